@@ -1,0 +1,205 @@
+//! Session configuration under Spark's key names, with typed, validated getters.
+
+use std::collections::BTreeMap;
+
+use crate::{FerroError, Result};
+
+/// Batch size of scans and operators (`ferrospark.batch.size`).
+pub const BATCH_SIZE: &str = "ferrospark.batch.size";
+/// Threads a scan may use (`ferrospark.scan.threads`); defaults to the machine's cores.
+pub const SCAN_THREADS: &str = "ferrospark.scan.threads";
+/// Memory pool limit (`ferrospark.memory.limit`).
+pub const MEMORY_LIMIT: &str = "ferrospark.memory.limit";
+/// Directory for spill files (`ferrospark.spill.dir`).
+pub const SPILL_DIR: &str = "ferrospark.spill.dir";
+/// Spark's session time zone, used for TIMESTAMP literals and casts.
+pub const SESSION_TIME_ZONE: &str = "spark.sql.session.timeZone";
+/// Spark's switch for Parquet filter pushdown (row-group, page, bloom and dictionary pruning).
+pub const PARQUET_FILTER_PUSHDOWN: &str = "spark.sql.parquet.filterPushdown";
+/// Spark's switch for Parquet bloom-filter pruning (`parquet.filter.bloom.enabled` in parquet-mr).
+pub const PARQUET_BLOOM_FILTER: &str = "parquet.filter.bloom.enabled";
+/// Spark's switch for Parquet dictionary pruning (`parquet.filter.dictionary.enabled`).
+pub const PARQUET_DICTIONARY_FILTER: &str = "parquet.filter.dictionary.enabled";
+/// Spark's target split size when planning Parquet tasks.
+pub const FILES_MAX_PARTITION_BYTES: &str = "spark.sql.files.maxPartitionBytes";
+
+/// An immutable-by-convention map of configuration keys to string values, as Spark keeps them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    values: BTreeMap<String, String>,
+}
+
+impl Config {
+    /// An empty configuration: every getter returns its default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Builds a configuration from key/value pairs, validating the keys ferrospark knows.
+    pub fn from_pairs<I, K, V>(pairs: I) -> Result<Self>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let mut cfg = Config::new();
+        for (k, v) in pairs {
+            cfg.set(k, v)?;
+        }
+        Ok(cfg)
+    }
+
+    /// Sets a key, checking the value now so a bad option fails where it is given.
+    pub fn set(&mut self, key: impl Into<String>, value: impl Into<String>) -> Result<()> {
+        let key = key.into();
+        let value = value.into();
+        let mut probe = Config::new();
+        probe.values.insert(key.clone(), value.clone());
+        match key.as_str() {
+            BATCH_SIZE => {
+                probe.batch_size()?;
+            }
+            SCAN_THREADS => {
+                probe.scan_threads()?;
+            }
+            MEMORY_LIMIT => {
+                probe.memory_limit()?;
+            }
+            FILES_MAX_PARTITION_BYTES => {
+                probe.max_partition_bytes()?;
+            }
+            PARQUET_FILTER_PUSHDOWN | PARQUET_BLOOM_FILTER | PARQUET_DICTIONARY_FILTER => {
+                probe.get_bool(&key, true)?;
+            }
+            _ => {}
+        }
+        self.values.insert(key, value);
+        Ok(())
+    }
+
+    /// The raw value of a key, if set.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+
+    /// All keys and values, sorted by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// A boolean key (`true`/`false`, case-insensitive).
+    pub fn get_bool(&self, key: &str, default: bool) -> Result<bool> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                _ => Err(FerroError::Config(format!(
+                    "config {key} must be true or false, got '{v}'"
+                ))),
+            },
+        }
+    }
+
+    fn get_positive(&self, key: &str, default: usize) -> Result<usize> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(FerroError::Config(format!(
+                    "config {key} must be a positive integer, got '{v}'"
+                ))),
+            },
+        }
+    }
+
+    /// `ferrospark.batch.size`, default 8192 rows.
+    pub fn batch_size(&self) -> Result<usize> {
+        self.get_positive(BATCH_SIZE, 8192)
+    }
+
+    /// `ferrospark.scan.threads`, default the number of available cores.
+    pub fn scan_threads(&self) -> Result<usize> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.get_positive(SCAN_THREADS, cores)
+    }
+
+    /// `ferrospark.memory.limit` in bytes; `None` when unlimited.
+    pub fn memory_limit(&self) -> Result<Option<u64>> {
+        self.get(MEMORY_LIMIT)
+            .map(|v| {
+                parse_byte_size(v)
+                    .map_err(|e| FerroError::Config(format!("config {MEMORY_LIMIT}: {e}")))
+            })
+            .transpose()
+    }
+
+    /// `spark.sql.files.maxPartitionBytes`, default 128 MiB as in Spark.
+    pub fn max_partition_bytes(&self) -> Result<u64> {
+        match self.get(FILES_MAX_PARTITION_BYTES) {
+            None => Ok(128 * 1024 * 1024),
+            Some(v) => parse_byte_size(v).map_err(|e| {
+                FerroError::Config(format!("config {FILES_MAX_PARTITION_BYTES}: {e}"))
+            }),
+        }
+    }
+
+    /// `spark.sql.session.timeZone`, default UTC.
+    pub fn session_time_zone(&self) -> &str {
+        self.get(SESSION_TIME_ZONE).unwrap_or("UTC")
+    }
+}
+
+/// Parses Spark-style byte sizes: `1024`, `10b`, `64k`, `10MB`, `2g`, `1.5GB`, `1TiB`.
+pub fn parse_byte_size(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size such as 512MB or 2GB"))?;
+    let unit = unit.trim();
+    let mult: f64 = match unit {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => {
+            return Err(format!(
+                "'{text}' has an unknown unit '{unit}' (use b, k, m, g or t)"
+            ))
+        }
+    };
+    Ok((value * mult).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_like_spark() {
+        assert_eq!(parse_byte_size("10MB"), Ok(10 * 1024 * 1024));
+        assert_eq!(parse_byte_size("2g"), Ok(2 * 1024 * 1024 * 1024));
+        assert_eq!(parse_byte_size("512"), Ok(512));
+        assert_eq!(parse_byte_size("1.5k"), Ok(1536));
+        assert!(parse_byte_size("ten").is_err());
+        assert!(parse_byte_size("10 parsecs").is_err());
+    }
+
+    #[test]
+    fn bad_values_fail_when_set() {
+        let mut c = Config::new();
+        assert!(c.set(BATCH_SIZE, "0").is_err());
+        assert!(c.set(BATCH_SIZE, "abc").is_err());
+        assert!(c.set(PARQUET_FILTER_PUSHDOWN, "maybe").is_err());
+        c.set(BATCH_SIZE, "1024").expect("valid");
+        assert_eq!(c.batch_size().expect("valid"), 1024);
+        c.set("spark.some.unknown", "x")
+            .expect("unknown keys are kept");
+        assert_eq!(c.get("spark.some.unknown"), Some("x"));
+    }
+}

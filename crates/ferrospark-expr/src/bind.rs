@@ -1,0 +1,665 @@
+//! Binding: resolves names against a schema, checks types and inserts Spark's implicit casts,
+//! turning an [`Expr`] into a [`PhysicalExpr`]. Constant subtrees are folded here, once.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use chrono::NaiveDate;
+
+use ferrospark_common::{FerroError, Result};
+
+use crate::expr::{BinaryOp, Expr, Literal};
+use crate::physical::{PhysicalExpr, ScalarFunction};
+use crate::types::{
+    adjust_precision_scale, comparison_type, is_decimal, is_floating, is_numeric, is_string,
+    parse_data_type, spark_equivalent, spark_type_name, wider_numeric,
+};
+
+/// What binding needs besides the expression: the input schema and the session time zone.
+#[derive(Debug, Clone, Copy)]
+pub struct BindContext<'a> {
+    /// The schema of the batches the expression will see.
+    pub schema: &'a Schema,
+    /// `spark.sql.session.timeZone`, for TIMESTAMP literals.
+    pub session_tz: &'a str,
+}
+
+impl<'a> BindContext<'a> {
+    /// A context over `schema` in the UTC session time zone.
+    pub fn new(schema: &'a Schema) -> Self {
+        Self {
+            schema,
+            session_tz: "UTC",
+        }
+    }
+}
+
+/// Binds `expr` to `ctx.schema`.
+pub fn bind(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
+    let bound = bind_inner(expr, ctx)?;
+    fold_constants(bound)
+}
+
+/// Binds a filter: like [`bind`], and the result must be a boolean.
+pub fn bind_predicate(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
+    let bound = bind(expr, ctx)?;
+    match bound.data_type() {
+        DataType::Boolean => Ok(bound),
+        DataType::Null => Ok(PhysicalExpr::Literal(Literal::null(&DataType::Boolean))),
+        other => Err(FerroError::Analysis(format!(
+            "[DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN] filter expression \"{expr}\" of type {} is not a boolean",
+            spark_type_name(&other)
+        ))),
+    }
+}
+
+/// Finds a column the way Spark does with `spark.sql.caseSensitive=false`: an exact match
+/// wins, otherwise a unique case-insensitive match.
+pub fn resolve_column(schema: &Schema, name: &str) -> Result<usize> {
+    if let Some(i) = schema.fields().iter().position(|f| f.name() == name) {
+        return Ok(i);
+    }
+    let matches: Vec<usize> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.name().eq_ignore_ascii_case(name))
+        .map(|(i, _)| i)
+        .collect();
+    match matches.as_slice() {
+        [i] => Ok(*i),
+        [] => Err(unresolved(name, schema.fields().iter().map(|f| f.name().as_str()))),
+        _ => Err(FerroError::Analysis(format!(
+            "[AMBIGUOUS_REFERENCE] column `{name}` is ambiguous: it matches {} columns that differ only in case",
+            matches.len()
+        ))),
+    }
+}
+
+fn unresolved<'a>(name: &str, available: impl Iterator<Item = &'a str>) -> FerroError {
+    let mut names: Vec<&str> = available.collect();
+    let lower = name.to_ascii_lowercase();
+    names.sort_by_key(|n| edit_distance(&lower, &n.to_ascii_lowercase()));
+    let shown: Vec<String> = names.iter().take(5).map(|n| format!("`{n}`")).collect();
+    FerroError::Analysis(format!(
+        "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column or field with name `{name}` cannot be resolved. Did you mean one of the following? [{}]",
+        shown.join(", ")
+    ))
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+fn mismatch(expr: &Expr, detail: String) -> FerroError {
+    FerroError::Analysis(format!(
+        "[DATATYPE_MISMATCH] Cannot resolve \"{expr}\" due to data type mismatch: {detail}"
+    ))
+}
+
+fn cast_to(e: PhysicalExpr, to: &DataType) -> PhysicalExpr {
+    if &e.data_type() == to {
+        e
+    } else {
+        PhysicalExpr::Cast {
+            expr: Box::new(e),
+            to: to.clone(),
+        }
+    }
+}
+
+/// The exact decimal type of an integer literal (`DecimalType.fromLiteral`), so `q < 24`
+/// on a DECIMAL(15,2) column stays DECIMAL(15,2) instead of widening for an INT.
+fn literal_aware_type(e: &PhysicalExpr) -> DataType {
+    if let PhysicalExpr::Literal(l) = e {
+        if !l.is_null() {
+            use arrow_array::cast::AsArray;
+            use arrow_array::types::{Int32Type, Int64Type};
+            let v = match l.data_type() {
+                DataType::Int32 => Some(l.array().as_primitive::<Int32Type>().value(0) as i64),
+                DataType::Int64 => Some(l.array().as_primitive::<Int64Type>().value(0)),
+                _ => None,
+            };
+            if let Some(v) = v {
+                let digits = v.unsigned_abs().to_string().len().max(1) as u8;
+                return DataType::Decimal128(digits, 0);
+            }
+        }
+    }
+    e.data_type()
+}
+
+fn common_comparison_type(expr: &Expr, l: &PhysicalExpr, r: &PhysicalExpr) -> Result<DataType> {
+    let (lt, rt) = (l.data_type(), r.data_type());
+    let (la, ra) = (literal_aware_type(l), literal_aware_type(r));
+    // A literal's exact decimal type only matters against a decimal.
+    let (lt2, rt2) = if is_decimal(&rt) && la != lt {
+        (la, rt.clone())
+    } else if is_decimal(&lt) && ra != rt {
+        (lt.clone(), ra)
+    } else {
+        (lt.clone(), rt.clone())
+    };
+    if !is_orderable(&lt2) || !is_orderable(&rt2) {
+        return Err(mismatch(
+            expr,
+            format!(
+                "comparison of {} with {} is not supported",
+                spark_type_name(&lt),
+                spark_type_name(&rt)
+            ),
+        ));
+    }
+    comparison_type(&lt2, &rt2).ok_or_else(|| {
+        mismatch(
+            expr,
+            format!(
+                "the left and right operands have incompatible types (\"{}\" and \"{}\")",
+                spark_type_name(&lt),
+                spark_type_name(&rt)
+            ),
+        )
+    })
+}
+
+fn is_orderable(dt: &DataType) -> bool {
+    !matches!(
+        dt,
+        DataType::Struct(_)
+            | DataType::List(_)
+            | DataType::LargeList(_)
+            | DataType::FixedSizeList(..)
+            | DataType::Map(..)
+    )
+}
+
+fn require_boolean(expr: &Expr, e: PhysicalExpr, what: &str) -> Result<PhysicalExpr> {
+    match e.data_type() {
+        DataType::Boolean => Ok(e),
+        DataType::Null => Ok(cast_to(e, &DataType::Boolean)),
+        other => Err(mismatch(
+            expr,
+            format!(
+                "{what} requires a BOOLEAN operand, got {}",
+                spark_type_name(&other)
+            ),
+        )),
+    }
+}
+
+fn require_string(expr: &Expr, e: PhysicalExpr, what: &str) -> Result<PhysicalExpr> {
+    let dt = e.data_type();
+    if is_string(&dt) {
+        Ok(cast_to(e, &DataType::Utf8))
+    } else if dt == DataType::Null {
+        Ok(cast_to(e, &DataType::Utf8))
+    } else {
+        Err(mismatch(
+            expr,
+            format!(
+                "{what} requires a STRING operand, got {}",
+                spark_type_name(&dt)
+            ),
+        ))
+    }
+}
+
+fn typed_string(type_name: &str, value: &str, tz: &str) -> Result<Literal> {
+    let bad = |why: &str| {
+        FerroError::Analysis(format!(
+            "[INVALID_TYPED_LITERAL] The value of the typed literal {type_name} '{value}' is invalid: {why}"
+        ))
+    };
+    match type_name {
+        "DATE" => {
+            let t = value.trim();
+            let date_part = t.split(['T', ' ']).next().unwrap_or(t);
+            let d = NaiveDate::parse_from_str(date_part, "%Y-%m-%d")
+                .or_else(|_| NaiveDate::parse_from_str(&format!("{date_part}-01"), "%Y-%m-%d"))
+                .or_else(|_| NaiveDate::parse_from_str(&format!("{date_part}-01-01"), "%Y-%m-%d"))
+                .map_err(|_| bad("expected yyyy-MM-dd"))?;
+            let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).ok_or_else(|| bad("epoch"))?;
+            Ok(Literal::date((d - epoch).num_days() as i32))
+        }
+        "TIMESTAMP" | "TIMESTAMP_LTZ" => {
+            let tzv: arrow_array::timezone::Tz = tz.parse().map_err(|e| {
+                FerroError::Config(format!("spark.sql.session.timeZone '{tz}': {e}"))
+            })?;
+            let dt = arrow_cast::parse::string_to_datetime(&tzv, value.trim())
+                .map_err(|e| bad(&e.to_string()))?;
+            Ok(Literal::timestamp_micros(dt.timestamp_micros(), Some(tz)))
+        }
+        "TIMESTAMP_NTZ" => {
+            let dt = arrow_cast::parse::string_to_datetime(&chrono::Utc, value.trim())
+                .map_err(|e| bad(&e.to_string()))?;
+            Ok(Literal::timestamp_micros(
+                dt.naive_utc().and_utc().timestamp_micros(),
+                None,
+            ))
+        }
+        other => Err(bad(&format!("unknown literal type {other}"))),
+    }
+}
+
+fn arithmetic(expr: &Expr, op: BinaryOp, l: PhysicalExpr, r: PhysicalExpr) -> Result<PhysicalExpr> {
+    let (lt, rt) = (
+        spark_equivalent(&l.data_type()),
+        spark_equivalent(&r.data_type()),
+    );
+    let lt = if lt == DataType::Null { rt.clone() } else { lt };
+    let rt = if rt == DataType::Null { lt.clone() } else { rt };
+    if !is_numeric(&lt) || !is_numeric(&rt) {
+        return Err(mismatch(
+            expr,
+            format!(
+                "'{}' requires numeric operands, got {} and {}",
+                op.sql(),
+                spark_type_name(&lt),
+                spark_type_name(&rt)
+            ),
+        ));
+    }
+    let float = is_floating(&lt) || is_floating(&rt);
+    let decimal = is_decimal(&lt) || is_decimal(&rt);
+    let (operand_type_l, operand_type_r, result) = if op == BinaryOp::Divide && !decimal {
+        (DataType::Float64, DataType::Float64, DataType::Float64)
+    } else if float || !decimal {
+        let w = wider_numeric(&lt, &rt).ok_or_else(|| mismatch(expr, "no common type".into()))?;
+        (w.clone(), w.clone(), w)
+    } else {
+        let as_dec = |e: &PhysicalExpr, t: &DataType| -> (u8, i8) {
+            match literal_aware_type(e) {
+                DataType::Decimal128(p, s) => (p, s),
+                _ => match t {
+                    DataType::Int8 => (3, 0),
+                    DataType::Int16 => (5, 0),
+                    DataType::Int32 => (10, 0),
+                    _ => (20, 0),
+                },
+            }
+        };
+        let (p1, s1) = as_dec(&l, &lt);
+        let (p2, s2) = as_dec(&r, &rt);
+        let (p1, s1, p2, s2) = (p1 as i32, s1 as i32, p2 as i32, s2 as i32);
+        let result = match op {
+            BinaryOp::Plus | BinaryOp::Minus => {
+                let s = s1.max(s2);
+                adjust_precision_scale((p1 - s1).max(p2 - s2) + s + 1, s)
+            }
+            BinaryOp::Multiply => adjust_precision_scale(p1 + p2 + 1, s1 + s2),
+            BinaryOp::Divide => {
+                let s = 6.max(s1 + p2 + 1);
+                adjust_precision_scale(p1 - s1 + s2 + s, s)
+            }
+            _ => {
+                let s = s1.max(s2);
+                adjust_precision_scale((p1 - s1).min(p2 - s2) + s, s)
+            }
+        };
+        (
+            DataType::Decimal128(p1 as u8, s1 as i8),
+            DataType::Decimal128(p2 as u8, s2 as i8),
+            result,
+        )
+    };
+    Ok(PhysicalExpr::Arithmetic {
+        op,
+        left: Box::new(cast_to(l, &operand_type_l)),
+        right: Box::new(cast_to(r, &operand_type_r)),
+        data_type: result,
+    })
+}
+
+fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
+    let b = |e: &Expr| bind_inner(e, ctx);
+    Ok(match expr {
+        Expr::Column(name) => {
+            let index = resolve_column(ctx.schema, name)?;
+            let field = ctx.schema.field(index);
+            PhysicalExpr::Column {
+                index,
+                name: field.name().clone(),
+                data_type: field.data_type().clone(),
+            }
+        }
+        Expr::Field(inner, name) => {
+            let input = b(inner)?;
+            match input.data_type() {
+                DataType::Struct(fields) => {
+                    let idx = fields
+                        .iter()
+                        .position(|f| f.name() == name)
+                        .or_else(|| {
+                            fields
+                                .iter()
+                                .position(|f| f.name().eq_ignore_ascii_case(name))
+                        })
+                        .ok_or_else(|| {
+                            unresolved(name, fields.iter().map(|f| f.name().as_str()))
+                        })?;
+                    PhysicalExpr::Field {
+                        input: Box::new(input),
+                        index: idx,
+                        name: fields[idx].name().clone(),
+                        data_type: fields[idx].data_type().clone(),
+                    }
+                }
+                other => {
+                    return Err(mismatch(
+                        expr,
+                        format!(
+                            "field access `.{name}` needs a STRUCT, got {}",
+                            spark_type_name(&other)
+                        ),
+                    ))
+                }
+            }
+        }
+        Expr::Literal(l) => PhysicalExpr::Literal(l.clone()),
+        Expr::TypedString { type_name, value } => PhysicalExpr::Literal(typed_string(
+            &type_name.to_ascii_uppercase(),
+            value,
+            ctx.session_tz,
+        )?),
+        Expr::Not(e) => PhysicalExpr::Not(Box::new(require_boolean(expr, b(e)?, "NOT")?)),
+        Expr::Negative(e) => {
+            let inner = b(e)?;
+            let dt = spark_equivalent(&inner.data_type());
+            if !is_numeric(&dt) {
+                return Err(mismatch(
+                    expr,
+                    format!(
+                        "unary minus requires a numeric operand, got {}",
+                        spark_type_name(&dt)
+                    ),
+                ));
+            }
+            PhysicalExpr::Negative(Box::new(cast_to(inner, &dt)))
+        }
+        Expr::IsNull(e) => PhysicalExpr::IsNull(Box::new(b(e)?)),
+        Expr::IsNotNull(e) => PhysicalExpr::IsNotNull(Box::new(b(e)?)),
+        Expr::Binary { left, op, right } => {
+            let (l, r) = (b(left)?, b(right)?);
+            match op {
+                BinaryOp::And => PhysicalExpr::And(
+                    Box::new(require_boolean(expr, l, "AND")?),
+                    Box::new(require_boolean(expr, r, "AND")?),
+                ),
+                BinaryOp::Or => PhysicalExpr::Or(
+                    Box::new(require_boolean(expr, l, "OR")?),
+                    Box::new(require_boolean(expr, r, "OR")?),
+                ),
+                op if op.is_comparison() => {
+                    let t = common_comparison_type(expr, &l, &r)?;
+                    PhysicalExpr::Compare {
+                        op: *op,
+                        left: Box::new(cast_to(l, &t)),
+                        right: Box::new(cast_to(r, &t)),
+                    }
+                }
+                op => arithmetic(expr, *op, l, r)?,
+            }
+        }
+        Expr::InList {
+            expr: e,
+            list,
+            negated,
+        } => {
+            let value = b(e)?;
+            let items: Vec<PhysicalExpr> = list.iter().map(b).collect::<Result<_>>()?;
+            let mut t = spark_equivalent(&value.data_type());
+            for item in &items {
+                let probe = PhysicalExpr::Literal(Literal::null(&t));
+                t = common_comparison_type(expr, &probe, item)?;
+            }
+            PhysicalExpr::InList {
+                expr: Box::new(cast_to(value, &t)),
+                list: items.into_iter().map(|i| cast_to(i, &t)).collect(),
+                negated: *negated,
+            }
+        }
+        Expr::Between {
+            expr: e,
+            low,
+            high,
+            negated,
+        } => {
+            let ge = Expr::Binary {
+                left: e.clone(),
+                op: BinaryOp::GtEq,
+                right: low.clone(),
+            };
+            let le = Expr::Binary {
+                left: e.clone(),
+                op: BinaryOp::LtEq,
+                right: high.clone(),
+            };
+            let both = PhysicalExpr::And(Box::new(b(&ge)?), Box::new(b(&le)?));
+            if *negated {
+                PhysicalExpr::Not(Box::new(both))
+            } else {
+                both
+            }
+        }
+        Expr::Like {
+            expr: e,
+            pattern,
+            negated,
+            case_insensitive,
+        } => PhysicalExpr::Like {
+            expr: Box::new(require_string(expr, b(e)?, "LIKE")?),
+            pattern: Box::new(require_string(expr, b(pattern)?, "LIKE")?),
+            negated: *negated,
+            case_insensitive: *case_insensitive,
+        },
+        Expr::StringMatch {
+            op,
+            expr: e,
+            pattern,
+        } => PhysicalExpr::StringMatch {
+            op: *op,
+            expr: Box::new(require_string(expr, b(e)?, "string match")?),
+            pattern: Box::new(require_string(expr, b(pattern)?, "string match")?),
+        },
+        Expr::Cast { expr: e, type_name } => {
+            let to = parse_data_type(type_name, ctx.session_tz)?;
+            let inner = b(e)?;
+            let from = inner.data_type();
+            if !crate::eval::can_cast(&from, &to) {
+                return Err(mismatch(
+                    expr,
+                    format!(
+                        "cannot cast {} to {}",
+                        spark_type_name(&from),
+                        spark_type_name(&to)
+                    ),
+                ));
+            }
+            PhysicalExpr::Cast {
+                expr: Box::new(inner),
+                to,
+            }
+        }
+        Expr::Alias { expr: e, .. } => b(e)?,
+        Expr::SortKey { .. } => {
+            return Err(FerroError::Analysis(format!(
+                "a sort key (\"{expr}\") is only allowed where an ordering is expected"
+            )))
+        }
+        Expr::Function { name, args } => {
+            let func = ScalarFunction::from_name(name).ok_or_else(|| {
+                FerroError::Analysis(format!(
+                    "[UNRESOLVED_ROUTINE] Cannot resolve routine `{name}` in \"{expr}\" (supported here: isnan, abs, lower, upper, length, coalesce)"
+                ))
+            })?;
+            let args: Vec<PhysicalExpr> = args.iter().map(b).collect::<Result<_>>()?;
+            bind_function(expr, func, args)?
+        }
+    })
+}
+
+fn bind_function(
+    expr: &Expr,
+    func: ScalarFunction,
+    args: Vec<PhysicalExpr>,
+) -> Result<PhysicalExpr> {
+    let arity = |n: usize| {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(FerroError::Analysis(format!(
+                "[WRONG_NUM_ARGS] \"{expr}\" takes {n} argument(s), got {}",
+                args.len()
+            )))
+        }
+    };
+    let (args, data_type) = match func {
+        ScalarFunction::IsNan => {
+            arity(1)?;
+            let dt = args[0].data_type();
+            if !is_floating(&dt) && !is_numeric(&dt) {
+                return Err(mismatch(
+                    expr,
+                    format!("isnan needs a number, got {}", spark_type_name(&dt)),
+                ));
+            }
+            (
+                vec![cast_to(args[0].clone(), &DataType::Float64)],
+                DataType::Boolean,
+            )
+        }
+        ScalarFunction::Abs => {
+            arity(1)?;
+            let dt = spark_equivalent(&args[0].data_type());
+            if !is_numeric(&dt) {
+                return Err(mismatch(
+                    expr,
+                    format!("abs needs a number, got {}", spark_type_name(&dt)),
+                ));
+            }
+            (vec![cast_to(args[0].clone(), &dt)], dt)
+        }
+        ScalarFunction::Lower | ScalarFunction::Upper => {
+            arity(1)?;
+            (
+                vec![require_string(expr, args[0].clone(), "lower/upper")?],
+                DataType::Utf8,
+            )
+        }
+        ScalarFunction::Length => {
+            arity(1)?;
+            (
+                vec![require_string(expr, args[0].clone(), "length")?],
+                DataType::Int32,
+            )
+        }
+        ScalarFunction::Coalesce => {
+            if args.is_empty() {
+                return Err(FerroError::Analysis(format!(
+                    "[WRONG_NUM_ARGS] \"{expr}\" needs arguments"
+                )));
+            }
+            let mut t = DataType::Null;
+            for a in &args {
+                let at = spark_equivalent(&a.data_type());
+                t = if t == DataType::Null {
+                    at
+                } else {
+                    comparison_type(&t, &at).ok_or_else(|| {
+                        mismatch(expr, "coalesce arguments have no common type".into())
+                    })?
+                };
+            }
+            (args.into_iter().map(|a| cast_to(a, &t)).collect(), t)
+        }
+    };
+    Ok(PhysicalExpr::Function {
+        func,
+        args,
+        data_type,
+    })
+}
+
+/// Evaluates column-free subtrees once, replacing them by literals.
+fn fold_constants(e: PhysicalExpr) -> Result<PhysicalExpr> {
+    let has_column = {
+        let mut found = false;
+        e.walk(&mut |n| found |= matches!(n, PhysicalExpr::Column { .. }));
+        found
+    };
+    if !has_column && !matches!(e, PhysicalExpr::Literal(_)) {
+        let schema = Arc::new(Schema::new(Vec::<Field>::new()));
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(1));
+        let batch = RecordBatch::try_new_with_options(schema, vec![], &options)?;
+        let value = crate::eval::evaluate(&e, &batch)?.into_array(1)?;
+        return Ok(PhysicalExpr::Literal(Literal::new(value)));
+    }
+    Ok(match e {
+        PhysicalExpr::And(a, b) => {
+            PhysicalExpr::And(Box::new(fold_constants(*a)?), Box::new(fold_constants(*b)?))
+        }
+        PhysicalExpr::Or(a, b) => {
+            PhysicalExpr::Or(Box::new(fold_constants(*a)?), Box::new(fold_constants(*b)?))
+        }
+        PhysicalExpr::Compare { op, left, right } => PhysicalExpr::Compare {
+            op,
+            left: Box::new(fold_constants(*left)?),
+            right: Box::new(fold_constants(*right)?),
+        },
+        PhysicalExpr::Arithmetic {
+            op,
+            left,
+            right,
+            data_type,
+        } => PhysicalExpr::Arithmetic {
+            op,
+            left: Box::new(fold_constants(*left)?),
+            right: Box::new(fold_constants(*right)?),
+            data_type,
+        },
+        PhysicalExpr::InList {
+            expr,
+            list,
+            negated,
+        } => PhysicalExpr::InList {
+            expr: Box::new(fold_constants(*expr)?),
+            list: list
+                .into_iter()
+                .map(fold_constants)
+                .collect::<Result<_>>()?,
+            negated,
+        },
+        PhysicalExpr::Not(x) => PhysicalExpr::Not(Box::new(fold_constants(*x)?)),
+        PhysicalExpr::Like {
+            expr,
+            pattern,
+            negated,
+            case_insensitive,
+        } => PhysicalExpr::Like {
+            expr: Box::new(fold_constants(*expr)?),
+            pattern: Box::new(fold_constants(*pattern)?),
+            negated,
+            case_insensitive,
+        },
+        PhysicalExpr::StringMatch { op, expr, pattern } => PhysicalExpr::StringMatch {
+            op,
+            expr: Box::new(fold_constants(*expr)?),
+            pattern: Box::new(fold_constants(*pattern)?),
+        },
+        other => other,
+    })
+}
+
+/// The unit Spark computes timestamps in.
+pub const SPARK_TIME_UNIT: TimeUnit = TimeUnit::Microsecond;

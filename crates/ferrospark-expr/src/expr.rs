@@ -1,0 +1,835 @@
+//! The logical expression tree users build (`fs.col("a") > 5`, `fs.expr("...")`), printable
+//! as Spark SQL text that [`crate::parse_expr`] reads back to the same tree.
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array,
+    Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, StringArray,
+    TimestampMicrosecondArray,
+};
+use arrow_schema::{DataType, TimeUnit};
+
+use crate::types::spark_type_name;
+
+/// Binary operators, in Spark SQL spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `AND` (three-valued)
+    And,
+    /// `OR` (three-valued)
+    Or,
+    /// `=`
+    Eq,
+    /// `!=` / `<>`
+    NotEq,
+    /// `<`
+    Lt,
+    /// `<=`
+    LtEq,
+    /// `>`
+    Gt,
+    /// `>=`
+    GtEq,
+    /// `<=>` null-safe equality
+    EqNullSafe,
+    /// `+`
+    Plus,
+    /// `-`
+    Minus,
+    /// `*`
+    Multiply,
+    /// `/` (always fractional, as in Spark)
+    Divide,
+    /// `%`
+    Modulo,
+}
+
+impl BinaryOp {
+    /// The operator's SQL text.
+    pub fn sql(self) -> &'static str {
+        match self {
+            BinaryOp::And => "AND",
+            BinaryOp::Or => "OR",
+            BinaryOp::Eq => "=",
+            BinaryOp::NotEq => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+            BinaryOp::EqNullSafe => "<=>",
+            BinaryOp::Plus => "+",
+            BinaryOp::Minus => "-",
+            BinaryOp::Multiply => "*",
+            BinaryOp::Divide => "/",
+            BinaryOp::Modulo => "%",
+        }
+    }
+
+    /// Parses an operator name as the Python bindings pass it (`"+"`, `"and"`, `"<=>"`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "and" | "&" => BinaryOp::And,
+            "or" | "|" => BinaryOp::Or,
+            "=" | "==" => BinaryOp::Eq,
+            "!=" | "<>" => BinaryOp::NotEq,
+            "<" => BinaryOp::Lt,
+            "<=" => BinaryOp::LtEq,
+            ">" => BinaryOp::Gt,
+            ">=" => BinaryOp::GtEq,
+            "<=>" => BinaryOp::EqNullSafe,
+            "+" => BinaryOp::Plus,
+            "-" => BinaryOp::Minus,
+            "*" => BinaryOp::Multiply,
+            "/" => BinaryOp::Divide,
+            "%" => BinaryOp::Modulo,
+            _ => return None,
+        })
+    }
+
+    /// True for `= != < <= > >= <=>`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq
+                | BinaryOp::NotEq
+                | BinaryOp::Lt
+                | BinaryOp::LtEq
+                | BinaryOp::Gt
+                | BinaryOp::GtEq
+                | BinaryOp::EqNullSafe
+        )
+    }
+
+    /// True for `+ - * / %`.
+    pub fn is_arithmetic(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Plus
+                | BinaryOp::Minus
+                | BinaryOp::Multiply
+                | BinaryOp::Divide
+                | BinaryOp::Modulo
+        )
+    }
+
+    /// `a op b` == `b swapped(op) a`, for comparisons.
+    pub fn swapped(self) -> Self {
+        match self {
+            BinaryOp::Lt => BinaryOp::Gt,
+            BinaryOp::LtEq => BinaryOp::GtEq,
+            BinaryOp::Gt => BinaryOp::Lt,
+            BinaryOp::GtEq => BinaryOp::LtEq,
+            other => other,
+        }
+    }
+
+    fn precedence(self) -> u8 {
+        match self {
+            BinaryOp::Or => 1,
+            BinaryOp::And => 2,
+            BinaryOp::Eq
+            | BinaryOp::NotEq
+            | BinaryOp::Lt
+            | BinaryOp::LtEq
+            | BinaryOp::Gt
+            | BinaryOp::GtEq
+            | BinaryOp::EqNullSafe => 4,
+            BinaryOp::Plus | BinaryOp::Minus => 6,
+            BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Modulo => 7,
+        }
+    }
+}
+
+/// String predicates that are not patterns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StringMatch {
+    /// `startswith(s, p)`
+    StartsWith,
+    /// `endswith(s, p)`
+    EndsWith,
+    /// `contains(s, p)`
+    Contains,
+}
+
+impl StringMatch {
+    fn name(self) -> &'static str {
+        match self {
+            StringMatch::StartsWith => "startswith",
+            StringMatch::EndsWith => "endswith",
+            StringMatch::Contains => "contains",
+        }
+    }
+}
+
+/// A constant: a one-element Arrow array, so its type is exact and kernels take it directly.
+#[derive(Debug, Clone)]
+pub struct Literal(ArrayRef);
+
+impl PartialEq for Literal {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_ref() == other.0.as_ref()
+    }
+}
+
+impl Literal {
+    /// Wraps a length-1 array.
+    pub fn new(array: ArrayRef) -> Self {
+        debug_assert_eq!(array.len(), 1);
+        Literal(array)
+    }
+    /// The typed NULL.
+    pub fn null(dt: &DataType) -> Self {
+        Literal(arrow_array::new_null_array(dt, 1))
+    }
+    /// A boolean.
+    pub fn boolean(v: bool) -> Self {
+        Literal(Arc::new(BooleanArray::from(vec![v])))
+    }
+    /// An INT if it fits, else a BIGINT (Spark's integer literal typing).
+    pub fn integer(v: i64) -> Self {
+        match i32::try_from(v) {
+            Ok(i) => Literal(Arc::new(Int32Array::from(vec![i]))),
+            Err(_) => Literal(Arc::new(Int64Array::from(vec![v]))),
+        }
+    }
+    /// A BIGINT.
+    pub fn bigint(v: i64) -> Self {
+        Literal(Arc::new(Int64Array::from(vec![v])))
+    }
+    /// A DOUBLE.
+    pub fn double(v: f64) -> Self {
+        Literal(Arc::new(Float64Array::from(vec![v])))
+    }
+    /// A STRING.
+    pub fn string(v: &str) -> Self {
+        Literal(Arc::new(StringArray::from(vec![v])))
+    }
+    /// A BINARY.
+    pub fn binary(v: &[u8]) -> Self {
+        Literal(Arc::new(BinaryArray::from_vec(vec![v])))
+    }
+    /// A DATE as days since the epoch.
+    pub fn date(days: i32) -> Self {
+        Literal(Arc::new(Date32Array::from(vec![days])))
+    }
+    /// A TIMESTAMP (`tz` = Some) or TIMESTAMP_NTZ (`tz` = None) in microseconds.
+    pub fn timestamp_micros(v: i64, tz: Option<&str>) -> Self {
+        let a =
+            TimestampMicrosecondArray::from(vec![v]).with_timezone_opt(tz.map(Arc::<str>::from));
+        Literal(Arc::new(a))
+    }
+    /// A DECIMAL(p, s) from its unscaled value; `None` if the value needs more than `p` digits.
+    pub fn decimal(unscaled: i128, precision: u8, scale: i8) -> Option<Self> {
+        let a = Decimal128Array::from(vec![unscaled])
+            .with_precision_and_scale(precision, scale)
+            .ok()?;
+        a.validate_decimal_precision(precision).ok()?;
+        Some(Literal(Arc::new(a)))
+    }
+    /// Parses decimal text (`-12.340`) into the narrowest DECIMAL that holds it exactly.
+    pub fn decimal_from_str(text: &str) -> Option<Self> {
+        let t = text.trim();
+        let (neg, digits) = match t.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, t.strip_prefix('+').unwrap_or(t)),
+        };
+        let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
+        if int_part.is_empty() && frac_part.is_empty() {
+            return None;
+        }
+        if !int_part
+            .bytes()
+            .chain(frac_part.bytes())
+            .all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        let all = format!("{int_part}{frac_part}");
+        let trimmed = all.trim_start_matches('0');
+        let scale = frac_part.len();
+        let precision = trimmed.len().max(scale).max(1);
+        if precision > 38 {
+            return None;
+        }
+        let unscaled: i128 = if trimmed.is_empty() {
+            0
+        } else {
+            trimmed.parse().ok()?
+        };
+        let unscaled = if neg { -unscaled } else { unscaled };
+        Literal::decimal(unscaled, precision as u8, scale as i8)
+    }
+
+    /// The literal's type.
+    pub fn data_type(&self) -> &DataType {
+        self.0.data_type()
+    }
+    /// The one-element array.
+    pub fn array(&self) -> &ArrayRef {
+        &self.0
+    }
+    /// True for a NULL of any type.
+    pub fn is_null(&self) -> bool {
+        self.0.data_type() == &DataType::Null || self.0.is_null(0)
+    }
+}
+
+/// Writes a Spark SQL string literal, escaping quotes and backslashes as Spark's parser expects.
+pub fn quote_string(s: &str, f: &mut impl fmt::Write) -> fmt::Result {
+    f.write_char('\'')?;
+    for c in s.chars() {
+        match c {
+            '\'' => f.write_str("\\'")?,
+            '\\' => f.write_str("\\\\")?,
+            '\n' => f.write_str("\\n")?,
+            '\r' => f.write_str("\\r")?,
+            '\t' => f.write_str("\\t")?,
+            '\0' => f.write_str("\\0")?,
+            c => f.write_char(c)?,
+        }
+    }
+    f.write_char('\'')
+}
+
+fn format_double(v: f64) -> String {
+    if v.is_nan() {
+        "CAST('NaN' AS DOUBLE)".into()
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            "CAST('Infinity' AS DOUBLE)".into()
+        } else {
+            "CAST('-Infinity' AS DOUBLE)".into()
+        }
+    } else if v == 0.0 && v.is_sign_negative() {
+        "CAST('-0.0' AS DOUBLE)".into()
+    } else {
+        // `{:e}` is the shortest text that reads back to the same bits; E marks a double.
+        format!("{v:e}").replace('e', "E")
+    }
+}
+
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let a = &self.0;
+        let dt = a.data_type();
+        if self.is_null() {
+            return match dt {
+                DataType::Null => f.write_str("NULL"),
+                dt => write!(f, "CAST(NULL AS {})", spark_type_name(dt)),
+            };
+        }
+        macro_rules! value {
+            ($t:ty) => {
+                a.as_any().downcast_ref::<$t>().map(|x| x.value(0))
+            };
+        }
+        match dt {
+            DataType::Boolean => match value!(BooleanArray) {
+                Some(v) => write!(f, "{v}"),
+                None => f.write_str("NULL"),
+            },
+            DataType::Int8 => write!(f, "CAST({} AS TINYINT)", value!(Int8Array).unwrap_or(0)),
+            DataType::Int16 => write!(f, "CAST({} AS SMALLINT)", value!(Int16Array).unwrap_or(0)),
+            DataType::Int32 => write!(f, "{}", value!(Int32Array).unwrap_or(0)),
+            DataType::Int64 => {
+                let v = value!(Int64Array).unwrap_or(0);
+                if i32::try_from(v).is_ok() || v == i64::MIN {
+                    write!(f, "CAST('{v}' AS BIGINT)")
+                } else {
+                    write!(f, "{v}")
+                }
+            }
+            DataType::Float32 => {
+                let v = value!(Float32Array).unwrap_or(0.0);
+                let text = if v.is_nan() {
+                    "NaN".to_string()
+                } else if v.is_infinite() {
+                    if v > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
+                } else {
+                    format!("{v:e}")
+                };
+                write!(f, "CAST('{text}' AS FLOAT)")
+            }
+            DataType::Float64 => f.write_str(&format_double(value!(Float64Array).unwrap_or(0.0))),
+            DataType::Decimal128(p, s) => {
+                let v = value!(Decimal128Array).unwrap_or(0);
+                let text = format_decimal(v, *s);
+                // Plain `12.34` reads back as DECIMAL(4,2); other precisions need the cast.
+                let natural = Literal::decimal_from_str(&text).map(|l| l.data_type().clone());
+                if *s > 0 && natural.as_ref() == Some(dt) {
+                    f.write_str(&text)
+                } else {
+                    write!(f, "CAST('{text}' AS DECIMAL({p},{s}))")
+                }
+            }
+            DataType::Utf8 => quote_string(value!(StringArray).unwrap_or(""), f),
+            DataType::Binary => {
+                f.write_str("X'")?;
+                for b in value!(BinaryArray).unwrap_or(&[]) {
+                    write!(f, "{b:02X}")?;
+                }
+                f.write_str("'")
+            }
+            DataType::Date32 => {
+                let days = value!(Date32Array).unwrap_or(0);
+                match chrono::DateTime::from_timestamp(days as i64 * 86_400, 0) {
+                    Some(d) => write!(f, "DATE '{}'", d.format("%Y-%m-%d")),
+                    None => write!(f, "CAST({days} AS DATE)"),
+                }
+            }
+            DataType::Timestamp(TimeUnit::Microsecond, tz) => {
+                let v = value!(TimestampMicrosecondArray).unwrap_or(0);
+                let secs = v.div_euclid(1_000_000);
+                let micros = v.rem_euclid(1_000_000) as u32;
+                match chrono::DateTime::from_timestamp(secs, micros * 1000) {
+                    Some(d) => {
+                        let text = d.format("%Y-%m-%d %H:%M:%S%.6f");
+                        match tz {
+                            Some(_) => write!(f, "TIMESTAMP '{text}+00:00'"),
+                            None => write!(f, "TIMESTAMP_NTZ '{text}'"),
+                        }
+                    }
+                    None => write!(f, "CAST(NULL AS {})", spark_type_name(dt)),
+                }
+            }
+            other => write!(f, "<literal of type {other}>"),
+        }
+    }
+}
+
+/// Renders an unscaled decimal with `scale` fractional digits.
+pub fn format_decimal(unscaled: i128, scale: i8) -> String {
+    let neg = unscaled < 0;
+    let digits = unscaled.unsigned_abs().to_string();
+    let scale = scale.max(0) as usize;
+    let body = if scale == 0 {
+        digits
+    } else if digits.len() > scale {
+        format!(
+            "{}.{}",
+            &digits[..digits.len() - scale],
+            &digits[digits.len() - scale..]
+        )
+    } else {
+        format!("0.{}{}", "0".repeat(scale - digits.len()), digits)
+    };
+    if neg {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+/// A logical expression, as the user wrote it: names not yet resolved, types not yet checked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A top-level column by name.
+    Column(String),
+    /// A field of a struct expression (`s.a`).
+    Field(Box<Expr>, String),
+    /// A constant.
+    Literal(Literal),
+    /// A typed string literal resolved at binding time against the session time zone
+    /// (`DATE '2020-01-01'`, `TIMESTAMP '2020-01-01 10:00:00'`).
+    TypedString {
+        /// Spark type name: `DATE`, `TIMESTAMP`, `TIMESTAMP_NTZ`.
+        type_name: String,
+        /// The literal text.
+        value: String,
+    },
+    /// `NOT e`
+    Not(Box<Expr>),
+    /// `-e`
+    Negative(Box<Expr>),
+    /// `e IS NULL`
+    IsNull(Box<Expr>),
+    /// `e IS NOT NULL`
+    IsNotNull(Box<Expr>),
+    /// `l op r`
+    Binary {
+        /// left operand
+        left: Box<Expr>,
+        /// operator
+        op: BinaryOp,
+        /// right operand
+        right: Box<Expr>,
+    },
+    /// `e [NOT] IN (list)`
+    InList {
+        /// tested value
+        expr: Box<Expr>,
+        /// candidates
+        list: Vec<Expr>,
+        /// NOT IN
+        negated: bool,
+    },
+    /// `e [NOT] BETWEEN low AND high`
+    Between {
+        /// tested value
+        expr: Box<Expr>,
+        /// lower bound (inclusive)
+        low: Box<Expr>,
+        /// upper bound (inclusive)
+        high: Box<Expr>,
+        /// NOT BETWEEN
+        negated: bool,
+    },
+    /// `e [NOT] LIKE pattern` / `ILIKE`
+    Like {
+        /// tested string
+        expr: Box<Expr>,
+        /// SQL pattern with `%` and `_`, `\` escapes
+        pattern: Box<Expr>,
+        /// NOT LIKE
+        negated: bool,
+        /// ILIKE
+        case_insensitive: bool,
+    },
+    /// `startswith(e, p)`, `endswith(e, p)`, `contains(e, p)`
+    StringMatch {
+        /// which test
+        op: StringMatch,
+        /// tested string
+        expr: Box<Expr>,
+        /// the fixed text
+        pattern: Box<Expr>,
+    },
+    /// `CAST(e AS type)`
+    Cast {
+        /// converted value
+        expr: Box<Expr>,
+        /// Spark type name of the target
+        type_name: String,
+    },
+    /// `e AS name`
+    Alias {
+        /// the value
+        expr: Box<Expr>,
+        /// output name
+        name: String,
+    },
+    /// A sort key (`e ASC NULLS FIRST`); meaningful only where an ordering is expected.
+    SortKey {
+        /// the key
+        expr: Box<Expr>,
+        /// ascending?
+        ascending: bool,
+        /// nulls first?
+        nulls_first: bool,
+    },
+    /// A scalar function call by name (`isnan(x)`, `abs(x)`, `lower(s)`, `coalesce(a, b)`).
+    Function {
+        /// lower-case function name
+        name: String,
+        /// arguments
+        args: Vec<Expr>,
+    },
+}
+
+/// Builders, so Rust callers read like the Python API.
+impl Expr {
+    /// A column reference.
+    pub fn col(name: impl Into<String>) -> Expr {
+        Expr::Column(name.into())
+    }
+    /// A literal.
+    pub fn lit(l: Literal) -> Expr {
+        Expr::Literal(l)
+    }
+    fn bin(self, op: BinaryOp, other: Expr) -> Expr {
+        Expr::Binary {
+            left: Box::new(self),
+            op,
+            right: Box::new(other),
+        }
+    }
+    /// `self AND other`
+    pub fn and(self, other: Expr) -> Expr {
+        self.bin(BinaryOp::And, other)
+    }
+    /// `self OR other`
+    pub fn or(self, other: Expr) -> Expr {
+        self.bin(BinaryOp::Or, other)
+    }
+    /// `self = other`
+    pub fn eq(self, other: Expr) -> Expr {
+        self.bin(BinaryOp::Eq, other)
+    }
+    /// `self < other`
+    pub fn lt(self, other: Expr) -> Expr {
+        self.bin(BinaryOp::Lt, other)
+    }
+    /// `self > other`
+    pub fn gt(self, other: Expr) -> Expr {
+        self.bin(BinaryOp::Gt, other)
+    }
+    /// `self op other` for any binary operator.
+    pub fn binary(self, op: BinaryOp, other: Expr) -> Expr {
+        self.bin(op, other)
+    }
+
+    /// Splits a conjunction into its parts (`a AND (b AND c)` -> `[a, b, c]`).
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        fn walk<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+            match e {
+                Expr::Binary {
+                    left,
+                    op: BinaryOp::And,
+                    right,
+                } => {
+                    walk(left, out);
+                    walk(right, out);
+                }
+                other => out.push(other),
+            }
+        }
+        walk(self, &mut out);
+        out
+    }
+
+    /// Names of the top-level columns the expression reads, in first-use order.
+    pub fn column_refs(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        self.visit(&mut |e| {
+            if let Expr::Column(c) = e {
+                if !out.iter().any(|o| o == c) {
+                    out.push(c.clone());
+                }
+            }
+        });
+        out
+    }
+
+    /// Calls `f` on every node, parents before children.
+    pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Column(_) | Expr::Literal(_) | Expr::TypedString { .. } => {}
+            Expr::Field(e, _)
+            | Expr::Not(e)
+            | Expr::Negative(e)
+            | Expr::IsNull(e)
+            | Expr::IsNotNull(e)
+            | Expr::Cast { expr: e, .. }
+            | Expr::Alias { expr: e, .. }
+            | Expr::SortKey { expr: e, .. } => e.visit(f),
+            Expr::Binary { left, right, .. } => {
+                left.visit(f);
+                right.visit(f);
+            }
+            Expr::InList { expr, list, .. } => {
+                expr.visit(f);
+                list.iter().for_each(|e| e.visit(f));
+            }
+            Expr::Between {
+                expr, low, high, ..
+            } => {
+                expr.visit(f);
+                low.visit(f);
+                high.visit(f);
+            }
+            Expr::Like { expr, pattern, .. } | Expr::StringMatch { expr, pattern, .. } => {
+                expr.visit(f);
+                pattern.visit(f);
+            }
+            Expr::Function { args, .. } => args.iter().for_each(|e| e.visit(f)),
+        }
+    }
+
+    /// The output name Spark would give this expression (its alias, the column name, or the SQL).
+    pub fn output_name(&self) -> String {
+        match self {
+            Expr::Alias { name, .. } => name.clone(),
+            Expr::Column(c) => c.clone(),
+            Expr::Field(_, name) => name.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    fn precedence(&self) -> u8 {
+        match self {
+            Expr::Binary { op, .. } => op.precedence(),
+            Expr::Not(_) => 3,
+            Expr::InList { .. } | Expr::Between { .. } | Expr::Like { .. } => 4,
+            Expr::IsNull(_) | Expr::IsNotNull(_) => 5,
+            Expr::Alias { .. } | Expr::SortKey { .. } => 0,
+            _ => 10,
+        }
+    }
+}
+
+const RESERVED: &[&str] = &[
+    "all",
+    "and",
+    "any",
+    "as",
+    "asc",
+    "between",
+    "both",
+    "by",
+    "case",
+    "cast",
+    "date",
+    "desc",
+    "distinct",
+    "else",
+    "end",
+    "false",
+    "from",
+    "group",
+    "ilike",
+    "in",
+    "interval",
+    "is",
+    "like",
+    "limit",
+    "not",
+    "null",
+    "nulls",
+    "or",
+    "order",
+    "rlike",
+    "select",
+    "then",
+    "timestamp",
+    "timestamp_ntz",
+    "true",
+    "when",
+    "where",
+    "with",
+    "x",
+    "div",
+];
+
+/// Writes an identifier, backquoting it when it is not a plain lower-risk name.
+pub fn quote_ident(name: &str, f: &mut impl fmt::Write) -> fmt::Result {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !RESERVED.contains(&name.to_ascii_lowercase().as_str());
+    if plain {
+        f.write_str(name)
+    } else {
+        write!(f, "`{}`", name.replace('`', "``"))
+    }
+}
+
+struct Child<'a>(&'a Expr, u8);
+
+impl fmt::Display for Child<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.precedence() < self.1 {
+            write!(f, "({})", self.0)
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.precedence();
+        match self {
+            Expr::Column(c) => quote_ident(c, f),
+            Expr::Field(e, name) => {
+                write!(f, "{}.", Child(e, 10))?;
+                quote_ident(name, f)
+            }
+            Expr::Literal(l) => write!(f, "{l}"),
+            Expr::TypedString { type_name, value } => {
+                write!(f, "{} ", type_name.to_ascii_uppercase())?;
+                quote_string(value, f)
+            }
+            Expr::Not(e) => write!(f, "NOT {}", Child(e, 4)),
+            Expr::Negative(e) => write!(f, "-{}", Child(e, 10)),
+            Expr::IsNull(e) => write!(f, "{} IS NULL", Child(e, 6)),
+            Expr::IsNotNull(e) => write!(f, "{} IS NOT NULL", Child(e, 6)),
+            Expr::Binary { left, op, right } => {
+                // Left-associative: the right child needs parentheses at equal precedence.
+                write!(f, "{} {} {}", Child(left, p), op.sql(), Child(right, p + 1))
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                write!(
+                    f,
+                    "{} {}IN (",
+                    Child(expr, 5),
+                    if *negated { "NOT " } else { "" }
+                )?;
+                for (i, e) in list.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                f.write_str(")")
+            }
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => write!(
+                f,
+                "{} {}BETWEEN {} AND {}",
+                Child(expr, 5),
+                if *negated { "NOT " } else { "" },
+                Child(low, 5),
+                Child(high, 5)
+            ),
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+            } => write!(
+                f,
+                "{} {}{} {}",
+                Child(expr, 5),
+                if *negated { "NOT " } else { "" },
+                if *case_insensitive { "ILIKE" } else { "LIKE" },
+                Child(pattern, 5)
+            ),
+            Expr::StringMatch { op, expr, pattern } => {
+                write!(f, "{}({expr}, {pattern})", op.name())
+            }
+            Expr::Cast { expr, type_name } => {
+                write!(f, "CAST({expr} AS {})", type_name.to_ascii_uppercase())
+            }
+            Expr::Alias { expr, name } => {
+                write!(f, "{} AS ", Child(expr, 1))?;
+                quote_ident(name, f)
+            }
+            Expr::SortKey {
+                expr,
+                ascending,
+                nulls_first,
+            } => write!(
+                f,
+                "{} {} NULLS {}",
+                Child(expr, 1),
+                if *ascending { "ASC" } else { "DESC" },
+                if *nulls_first { "FIRST" } else { "LAST" }
+            ),
+            Expr::Function { name, args } => {
+                write!(f, "{name}(")?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}

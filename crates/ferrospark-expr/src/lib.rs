@@ -1,0 +1,39 @@
+//! Expressions and predicates over Arrow with Spark SQL semantics.
+//!
+//! The flow is *parse or build → bind → evaluate*:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use arrow_array::{Int32Array, RecordBatch};
+//! use arrow_schema::{DataType, Field, Schema};
+//! use ferrospark_expr::{bind_predicate, filter_batch, parse_expr, BindContext};
+//!
+//! let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]));
+//! let batch = RecordBatch::try_new(
+//!     schema.clone(),
+//!     vec![Arc::new(Int32Array::from(vec![Some(1), None, Some(7)]))],
+//! ).unwrap();
+//! let expr = parse_expr("a > 2 OR a IS NULL").unwrap();          // logical, unresolved
+//! let pred = bind_predicate(&expr, &BindContext::new(&schema)).unwrap(); // typed, resolved
+//! assert_eq!(filter_batch(&batch, &pred).unwrap().num_rows(), 2);
+//! ```
+//!
+//! [`Expr`] is what users write and prints as Spark SQL text that parses back to itself, so an
+//! expression crosses process boundaries (a Spark task) as a string. [`PhysicalExpr`] is the
+//! bound form with Spark's implicit casts made explicit.
+
+pub mod bind;
+pub mod eval;
+pub mod expr;
+pub mod parser;
+pub mod physical;
+pub mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use bind::{bind, bind_predicate, resolve_column, BindContext};
+pub use eval::{evaluate, evaluate_predicate, filter_batch, ColumnarValue};
+pub use expr::{BinaryOp, Expr, Literal, StringMatch};
+pub use parser::parse_expr;
+pub use physical::{PhysicalExpr, ScalarFunction};

@@ -1,0 +1,456 @@
+//! Spark SQL expression text (`"a < 5 AND b IS NOT NULL"`) to [`Expr`], through `sqlparser`'s
+//! Databricks dialect (backquoted identifiers, backslash escapes and `<=>` as in Spark).
+
+use sqlparser::ast::{
+    self, BinaryOperator, CastKind, FunctionArg, FunctionArgExpr, FunctionArguments, UnaryOperator,
+    Value,
+};
+use sqlparser::dialect::DatabricksDialect;
+use sqlparser::parser::Parser;
+
+use ferrospark_common::{FerroError, Result};
+
+use crate::expr::{BinaryOp, Expr, Literal, StringMatch};
+
+/// Parses one Spark SQL expression. Errors are [`FerroError::Analysis`] quoting the text.
+pub fn parse_expr(text: &str) -> Result<Expr> {
+    let dialect = DatabricksDialect {};
+    let fail = |e: &dyn std::fmt::Display| {
+        FerroError::Analysis(format!(
+            "[PARSE_SYNTAX_ERROR] cannot parse expression \"{text}\": {e}"
+        ))
+    };
+    let mut parser = Parser::new(&dialect)
+        .try_with_sql(text)
+        .map_err(|e| fail(&e))?;
+    let ast = parser.parse_expr().map_err(|e| fail(&e))?;
+    let next = parser.peek_token();
+    if next.token != sqlparser::tokenizer::Token::EOF {
+        return Err(fail(&format!(
+            "unexpected '{}' after the expression",
+            next.token
+        )));
+    }
+    convert(&ast, text)
+}
+
+/// Parses `a.b.c` or a backquoted name into a column or field path, for APIs taking names.
+pub fn parse_column_name(name: &str) -> Expr {
+    // A plain name is taken literally, so columns with dots or spaces need no quoting.
+    Expr::Column(name.to_string())
+}
+
+fn unsupported(what: impl std::fmt::Display, text: &str) -> FerroError {
+    FerroError::Analysis(format!(
+        "unsupported expression {what} in \"{text}\" (supported: comparisons, AND/OR/NOT, IN, IS [NOT] NULL, BETWEEN, LIKE, <=>, arithmetic, CAST, DATE/TIMESTAMP literals, field access)"
+    ))
+}
+
+fn boxed(e: &ast::Expr, text: &str) -> Result<Box<Expr>> {
+    convert(e, text).map(Box::new)
+}
+
+fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
+    use ast::Expr as A;
+    Ok(match e {
+        A::Identifier(id) => Expr::Column(id.value.clone()),
+        A::CompoundIdentifier(parts) => {
+            let mut it = parts.iter();
+            let first = it
+                .next()
+                .ok_or_else(|| unsupported("empty identifier", text))?;
+            it.fold(Expr::Column(first.value.clone()), |acc, p| {
+                Expr::Field(Box::new(acc), p.value.clone())
+            })
+        }
+        A::CompoundFieldAccess { root, access_chain } => {
+            let mut acc = convert(root, text)?;
+            for a in access_chain {
+                match a {
+                    ast::AccessExpr::Dot(ast::Expr::Identifier(id)) => {
+                        acc = Expr::Field(Box::new(acc), id.value.clone())
+                    }
+                    other => return Err(unsupported(format!("access {other}"), text)),
+                }
+            }
+            acc
+        }
+        A::Nested(inner) => convert(inner, text)?,
+        A::Value(v) => Expr::Literal(value_literal(&v.value, text)?),
+        A::TypedString(ts) => {
+            let value = match &ts.value.value {
+                Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s.clone(),
+                other => return Err(unsupported(format!("typed literal {other}"), text)),
+            };
+            let type_name = ts.data_type.to_string().to_ascii_uppercase();
+            match type_name.as_str() {
+                "DATE" | "TIMESTAMP" | "TIMESTAMP_NTZ" | "TIMESTAMP_LTZ" => {
+                    Expr::TypedString { type_name, value }
+                }
+                "X" => Expr::Literal(hex_literal(&value, text)?),
+                _ => Expr::Cast {
+                    expr: Box::new(Expr::Literal(Literal::string(&value))),
+                    type_name,
+                },
+            }
+        }
+        A::UnaryOp { op, expr } => match op {
+            UnaryOperator::Not | UnaryOperator::BangNot => Expr::Not(boxed(expr, text)?),
+            UnaryOperator::Plus => convert(expr, text)?,
+            UnaryOperator::Minus => negate(convert(expr, text)?),
+            other => return Err(unsupported(format!("operator {other}"), text)),
+        },
+        A::BinaryOp { left, op, right } => {
+            let op = match op {
+                BinaryOperator::And => BinaryOp::And,
+                BinaryOperator::Or => BinaryOp::Or,
+                BinaryOperator::Eq => BinaryOp::Eq,
+                BinaryOperator::NotEq => BinaryOp::NotEq,
+                BinaryOperator::Lt => BinaryOp::Lt,
+                BinaryOperator::LtEq => BinaryOp::LtEq,
+                BinaryOperator::Gt => BinaryOp::Gt,
+                BinaryOperator::GtEq => BinaryOp::GtEq,
+                BinaryOperator::Spaceship => BinaryOp::EqNullSafe,
+                BinaryOperator::Plus => BinaryOp::Plus,
+                BinaryOperator::Minus => BinaryOp::Minus,
+                BinaryOperator::Multiply => BinaryOp::Multiply,
+                BinaryOperator::Divide => BinaryOp::Divide,
+                BinaryOperator::Modulo => BinaryOp::Modulo,
+                other => return Err(unsupported(format!("operator {other}"), text)),
+            };
+            Expr::Binary {
+                left: boxed(left, text)?,
+                op,
+                right: boxed(right, text)?,
+            }
+        }
+        A::IsNull(e) => Expr::IsNull(boxed(e, text)?),
+        A::IsNotNull(e) => Expr::IsNotNull(boxed(e, text)?),
+        A::IsNotDistinctFrom(l, r) => Expr::Binary {
+            left: boxed(l, text)?,
+            op: BinaryOp::EqNullSafe,
+            right: boxed(r, text)?,
+        },
+        A::IsDistinctFrom(l, r) => Expr::Not(Box::new(Expr::Binary {
+            left: boxed(l, text)?,
+            op: BinaryOp::EqNullSafe,
+            right: boxed(r, text)?,
+        })),
+        A::IsTrue(e) => Expr::Binary {
+            left: boxed(e, text)?,
+            op: BinaryOp::EqNullSafe,
+            right: Box::new(Expr::Literal(Literal::boolean(true))),
+        },
+        A::IsFalse(e) => Expr::Binary {
+            left: boxed(e, text)?,
+            op: BinaryOp::EqNullSafe,
+            right: Box::new(Expr::Literal(Literal::boolean(false))),
+        },
+        A::IsNotTrue(e) => Expr::Not(Box::new(Expr::Binary {
+            left: boxed(e, text)?,
+            op: BinaryOp::EqNullSafe,
+            right: Box::new(Expr::Literal(Literal::boolean(true))),
+        })),
+        A::IsNotFalse(e) => Expr::Not(Box::new(Expr::Binary {
+            left: boxed(e, text)?,
+            op: BinaryOp::EqNullSafe,
+            right: Box::new(Expr::Literal(Literal::boolean(false))),
+        })),
+        A::InList {
+            expr,
+            list,
+            negated,
+        } => Expr::InList {
+            expr: boxed(expr, text)?,
+            list: list
+                .iter()
+                .map(|e| convert(e, text))
+                .collect::<Result<_>>()?,
+            negated: *negated,
+        },
+        A::Between {
+            expr,
+            negated,
+            low,
+            high,
+        } => Expr::Between {
+            expr: boxed(expr, text)?,
+            low: boxed(low, text)?,
+            high: boxed(high, text)?,
+            negated: *negated,
+        },
+        A::Like {
+            negated,
+            any: false,
+            expr,
+            pattern,
+            escape_char: None,
+        } => Expr::Like {
+            expr: boxed(expr, text)?,
+            pattern: boxed(pattern, text)?,
+            negated: *negated,
+            case_insensitive: false,
+        },
+        A::ILike {
+            negated,
+            any: false,
+            expr,
+            pattern,
+            escape_char: None,
+        } => Expr::Like {
+            expr: boxed(expr, text)?,
+            pattern: boxed(pattern, text)?,
+            negated: *negated,
+            case_insensitive: true,
+        },
+        A::Cast {
+            kind: CastKind::Cast | CastKind::DoubleColon,
+            expr,
+            data_type,
+            format: None,
+        } => fold_literal_cast(Expr::Cast {
+            expr: boxed(expr, text)?,
+            type_name: data_type.to_string(),
+        }),
+        A::Function(f) => function(f, text)?,
+        other => return Err(unsupported(format!("'{other}'"), text)),
+    })
+}
+
+/// Folds `-literal` into the literal, so `-5` is an INT and `-9223372036854775808` a BIGINT.
+fn negate(e: Expr) -> Expr {
+    if let Expr::Literal(l) = &e {
+        use arrow_array::{cast::AsArray, types::*};
+        let a = l.array();
+        if !a.is_null(0) {
+            match a.data_type() {
+                arrow_schema::DataType::Int32 => {
+                    let v = a.as_primitive::<Int32Type>().value(0);
+                    return Expr::Literal(Literal::integer(-(v as i64)));
+                }
+                arrow_schema::DataType::Int64 => {
+                    let v = a.as_primitive::<Int64Type>().value(0);
+                    if let Some(n) = v.checked_neg() {
+                        return Expr::Literal(Literal::bigint(n));
+                    }
+                }
+                arrow_schema::DataType::Float64 => {
+                    let v = a.as_primitive::<Float64Type>().value(0);
+                    return Expr::Literal(Literal::double(-v));
+                }
+                arrow_schema::DataType::Decimal128(p, s) => {
+                    let v = a.as_primitive::<Decimal128Type>().value(0);
+                    if v == 9_223_372_036_854_775_808 && *s == 0 {
+                        return Expr::Literal(Literal::bigint(i64::MIN));
+                    }
+                    if let Some(l) = Literal::decimal(-v, *p, *s) {
+                        return Expr::Literal(l);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Expr::Negative(Box::new(e))
+}
+
+/// `CAST(<literal> AS <type>)` becomes the typed literal, which is how typed constants
+/// (`CAST('NaN' AS DOUBLE)`, `CAST(NULL AS INT)`, `CAST('1.50' AS DECIMAL(10,2))`) print.
+/// A cast that would fail stays a cast, so the error surfaces where it is evaluated.
+fn fold_literal_cast(e: Expr) -> Expr {
+    if let Expr::Cast { expr, .. } = &e {
+        if matches!(**expr, Expr::Literal(_)) {
+            let schema = arrow_schema::Schema::empty();
+            let folded = crate::bind::bind(&e, &crate::bind::BindContext::new(&schema));
+            if let Ok(crate::PhysicalExpr::Literal(l)) = folded {
+                return Expr::Literal(l);
+            }
+        }
+    }
+    e
+}
+
+fn hex_literal(hex: &str, text: &str) -> Result<Literal> {
+    if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(FerroError::Analysis(format!(
+            "invalid hex literal X'{hex}' in \"{text}\""
+        )));
+    }
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .filter_map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+        .collect();
+    Ok(Literal::binary(&bytes))
+}
+
+/// Spark's numeric literal typing: `5` INT, `5000000000` BIGINT, `5L` BIGINT, `1.5` DECIMAL,
+/// `1.5E0` / `1.5D` DOUBLE, `1.5BD` DECIMAL; integers beyond BIGINT become DECIMAL.
+fn number_literal(n: &str, long_suffix: bool, text: &str) -> Result<Literal> {
+    let bad = || FerroError::Analysis(format!("invalid number literal '{n}' in \"{text}\""));
+    let lower = n.to_ascii_lowercase();
+    if long_suffix {
+        return lower.parse::<i64>().map(Literal::bigint).map_err(|_| bad());
+    }
+    if let Some(d) = lower.strip_suffix("bd") {
+        return Literal::decimal_from_str(d).ok_or_else(bad);
+    }
+    if let Some(d) = lower.strip_suffix('d') {
+        return d.parse::<f64>().map(Literal::double).map_err(|_| bad());
+    }
+    if lower.contains('e') {
+        return lower.parse::<f64>().map(Literal::double).map_err(|_| bad());
+    }
+    if !lower.contains('.') {
+        if let Ok(v) = lower.parse::<i64>() {
+            return Ok(Literal::integer(v));
+        }
+    }
+    Literal::decimal_from_str(&lower).ok_or_else(bad)
+}
+
+fn value_literal(v: &Value, text: &str) -> Result<Literal> {
+    Ok(match v {
+        Value::Number(n, long) => number_literal(n, *long, text)?,
+        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Literal::string(s),
+        Value::Boolean(b) => Literal::boolean(*b),
+        Value::Null => Literal::null(&arrow_schema::DataType::Null),
+        Value::HexStringLiteral(h) => hex_literal(h, text)?,
+        other => return Err(unsupported(format!("literal {other}"), text)),
+    })
+}
+
+fn function(f: &ast::Function, text: &str) -> Result<Expr> {
+    let name = f.name.to_string().to_ascii_lowercase();
+    let args: Vec<Expr> = match &f.args {
+        FunctionArguments::None => Vec::new(),
+        FunctionArguments::List(list) if list.duplicate_treatment.is_none() => list
+            .args
+            .iter()
+            .map(|a| match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => convert(e, text),
+                other => Err(unsupported(format!("argument {other}"), text)),
+            })
+            .collect::<Result<_>>()?,
+        other => return Err(unsupported(format!("arguments {other}"), text)),
+    };
+    let two = |args: Vec<Expr>| -> Result<(Box<Expr>, Box<Expr>)> {
+        let mut it = args.into_iter();
+        match (it.next(), it.next(), it.next()) {
+            (Some(a), Some(b), None) => Ok((Box::new(a), Box::new(b))),
+            _ => Err(FerroError::Analysis(format!(
+                "[WRONG_NUM_ARGS] {name} takes 2 arguments in \"{text}\""
+            ))),
+        }
+    };
+    Ok(match name.as_str() {
+        "startswith" | "endswith" | "contains" => {
+            let op = match name.as_str() {
+                "startswith" => StringMatch::StartsWith,
+                "endswith" => StringMatch::EndsWith,
+                _ => StringMatch::Contains,
+            };
+            let (expr, pattern) = two(args)?;
+            Expr::StringMatch { op, expr, pattern }
+        }
+        "isnull" => Expr::IsNull(two_or_one(args, &name, text)?),
+        "isnotnull" => Expr::IsNotNull(two_or_one(args, &name, text)?),
+        _ => Expr::Function { name, args },
+    })
+}
+
+fn two_or_one(args: Vec<Expr>, name: &str, text: &str) -> Result<Box<Expr>> {
+    let mut it = args.into_iter();
+    match (it.next(), it.next()) {
+        (Some(a), None) => Ok(Box::new(a)),
+        _ => Err(FerroError::Analysis(format!(
+            "[WRONG_NUM_ARGS] {name} takes 1 argument in \"{text}\""
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::DataType;
+
+    fn round_trip(text: &str) -> Expr {
+        let e = parse_expr(text).unwrap_or_else(|err| panic!("{text}: {err}"));
+        let printed = e.to_string();
+        let again = parse_expr(&printed).unwrap_or_else(|err| panic!("{printed}: {err}"));
+        assert_eq!(e, again, "{text} printed as {printed}");
+        e
+    }
+
+    #[test]
+    fn parses_and_prints_back() {
+        for t in [
+            "a < 5 AND b IS NOT NULL",
+            "NOT (a = 1 OR b <> 2)",
+            "x IN (1, 2, NULL)",
+            "x NOT IN ('a', 'b''c')",
+            "d BETWEEN DATE '1995-01-01' AND DATE '1995-03-31'",
+            "s LIKE 'ab%' AND s NOT LIKE '_z'",
+            "a <=> NULL",
+            "(a + 1) * 2 > b - 3 / 4",
+            "CAST(a AS DOUBLE) >= 1.5E0",
+            "CAST(x AS DECIMAL(10,2)) = 12.34",
+            "ts >= TIMESTAMP '2020-01-01 00:00:00'",
+            "s.a.b = 'x'",
+            "`weird col` = 1",
+            "a % 3 = -1",
+            "startswith(s, 'ab')",
+            "s = 'it\\'s a \\\\ backslash'",
+            "-(a) < 0",
+            "a - (b - c) = 0",
+        ] {
+            round_trip(t);
+        }
+    }
+
+    #[test]
+    fn number_literals_are_typed_like_spark() {
+        let ty = |t: &str| match parse_expr(t) {
+            Ok(Expr::Literal(l)) => l.data_type().clone(),
+            other => panic!("{t}: {other:?}"),
+        };
+        assert_eq!(ty("5"), DataType::Int32);
+        assert_eq!(ty("-5"), DataType::Int32);
+        assert_eq!(ty("5000000000"), DataType::Int64);
+        assert_eq!(ty("-9223372036854775808"), DataType::Int64);
+        assert_eq!(ty("1.50"), DataType::Decimal128(3, 2));
+        assert_eq!(ty("1.5E0"), DataType::Float64);
+        assert_eq!(ty("99999999999999999999"), DataType::Decimal128(20, 0));
+        assert_eq!(ty("'x'"), DataType::Utf8);
+    }
+
+    #[test]
+    fn doubles_print_exactly() {
+        for v in [
+            0.1,
+            -2.5e-300,
+            1.0 / 3.0,
+            f64::MAX,
+            f64::NAN,
+            -0.0,
+            f64::INFINITY,
+        ] {
+            let e = Expr::Literal(Literal::double(v));
+            let back = parse_expr(&e.to_string());
+            assert!(back.is_ok(), "{e}");
+        }
+        assert_eq!(round_trip("0.1E0"), Expr::Literal(Literal::double(0.1)));
+    }
+
+    #[test]
+    fn bad_text_is_an_analysis_error() {
+        for t in ["a <", "a = = 1", "SELECT 1", "a b c", ""] {
+            match parse_expr(t) {
+                Err(FerroError::Analysis(m)) => assert!(
+                    m.contains("PARSE_SYNTAX_ERROR") || m.contains("unsupported"),
+                    "{m}"
+                ),
+                other => panic!("{t}: {other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! Bound expressions: columns resolved to indices, types checked, Spark's implicit casts made
+//! explicit. Built by [`crate::bind`], evaluated by [`crate::eval`].
+
+use std::fmt;
+
+use arrow_schema::DataType;
+
+use crate::expr::{BinaryOp, Literal, StringMatch};
+
+/// Scalar functions ferrospark evaluates natively.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarFunction {
+    /// `isnan(x)`: true for NaN, false otherwise (also for NULL).
+    IsNan,
+    /// `abs(x)`
+    Abs,
+    /// `lower(s)`
+    Lower,
+    /// `upper(s)`
+    Upper,
+    /// `length(s)` in characters
+    Length,
+    /// `coalesce(a, b, ...)`
+    Coalesce,
+}
+
+impl ScalarFunction {
+    /// Looks a function up by its Spark name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "isnan" => ScalarFunction::IsNan,
+            "abs" => ScalarFunction::Abs,
+            "lower" | "lcase" => ScalarFunction::Lower,
+            "upper" | "ucase" => ScalarFunction::Upper,
+            "length" | "char_length" | "character_length" => ScalarFunction::Length,
+            "coalesce" => ScalarFunction::Coalesce,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ScalarFunction::IsNan => "isnan",
+            ScalarFunction::Abs => "abs",
+            ScalarFunction::Lower => "lower",
+            ScalarFunction::Upper => "upper",
+            ScalarFunction::Length => "length",
+            ScalarFunction::Coalesce => "coalesce",
+        }
+    }
+}
+
+/// A typed, resolved expression ready to run over batches of one schema.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PhysicalExpr {
+    /// Column `index` of the input batch.
+    Column {
+        /// position in the input schema
+        index: usize,
+        /// its name, for messages
+        name: String,
+        /// its type
+        data_type: DataType,
+    },
+    /// Child `index` of a struct value.
+    Field {
+        /// the struct
+        input: Box<PhysicalExpr>,
+        /// position among the struct's fields
+        index: usize,
+        /// field name
+        name: String,
+        /// field type
+        data_type: DataType,
+    },
+    /// A constant.
+    Literal(Literal),
+    /// Three-valued NOT.
+    Not(Box<PhysicalExpr>),
+    /// Checked negation.
+    Negative(Box<PhysicalExpr>),
+    /// IS NULL
+    IsNull(Box<PhysicalExpr>),
+    /// IS NOT NULL
+    IsNotNull(Box<PhysicalExpr>),
+    /// Three-valued AND.
+    And(Box<PhysicalExpr>, Box<PhysicalExpr>),
+    /// Three-valued OR.
+    Or(Box<PhysicalExpr>, Box<PhysicalExpr>),
+    /// A comparison of two operands of the same type.
+    Compare {
+        /// `= != < <= > >= <=>`
+        op: BinaryOp,
+        /// left
+        left: Box<PhysicalExpr>,
+        /// right
+        right: Box<PhysicalExpr>,
+    },
+    /// Arithmetic with ANSI overflow checks; operands already cast to compatible types.
+    Arithmetic {
+        /// `+ - * / %`
+        op: BinaryOp,
+        /// left
+        left: Box<PhysicalExpr>,
+        /// right
+        right: Box<PhysicalExpr>,
+        /// result type
+        data_type: DataType,
+    },
+    /// `IN` over candidates of the tested value's type.
+    InList {
+        /// tested value
+        expr: Box<PhysicalExpr>,
+        /// candidates
+        list: Vec<PhysicalExpr>,
+        /// NOT IN
+        negated: bool,
+    },
+    /// LIKE / ILIKE
+    Like {
+        /// tested string
+        expr: Box<PhysicalExpr>,
+        /// pattern
+        pattern: Box<PhysicalExpr>,
+        /// NOT LIKE
+        negated: bool,
+        /// ILIKE
+        case_insensitive: bool,
+    },
+    /// startswith / endswith / contains
+    StringMatch {
+        /// which test
+        op: StringMatch,
+        /// tested string
+        expr: Box<PhysicalExpr>,
+        /// fixed text
+        pattern: Box<PhysicalExpr>,
+    },
+    /// ANSI cast.
+    Cast {
+        /// input
+        expr: Box<PhysicalExpr>,
+        /// target type
+        to: DataType,
+    },
+    /// A scalar function.
+    Function {
+        /// which
+        func: ScalarFunction,
+        /// arguments
+        args: Vec<PhysicalExpr>,
+        /// result type
+        data_type: DataType,
+    },
+}
+
+impl PhysicalExpr {
+    /// The type this expression produces.
+    pub fn data_type(&self) -> DataType {
+        match self {
+            PhysicalExpr::Column { data_type, .. }
+            | PhysicalExpr::Field { data_type, .. }
+            | PhysicalExpr::Arithmetic { data_type, .. }
+            | PhysicalExpr::Function { data_type, .. } => data_type.clone(),
+            PhysicalExpr::Literal(l) => l.data_type().clone(),
+            PhysicalExpr::Negative(e) => e.data_type(),
+            PhysicalExpr::Cast { to, .. } => to.clone(),
+            PhysicalExpr::Not(_)
+            | PhysicalExpr::IsNull(_)
+            | PhysicalExpr::IsNotNull(_)
+            | PhysicalExpr::And(..)
+            | PhysicalExpr::Or(..)
+            | PhysicalExpr::Compare { .. }
+            | PhysicalExpr::InList { .. }
+            | PhysicalExpr::Like { .. }
+            | PhysicalExpr::StringMatch { .. } => DataType::Boolean,
+        }
+    }
+
+    /// Indices of the input columns this expression reads.
+    pub fn column_indices(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.walk(&mut |e| {
+            if let PhysicalExpr::Column { index, .. } = e {
+                if !out.contains(index) {
+                    out.push(*index);
+                }
+            }
+        });
+        out
+    }
+
+    /// Calls `f` on every node, parents first.
+    pub fn walk(&self, f: &mut impl FnMut(&PhysicalExpr)) {
+        f(self);
+        match self {
+            PhysicalExpr::Column { .. } | PhysicalExpr::Literal(_) => {}
+            PhysicalExpr::Field { input: e, .. }
+            | PhysicalExpr::Not(e)
+            | PhysicalExpr::Negative(e)
+            | PhysicalExpr::IsNull(e)
+            | PhysicalExpr::IsNotNull(e)
+            | PhysicalExpr::Cast { expr: e, .. } => e.walk(f),
+            PhysicalExpr::And(l, r)
+            | PhysicalExpr::Or(l, r)
+            | PhysicalExpr::Compare {
+                left: l, right: r, ..
+            }
+            | PhysicalExpr::Arithmetic {
+                left: l, right: r, ..
+            }
+            | PhysicalExpr::Like {
+                expr: l,
+                pattern: r,
+                ..
+            }
+            | PhysicalExpr::StringMatch {
+                expr: l,
+                pattern: r,
+                ..
+            } => {
+                l.walk(f);
+                r.walk(f);
+            }
+            PhysicalExpr::InList { expr, list, .. } => {
+                expr.walk(f);
+                list.iter().for_each(|e| e.walk(f));
+            }
+            PhysicalExpr::Function { args, .. } => args.iter().for_each(|e| e.walk(f)),
+        }
+    }
+
+    /// Rewrites column indices through `map` (old index -> new index), for running the same
+    /// predicate over a projected batch.
+    pub fn remap_columns(&self, map: &dyn Fn(usize) -> usize) -> PhysicalExpr {
+        let r = |e: &PhysicalExpr| Box::new(e.remap_columns(map));
+        match self {
+            PhysicalExpr::Column {
+                index,
+                name,
+                data_type,
+            } => PhysicalExpr::Column {
+                index: map(*index),
+                name: name.clone(),
+                data_type: data_type.clone(),
+            },
+            PhysicalExpr::Literal(l) => PhysicalExpr::Literal(l.clone()),
+            PhysicalExpr::Field {
+                input,
+                index,
+                name,
+                data_type,
+            } => PhysicalExpr::Field {
+                input: r(input),
+                index: *index,
+                name: name.clone(),
+                data_type: data_type.clone(),
+            },
+            PhysicalExpr::Not(e) => PhysicalExpr::Not(r(e)),
+            PhysicalExpr::Negative(e) => PhysicalExpr::Negative(r(e)),
+            PhysicalExpr::IsNull(e) => PhysicalExpr::IsNull(r(e)),
+            PhysicalExpr::IsNotNull(e) => PhysicalExpr::IsNotNull(r(e)),
+            PhysicalExpr::And(a, b) => PhysicalExpr::And(r(a), r(b)),
+            PhysicalExpr::Or(a, b) => PhysicalExpr::Or(r(a), r(b)),
+            PhysicalExpr::Compare { op, left, right } => PhysicalExpr::Compare {
+                op: *op,
+                left: r(left),
+                right: r(right),
+            },
+            PhysicalExpr::Arithmetic {
+                op,
+                left,
+                right,
+                data_type,
+            } => PhysicalExpr::Arithmetic {
+                op: *op,
+                left: r(left),
+                right: r(right),
+                data_type: data_type.clone(),
+            },
+            PhysicalExpr::InList {
+                expr,
+                list,
+                negated,
+            } => PhysicalExpr::InList {
+                expr: r(expr),
+                list: list.iter().map(|e| e.remap_columns(map)).collect(),
+                negated: *negated,
+            },
+            PhysicalExpr::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+            } => PhysicalExpr::Like {
+                expr: r(expr),
+                pattern: r(pattern),
+                negated: *negated,
+                case_insensitive: *case_insensitive,
+            },
+            PhysicalExpr::StringMatch { op, expr, pattern } => PhysicalExpr::StringMatch {
+                op: *op,
+                expr: r(expr),
+                pattern: r(pattern),
+            },
+            PhysicalExpr::Cast { expr, to } => PhysicalExpr::Cast {
+                expr: r(expr),
+                to: to.clone(),
+            },
+            PhysicalExpr::Function {
+                func,
+                args,
+                data_type,
+            } => PhysicalExpr::Function {
+                func: *func,
+                args: args.iter().map(|e| e.remap_columns(map)).collect(),
+                data_type: data_type.clone(),
+            },
+        }
+    }
+}
+
+impl fmt::Display for PhysicalExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PhysicalExpr::Column { name, index, .. } => write!(f, "{name}#{index}"),
+            PhysicalExpr::Field { input, name, .. } => write!(f, "{input}.{name}"),
+            PhysicalExpr::Literal(l) => write!(f, "{l}"),
+            PhysicalExpr::Not(e) => write!(f, "NOT ({e})"),
+            PhysicalExpr::Negative(e) => write!(f, "-({e})"),
+            PhysicalExpr::IsNull(e) => write!(f, "isnull({e})"),
+            PhysicalExpr::IsNotNull(e) => write!(f, "isnotnull({e})"),
+            PhysicalExpr::And(a, b) => write!(f, "({a} AND {b})"),
+            PhysicalExpr::Or(a, b) => write!(f, "({a} OR {b})"),
+            PhysicalExpr::Compare { op, left, right }
+            | PhysicalExpr::Arithmetic {
+                op, left, right, ..
+            } => write!(f, "({left} {} {right})", op.sql()),
+            PhysicalExpr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                write!(f, "{}({expr} IN (", if *negated { "NOT " } else { "" })?;
+                for (i, e) in list.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                f.write_str("))")
+            }
+            PhysicalExpr::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+            } => write!(
+                f,
+                "{}({expr} {} {pattern})",
+                if *negated { "NOT " } else { "" },
+                if *case_insensitive { "ILIKE" } else { "LIKE" }
+            ),
+            PhysicalExpr::StringMatch { op, expr, pattern } => {
+                write!(f, "{op:?}({expr}, {pattern})")
+            }
+            PhysicalExpr::Cast { expr, to } => {
+                write!(f, "cast({expr} as {})", crate::types::spark_type_name(to))
+            }
+            PhysicalExpr::Function { func, args, .. } => {
+                write!(f, "{}(", func.name())?;
+                for (i, e) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! Evaluation tests: Spark's answers on nulls, NaN, -0.0, decimals, dates and overflow.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Decimal128Type;
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array,
+    Int64Array, RecordBatch, StringArray, StructArray,
+};
+use arrow_schema::{DataType, Field, Fields, Schema};
+use ferrospark_common::FerroError;
+
+use crate::{bind, bind_predicate, evaluate, evaluate_predicate, parse_expr, BindContext};
+
+fn batch() -> RecordBatch {
+    let inner = Fields::from(vec![Field::new("x", DataType::Int32, true)]);
+    let s = StructArray::new(
+        inner.clone(),
+        vec![Arc::new(Int32Array::from(vec![
+            Some(1),
+            Some(2),
+            None,
+            Some(4),
+            Some(5),
+        ])) as ArrayRef],
+        Some(vec![true, true, true, false, true].into()),
+    );
+    let schema = Schema::new(vec![
+        Field::new("i", DataType::Int32, true),
+        Field::new("d", DataType::Float64, true),
+        Field::new("s", DataType::Utf8, true),
+        Field::new("q", DataType::Decimal128(15, 2), true),
+        Field::new("dt", DataType::Date32, true),
+        Field::new("big", DataType::Int64, true),
+        Field::new("st", DataType::Struct(inner), true),
+    ]);
+    RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(Int32Array::from(vec![
+                Some(1),
+                None,
+                Some(3),
+                Some(-4),
+                Some(5),
+            ])),
+            Arc::new(Float64Array::from(vec![
+                Some(f64::NAN),
+                Some(-0.0),
+                Some(0.0),
+                None,
+                Some(f64::INFINITY),
+            ])),
+            Arc::new(StringArray::from(vec![
+                Some("apple"),
+                Some(""),
+                None,
+                Some("äpfel"),
+                Some("a_c"),
+            ])),
+            Arc::new(
+                Decimal128Array::from(vec![Some(2350), Some(2400), None, Some(-1), Some(999_999)])
+                    .with_precision_and_scale(15, 2)
+                    .expect("valid"),
+            ),
+            Arc::new(Date32Array::from(vec![
+                Some(9131),
+                Some(9200),
+                None,
+                Some(0),
+                Some(9220),
+            ])),
+            Arc::new(Int64Array::from(vec![
+                Some(i64::MAX),
+                Some(1),
+                None,
+                Some(0),
+                Some(-1),
+            ])),
+            Arc::new(s),
+        ],
+    )
+    .expect("valid batch")
+}
+
+/// Rows (by position) where the predicate is true, false, and NULL.
+fn truth(text: &str) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+    let b = batch();
+    let e = parse_expr(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    let p = bind_predicate(&e, &BindContext::new(&b.schema()))
+        .unwrap_or_else(|e| panic!("{text}: {e}"));
+    let r = evaluate_predicate(&p, &b).unwrap_or_else(|e| panic!("{text}: {e}"));
+    let mut t = (vec![], vec![], vec![]);
+    for i in 0..r.len() {
+        if r.is_null(i) {
+            t.2.push(i)
+        } else if r.value(i) {
+            t.0.push(i)
+        } else {
+            t.1.push(i)
+        }
+    }
+    t
+}
+
+fn rows(text: &str) -> Vec<usize> {
+    truth(text).0
+}
+
+#[test]
+fn three_valued_logic() {
+    assert_eq!(truth("i > 2"), (vec![2, 4], vec![0, 3], vec![1]));
+    assert_eq!(
+        truth("i > 2 OR i IS NULL"),
+        (vec![1, 2, 4], vec![0, 3], vec![])
+    );
+    assert_eq!(truth("NOT (i > 2)"), (vec![0, 3], vec![2, 4], vec![1]));
+    assert_eq!(truth("i > 2 AND NULL"), (vec![], vec![0, 3], vec![1, 2, 4]));
+    assert_eq!(truth("i IN (1, NULL)"), (vec![0], vec![], vec![1, 2, 3, 4]));
+    assert_eq!(truth("i NOT IN (1, 3)"), (vec![3, 4], vec![0, 2], vec![1]));
+    assert_eq!(rows("i <=> NULL"), vec![1]);
+    assert_eq!(rows("NOT (i <=> 1)"), vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn nan_and_negative_zero_follow_spark() {
+    // NaN = NaN and NaN is above every value, infinity included; -0.0 = 0.0.
+    assert_eq!(rows("d = CAST('NaN' AS DOUBLE)"), vec![0]);
+    assert_eq!(rows("d > CAST('Infinity' AS DOUBLE)"), vec![0]);
+    assert_eq!(rows("d = 0.0"), vec![1, 2]);
+    assert_eq!(rows("d = -0.0"), vec![1, 2]);
+    assert_eq!(rows("d > 5"), vec![0, 4]);
+    assert_eq!(rows("d < 5"), vec![1, 2]);
+    assert_eq!(rows("isnan(d)"), vec![0]);
+    assert_eq!(rows("d IN (0.0, CAST('NaN' AS DOUBLE))"), vec![0, 1, 2]);
+}
+
+#[test]
+fn decimals_compare_with_integer_literals_exactly() {
+    assert_eq!(rows("q < 24"), vec![0, 3]);
+    assert_eq!(rows("q = 24"), vec![1]);
+    assert_eq!(rows("q = 24.00"), vec![1]);
+    assert_eq!(rows("q BETWEEN 23.5 AND 24"), vec![0, 1]);
+    assert_eq!(rows("q * 2 = 47"), vec![0]);
+    assert_eq!(rows("q + 0.005 > 23.504"), vec![0, 1, 4]);
+}
+
+#[test]
+fn decimal_arithmetic_types_and_rounding_follow_spark() {
+    let b = batch();
+    let schema = b.schema();
+    let ctx = BindContext::new(&schema);
+    let p = bind(&parse_expr("q / 3").expect("parses"), &ctx).expect("binds");
+    // The literal 3 is DECIMAL(1,0) (Spark's literalPickMinimumPrecision), so
+    // decimal(15,2) / decimal(1,0) -> scale max(6, 2+1+1) = 6, precision 15-2+0+6 = 19.
+    assert_eq!(p.data_type(), DataType::Decimal128(19, 6));
+    let v = evaluate(&p, &b)
+        .expect("evaluates")
+        .into_array(5)
+        .expect("array");
+    let v = v.as_primitive::<Decimal128Type>();
+    // 23.50 / 3 = 7.833333 (HALF_UP at 6 digits); 9999.99 / 3 = 3333.33; -0.01 / 3 = -0.003333
+    assert_eq!(v.value(0), 7_833_333);
+    assert_eq!(v.value(4), 3_333_330_000);
+    assert_eq!(v.value(3), -3_333);
+    let p = bind(&parse_expr("q / i").expect("parses"), &ctx).expect("binds");
+    // with a column the INT is DECIMAL(10,0): scale max(6, 2+10+1) = 13, precision 26
+    assert_eq!(p.data_type(), DataType::Decimal128(26, 13));
+    let v = evaluate(&p, &b)
+        .expect("evaluates")
+        .into_array(5)
+        .expect("array");
+    // 23.50 / 1 and 9999.99 / 5 = 1999.998
+    assert_eq!(
+        v.as_primitive::<Decimal128Type>().value(0),
+        235_000_000_000_000
+    );
+    assert_eq!(
+        v.as_primitive::<Decimal128Type>().value(4),
+        19_999_980_000_000_000
+    );
+}
+
+#[test]
+fn dates_and_strings() {
+    assert_eq!(
+        rows("dt BETWEEN DATE '1995-01-01' AND DATE '1995-03-31'"),
+        vec![0, 1, 4]
+    );
+    assert_eq!(rows("dt < DATE '1995-03-31'"), vec![0, 1, 3]);
+    assert_eq!(rows("dt = '1970-01-01'"), vec![3]);
+    assert_eq!(rows("s LIKE 'a%'"), vec![0, 4]);
+    assert_eq!(rows("s LIKE 'a\\\\_c'"), vec![4]);
+    assert_eq!(rows("s LIKE '_pfel'"), vec![3]);
+    assert_eq!(rows("s = ''"), vec![1]);
+    assert_eq!(rows("s > 'b'"), vec![3]);
+    assert_eq!(rows("startswith(s, 'ap')"), vec![0]);
+    assert_eq!(rows("length(s) = 5"), vec![0, 3]);
+    assert_eq!(rows("s ILIKE 'APP%'"), vec![0]);
+}
+
+#[test]
+fn struct_fields_inherit_parent_nulls() {
+    assert_eq!(truth("st.x > 1"), (vec![1, 4], vec![0], vec![2, 3]));
+    assert_eq!(rows("st.x IS NULL"), vec![2, 3]);
+}
+
+#[test]
+fn ansi_overflow_and_division_by_zero_raise() {
+    let b = batch();
+    let schema = b.schema();
+    let ctx = BindContext::new(&schema);
+    for (text, code) in [
+        ("big + 1 > 0", "ARITHMETIC_OVERFLOW"),
+        ("i / 0 > 1", "DIVIDE_BY_ZERO"),
+        ("q / 0 > 1", "DIVIDE_BY_ZERO"),
+        ("CAST(s AS INT) > 1", "CAST_INVALID_INPUT"),
+    ] {
+        let p = bind_predicate(&parse_expr(text).expect("parses"), &ctx).expect("binds");
+        match evaluate_predicate(&p, &b) {
+            Err(FerroError::Arithmetic(m)) => assert!(m.contains(code), "{text}: {m}"),
+            other => panic!("{text}: expected {code}, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn integer_division_is_fractional() {
+    assert_eq!(rows("i / 2 = 0.5"), vec![0]);
+    assert_eq!(rows("i % 2 = 1"), vec![0, 2, 4]);
+    assert_eq!(rows("-i = -3"), vec![2]);
+}
+
+#[test]
+fn analysis_errors_name_the_culprit() {
+    let b = batch();
+    let schema = b.schema();
+    let ctx = BindContext::new(&schema);
+    let err = |t: &str| match bind_predicate(&parse_expr(t).expect("parses"), &ctx) {
+        Err(FerroError::Analysis(m)) => m,
+        other => panic!("{t}: expected an analysis error, got {other:?}"),
+    };
+    assert!(err("nope > 1").contains("`nope`"));
+    assert!(err("ii > 1").contains("`i`"), "suggests the near name");
+    assert!(err("i AND d").contains("BOOLEAN"));
+    assert!(err("i LIKE 'a%'").contains("STRING"));
+    assert!(err("i + 1").contains("not a boolean"));
+    assert!(err("st > 1").contains("STRUCT"));
+    assert!(err("frob(i) > 1").contains("frob"));
+    assert!(err("i = true").contains("incompatible"));
+}
+
+#[test]
+fn case_insensitive_resolution_like_spark() {
+    assert_eq!(rows("I > 2"), vec![2, 4]);
+}
+
+#[test]
+fn constant_subtrees_fold_once() {
+    let b = batch();
+    let p = bind(
+        &parse_expr("i > 1 + 2").expect("parses"),
+        &BindContext::new(&b.schema()),
+    )
+    .expect("binds");
+    let mut literals = 0;
+    p.walk(&mut |e| literals += usize::from(matches!(e, crate::PhysicalExpr::Literal(_))));
+    assert_eq!(literals, 1, "{p}");
+    let t = BooleanArray::from(vec![false, false, false, false, true]);
+    let got = evaluate_predicate(&p, &b).expect("evaluates");
+    assert_eq!(
+        got.iter().map(|v| v.unwrap_or(false)).collect::<Vec<_>>(),
+        t.iter().map(|v| v.unwrap_or(false)).collect::<Vec<_>>()
+    );
+}
