@@ -233,17 +233,26 @@ impl PhysicalExpr {
     /// Rewrites column indices through `map` (old index -> new index), for running the same
     /// predicate over a projected batch.
     pub fn remap_columns(&self, map: &dyn Fn(usize) -> usize) -> PhysicalExpr {
-        let r = |e: &PhysicalExpr| Box::new(e.remap_columns(map));
+        self.transform_columns(&|index, name, data_type| PhysicalExpr::Column {
+            index: map(index),
+            name: name.to_string(),
+            data_type: data_type.clone(),
+        })
+    }
+
+    /// Replaces every column reference by `f(index, name, type)` (another column, or a
+    /// literal such as a file's partition value).
+    pub fn transform_columns(
+        &self,
+        f: &dyn Fn(usize, &str, &DataType) -> PhysicalExpr,
+    ) -> PhysicalExpr {
+        let r = |e: &PhysicalExpr| Box::new(e.transform_columns(f));
         match self {
             PhysicalExpr::Column {
                 index,
                 name,
                 data_type,
-            } => PhysicalExpr::Column {
-                index: map(*index),
-                name: name.clone(),
-                data_type: data_type.clone(),
-            },
+            } => f(*index, name, data_type),
             PhysicalExpr::Literal(l) => PhysicalExpr::Literal(l.clone()),
             PhysicalExpr::Field {
                 input,
@@ -284,7 +293,7 @@ impl PhysicalExpr {
                 negated,
             } => PhysicalExpr::InList {
                 expr: r(expr),
-                list: list.iter().map(|e| e.remap_columns(map)).collect(),
+                list: list.iter().map(|e| e.transform_columns(f)).collect(),
                 negated: *negated,
             },
             PhysicalExpr::Like {
@@ -313,9 +322,21 @@ impl PhysicalExpr {
                 data_type,
             } => PhysicalExpr::Function {
                 func: *func,
-                args: args.iter().map(|e| e.remap_columns(map)).collect(),
+                args: args.iter().map(|e| e.transform_columns(f)).collect(),
                 data_type: data_type.clone(),
             },
+        }
+    }
+
+    /// Splits a conjunction into its parts.
+    pub fn conjuncts(&self) -> Vec<&PhysicalExpr> {
+        match self {
+            PhysicalExpr::And(a, b) => {
+                let mut v = a.conjuncts();
+                v.extend(b.conjuncts());
+                v
+            }
+            other => vec![other],
         }
     }
 }

@@ -1,1 +1,11 @@
-//! placeholder
+//! File scans for ferrospark: the vectorised Parquet reader.
+//!
+//! [`parquet::ParquetScan`] plans a scan (list files and hive partitions, read footers, prune
+//! files, row groups and pages) and [`parquet::ParquetScan::execute`] runs it on worker
+//! threads, yielding Arrow batches in file order.
+
+pub mod listing;
+pub mod parquet;
+
+pub use listing::{list_files, Listing, PartitionedFile};
+pub use parquet::{ParquetScan, ParquetScanOptions, ScanSplit};

@@ -1,0 +1,303 @@
+//! Expands user paths into data files and hive-style `key=value` partition values, with
+//! Spark's partition type inference.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Date32Array, Float64Array, Int32Array, Int64Array, StringArray};
+use arrow_schema::{DataType, Field};
+use ferrospark_common::{FerroError, Result};
+
+/// Spark's marker for a NULL partition value.
+pub const HIVE_DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// One data file and the raw partition values found in its directory path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Raw values in [`Listing::partition_columns`] order; `None` is NULL.
+    pub partition_values: Vec<Option<String>>,
+}
+
+/// The files of a scan and its partition columns with their inferred types.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    /// Data files, sorted by path.
+    pub files: Vec<PartitionedFile>,
+    /// Partition columns in directory order, typed.
+    pub partition_fields: Vec<Field>,
+}
+
+impl Listing {
+    /// The typed partition values of file `i` as one-element arrays.
+    pub fn partition_scalars(&self, i: usize) -> Result<Vec<ArrayRef>> {
+        let file = &self.files[i];
+        self.partition_fields
+            .iter()
+            .zip(&file.partition_values)
+            .map(|(f, v)| typed_value(v.as_deref(), f.data_type()))
+            .collect()
+    }
+}
+
+fn is_hidden(name: &str) -> bool {
+    // Spark skips `_SUCCESS`, `_metadata`, `.crc` files and `_temporary` directories.
+    name.starts_with('_') || name.starts_with('.')
+}
+
+fn unescape(v: &str) -> String {
+    // Spark escapes special characters in partition directory names as %XX.
+    let bytes = v.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn walk(
+    dir: &Path,
+    parts: &mut Vec<(String, Option<String>)>,
+    out: &mut Vec<(PathBuf, u64, Vec<(String, Option<String>)>)>,
+) -> Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| FerroError::io(dir, e))?
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|e| FerroError::io(dir, e))?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if is_hidden(&name) {
+            continue;
+        }
+        let path = entry.path();
+        let meta = std::fs::metadata(&path).map_err(|e| FerroError::io(&path, e))?;
+        if meta.is_dir() {
+            match name.split_once('=') {
+                Some((k, v)) if !k.is_empty() => {
+                    let value = (v != HIVE_DEFAULT_PARTITION).then(|| unescape(v));
+                    parts.push((unescape(k), value));
+                    walk(&path, parts, out)?;
+                    parts.pop();
+                }
+                _ => walk(&path, parts, out)?,
+            }
+        } else if !name.ends_with(".crc") {
+            out.push((path, meta.len(), parts.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Lists the data files under `paths` (files or directories).
+///
+/// A missing path is [`FerroError::PathNotFound`]; directories whose files disagree on the
+/// partition columns are a [`FerroError::Schema`] error naming both layouts.
+pub fn list_files(paths: &[PathBuf]) -> Result<Listing> {
+    if paths.is_empty() {
+        return Err(FerroError::Config("no path given to read".into()));
+    }
+    let mut found: Vec<(PathBuf, u64, Vec<(String, Option<String>)>)> = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| FerroError::io(p, e))?;
+        if meta.is_dir() {
+            walk(p, &mut Vec::new(), &mut found)?;
+        } else {
+            found.push((p.clone(), meta.len(), Vec::new()));
+        }
+    }
+    let names: Vec<String> = found
+        .first()
+        .map(|(_, _, parts)| parts.iter().map(|(k, _)| k.clone()).collect())
+        .unwrap_or_default();
+    for (path, _, parts) in &found {
+        let these: Vec<&String> = parts.iter().map(|(k, _)| k).collect();
+        if these.len() != names.len() || these.iter().zip(&names).any(|(a, b)| *a != b) {
+            return Err(FerroError::Schema(format!(
+                "conflicting partition directory layouts: {} has partition columns [{}] but other files have [{}]",
+                path.display(),
+                these.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+                names.join(", ")
+            )));
+        }
+    }
+    let partition_fields = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let values = found
+                .iter()
+                .filter_map(|(_, _, parts)| parts[i].1.as_deref());
+            Field::new(name, infer_type(values), true)
+        })
+        .collect();
+    let files = found
+        .into_iter()
+        .map(|(path, size, parts)| PartitionedFile {
+            path,
+            size,
+            partition_values: parts.into_iter().map(|(_, v)| v).collect(),
+        })
+        .collect();
+    Ok(Listing {
+        files,
+        partition_fields,
+    })
+}
+
+fn parse_date(v: &str) -> Option<i32> {
+    let d = chrono_free_date(v)?;
+    Some(d)
+}
+
+/// Days since 1970-01-01 for a strict `yyyy-mm-dd` string.
+fn chrono_free_date(v: &str) -> Option<i32> {
+    let b = v.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let y: i64 = v[0..4].parse().ok()?;
+    let m: i64 = v[5..7].parse().ok()?;
+    let d: i64 = v[8..10].parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let max_day = match m {
+        2 => {
+            let yy = if m <= 2 { y + 1 } else { y };
+            if (yy % 4 == 0 && yy % 100 != 0) || yy % 400 == 0 {
+                29
+            } else {
+                28
+            }
+        }
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    (d <= max_day).then_some(days as i32)
+}
+
+/// Spark's partition type inference: INT, BIGINT, DOUBLE, DATE, else STRING.
+fn infer_type<'a>(values: impl Iterator<Item = &'a str> + Clone) -> DataType {
+    let all = |f: &dyn Fn(&str) -> bool| values.clone().all(f);
+    if values.clone().next().is_none() {
+        return DataType::Utf8;
+    }
+    if all(&|v| v.parse::<i32>().is_ok()) {
+        DataType::Int32
+    } else if all(&|v| v.parse::<i64>().is_ok()) {
+        DataType::Int64
+    } else if all(&|v| {
+        v.parse::<f64>().is_ok()
+            && !v.eq_ignore_ascii_case("nan")
+            && !v.to_ascii_lowercase().contains("inf")
+    }) {
+        DataType::Float64
+    } else if all(&|v| parse_date(v).is_some()) {
+        DataType::Date32
+    } else {
+        DataType::Utf8
+    }
+}
+
+fn typed_value(v: Option<&str>, dt: &DataType) -> Result<ArrayRef> {
+    let bad = || FerroError::Internal(format!("partition value {v:?} does not parse as {dt}"));
+    Ok(match dt {
+        DataType::Int32 => Arc::new(Int32Array::from(vec![v
+            .map(|s| s.parse().map_err(|_| bad()))
+            .transpose()?])),
+        DataType::Int64 => Arc::new(Int64Array::from(vec![v
+            .map(|s| s.parse().map_err(|_| bad()))
+            .transpose()?])),
+        DataType::Float64 => Arc::new(Float64Array::from(vec![v
+            .map(|s| s.parse().map_err(|_| bad()))
+            .transpose()?])),
+        DataType::Date32 => Arc::new(Date32Array::from(vec![v
+            .map(|s| parse_date(s).ok_or_else(bad))
+            .transpose()?])),
+        _ => Arc::new(StringArray::from(vec![v])),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_convert_to_epoch_days() {
+        assert_eq!(chrono_free_date("1970-01-01"), Some(0));
+        assert_eq!(chrono_free_date("1995-01-01"), Some(9131));
+        assert_eq!(chrono_free_date("2000-02-29"), Some(11016));
+        assert_eq!(chrono_free_date("2001-02-29"), None);
+        assert_eq!(chrono_free_date("1969-12-31"), Some(-1));
+        assert_eq!(chrono_free_date("2020-13-01"), None);
+    }
+
+    #[test]
+    fn partition_types_are_inferred_like_spark() {
+        assert_eq!(infer_type(["1", "20"].into_iter()), DataType::Int32);
+        assert_eq!(infer_type(["1", "5000000000"].into_iter()), DataType::Int64);
+        assert_eq!(infer_type(["1", "2.5"].into_iter()), DataType::Float64);
+        assert_eq!(infer_type(["2020-01-01"].into_iter()), DataType::Date32);
+        assert_eq!(infer_type(["a", "1"].into_iter()), DataType::Utf8);
+    }
+
+    #[test]
+    fn escaped_values_are_decoded() {
+        assert_eq!(unescape("a%3Db"), "a=b");
+        assert_eq!(unescape("100%"), "100%");
+        assert_eq!(unescape("x%2"), "x%2");
+    }
+
+    #[test]
+    fn hive_directories_become_partitions() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (k, v) in [("1", "a"), ("2", "b"), ("2", HIVE_DEFAULT_PARTITION)] {
+            let d = dir
+                .path()
+                .join(format!("year={k}"))
+                .join(format!("tag={v}"));
+            std::fs::create_dir_all(&d).expect("mkdir");
+            std::fs::write(d.join("part-0.parquet"), b"x").expect("write");
+            std::fs::write(d.join("_SUCCESS"), b"").expect("write");
+        }
+        let l = list_files(&[dir.path().to_path_buf()]).expect("lists");
+        assert_eq!(l.files.len(), 3);
+        assert_eq!(l.partition_fields[0].data_type(), &DataType::Int32);
+        assert_eq!(l.partition_fields[1].data_type(), &DataType::Utf8);
+        assert_eq!(
+            l.files[2].partition_values,
+            vec![Some("2".into()), Some("b".into())]
+        );
+        assert_eq!(l.files[1].partition_values[1], None);
+    }
+
+    #[test]
+    fn missing_paths_are_reported() {
+        match list_files(&[PathBuf::from("/definitely/not/here")]) {
+            Err(FerroError::PathNotFound(p)) => assert!(p.ends_with("here")),
+            other => panic!("{other:?}"),
+        }
+    }
+}

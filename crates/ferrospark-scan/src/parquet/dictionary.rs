@@ -1,0 +1,196 @@
+//! Row-group pruning with dictionary pages: when every data page of a column chunk is
+//! dictionary-encoded, the dictionary lists every value, so a selective predicate that no
+//! dictionary value satisfies rules the whole row group out.
+
+use std::fs::File;
+use std::sync::Arc;
+
+use arrow_array::{
+    ArrayRef, BinaryArray, Date32Array, Float32Array, Float64Array, Int32Array, Int64Array,
+    RecordBatch, StringArray,
+};
+use arrow_schema::{DataType, Field, Schema};
+use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::{evaluate_predicate, BinaryOp, PhysicalExpr};
+use parquet::basic::{Encoding, Type as PhysicalType};
+use parquet::column::page::{Page, PageReader};
+use parquet::file::serialized_reader::SerializedPageReader;
+
+use super::plan::FileEntry;
+
+/// Dictionaries beyond this many values are not worth testing.
+const MAX_DICTIONARY_VALUES: usize = 1 << 16;
+
+/// Predicates selective enough that reading a dictionary page pays off.
+fn is_selective(e: &PhysicalExpr) -> bool {
+    match e {
+        PhysicalExpr::Compare { op, .. } => matches!(op, BinaryOp::Eq | BinaryOp::EqNullSafe),
+        PhysicalExpr::InList { negated, .. } => !negated,
+        PhysicalExpr::Like { negated, .. } => !negated,
+        PhysicalExpr::StringMatch { .. } => true,
+        PhysicalExpr::Or(a, b) => is_selective(a) && is_selective(b),
+        _ => false,
+    }
+}
+
+fn decode_plain(
+    buf: &[u8],
+    n: usize,
+    physical: PhysicalType,
+    target: &DataType,
+) -> Option<ArrayRef> {
+    fn fixed<const W: usize>(buf: &[u8], n: usize) -> Option<Vec<[u8; W]>> {
+        let bytes = buf.get(..n.checked_mul(W)?)?;
+        Some(
+            bytes
+                .chunks_exact(W)
+                .filter_map(|c| c.try_into().ok())
+                .collect(),
+        )
+    }
+    Some(match (physical, target) {
+        (PhysicalType::INT32, DataType::Int32) => Arc::new(Int32Array::from(
+            fixed::<4>(buf, n)?
+                .into_iter()
+                .map(i32::from_le_bytes)
+                .collect::<Vec<_>>(),
+        )),
+        (PhysicalType::INT32, DataType::Date32) => Arc::new(Date32Array::from(
+            fixed::<4>(buf, n)?
+                .into_iter()
+                .map(i32::from_le_bytes)
+                .collect::<Vec<_>>(),
+        )),
+        (PhysicalType::INT64, DataType::Int64) => Arc::new(Int64Array::from(
+            fixed::<8>(buf, n)?
+                .into_iter()
+                .map(i64::from_le_bytes)
+                .collect::<Vec<_>>(),
+        )),
+        (PhysicalType::FLOAT, DataType::Float32) => Arc::new(Float32Array::from(
+            fixed::<4>(buf, n)?
+                .into_iter()
+                .map(f32::from_le_bytes)
+                .collect::<Vec<_>>(),
+        )),
+        (PhysicalType::DOUBLE, DataType::Float64) => Arc::new(Float64Array::from(
+            fixed::<8>(buf, n)?
+                .into_iter()
+                .map(f64::from_le_bytes)
+                .collect::<Vec<_>>(),
+        )),
+        (PhysicalType::BYTE_ARRAY, DataType::Utf8 | DataType::Binary) => {
+            let mut values: Vec<&[u8]> = Vec::with_capacity(n);
+            let mut pos = 0usize;
+            for _ in 0..n {
+                let len_bytes: [u8; 4] = buf.get(pos..pos + 4)?.try_into().ok()?;
+                let len = u32::from_le_bytes(len_bytes) as usize;
+                pos += 4;
+                values.push(buf.get(pos..pos.checked_add(len)?)?);
+                pos += len;
+            }
+            if target == &DataType::Utf8 {
+                let strings: Option<Vec<&str>> =
+                    values.iter().map(|v| std::str::from_utf8(v).ok()).collect();
+                Arc::new(StringArray::from(strings?))
+            } else {
+                Arc::new(BinaryArray::from_vec(values))
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The dictionary of column chunk (`g`, `leaf`) as an array of the table type, when every
+/// data page is dictionary-encoded.
+fn read_dictionary(
+    file: &FileEntry,
+    g: usize,
+    leaf: usize,
+    target: &DataType,
+) -> Result<Option<ArrayRef>> {
+    let md = file.meta.metadata();
+    let rg = md.row_group(g);
+    let col = rg.column(leaf);
+    let all_dictionary = col.dictionary_page_offset().is_some()
+        && col.page_encoding_stats_mask().is_some_and(|m| {
+            m.is_only(Encoding::PLAIN_DICTIONARY) || m.is_only(Encoding::RLE_DICTIONARY)
+        });
+    if !all_dictionary {
+        return Ok(None);
+    }
+    let f = File::open(&file.path).map_err(|e| FerroError::io(&file.path, e))?;
+    let mut pages =
+        match SerializedPageReader::new(Arc::new(f), col, rg.num_rows().max(0) as usize, None) {
+            Ok(p) => p,
+            Err(_) => return Ok(None),
+        };
+    match pages.get_next_page() {
+        Ok(Some(Page::DictionaryPage {
+            buf, num_values, ..
+        })) => {
+            let n = num_values as usize;
+            if n > MAX_DICTIONARY_VALUES {
+                return Ok(None);
+            }
+            Ok(decode_plain(&buf, n, col.column_type(), target))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// True when a selective single-column conjunct holds for no dictionary value (nor for NULL,
+/// when the chunk may hold NULLs) of row group `g`.
+pub(crate) fn prunes(
+    file: &FileEntry,
+    g: usize,
+    conjuncts: &[&PhysicalExpr],
+    data_columns: usize,
+    table_schema: &Schema,
+) -> Result<bool> {
+    let schema = file.meta.parquet_schema();
+    for c in conjuncts.iter().filter(|c| is_selective(c)) {
+        let cols = c.column_indices();
+        let [col] = cols.as_slice() else { continue };
+        if *col >= data_columns {
+            continue;
+        }
+        let leaves: Vec<usize> = (0..schema.num_columns())
+            .filter(|&l| schema.get_column_root_idx(l) == *col)
+            .collect();
+        let [leaf] = leaves.as_slice() else { continue };
+        if schema.column(*leaf).max_rep_level() > 0 {
+            continue;
+        }
+        let field = table_schema.field(*col);
+        let Some(values) = read_dictionary(file, g, *leaf, field.data_type())? else {
+            continue;
+        };
+        let may_have_nulls = file
+            .meta
+            .metadata()
+            .row_group(g)
+            .column(*leaf)
+            .statistics()
+            .and_then(|s| s.null_count_opt())
+            .is_none_or(|n| n > 0);
+        let values = if may_have_nulls {
+            let null = arrow_array::new_null_array(field.data_type(), 1);
+            arrow_select::concat::concat(&[values.as_ref(), null.as_ref()])?
+        } else {
+            values
+        };
+        let one = Arc::new(Schema::new(vec![Field::new(
+            field.name(),
+            field.data_type().clone(),
+            true,
+        )]));
+        let batch = RecordBatch::try_new(one, vec![values])?;
+        let local = c.remap_columns(&|_| 0);
+        let verdict = evaluate_predicate(&local, &batch)?;
+        if verdict.true_count() == 0 {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}

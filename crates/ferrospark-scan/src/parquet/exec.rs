@@ -1,0 +1,311 @@
+//! Running a planned scan: worker threads decode row groups (filter columns first through a
+//! `RowFilter`, then only surviving rows of the others) and a [`ScanStream`] hands batches
+//! out in task order.
+//!
+//! ```text
+//!   worker w takes tasks w, w+N, w+2N, ...  ──bounded channel w──┐
+//!   ScanStream reads task t from channel t mod N ◀───────────────┘  (file order kept,
+//!   at most a few batches in flight per worker)
+//! ```
+
+use std::fs::File;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, RecordBatchReader, UInt32Array,
+};
+use arrow_schema::{ArrowError, SchemaRef};
+use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::{evaluate_predicate, Literal, PhysicalExpr};
+use parquet::arrow::arrow_reader::{ArrowPredicateFn, ParquetRecordBatchReaderBuilder, RowFilter};
+use parquet::arrow::ProjectionMask;
+
+use super::plan::{catch_corruption, ParquetScan, ScanShared, ScanTask};
+use super::spark_types::to_spark_batch;
+
+/// Batches a worker may run ahead of the consumer.
+const CHANNEL_DEPTH: usize = 4;
+
+enum Message {
+    Batch(RecordBatch),
+    TaskDone,
+    Failed(FerroError),
+}
+
+/// The running scan: an iterator of batches in file order (also an Arrow `RecordBatchReader`).
+pub struct ScanStream {
+    schema: SchemaRef,
+    receivers: Vec<Receiver<Message>>,
+    tasks: usize,
+    next_task: usize,
+    done: bool,
+}
+
+impl ParquetScan {
+    /// Starts the scan on worker threads and returns the stream of its batches.
+    pub fn execute(&self) -> ScanStream {
+        let shared = self.shared.clone();
+        let tasks = Arc::new(self.tasks.clone());
+        let workers = shared.options.threads.max(1).min(tasks.len().max(1));
+        let mut receivers = Vec::with_capacity(workers);
+        for w in 0..workers {
+            let (tx, rx) = sync_channel(CHANNEL_DEPTH);
+            receivers.push(rx);
+            let shared = shared.clone();
+            let tasks = tasks.clone();
+            std::thread::Builder::new()
+                .name(format!("ferrospark-scan-{w}"))
+                .spawn(move || worker(shared, tasks, w, workers, tx))
+                .map_or_else(|_| (), |_| ());
+        }
+        ScanStream {
+            schema: shared.output_schema.clone(),
+            receivers,
+            tasks: tasks.len(),
+            next_task: 0,
+            done: false,
+        }
+    }
+}
+
+fn worker(
+    shared: Arc<ScanShared>,
+    tasks: Arc<Vec<ScanTask>>,
+    w: usize,
+    workers: usize,
+    tx: SyncSender<Message>,
+) {
+    let mut t = w;
+    while t < tasks.len() {
+        let task = &tasks[t];
+        let path = shared.files[task.file].path.clone();
+        let started = Instant::now();
+        let result = catch_corruption(&path, || run_task(&shared, task, &tx));
+        shared.metrics.add_elapsed("decode_time_ns", started);
+        match result {
+            Ok(true) => {
+                if tx.send(Message::TaskDone).is_err() {
+                    return;
+                }
+            }
+            // The consumer hung up: stop quietly.
+            Ok(false) => return,
+            Err(e) => {
+                let _ = tx.send(Message::Failed(e));
+                return;
+            }
+        }
+        t += workers;
+    }
+}
+
+/// Reads one task, sending its batches; `Ok(false)` when the consumer has gone away.
+fn run_task(s: &ScanShared, task: &ScanTask, tx: &SyncSender<Message>) -> Result<bool> {
+    let file = &s.files[task.file];
+    let path = &file.path;
+    let f = File::open(path).map_err(|e| FerroError::io(path, e))?;
+    let parquet_schema = file.meta.parquet_schema();
+    let data_out: Vec<usize> = {
+        let mut v: Vec<usize> = s
+            .output
+            .iter()
+            .copied()
+            .filter(|&c| c < s.data_columns)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(f, file.meta.clone())
+        .with_batch_size(s.options.batch_size)
+        .with_row_groups(vec![task.row_group])
+        .with_projection(ProjectionMask::roots(
+            parquet_schema,
+            data_out.iter().copied(),
+        ));
+    if let Some(sel) = &task.selection {
+        builder = builder.with_row_selection(sel.clone());
+    }
+    let mut constant_verdict: Option<bool> = None;
+    if let Some(pred) = &s.predicate {
+        // Partition columns are constants within a file.
+        let local = pred.transform_columns(&|index, name, data_type| {
+            if index >= s.data_columns {
+                PhysicalExpr::Literal(Literal::new(
+                    file.partition_values[index - s.data_columns].clone(),
+                ))
+            } else {
+                PhysicalExpr::Column {
+                    index,
+                    name: name.to_string(),
+                    data_type: data_type.clone(),
+                }
+            }
+        });
+        let mut filters: Vec<Box<dyn parquet::arrow::arrow_reader::ArrowPredicate>> = Vec::new();
+        let mut column_free = Vec::new();
+        // One predicate per conjunct, in order: later ones decode only rows earlier ones kept.
+        for c in local.conjuncts() {
+            let mut cols = c.column_indices();
+            if cols.is_empty() {
+                column_free.push(c.clone());
+                continue;
+            }
+            cols.sort_unstable();
+            let position = cols.clone();
+            let remapped = c.remap_columns(&move |i| {
+                position.iter().position(|&p| p == i).unwrap_or(usize::MAX)
+            });
+            let mask = ProjectionMask::roots(parquet_schema, cols.iter().copied());
+            filters.push(Box::new(ArrowPredicateFn::new(
+                mask,
+                move |batch: RecordBatch| {
+                    let verdict =
+                        evaluate_predicate(&remapped, &batch).map_err(ArrowError::from)?;
+                    Ok(nulls_as_false(verdict))
+                },
+            )));
+        }
+        for c in column_free {
+            let one = RecordBatch::try_new_with_options(
+                Arc::new(arrow_schema::Schema::empty()),
+                vec![],
+                &RecordBatchOptions::new().with_row_count(Some(1)),
+            )?;
+            let v = evaluate_predicate(&c, &one)?;
+            let holds = v.is_valid(0) && v.value(0);
+            constant_verdict = Some(constant_verdict.unwrap_or(true) && holds);
+        }
+        if constant_verdict == Some(false) {
+            return Ok(true);
+        }
+        if !filters.is_empty() {
+            builder = builder.with_row_filter(RowFilter::new(filters));
+        }
+    }
+    let reader = builder.build().map_err(|e| FerroError::parquet(path, e))?;
+    // Where each output column comes from: a position in the decoded batch or a partition value.
+    for batch in reader {
+        let batch = batch.map_err(|e| match e {
+            ArrowError::ExternalError(inner) => match inner.downcast::<FerroError>() {
+                Ok(fe) => *fe,
+                Err(other) => FerroError::parquet(path, other),
+            },
+            other => FerroError::parquet(path, other),
+        })?;
+        let out = assemble(s, task.file, &data_out, &batch)?;
+        s.metrics.add("rows_output", out.num_rows() as u64);
+        s.metrics.add("batches_output", 1);
+        if tx.send(Message::Batch(out)).is_err() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn nulls_as_false(b: BooleanArray) -> BooleanArray {
+    if b.null_count() == 0 {
+        b
+    } else {
+        arrow_select::filter::prep_null_mask_filter(&b)
+    }
+}
+
+fn assemble(
+    s: &ScanShared,
+    file: usize,
+    data_out: &[usize],
+    batch: &RecordBatch,
+) -> Result<RecordBatch> {
+    let n = batch.num_rows();
+    let columns =
+        s.output
+            .iter()
+            .map(|&c| -> Result<ArrayRef> {
+                if c < s.data_columns {
+                    let pos = data_out.iter().position(|&d| d == c).ok_or_else(|| {
+                        FerroError::Internal(format!("column {c} was not decoded"))
+                    })?;
+                    Ok(batch.column(pos).clone())
+                } else {
+                    let v = &s.files[file].partition_values[c - s.data_columns];
+                    let idx = UInt32Array::from(vec![0u32; n]);
+                    Ok(arrow_select::take::take(v.as_ref(), &idx, None)?)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+    let options = RecordBatchOptions::new().with_row_count(Some(n));
+    if s.options.spark_types {
+        let plain_fields: Vec<arrow_schema::Field> = s
+            .output
+            .iter()
+            .map(|&c| s.table_schema.field(c).clone())
+            .collect();
+        let plain = RecordBatch::try_new_with_options(
+            Arc::new(arrow_schema::Schema::new(plain_fields)),
+            columns,
+            &options,
+        )?;
+        return to_spark_batch(&plain, &s.output_schema);
+    }
+    Ok(RecordBatch::try_new_with_options(
+        s.output_schema.clone(),
+        columns,
+        &options,
+    )?)
+}
+
+impl Iterator for ScanStream {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done && self.next_task < self.tasks {
+            let rx = &self.receivers[self.next_task % self.receivers.len()];
+            match rx.recv() {
+                Ok(Message::Batch(b)) => return Some(Ok(b)),
+                Ok(Message::TaskDone) => self.next_task += 1,
+                Ok(Message::Failed(e)) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Some(Err(FerroError::Internal(
+                        "a scan worker stopped without finishing its task".into(),
+                    )));
+                }
+            }
+        }
+        None
+    }
+}
+
+impl ScanStream {
+    /// The schema of every batch.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// An Arrow `RecordBatchReader` view, for exporting through the C stream interface.
+    pub fn into_reader(self) -> ScanReader {
+        ScanReader(self)
+    }
+}
+
+/// [`ScanStream`] as an `arrow_array::RecordBatchReader`.
+pub struct ScanReader(ScanStream);
+
+impl Iterator for ScanReader {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|r| r.map_err(ArrowError::from))
+    }
+}
+
+impl RecordBatchReader for ScanReader {
+    fn schema(&self) -> SchemaRef {
+        self.0.schema()
+    }
+}

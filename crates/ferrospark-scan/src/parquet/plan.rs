@@ -1,0 +1,831 @@
+//! Planning a Parquet scan: footers, schema agreement, binding the filter, and pruning files,
+//! row groups and pages down to a list of [`ScanTask`]s.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{Array, ArrayRef, Int64Array, UInt64Array};
+use arrow_schema::{Field, Schema, SchemaRef};
+use ferrospark_common::{FerroError, MetricsSet, Result};
+use ferrospark_expr::types::spark_type_name;
+use ferrospark_expr::{bind_predicate, resolve_column, BindContext, PhysicalExpr};
+use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, RowSelection, RowSelector,
+};
+use parquet::basic::Type as PhysicalType;
+use parquet::file::metadata::PageIndexPolicy;
+
+use super::pruning::{ColumnStats, PruningPredicate};
+use super::{bloom, dictionary, new_metrics, spark_types, ParquetScanOptions};
+use crate::listing::{list_files, Listing};
+
+/// One file's footer and partition values.
+#[derive(Debug, Clone)]
+pub(crate) struct FileEntry {
+    pub path: PathBuf,
+    pub meta: ArrowReaderMetadata,
+    /// Typed partition values (one-element arrays), in partition column order.
+    pub partition_values: Vec<ArrayRef>,
+    /// Raw partition values, for splits.
+    pub raw_partition_values: Vec<Option<String>>,
+}
+
+/// One unit of work: a row group of a file, possibly narrowed to a row selection.
+#[derive(Debug, Clone)]
+pub(crate) struct ScanTask {
+    pub file: usize,
+    pub row_group: usize,
+    pub selection: Option<RowSelection>,
+}
+
+/// Everything workers share.
+#[derive(Debug)]
+pub(crate) struct ScanShared {
+    pub files: Vec<FileEntry>,
+    /// Data columns (from the files) followed by partition columns.
+    pub table_schema: SchemaRef,
+    /// How many of the table columns come from the files.
+    pub data_columns: usize,
+    /// Table column indices of the output, in order.
+    pub output: Vec<usize>,
+    /// Output schema (Spark-typed when asked).
+    pub output_schema: SchemaRef,
+    /// The filter bound to the table schema.
+    pub predicate: Option<PhysicalExpr>,
+    pub options: ParquetScanOptions,
+    pub metrics: MetricsSet,
+}
+
+/// A piece of a scan Spark can run as one task: a file and some of its row groups.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanSplit {
+    /// The file.
+    pub path: PathBuf,
+    /// Row groups to read.
+    pub row_groups: Vec<usize>,
+    /// Raw hive partition values of the file.
+    pub partition_values: Vec<Option<String>>,
+    /// Compressed bytes of those row groups, to balance tasks.
+    pub bytes: u64,
+}
+
+/// A planned Parquet scan. Create with [`ParquetScan::try_new`], run with
+/// [`ParquetScan::execute`].
+#[derive(Debug)]
+pub struct ParquetScan {
+    pub(crate) shared: Arc<ScanShared>,
+    pub(crate) tasks: Vec<ScanTask>,
+    partition_fields: Vec<Field>,
+    pruning: Option<String>,
+    paths: Vec<PathBuf>,
+}
+
+pub(crate) fn catch_corruption<T>(
+    path: &std::path::Path,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    // A corrupt file must never take the process down: decoder panics become errors.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "decoder panic".into());
+            Err(FerroError::parquet(path, format!("corrupt file ({msg})")))
+        }
+    }
+}
+
+fn load_footer(path: &PathBuf, page_index: bool) -> Result<ArrowReaderMetadata> {
+    catch_corruption(path, || {
+        let file = File::open(path).map_err(|e| FerroError::io(path, e))?;
+        let policy = if page_index {
+            PageIndexPolicy::Optional
+        } else {
+            PageIndexPolicy::Skip
+        };
+        let options = ArrowReaderOptions::new().with_page_index_policy(policy);
+        ArrowReaderMetadata::load(&file, options).map_err(|e| FerroError::parquet(path, e))
+    })
+}
+
+fn load_footers(
+    paths: &[PathBuf],
+    threads: usize,
+    page_index: bool,
+) -> Result<Vec<ArrowReaderMetadata>> {
+    if paths.len() <= 1 || threads <= 1 {
+        return paths.iter().map(|p| load_footer(p, page_index)).collect();
+    }
+    let chunk = paths.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = paths
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|p| load_footer(p, page_index))
+                        .collect::<Result<Vec<_>>>()
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(paths.len());
+        for h in handles {
+            let part = h
+                .join()
+                .map_err(|_| FerroError::Internal("footer reader thread panicked".into()))??;
+            out.extend(part);
+        }
+        Ok(out)
+    })
+}
+
+fn describe_difference(a: &Schema, b: &Schema) -> String {
+    for (i, fa) in a.fields().iter().enumerate() {
+        match b.fields().get(i) {
+            Some(fb) if fb.name() != fa.name() => {
+                return format!(
+                    "column {i} is `{}` in one and `{}` in the other",
+                    fa.name(),
+                    fb.name()
+                )
+            }
+            Some(fb) if fb.data_type() != fa.data_type() => {
+                return format!(
+                    "column `{}` is {} in one and {} in the other",
+                    fa.name(),
+                    spark_type_name(fa.data_type()),
+                    spark_type_name(fb.data_type())
+                )
+            }
+            None => return format!("column `{}` is missing from one", fa.name()),
+            _ => {}
+        }
+    }
+    format!(
+        "they have {} and {} columns",
+        a.fields().len(),
+        b.fields().len()
+    )
+}
+
+fn same_shape(a: &Schema, b: &Schema) -> bool {
+    a.fields().len() == b.fields().len()
+        && a.fields()
+            .iter()
+            .zip(b.fields())
+            .all(|(x, y)| x.name() == y.name() && x.data_type().equals_datatype(y.data_type()))
+}
+
+impl ParquetScan {
+    /// Plans a scan of `paths` (files or directories).
+    pub fn try_new(paths: &[PathBuf], options: ParquetScanOptions) -> Result<Self> {
+        let listing = list_files(paths)?;
+        Self::from_listing(paths.to_vec(), listing, options)
+    }
+
+    /// Plans one Spark split: a single file with partition values typed by the driver.
+    pub fn for_split(
+        split: &ScanSplit,
+        partition_fields: Vec<Field>,
+        mut options: ParquetScanOptions,
+    ) -> Result<Self> {
+        let size = std::fs::metadata(&split.path)
+            .map_err(|e| FerroError::io(&split.path, e))?
+            .len();
+        let listing = Listing {
+            files: vec![crate::listing::PartitionedFile {
+                path: split.path.clone(),
+                size,
+                partition_values: split.partition_values.clone(),
+            }],
+            partition_fields,
+        };
+        options.row_groups = Some(split.row_groups.clone());
+        Self::from_listing(vec![split.path.clone()], listing, options)
+    }
+
+    fn from_listing(
+        paths: Vec<PathBuf>,
+        listing: Listing,
+        options: ParquetScanOptions,
+    ) -> Result<Self> {
+        let start = Instant::now();
+        let metrics = new_metrics();
+        // Spark skips zero-length files.
+        let files: Vec<usize> = (0..listing.files.len())
+            .filter(|&i| listing.files[i].size > 0)
+            .collect();
+        let file_paths: Vec<PathBuf> = files
+            .iter()
+            .map(|&i| listing.files[i].path.clone())
+            .collect();
+        let metas = load_footers(&file_paths, options.threads, options.filter_pushdown)?;
+
+        let file_schema: SchemaRef = match metas.first() {
+            Some(m) => Arc::new(Schema::new(m.schema().fields().clone())),
+            None => Arc::new(Schema::empty()),
+        };
+        for (m, p) in metas.iter().zip(&file_paths).skip(1) {
+            if !same_shape(&file_schema, m.schema()) {
+                return Err(FerroError::Schema(format!(
+                    "Parquet files have different schemas: {} and {}: {}. Read them separately or rewrite them with one schema.",
+                    file_paths[0].display(),
+                    p.display(),
+                    describe_difference(&file_schema, m.schema())
+                )));
+            }
+        }
+        for pf in &listing.partition_fields {
+            if file_schema
+                .fields()
+                .iter()
+                .any(|f| f.name().eq_ignore_ascii_case(pf.name()))
+            {
+                return Err(FerroError::Schema(format!(
+                    "partition column `{}` is also a column inside the files",
+                    pf.name()
+                )));
+            }
+        }
+        let data_columns = file_schema.fields().len();
+        let mut table_fields: Vec<Field> = file_schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        table_fields.extend(listing.partition_fields.iter().cloned());
+        let table_schema = Arc::new(Schema::new(table_fields));
+
+        let output: Vec<usize> = match &options.columns {
+            None => (0..table_schema.fields().len()).collect(),
+            Some(cols) => cols
+                .iter()
+                .map(|c| resolve_column(&table_schema, c))
+                .collect::<Result<_>>()?,
+        };
+        let projected = Schema::new(
+            output
+                .iter()
+                .map(|&i| table_schema.field(i).clone())
+                .collect::<Vec<_>>(),
+        );
+        let output_schema = if options.spark_types {
+            let int96 = int96_columns(metas.first(), &projected, data_columns, &output);
+            spark_types::spark_schema(&projected, &int96)?
+        } else {
+            Arc::new(projected)
+        };
+
+        let predicate = match &options.filter {
+            None => None,
+            Some(e) => {
+                let ctx = BindContext {
+                    schema: &table_schema,
+                    session_tz: &options.session_tz,
+                };
+                Some(bind_predicate(e, &ctx)?)
+            }
+        };
+        let pruning = if options.filter_pushdown {
+            predicate
+                .as_ref()
+                .and_then(|p| PruningPredicate::try_new(p, &table_schema))
+        } else {
+            None
+        };
+
+        let mut entries = Vec::with_capacity(files.len());
+        for (&i, meta) in files.iter().zip(metas) {
+            entries.push(FileEntry {
+                path: listing.files[i].path.clone(),
+                meta,
+                partition_values: listing.partition_scalars(i)?,
+                raw_partition_values: listing.files[i].partition_values.clone(),
+            });
+        }
+        metrics.add("files_total", entries.len() as u64);
+
+        let shared_pred = predicate.clone();
+        let mut scan = ParquetScan {
+            shared: Arc::new(ScanShared {
+                files: entries,
+                table_schema: table_schema.clone(),
+                data_columns,
+                output,
+                output_schema,
+                predicate: shared_pred,
+                options,
+                metrics: metrics.clone(),
+            }),
+            tasks: Vec::new(),
+            partition_fields: listing.partition_fields.clone(),
+            pruning: pruning.as_ref().map(|p| p.to_string()),
+            paths,
+        };
+        scan.tasks = scan.plan_tasks(pruning.as_ref())?;
+        scan.split_for_parallelism();
+        metrics.add_elapsed("plan_time_ns", start);
+        Ok(scan)
+    }
+
+    fn plan_tasks(&self, pruning: Option<&PruningPredicate>) -> Result<Vec<ScanTask>> {
+        let s = &self.shared;
+        let m = &s.metrics;
+        let n_files = s.files.len();
+        // 1. Files, by partition values.
+        let mut keep_file = vec![true; n_files];
+        if let Some(p) = pruning {
+            let part_cols: Vec<usize> = p
+                .columns()
+                .iter()
+                .copied()
+                .filter(|&c| c >= s.data_columns)
+                .collect();
+            if !part_cols.is_empty() && n_files > 0 {
+                let stats = part_cols
+                    .iter()
+                    .map(|&c| {
+                        Ok((
+                            c,
+                            self.partition_stats(
+                                c,
+                                &(0..n_files).collect::<Vec<_>>(),
+                                &vec![1; n_files],
+                            )?,
+                        ))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                keep_file = p.keep(n_files, &stats, &Int64Array::from(vec![1i64; n_files]))?;
+            }
+        }
+        let mut tasks = Vec::new();
+        for (fi, file) in s.files.iter().enumerate() {
+            let md = file.meta.metadata();
+            let rgs: Vec<usize> = match &s.options.row_groups {
+                Some(r) => r
+                    .iter()
+                    .copied()
+                    .filter(|&g| g < md.num_row_groups())
+                    .collect(),
+                None => (0..md.num_row_groups()).collect(),
+            };
+            let rows: Vec<i64> = rgs.iter().map(|&g| md.row_group(g).num_rows()).collect();
+            m.add("row_groups_total", rgs.len() as u64);
+            m.add("rows_total", rows.iter().sum::<i64>().max(0) as u64);
+            if !keep_file[fi] {
+                m.add("files_pruned", 1);
+                continue;
+            }
+            catch_corruption(&file.path, || {
+                let mut keep = vec![true; rgs.len()];
+                if let Some(p) = pruning {
+                    let stats = self.row_group_stats(fi, p.columns(), &rgs)?;
+                    keep = p.keep(rgs.len(), &stats, &Int64Array::from(rows.clone()))?;
+                    m.add(
+                        "row_groups_pruned_statistics",
+                        keep.iter().filter(|k| !**k).count() as u64,
+                    );
+                }
+                let conjuncts: Vec<&PhysicalExpr> = match (&s.predicate, s.options.filter_pushdown)
+                {
+                    (Some(pred), true) => pred.conjuncts(),
+                    _ => Vec::new(),
+                };
+                for (k, &g) in rgs.iter().enumerate() {
+                    if !keep[k] {
+                        continue;
+                    }
+                    if s.options.bloom_filter && bloom::prunes(file, g, &conjuncts, s.data_columns)?
+                    {
+                        m.add("row_groups_pruned_bloom_filter", 1);
+                        continue;
+                    }
+                    if s.options.dictionary_filter
+                        && dictionary::prunes(file, g, &conjuncts, s.data_columns, &s.table_schema)?
+                    {
+                        m.add("row_groups_pruned_dictionary", 1);
+                        continue;
+                    }
+                    let selection = match pruning {
+                        Some(p) => self.page_selection(fi, g, p)?,
+                        None => None,
+                    };
+                    if let Some(sel) = &selection {
+                        if !sel.selects_any() {
+                            m.add("row_groups_pruned_statistics", 1);
+                            continue;
+                        }
+                    }
+                    tasks.push(ScanTask {
+                        file: fi,
+                        row_group: g,
+                        selection,
+                    });
+                }
+                Ok(())
+            })?;
+        }
+        m.add("row_groups_read", tasks.len() as u64);
+        for t in &tasks {
+            self.count_pages_and_rows(t);
+        }
+        Ok(tasks)
+    }
+
+    fn partition_stats(&self, c: usize, files: &[usize], counts: &[i64]) -> Result<ColumnStats> {
+        let s = &self.shared;
+        let p = c - s.data_columns;
+        let mut values: Vec<ArrayRef> = Vec::new();
+        let mut nulls = Vec::new();
+        for (&f, &n) in files.iter().zip(counts) {
+            let v = s.files[f].partition_values[p].clone();
+            nulls.push(if v.is_null(0) { n as u64 } else { 0 });
+            values.push(v);
+        }
+        let refs: Vec<&dyn Array> = values.iter().map(|a| a.as_ref()).collect();
+        let all = if refs.is_empty() {
+            arrow_array::new_empty_array(s.table_schema.field(c).data_type())
+        } else {
+            arrow_select::concat::concat(&refs)?
+        };
+        Ok(ColumnStats {
+            min: all.clone(),
+            max: all,
+            nulls: Arc::new(UInt64Array::from(nulls)),
+        })
+    }
+
+    fn row_group_stats(
+        &self,
+        fi: usize,
+        columns: &[usize],
+        rgs: &[usize],
+    ) -> Result<Vec<(usize, ColumnStats)>> {
+        let s = &self.shared;
+        let file = &s.files[fi];
+        let md = file.meta.metadata();
+        let mut out = Vec::new();
+        for &c in columns {
+            if c >= s.data_columns {
+                let counts: Vec<i64> = rgs.iter().map(|&g| md.row_group(g).num_rows()).collect();
+                out.push((c, self.partition_stats(c, &vec![fi; rgs.len()], &counts)?));
+                continue;
+            }
+            let name = s.table_schema.field(c).name();
+            let Ok(conv) =
+                StatisticsConverter::try_new(name, file.meta.schema(), file.meta.parquet_schema())
+            else {
+                continue;
+            };
+            let groups = rgs.iter().map(|&g| md.row_group(g));
+            let (Ok(min), Ok(max), Ok(nulls)) = (
+                conv.row_group_mins(groups.clone()),
+                conv.row_group_maxes(groups.clone()),
+                conv.row_group_null_counts(groups),
+            ) else {
+                continue;
+            };
+            out.push((
+                c,
+                ColumnStats {
+                    min,
+                    max,
+                    nulls: Arc::new(nulls),
+                },
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Rows of row group `g` whose pages can match, from the page index; `None` when every
+    /// row may match or there is no page index.
+    fn page_selection(
+        &self,
+        fi: usize,
+        g: usize,
+        p: &PruningPredicate,
+    ) -> Result<Option<RowSelection>> {
+        let s = &self.shared;
+        let file = &s.files[fi];
+        let md = file.meta.metadata();
+        let (Some(ci), Some(oi)) = (md.column_index(), md.offset_index()) else {
+            return Ok(None);
+        };
+        let total = md.row_group(g).num_rows().max(0) as usize;
+        let mut result: Option<RowSelection> = None;
+        for &c in p.columns().iter().filter(|&&c| c < s.data_columns) {
+            let name = s.table_schema.field(c).name();
+            let Ok(conv) =
+                StatisticsConverter::try_new(name, file.meta.schema(), file.meta.parquet_schema())
+            else {
+                continue;
+            };
+            let Some(leaf) = conv.parquet_column_index() else {
+                continue;
+            };
+            let Some(locations) = oi
+                .get(g)
+                .and_then(|r| r.get(leaf))
+                .map(|o| o.page_locations())
+            else {
+                continue;
+            };
+            if locations.is_empty() || ci.get(g).and_then(|r| r.get(leaf)).is_none() {
+                continue;
+            }
+            let (Ok(min), Ok(max), Ok(nulls)) = (
+                conv.data_page_mins(ci, oi, [&g]),
+                conv.data_page_maxes(ci, oi, [&g]),
+                conv.data_page_null_counts(ci, oi, [&g]),
+            ) else {
+                continue;
+            };
+            let n = locations.len();
+            if min.len() != n || max.len() != n || nulls.len() != n {
+                continue;
+            }
+            let mut counts = Vec::with_capacity(n);
+            for (i, loc) in locations.iter().enumerate() {
+                let end = locations
+                    .get(i + 1)
+                    .map_or(total as i64, |l| l.first_row_index);
+                counts.push((end - loc.first_row_index).max(0));
+            }
+            let mut stats = vec![(
+                c,
+                ColumnStats {
+                    min,
+                    max,
+                    nulls: Arc::new(nulls),
+                },
+            )];
+            for &pc in p.columns().iter().filter(|&&pc| pc >= s.data_columns) {
+                stats.push((pc, self.partition_stats(pc, &vec![fi; n], &counts)?));
+            }
+            let keep = p.keep(n, &stats, &Int64Array::from(counts.clone()))?;
+            if keep.iter().all(|k| *k) {
+                continue;
+            }
+            let mut selectors: Vec<RowSelector> = Vec::new();
+            for (k, &cnt) in keep.iter().zip(&counts) {
+                let cnt = cnt as usize;
+                if cnt == 0 {
+                    continue;
+                }
+                selectors.push(if *k {
+                    RowSelector::select(cnt)
+                } else {
+                    RowSelector::skip(cnt)
+                });
+            }
+            let sel = RowSelection::from(selectors);
+            result = Some(match result {
+                None => sel,
+                Some(prev) => prev.intersection(&sel),
+            });
+        }
+        Ok(result)
+    }
+
+    /// Records pages read/skipped and rows decoded for a task, over every column it reads.
+    fn count_pages_and_rows(&self, t: &ScanTask) {
+        let s = &self.shared;
+        let file = &s.files[t.file];
+        let md = file.meta.metadata();
+        let rg = md.row_group(t.row_group);
+        let total = rg.num_rows().max(0) as usize;
+        let rows = t.selection.as_ref().map_or(total, |sel| sel.row_count());
+        s.metrics.add("rows_read", rows as u64);
+        let leaves = self.read_leaves(t.file);
+        let ranges: Vec<(usize, usize)> = match &t.selection {
+            None => vec![(0, total)],
+            Some(sel) => {
+                let mut pos = 0;
+                let mut out = Vec::new();
+                for sel in sel.iter() {
+                    if !sel.skip {
+                        out.push((pos, pos + sel.row_count));
+                    }
+                    pos += sel.row_count;
+                }
+                out
+            }
+        };
+        let oi = md.offset_index();
+        for leaf in leaves {
+            let col = rg.column(leaf);
+            let Some(locations) = oi
+                .and_then(|o| o.get(t.row_group))
+                .and_then(|r| r.get(leaf))
+                .map(|o| o.page_locations())
+            else {
+                s.metrics
+                    .add("bytes_read", col.compressed_size().max(0) as u64);
+                continue;
+            };
+            s.metrics.add("pages_total", locations.len() as u64);
+            for (i, loc) in locations.iter().enumerate() {
+                let start = loc.first_row_index.max(0) as usize;
+                let end = locations
+                    .get(i + 1)
+                    .map_or(total, |l| l.first_row_index.max(0) as usize);
+                if ranges.iter().any(|&(a, b)| a < end && start < b) {
+                    s.metrics
+                        .add("bytes_read", loc.compressed_page_size.max(0) as u64);
+                } else {
+                    s.metrics.add("pages_pruned", 1);
+                }
+            }
+        }
+    }
+
+    /// Parquet leaf columns a task of file `fi` decodes: output and filter columns.
+    pub(crate) fn read_leaves(&self, fi: usize) -> Vec<usize> {
+        let s = &self.shared;
+        let file = &s.files[fi];
+        let schema = file.meta.parquet_schema();
+        let mut roots: Vec<usize> = s
+            .output
+            .iter()
+            .copied()
+            .filter(|&c| c < s.data_columns)
+            .collect();
+        if let Some(p) = &s.predicate {
+            roots.extend(
+                p.column_indices()
+                    .into_iter()
+                    .filter(|&c| c < s.data_columns),
+            );
+        }
+        (0..schema.num_columns())
+            .filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf)))
+            .collect()
+    }
+
+    /// With fewer tasks than threads, splits large row groups into row ranges so every core
+    /// works; only where the offset index lets each part skip the others' pages.
+    fn split_for_parallelism(&mut self) {
+        let s = self.shared.clone();
+        let threads = s.options.threads.max(1);
+        if self.tasks.is_empty() || self.tasks.len() >= threads {
+            return;
+        }
+        let parts = threads.div_ceil(self.tasks.len());
+        let mut out = Vec::new();
+        for t in self.tasks.drain(..) {
+            let md = s.files[t.file].meta.metadata();
+            let total = md.row_group(t.row_group).num_rows().max(0) as usize;
+            if md.offset_index().is_none() || total < 2 * s.options.batch_size {
+                out.push(t);
+                continue;
+            }
+            let step = total.div_ceil(parts);
+            let mut start = 0;
+            while start < total {
+                let end = (start + step).min(total);
+                let range = RowSelection::from(vec![
+                    RowSelector::skip(start),
+                    RowSelector::select(end - start),
+                    RowSelector::skip(total - end),
+                ]);
+                let selection = match &t.selection {
+                    None => range,
+                    Some(sel) => sel.intersection(&range),
+                };
+                if selection.selects_any() {
+                    out.push(ScanTask {
+                        file: t.file,
+                        row_group: t.row_group,
+                        selection: Some(selection),
+                    });
+                }
+                start = end;
+            }
+        }
+        self.tasks = out;
+    }
+
+    /// The output schema.
+    pub fn schema(&self) -> SchemaRef {
+        self.shared.output_schema.clone()
+    }
+
+    /// The scan's metrics (plan counts now; rows, batches and decode time as it runs).
+    pub fn metrics(&self) -> &MetricsSet {
+        &self.shared.metrics
+    }
+
+    /// Partition columns with their inferred types.
+    pub fn partition_fields(&self) -> &[Field] {
+        &self.partition_fields
+    }
+
+    /// Groups the surviving row groups into splits of about `max_bytes` compressed bytes,
+    /// never crossing files, for Spark to run as tasks.
+    pub fn splits(&self, max_bytes: u64) -> Vec<ScanSplit> {
+        let s = &self.shared;
+        let mut out: Vec<ScanSplit> = Vec::new();
+        for t in &self.tasks {
+            let file = &s.files[t.file];
+            let bytes = file
+                .meta
+                .metadata()
+                .row_group(t.row_group)
+                .compressed_size()
+                .max(0) as u64;
+            match out.last_mut() {
+                Some(last)
+                    if last.path == file.path && last.row_groups.last() == Some(&t.row_group) => {}
+                Some(last) if last.path == file.path && last.bytes + bytes <= max_bytes.max(1) => {
+                    last.row_groups.push(t.row_group);
+                    last.bytes += bytes;
+                }
+                _ => out.push(ScanSplit {
+                    path: file.path.clone(),
+                    row_groups: vec![t.row_group],
+                    partition_values: file.raw_partition_values.clone(),
+                    bytes,
+                }),
+            }
+        }
+        out
+    }
+
+    /// A readable summary in the spirit of Spark's `FileScan parquet` node.
+    pub fn explain(&self) -> String {
+        let s = &self.shared;
+        let m = &s.metrics;
+        let cols: Vec<&str> = s
+            .output
+            .iter()
+            .map(|&i| s.table_schema.field(i).name().as_str())
+            .collect();
+        let mut out = format!(
+            "ParquetScan [{}]\n  Location: {}\n",
+            cols.join(", "),
+            self.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if !self.partition_fields.is_empty() {
+            let pf: Vec<String> = self
+                .partition_fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name(), spark_type_name(f.data_type())))
+                .collect();
+            out += &format!("  PartitionColumns: [{}]\n", pf.join(", "));
+        }
+        if let Some(p) = &s.predicate {
+            out += &format!("  Filter: {p}\n");
+        }
+        if let Some(p) = &self.pruning {
+            out += &format!("  PruningPredicate: {p}\n");
+        }
+        out += &format!(
+            "  Files: {} ({} pruned by partition values)\n  RowGroups: {} of {} to read ({} pruned by statistics or page index, {} by bloom filters, {} by dictionaries)\n  Pages: {} of {} skipped\n  Tasks: {} on {} threads, batch size {}",
+            m.get("files_total"),
+            m.get("files_pruned"),
+            m.get("row_groups_read"),
+            m.get("row_groups_total"),
+            m.get("row_groups_pruned_statistics"),
+            m.get("row_groups_pruned_bloom_filter"),
+            m.get("row_groups_pruned_dictionary"),
+            m.get("pages_pruned"),
+            m.get("pages_total"),
+            self.tasks.len(),
+            s.options.threads.min(self.tasks.len().max(1)),
+            s.options.batch_size
+        );
+        out
+    }
+}
+
+fn int96_columns(
+    meta: Option<&ArrowReaderMetadata>,
+    _projected: &Schema,
+    data_columns: usize,
+    output: &[usize],
+) -> Vec<bool> {
+    let Some(meta) = meta else {
+        return vec![false; output.len()];
+    };
+    let schema = meta.parquet_schema();
+    output
+        .iter()
+        .map(|&c| {
+            c < data_columns
+                && (0..schema.num_columns()).any(|leaf| {
+                    schema.get_column_root_idx(leaf) == c
+                        && schema.column(leaf).physical_type() == PhysicalType::INT96
+                })
+        })
+        .collect()
+}

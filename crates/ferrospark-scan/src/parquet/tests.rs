@@ -1,0 +1,417 @@
+//! Reader tests: answers equal a plain filter over the whole table at every batch size and
+//! with pruning on or off; metrics prove each pruning level fires; bad files are errors.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, ArrayRef, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array,
+    RecordBatch, StringArray,
+};
+use arrow_schema::{DataType, Field, Schema};
+use ferrospark_common::FerroError;
+use ferrospark_expr::{bind_predicate, filter_batch, parse_expr, BindContext};
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+use super::{ParquetScan, ParquetScanOptions};
+
+const ROWS: usize = 10_000;
+
+fn table() -> RecordBatch {
+    let id: Vec<i64> = (0..ROWS as i64).collect();
+    let k: Vec<Option<i32>> = (0..ROWS)
+        .map(|i| {
+            if i % 97 == 0 {
+                None
+            } else {
+                Some((i / 100) as i32)
+            }
+        })
+        .collect();
+    let f: Vec<Option<f64>> = (0..ROWS)
+        .map(|i| match i % 50 {
+            0 => Some(f64::NAN),
+            1 => Some(-0.0),
+            2 => None,
+            _ => Some(i as f64 / 10.0),
+        })
+        .collect();
+    let colors = ["red", "green", "blue", "ünïcode", ""];
+    let s: Vec<Option<&str>> = (0..ROWS)
+        .map(|i| {
+            if i % 13 == 0 {
+                None
+            } else {
+                Some(colors[i % colors.len()])
+            }
+        })
+        .collect();
+    let d: Vec<i32> = (0..ROWS).map(|i| 9000 + (i as i32 % 400)).collect();
+    let q: Vec<i128> = (0..ROWS).map(|i| (i as i128 % 5000) * 7).collect();
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("k", DataType::Int32, true),
+        Field::new("f", DataType::Float64, true),
+        Field::new("s", DataType::Utf8, true),
+        Field::new("d", DataType::Date32, false),
+        Field::new("q", DataType::Decimal128(15, 2), false),
+    ]);
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(id)),
+        Arc::new(Int32Array::from(k)),
+        Arc::new(Float64Array::from(f)),
+        Arc::new(StringArray::from(s)),
+        Arc::new(Date32Array::from(d)),
+        Arc::new(
+            Decimal128Array::from(q)
+                .with_precision_and_scale(15, 2)
+                .expect("valid"),
+        ),
+    ];
+    RecordBatch::try_new(Arc::new(schema), cols).expect("valid")
+}
+
+fn write(path: &Path, batch: &RecordBatch, props: WriterProperties) {
+    let file = std::fs::File::create(path).expect("create");
+    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).expect("writer");
+    w.write(batch).expect("write");
+    w.close().expect("close");
+}
+
+fn props() -> WriterProperties {
+    WriterProperties::builder()
+        .set_max_row_group_row_count(Some(1000))
+        .set_data_page_row_count_limit(100)
+        .set_write_batch_size(100)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_column_bloom_filter_enabled("id".into(), true)
+        .build()
+}
+
+fn fixture() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("t.parquet");
+    write(&p, &table(), props());
+    (dir, p)
+}
+
+fn read(path: &Path, filter: Option<&str>, opts: ParquetScanOptions) -> (RecordBatch, ParquetScan) {
+    let mut opts = opts;
+    opts.filter = filter.map(|f| parse_expr(f).expect("parses"));
+    let scan = ParquetScan::try_new(&[path.to_path_buf()], opts).expect("plans");
+    let batches: Vec<RecordBatch> = scan.execute().collect::<Result<_, _>>().expect("reads");
+    let out = arrow_select::concat::concat_batches(&scan.schema(), &batches).expect("concat");
+    (out, scan)
+}
+
+fn expected(filter: &str) -> RecordBatch {
+    let t = table();
+    let schema = t.schema();
+    let p = bind_predicate(
+        &parse_expr(filter).expect("parses"),
+        &BindContext::new(&schema),
+    )
+    .expect("binds");
+    filter_batch(&t, &p).expect("filters")
+}
+
+const FILTERS: &[&str] = &[
+    "id < 1500",
+    "id BETWEEN 4321 AND 4330",
+    "id = 777 OR id = 9999",
+    "id IN (5, 500, 5000, 50000)",
+    "k = 42",
+    "k IS NULL",
+    "k IS NOT NULL AND k > 95",
+    "NOT (k < 98)",
+    "f > 900",
+    "f = CAST('NaN' AS DOUBLE)",
+    "f = 0.0",
+    "f < 1",
+    "s = 'ünïcode'",
+    "s LIKE 'gr%'",
+    "s = ''",
+    "s IS NULL AND id > 9000",
+    "d BETWEEN DATE '1994-08-01' AND DATE '1994-08-10' AND q < 24",
+    "q = 70.00",
+    "id + 1 = 10",
+    "k NOT IN (1, NULL)",
+    "s = 'absent'",
+];
+
+#[test]
+fn every_filter_matches_a_plain_filter_at_every_batch_size() {
+    let (_dir, p) = fixture();
+    for f in FILTERS {
+        let want = expected(f);
+        for batch_size in [1, 7, 8192] {
+            for pushdown in [true, false] {
+                for threads in [1, 2] {
+                    let opts = ParquetScanOptions {
+                        batch_size,
+                        filter_pushdown: pushdown,
+                        threads,
+                        ..Default::default()
+                    };
+                    if batch_size == 1 && !(pushdown && threads == 2) {
+                        continue;
+                    }
+                    let (got, _) = read(&p, Some(f), opts);
+                    assert_eq!(
+                        got, want,
+                        "filter {f}, batch {batch_size}, pushdown {pushdown}, threads {threads}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sorted_keys_prune_row_groups_and_pages() {
+    let (_dir, p) = fixture();
+    let (got, scan) = read(
+        &p,
+        Some("id BETWEEN 4321 AND 4330"),
+        ParquetScanOptions::default(),
+    );
+    assert_eq!(got.num_rows(), 10);
+    let m = scan.metrics();
+    assert_eq!(m.get("row_groups_total"), 10);
+    assert_eq!(m.get("row_groups_read"), 1, "{}", scan.explain());
+    assert!(m.get("pages_pruned") > 0, "{}", scan.explain());
+    assert_eq!(m.get("rows_read"), 100, "one page of 100 rows is decoded");
+    assert_eq!(m.get("rows_output"), 10);
+}
+
+#[test]
+fn pushdown_off_reads_everything() {
+    let (_dir, p) = fixture();
+    let opts = ParquetScanOptions {
+        filter_pushdown: false,
+        ..Default::default()
+    };
+    let (got, scan) = read(&p, Some("id < 10"), opts);
+    assert_eq!(got.num_rows(), 10);
+    assert_eq!(scan.metrics().get("row_groups_read"), 10);
+}
+
+#[test]
+fn nan_rows_survive_upper_bound_filters() {
+    let (_dir, p) = fixture();
+    let (got, _) = read(&p, Some("f > 999"), ParquetScanOptions::default());
+    // NaN is above every number in Spark: the 200 NaN rows plus 999.1..999.9.
+    assert_eq!(got.num_rows(), expected("f > 999").num_rows());
+    assert!(got.num_rows() >= 200);
+}
+
+#[test]
+fn bloom_filters_prune_absent_values_inside_min_max() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("b.parquet");
+    // Even ids only: an odd id is inside every row group's range but in no bloom filter.
+    let t = table();
+    let even: Vec<i64> = (0..ROWS as i64).map(|i| i * 2).collect();
+    let mut cols = t.columns().to_vec();
+    cols[0] = Arc::new(Int64Array::from(even));
+    let t = RecordBatch::try_new(t.schema(), cols).expect("valid");
+    write(&p, &t, props());
+    let (got, scan) = read(&p, Some("id = 4321"), ParquetScanOptions::default());
+    assert_eq!(got.num_rows(), 0);
+    assert_eq!(
+        scan.metrics().get("row_groups_pruned_bloom_filter"),
+        1,
+        "{}",
+        scan.explain()
+    );
+    let (got, _) = read(
+        &p,
+        Some("id IN (4320, 4321)"),
+        ParquetScanOptions::default(),
+    );
+    assert_eq!(got.num_rows(), 1);
+}
+
+#[test]
+fn dictionaries_prune_values_between_min_and_max() {
+    let (_dir, p) = fixture();
+    // "green" < "orange" < "red": min/max cannot rule it out, the dictionary can.
+    let (got, scan) = read(&p, Some("s = 'orange'"), ParquetScanOptions::default());
+    assert_eq!(got.num_rows(), 0);
+    assert_eq!(
+        scan.metrics().get("row_groups_pruned_dictionary"),
+        10,
+        "{}",
+        scan.explain()
+    );
+    let opts = ParquetScanOptions {
+        dictionary_filter: false,
+        ..Default::default()
+    };
+    let (_, scan) = read(&p, Some("s = 'orange'"), opts);
+    assert_eq!(scan.metrics().get("row_groups_pruned_dictionary"), 0);
+}
+
+#[test]
+fn projection_orders_columns_and_partitions_are_typed_and_pruned() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = table();
+    for (year, part) in [(2020, 0usize), (2021, 1)] {
+        let d = dir.path().join(format!("year={year}")).join("region=eu");
+        std::fs::create_dir_all(&d).expect("mkdir");
+        write(
+            &d.join("part-0.parquet"),
+            &t.slice(part * 5000, 5000),
+            props(),
+        );
+    }
+    let opts = ParquetScanOptions {
+        columns: Some(vec!["year".into(), "id".into()]),
+        ..Default::default()
+    };
+    let (got, scan) = read(dir.path(), Some("year = 2021 AND id < 5010"), opts);
+    assert_eq!(got.num_rows(), 10);
+    assert_eq!(got.schema().field(0).data_type(), &DataType::Int32);
+    assert_eq!(got.schema().field(1).name(), "id");
+    assert_eq!(scan.metrics().get("files_pruned"), 1);
+    let (all, _) = read(dir.path(), None, ParquetScanOptions::default());
+    assert_eq!(all.num_rows(), ROWS);
+    assert_eq!(all.num_columns(), 8);
+}
+
+#[test]
+fn large_row_groups_split_across_threads_keep_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("one.parquet");
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(ROWS))
+        .set_data_page_row_count_limit(100)
+        .set_write_batch_size(100)
+        .build();
+    write(&p, &table(), props);
+    let opts = ParquetScanOptions {
+        threads: 3,
+        batch_size: 1000,
+        ..Default::default()
+    };
+    let (got, scan) = read(&p, None, opts);
+    assert!(scan.tasks.len() > 1);
+    assert_eq!(got, table());
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let (dir, p) = fixture();
+    // unknown column, in columns and in the filter
+    let opts = ParquetScanOptions {
+        columns: Some(vec!["nope".into()]),
+        ..Default::default()
+    };
+    assert!(
+        matches!(ParquetScan::try_new(&[p.clone()], opts), Err(FerroError::Analysis(m)) if m.contains("nope"))
+    );
+    let opts = ParquetScanOptions {
+        filter: Some(parse_expr("zz > 1").expect("parses")),
+        ..Default::default()
+    };
+    assert!(
+        matches!(ParquetScan::try_new(&[p.clone()], opts), Err(FerroError::Analysis(m)) if m.contains("zz"))
+    );
+    // not Parquet
+    let junk = dir.path().join("junk.parquet");
+    std::fs::write(&junk, b"this is not a parquet file at all").expect("write");
+    match ParquetScan::try_new(&[junk.clone()], ParquetScanOptions::default()) {
+        Err(FerroError::Parquet { path, .. }) => assert_eq!(path, junk),
+        other => panic!("{other:?}"),
+    }
+    // truncated
+    let bytes = std::fs::read(&p).expect("read");
+    let cut = dir.path().join("cut.parquet");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).expect("write");
+    assert!(matches!(
+        ParquetScan::try_new(&[cut], ParquetScanOptions::default()),
+        Err(FerroError::Parquet { .. })
+    ));
+    // schemas that differ across files
+    let other_dir = tempfile::tempdir().expect("tempdir");
+    write(&other_dir.path().join("a.parquet"), &table(), props());
+    let t = table();
+    let narrow = t.project(&[0, 1]).expect("project");
+    write(&other_dir.path().join("b.parquet"), &narrow, props());
+    match ParquetScan::try_new(
+        &[other_dir.path().to_path_buf()],
+        ParquetScanOptions::default(),
+    ) {
+        Err(FerroError::Schema(m)) => assert!(m.contains("b.parquet"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn flipped_bytes_never_crash_or_hang() {
+    use rand::{Rng, SeedableRng};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let small = table().slice(0, 300);
+    let p = dir.path().join("small.parquet");
+    write(&p, &small, props());
+    let clean = std::fs::read(&p).expect("read");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(42);
+    let mut errors = 0;
+    for i in 0..300 {
+        let mut bytes = clean.clone();
+        let at = rng.random_range(0..bytes.len());
+        bytes[at] ^= 1 << rng.random_range(0..8);
+        let f = dir.path().join(format!("flip{i}.parquet"));
+        std::fs::write(&f, &bytes).expect("write");
+        let opts = ParquetScanOptions {
+            filter: Some(parse_expr("id > 5").expect("parses")),
+            ..Default::default()
+        };
+        let result = ParquetScan::try_new(&[f.clone()], opts)
+            .and_then(|s| s.execute().collect::<Result<Vec<_>, _>>());
+        if result.is_err() {
+            errors += 1;
+        }
+        std::fs::remove_file(&f).expect("remove");
+    }
+    assert!(errors > 0, "some flips must be detected");
+}
+
+#[test]
+fn splits_cover_the_surviving_row_groups() {
+    let (_dir, p) = fixture();
+    let opts = ParquetScanOptions {
+        filter: Some(parse_expr("id >= 2500").expect("parses")),
+        ..Default::default()
+    };
+    let scan = ParquetScan::try_new(&[p.clone()], opts.clone()).expect("plans");
+    let splits = scan.splits(1);
+    assert_eq!(splits.iter().map(|s| s.row_groups.len()).sum::<usize>(), 8);
+    let mut total = 0;
+    for s in &splits {
+        let one = ParquetScan::for_split(s, vec![], opts.clone()).expect("plans split");
+        total += one
+            .execute()
+            .map(|b| b.expect("reads").num_rows())
+            .sum::<usize>();
+    }
+    assert_eq!(total, ROWS - 2500);
+    assert_eq!(scan.splits(u64::MAX).len(), 1);
+}
+
+#[test]
+fn spark_types_convert_decimals_and_timestamps() {
+    let (_dir, p) = fixture();
+    let opts = ParquetScanOptions {
+        spark_types: true,
+        ..Default::default()
+    };
+    let (got, _) = read(&p, Some("id < 3"), opts);
+    assert_eq!(got.num_rows(), 3);
+    assert_eq!(
+        got.schema().field(5).data_type(),
+        &DataType::Decimal128(15, 2)
+    );
+    assert!(got.column(3).as_any().is::<StringArray>());
+}
