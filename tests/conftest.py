@@ -12,6 +12,7 @@ Comparison helpers live in ``helpers.py`` next to this file.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import random
 import sys
@@ -38,7 +39,7 @@ TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:  # make ``import helpers`` work under every import mode
     sys.path.insert(0, str(TESTS_DIR))
 
-import helpers  # noqa: E402  (after sys.path set-up)
+from helpers import FILTER_LAYOUTS  # noqa: E402  (after the sys.path set-up)
 
 
 # --------------------------------------------------------------------------------------------
@@ -91,6 +92,12 @@ def spark():
     # "OFF", not "ERROR": Spark 4 logs every AnalysisException at ERROR level with a full stack
     # trace, and several tests provoke them on purpose.
     session.sparkContext.setLogLevel("OFF")
+    # PySpark 4 also logs every captured AnalysisException / runtime error (with the whole JVM
+    # stack) through its own Python loggers; silence those too.
+    from pyspark.logger import PySparkLogger
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
     yield session
     session.stop()
 
@@ -213,33 +220,7 @@ def filter_table(n: int = 400, seed: int = 7) -> pa.Table:
 
 
 def _sort_nulls_first(table: pa.Table, key: str) -> pa.Table:
-    return table.sort_by([(key, "ascending")], null_placement="at_start")
-
-
-# Several physical layouts of the same rows: the answer must not depend on the layout, and each
-# layout gives the pruning code different statistics / page indexes / encodings to get wrong.
-FILTER_LAYOUTS = {
-    # unsorted, a few row groups, pyarrow defaults
-    "plain": dict(sort=None, kwargs=dict(row_group_size=100)),
-    # sorted by i32, small row groups, page index, decimals stored as INT32/INT64
-    "sorted_i32": dict(
-        sort="i32",
-        kwargs=dict(row_group_size=64, write_page_index=True, max_rows_per_page=16,
-                    store_decimal_as_integer=True),
-    ),
-    # sorted by f64 (NaN last, -0.0 next to 0.0), page index, INT96 timestamps
-    "sorted_f64": dict(
-        sort="f64",
-        kwargs=dict(row_group_size=64, write_page_index=True, max_rows_per_page=16,
-                    use_deprecated_int96_timestamps=True),
-    ),
-    # sorted by s, page index, no dictionary encoding at all, data page v2
-    "sorted_s": dict(
-        sort="s",
-        kwargs=dict(row_group_size=64, write_page_index=True, max_rows_per_page=16,
-                    use_dictionary=False, data_page_version="2.0"),
-    ),
-}
+    return table.sort_by([(key, "ascending", "at_start")])
 
 
 @pytest.fixture(scope="session")
@@ -408,9 +389,10 @@ def hive_dir(tmp_path) -> tuple[str, pa.Table]:
                 )
             )
             rid += n
-    # Spark / Hadoop side files that every reader must ignore
+    # side files every Spark reader ignores (names starting with "_" or "."); not a ".crc":
+    # Hadoop's local file system would check part-0.parquet against it
     (root / "_SUCCESS").write_bytes(b"")
-    (root / "year=2022" / "region=eu" / ".part-0.parquet.crc").write_bytes(b"not parquet")
+    (root / "year=2022" / "region=eu" / ".part-9.parquet.inprogress").write_bytes(b"not parquet")
     return str(root), pa.concat_tables(pieces)
 
 

@@ -1,1 +1,442 @@
-//! placeholder
+//! `ferrospark._native`: the PyO3 bindings. Conversion, error mapping and GIL release only;
+//! every decision lives in the engine crates.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{RecordBatchIterator, RecordBatchReader};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use pyo3_arrow::{PyRecordBatch, PyRecordBatchReader, PySchema};
+
+use ferrospark_common::{Config, FerroError};
+use ferrospark_expr::types::{parse_data_type, spark_type_name};
+use ferrospark_expr::{BinaryOp, Expr, Literal, StringMatch};
+use ferrospark_scan::{ParquetScan, ParquetScanOptions, ScanSplit, ScanStream};
+
+/// Raises the `ferrospark.errors` class that matches the engine error.
+fn to_py(py: Python<'_>, e: FerroError) -> PyErr {
+    let class = match &e {
+        FerroError::PathNotFound(_) => "PathNotFoundError",
+        FerroError::Io { .. } => "FerroIOError",
+        FerroError::Parquet { .. } => "ParquetError",
+        FerroError::Schema(_) => "SchemaError",
+        FerroError::Analysis(_) => "AnalysisError",
+        FerroError::Arithmetic(_) => "SparkArithmeticError",
+        FerroError::Config(_) => "ConfigError",
+        FerroError::Unsupported(_) => "UnsupportedError",
+        FerroError::MemoryLimit(_) => "MemoryLimitError",
+        FerroError::Internal(_) => "FerroError",
+    };
+    let message = e.to_string();
+    let made = py
+        .import("ferrospark.errors")
+        .and_then(|m| m.getattr(class))
+        .and_then(|cls| cls.call1((message.clone(),)));
+    match made {
+        Ok(value) => PyErr::from_value(value),
+        Err(_) => PyValueError::new_err(message),
+    }
+}
+
+trait IntoPyResult<T> {
+    fn py(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for Result<T, FerroError> {
+    fn py(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| to_py(py, e))
+    }
+}
+
+/// A logical expression (Spark SQL semantics); prints as Spark SQL text.
+#[pyclass(name = "Expr", module = "ferrospark._native", frozen, from_py_object)]
+#[derive(Clone)]
+struct PyExpr(Expr);
+
+fn boxed(e: &PyExpr) -> Box<Expr> {
+    Box::new(e.0.clone())
+}
+
+#[pymethods]
+impl PyExpr {
+    /// A column reference by name.
+    #[staticmethod]
+    fn column(name: &str) -> Self {
+        PyExpr(Expr::col(name))
+    }
+
+    /// Parses Spark SQL expression text.
+    #[staticmethod]
+    fn parse(py: Python<'_>, text: &str) -> PyResult<Self> {
+        ferrospark_expr::parse_expr(text).map(PyExpr).py(py)
+    }
+
+    #[staticmethod]
+    fn lit_null() -> Self {
+        PyExpr(Expr::lit(Literal::null(&arrow_schema::DataType::Null)))
+    }
+    #[staticmethod]
+    fn lit_bool(v: bool) -> Self {
+        PyExpr(Expr::lit(Literal::boolean(v)))
+    }
+    #[staticmethod]
+    fn lit_int(v: i64) -> Self {
+        PyExpr(Expr::lit(Literal::integer(v)))
+    }
+    #[staticmethod]
+    fn lit_float(v: f64) -> Self {
+        PyExpr(Expr::lit(Literal::double(v)))
+    }
+    #[staticmethod]
+    fn lit_str(v: &str) -> Self {
+        PyExpr(Expr::lit(Literal::string(v)))
+    }
+    #[staticmethod]
+    fn lit_bytes(v: &[u8]) -> Self {
+        PyExpr(Expr::lit(Literal::binary(v)))
+    }
+    #[staticmethod]
+    fn lit_date(days: i32) -> Self {
+        PyExpr(Expr::lit(Literal::date(days)))
+    }
+    #[staticmethod]
+    #[pyo3(signature = (micros, tz=None))]
+    fn lit_timestamp(micros: i64, tz: Option<&str>) -> Self {
+        PyExpr(Expr::lit(Literal::timestamp_micros(micros, tz)))
+    }
+    #[staticmethod]
+    fn lit_decimal(py: Python<'_>, text: &str) -> PyResult<Self> {
+        Literal::decimal_from_str(text)
+            .map(|l| PyExpr(Expr::lit(l)))
+            .ok_or_else(|| {
+                to_py(
+                    py,
+                    FerroError::Analysis(format!("'{text}' is not a decimal of at most 38 digits")),
+                )
+            })
+    }
+    /// A typed string literal (`DATE`, `TIMESTAMP`, `TIMESTAMP_NTZ`), resolved at binding.
+    #[staticmethod]
+    fn typed_string(type_name: &str, value: &str) -> Self {
+        PyExpr(Expr::TypedString {
+            type_name: type_name.to_ascii_uppercase(),
+            value: value.to_string(),
+        })
+    }
+    /// A function call by Spark name.
+    #[staticmethod]
+    fn function(name: &str, args: Vec<PyExpr>) -> Self {
+        PyExpr(Expr::Function {
+            name: name.to_ascii_lowercase(),
+            args: args.into_iter().map(|a| a.0).collect(),
+        })
+    }
+
+    fn binary(&self, py: Python<'_>, op: &str, other: &PyExpr) -> PyResult<Self> {
+        let op = BinaryOp::from_name(op)
+            .ok_or_else(|| to_py(py, FerroError::Analysis(format!("unknown operator '{op}'"))))?;
+        Ok(PyExpr(self.0.clone().binary(op, other.0.clone())))
+    }
+    fn not_(&self) -> Self {
+        PyExpr(Expr::Not(boxed(self)))
+    }
+    fn negative(&self) -> Self {
+        PyExpr(Expr::Negative(boxed(self)))
+    }
+    fn is_null(&self) -> Self {
+        PyExpr(Expr::IsNull(boxed(self)))
+    }
+    fn is_not_null(&self) -> Self {
+        PyExpr(Expr::IsNotNull(boxed(self)))
+    }
+    #[pyo3(signature = (values, negated=false))]
+    fn isin(&self, values: Vec<PyExpr>, negated: bool) -> Self {
+        PyExpr(Expr::InList {
+            expr: boxed(self),
+            list: values.into_iter().map(|v| v.0).collect(),
+            negated,
+        })
+    }
+    #[pyo3(signature = (low, high, negated=false))]
+    fn between(&self, low: &PyExpr, high: &PyExpr, negated: bool) -> Self {
+        PyExpr(Expr::Between {
+            expr: boxed(self),
+            low: boxed(low),
+            high: boxed(high),
+            negated,
+        })
+    }
+    #[pyo3(signature = (pattern, negated=false, case_insensitive=false))]
+    fn like(&self, pattern: &PyExpr, negated: bool, case_insensitive: bool) -> Self {
+        PyExpr(Expr::Like {
+            expr: boxed(self),
+            pattern: boxed(pattern),
+            negated,
+            case_insensitive,
+        })
+    }
+    fn string_match(&self, py: Python<'_>, op: &str, pattern: &PyExpr) -> PyResult<Self> {
+        let op = match op {
+            "startswith" => StringMatch::StartsWith,
+            "endswith" => StringMatch::EndsWith,
+            "contains" => StringMatch::Contains,
+            other => {
+                return Err(to_py(
+                    py,
+                    FerroError::Analysis(format!("unknown string test '{other}'")),
+                ))
+            }
+        };
+        Ok(PyExpr(Expr::StringMatch {
+            op,
+            expr: boxed(self),
+            pattern: boxed(pattern),
+        }))
+    }
+    fn cast(&self, py: Python<'_>, type_name: &str) -> PyResult<Self> {
+        // Validate now so a typo fails where it is written.
+        parse_data_type(type_name, "UTC").py(py)?;
+        Ok(PyExpr(Expr::Cast {
+            expr: boxed(self),
+            type_name: type_name.to_ascii_uppercase(),
+        }))
+    }
+    fn alias(&self, name: &str) -> Self {
+        PyExpr(Expr::Alias {
+            expr: boxed(self),
+            name: name.to_string(),
+        })
+    }
+    fn field(&self, name: &str) -> Self {
+        PyExpr(Expr::Field(boxed(self), name.to_string()))
+    }
+    fn sort(&self, ascending: bool, nulls_first: bool) -> Self {
+        PyExpr(Expr::SortKey {
+            expr: boxed(self),
+            ascending,
+            nulls_first,
+        })
+    }
+    fn output_name(&self) -> String {
+        self.0.output_name()
+    }
+    fn column_refs(&self) -> Vec<String> {
+        self.0.column_refs()
+    }
+    fn __str__(&self) -> String {
+        self.0.to_string()
+    }
+    fn __repr__(&self) -> String {
+        format!("Column<'{}'>", self.0)
+    }
+    fn __eq__(&self, other: &PyExpr) -> bool {
+        self.0 == other.0
+    }
+}
+
+fn config_from(py: Python<'_>, conf: Option<HashMap<String, String>>) -> PyResult<Config> {
+    Config::from_pairs(conf.unwrap_or_default()).py(py)
+}
+
+fn options(
+    py: Python<'_>,
+    columns: Option<Vec<String>>,
+    filter: Option<PyExpr>,
+    conf: Option<HashMap<String, String>>,
+    batch_size: Option<usize>,
+    spark_types: bool,
+) -> PyResult<ParquetScanOptions> {
+    let cfg = config_from(py, conf)?;
+    let mut o = ParquetScanOptions::from_config(&cfg).py(py)?;
+    o.columns = columns;
+    o.filter = filter.map(|f| f.0);
+    if let Some(b) = batch_size {
+        if b == 0 {
+            return Err(to_py(
+                py,
+                FerroError::Config("batch_size must be positive".into()),
+            ));
+        }
+        o.batch_size = b;
+    }
+    o.spark_types = spark_types;
+    Ok(o)
+}
+
+/// A planned Parquet scan.
+#[pyclass(name = "ParquetScan", module = "ferrospark._native", frozen)]
+struct PyParquetScan(Arc<ParquetScan>);
+
+/// Batches of a running scan, pulled one at a time (the GIL is released while waiting).
+#[pyclass(name = "BatchStream", module = "ferrospark._native", frozen)]
+struct PyBatchStream(Mutex<Option<ScanStream>>);
+
+#[pymethods]
+impl PyBatchStream {
+    /// The next batch as a `pyarrow.RecordBatch`, or `None` at the end.
+    fn next_batch<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let next = py.detach(|| {
+            let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            guard.as_mut().and_then(|s| s.next())
+        });
+        match next {
+            None => Ok(None),
+            Some(Err(e)) => Err(to_py(py, e)),
+            Some(Ok(b)) => PyRecordBatch::new(b).into_pyarrow(py).map(Some),
+        }
+    }
+
+    /// Stops the scan and frees its workers.
+    fn close(&self) {
+        let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        guard.take();
+    }
+}
+
+#[pymethods]
+impl PyParquetScan {
+    /// The output schema as a `pyarrow.Schema`.
+    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        PySchema::new(self.0.schema()).into_pyarrow(py)
+    }
+    /// Starts reading; batches come from the returned stream's `next_batch()`.
+    fn stream(&self) -> PyBatchStream {
+        PyBatchStream(Mutex::new(Some(self.0.execute())))
+    }
+    /// Arrow C stream export: zero-copy for pyarrow, polars, duckdb.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let schema = self.0.schema();
+        let reader: Box<dyn RecordBatchReader + Send> = Box::new(self.0.execute().into_reader());
+        let reader = RecordBatchIterator::new(reader, schema);
+        let obj = PyRecordBatchReader::new(Box::new(reader)).into_pyobject(py)?;
+        obj.call_method1("__arrow_c_stream__", (requested_schema,))
+    }
+    /// Counters as a dict (plan counts now, the rest as batches are read).
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (k, v) in self.0.metrics().snapshot() {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+    /// A readable plan summary.
+    fn explain(&self) -> String {
+        self.0.explain()
+    }
+    /// `(name, spark type name)` of the partition columns.
+    fn partition_fields(&self) -> Vec<(String, String)> {
+        self.0
+            .partition_fields()
+            .iter()
+            .map(|f| {
+                (
+                    f.name().clone(),
+                    spark_type_name(f.data_type()).to_ascii_lowercase(),
+                )
+            })
+            .collect()
+    }
+    /// Splits for Spark tasks: dicts with `path`, `row_groups`, `partition_values`, `bytes`.
+    fn splits<'py>(&self, py: Python<'py>, max_bytes: u64) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for s in self.0.splits(max_bytes) {
+            let d = PyDict::new(py);
+            d.set_item("path", s.path.to_string_lossy().into_owned())?;
+            d.set_item("row_groups", s.row_groups)?;
+            d.set_item("partition_values", s.partition_values)?;
+            d.set_item("bytes", s.bytes)?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+}
+
+/// Plans a scan of files or directories.
+#[pyfunction]
+#[pyo3(signature = (paths, columns=None, filter=None, conf=None, batch_size=None, spark_types=false))]
+fn scan_parquet(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    columns: Option<Vec<String>>,
+    filter: Option<PyExpr>,
+    conf: Option<HashMap<String, String>>,
+    batch_size: Option<usize>,
+    spark_types: bool,
+) -> PyResult<PyParquetScan> {
+    let o = options(py, columns, filter, conf, batch_size, spark_types)?;
+    let scan = py.detach(|| ParquetScan::try_new(&paths, o)).py(py)?;
+    Ok(PyParquetScan(Arc::new(scan)))
+}
+
+/// Plans one split of a scan planned elsewhere (the Spark driver).
+#[pyfunction]
+#[pyo3(signature = (path, row_groups, partition_values, partition_fields, columns=None, filter=None, conf=None, batch_size=None, spark_types=true))]
+#[allow(clippy::too_many_arguments)]
+fn scan_parquet_split(
+    py: Python<'_>,
+    path: PathBuf,
+    row_groups: Vec<usize>,
+    partition_values: Vec<Option<String>>,
+    partition_fields: Vec<(String, String)>,
+    columns: Option<Vec<String>>,
+    filter: Option<PyExpr>,
+    conf: Option<HashMap<String, String>>,
+    batch_size: Option<usize>,
+    spark_types: bool,
+) -> PyResult<PyParquetScan> {
+    let o = options(py, columns, filter, conf, batch_size, spark_types)?;
+    let fields = partition_fields
+        .iter()
+        .map(|(n, t)| {
+            Ok(arrow_schema::Field::new(
+                n,
+                parse_data_type(t, &o.session_tz)?,
+                true,
+            ))
+        })
+        .collect::<Result<Vec<_>, FerroError>>()
+        .py(py)?;
+    let split = ScanSplit {
+        path,
+        row_groups,
+        partition_values,
+        bytes: 0,
+    };
+    let scan = py
+        .detach(|| ParquetScan::for_split(&split, fields, o))
+        .py(py)?;
+    Ok(PyParquetScan(Arc::new(scan)))
+}
+
+/// Validates a configuration dict, raising `ConfigError` for bad values.
+#[pyfunction]
+fn validate_conf(py: Python<'_>, conf: HashMap<String, String>) -> PyResult<()> {
+    config_from(py, Some(conf)).map(|_| ())
+}
+
+/// True when this extension was compiled with optimisations.
+#[pyfunction]
+fn is_release_build() -> bool {
+    !cfg!(debug_assertions)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyExpr>()?;
+    m.add_class::<PyParquetScan>()?;
+    m.add_class::<PyBatchStream>()?;
+    m.add_function(wrap_pyfunction!(scan_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_parquet_split, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_conf, m)?)?;
+    m.add_function(wrap_pyfunction!(is_release_build, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,61 @@
+# ferrospark: `make demo` and `make test` are all a newcomer needs (see README.md).
+
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+SCALE  ?= 1
+PYTEST_ARGS ?=
+
+# Spark's Python workers must run the interpreter ferrospark is installed in.
+export PYSPARK_PYTHON := $(abspath $(PY))
+export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
+export VIRTUAL_ENV := $(abspath $(VENV))
+
+.PHONY: all venv build demo test test-rust test-python bench bench-rust lint fmt clean
+
+all: test
+
+$(VENV)/.installed: requirements-dev.txt
+	@command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
+	@command -v java >/dev/null || { echo "java not found: PySpark 4 needs Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Release build of the extension into the venv (the demo and the tests both use it).
+build: venv
+	$(VENV)/bin/maturin develop --release --quiet
+
+demo: build
+	$(PY) -m ferrospark.demo --scale $(SCALE)
+
+test-rust:
+	cargo test --workspace --quiet
+
+test-python: build
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+test: test-rust test-python
+
+bench: build
+	$(PY) benches/compare.py --workload scan+filter --scale $(SCALE)
+
+bench-rust:
+	cargo bench -p ferrospark-scan
+
+lint: venv
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	$(VENV)/bin/ruff check python tests benches
+	$(VENV)/bin/ruff format --check python tests benches
+
+fmt: venv
+	cargo fmt --all
+	$(VENV)/bin/ruff format python tests benches
+	$(VENV)/bin/ruff check --fix python tests benches
+
+clean:
+	cargo clean
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,62 @@
+"""ferrospark: Spark SQL's physical execution layer, native in Rust over Arrow.
+
+>>> import ferrospark as fs
+>>> reader = fs.read_parquet("lineitem/", columns=["l_extendedprice"],
+...                          filter="l_shipdate >= DATE '1995-01-01' AND l_quantity < 24")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import warnings as _warnings
+
+from . import _native
+from .column import Column, col, column, expr, lit
+from .errors import (
+    AnalysisError,
+    ConfigError,
+    FerroError,
+    FerroIOError,
+    MemoryLimitError,
+    ParquetError,
+    PathNotFoundError,
+    SchemaError,
+    SparkArithmeticError,
+    UnsupportedError,
+)
+from .parquet import ParquetScan, read_parquet, scan_metrics, scan_parquet
+from .session import Session, default_session
+
+__version__: str = _native.__version__
+
+if not _native.is_release_build():
+    _warnings.warn(
+        "ferrospark's native extension was built without optimisations and will be slow; "
+        "rebuild with `maturin develop --release` (or `make build`).",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+
+__all__ = [
+    "AnalysisError",
+    "Column",
+    "ConfigError",
+    "FerroError",
+    "FerroIOError",
+    "MemoryLimitError",
+    "ParquetError",
+    "ParquetScan",
+    "PathNotFoundError",
+    "SchemaError",
+    "Session",
+    "SparkArithmeticError",
+    "UnsupportedError",
+    "__version__",
+    "col",
+    "column",
+    "default_session",
+    "expr",
+    "lit",
+    "read_parquet",
+    "scan_metrics",
+    "scan_parquet",
+]

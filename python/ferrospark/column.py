@@ -1,0 +1,279 @@
+"""Column expressions: ``fs.col``, ``fs.lit``, ``fs.expr`` and their operators.
+
+A :class:`Column` wraps a native expression; ``str(column)`` is Spark SQL text that
+``fs.expr`` parses back to the same expression, which is also how columns are pickled
+(so they travel to Spark workers).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal as _decimal
+from collections.abc import Iterable
+from typing import Any, Union
+
+from . import _native
+
+ColumnOrName = Union["Column", str]
+
+_EPOCH = _dt.date(1970, 1, 1)
+
+
+def _literal(value: Any) -> _native.Expr:
+    if value is None:
+        return _native.Expr.lit_null()
+    if isinstance(value, bool):
+        return _native.Expr.lit_bool(value)
+    if isinstance(value, int):
+        if -(2**63) <= value < 2**63:
+            return _native.Expr.lit_int(value)
+        return _native.Expr.lit_decimal(str(value))
+    if isinstance(value, float):
+        return _native.Expr.lit_float(value)
+    if isinstance(value, str):
+        return _native.Expr.lit_str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _native.Expr.lit_bytes(bytes(value))
+    if isinstance(value, _decimal.Decimal):
+        return _native.Expr.lit_decimal(format(value, "f"))
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            # Like Spark, a naive datetime is a wall-clock time in the session time zone.
+            return _native.Expr.typed_string("TIMESTAMP", value.isoformat(sep=" "))
+        delta = value - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        return _native.Expr.lit_timestamp(micros, "UTC")
+    if isinstance(value, _dt.date):
+        return _native.Expr.lit_date((value - _EPOCH).days)
+    if isinstance(value, Column):
+        return value._expr
+    raise TypeError(
+        f"cannot make a literal of {type(value).__name__!r}: use None, bool, int, float, str, "
+        "bytes, decimal.Decimal, datetime.date or datetime.datetime"
+    )
+
+
+def _to_expr(value: Any) -> _native.Expr:
+    """A Column stays itself; anything else becomes a literal."""
+    if isinstance(value, Column):
+        return value._expr
+    return _literal(value)
+
+
+def _col_or_name(value: ColumnOrName) -> _native.Expr:
+    """Arguments that name a column accept a name or an expression."""
+    if isinstance(value, str):
+        return _native.Expr.column(value)
+    if isinstance(value, Column):
+        return value._expr
+    raise TypeError(f"expected a column name or a Column, got {type(value).__name__!r}")
+
+
+class Column:
+    """An expression over the columns of a table, with Spark SQL semantics."""
+
+    __slots__ = ("_expr",)
+
+    def __init__(self, expr: _native.Expr) -> None:
+        self._expr = expr
+
+    # -- operators ---------------------------------------------------------------
+    def _bin(self, op: str, other: Any) -> Column:
+        return Column(self._expr.binary(op, _to_expr(other)))
+
+    def _rbin(self, op: str, other: Any) -> Column:
+        return Column(_to_expr(other).binary(op, self._expr))
+
+    def __add__(self, o: Any) -> Column:
+        return self._bin("+", o)
+
+    def __radd__(self, o: Any) -> Column:
+        return self._rbin("+", o)
+
+    def __sub__(self, o: Any) -> Column:
+        return self._bin("-", o)
+
+    def __rsub__(self, o: Any) -> Column:
+        return self._rbin("-", o)
+
+    def __mul__(self, o: Any) -> Column:
+        return self._bin("*", o)
+
+    def __rmul__(self, o: Any) -> Column:
+        return self._rbin("*", o)
+
+    def __truediv__(self, o: Any) -> Column:
+        return self._bin("/", o)
+
+    def __rtruediv__(self, o: Any) -> Column:
+        return self._rbin("/", o)
+
+    def __mod__(self, o: Any) -> Column:
+        return self._bin("%", o)
+
+    def __rmod__(self, o: Any) -> Column:
+        return self._rbin("%", o)
+
+    def __eq__(self, o: Any) -> Column:  # type: ignore[override]
+        return self._bin("=", o)
+
+    def __ne__(self, o: Any) -> Column:  # type: ignore[override]
+        return self._bin("!=", o)
+
+    def __lt__(self, o: Any) -> Column:
+        return self._bin("<", o)
+
+    def __le__(self, o: Any) -> Column:
+        return self._bin("<=", o)
+
+    def __gt__(self, o: Any) -> Column:
+        return self._bin(">", o)
+
+    def __ge__(self, o: Any) -> Column:
+        return self._bin(">=", o)
+
+    def __and__(self, o: Any) -> Column:
+        return self._bin("and", o)
+
+    def __rand__(self, o: Any) -> Column:
+        return self._rbin("and", o)
+
+    def __or__(self, o: Any) -> Column:
+        return self._bin("or", o)
+
+    def __ror__(self, o: Any) -> Column:
+        return self._rbin("or", o)
+
+    def __invert__(self) -> Column:
+        return Column(self._expr.not_())
+
+    def __neg__(self) -> Column:
+        return Column(self._expr.negative())
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "a Column has no truth value: use '&' for AND, '|' for OR, '~' for NOT, "
+            "and parentheses around comparisons"
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- predicates --------------------------------------------------------------
+    def eq_null_safe(self, other: Any) -> Column:
+        """``self <=> other``: true when both are NULL."""
+        return self._bin("<=>", other)
+
+    def is_null(self) -> Column:
+        return Column(self._expr.is_null())
+
+    def is_not_null(self) -> Column:
+        return Column(self._expr.is_not_null())
+
+    isNull = is_null  # noqa: N815 - PySpark spelling
+    isNotNull = is_not_null  # noqa: N815
+
+    def isin(self, *values: Any) -> Column:
+        """``self IN (values)``; accepts ``isin([1, 2])`` or ``isin(1, 2)``."""
+        if len(values) == 1 and isinstance(values[0], Iterable) and not isinstance(values[0], (str, bytes)):
+            values = tuple(values[0])
+        return Column(self._expr.isin([_to_expr(v) for v in values]))
+
+    def between(self, low: Any, high: Any) -> Column:
+        return Column(self._expr.between(_to_expr(low), _to_expr(high)))
+
+    def like(self, pattern: str) -> Column:
+        return Column(self._expr.like(_to_expr(pattern)))
+
+    def ilike(self, pattern: str) -> Column:
+        return Column(self._expr.like(_to_expr(pattern), case_insensitive=True))
+
+    def startswith(self, prefix: Any) -> Column:
+        return Column(self._expr.string_match("startswith", _to_expr(prefix)))
+
+    def endswith(self, suffix: Any) -> Column:
+        return Column(self._expr.string_match("endswith", _to_expr(suffix)))
+
+    def contains(self, text: Any) -> Column:
+        return Column(self._expr.string_match("contains", _to_expr(text)))
+
+    # -- conversion and naming ---------------------------------------------------
+    def cast(self, data_type: str) -> Column:
+        """ANSI cast to a Spark type name (``"double"``, ``"decimal(10,2)"``, ``"date"``...)."""
+        return Column(self._expr.cast(data_type))
+
+    astype = cast
+
+    def alias(self, name: str) -> Column:
+        return Column(self._expr.alias(name))
+
+    def getField(self, name: str) -> Column:  # noqa: N802 - PySpark spelling
+        return Column(self._expr.field(name))
+
+    def __getitem__(self, name: str) -> Column:
+        return self.getField(name)
+
+    def asc(self) -> Column:
+        return Column(self._expr.sort(True, True))
+
+    def desc(self) -> Column:
+        return Column(self._expr.sort(False, False))
+
+    def asc_nulls_first(self) -> Column:
+        return Column(self._expr.sort(True, True))
+
+    def asc_nulls_last(self) -> Column:
+        return Column(self._expr.sort(True, False))
+
+    def desc_nulls_first(self) -> Column:
+        return Column(self._expr.sort(False, True))
+
+    def desc_nulls_last(self) -> Column:
+        return Column(self._expr.sort(False, False))
+
+    # -- text form -----------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The output name Spark would give this column."""
+        return self._expr.output_name()
+
+    def __str__(self) -> str:
+        return str(self._expr)
+
+    def __repr__(self) -> str:
+        return f"Column<'{self._expr}'>"
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (_from_sql, (str(self._expr),))
+
+
+def _from_sql(text: str) -> Column:
+    return Column(_native.Expr.parse(text))
+
+
+def col(name: str) -> Column:
+    """A column by name (a plain name; dots and spaces are part of it)."""
+    return Column(_native.Expr.column(name))
+
+
+column = col
+
+
+def lit(value: Any) -> Column:
+    """A constant, typed as Spark types Python values (int -> INT/BIGINT, float -> DOUBLE...)."""
+    return Column(_literal(value))
+
+
+def expr(text: str) -> Column:
+    """Parses Spark SQL expression text: ``fs.expr("a < 5 AND b IS NOT NULL")``."""
+    return Column(_native.Expr.parse(text))
+
+
+def to_filter(filter: Column | str | None) -> _native.Expr | None:
+    """Accepts a Column, SQL text or None where a filter is expected."""
+    if filter is None:
+        return None
+    if isinstance(filter, Column):
+        return filter._expr
+    if isinstance(filter, str):
+        return _native.Expr.parse(filter)
+    raise TypeError(f"filter must be a Column or SQL text, got {type(filter).__name__!r}")

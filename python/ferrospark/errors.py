@@ -1,0 +1,57 @@
+"""The ferrospark exception family. Every error ferrospark raises is a ``FerroError``."""
+
+from __future__ import annotations
+
+
+class FerroError(Exception):
+    """Base class of every ferrospark error."""
+
+
+class AnalysisError(FerroError):
+    """The query cannot be analysed: unknown column, bad SQL text, type mismatch."""
+
+
+class SchemaError(FerroError):
+    """Schemas disagree: across files, or with what was asked for."""
+
+
+class ParquetError(FerroError):
+    """A Parquet file is corrupt, truncated or not Parquet at all."""
+
+
+class PathNotFoundError(FerroError, FileNotFoundError):
+    """A path given to ferrospark does not exist."""
+
+
+class FerroIOError(FerroError, OSError):
+    """An I/O failure other than a missing path."""
+
+
+class ConfigError(FerroError, ValueError):
+    """An invalid configuration value or option."""
+
+
+class SparkArithmeticError(FerroError, ArithmeticError):
+    """ANSI-mode runtime failure: overflow, division by zero, invalid cast."""
+
+
+class UnsupportedError(FerroError, NotImplementedError):
+    """A valid request ferrospark does not support."""
+
+
+class MemoryLimitError(FerroError, MemoryError):
+    """Memory could not be granted and spilling could not help."""
+
+
+__all__ = [
+    "AnalysisError",
+    "ConfigError",
+    "FerroError",
+    "FerroIOError",
+    "MemoryLimitError",
+    "ParquetError",
+    "PathNotFoundError",
+    "SchemaError",
+    "SparkArithmeticError",
+    "UnsupportedError",
+]

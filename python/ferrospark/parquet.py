@@ -1,0 +1,128 @@
+"""Reading Parquet: ``fs.read_parquet`` (a streaming ``pyarrow.RecordBatchReader``) and
+``fs.scan_parquet`` (the planned scan, with ``metrics()`` and ``explain()``)."""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Union
+
+import pyarrow as pa
+
+from . import _native
+from .column import Column, to_filter
+
+if TYPE_CHECKING:
+    from .session import Session
+
+PathLike = Union[str, "os.PathLike[str]"]
+Paths = Union[PathLike, Sequence[PathLike]]
+
+_READER_SCANS: weakref.WeakKeyDictionary[pa.RecordBatchReader, ParquetScan] = weakref.WeakKeyDictionary()
+
+
+def _paths(path_or_paths: Paths) -> list[str]:
+    if isinstance(path_or_paths, (str, os.PathLike)):
+        return [os.fspath(path_or_paths)]
+    paths = [os.fspath(p) for p in path_or_paths]
+    if not paths:
+        raise ValueError("read_parquet needs at least one path")
+    return paths
+
+
+class ParquetScan:
+    """A planned Parquet scan: files listed, footers read, row groups and pages pruned.
+
+    Nothing is decoded until it is read (``to_reader()``, ``read_all()``, or any consumer of
+    the Arrow C stream interface such as ``pyarrow.table(scan)`` or ``polars.from_arrow``).
+    """
+
+    def __init__(self, native: _native.ParquetScan) -> None:
+        self._native = native
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The output schema."""
+        return self._native.schema()
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        stream = self._native.stream()
+        try:
+            while (batch := stream.next_batch()) is not None:
+                yield batch
+        finally:
+            stream.close()
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        """A streaming reader; batches are decoded as they are pulled."""
+        reader = pa.RecordBatchReader.from_batches(self.schema, self._batches())
+        _READER_SCANS[reader] = self
+        return reader
+
+    def read_all(self) -> pa.Table:
+        """Reads everything into a table."""
+        return pa.Table.from_batches(list(self._batches()), schema=self.schema)
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self._native.__arrow_c_stream__(requested_schema)
+
+    def metrics(self) -> dict[str, int]:
+        """Files, row groups and pages read vs pruned, rows, bytes and times (ns)."""
+        return dict(self._native.metrics())
+
+    def explain(self) -> str:
+        """A readable plan summary."""
+        return self._native.explain()
+
+    def __repr__(self) -> str:
+        return self.explain()
+
+
+def scan_parquet(
+    path_or_paths: Paths,
+    columns: Sequence[str] | None = None,
+    filter: Column | str | None = None,
+    batch_size: int | None = None,
+    *,
+    session: Session | None = None,
+) -> ParquetScan:
+    """Plans a Parquet scan (see :func:`read_parquet` for the arguments)."""
+    from .session import default_session
+
+    s = session or default_session()
+    native = _native.scan_parquet(
+        _paths(path_or_paths),
+        columns=list(columns) if columns is not None else None,
+        filter=to_filter(filter),
+        conf=s.conf,
+        batch_size=batch_size,
+    )
+    return ParquetScan(native)
+
+
+def read_parquet(
+    path_or_paths: Paths,
+    columns: Sequence[str] | None = None,
+    filter: Column | str | None = None,
+    batch_size: int | None = None,
+    *,
+    session: Session | None = None,
+) -> pa.RecordBatchReader:
+    """Reads Parquet files as a streaming ``pyarrow.RecordBatchReader``.
+
+    ``path_or_paths`` is a file, a directory (hive ``key=value`` sub-directories become typed
+    partition columns) or a list of files. ``columns`` picks and orders the output columns.
+    ``filter`` (a Column or Spark SQL text) keeps exactly the rows Spark's
+    ``spark.read.parquet(p).filter(cond)`` keeps, pruning files, row groups and pages on the
+    way. ``fs.scan_metrics(reader)`` tells what was read and what was skipped.
+    """
+    return scan_parquet(path_or_paths, columns, filter, batch_size, session=session).to_reader()
+
+
+def scan_metrics(reader: pa.RecordBatchReader) -> dict[str, int]:
+    """The metrics of a reader returned by :func:`read_parquet`."""
+    scan = _READER_SCANS.get(reader)
+    if scan is None:
+        raise ValueError("this reader was not created by ferrospark.read_parquet")
+    return scan.metrics()
