@@ -365,11 +365,19 @@ def test_radd_and_friends(expr_file):
     assert fs_ids(expr_file, 2 * fs.col("a") == 8) == [10, 11]
 
 
+# Syntax errors: fs.expr itself must reject them.
 BAD_SQL = [
     "a >", "a = = 1", "(a > 1", "a > 1)", "a LIKE", "CAST(a AS)", "a BETWEEN 1", "1 +",
     "", "   ", "'unterminated", "a IN ()", "a IS NOT", "a NOT NULL", "AND a > 1",
-    "DATE 'not-a-date'", "TIMESTAMP '2024-13-45 99:00:00'", "CAST(a AS nosuchtype) > 1",
     "a > 1 b < 2",
+]
+
+# Well-formed text with an invalid literal or type name. Spark's parser rejects these too;
+# ferrospark may do so in fs.expr or when the expression is bound to a schema, but it must be an
+# AnalysisError before any row is returned.
+BAD_LITERALS = [
+    "DATE 'not-a-date'", "TIMESTAMP '2024-13-45 99:00:00'", "CAST(a AS nosuchtype) > 1",
+    "DATE '2023-02-29' < d",
 ]
 
 
@@ -377,6 +385,14 @@ BAD_SQL = [
 def test_bad_sql_raises_analysis_error(sql):
     with pytest.raises(fs.AnalysisError):
         fs.expr(sql)
+
+
+@pytest.mark.parametrize("sql", BAD_LITERALS)
+def test_bad_literal_raises_analysis_error(expr_file, sql):
+    with pytest.raises(fs.AnalysisError):
+        fs.read_parquet(expr_file, filter=fs.expr(sql)).read_all()
+    with pytest.raises(fs.AnalysisError):
+        fs.read_parquet(expr_file, filter=sql).read_all()
 
 
 def test_bad_sql_is_a_ferro_error():
@@ -414,9 +430,9 @@ def test_bad_sql_is_rejected_by_spark_too(spark):
     """Every string test_bad_sql_raises_analysis_error uses is rejected by Spark's parser."""
     from pyspark.errors import AnalysisException, ParseException
 
-    df = spark.createDataFrame([(1, "x")], "a INT, s STRING")
+    df = spark.createDataFrame([(1, "x", None)], "a INT, s STRING, d DATE")
     accepted = []
-    for sql in BAD_SQL:
+    for sql in BAD_SQL + BAD_LITERALS:
         if not sql.strip():
             continue  # Spark's filter("") is an error of a different kind; ferrospark rejects it too
         try:

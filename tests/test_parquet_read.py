@@ -461,6 +461,14 @@ def test_empty_file_among_others(tmp_path):
     assert_tables_equal(read_all(str(tmp_path)), t, ordered=False)
 
 
+def test_zero_byte_file_in_directory_is_skipped(tmp_path):
+    # Spark skips zero-length files when it plans a directory scan (a lone zero-byte file is an
+    # error: see test_parquet_errors)
+    paths, t = _write_parts(tmp_path, k=2)
+    (tmp_path / "part-zero.parquet").write_bytes(b"")
+    assert_tables_equal(read_all(str(tmp_path)), t, ordered=False)
+
+
 def test_empty_filter_result(every_type):
     path, _ = every_type
     reader = fs.read_parquet(path, filter="id < 0")

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from . import _native
 from .column import Column, to_filter
+from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .session import Session
@@ -91,6 +92,8 @@ def scan_parquet(
     from .session import default_session
 
     s = session or default_session()
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0):
+        raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
     native = _native.scan_parquet(
         _paths(path_or_paths),
         columns=list(columns) if columns is not None else None,

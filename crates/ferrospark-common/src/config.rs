@@ -68,6 +68,13 @@ impl Config {
             FILES_MAX_PARTITION_BYTES => {
                 probe.max_partition_bytes()?;
             }
+            SESSION_TIME_ZONE => {
+                value.parse::<arrow_array::timezone::Tz>().map_err(|e| {
+                    FerroError::Config(format!(
+                        "config {SESSION_TIME_ZONE} '{value}' is not a time zone ({e}); use a region such as 'America/Los_Angeles', 'UTC' or an offset such as '+08:00'"
+                    ))
+                })?;
+            }
             PARQUET_FILTER_PUSHDOWN | PARQUET_BLOOM_FILTER | PARQUET_DICTIONARY_FILTER => {
                 probe.get_bool(&key, true)?;
             }
@@ -196,6 +203,10 @@ mod tests {
         assert!(c.set(BATCH_SIZE, "0").is_err());
         assert!(c.set(BATCH_SIZE, "abc").is_err());
         assert!(c.set(PARQUET_FILTER_PUSHDOWN, "maybe").is_err());
+        assert!(c.set(SESSION_TIME_ZONE, "Not/AZone").is_err());
+        c.set(SESSION_TIME_ZONE, "America/Los_Angeles")
+            .expect("a region");
+        c.set(SESSION_TIME_ZONE, "+08:00").expect("an offset");
         c.set(BATCH_SIZE, "1024").expect("valid");
         assert_eq!(c.batch_size().expect("valid"), 1024);
         c.set("spark.some.unknown", "x")

@@ -325,7 +325,21 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
     let b = |e: &Expr| bind_inner(e, ctx);
     Ok(match expr {
         Expr::Column(name) => {
-            let index = resolve_column(ctx.schema, name)?;
+            let index = match resolve_column(ctx.schema, name) {
+                Ok(i) => i,
+                // Like Spark's `col("a.b")`: a dotted name that is not a column is a field path.
+                Err(e) => match name.split_once('.') {
+                    Some((head, rest)) if resolve_column(ctx.schema, head).is_ok() => {
+                        let path = rest
+                            .split('.')
+                            .fold(Expr::Column(head.to_string()), |acc, f| {
+                                Expr::Field(Box::new(acc), f.to_string())
+                            });
+                        return bind_inner(&path, ctx);
+                    }
+                    _ => return Err(e),
+                },
+            };
             let field = ctx.schema.field(index);
             PhysicalExpr::Column {
                 index,

@@ -6,6 +6,7 @@ use sqlparser::ast::{
     Value,
 };
 use sqlparser::dialect::DatabricksDialect;
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 
 use ferrospark_common::{FerroError, Result};
@@ -20,10 +21,37 @@ pub fn parse_expr(text: &str) -> Result<Expr> {
             "[PARSE_SYNTAX_ERROR] cannot parse expression \"{text}\": {e}"
         ))
     };
+    reject_bare_not_null(text, &dialect).map_err(|e| fail(&e))?;
     let mut parser = Parser::new(&dialect)
         .try_with_sql(text)
         .map_err(|e| fail(&e))?;
     let ast = parser.parse_expr().map_err(|e| fail(&e))?;
+    let mut expr = convert(&ast, text)?;
+    // A trailing sort direction or alias, as columns print them (`a DESC NULLS LAST`, `a AS b`).
+    if parser.parse_keyword(Keyword::ASC) || parser.peek_keyword(Keyword::DESC) {
+        let ascending = !parser.parse_keyword(Keyword::DESC);
+        let mut nulls_first = ascending;
+        if parser.parse_keyword(Keyword::NULLS) {
+            if parser.parse_keyword(Keyword::FIRST) {
+                nulls_first = true;
+            } else if parser.parse_keyword(Keyword::LAST) {
+                nulls_first = false;
+            } else {
+                return Err(fail(&"expected FIRST or LAST after NULLS"));
+            }
+        }
+        expr = Expr::SortKey {
+            expr: Box::new(expr),
+            ascending,
+            nulls_first,
+        };
+    } else if parser.parse_keyword(Keyword::AS) {
+        let name = parser.parse_identifier().map_err(|e| fail(&e))?;
+        expr = Expr::Alias {
+            expr: Box::new(expr),
+            name: name.value,
+        };
+    }
     let next = parser.peek_token();
     if next.token != sqlparser::tokenizer::Token::EOF {
         return Err(fail(&format!(
@@ -31,13 +59,48 @@ pub fn parse_expr(text: &str) -> Result<Expr> {
             next.token
         )));
     }
-    convert(&ast, text)
+    Ok(expr)
 }
 
-/// Parses `a.b.c` or a backquoted name into a column or field path, for APIs taking names.
-pub fn parse_column_name(name: &str) -> Expr {
-    // A plain name is taken literally, so columns with dots or spaces need no quoting.
-    Expr::Column(name.to_string())
+/// sqlparser accepts Postgres' `x NOT NULL` / `x NOTNULL`; Spark does not.
+fn reject_bare_not_null(
+    text: &str,
+    dialect: &DatabricksDialect,
+) -> std::result::Result<(), String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(dialect, text)
+        .tokenize()
+        .map_err(|e| e.to_string())?;
+    let words: Vec<&Token> = tokens
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .collect();
+    let is_kw = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    for (i, t) in words.iter().enumerate() {
+        if is_kw(t, Keyword::NOTNULL) {
+            return Err("NOTNULL is not Spark SQL; write IS NOT NULL".into());
+        }
+        if is_kw(t, Keyword::NOT)
+            && words.get(i + 1).is_some_and(|n| is_kw(n, Keyword::NULL))
+            && i > 0
+            && ends_operand(words[i - 1])
+        {
+            return Err("'NOT NULL' needs IS: write IS NOT NULL".into());
+        }
+    }
+    Ok(())
+}
+
+fn ends_operand(t: &sqlparser::tokenizer::Token) -> bool {
+    use sqlparser::tokenizer::Token;
+    match t {
+        Token::Word(w) => w.quote_style.is_some() || w.keyword == Keyword::NoKeyword,
+        Token::Number(..)
+        | Token::SingleQuotedString(_)
+        | Token::DoubleQuotedString(_)
+        | Token::RParen => true,
+        _ => false,
+    }
 }
 
 fn unsupported(what: impl std::fmt::Display, text: &str) -> FerroError {
@@ -401,6 +464,9 @@ mod tests {
             "startswith(s, 'ab')",
             "s = 'it\\'s a \\\\ backslash'",
             "-(a) < 0",
+            "a + 1 AS `b c`",
+            "ts DESC NULLS FIRST",
+            "ts ASC NULLS LAST",
             "a - (b - c) = 0",
         ] {
             round_trip(t);
@@ -443,7 +509,16 @@ mod tests {
 
     #[test]
     fn bad_text_is_an_analysis_error() {
-        for t in ["a <", "a = = 1", "SELECT 1", "a b c", ""] {
+        assert!(parse_expr("NOT NULL").is_ok());
+        for t in [
+            "a <",
+            "a = = 1",
+            "SELECT 1",
+            "a b c",
+            "",
+            "a NOT NULL",
+            "a NOTNULL",
+        ] {
             match parse_expr(t) {
                 Err(FerroError::Analysis(m)) => assert!(
                     m.contains("PARSE_SYNTAX_ERROR") || m.contains("unsupported"),
@@ -452,5 +527,13 @@ mod tests {
                 other => panic!("{t}: {other:?}"),
             }
         }
+    }
+}
+#[cfg(test)]
+mod alias_probe {
+    #[test]
+    fn probe() {
+        let e = super::parse_expr("a + 1 AS b").expect("parses");
+        assert!(matches!(e, crate::Expr::Alias { .. }), "{e:?}");
     }
 }

@@ -204,6 +204,11 @@ fn dates_and_strings() {
 fn struct_fields_inherit_parent_nulls() {
     assert_eq!(truth("st.x > 1"), (vec![1, 4], vec![0], vec![2, 3]));
     assert_eq!(rows("st.x IS NULL"), vec![2, 3]);
+    assert_eq!(
+        rows("`st.x` > 1"),
+        vec![1, 4],
+        "a dotted name resolves as a path"
+    );
 }
 
 #[test]

@@ -115,6 +115,13 @@ pub fn list_files(paths: &[PathBuf]) -> Result<Listing> {
         let meta = std::fs::metadata(p).map_err(|e| FerroError::io(p, e))?;
         if meta.is_dir() {
             walk(p, &mut Vec::new(), &mut found)?;
+        } else if meta.len() == 0 {
+            // Inside a directory an empty file is skipped (as Spark does); named directly it
+            // cannot be what the user meant to read.
+            return Err(FerroError::parquet(
+                p,
+                "the file is empty (0 bytes), not a Parquet file",
+            ));
         } else {
             found.push((p.clone(), meta.len(), Vec::new()));
         }

@@ -110,8 +110,53 @@ fn load_footer(path: &PathBuf, page_index: bool) -> Result<ArrowReaderMetadata> 
             PageIndexPolicy::Skip
         };
         let options = ArrowReaderOptions::new().with_page_index_policy(policy);
-        ArrowReaderMetadata::load(&file, options).map_err(|e| FerroError::parquet(path, e))
+        let meta = ArrowReaderMetadata::load(&file, options.clone())
+            .map_err(|e| FerroError::parquet(path, e))?;
+        int96_as_nanoseconds(meta, options).map_err(|e| FerroError::parquet(path, e))
     })
+}
+
+/// Legacy INT96 timestamps read as nanoseconds, as pyarrow reads them, whatever unit an
+/// embedded Arrow schema remembers.
+fn int96_as_nanoseconds(
+    meta: ArrowReaderMetadata,
+    options: ArrowReaderOptions,
+) -> parquet::errors::Result<ArrowReaderMetadata> {
+    let schema = meta.parquet_schema();
+    let mut fields: Vec<Field> = meta
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut changed = false;
+    for leaf in 0..schema.num_columns() {
+        let descr = schema.column(leaf);
+        let root = schema.get_column_root_idx(leaf);
+        if descr.physical_type() != PhysicalType::INT96
+            || descr.max_def_level() > 1
+            || descr.max_rep_level() > 0
+        {
+            continue;
+        }
+        if let Some(f) = fields.get_mut(root) {
+            let ns = arrow_schema::DataType::Timestamp(arrow_schema::TimeUnit::Nanosecond, None);
+            if matches!(f.data_type(), arrow_schema::DataType::Timestamp(..))
+                && f.data_type() != &ns
+            {
+                *f = f.clone().with_data_type(ns);
+                changed = true;
+            }
+        }
+    }
+    if !changed {
+        return Ok(meta);
+    }
+    let hint = Arc::new(Schema::new_with_metadata(
+        fields,
+        meta.schema().metadata().clone(),
+    ));
+    ArrowReaderMetadata::try_new(meta.metadata().clone(), options.with_schema(hint))
 }
 
 fn load_footers(
@@ -364,6 +409,14 @@ impl ParquetScan {
                 keep_file = p.keep(n_files, &stats, &Int64Array::from(vec![1i64; n_files]))?;
             }
         }
+        // Conjuncts over partition columns only are decided exactly per file.
+        if let Some(pred) = &s.predicate {
+            for (fi, keep) in keep_file.iter_mut().enumerate() {
+                if *keep {
+                    *keep = self.partition_conjuncts_hold(fi, pred)?;
+                }
+            }
+        }
         let mut tasks = Vec::new();
         for (fi, file) in s.files.iter().enumerate() {
             let md = file.meta.metadata();
@@ -436,6 +489,31 @@ impl ParquetScan {
             self.count_pages_and_rows(t);
         }
         Ok(tasks)
+    }
+
+    fn partition_conjuncts_hold(&self, fi: usize, pred: &PhysicalExpr) -> Result<bool> {
+        let s = &self.shared;
+        let one = arrow_array::RecordBatch::try_new_with_options(
+            Arc::new(Schema::empty()),
+            vec![],
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(1)),
+        )?;
+        for c in pred.conjuncts() {
+            let cols = c.column_indices();
+            if cols.is_empty() || cols.iter().any(|&i| i < s.data_columns) {
+                continue;
+            }
+            let local = c.transform_columns(&|index, _, _| {
+                PhysicalExpr::Literal(ferrospark_expr::Literal::new(
+                    s.files[fi].partition_values[index - s.data_columns].clone(),
+                ))
+            });
+            let v = ferrospark_expr::evaluate_predicate(&local, &one)?;
+            if !(v.is_valid(0) && v.value(0)) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn partition_stats(&self, c: usize, files: &[usize], counts: &[i64]) -> Result<ColumnStats> {
