@@ -90,9 +90,7 @@ class FerrosparkEngine(Engine):
         }
         session_cls = getattr(fs, "Session", None)
         self.session = session_cls(conf=conf) if session_cls is not None else None
-        self.read_parquet = (
-            self.session.read_parquet if self.session else fs.read_parquet
-        )
+        self.read_parquet = self.session.read_parquet if self.session else fs.read_parquet
 
     def version(self) -> str:
         return getattr(self.fs, "__version__", "?")
@@ -249,13 +247,9 @@ def _as_number(value: Any) -> Decimal | None:
 def results_agree(a: Any, b: Any, rel_tol: float = REL_TOL) -> bool:
     """Equal; decimals/floats may differ by ``rel_tol`` relative, ints are exact."""
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(
-            results_agree(x, y, rel_tol) for x, y in zip(a, b, strict=True)
-        )
+        return len(a) == len(b) and all(results_agree(x, y, rel_tol) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(
-            results_agree(a[k], b[k], rel_tol) for k in a
-        )
+        return a.keys() == b.keys() and all(results_agree(a[k], b[k], rel_tol) for k in a)
     if isinstance(a, int) and isinstance(b, int):
         return a == b
     na = _as_number(a) if not isinstance(a, int) else Decimal(a)
@@ -289,10 +283,7 @@ def _jsonable(value: Any) -> Any:
 SHIP_LO = dt.date(1995, 1, 1)
 SHIP_HI = dt.date(1995, 3, 31)
 QTY_LT = 24
-SCAN_FILTER_SQL = (
-    f"l_shipdate BETWEEN DATE '{SHIP_LO}' AND DATE '{SHIP_HI}' "
-    f"AND l_quantity < {QTY_LT}"
-)
+SCAN_FILTER_SQL = f"l_shipdate BETWEEN DATE '{SHIP_LO}' AND DATE '{SHIP_HI}' AND l_quantity < {QTY_LT}"
 
 
 def _count_sum(result: Any) -> str:
@@ -322,9 +313,7 @@ def _pa_literal(pa: Any, value: Any, type_: Any) -> Any:
 
 
 @SCAN_FILTER.engine("ferrospark")
-def _scan_filter_ferrospark(
-    e: FerrosparkEngine, paths: dict[str, str]
-) -> tuple[int, Any]:
+def _scan_filter_ferrospark(e: FerrosparkEngine, paths: dict[str, str]) -> tuple[int, Any]:
     # No aggregation operator yet: scan + filter natively, sum with pyarrow.compute.
     reader = e.read_parquet(
         paths["lineitem"],
@@ -350,9 +339,7 @@ def _scan_filter_pyarrow(e: PyArrowEngine, paths: dict[str, str]) -> tuple[int, 
         & (shipdate <= e.pa.scalar(SHIP_HI, date_type))
         & (quantity < _pa_literal(e.pa, QTY_LT, qty_type))
     )
-    table = dataset.to_table(
-        columns=["l_extendedprice"], filter=predicate, use_threads=True
-    )
+    table = dataset.to_table(columns=["l_extendedprice"], filter=predicate, use_threads=True)
     return table.num_rows, e.pc.sum(table["l_extendedprice"]).as_py()
 
 
@@ -373,8 +360,7 @@ def _scan_filter_polars(e: PolarsEngine, paths: dict[str, str]) -> tuple[int, An
     frame = (
         pl.scan_parquet(Path(paths["lineitem"]) / "*.parquet")
         .filter(
-            pl.col("l_shipdate").is_between(SHIP_LO, SHIP_HI, closed="both")
-            & (pl.col("l_quantity") < QTY_LT)
+            pl.col("l_shipdate").is_between(SHIP_LO, SHIP_HI, closed="both") & (pl.col("l_quantity") < QTY_LT)
         )
         .select(pl.len().alias("count"), pl.col("l_extendedprice").sum().alias("sum"))
         .collect()
@@ -429,9 +415,7 @@ class EngineRun:
         }
 
 
-def run_engine(
-    workload: Workload, engine: Engine, paths: dict[str, str], reps: int
-) -> EngineRun:
+def run_engine(workload: Workload, engine: Engine, paths: dict[str, str], reps: int) -> EngineRun:
     fn = workload.runs[engine.name]
     run = EngineRun(engine.name, "ok", version=engine.version())
     engine.notes = {}
@@ -445,9 +429,7 @@ def run_engine(
             run.times_s.append(time.perf_counter() - t0)
             if not results_agree(result, run.result):
                 run.status = "error"
-                run.reason = (
-                    f"result changed between repetitions: {result!r} vs {run.result!r}"
-                )
+                run.reason = f"result changed between repetitions: {result!r} vs {run.result!r}"
                 break
     except Exception as exc:  # noqa: BLE001 - a failing engine must not stop others
         run.status = "error"
@@ -509,9 +491,7 @@ def report(
             r.reason = f"differs from {reference.engine}"
             agree = False
 
-    fs_run = next(
-        (r for r in runs if r.engine == "ferrospark" and r.median is not None), None
-    )
+    fs_run = next((r for r in runs if r.engine == "ferrospark" and r.median is not None), None)
     fs_median = fs_run.median if fs_run else None
 
     print()
@@ -521,10 +501,7 @@ def report(
         f"median of {args.reps} after 1 warm-up; "
         f"data {', '.join(paths.values())}"
     )
-    header = (
-        f"{'engine':<11} {'median s':>9} {'min s':>8} {'warm-up s':>9} "
-        f"{'/ ferrospark':>12}  result"
-    )
+    header = f"{'engine':<11} {'median s':>9} {'min s':>8} {'warm-up s':>9} {'/ ferrospark':>12}  result"
     print(header)
     print("-" * len(header))
     ratios: dict[str, float | None] = {}
@@ -576,7 +553,7 @@ def report(
         "threads": args.threads,
         "reps": args.reps,
         "paths": paths,
-        "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine_info(),
         "engines": {r.engine: r.to_json() for r in runs},
         "ratio_to_ferrospark": ratios,
@@ -602,9 +579,7 @@ def _parse_engines(values: list[str] | None) -> list[str]:
     names = [n.strip() for v in values for n in v.split(",") if n.strip()]
     unknown = sorted(set(names) - set(ENGINES))
     if unknown:
-        raise SystemExit(
-            f"unknown engine(s) {unknown}; choose from {', '.join(ENGINE_ORDER)}"
-        )
+        raise SystemExit(f"unknown engine(s) {unknown}; choose from {', '.join(ENGINE_ORDER)}")
     return [n for n in ENGINE_ORDER if n in names]
 
 
@@ -617,25 +592,15 @@ def main(argv: list[str] | None = None) -> int:
         default="scan+filter",
         help=f"comma-separated workloads or 'all' (available: {', '.join(WORKLOADS)})",
     )
-    parser.add_argument(
-        "--scale", type=float, default=1, help="TPC-H scale factor (default 1)"
-    )
-    parser.add_argument(
-        "--data", help="TPC-H data directory (default data/tpch-sf<scale>)"
-    )
+    parser.add_argument("--scale", type=float, default=1, help="TPC-H scale factor (default 1)")
+    parser.add_argument("--data", help="TPC-H data directory (default data/tpch-sf<scale>)")
     parser.add_argument(
         "--engines",
         nargs="+",
-        help=(
-            f"subset of engines, space- or comma-separated ({', '.join(ENGINE_ORDER)})"
-        ),
+        help=(f"subset of engines, space- or comma-separated ({', '.join(ENGINE_ORDER)})"),
     )
-    parser.add_argument(
-        "--reps", type=int, default=5, help="timed repetitions (default 5)"
-    )
-    parser.add_argument(
-        "--threads", type=int, default=2, help="threads per engine (default 2)"
-    )
+    parser.add_argument("--reps", type=int, default=5, help="timed repetitions (default 5)")
+    parser.add_argument("--threads", type=int, default=2, help="threads per engine (default 2)")
     parser.add_argument("--out", help="JSON output directory (default benches/results)")
     args = parser.parse_args(argv)
     if args.reps < 1 or args.threads < 1:
@@ -644,9 +609,7 @@ def main(argv: list[str] | None = None) -> int:
     names = list(WORKLOADS) if args.workload == "all" else args.workload.split(",")
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
-        parser.error(
-            f"unknown workload(s) {unknown}; available: {', '.join(WORKLOADS)}"
-        )
+        parser.error(f"unknown workload(s) {unknown}; available: {', '.join(WORKLOADS)}")
     workloads = [WORKLOADS[n] for n in names]
     engine_names = _parse_engines(args.engines)
 
@@ -685,9 +648,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         except Exception as exc:  # noqa: BLE001 - report it, run the other engines
             traceback.print_exc()
-            skipped[name] = EngineRun(
-                name, "error", reason=f"{type(exc).__name__}: {exc}"
-            )
+            skipped[name] = EngineRun(name, "error", reason=f"{type(exc).__name__}: {exc}")
             continue
         engines[name] = engine
         print(f"  {name:<11} {engine.version()}")
@@ -703,9 +664,7 @@ def main(argv: list[str] | None = None) -> int:
                 if name in skipped:
                     runs.append(skipped[name])
                 elif name not in workload.runs:
-                    runs.append(
-                        EngineRun(name, "skipped", reason="workload not implemented")
-                    )
+                    runs.append(EngineRun(name, "skipped", reason="workload not implemented"))
                 else:
                     print(
                         f"running {workload.name} on {name} ...",
@@ -713,9 +672,7 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
                     runs.append(run_engine(workload, engines[name], paths, args.reps))
-            doc, agree = report(
-                workload, runs, args, {t: paths[t] for t in workload.tables}
-            )
+            doc, agree = report(workload, runs, args, {t: paths[t] for t in workload.tables})
             doc["versions"] = {r.engine: r.version for r in runs if r.version}
             out_dir.mkdir(parents=True, exist_ok=True)
             out_file = out_dir / f"compare-{workload.name}.json"

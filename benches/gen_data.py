@@ -42,9 +42,7 @@ print_summary = _tpch.print_summary
 summarize = _tpch.summarize
 
 
-def ensure_tpch(
-    scale=1, out=None, tables=("lineitem", "orders"), **kwargs
-) -> dict[str, str]:
+def ensure_tpch(scale=1, out=None, tables=("lineitem", "orders"), **kwargs) -> dict[str, str]:
     """``{table: directory}`` of TPC-H Parquet data at ``scale``, generated if missing.
 
     ``out`` defaults to ``<repo>/data/tpch-sf<scale>``; see
@@ -57,32 +55,21 @@ def ensure_tpch(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--scale", type=float, default=1, help="TPC-H scale factor (default 1)"
-    )
+    parser.add_argument("--scale", type=float, default=1, help="TPC-H scale factor (default 1)")
     parser.add_argument("--out", help="output directory (default data/tpch-sf<scale>)")
     parser.add_argument(
         "--tables",
         default="lineitem,orders",
-        help=(
-            "comma-separated tables (default lineitem,orders; any of "
-            f"{','.join(TABLES)})"
-        ),
+        help=(f"comma-separated tables (default lineitem,orders; any of {','.join(TABLES)})"),
     )
-    parser.add_argument(
-        "--parts", type=int, help="files per table (default 4 per scale unit)"
-    )
+    parser.add_argument("--parts", type=int, help="files per table (default 4 per scale unit)")
     parser.add_argument(
         "--row-group-bytes",
         help="approximate uncompressed row-group size (tpchgen default 7MiB)",
     )
     parser.add_argument("--compression", help="e.g. SNAPPY (tpchgen default), ZSTD(1)")
-    parser.add_argument(
-        "--threads", type=int, help="tpchgen-cli threads (default: all CPUs)"
-    )
-    parser.add_argument(
-        "--force", action="store_true", help="regenerate even if present"
-    )
+    parser.add_argument("--threads", type=int, help="tpchgen-cli threads (default: all CPUs)")
+    parser.add_argument("--force", action="store_true", help="regenerate even if present")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 

@@ -30,9 +30,7 @@ from typing import Any
 
 from . import tpch
 
-DEFAULT_FILTER = (
-    "l_shipdate BETWEEN DATE '1995-01-01' AND DATE '1995-03-31' AND l_quantity < 24"
-)
+DEFAULT_FILTER = "l_shipdate BETWEEN DATE '1995-01-01' AND DATE '1995-03-31' AND l_quantity < 24"
 #: lineitem is written in l_orderkey order: this range touches few row groups/pages.
 PRUNING_FILTER = "l_orderkey BETWEEN 3000000 AND 3010000"
 GROUP_KEYS = ("l_returnflag", "l_linestatus")
@@ -73,9 +71,7 @@ def _num_equal(a: Any, b: Any) -> bool:
 
 
 def _groups_equal(a: Groups, b: Groups) -> bool:
-    return a.keys() == b.keys() and all(
-        a[k][0] == b[k][0] and _num_equal(a[k][1], b[k][1]) for k in a
-    )
+    return a.keys() == b.keys() and all(a[k][0] == b[k][0] and _num_equal(a[k][1], b[k][1]) for k in a)
 
 
 def _totals(groups: Groups) -> tuple[int, Any]:
@@ -130,11 +126,7 @@ def _arrow_groups(table) -> Groups:
             column = column.cast(pa.string())
         keys.append(column)
     flat = pa.table({"k0": keys[0], "k1": keys[1], "v": table["l_extendedprice"]})
-    agg = (
-        flat.group_by(["k0", "k1"])
-        .aggregate([("v", "count"), ("v", "sum")])
-        .to_pylist()
-    )
+    agg = flat.group_by(["k0", "k1"]).aggregate([("v", "count"), ("v", "sum")]).to_pylist()
     return {(r["k0"], r["k1"]): (r["v_count"], r["v_sum"]) for r in agg}
 
 
@@ -168,9 +160,7 @@ _METRIC_LINES = (
 
 def _print_metrics(metrics: dict[str, int]) -> None:
     for label, prefix, keys in _METRIC_LINES:
-        present = [
-            f"{k.removeprefix(prefix)}={metrics[k]:,}" for k in keys if k in metrics
-        ]
+        present = [f"{k.removeprefix(prefix)}={metrics[k]:,}" for k in keys if k in metrics]
         if present:
             print(f"    {label:<11} " + "  ".join(present))
     extras = []
@@ -188,22 +178,12 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m ferrospark.demo",
         description="Scan-and-filter TPC-H lineitem with plain Spark and ferrospark.",
     )
-    parser.add_argument(
-        "--scale", type=float, default=1, help="TPC-H scale factor (default 1)"
-    )
+    parser.add_argument("--scale", type=float, default=1, help="TPC-H scale factor (default 1)")
     parser.add_argument("--data", help="data directory (default data/tpch-sf<scale>)")
-    parser.add_argument(
-        "--filter", default=DEFAULT_FILTER, help="Spark SQL filter on lineitem"
-    )
-    parser.add_argument(
-        "--threads", type=int, default=2, help="Spark local[N] and scan threads"
-    )
-    parser.add_argument(
-        "--reps", type=int, default=3, help="timed runs after a warm-up (3)"
-    )
-    parser.add_argument(
-        "--driver-memory", default="4g", help="spark.driver.memory (4g)"
-    )
+    parser.add_argument("--filter", default=DEFAULT_FILTER, help="Spark SQL filter on lineitem")
+    parser.add_argument("--threads", type=int, default=2, help="Spark local[N] and scan threads")
+    parser.add_argument("--reps", type=int, default=3, help="timed runs after a warm-up (3)")
+    parser.add_argument("--driver-memory", default="4g", help="spark.driver.memory (4g)")
     args = parser.parse_args(argv)
     if args.reps < 1 or args.threads < 1:
         parser.error("--reps and --threads must be >= 1")
@@ -224,10 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     # 2. Spark, two ways
     spark = _start_spark(args.threads, args.driver_memory)
     try:
-        print(
-            f"Spark {spark.version}, master local[{args.threads}], "
-            "session time zone UTC"
-        )
+        print(f"Spark {spark.version}, master local[{args.threads}], session time zone UTC")
 
         def plain() -> Groups:
             return _spark_groups(spark.read.parquet(lineitem).filter(args.filter))
@@ -257,11 +234,7 @@ def main(argv: list[str] | None = None) -> int:
             speedup = f"{time_a / time_b:.2f}x"
             print(f"{'speed-up vs plain Spark':<26} {'1.00x':>22} {speedup:>24}")
             _print_groups(groups_a, groups_b, "(a)", "(b)")
-            print(
-                "results agree"
-                if spark_agree
-                else "RESULTS DISAGREE between (a) and (b)"
-            )
+            print("results agree" if spark_agree else "RESULTS DISAGREE between (a) and (b)")
 
         # 4. in-process reads
         state: dict[str, Any] = {}

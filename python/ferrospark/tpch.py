@@ -90,9 +90,7 @@ def tpchgen_cli() -> str:
 
 def _tpchgen_version(exe: str) -> str:
     try:
-        proc = subprocess.run(
-            [exe, "--version"], capture_output=True, text=True, check=True
-        )
+        proc = subprocess.run([exe, "--version"], capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return proc.stdout.strip().removeprefix("tpchgen-cli").strip() or "unknown"
@@ -160,9 +158,7 @@ class _Progress:
         if self._bar is not None:
             self._bar.set_description(f"tpch {table} {part}/{parts}")
 
-    def done(
-        self, table: str, part: int, parts: int, rows: int, seconds: float
-    ) -> None:
+    def done(self, table: str, part: int, parts: int, rows: int, seconds: float) -> None:
         if self._bar is not None:
             self._bar.update(rows)
         elif self._enabled:
@@ -226,14 +222,11 @@ def _generate_table(
             seconds = time.perf_counter() - t0
             if proc.returncode != 0:
                 raise RuntimeError(
-                    f"tpchgen-cli failed (exit {proc.returncode}): {' '.join(cmd)}\n"
-                    f"{proc.stderr.strip()}"
+                    f"tpchgen-cli failed (exit {proc.returncode}): {' '.join(cmd)}\n{proc.stderr.strip()}"
                 )
             written = tmp / table / f"{table}.{part}.parquet"
             if not written.is_file():
-                raise RuntimeError(
-                    f"tpchgen-cli did not write {written}: {' '.join(cmd)}"
-                )
+                raise RuntimeError(f"tpchgen-cli did not write {written}: {' '.join(cmd)}")
             progress.done(table, part, parts, _parquet_rows(written), seconds)
         dest = out / table
         if dest.exists():
@@ -271,9 +264,7 @@ def ensure_tpch(
     tables = list(dict.fromkeys(tables))
     unknown = [t for t in tables if t not in TABLES]
     if unknown:
-        raise ValueError(
-            f"unknown TPC-H table(s) {unknown}; expected some of {list(TABLES)}"
-        )
+        raise ValueError(f"unknown TPC-H table(s) {unknown}; expected some of {list(TABLES)}")
     out_dir = Path(out if out is not None else default_out(scale))
 
     settings = {
@@ -316,8 +307,7 @@ def ensure_tpch(
     out_dir.mkdir(parents=True, exist_ok=True)
     names = ", ".join(t for t, _ in todo)
     print(
-        f"generating TPC-H sf{scale:g} ({names}) in {out_dir} "
-        f"with tpchgen-cli {version}",
+        f"generating TPC-H sf{scale:g} ({names}) in {out_dir} with tpchgen-cli {version}",
         file=sys.stderr,
         flush=True,
     )
@@ -371,9 +361,7 @@ def summarize(paths: dict[str, str]) -> list[dict]:
             first = metas[0]
             if first.num_row_groups and first.num_columns:
                 info["compression"] = first.row_group(0).column(0).compression
-                info["rows_per_row_group"] = round(
-                    info["rows"] / max(1, info["row_groups"])
-                )
+                info["rows_per_row_group"] = round(info["rows"] / max(1, info["row_groups"]))
         rows.append(info)
     return rows
 
@@ -381,10 +369,7 @@ def summarize(paths: dict[str, str]) -> list[dict]:
 def print_summary(paths: dict[str, str], file=None) -> None:
     """Print :func:`summarize` as a small table."""
     file = file if file is not None else sys.stdout
-    header = (
-        f"{'table':<10} {'files':>5} {'rows':>12} {'row groups':>10} {'size':>11}"
-        "  compression"
-    )
+    header = f"{'table':<10} {'files':>5} {'rows':>12} {'row groups':>10} {'size':>11}  compression"
     print(header, file=file)
     for info in summarize(paths):
         print(

@@ -348,6 +348,15 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
             }
         }
         Expr::Field(inner, name) => {
+            // `a.b` may name a top-level column literally called "a.b".
+            if let Expr::Column(head) = inner.as_ref() {
+                let dotted = format!("{head}.{name}");
+                if resolve_column(ctx.schema, head).is_err()
+                    && resolve_column(ctx.schema, &dotted).is_ok()
+                {
+                    return bind_inner(&Expr::Column(dotted), ctx);
+                }
+            }
             let input = b(inner)?;
             match input.data_type() {
                 DataType::Struct(fields) => {

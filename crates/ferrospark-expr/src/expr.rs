@@ -736,7 +736,16 @@ impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let p = self.precedence();
         match self {
-            Expr::Column(c) => quote_ident(c, f),
+            // `col("a.b")` is a field path in Spark; print it as one.
+            Expr::Column(c) => {
+                for (i, part) in c.split('.').enumerate() {
+                    if i > 0 {
+                        f.write_str(".")?;
+                    }
+                    quote_ident(part, f)?;
+                }
+                Ok(())
+            }
             Expr::Field(e, name) => {
                 write!(f, "{}.", Child(e, 10))?;
                 quote_ident(name, f)

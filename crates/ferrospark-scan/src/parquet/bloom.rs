@@ -1,11 +1,9 @@
 //! Row-group pruning with split-block bloom filters, for `col = v` and `col IN (...)`.
 
-use std::fs::File;
-
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_schema::DataType;
-use ferrospark_common::{FerroError, Result};
+use ferrospark_common::Result;
 use ferrospark_expr::{BinaryOp, Literal, PhysicalExpr};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Type as PhysicalType;
@@ -169,7 +167,7 @@ pub(crate) fn prunes(
 ) -> Result<bool> {
     let schema = file.meta.parquet_schema();
     let md = file.meta.metadata();
-    let mut builder: Option<ParquetRecordBatchReaderBuilder<File>> = None;
+    let mut builder: Option<ParquetRecordBatchReaderBuilder<bytes::Bytes>> = None;
     for c in conjuncts {
         let Some((col, values)) = equality_values(c) else {
             continue;
@@ -200,9 +198,8 @@ pub(crate) fn prunes(
             .collect();
         let Some(forms) = forms else { continue };
         if builder.is_none() {
-            let f = File::open(&file.path).map_err(|e| FerroError::io(&file.path, e))?;
             builder = Some(ParquetRecordBatchReaderBuilder::new_with_metadata(
-                f,
+                file.data.clone(),
                 file.meta.clone(),
             ));
         }

@@ -2,7 +2,6 @@
 //! dictionary-encoded, the dictionary lists every value, so a selective predicate that no
 //! dictionary value satisfies rules the whole row group out.
 
-use std::fs::File;
 use std::sync::Arc;
 
 use arrow_array::{
@@ -10,7 +9,7 @@ use arrow_array::{
     RecordBatch, StringArray,
 };
 use arrow_schema::{DataType, Field, Schema};
-use ferrospark_common::{FerroError, Result};
+use ferrospark_common::Result;
 use ferrospark_expr::{evaluate_predicate, BinaryOp, PhysicalExpr};
 use parquet::basic::{Encoding, Type as PhysicalType};
 use parquet::column::page::{Page, PageReader};
@@ -119,12 +118,15 @@ fn read_dictionary(
     if !all_dictionary {
         return Ok(None);
     }
-    let f = File::open(&file.path).map_err(|e| FerroError::io(&file.path, e))?;
-    let mut pages =
-        match SerializedPageReader::new(Arc::new(f), col, rg.num_rows().max(0) as usize, None) {
-            Ok(p) => p,
-            Err(_) => return Ok(None),
-        };
+    let mut pages = match SerializedPageReader::new(
+        Arc::new(file.data.clone()),
+        col,
+        rg.num_rows().max(0) as usize,
+        None,
+    ) {
+        Ok(p) => p,
+        Err(_) => return Ok(None),
+    };
     match pages.get_next_page() {
         Ok(Some(Page::DictionaryPage {
             buf, num_values, ..

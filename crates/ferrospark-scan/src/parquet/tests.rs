@@ -415,3 +415,17 @@ fn spark_types_convert_decimals_and_timestamps() {
     );
     assert!(got.column(3).as_any().is::<StringArray>());
 }
+
+#[test]
+fn ansi_errors_in_filters_keep_their_kind() {
+    let (_dir, p) = fixture();
+    let opts = ParquetScanOptions {
+        filter: Some(parse_expr("k / 0 > 1").expect("parses")),
+        ..Default::default()
+    };
+    let scan = ParquetScan::try_new(&[p], opts).expect("plans");
+    match scan.execute().collect::<Result<Vec<_>, _>>() {
+        Err(FerroError::Arithmetic(m)) => assert!(m.contains("DIVIDE_BY_ZERO"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
