@@ -6,6 +6,8 @@ use crate::{FerroError, Result};
 
 /// Batch size of scans and operators (`ferrospark.batch.size`).
 pub const BATCH_SIZE: &str = "ferrospark.batch.size";
+/// Rows per decoded batch while a scan filters (`ferrospark.scan.filterBatchSize`).
+pub const SCAN_FILTER_BATCH_SIZE: &str = "ferrospark.scan.filterBatchSize";
 /// Threads a scan may use (`ferrospark.scan.threads`); defaults to the machine's cores.
 pub const SCAN_THREADS: &str = "ferrospark.scan.threads";
 /// Memory pool limit (`ferrospark.memory.limit`).
@@ -61,6 +63,9 @@ impl Config {
             }
             SCAN_THREADS => {
                 probe.scan_threads()?;
+            }
+            SCAN_FILTER_BATCH_SIZE => {
+                probe.filter_batch_size()?;
             }
             MEMORY_LIMIT => {
                 probe.memory_limit()?;
@@ -123,6 +128,11 @@ impl Config {
     /// `ferrospark.batch.size`, default 8192 rows.
     pub fn batch_size(&self) -> Result<usize> {
         self.get_positive(BATCH_SIZE, 8192)
+    }
+
+    /// `ferrospark.scan.filterBatchSize`, default 65536 rows.
+    pub fn filter_batch_size(&self) -> Result<usize> {
+        self.get_positive(SCAN_FILTER_BATCH_SIZE, 65536)
     }
 
     /// `ferrospark.scan.threads`, default the number of available cores.

@@ -101,6 +101,9 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
         PhysicalExpr::IsNull(e) => ev(e)?.map(|a| Ok(Arc::new(is_null(a)?)))?,
         PhysicalExpr::IsNotNull(e) => ev(e)?.map(|a| Ok(Arc::new(is_not_null(a)?)))?,
         PhysicalExpr::And(l, r) => {
+            if let Some(v) = fused_range(l, r, batch)? {
+                return Ok(v);
+            }
             let lv = ev(l)?;
             // `false AND x` is false whatever x is; skip x when no row can need it.
             if let Some(done) = all_false(&lv) {
@@ -196,6 +199,79 @@ pub fn filter_batch(batch: &RecordBatch, predicate: &PhysicalExpr) -> Result<Rec
         return Ok(batch.clone());
     }
     Ok(arrow_select::filter::filter_record_batch(batch, &mask)?)
+}
+
+/// `x >= lo AND x <= hi` (also `>`/`<`) over an integer, date, timestamp or decimal column in
+/// one pass instead of two comparisons and an AND. Floats are left to the general path, which
+/// knows Spark's NaN and -0.0 rules.
+fn fused_range(
+    l: &PhysicalExpr,
+    r: &PhysicalExpr,
+    batch: &RecordBatch,
+) -> Result<Option<ColumnarValue>> {
+    fn bound(e: &PhysicalExpr) -> Option<(BinaryOp, &PhysicalExpr, ArrayRef)> {
+        match e {
+            PhysicalExpr::Compare { op, left, right } => match right.as_ref() {
+                PhysicalExpr::Literal(lit) if !lit.is_null() => {
+                    Some((*op, left.as_ref(), lit.array().clone()))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    let (Some((lop, lx, lo)), Some((hop, hx, hi))) = (bound(l), bound(r)) else {
+        return Ok(None);
+    };
+    let lower_ok = matches!(lop, BinaryOp::GtEq | BinaryOp::Gt);
+    let upper_ok = matches!(hop, BinaryOp::LtEq | BinaryOp::Lt);
+    if !lower_ok || !upper_ok || lx != hx || !matches!(lx, PhysicalExpr::Column { .. }) {
+        return Ok(None);
+    }
+    let ColumnarValue::Array(x) = evaluate(lx, batch)? else {
+        return Ok(None);
+    };
+    if x.data_type() != lo.data_type() || x.data_type() != hi.data_type() {
+        return Ok(None);
+    }
+    macro_rules! range {
+        ($t:ty) => {{
+            let xs = x.as_primitive::<$t>();
+            let (a, b) = (
+                lo.as_primitive::<$t>().value(0),
+                hi.as_primitive::<$t>().value(0),
+            );
+            let strict_lo = lop == BinaryOp::Gt;
+            let strict_hi = hop == BinaryOp::Lt;
+            let values = xs.values();
+            let bits = arrow_buffer::BooleanBuffer::collect_bool(xs.len(), |i| {
+                let v = values[i];
+                (if strict_lo { v > a } else { v >= a }) && (if strict_hi { v < b } else { v <= b })
+            });
+            BooleanArray::new(bits, xs.nulls().cloned())
+        }};
+    }
+    use arrow_array::types::{
+        Date32Type, Date64Type, TimestampMicrosecondType, TimestampMillisecondType,
+        TimestampNanosecondType, TimestampSecondType,
+    };
+    let out = match x.data_type() {
+        DataType::Int8 => range!(Int8Type),
+        DataType::Int16 => range!(Int16Type),
+        DataType::Int32 => range!(Int32Type),
+        DataType::Int64 => range!(Int64Type),
+        DataType::Date32 => range!(Date32Type),
+        DataType::Date64 => range!(Date64Type),
+        DataType::Decimal128(..) => range!(Decimal128Type),
+        DataType::Timestamp(unit, _) => match unit {
+            arrow_schema::TimeUnit::Second => range!(TimestampSecondType),
+            arrow_schema::TimeUnit::Millisecond => range!(TimestampMillisecondType),
+            arrow_schema::TimeUnit::Microsecond => range!(TimestampMicrosecondType),
+            arrow_schema::TimeUnit::Nanosecond => range!(TimestampNanosecondType),
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(ColumnarValue::Array(Arc::new(out))))
 }
 
 fn all_false(v: &ColumnarValue) -> Option<ColumnarValue> {

@@ -279,3 +279,24 @@ fn constant_subtrees_fold_once() {
         t.iter().map(|v| v.unwrap_or(false)).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn fused_ranges_agree_with_the_general_path() {
+    // Upper bound first never takes the fused path, so each pair compares the two paths.
+    for (fused, general) in [
+        (
+            "dt BETWEEN DATE '1995-01-01' AND DATE '1995-03-31'",
+            "dt <= DATE '1995-03-31' AND dt >= DATE '1995-01-01'",
+        ),
+        (
+            "dt > DATE '1995-01-01' AND dt < DATE '1995-03-31'",
+            "dt < DATE '1995-03-31' AND dt > DATE '1995-01-01'",
+        ),
+        ("i >= -4 AND i <= 3", "i <= 3 AND i >= -4"),
+        ("q >= 23.50 AND q <= 24", "q <= 24 AND q >= 23.50"),
+        ("big >= 0 AND big <= 1", "big <= 1 AND big >= 0"),
+    ] {
+        assert_eq!(truth(fused), truth(general), "{fused}");
+    }
+    assert_eq!(rows("i >= -4 AND i <= 3"), vec![0, 2, 3]);
+}

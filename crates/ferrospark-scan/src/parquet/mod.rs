@@ -35,6 +35,8 @@ pub struct ParquetScanOptions {
     pub filter: Option<Expr>,
     /// Rows per output batch.
     pub batch_size: usize,
+    /// Rows per decoded batch when a filter runs (`ferrospark.scan.filterBatchSize`).
+    pub filter_batch_size: usize,
     /// Worker threads decoding row groups.
     pub threads: usize,
     /// Session time zone for TIMESTAMP literals.
@@ -58,6 +60,7 @@ impl Default for ParquetScanOptions {
             columns: None,
             filter: None,
             batch_size: 8192,
+            filter_batch_size: 65536,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             session_tz: "UTC".into(),
             filter_pushdown: true,
@@ -74,6 +77,7 @@ impl ParquetScanOptions {
     pub fn from_config(cfg: &Config) -> Result<Self> {
         Ok(Self {
             batch_size: cfg.batch_size()?,
+            filter_batch_size: cfg.filter_batch_size()?,
             threads: cfg.scan_threads()?,
             session_tz: cfg.session_time_zone().to_string(),
             filter_pushdown: cfg.get_bool(config::PARQUET_FILTER_PUSHDOWN, true)?,
