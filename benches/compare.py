@@ -77,9 +77,10 @@ class FerrosparkEngine(Engine):
     module = "ferrospark"
 
     def open(self) -> None:
-        import ferrospark as fs
         import pyarrow as pa
         import pyarrow.compute as pc
+
+        import ferrospark as fs
 
         pa.set_cpu_count(self.threads)
         pa.set_io_thread_count(self.threads)

@@ -41,7 +41,6 @@ if str(TESTS_DIR) not in sys.path:  # make ``import helpers`` work under every i
 
 from helpers import FILTER_LAYOUTS  # noqa: E402  (after the sys.path set-up)
 
-
 # --------------------------------------------------------------------------------------------
 # markers
 # --------------------------------------------------------------------------------------------
@@ -111,8 +110,25 @@ INF = float("inf")
 UTC = dt.timezone.utc
 
 STRING_POOL = [
-    "apple", "banana", "cherry", "", "Apple", "apricot", "héllo", "ß", "日本", "😀",
-    "a%b", "a_b", "x\\y", "it's", "zeta", "kiwi", "Äpfel", "ab", "b",
+    "apple",
+    "banana",
+    "cherry",
+    "",
+    "Apple",
+    "apricot",
+    "héllo",
+    "ß",
+    "日本",
+    "😀",
+    "a%b",
+    "a_b",
+    "x\\y",
+    "it's",
+    "zeta",
+    "kiwi",
+    "Äpfel",
+    "ab",
+    "b",
 ]
 
 
@@ -133,15 +149,13 @@ def filter_table(n: int = 400, seed: int = 7) -> pa.Table:
     i32 = [maybe(rng.randint(-5, 20)) for _ in ids]
     i8 = [maybe(rng.randint(-128, 127)) for _ in ids]
     i16 = [maybe(rng.choice([-32768, 32767, 0, rng.randint(-1000, 1000)])) for _ in ids]
-    i64 = [maybe(rng.choice([2**40, -(2**40), 4_000_000_001, rng.randint(-10**6, 10**6)])) for _ in ids]
+    i64 = [maybe(rng.choice([2**40, -(2**40), 4_000_000_001, rng.randint(-(10**6), 10**6)])) for _ in ids]
     u32 = [maybe(rng.choice([0, 1, 2**32 - 1, 3_000_000_000, rng.randint(0, 10**6)])) for _ in ids]
     f64 = [
-        maybe(rng.choice(special_f) if rng.random() < 0.35 else round(rng.uniform(-10, 10), 2))
-        for _ in ids
+        maybe(rng.choice(special_f) if rng.random() < 0.35 else round(rng.uniform(-10, 10), 2)) for _ in ids
     ]
     f32 = [
-        maybe(rng.choice(special_f) if rng.random() < 0.3 else float(rng.randint(-40, 40)) / 4)
-        for _ in ids
+        maybe(rng.choice(special_f) if rng.random() < 0.3 else float(rng.randint(-40, 40)) / 4) for _ in ids
     ]
     s = [maybe(rng.choice(STRING_POOL)) for _ in ids]
     cat = [maybe(rng.choice(["a", "b", "c", "d"])) for _ in ids]
@@ -168,23 +182,27 @@ def filter_table(n: int = 400, seed: int = 7) -> pa.Table:
     ]
     base_d = dt.date(2024, 1, 1)
     d = [
-        maybe(rng.choice([dt.date(2024, 2, 29), dt.date(1999, 12, 31), dt.date(1970, 1, 1)])
-              if rng.random() < 0.2 else base_d + dt.timedelta(days=rng.randint(-40, 200)))
+        maybe(
+            rng.choice([dt.date(2024, 2, 29), dt.date(1999, 12, 31), dt.date(1970, 1, 1)])
+            if rng.random() < 0.2
+            else base_d + dt.timedelta(days=rng.randint(-40, 200))
+        )
         for _ in ids
     ]
     base_ts = dt.datetime(2024, 1, 1, 12, 0, 0)
     ts_naive = [
         maybe(
-            base_ts if rng.random() < 0.1
-            else base_ts + dt.timedelta(hours=rng.randint(-2000, 6000), microseconds=rng.randint(0, 999) * 1000)
+            base_ts
+            if rng.random() < 0.1
+            else base_ts
+            + dt.timedelta(hours=rng.randint(-2000, 6000), microseconds=rng.randint(0, 999) * 1000)
         )
         for _ in ids
     ]
     ts = [None if v is None else v.replace(tzinfo=UTC) for v in ts_naive]
     ts_ntz = [maybe(v) for v in ts_naive]
     st = [
-        maybe({"a": maybe(rng.randint(-3, 9)), "b": maybe(rng.choice(["x", "y", "z", ""]))}, 0.1)
-        for _ in ids
+        maybe({"a": maybe(rng.randint(-3, 9)), "b": maybe(rng.choice(["x", "y", "z", ""]))}, 0.1) for _ in ids
     ]
     lst = [maybe([maybe(rng.randint(0, 9)) for _ in range(rng.randint(0, 3))]) for _ in ids]
     mp = [
@@ -257,8 +275,13 @@ def sorted_paged_file(tmp_path_factory) -> tuple[str, pa.Table]:
     )
     p = tmp_path_factory.mktemp("sorted") / "sorted.parquet"
     pq.write_table(
-        t, p, row_group_size=1000, write_page_index=True, data_page_size=1024,
-        max_rows_per_page=100, write_batch_size=100,
+        t,
+        p,
+        row_group_size=1000,
+        write_page_index=True,
+        data_page_size=1024,
+        max_rows_per_page=100,
+        write_batch_size=100,
     )
     return str(p), t
 
@@ -288,7 +311,10 @@ def bloom_file_pyarrow(tmp_path_factory) -> tuple[str, pa.Table]:
     )
     p = tmp_path_factory.mktemp("bloom_pa") / "bloom.parquet"
     pq.write_table(
-        t, p, row_group_size=rows_per_rg, use_dictionary=False,
+        t,
+        p,
+        row_group_size=rows_per_rg,
+        use_dictionary=False,
         bloom_filter_options={"k": {"ndv": n, "fpp": 0.01}, "ks": {"ndv": n, "fpp": 0.01}},
     )
     md = pq.ParquetFile(p).metadata
@@ -308,7 +334,9 @@ def bloom_dir_spark(spark, tmp_path_factory) -> str:
     out = tmp_path_factory.mktemp("bloom_spark") / "data"
     df = (
         spark.range(0, 40000)
-        .selectExpr("id * 2 AS k", "concat('key', lpad(CAST(id * 2 AS STRING), 6, '0')) AS ks", "id % 10 AS g")
+        .selectExpr(
+            "id * 2 AS k", "concat('key', lpad(CAST(id * 2 AS STRING), 6, '0')) AS ks", "id % 10 AS g"
+        )
         .repartition(4)
     )
     (
@@ -410,4 +438,3 @@ def small_file(tmp_path) -> tuple[str, pa.Table]:
     p = tmp_path / "small.parquet"
     pq.write_table(t, p, row_group_size=20, write_page_index=True, use_dictionary=["s"])
     return str(p), t
-

@@ -18,8 +18,9 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import math
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -33,23 +34,32 @@ FILTER_LAYOUTS = {
     # sorted by i32, small row groups, page index, decimals stored as INT32/INT64
     "sorted_i32": dict(
         sort="i32",
-        kwargs=dict(row_group_size=64, write_page_index=True, max_rows_per_page=16,
-                    store_decimal_as_integer=True),
+        kwargs=dict(
+            row_group_size=64, write_page_index=True, max_rows_per_page=16, store_decimal_as_integer=True
+        ),
     ),
     # sorted by f64 (NaN last, -0.0 next to 0.0), page index, INT96 timestamps
     "sorted_f64": dict(
         sort="f64",
-        kwargs=dict(row_group_size=64, write_page_index=True, max_rows_per_page=16,
-                    use_deprecated_int96_timestamps=True),
+        kwargs=dict(
+            row_group_size=64,
+            write_page_index=True,
+            max_rows_per_page=16,
+            use_deprecated_int96_timestamps=True,
+        ),
     ),
     # sorted by s, page index, no dictionary encoding at all, data page v2
     "sorted_s": dict(
         sort="s",
-        kwargs=dict(row_group_size=64, write_page_index=True, max_rows_per_page=16,
-                    use_dictionary=False, data_page_version="2.0"),
+        kwargs=dict(
+            row_group_size=64,
+            write_page_index=True,
+            max_rows_per_page=16,
+            use_dictionary=False,
+            data_page_version="2.0",
+        ),
     ),
 }
-
 
 
 class _Token:
@@ -118,17 +128,27 @@ def norm_arrow_value(typ: pa.DataType, v: Any):
         return Decimal(v)
     if pa.types.is_timestamp(typ):
         return norm_datetime(v)
-    if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ) \
-            or getattr(pa.types, "is_binary_view", lambda t: False)(typ):
+    if (
+        pa.types.is_binary(typ)
+        or pa.types.is_large_binary(typ)
+        or pa.types.is_fixed_size_binary(typ)
+        or getattr(pa.types, "is_binary_view", lambda t: False)(typ)
+    ):
         return bytes(v)
     if pa.types.is_struct(typ):
-        return tuple(norm_arrow_value(typ.field(i).type, v.get(typ.field(i).name)) for i in range(typ.num_fields))
+        return tuple(
+            norm_arrow_value(typ.field(i).type, v.get(typ.field(i).name)) for i in range(typ.num_fields)
+        )
     if pa.types.is_map(typ):
         kt, it = typ.key_type, typ.item_type
         return tuple(sorted(((norm_arrow_value(kt, k), norm_arrow_value(it, x)) for k, x in v), key=repr))
-    if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ) \
-            or getattr(pa.types, "is_list_view", lambda t: False)(typ) \
-            or getattr(pa.types, "is_large_list_view", lambda t: False)(typ):
+    if (
+        pa.types.is_list(typ)
+        or pa.types.is_large_list(typ)
+        or pa.types.is_fixed_size_list(typ)
+        or getattr(pa.types, "is_list_view", lambda t: False)(typ)
+        or getattr(pa.types, "is_large_list_view", lambda t: False)(typ)
+    ):
         return tuple(norm_arrow_value(typ.value_type, x) for x in v)
     return v
 
@@ -171,7 +191,10 @@ def norm_spark_value(dtype, v):
     if isinstance(dtype, T.MapType):
         return tuple(
             sorted(
-                ((norm_spark_value(dtype.keyType, k), norm_spark_value(dtype.valueType, x)) for k, x in v.items()),
+                (
+                    (norm_spark_value(dtype.keyType, k), norm_spark_value(dtype.valueType, x))
+                    for k, x in v.items()
+                ),
                 key=repr,
             )
         )
@@ -181,7 +204,9 @@ def norm_spark_value(dtype, v):
 def spark_rows(df) -> list[tuple]:
     """Collect a PySpark DataFrame into normalised tuples (column order of df)."""
     schema = df.schema
-    return [tuple(norm_spark_value(f.dataType, r[i]) for i, f in enumerate(schema.fields)) for r in df.collect()]
+    return [
+        tuple(norm_spark_value(f.dataType, r[i]) for i, f in enumerate(schema.fields)) for r in df.collect()
+    ]
 
 
 # ------------------------------------------------------------------------------------------
@@ -248,15 +273,31 @@ def spark_eq(a, b):
 
 
 METRIC_KEYS = (
-    "files_total", "files_pruned", "row_groups_total", "row_groups_pruned_statistics",
-    "row_groups_pruned_bloom_filter", "row_groups_pruned_dictionary", "row_groups_read",
-    "pages_total", "pages_pruned", "rows_total", "rows_read", "rows_output", "batches_output",
-    "bytes_read", "decode_time_ns", "plan_time_ns",
+    "files_total",
+    "files_pruned",
+    "row_groups_total",
+    "row_groups_pruned_statistics",
+    "row_groups_pruned_bloom_filter",
+    "row_groups_pruned_dictionary",
+    "row_groups_read",
+    "pages_total",
+    "pages_pruned",
+    "rows_total",
+    "rows_read",
+    "rows_output",
+    "batches_output",
+    "bytes_read",
+    "decode_time_ns",
+    "plan_time_ns",
 )
 
 
 def row_groups_pruned(m: dict) -> int:
-    return m["row_groups_pruned_statistics"] + m["row_groups_pruned_bloom_filter"] + m["row_groups_pruned_dictionary"]
+    return (
+        m["row_groups_pruned_statistics"]
+        + m["row_groups_pruned_bloom_filter"]
+        + m["row_groups_pruned_dictionary"]
+    )
 
 
 def check_metrics_consistent(m: dict, table: pa.Table | None = None) -> None:
@@ -275,7 +316,9 @@ def check_metrics_consistent(m: dict, table: pa.Table | None = None) -> None:
     assert m["pages_pruned"] <= m["pages_total"], m
     assert m["rows_output"] <= m["rows_read"] <= m["rows_total"], m
     if table is not None:
-        assert m["rows_output"] == table.num_rows, f"rows_output={m['rows_output']} but {table.num_rows} rows came out"
+        assert m["rows_output"] == table.num_rows, (
+            f"rows_output={m['rows_output']} but {table.num_rows} rows came out"
+        )
 
 
 # ------------------------------------------------------------------------------------------
@@ -306,7 +349,9 @@ def type_diff(a: pa.DataType, b: pa.DataType, path: str = "") -> str | None:
                 return d
         return None
     if pa.types.is_map(a) and pa.types.is_map(b):
-        return type_diff(a.key_type, b.key_type, path + "{key}") or type_diff(a.item_type, b.item_type, path + "{value}")
+        return type_diff(a.key_type, b.key_type, path + "{key}") or type_diff(
+            a.item_type, b.item_type, path + "{value}"
+        )
     for pred in (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list):
         if pred(a) and pred(b):
             if pa.types.is_fixed_size_list(a) and a.list_size != b.list_size:

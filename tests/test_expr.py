@@ -44,14 +44,52 @@ EXPR_ROWS = dict(
     x=[1.5, NAN, -0.0, 0.0, None, 3.0, -2.5, NAN, 100.0, 2.0, -INF, INF],
     s=["apple", "banana", "", None, "cherry", "apricot", "a_c", "a%c", "Äpfel", "it's", "日本", "abc"],
     b=[True, False, None, True, False, True, None, False, True, False, True, None],
-    d=[_D(2024, 1, 1), _D(2024, 1, 2), _D(2024, 1, 3), None, _D(2024, 1, 5), _D(2024, 2, 29),
-       _D(2024, 3, 1), _D(2023, 12, 31), _D(2024, 6, 15), _D(2025, 1, 1), _D(2024, 1, 10), _D(2024, 1, 11)],
+    d=[
+        _D(2024, 1, 1),
+        _D(2024, 1, 2),
+        _D(2024, 1, 3),
+        None,
+        _D(2024, 1, 5),
+        _D(2024, 2, 29),
+        _D(2024, 3, 1),
+        _D(2023, 12, 31),
+        _D(2024, 6, 15),
+        _D(2025, 1, 1),
+        _D(2024, 1, 10),
+        _D(2024, 1, 11),
+    ],
     ts=[None if i == 3 else dt.datetime(2024, 1, 1, tzinfo=UTC) + dt.timedelta(hours=i) for i in range(12)],
-    st=[{"a": 1, "b": "x"}, {"a": 2, "b": "y"}, None, {"a": None, "b": "x"}, {"a": 5, "b": None},
-        {"a": -1, "b": "z"}, {"a": 0, "b": "x"}, {"a": 7, "b": "y"}, None, {"a": 10, "b": "w"},
-        {"a": 4, "b": "x"}, {"a": None, "b": None}],
-    dec=[Decimal(v) if v is not None else None for v in
-         ["1.00", "2.50", "-3.75", None, "0.00", "12.34", "99.99", "-0.01", "5.00", "1.25", "100.00", "0.50"]],
+    st=[
+        {"a": 1, "b": "x"},
+        {"a": 2, "b": "y"},
+        None,
+        {"a": None, "b": "x"},
+        {"a": 5, "b": None},
+        {"a": -1, "b": "z"},
+        {"a": 0, "b": "x"},
+        {"a": 7, "b": "y"},
+        None,
+        {"a": 10, "b": "w"},
+        {"a": 4, "b": "x"},
+        {"a": None, "b": None},
+    ],
+    dec=[
+        Decimal(v) if v is not None else None
+        for v in [
+            "1.00",
+            "2.50",
+            "-3.75",
+            None,
+            "0.00",
+            "12.34",
+            "99.99",
+            "-0.01",
+            "5.00",
+            "1.25",
+            "100.00",
+            "0.50",
+        ]
+    ],
 )
 
 
@@ -134,7 +172,7 @@ SQL_CASES = [
     ("s = 'apple'", [0]),
     ("s = 'it''s'", [9]),
     (r"s = 'it\'s'", [9]),
-    ("s = \"it's\"", [9]),
+    ('s = "it\'s"', [9]),
     ("s IN ('apple', '日本', '')", [0, 2, 10]),
     ("s > 'b'", [1, 4, 8, 9, 10]),
     ("s < 'a'", [2]),
@@ -252,7 +290,10 @@ ROUND_TRIP_BUILDS = [
     ("col_ge_col", lambda: fs.col("a") >= fs.col("b")),
     ("not_and", lambda: ~((fs.col("a") > 5) & fs.col("s").is_not_null())),
     ("or_isin", lambda: (fs.col("a") < 0) | fs.col("s").isin(["x", "it's"])),
-    ("string_fns", lambda: fs.col("s").startswith("ab") & fs.col("s").endswith("z") & fs.col("s").contains("m")),
+    (
+        "string_fns",
+        lambda: fs.col("s").startswith("ab") & fs.col("s").endswith("z") & fs.col("s").contains("m"),
+    ),
     ("eq_null_safe", lambda: fs.col("a").eq_null_safe(None)),
     ("between", lambda: fs.col("a").between(1, 10)),
     ("like_escape", lambda: fs.col("s").like("a\\_%")),
@@ -283,8 +324,24 @@ def test_str_of_simple_expression_is_sql():
 
 @pytest.mark.parametrize(
     "value",
-    [0, 1, -5, 2**40, 1.5, -0.25, "x", "it's", "日本", "", True, False, None,
-     dt.date(2024, 2, 29), Decimal("12.345"), dt.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=UTC)],
+    [
+        0,
+        1,
+        -5,
+        2**40,
+        1.5,
+        -0.25,
+        "x",
+        "it's",
+        "日本",
+        "",
+        True,
+        False,
+        None,
+        dt.date(2024, 2, 29),
+        Decimal("12.345"),
+        dt.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=UTC),
+    ],
     ids=repr,
 )
 def test_lit_round_trips(value):
@@ -367,8 +424,21 @@ def test_radd_and_friends(expr_file):
 
 # Syntax errors: fs.expr itself must reject them.
 BAD_SQL = [
-    "a >", "a = = 1", "(a > 1", "a > 1)", "a LIKE", "CAST(a AS)", "a BETWEEN 1", "1 +",
-    "", "   ", "'unterminated", "a IN ()", "a IS NOT", "a NOT NULL", "AND a > 1",
+    "a >",
+    "a = = 1",
+    "(a > 1",
+    "a > 1)",
+    "a LIKE",
+    "CAST(a AS)",
+    "a BETWEEN 1",
+    "1 +",
+    "",
+    "   ",
+    "'unterminated",
+    "a IN ()",
+    "a IS NOT",
+    "a NOT NULL",
+    "AND a > 1",
     "a > 1 b < 2",
 ]
 
@@ -376,7 +446,9 @@ BAD_SQL = [
 # ferrospark may do so in fs.expr or when the expression is bound to a schema, but it must be an
 # AnalysisError before any row is returned.
 BAD_LITERALS = [
-    "DATE 'not-a-date'", "TIMESTAMP '2024-13-45 99:00:00'", "CAST(a AS nosuchtype) > 1",
+    "DATE 'not-a-date'",
+    "TIMESTAMP '2024-13-45 99:00:00'",
+    "CAST(a AS nosuchtype) > 1",
     "DATE '2023-02-29' < d",
 ]
 

@@ -28,8 +28,15 @@ def drain(*args, **kwargs) -> pa.Table:
 def test_error_hierarchy():
     assert issubclass(fs.PathNotFoundError, fs.FerroError)
     assert issubclass(fs.PathNotFoundError, FileNotFoundError)
-    for cls in (fs.AnalysisError, fs.SchemaError, fs.ParquetError, fs.ConfigError, fs.SparkArithmeticError,
-                fs.UnsupportedError, fs.MemoryLimitError):
+    for cls in (
+        fs.AnalysisError,
+        fs.SchemaError,
+        fs.ParquetError,
+        fs.ConfigError,
+        fs.SparkArithmeticError,
+        fs.UnsupportedError,
+        fs.MemoryLimitError,
+    ):
         assert issubclass(cls, fs.FerroError), cls
     assert issubclass(fs.ConfigError, ValueError)
     assert issubclass(fs.SparkArithmeticError, ArithmeticError)
@@ -42,7 +49,9 @@ def test_missing_path(tmp_path, name):
     with pytest.raises(fs.PathNotFoundError) as ei:
         drain(missing)
     assert isinstance(ei.value, FileNotFoundError) and isinstance(ei.value, fs.FerroError)
-    assert missing.rstrip("/") in str(ei.value) or os.path.basename(missing.rstrip("/")) in str(ei.value), str(ei.value)
+    assert missing.rstrip("/") in str(ei.value) or os.path.basename(missing.rstrip("/")) in str(ei.value), (
+        str(ei.value)
+    )
 
 
 def test_missing_path_caught_as_builtin(tmp_path):
@@ -239,7 +248,11 @@ def test_type_mismatches_are_rejected_by_spark(spark, typed_file):
             df.filter(flt).collect()
             accepted.append(flt)
         except AnalysisException as e:
-            assert "DATATYPE_MISMATCH" in str(e) or "FILTER_NOT_BOOLEAN" in str(e) or "data type mismatch" in str(e), (flt, str(e)[:300])
+            assert (
+                "DATATYPE_MISMATCH" in str(e)
+                or "FILTER_NOT_BOOLEAN" in str(e)
+                or "data type mismatch" in str(e)
+            ), (flt, str(e)[:300])
     assert not accepted, accepted
 
 
@@ -257,9 +270,13 @@ def test_bad_batch_size(typed_file, batch_size):
 
 @pytest.mark.parametrize(
     "conf",
-    [{"ferrospark.batch.size": "abc"}, {"ferrospark.batch.size": "-5"},
-     {"spark.sql.parquet.filterPushdown": "maybe"}, {"ferrospark.scan.threads": "zero"},
-     {"spark.sql.session.timeZone": "Not/AZone"}],
+    [
+        {"ferrospark.batch.size": "abc"},
+        {"ferrospark.batch.size": "-5"},
+        {"spark.sql.parquet.filterPushdown": "maybe"},
+        {"ferrospark.scan.threads": "zero"},
+        {"spark.sql.session.timeZone": "Not/AZone"},
+    ],
     ids=lambda c: next(iter(c)) + "=" + next(iter(c.values())),
 )
 def test_bad_session_conf(typed_file, conf):
@@ -290,8 +307,14 @@ def fuzz_base(tmp_path_factory) -> bytes:
         }
     )
     p = tmp_path_factory.mktemp("fuzz") / "base.parquet"
-    pq.write_table(t, p, row_group_size=20, write_page_index=True, use_dictionary=["s"],
-                   bloom_filter_options={"a": {"ndv": 64, "fpp": 0.05}})
+    pq.write_table(
+        t,
+        p,
+        row_group_size=20,
+        write_page_index=True,
+        use_dictionary=["s"],
+        bloom_filter_options={"a": {"ndv": 64, "fpp": 0.05}},
+    )
     data = p.read_bytes()
     assert len(data) < 20_000
     # the unflipped file reads fine

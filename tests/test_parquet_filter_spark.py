@@ -198,8 +198,15 @@ def test_filter_matches_spark(spark_answer, filter_files, flt, layout):
     assert_same_rows(expected, arrow_rows(got), f"[{layout}] filter {flt!r}")
 
 
-@pytest.mark.parametrize("flt", ["i32 > 5", "f64 >= CAST('NaN' AS DOUBLE)", "s LIKE 'a%' AND d < DATE '2024-03-01'",
-                                 "st.a IS NULL OR dec38 < 0"])
+@pytest.mark.parametrize(
+    "flt",
+    [
+        "i32 > 5",
+        "f64 >= CAST('NaN' AS DOUBLE)",
+        "s LIKE 'a%' AND d < DATE '2024-03-01'",
+        "st.a IS NULL OR dec38 < 0",
+    ],
+)
 def test_filter_with_projection_matches_spark(spark, filter_files, flt):
     cols = ["s", "id", "f64"]
     expected = spark_rows(spark.read.parquet(filter_files["plain"]).filter(flt).select(*cols))
@@ -214,8 +221,10 @@ def test_ansi_errors_like_spark(spark, filter_files, flt):
     df = spark.read.parquet(filter_files["plain"]).filter(flt)
     with pytest.raises(Exception) as spark_err:
         df.collect()
-    assert any(k in str(spark_err.value) for k in
-               ("DIVIDE_BY_ZERO", "ARITHMETIC_OVERFLOW", "CAST_OVERFLOW", "CAST_INVALID_INPUT")), spark_err.value
+    assert any(
+        k in str(spark_err.value)
+        for k in ("DIVIDE_BY_ZERO", "ARITHMETIC_OVERFLOW", "CAST_OVERFLOW", "CAST_INVALID_INPUT")
+    ), spark_err.value
     with pytest.raises(fs.SparkArithmeticError):
         fs.read_parquet(filter_files["plain"], filter=flt).read_all()
 
@@ -266,7 +275,9 @@ def test_fss_matches_spark(spark, filter_files, flt):
 def test_fss_every_layout_same_rows(spark, filter_files):
     fss = _fss()
     flt = "f64 > 1 OR s LIKE '%a%' OR d < DATE '2024-01-01'"
-    expected = spark_rows(spark.read.parquet(filter_files["plain"]).filter(flt).select("id", "f64", "s", "d", "st"))
+    expected = spark_rows(
+        spark.read.parquet(filter_files["plain"]).filter(flt).select("id", "f64", "s", "d", "st")
+    )
     for layout, path in filter_files.items():
         got = spark_rows(fss.read_parquet(spark, path, filter=flt).select("id", "f64", "s", "d", "st"))
         assert_same_rows(expected, got, f"fss [{layout}]")
@@ -274,8 +285,12 @@ def test_fss_every_layout_same_rows(spark, filter_files):
 
 def test_fss_with_columns_and_column_filter(spark, filter_files):
     fss = _fss()
-    ours = fss.read_parquet(spark, filter_files["sorted_i32"], columns=["s", "id"],
-                            filter=(fs.col("i32") > 3) & fs.col("s").is_not_null())
+    ours = fss.read_parquet(
+        spark,
+        filter_files["sorted_i32"],
+        columns=["s", "id"],
+        filter=(fs.col("i32") > 3) & fs.col("s").is_not_null(),
+    )
     theirs = spark.read.parquet(filter_files["plain"]).filter("i32 > 3 AND s IS NOT NULL").select("s", "id")
     assert ours.columns == ["s", "id"]
     assert_same_rows(spark_rows(theirs), spark_rows(ours), "fss columns+Column filter")
@@ -302,8 +317,9 @@ def test_fss_composes_with_spark(spark, filter_files):
     )
 
 
-@pytest.mark.parametrize("flt", [None, "year = 2023", "region = 'eu' AND amount > 5", "year = 2022 OR tag IS NULL"],
-                         ids=str)
+@pytest.mark.parametrize(
+    "flt", [None, "year = 2023", "region = 'eu' AND amount > 5", "year = 2022 OR tag IS NULL"], ids=str
+)
 def test_fss_hive_partitioned(spark, hive_dir, flt):
     fss = _fss()
     root, _ = hive_dir
@@ -317,7 +333,12 @@ def test_fss_hive_partitioned(spark, hive_dir, flt):
 
 def test_fs_hive_partitioned_matches_spark(spark, hive_dir):
     root, _ = hive_dir
-    for flt in ["year = 2023", "region > 'eu'", "year = 2022 AND tag = 't1'", "CAST(year AS STRING) = '2022'"]:
+    for flt in [
+        "year = 2023",
+        "region > 'eu'",
+        "year = 2022 AND tag = 't1'",
+        "CAST(year AS STRING) = '2022'",
+    ]:
         theirs = spark.read.parquet(root).filter(flt)
         got = fs.read_parquet(root, filter=flt).read_all()
         assert got.column_names == theirs.columns

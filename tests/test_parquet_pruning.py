@@ -162,14 +162,14 @@ def test_null_count_pruning(tmp_path):
 # ------------------------------------------------------------------------------------------
 
 NAN_GROUPS = [
-    [1.0, 2.0, NAN, 3.0],        # NaN hidden behind max = 3
-    [NAN, NAN, NAN, NAN],        # all NaN: no usable min/max
+    [1.0, 2.0, NAN, 3.0],  # NaN hidden behind max = 3
+    [NAN, NAN, NAN, NAN],  # all NaN: no usable min/max
     [4.0, 5.0, 6.0, 5.5],
     [-1.0, NAN, 0.0, None],
     [None, None, None, None],
-    [-0.0, -0.0, -0.0, -0.0],    # only negative zeros
-    [0.0, 0.0, 0.0, 0.0],        # only positive zeros
-    [-5.0, -0.0, -3.0, -4.0],    # max is -0.0
+    [-0.0, -0.0, -0.0, -0.0],  # only negative zeros
+    [0.0, 0.0, 0.0, 0.0],  # only positive zeros
+    [-5.0, -0.0, -3.0, -4.0],  # max is -0.0
 ]
 
 

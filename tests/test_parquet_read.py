@@ -52,18 +52,23 @@ def every_type_table(n: int = 1000, seed: int = 1) -> pa.Table:
     strings = ["", "a", "日本語", "😀 emoji", "héllo wörld", "x" * 100, "tab\tnew\nline", "nul\x00byte"]
 
     def ts():
-        return t0 + dt.timedelta(seconds=rng.randint(-10**9, 10**9), microseconds=rng.randint(0, 999) * 1000)
+        return t0 + dt.timedelta(
+            seconds=rng.randint(-(10**9), 10**9), microseconds=rng.randint(0, 999) * 1000
+        )
 
     def nested_struct():
-        return {"a": rng.choice([None, rng.randint(-5, 5)]), "b": rng.choice([None, "", "q", "日本"]),
-                "c": rng.choice([None, [], [rng.randint(0, 9) for _ in range(rng.randint(1, 3))]])}
+        return {
+            "a": rng.choice([None, rng.randint(-5, 5)]),
+            "b": rng.choice([None, "", "q", "日本"]),
+            "c": rng.choice([None, [], [rng.randint(0, 9) for _ in range(rng.randint(1, 3))]]),
+        }
 
     ts_cols = {}
     for unit in ("ms", "us", "ns"):
         for tz in (None, "UTC", "America/New_York"):
             name = f"ts_{unit}" + ("" if tz is None else ("_utc" if tz == "UTC" else "_ny"))
             vals = []
-            for i in range(n):
+            for _ in range(n):
                 if rng.random() < 0.1:
                     vals.append(None)
                     continue
@@ -73,9 +78,13 @@ def every_type_table(n: int = 1000, seed: int = 1) -> pa.Table:
                 vals.append(v)
             arr = pa.array(vals, pa.timestamp("us", tz=tz if tz is None else "UTC"))
             if unit == "ns":  # add sub-microsecond digits that must survive
-                arr = pc.add(arr.cast(pa.timestamp("ns", tz=arr.type.tz)).cast(pa.int64()),
-                             pa.array([i % 1000 for i in range(n)], pa.int64())).cast(pa.timestamp("ns", tz=arr.type.tz))
-            ts_cols[name] = arr.cast(pa.timestamp(unit, tz=tz)) if unit != "ns" else arr.cast(pa.timestamp("ns", tz=tz))
+                arr = pc.add(
+                    arr.cast(pa.timestamp("ns", tz=arr.type.tz)).cast(pa.int64()),
+                    pa.array([i % 1000 for i in range(n)], pa.int64()),
+                ).cast(pa.timestamp("ns", tz=arr.type.tz))
+            ts_cols[name] = (
+                arr.cast(pa.timestamp(unit, tz=tz)) if unit != "ns" else arr.cast(pa.timestamp("ns", tz=tz))
+            )
 
     cols = {
         "id": pa.array(range(n), pa.int64()),
@@ -88,12 +97,21 @@ def every_type_table(n: int = 1000, seed: int = 1) -> pa.Table:
         "u32": col(ints(32, False), pa.uint32(), specials=(2**32 - 1, 2**31)),
         "u64": col(ints(64, False), pa.uint64(), specials=(2**64 - 1, 2**63)),
         "f32": col(lambda: rng.uniform(-1e6, 1e6), pa.float32(), specials=(NAN, -0.0, 0.0, INF, -INF, 1e-45)),
-        "f64": col(lambda: rng.uniform(-1e300, 1e300), pa.float64(), specials=(NAN, -0.0, 0.0, INF, -INF, 5e-324)),
-        "dec_5_2": col(dec(5, 2), pa.decimal128(5, 2), specials=(Decimal("999.99"), Decimal("-999.99"), Decimal("0.00"))),
+        "f64": col(
+            lambda: rng.uniform(-1e300, 1e300), pa.float64(), specials=(NAN, -0.0, 0.0, INF, -INF, 5e-324)
+        ),
+        "dec_5_2": col(
+            dec(5, 2), pa.decimal128(5, 2), specials=(Decimal("999.99"), Decimal("-999.99"), Decimal("0.00"))
+        ),
         "dec_18_4": col(dec(18, 4), pa.decimal128(18, 4)),
-        "dec_38_10": col(dec(38, 10), pa.decimal128(38, 10),
-                         specials=(Decimal("9999999999999999999999999999.9999999999"),
-                                   Decimal("-9999999999999999999999999999.9999999999"))),
+        "dec_38_10": col(
+            dec(38, 10),
+            pa.decimal128(38, 10),
+            specials=(
+                Decimal("9999999999999999999999999999.9999999999"),
+                Decimal("-9999999999999999999999999999.9999999999"),
+            ),
+        ),
         "dec_38_0": col(dec(38, 0), pa.decimal128(38, 0)),
         "s": col(lambda: rng.choice(strings), pa.string()),
         "ls": col(lambda: rng.choice(strings), pa.large_string()),
@@ -102,21 +120,47 @@ def every_type_table(n: int = 1000, seed: int = 1) -> pa.Table:
         "lbin": col(lambda: rng.choice([b"", b"\x01\x02"]), pa.large_binary()),
         "fsb": col(lambda: bytes(rng.randint(0, 255) for _ in range(4)), pa.binary(4)),
         "b": col(lambda: rng.random() < 0.5, pa.bool_()),
-        "d": col(lambda: dt.date(2000, 1, 1) + dt.timedelta(days=rng.randint(-200000, 200000)), pa.date32(),
-                 specials=(dt.date(1, 1, 1), dt.date(9999, 12, 31), dt.date(1970, 1, 1), dt.date(1582, 10, 4))),
+        "d": col(
+            lambda: dt.date(2000, 1, 1) + dt.timedelta(days=rng.randint(-200000, 200000)),
+            pa.date32(),
+            specials=(dt.date(1, 1, 1), dt.date(9999, 12, 31), dt.date(1970, 1, 1), dt.date(1582, 10, 4)),
+        ),
         **ts_cols,
-        "st": col(nested_struct, pa.struct([("a", pa.int32()), ("b", pa.string()), ("c", pa.list_(pa.int64()))])),
-        "l_i32": col(lambda: [rng.choice([None, rng.randint(-9, 9)]) for _ in range(rng.randint(0, 4))],
-                     pa.list_(pa.int32())),
-        "l_s": col(lambda: [rng.choice([None, "", "日本", "x"]) for _ in range(rng.randint(0, 3))], pa.list_(pa.string())),
-        "l_st": col(lambda: [{"x": rng.randint(0, 3), "y": rng.choice([None, "a"])} for _ in range(rng.randint(0, 2))],
-                    pa.list_(pa.struct([("x", pa.int16()), ("y", pa.string())]))),
-        "l_l": col(lambda: [[rng.randint(0, 9)] * rng.randint(0, 2) if rng.random() < 0.8 else None
-                            for _ in range(rng.randint(0, 3))], pa.list_(pa.list_(pa.int64()))),
-        "m": col(lambda: [(k, rng.choice([None, rng.uniform(-1, 1), NAN])) for k in rng.sample(["a", "b", "日本", ""], rng.randint(0, 3))],
-                 pa.map_(pa.string(), pa.float64())),
-        "m_int": col(lambda: [(k, rng.choice([None, "v"])) for k in rng.sample(range(100), rng.randint(0, 3))],
-                     pa.map_(pa.int32(), pa.string())),
+        "st": col(
+            nested_struct, pa.struct([("a", pa.int32()), ("b", pa.string()), ("c", pa.list_(pa.int64()))])
+        ),
+        "l_i32": col(
+            lambda: [rng.choice([None, rng.randint(-9, 9)]) for _ in range(rng.randint(0, 4))],
+            pa.list_(pa.int32()),
+        ),
+        "l_s": col(
+            lambda: [rng.choice([None, "", "日本", "x"]) for _ in range(rng.randint(0, 3))],
+            pa.list_(pa.string()),
+        ),
+        "l_st": col(
+            lambda: [
+                {"x": rng.randint(0, 3), "y": rng.choice([None, "a"])} for _ in range(rng.randint(0, 2))
+            ],
+            pa.list_(pa.struct([("x", pa.int16()), ("y", pa.string())])),
+        ),
+        "l_l": col(
+            lambda: [
+                [rng.randint(0, 9)] * rng.randint(0, 2) if rng.random() < 0.8 else None
+                for _ in range(rng.randint(0, 3))
+            ],
+            pa.list_(pa.list_(pa.int64())),
+        ),
+        "m": col(
+            lambda: [
+                (k, rng.choice([None, rng.uniform(-1, 1), NAN]))
+                for k in rng.sample(["a", "b", "日本", ""], rng.randint(0, 3))
+            ],
+            pa.map_(pa.string(), pa.float64()),
+        ),
+        "m_int": col(
+            lambda: [(k, rng.choice([None, "v"])) for k in rng.sample(range(100), rng.randint(0, 3))],
+            pa.map_(pa.int32(), pa.string()),
+        ),
     }
     return pa.table(cols)
 
@@ -161,8 +205,15 @@ def test_round_trip_values_are_the_written_ones(every_type):
 def test_round_trip_every_type_page_index_v2_pages(tmp_path):
     t = every_type_table(n=700, seed=2)
     p = tmp_path / "v2.parquet"
-    pq.write_table(t, p, row_group_size=250, write_page_index=True, data_page_version="2.0",
-                   max_rows_per_page=50, compression="zstd")
+    pq.write_table(
+        t,
+        p,
+        row_group_size=250,
+        write_page_index=True,
+        data_page_version="2.0",
+        max_rows_per_page=50,
+        compression="zstd",
+    )
     assert_tables_equal(read_all(str(p)), pq.read_table(p))
 
 
@@ -174,8 +225,7 @@ def test_round_trip_no_dictionary_plain_encoding(tmp_path):
 
 
 def test_round_trip_int96_timestamps(tmp_path):
-    t = every_type_table(n=400, seed=4).select(
-        ["id", "ts_us", "ts_us_utc", "ts_ms", "ts_ns_utc", "ts_ns_ny"])
+    t = every_type_table(n=400, seed=4).select(["id", "ts_us", "ts_us_utc", "ts_ms", "ts_ns_utc", "ts_ns_ny"])
     p = tmp_path / "int96.parquet"
     pq.write_table(t, p, use_deprecated_int96_timestamps=True, row_group_size=150)
     phys = {pq.ParquetFile(p).schema.column(i).physical_type for i in range(1, 6)}
@@ -194,7 +244,8 @@ def test_round_trip_decimals_stored_as_integers(tmp_path):
     got = read_all(str(p), filter="dec_5_2 > 0 AND dec_18_4 < 0")
     exp = pq.read_table(p).filter(
         (pc.field("dec_5_2") > pa.scalar(Decimal("0"), pa.decimal128(5, 2)))
-        & (pc.field("dec_18_4") < pa.scalar(Decimal("0"), pa.decimal128(18, 4))))
+        & (pc.field("dec_18_4") < pa.scalar(Decimal("0"), pa.decimal128(18, 4)))
+    )
     assert exp.num_rows > 0
     assert_tables_equal(got, exp, ordered=False)
 
@@ -293,7 +344,13 @@ def test_scan_metrics_of_reader(every_type):
 
 @pytest.mark.parametrize(
     "columns",
-    [["s"], ["st", "id"], ["m", "l_l", "d", "ts_ns_ny", "dec_38_10"], ["u64", "f32", "f64", "i8"], ["dict_s"]],
+    [
+        ["s"],
+        ["st", "id"],
+        ["m", "l_l", "d", "ts_ns_ny", "dec_38_10"],
+        ["u64", "f32", "f64", "i8"],
+        ["dict_s"],
+    ],
     ids=lambda c: "+".join(c),
 )
 def test_projection_order(every_type, columns):
@@ -406,7 +463,8 @@ def test_hive_partition_pruning(hive_dir, flt, expected_pruned):
     expr = {
         "year = 2023": pc.field("year") == 2023,
         "region = 'eu'": pc.field("region") == "eu",
-        "year = 2022 AND region IN ('us', 'ap')": (pc.field("year") == 2022) & pc.field("region").isin(["us", "ap"]),
+        "year = 2022 AND region IN ('us', 'ap')": (pc.field("year") == 2022)
+        & pc.field("region").isin(["us", "ap"]),
         "region = 'eu' AND amount > 5": (pc.field("region") == "eu") & (pc.field("amount") > 5),
         "year + 1 = 2024": pc.field("year") == 2023,
         "year > 2030": pc.field("year") > 2030,
@@ -430,7 +488,9 @@ def test_hive_partition_value_null(tmp_path):
     for region in ("eu", "__HIVE_DEFAULT_PARTITION__"):
         d = tmp_path / f"region={region}"
         d.mkdir()
-        pq.write_table(pa.table({"id": pa.array([1, 2] if region == "eu" else [3], pa.int64())}), d / "p.parquet")
+        pq.write_table(
+            pa.table({"id": pa.array([1, 2] if region == "eu" else [3], pa.int64())}), d / "p.parquet"
+        )
     got = read_all(str(tmp_path))
     assert sorted(zip(got["id"].to_pylist(), got["region"].to_pylist())) == [(1, "eu"), (2, "eu"), (3, None)]
     got = read_all(str(tmp_path), filter="region IS NULL")
@@ -530,15 +590,25 @@ def test_scan_threads_same_answer(ten_k, threads):
 
 def test_session_time_zone_applies_to_timestamp_literals(tmp_path):
     p = tmp_path / "tz.parquet"
-    t = pa.table({"id": [0, 1, 2], "ts": pa.array(
-        [dt.datetime(2024, 1, 1, h, tzinfo=UTC) for h in (11, 12, 13)], pa.timestamp("us", tz="UTC"))})
+    t = pa.table(
+        {
+            "id": [0, 1, 2],
+            "ts": pa.array(
+                [dt.datetime(2024, 1, 1, h, tzinfo=UTC) for h in (11, 12, 13)], pa.timestamp("us", tz="UTC")
+            ),
+        }
+    )
     pq.write_table(t, p)
     # 07:00 in New York (EST, UTC-5) is 12:00 UTC
     ny = fs.Session(conf={"spark.sql.session.timeZone": "America/New_York"})
-    assert ny.read_parquet(str(p), filter="ts = TIMESTAMP '2024-01-01 07:00:00'").read_all()["id"].to_pylist() == [1]
+    assert ny.read_parquet(str(p), filter="ts = TIMESTAMP '2024-01-01 07:00:00'").read_all()[
+        "id"
+    ].to_pylist() == [1]
     utc = fs.Session(conf={"spark.sql.session.timeZone": "UTC"})
     assert utc.read_parquet(str(p), filter="ts = TIMESTAMP '2024-01-01 07:00:00'").read_all().num_rows == 0
-    assert utc.read_parquet(str(p), filter="ts = TIMESTAMP '2024-01-01 12:00:00'").read_all()["id"].to_pylist() == [1]
+    assert utc.read_parquet(str(p), filter="ts = TIMESTAMP '2024-01-01 12:00:00'").read_all()[
+        "id"
+    ].to_pylist() == [1]
 
 
 def test_reader_is_lazy_and_streams(ten_k, tmp_path):

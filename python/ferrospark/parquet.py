@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, TypeAlias
 
 import pyarrow as pa
 
@@ -17,8 +17,8 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     from .session import Session
 
-PathLike = Union[str, "os.PathLike[str]"]
-Paths = Union[PathLike, Sequence[PathLike]]
+PathLike: TypeAlias = "str | os.PathLike[str]"
+Paths: TypeAlias = "PathLike | Sequence[PathLike]"
 
 _READER_SCANS: weakref.WeakKeyDictionary[pa.RecordBatchReader, ParquetScan] = weakref.WeakKeyDictionary()
 
@@ -92,7 +92,9 @@ def scan_parquet(
     from .session import default_session
 
     s = session or default_session()
-    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0):
+    if batch_size is not None and (
+        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0
+    ):
         raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
     native = _native.scan_parquet(
         _paths(path_or_paths),

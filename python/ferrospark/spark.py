@@ -105,7 +105,9 @@ def read_parquet(
     conf = _spark_conf(spark)
     native_filter = to_filter(filter)
     cols = list(columns) if columns is not None else None
-    scan = _native.scan_parquet(_paths(path_or_paths), columns=cols, filter=native_filter, conf=conf, spark_types=True)
+    scan = _native.scan_parquet(
+        _paths(path_or_paths), columns=cols, filter=native_filter, conf=conf, spark_types=True
+    )
     schema = spark_schema(scan.schema())
     splits = scan.splits(_max_partition_bytes(spark))
     if not splits:

@@ -1,0 +1,100 @@
+"""Runs fss.read_parquet on a real multi-executor Spark (local-cluster) and checks the result
+against Spark's own reader. Prints one JSON line; exit code 0 only when everything agrees.
+
+Run as a subprocess by tests/test_spark_distributed.py: a process can hold one SparkContext,
+and the test session's is local[2].
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def write_data(root: str) -> None:
+    for part in range(4):
+        rows = 5000
+        base = part * rows
+        table = pa.table(
+            {
+                "id": pa.array(range(base, base + rows), pa.int64()),
+                "k": pa.array(
+                    [(i * 7919) % 101 if i % 17 else None for i in range(base, base + rows)], pa.int32()
+                ),
+                "x": pa.array([float("nan") if i % 97 == 0 else i / 10 for i in range(base, base + rows)]),
+                "s": pa.array([f"name-{i % 13}-ü" if i % 11 else None for i in range(base, base + rows)]),
+                "d": pa.array(
+                    [dt.date(1995, 1, 1) + dt.timedelta(days=i % 400) for i in range(base, base + rows)]
+                ),
+                "p": pa.array(
+                    [Decimal(i % 5000) / 100 for i in range(base, base + rows)], pa.decimal128(15, 2)
+                ),
+            }
+        )
+        d = os.path.join(root, f"region={'eu' if part % 2 else 'us'}")
+        os.makedirs(d, exist_ok=True)
+        pq.write_table(table, os.path.join(d, f"part-{part}.parquet"), row_group_size=1000)
+
+
+def main() -> int:
+    root = sys.argv[1]
+    write_data(root)
+    from pyspark.sql import SparkSession
+
+    from ferrospark import spark as fss
+
+    spark = (
+        SparkSession.builder.master("local-cluster[2,1,1024]")
+        .appName("ferrospark-distributed")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.parquet.filterPushdown", "false")
+        .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        import time
+
+        # Executors register with the driver a few seconds after it starts.
+        deadline = time.time() + 120
+        executors = 0
+        while time.time() < deadline:
+            executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+            if executors >= 2:
+                break
+            time.sleep(1)
+        checks = {}
+        for name, flt in {
+            "range": "d BETWEEN DATE '1995-02-01' AND DATE '1995-06-30' AND p < 24",
+            "nan_and_nulls": "x > 100 OR k IS NULL",
+            "partition": "region = 'eu' AND s LIKE 'name-1%'",
+            "all": None,
+        }.items():
+            ours = fss.read_parquet(spark, root, filter=flt)
+            theirs = spark.read.parquet(root)
+            if flt:
+                theirs = theirs.filter(flt)
+            theirs = theirs.select(*ours.columns)
+            same = ours.exceptAll(theirs).count() == 0 and theirs.exceptAll(ours).count() == 0
+            checks[name] = {
+                "rows": ours.count(),
+                "expected": theirs.count(),
+                "same": same,
+                "partitions": ours.rdd.getNumPartitions(),
+            }
+        ok = executors >= 2 and all(c["same"] and c["rows"] == c["expected"] for c in checks.values())
+        print(json.dumps({"executors": executors, "checks": checks, "ok": ok}))
+        return 0 if ok else 1
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

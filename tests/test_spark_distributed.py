@@ -1,0 +1,38 @@
+"""ferrospark on a real multi-executor Spark: two executor JVMs, each with its own Python
+workers, read their splits natively and the result equals Spark's own reader."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).parent / "scripts" / "distributed_read.py"
+
+
+@pytest.mark.spark
+def test_read_parquet_on_local_cluster_equals_spark(tmp_path):
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable, TZ="UTC")
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert lines, (
+        f"no result; exit {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+    )
+    result = json.loads(lines[-1])
+    assert result["executors"] >= 2, result
+    for name, check in result["checks"].items():
+        assert check["same"], (name, check)
+        assert check["rows"] == check["expected"], (name, check)
+        assert check["partitions"] >= 1, (name, check)
+    assert result["checks"]["all"]["rows"] == 20000
+    assert proc.returncode == 0, proc.stderr[-3000:]
