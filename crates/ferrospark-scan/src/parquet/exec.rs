@@ -1,14 +1,7 @@
-//! Running a planned scan: worker threads decode row groups (filter columns first through a
-//! `RowFilter`, then only surviving rows of the others) and a [`ScanStream`] hands batches
-//! out in task order.
-//!
-//! ```text
-//!   worker w takes tasks w, w+N, w+2N, ...  ──bounded channel w──┐
-//!   ScanStream reads task t from channel t mod N ◀───────────────┘  (file order kept,
-//!   at most a few batches in flight per worker)
-//! ```
+//! Running a planned scan: worker threads claim row-group tasks and decode them (filter
+//! columns first through a `RowFilter`, then only surviving rows of the others); a
+//! [`ScanStream`] hands their batches out in task order through an [`OrderedQueue`].
 
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -23,25 +16,17 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::ProjectionMask;
 
+use super::ordered::OrderedQueue;
 use super::plan::{catch_corruption, ParquetScan, ScanShared, ScanTask};
 use super::spark_types::to_spark_batch;
 
-/// Batches a worker may run ahead of the consumer.
-const CHANNEL_DEPTH: usize = 4;
-
-enum Message {
-    Batch(RecordBatch),
-    TaskDone,
-    Failed(FerroError),
-}
+/// Batches a task ahead of the reader may queue.
+const SLOT_CAPACITY: usize = 4;
 
 /// The running scan: an iterator of batches in file order (also an Arrow `RecordBatchReader`).
 pub struct ScanStream {
     schema: SchemaRef,
-    receivers: Vec<Receiver<Message>>,
-    tasks: usize,
-    next_task: usize,
-    done: bool,
+    queue: Arc<OrderedQueue>,
 }
 
 impl ParquetScan {
@@ -50,60 +35,56 @@ impl ParquetScan {
         let shared = self.shared.clone();
         let tasks = Arc::new(self.tasks.clone());
         let workers = shared.options.threads.max(1).min(tasks.len().max(1));
-        let mut receivers = Vec::with_capacity(workers);
+        let queue = Arc::new(OrderedQueue::new(
+            tasks.len(),
+            2 * workers + 1,
+            SLOT_CAPACITY,
+        ));
         for w in 0..workers {
-            let (tx, rx) = sync_channel(CHANNEL_DEPTH);
-            receivers.push(rx);
-            let shared = shared.clone();
-            let tasks = tasks.clone();
-            std::thread::Builder::new()
+            let (shared, tasks, q) = (shared.clone(), tasks.clone(), queue.clone());
+            let spawned = std::thread::Builder::new()
                 .name(format!("ferrospark-scan-{w}"))
-                .spawn(move || worker(shared, tasks, w, workers, tx))
-                .map_or_else(|_| (), |_| ());
+                .spawn(move || worker(&shared, &tasks, &q));
+            if spawned.is_err() && w == 0 {
+                // Without any thread nothing would run: fail the first task instead of hanging.
+                queue.finish(
+                    0,
+                    Some(FerroError::Internal("could not start a scan thread".into())),
+                );
+            }
         }
         ScanStream {
             schema: shared.output_schema.clone(),
-            receivers,
-            tasks: tasks.len(),
-            next_task: 0,
-            done: false,
+            queue,
         }
     }
 }
 
-fn worker(
-    shared: Arc<ScanShared>,
-    tasks: Arc<Vec<ScanTask>>,
-    w: usize,
-    workers: usize,
-    tx: SyncSender<Message>,
-) {
-    let mut t = w;
-    while t < tasks.len() {
+fn worker(shared: &ScanShared, tasks: &[ScanTask], queue: &OrderedQueue) {
+    while let Some(t) = queue.claim() {
         let task = &tasks[t];
         let path = shared.files[task.file].path.clone();
         let started = Instant::now();
-        let result = catch_corruption(&path, || run_task(&shared, task, &tx));
+        let result = catch_corruption(&path, || run_task(shared, task, &mut |b| queue.push(t, b)));
         shared.metrics.add_elapsed("decode_time_ns", started);
         match result {
-            Ok(true) => {
-                if tx.send(Message::TaskDone).is_err() {
-                    return;
-                }
-            }
-            // The consumer hung up: stop quietly.
+            Ok(true) => queue.finish(t, None),
+            // The reader went away: stop quietly.
             Ok(false) => return,
             Err(e) => {
-                let _ = tx.send(Message::Failed(e));
+                queue.finish(t, Some(e));
                 return;
             }
         }
-        t += workers;
     }
 }
 
-/// Reads one task, sending its batches; `Ok(false)` when the consumer has gone away.
-fn run_task(s: &ScanShared, task: &ScanTask, tx: &SyncSender<Message>) -> Result<bool> {
+/// Reads one task, emitting its batches; `Ok(false)` when the reader has gone away.
+fn run_task(
+    s: &ScanShared,
+    task: &ScanTask,
+    emit: &mut dyn FnMut(RecordBatch) -> bool,
+) -> Result<bool> {
     let file = &s.files[task.file];
     let path = &file.path;
     let parquet_schema = file.meta.parquet_schema();
@@ -219,7 +200,7 @@ fn run_task(s: &ScanShared, task: &ScanTask, tx: &SyncSender<Message>) -> Result
             let piece = out.slice(offset, len);
             s.metrics.add("rows_output", piece.num_rows() as u64);
             s.metrics.add("batches_output", 1);
-            if tx.send(Message::Batch(piece)).is_err() {
+            if !emit(piece) {
                 return Ok(false);
             }
             offset += len;
@@ -323,24 +304,13 @@ impl Iterator for ScanStream {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        while !self.done && self.next_task < self.tasks {
-            let rx = &self.receivers[self.next_task % self.receivers.len()];
-            match rx.recv() {
-                Ok(Message::Batch(b)) => return Some(Ok(b)),
-                Ok(Message::TaskDone) => self.next_task += 1,
-                Ok(Message::Failed(e)) => {
-                    self.done = true;
-                    return Some(Err(e));
-                }
-                Err(_) => {
-                    self.done = true;
-                    return Some(Err(FerroError::Internal(
-                        "a scan worker stopped without finishing its task".into(),
-                    )));
-                }
-            }
-        }
-        None
+        self.queue.next()
+    }
+}
+
+impl Drop for ScanStream {
+    fn drop(&mut self) {
+        self.queue.cancel();
     }
 }
 

@@ -12,6 +12,7 @@
 mod bloom;
 mod dictionary;
 mod exec;
+mod ordered;
 mod plan;
 pub mod pruning;
 pub mod spark_types;
