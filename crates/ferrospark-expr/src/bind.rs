@@ -200,9 +200,7 @@ fn require_boolean(expr: &Expr, e: PhysicalExpr, what: &str) -> Result<PhysicalE
 
 fn require_string(expr: &Expr, e: PhysicalExpr, what: &str) -> Result<PhysicalExpr> {
     let dt = e.data_type();
-    if is_string(&dt) {
-        Ok(cast_to(e, &DataType::Utf8))
-    } else if dt == DataType::Null {
+    if is_string(&dt) || dt == DataType::Null {
         Ok(cast_to(e, &DataType::Utf8))
     } else {
         Err(mismatch(

@@ -334,7 +334,7 @@ fn fold_literal_cast(e: Expr) -> Expr {
 }
 
 fn hex_literal(hex: &str, text: &str) -> Result<Literal> {
-    if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !hex.len().is_multiple_of(2) || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(FerroError::Analysis(format!(
             "invalid hex literal X'{hex}' in \"{text}\""
         )));

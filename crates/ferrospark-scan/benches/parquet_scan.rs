@@ -5,6 +5,9 @@
 //! `FERROSPARK_BENCH_LINEITEM=/path/to/lineitem` adds the TPC-H scan+filter workload of
 //! `benches/compare.py` on real files.
 
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

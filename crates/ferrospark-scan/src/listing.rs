@@ -68,11 +68,10 @@ fn unescape(v: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn walk(
-    dir: &Path,
-    parts: &mut Vec<(String, Option<String>)>,
-    out: &mut Vec<(PathBuf, u64, Vec<(String, Option<String>)>)>,
-) -> Result<()> {
+/// A file found while walking: path, size, and `(key, value)` directory partitions.
+type Found = (PathBuf, u64, Vec<(String, Option<String>)>);
+
+fn walk(dir: &Path, parts: &mut Vec<(String, Option<String>)>, out: &mut Vec<Found>) -> Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| FerroError::io(dir, e))?
         .collect::<std::io::Result<Vec<_>>>()
@@ -110,7 +109,7 @@ pub fn list_files(paths: &[PathBuf]) -> Result<Listing> {
     if paths.is_empty() {
         return Err(FerroError::Config("no path given to read".into()));
     }
-    let mut found: Vec<(PathBuf, u64, Vec<(String, Option<String>)>)> = Vec::new();
+    let mut found: Vec<Found> = Vec::new();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| FerroError::io(p, e))?;
         if meta.is_dir() {

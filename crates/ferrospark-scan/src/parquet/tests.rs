@@ -309,19 +309,19 @@ fn bad_input_is_a_clear_error() {
         ..Default::default()
     };
     assert!(
-        matches!(ParquetScan::try_new(&[p.clone()], opts), Err(FerroError::Analysis(m)) if m.contains("nope"))
+        matches!(ParquetScan::try_new(std::slice::from_ref(&p), opts), Err(FerroError::Analysis(m)) if m.contains("nope"))
     );
     let opts = ParquetScanOptions {
         filter: Some(parse_expr("zz > 1").expect("parses")),
         ..Default::default()
     };
     assert!(
-        matches!(ParquetScan::try_new(&[p.clone()], opts), Err(FerroError::Analysis(m)) if m.contains("zz"))
+        matches!(ParquetScan::try_new(std::slice::from_ref(&p), opts), Err(FerroError::Analysis(m)) if m.contains("zz"))
     );
     // not Parquet
     let junk = dir.path().join("junk.parquet");
     std::fs::write(&junk, b"this is not a parquet file at all").expect("write");
-    match ParquetScan::try_new(&[junk.clone()], ParquetScanOptions::default()) {
+    match ParquetScan::try_new(std::slice::from_ref(&junk), ParquetScanOptions::default()) {
         Err(FerroError::Parquet { path, .. }) => assert_eq!(path, junk),
         other => panic!("{other:?}"),
     }
@@ -368,7 +368,7 @@ fn flipped_bytes_never_crash_or_hang() {
             filter: Some(parse_expr("id > 5").expect("parses")),
             ..Default::default()
         };
-        let result = ParquetScan::try_new(&[f.clone()], opts)
+        let result = ParquetScan::try_new(std::slice::from_ref(&f), opts)
             .and_then(|s| s.execute().collect::<Result<Vec<_>, _>>());
         if result.is_err() {
             errors += 1;
@@ -385,7 +385,7 @@ fn splits_cover_the_surviving_row_groups() {
         filter: Some(parse_expr("id >= 2500").expect("parses")),
         ..Default::default()
     };
-    let scan = ParquetScan::try_new(&[p.clone()], opts.clone()).expect("plans");
+    let scan = ParquetScan::try_new(std::slice::from_ref(&p), opts.clone()).expect("plans");
     let splits = scan.splits(1);
     assert_eq!(splits.iter().map(|s| s.row_groups.len()).sum::<usize>(), 8);
     let mut total = 0;
