@@ -248,24 +248,14 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
             expr,
             pattern,
             escape_char: None,
-        } => Expr::Like {
-            expr: boxed(expr, text)?,
-            pattern: boxed(pattern, text)?,
-            negated: *negated,
-            case_insensitive: false,
-        },
+        } => like(expr, pattern, *negated, false, text)?,
         A::ILike {
             negated,
             any: false,
             expr,
             pattern,
             escape_char: None,
-        } => Expr::Like {
-            expr: boxed(expr, text)?,
-            pattern: boxed(pattern, text)?,
-            negated: *negated,
-            case_insensitive: true,
-        },
+        } => like(expr, pattern, *negated, true, text)?,
         A::Cast {
             kind: CastKind::Cast | CastKind::DoubleColon,
             expr,
@@ -277,6 +267,21 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
         }),
         A::Function(f) => function(f, text)?,
         other => return Err(unsupported(format!("'{other}'"), text)),
+    })
+}
+
+fn like(
+    expr: &ast::Expr,
+    pattern: &ast::Expr,
+    negated: bool,
+    case_insensitive: bool,
+    text: &str,
+) -> Result<Expr> {
+    Ok(Expr::Like {
+        expr: boxed(expr, text)?,
+        pattern: boxed(pattern, text)?,
+        negated,
+        case_insensitive,
     })
 }
 

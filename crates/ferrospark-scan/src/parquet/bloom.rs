@@ -8,7 +8,7 @@ use ferrospark_expr::{BinaryOp, Literal, PhysicalExpr};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Type as PhysicalType;
 
-use super::plan::FileEntry;
+use super::plan::{single_leaf, FileEntry};
 
 /// `(table column, candidate values)` when `e` is an equality test against literals.
 pub(crate) fn equality_values(e: &PhysicalExpr) -> Option<(usize, Vec<&Literal>)> {
@@ -175,23 +175,13 @@ pub(crate) fn prunes(
         if col >= data_columns {
             continue;
         }
-        // Only top-level primitive columns have exactly one leaf to look up.
-        let leaves: Vec<usize> = (0..schema.num_columns())
-            .filter(|&l| schema.get_column_root_idx(l) == col)
-            .collect();
-        let [leaf] = leaves.as_slice() else { continue };
-        if md
-            .row_group(g)
-            .column(*leaf)
-            .bloom_filter_offset()
-            .is_none()
-        {
+        let Some(leaf) = single_leaf(schema, col) else {
+            continue;
+        };
+        if md.row_group(g).column(leaf).bloom_filter_offset().is_none() {
             continue;
         }
-        let descr = schema.column(*leaf);
-        if descr.max_rep_level() > 0 {
-            continue;
-        }
+        let descr = schema.column(leaf);
         let forms: Option<Vec<Vec<Vec<u8>>>> = values
             .iter()
             .map(|l| hashed_forms(l, descr.physical_type(), descr.type_length()))
@@ -204,7 +194,7 @@ pub(crate) fn prunes(
             ));
         }
         let Some(b) = &builder else { continue };
-        let sbbf = match b.get_row_group_column_bloom_filter(g, *leaf) {
+        let sbbf = match b.get_row_group_column_bloom_filter(g, leaf) {
             Ok(Some(s)) => s,
             // A missing or unreadable filter cannot prune; the data pages still decide.
             _ => continue,

@@ -15,7 +15,7 @@ use parquet::basic::{Encoding, Type as PhysicalType};
 use parquet::column::page::{Page, PageReader};
 use parquet::file::serialized_reader::SerializedPageReader;
 
-use super::plan::FileEntry;
+use super::plan::{single_leaf, FileEntry};
 
 /// Dictionaries beyond this many values are not worth testing.
 const MAX_DICTIONARY_VALUES: usize = 1 << 16;
@@ -157,22 +157,18 @@ pub(crate) fn prunes(
         if *col >= data_columns {
             continue;
         }
-        let leaves: Vec<usize> = (0..schema.num_columns())
-            .filter(|&l| schema.get_column_root_idx(l) == *col)
-            .collect();
-        let [leaf] = leaves.as_slice() else { continue };
-        if schema.column(*leaf).max_rep_level() > 0 {
+        let Some(leaf) = single_leaf(schema, *col) else {
             continue;
-        }
+        };
         let field = table_schema.field(*col);
-        let Some(values) = read_dictionary(file, g, *leaf, field.data_type())? else {
+        let Some(values) = read_dictionary(file, g, leaf, field.data_type())? else {
             continue;
         };
         let may_have_nulls = file
             .meta
             .metadata()
             .row_group(g)
-            .column(*leaf)
+            .column(leaf)
             .statistics()
             .and_then(|s| s.null_count_opt())
             .is_none_or(|n| n > 0);

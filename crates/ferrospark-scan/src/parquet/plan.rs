@@ -87,6 +87,18 @@ pub struct ParquetScan {
     paths: Vec<PathBuf>,
 }
 
+/// The Parquet leaf of top-level column `root` when it is a single primitive column (not a
+/// struct, list or map), the only case bloom filters and dictionaries can decide.
+pub(crate) fn single_leaf(
+    schema: &parquet::schema::types::SchemaDescriptor,
+    root: usize,
+) -> Option<usize> {
+    let mut leaves = (0..schema.num_columns()).filter(|&l| schema.get_column_root_idx(l) == root);
+    let leaf = leaves.next()?;
+    let flat = leaves.next().is_none() && schema.column(leaf).max_rep_level() == 0;
+    flat.then_some(leaf)
+}
+
 pub(crate) fn catch_corruption<T>(
     path: &std::path::Path,
     f: impl FnOnce() -> Result<T>,
