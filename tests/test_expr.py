@@ -521,3 +521,20 @@ def test_str_is_spark_sql(spark, expr_file, name, build, expected):
     """str(column) must be Spark SQL text that Spark evaluates to the same rows."""
     text = str(build())
     assert _spark_ids(spark, expr_file, text) == expected, text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("134217728b", 134217728), ("128MB", 128 << 20), ("1.5g", 3 << 29), ("64k", 64 << 10), ("512", 512)],
+)
+def test_spark_sizes_parse_like_spark(text, expected):
+    from ferrospark import _native
+
+    assert _native.parse_byte_size(text) == expected
+
+
+def test_bad_size_is_a_config_error():
+    from ferrospark import _native
+
+    with pytest.raises(fs.ConfigError):
+        _native.parse_byte_size("ten parsecs")

@@ -33,16 +33,10 @@ def _spark_conf(spark: SparkSession) -> dict[str, str]:
 
 
 def _max_partition_bytes(spark: SparkSession) -> int:
-    from ferrospark._native import validate_conf
-
     text = spark.conf.get("spark.sql.files.maxPartitionBytes", None)
     if not text:
         return _DEFAULT_MAX_PARTITION_BYTES
-    validate_conf({"spark.sql.files.maxPartitionBytes": text})
-    digits = "".join(ch for ch in text if ch.isdigit())
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-    suffix = text.strip().lower().rstrip("b")[-1:]
-    return int(digits) * units.get(suffix, 1)
+    return _native.parse_byte_size(text)
 
 
 def spark_schema(schema: pa.Schema) -> Any:

@@ -428,6 +428,12 @@ fn validate_conf(py: Python<'_>, conf: HashMap<String, String>) -> PyResult<()> 
     config_from(py, Some(conf)).map(|_| ())
 }
 
+/// Parses a Spark-style size (`512`, `64k`, `128MB`, `1.5g`) into bytes.
+#[pyfunction]
+fn parse_byte_size(py: Python<'_>, text: &str) -> PyResult<u64> {
+    ferrospark_common::parse_byte_size(text).map_err(|e| to_py(py, FerroError::Config(e)))
+}
+
 /// True when this extension was compiled with optimisations.
 #[pyfunction]
 fn is_release_build() -> bool {
@@ -443,6 +449,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_parquet_split, m)?)?;
     m.add_function(wrap_pyfunction!(validate_conf, m)?)?;
     m.add_function(wrap_pyfunction!(is_release_build, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_byte_size, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
