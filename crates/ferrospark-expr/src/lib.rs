@@ -3,6 +3,7 @@
 //! The flow is *parse or build → bind → evaluate*:
 //!
 //! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use arrow_array::{Int32Array, RecordBatch};
 //! use arrow_schema::{DataType, Field, Schema};
@@ -12,10 +13,12 @@
 //! let batch = RecordBatch::try_new(
 //!     schema.clone(),
 //!     vec![Arc::new(Int32Array::from(vec![Some(1), None, Some(7)]))],
-//! ).unwrap();
-//! let expr = parse_expr("a > 2 OR a IS NULL").unwrap();          // logical, unresolved
-//! let pred = bind_predicate(&expr, &BindContext::new(&schema)).unwrap(); // typed, resolved
-//! assert_eq!(filter_batch(&batch, &pred).unwrap().num_rows(), 2);
+//! )?;
+//! let expr = parse_expr("a > 2 OR a IS NULL")?;                  // logical, unresolved
+//! let pred = bind_predicate(&expr, &BindContext::new(&schema))?; // typed, resolved
+//! assert_eq!(filter_batch(&batch, &pred)?.num_rows(), 2);
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! [`Expr`] is what users write and prints as Spark SQL text that parses back to itself, so an

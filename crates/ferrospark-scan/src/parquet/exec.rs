@@ -281,16 +281,8 @@ fn assemble(
             .collect::<Result<Vec<_>>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(n));
     if s.options.spark_types {
-        let plain_fields: Vec<arrow_schema::Field> = s
-            .output
-            .iter()
-            .map(|&c| s.table_schema.field(c).clone())
-            .collect();
-        let plain = RecordBatch::try_new_with_options(
-            Arc::new(arrow_schema::Schema::new(plain_fields)),
-            columns,
-            &options,
-        )?;
+        let plain =
+            RecordBatch::try_new_with_options(s.projected_schema.clone(), columns, &options)?;
         return to_spark_batch(&plain, &s.output_schema);
     }
     Ok(RecordBatch::try_new_with_options(

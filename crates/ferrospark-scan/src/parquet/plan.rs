@@ -57,6 +57,8 @@ pub(crate) struct ScanShared {
     pub output: Vec<usize>,
     /// Output schema (Spark-typed when asked).
     pub output_schema: SchemaRef,
+    /// The output columns with their table types, before any Spark conversion.
+    pub projected_schema: SchemaRef,
     /// The filter bound to the table schema.
     pub predicate: Option<PhysicalExpr>,
     pub options: ParquetScanOptions,
@@ -347,22 +349,17 @@ impl ParquetScan {
                 .map(|c| resolve_column(&table_schema, c))
                 .collect::<Result<_>>()?,
         };
-        let projected = Schema::new(
+        let projected = Arc::new(Schema::new(
             output
                 .iter()
                 .map(|&i| table_schema.field(i).clone())
                 .collect::<Vec<_>>(),
-        );
+        ));
         let output_schema = if options.spark_types {
-            let int96 = int96_columns(
-                metas.first().map(|(_, m)| m),
-                &projected,
-                data_columns,
-                &output,
-            );
+            let int96 = int96_columns(metas.first().map(|(_, m)| m), data_columns, &output);
             spark_types::spark_schema(&projected, &int96)?
         } else {
-            Arc::new(projected)
+            projected.clone()
         };
 
         let predicate = match &options.filter {
@@ -403,6 +400,7 @@ impl ParquetScan {
                 data_columns,
                 output,
                 output_schema,
+                projected_schema: projected,
                 predicate: shared_pred,
                 options,
                 metrics: metrics.clone(),
@@ -927,7 +925,6 @@ impl ParquetScan {
 
 fn int96_columns(
     meta: Option<&ArrowReaderMetadata>,
-    _projected: &Schema,
     data_columns: usize,
     output: &[usize],
 ) -> Vec<bool> {
