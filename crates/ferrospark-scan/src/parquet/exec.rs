@@ -88,17 +88,7 @@ fn run_task(
     let file = &s.files[task.file];
     let path = &file.path;
     let parquet_schema = file.meta.parquet_schema();
-    let data_out: Vec<usize> = {
-        let mut v: Vec<usize> = s
-            .output
-            .iter()
-            .copied()
-            .filter(|&c| c < s.data_columns)
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
+    let data_out = &s.decoded_columns;
     let mut builder =
         ParquetRecordBatchReaderBuilder::new_with_metadata(file.data.clone(), file.meta.clone())
             .with_batch_size(decode_batch_size(s))
@@ -113,40 +103,9 @@ fn run_task(
     // Skipping runs of unselected rows beats decoding everything and masking for the sparse
     // selections filters and page pruning produce (measured on TPC-H lineitem: 42 vs 49 ms).
     builder = builder.with_row_selection_policy(RowSelectionPolicy::Selectors);
-    let mut constant_verdict: Option<bool> = None;
-    if let Some(pred) = &s.predicate {
-        // Partition columns are constants within a file.
-        let local = pred.transform_columns(&|index, name, data_type| {
-            if index >= s.data_columns {
-                PhysicalExpr::Literal(Literal::new(
-                    file.partition_values[index - s.data_columns].clone(),
-                ))
-            } else {
-                PhysicalExpr::Column {
-                    index,
-                    name: name.to_string(),
-                    data_type: data_type.clone(),
-                }
-            }
-        });
+    if !file.row_filter.is_empty() {
         let mut filters: Vec<Box<dyn parquet::arrow::arrow_reader::ArrowPredicate>> = Vec::new();
-        let mut column_free = Vec::new();
-        // One predicate per set of columns, in first-use order: each decodes its columns once,
-        // and later ones decode only the rows earlier ones kept.
-        let mut groups: Vec<(Vec<usize>, PhysicalExpr)> = Vec::new();
-        for c in local.conjuncts() {
-            let mut cols = c.column_indices();
-            if cols.is_empty() {
-                column_free.push(c.clone());
-                continue;
-            }
-            cols.sort_unstable();
-            match groups.iter_mut().find(|(g, _)| *g == cols) {
-                Some((_, e)) => *e = PhysicalExpr::And(Box::new(e.clone()), Box::new(c.clone())),
-                None => groups.push((cols, c.clone())),
-            }
-        }
-        for (cols, c) in groups {
+        for (cols, c) in &file.row_filter {
             let position = cols.clone();
             let remapped = c.remap_columns(&move |i| {
                 position.iter().position(|&p| p == i).unwrap_or(usize::MAX)
@@ -161,22 +120,7 @@ fn run_task(
                 },
             )));
         }
-        for c in column_free {
-            let one = RecordBatch::try_new_with_options(
-                Arc::new(arrow_schema::Schema::empty()),
-                vec![],
-                &RecordBatchOptions::new().with_row_count(Some(1)),
-            )?;
-            let v = evaluate_predicate(&c, &one)?;
-            let holds = v.is_valid(0) && v.value(0);
-            constant_verdict = Some(constant_verdict.unwrap_or(true) && holds);
-        }
-        if constant_verdict == Some(false) {
-            return Ok(true);
-        }
-        if !filters.is_empty() {
-            builder = builder.with_row_filter(RowFilter::new(filters));
-        }
+        builder = builder.with_row_filter(RowFilter::new(filters));
     }
     // The sync reader evaluates the row filter while building, so filter errors surface here.
     let reader = builder
@@ -191,7 +135,7 @@ fn run_task(
             Ok(fe) => fe,
             Err(other) => FerroError::parquet(path, other),
         })?;
-        let out = assemble(s, task.file, &data_out, &batch)?;
+        let out = assemble(s, task.file, data_out, &batch)?;
         // Decoding may run in larger batches than the user asked for; hand out slices.
         let step = s.options.batch_size.max(1);
         let mut offset = 0;
@@ -246,6 +190,41 @@ fn decode_batch_size(s: &ScanShared) -> usize {
     } else {
         s.options.batch_size
     }
+}
+
+/// The row filter of one file: the filter's conjuncts with the file's partition values
+/// substituted, grouped by the data columns they read (one predicate per group, in first-use
+/// order: each decodes its columns once, later ones only the rows earlier ones kept).
+/// Conjuncts that read no data column were decided per file while planning.
+pub(crate) fn row_filter_groups(
+    pred: &PhysicalExpr,
+    data_columns: usize,
+    partition_values: &[ArrayRef],
+) -> Vec<(Vec<usize>, PhysicalExpr)> {
+    let local = pred.transform_columns(&|index, name, data_type| {
+        if index >= data_columns {
+            PhysicalExpr::Literal(Literal::new(partition_values[index - data_columns].clone()))
+        } else {
+            PhysicalExpr::Column {
+                index,
+                name: name.to_string(),
+                data_type: data_type.clone(),
+            }
+        }
+    });
+    let mut groups: Vec<(Vec<usize>, PhysicalExpr)> = Vec::new();
+    for c in local.conjuncts() {
+        let mut cols = c.column_indices();
+        if cols.is_empty() {
+            continue;
+        }
+        cols.sort_unstable();
+        match groups.iter_mut().find(|(g, _)| *g == cols) {
+            Some((_, e)) => *e = PhysicalExpr::And(Box::new(e.clone()), Box::new(c.clone())),
+            None => groups.push((cols, c.clone())),
+        }
+    }
+    groups
 }
 
 fn nulls_as_false(b: BooleanArray) -> BooleanArray {

@@ -35,6 +35,8 @@ pub(crate) struct FileEntry {
     pub partition_values: Vec<ArrayRef>,
     /// Raw partition values, for splits.
     pub raw_partition_values: Vec<Option<String>>,
+    /// The filter as this file's row filter (see `exec::row_filter_groups`).
+    pub row_filter: Vec<(Vec<usize>, PhysicalExpr)>,
 }
 
 /// One unit of work: a row group of a file, possibly narrowed to a row selection.
@@ -55,6 +57,8 @@ pub(crate) struct ScanShared {
     pub data_columns: usize,
     /// Table column indices of the output, in order.
     pub output: Vec<usize>,
+    /// The data columns a task decodes for its output, sorted (the reader's column order).
+    pub decoded_columns: Vec<usize>,
     /// Output schema (Spark-typed when asked).
     pub output_schema: SchemaRef,
     /// The output columns with their table types, before any Spark conversion.
@@ -382,12 +386,17 @@ impl ParquetScan {
 
         let mut entries = Vec::with_capacity(files.len());
         for (&i, (data, meta)) in files.iter().zip(metas) {
+            let partition_values = listing.partition_scalars(i)?;
+            let row_filter = predicate.as_ref().map_or_else(Vec::new, |p| {
+                super::exec::row_filter_groups(p, data_columns, &partition_values)
+            });
             entries.push(FileEntry {
                 path: listing.files[i].path.clone(),
                 data,
                 meta,
-                partition_values: listing.partition_scalars(i)?,
+                partition_values,
                 raw_partition_values: listing.files[i].partition_values.clone(),
+                row_filter,
             });
         }
         metrics.add("files_total", entries.len() as u64);
@@ -398,6 +407,16 @@ impl ParquetScan {
                 files: entries,
                 table_schema: table_schema.clone(),
                 data_columns,
+                decoded_columns: {
+                    let mut v: Vec<usize> = output
+                        .iter()
+                        .copied()
+                        .filter(|&c| c < data_columns)
+                        .collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                },
                 output,
                 output_schema,
                 projected_schema: projected,
@@ -537,7 +556,8 @@ impl ParquetScan {
         )?;
         for c in pred.conjuncts() {
             let cols = c.column_indices();
-            if cols.is_empty() || cols.iter().any(|&i| i < s.data_columns) {
+            // Conjuncts over partition columns or constants only: decided here, once per file.
+            if cols.iter().any(|&i| i < s.data_columns) {
                 continue;
             }
             let local = c.transform_columns(&|index, _, _| {

@@ -429,3 +429,19 @@ fn ansi_errors_in_filters_keep_their_kind() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn constant_conjuncts_are_decided_per_file_with_or_without_pushdown() {
+    let (_dir, p) = fixture();
+    for pushdown in [true, false] {
+        let opts = ParquetScanOptions {
+            filter_pushdown: pushdown,
+            ..Default::default()
+        };
+        let (got, scan) = read(&p, Some("id > 3 AND 1 = 0"), opts.clone());
+        assert_eq!(got.num_rows(), 0);
+        assert_eq!(scan.metrics().get("files_pruned"), 1);
+        let (got, _) = read(&p, Some("id < 3 AND 1 = 1"), opts);
+        assert_eq!(got.num_rows(), 3);
+    }
+}
