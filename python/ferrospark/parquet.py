@@ -131,3 +131,18 @@ def scan_metrics(reader: pa.RecordBatchReader) -> dict[str, int]:
     if scan is None:
         raise ValueError("this reader was not created by ferrospark.read_parquet")
     return scan.metrics()
+
+
+def metadata_cache_stats() -> dict[str, int]:
+    """The process-wide cache of parsed Parquet footers: ``entries``, ``bytes``, ``hits``, ``misses``.
+
+    A footer is reused only while its file keeps the size, mtime, inode and change time it was
+    parsed from; files changed in the last two seconds are not cached. The budget is the
+    session's ``ferrospark.parquet.metadataCache.size`` (default 64m, 0 turns it off).
+    """
+    return dict(_native.parquet_metadata_cache_stats())
+
+
+def clear_metadata_cache() -> None:
+    """Forgets every cached Parquet footer (the next read parses them again)."""
+    _native.clear_parquet_metadata_cache()

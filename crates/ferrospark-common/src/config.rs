@@ -22,6 +22,10 @@ pub const PARQUET_FILTER_PUSHDOWN: &str = "spark.sql.parquet.filterPushdown";
 pub const PARQUET_BLOOM_FILTER: &str = "parquet.filter.bloom.enabled";
 /// Spark's switch for Parquet dictionary pruning (`parquet.filter.dictionary.enabled`).
 pub const PARQUET_DICTIONARY_FILTER: &str = "parquet.filter.dictionary.enabled";
+/// Budget of the process-wide cache of parsed Parquet footers; 0 turns it off.
+pub const PARQUET_METADATA_CACHE_SIZE: &str = "ferrospark.parquet.metadataCache.size";
+/// Default of [`PARQUET_METADATA_CACHE_SIZE`]: 64 MiB.
+pub const DEFAULT_METADATA_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 /// Spark's target split size when planning Parquet tasks.
 pub const FILES_MAX_PARTITION_BYTES: &str = "spark.sql.files.maxPartitionBytes";
 
@@ -72,6 +76,9 @@ impl Config {
             }
             FILES_MAX_PARTITION_BYTES => {
                 probe.max_partition_bytes()?;
+            }
+            PARQUET_METADATA_CACHE_SIZE => {
+                probe.metadata_cache_size()?;
             }
             SESSION_TIME_ZONE => {
                 value.parse::<arrow_array::timezone::Tz>().map_err(|e| {
@@ -157,6 +164,16 @@ impl Config {
             None => Ok(128 * 1024 * 1024),
             Some(v) => parse_byte_size(v).map_err(|e| {
                 FerroError::Config(format!("config {FILES_MAX_PARTITION_BYTES}: {e}"))
+            }),
+        }
+    }
+
+    /// `ferrospark.parquet.metadataCache.size`, default 64 MiB; 0 disables the footer cache.
+    pub fn metadata_cache_size(&self) -> Result<u64> {
+        match self.get(PARQUET_METADATA_CACHE_SIZE) {
+            None => Ok(DEFAULT_METADATA_CACHE_BYTES),
+            Some(v) => parse_byte_size(v).map_err(|e| {
+                FerroError::Config(format!("config {PARQUET_METADATA_CACHE_SIZE}: {e}"))
             }),
         }
     }

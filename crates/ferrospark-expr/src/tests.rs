@@ -300,3 +300,48 @@ fn fused_ranges_agree_with_the_general_path() {
     }
     assert_eq!(rows("i >= -4 AND i <= 3"), vec![0, 2, 3]);
 }
+
+#[test]
+fn fused_ranges_agree_at_type_limits_and_word_edges() {
+    let extremes = [i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX];
+    for len in [1usize, 63, 64, 65, 130] {
+        let values: Vec<Option<i64>> = (0..len)
+            .map(|k| match k % 11 {
+                10 => None,
+                m if m < extremes.len() => Some(extremes[m]),
+                m => Some(m as i64 * 7 - 30),
+            })
+            .collect();
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, true)]));
+        let data =
+            RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(values))]).expect("batch");
+        let eval = |text: &str| {
+            let e = parse_expr(text).expect("parse");
+            let schema = data.schema();
+            let ctx = BindContext::new(&schema);
+            let p = bind(&e, &ctx).expect("bind");
+            let v = evaluate(&p, &data).expect("eval");
+            v.into_array(data.num_rows())
+                .expect("array")
+                .as_boolean()
+                .clone()
+        };
+        let bounds = [
+            "-30",
+            "-1",
+            "0",
+            "5",
+            "9223372036854775807",
+            "9223372036854775806",
+        ];
+        for lo in bounds {
+            for hi in bounds {
+                for (gt, lt) in [(">=", "<="), (">", "<"), (">=", "<"), (">", "<=")] {
+                    let fused = format!("v {gt} {lo} AND v {lt} {hi}");
+                    let general = format!("v {lt} {hi} AND v {gt} {lo}");
+                    assert_eq!(eval(&fused), eval(&general), "{fused} over {len} rows");
+                }
+            }
+        }
+    }
+}

@@ -434,6 +434,24 @@ fn parse_byte_size(py: Python<'_>, text: &str) -> PyResult<u64> {
     ferrospark_common::parse_byte_size(text).map_err(|e| to_py(py, FerroError::Config(e)))
 }
 
+/// The process-wide Parquet footer cache: entries, bytes, hits, misses.
+#[pyfunction]
+fn parquet_metadata_cache_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let s = ferrospark_scan::parquet::footer_cache_stats();
+    let d = PyDict::new(py);
+    d.set_item("entries", s.entries)?;
+    d.set_item("bytes", s.bytes)?;
+    d.set_item("hits", s.hits)?;
+    d.set_item("misses", s.misses)?;
+    Ok(d)
+}
+
+/// Empties the process-wide Parquet footer cache.
+#[pyfunction]
+fn clear_parquet_metadata_cache() {
+    ferrospark_scan::parquet::clear_footer_cache();
+}
+
 /// True when this extension was compiled with optimisations.
 #[pyfunction]
 fn is_release_build() -> bool {
@@ -450,6 +468,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_conf, m)?)?;
     m.add_function(wrap_pyfunction!(is_release_build, m)?)?;
     m.add_function(wrap_pyfunction!(parse_byte_size, m)?)?;
+    m.add_function(wrap_pyfunction!(parquet_metadata_cache_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_parquet_metadata_cache, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -167,7 +167,7 @@ pub(crate) fn prunes(
 ) -> Result<bool> {
     let schema = file.meta.parquet_schema();
     let md = file.meta.metadata();
-    let mut builder: Option<ParquetRecordBatchReaderBuilder<bytes::Bytes>> = None;
+    let mut builder: Option<ParquetRecordBatchReaderBuilder<super::source::FileSource>> = None;
     for c in conjuncts {
         let Some((col, values)) = equality_values(c) else {
             continue;
@@ -189,7 +189,7 @@ pub(crate) fn prunes(
         let Some(forms) = forms else { continue };
         if builder.is_none() {
             builder = Some(ParquetRecordBatchReaderBuilder::new_with_metadata(
-                file.data.clone(),
+                file.source.clone(),
                 file.meta.clone(),
             ));
         }

@@ -119,7 +119,7 @@ fn read_dictionary(
         return Ok(None);
     }
     let mut pages = match SerializedPageReader::new(
-        Arc::new(file.data.clone()),
+        Arc::new(file.source.clone()),
         col,
         rg.num_rows().max(0) as usize,
         None,

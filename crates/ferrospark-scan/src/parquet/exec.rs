@@ -18,6 +18,7 @@ use parquet::arrow::ProjectionMask;
 
 use super::ordered::OrderedQueue;
 use super::plan::{catch_corruption, ParquetScan, ScanShared, ScanTask};
+use super::source::RowGroupChunks;
 use super::spark_types::to_spark_batch;
 
 /// Batches a task ahead of the reader may queue.
@@ -89,14 +90,26 @@ fn run_task(
     let path = &file.path;
     let parquet_schema = file.meta.parquet_schema();
     let data_out = &s.decoded_columns;
-    let mut builder =
-        ParquetRecordBatchReaderBuilder::new_with_metadata(file.data.clone(), file.meta.clone())
-            .with_batch_size(decode_batch_size(s))
-            .with_row_groups(vec![task.row_group])
-            .with_projection(ProjectionMask::roots(
-                parquet_schema,
-                data_out.iter().copied(),
-            ));
+    // Every column chunk this task may decode: the output columns and the filter's.
+    let mut roots: Vec<usize> = data_out.clone();
+    roots.extend(
+        file.row_filter
+            .iter()
+            .flat_map(|(cols, _)| cols.iter().copied()),
+    );
+    let rg = file.meta.metadata().row_group(task.row_group);
+    let ranges = (0..parquet_schema.num_columns())
+        .filter(|&leaf| roots.contains(&parquet_schema.get_column_root_idx(leaf)))
+        .map(|leaf| rg.column(leaf).byte_range())
+        .collect();
+    let chunks = RowGroupChunks::new(file.source.reopen()?, ranges);
+    let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, file.meta.clone())
+        .with_batch_size(decode_batch_size(s))
+        .with_row_groups(vec![task.row_group])
+        .with_projection(ProjectionMask::roots(
+            parquet_schema,
+            data_out.iter().copied(),
+        ));
     if let Some(sel) = &task.selection {
         builder = builder.with_row_selection(sel.clone());
     }

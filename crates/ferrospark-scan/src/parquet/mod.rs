@@ -12,9 +12,11 @@
 mod bloom;
 mod dictionary;
 mod exec;
+mod footer_cache;
 mod ordered;
 mod plan;
 pub mod pruning;
+mod source;
 pub mod spark_types;
 
 #[cfg(test)]
@@ -25,6 +27,7 @@ use ferrospark_common::{MetricValue, MetricsSet, Result};
 use ferrospark_expr::Expr;
 
 pub use exec::{ScanReader, ScanStream};
+pub use footer_cache::{clear_footer_cache, footer_cache_stats, FooterCacheStats};
 pub use plan::{ParquetScan, ScanSplit};
 
 /// What to read and how.
@@ -53,6 +56,9 @@ pub struct ParquetScanOptions {
     pub spark_types: bool,
     /// Restrict the scan to these row groups of a single file (a Spark split).
     pub row_groups: Option<Vec<usize>>,
+    /// Budget of the process-wide footer cache (`ferrospark.parquet.metadataCache.size`);
+    /// 0 parses every footer afresh.
+    pub metadata_cache_bytes: usize,
 }
 
 impl Default for ParquetScanOptions {
@@ -69,6 +75,7 @@ impl Default for ParquetScanOptions {
             dictionary_filter: true,
             spark_types: false,
             row_groups: None,
+            metadata_cache_bytes: config::DEFAULT_METADATA_CACHE_BYTES as usize,
         }
     }
 }
@@ -84,6 +91,7 @@ impl ParquetScanOptions {
             filter_pushdown: cfg.get_bool(config::PARQUET_FILTER_PUSHDOWN, true)?,
             bloom_filter: cfg.get_bool(config::PARQUET_BLOOM_FILTER, true)?,
             dictionary_filter: cfg.get_bool(config::PARQUET_DICTIONARY_FILTER, true)?,
+            metadata_cache_bytes: usize::try_from(cfg.metadata_cache_size()?).unwrap_or(usize::MAX),
             ..Self::default()
         })
     }
@@ -107,6 +115,7 @@ pub const SCAN_METRICS: &[(&str, MetricValue)] = &[
     ("bytes_read", MetricValue::Bytes),
     ("decode_time_ns", MetricValue::TimeNs),
     ("plan_time_ns", MetricValue::TimeNs),
+    ("footers_cached", MetricValue::Count),
 ];
 
 fn new_metrics() -> MetricsSet {

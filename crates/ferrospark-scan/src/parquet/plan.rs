@@ -1,9 +1,6 @@
 //! Planning a Parquet scan: footers, schema agreement, binding the filter, and pruning files,
 //! row groups and pages down to a list of [`ScanTask`]s.
 
-use std::fs::File;
-
-use bytes::Bytes;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,7 +17,9 @@ use parquet::arrow::arrow_reader::{
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::PageIndexPolicy;
 
+use super::footer_cache;
 use super::pruning::{ColumnStats, PruningPredicate};
+use super::source::FileSource;
 use super::{bloom, dictionary, new_metrics, spark_types, ParquetScanOptions};
 use crate::listing::{list_files, Listing};
 
@@ -28,8 +27,8 @@ use crate::listing::{list_files, Listing};
 #[derive(Debug, Clone)]
 pub(crate) struct FileEntry {
     pub path: PathBuf,
-    /// The file's bytes, memory-mapped once and shared by every task reading it.
-    pub data: Bytes,
+    /// The open file (each task reopens it to read on its own).
+    pub source: FileSource,
     pub meta: ArrowReaderMetadata,
     /// Typed partition values (one-element arrays), in partition column order.
     pub partition_values: Vec<ArrayRef>,
@@ -123,35 +122,41 @@ pub(crate) fn catch_corruption<T>(
     }
 }
 
-/// Maps `path` into memory: page reads become slices of the page cache instead of copies.
-#[allow(unsafe_code)]
-fn map_file(path: &PathBuf) -> Result<Bytes> {
-    let file = File::open(path).map_err(|e| FerroError::io(path, e))?;
-    // SAFETY: the mapping is read-only and owned by the returned `Bytes`, so it outlives every
-    // slice taken from it. Like every mmap-based reader, a file truncated by another process
-    // while being read is outside what this guards against.
-    match unsafe { memmap2::Mmap::map(&file) } {
-        Ok(map) => Ok(Bytes::from_owner(map)),
-        // Files that cannot be mapped (pipes, some network file systems) are read instead.
-        Err(_) => std::fs::read(path)
-            .map(Bytes::from)
-            .map_err(|e| FerroError::io(path, e)),
-    }
+/// An opened file and its parsed footer, and whether the footer came from the cache.
+struct Footer {
+    source: FileSource,
+    meta: ArrowReaderMetadata,
+    cached: bool,
 }
 
-fn load_footer(path: &PathBuf, page_index: bool) -> Result<(Bytes, ArrowReaderMetadata)> {
+fn load_footer(path: &PathBuf, page_index: bool, cache_budget: usize) -> Result<Footer> {
     catch_corruption(path, || {
-        let data = map_file(path)?;
+        let source = FileSource::open(path)?;
+        let cacheable = source.version().filter(|_| cache_budget > 0);
+        if let Some(meta) = cacheable.and_then(|v| footer_cache::get(path, page_index, v)) {
+            return Ok(Footer {
+                source,
+                meta,
+                cached: true,
+            });
+        }
         let policy = if page_index {
             PageIndexPolicy::Optional
         } else {
             PageIndexPolicy::Skip
         };
         let options = ArrowReaderOptions::new().with_page_index_policy(policy);
-        let meta = ArrowReaderMetadata::load(&data, options.clone())
+        let meta = ArrowReaderMetadata::load(&source, options.clone())
             .map_err(|e| FerroError::parquet(path, e))?;
         let meta = int96_as_nanoseconds(meta, options).map_err(|e| FerroError::parquet(path, e))?;
-        Ok((data, meta))
+        if let Some(v) = cacheable {
+            footer_cache::put(path, page_index, v, &meta, cache_budget);
+        }
+        Ok(Footer {
+            source,
+            meta,
+            cached: false,
+        })
     })
 }
 
@@ -202,21 +207,17 @@ fn load_footers(
     paths: &[PathBuf],
     threads: usize,
     page_index: bool,
-) -> Result<Vec<(Bytes, ArrowReaderMetadata)>> {
+    cache_budget: usize,
+) -> Result<Vec<Footer>> {
+    let load = |p: &PathBuf| load_footer(p, page_index, cache_budget);
     if paths.len() <= 1 || threads <= 1 {
-        return paths.iter().map(|p| load_footer(p, page_index)).collect();
+        return paths.iter().map(load).collect();
     }
     let chunk = paths.len().div_ceil(threads);
     std::thread::scope(|s| {
         let handles: Vec<_> = paths
             .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|p| load_footer(p, page_index))
-                        .collect::<Result<Vec<_>>>()
-                })
-            })
+            .map(|part| s.spawn(move || part.iter().map(load).collect::<Result<Vec<_>>>()))
             .collect();
         let mut out = Vec::with_capacity(paths.len());
         for h in handles {
@@ -309,7 +310,16 @@ impl ParquetScan {
             .iter()
             .map(|&i| listing.files[i].path.clone())
             .collect();
-        let metas = load_footers(&file_paths, options.threads, options.filter_pushdown)?;
+        let footers = load_footers(
+            &file_paths,
+            options.threads,
+            options.filter_pushdown,
+            options.metadata_cache_bytes,
+        )?;
+        let cached = footers.iter().filter(|f| f.cached).count();
+        metrics.add("footers_cached", cached as u64);
+        let metas: Vec<(FileSource, ArrowReaderMetadata)> =
+            footers.into_iter().map(|f| (f.source, f.meta)).collect();
 
         let file_schema: SchemaRef = match metas.first() {
             Some((_, m)) => Arc::new(Schema::new(m.schema().fields().clone())),
@@ -385,14 +395,14 @@ impl ParquetScan {
         };
 
         let mut entries = Vec::with_capacity(files.len());
-        for (&i, (data, meta)) in files.iter().zip(metas) {
+        for (&i, (source, meta)) in files.iter().zip(metas) {
             let partition_values = listing.partition_scalars(i)?;
             let row_filter = predicate.as_ref().map_or_else(Vec::new, |p| {
                 super::exec::row_filter_groups(p, data_columns, &partition_values)
             });
             entries.push(FileEntry {
                 path: listing.files[i].path.clone(),
-                data,
+                source,
                 meta,
                 partition_values,
                 raw_partition_values: listing.files[i].partition_values.clone(),

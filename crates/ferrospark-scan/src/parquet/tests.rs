@@ -445,3 +445,68 @@ fn constant_conjuncts_are_decided_per_file_with_or_without_pushdown() {
         assert_eq!(got.num_rows(), 3);
     }
 }
+
+fn age(path: &Path, by: std::time::Duration) {
+    let f = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .expect("open");
+    f.set_modified(std::time::SystemTime::now() - by)
+        .expect("set mtime");
+}
+
+#[test]
+fn footers_are_cached_until_the_file_changes() {
+    let (_dir, p) = fixture();
+    let hour = std::time::Duration::from_secs(3600);
+    let filter = Some("id BETWEEN 4321 AND 4330");
+    let cached = |scan: &ParquetScan| scan.metrics().get("footers_cached");
+
+    // A file written a moment ago is never cached: its timestamps may not tell it apart yet.
+    let (first, scan) = read(&p, filter, ParquetScanOptions::default());
+    assert_eq!(cached(&scan), 0);
+    let (_, scan) = read(&p, filter, ParquetScanOptions::default());
+    assert_eq!(cached(&scan), 0);
+
+    // Rewind only the mtime: the inode's change time still says "just now".
+    age(&p, hour);
+    let (_, scan) = read(&p, filter, ParquetScanOptions::default());
+    assert_eq!(cached(&scan), 0);
+
+    // A budget of 0 turns the cache off.
+    let off = ParquetScanOptions {
+        metadata_cache_bytes: 0,
+        ..ParquetScanOptions::default()
+    };
+    let (again, scan) = read(&p, filter, off);
+    assert_eq!(cached(&scan), 0);
+    assert_eq!(first, again);
+}
+
+#[test]
+fn settled_footers_are_reused_and_rewrites_are_seen() {
+    let (_dir, p) = fixture();
+    let filter = Some("id < 1500");
+    let cached = |scan: &ParquetScan| scan.metrics().get("footers_cached");
+    // Wait out the settle time once so the cache may hold this file.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let (first, scan) = read(&p, filter, ParquetScanOptions::default());
+    assert_eq!(cached(&scan), 0, "first read parses");
+    let (second, scan) = read(&p, filter, ParquetScanOptions::default());
+    assert_eq!(cached(&scan), 1, "second read reuses the footer");
+    assert_eq!(first, second);
+    assert_eq!(first, expected("id < 1500"));
+    assert!(super::footer_cache_stats().hits >= 1);
+
+    // Rewrite in place with other rows but the same length class and an old mtime: the
+    // change time differs, so the footer is parsed again and the new rows are read.
+    let t = table();
+    let fewer = t.slice(0, 5000);
+    write(&p, &fewer, props());
+    age(&p, std::time::Duration::from_secs(3600));
+    let (third, scan) = read(&p, filter, ParquetScanOptions::default());
+    assert_eq!(cached(&scan), 0);
+    assert_eq!(third.num_rows(), 1500);
+    let (all, _) = read(&p, None, ParquetScanOptions::default());
+    assert_eq!(all.num_rows(), 5000);
+}
