@@ -2,7 +2,9 @@
 
     python benches/compare.py --workload scan+filter --scale 1 --reps 5 --threads 2
 
-Every engine runs each workload once as a warm-up and then ``--reps`` times; the table
+Every engine runs each workload once as a warm-up and then ``--reps`` times, the engines
+taking turns so that a slow spell of the machine hits all of them; PySpark's JVM is started
+only after the others are measured (its JIT and GC threads would slow them). The table
 shows the median seconds, each engine's median / ferrospark's, and ferrospark's median /
 the best of DuckDB, Polars and pyarrow. All engines must produce the same result
 (integers exactly, decimals and floats within 1e-6 relative), otherwise the exit code is
@@ -56,6 +58,9 @@ class Engine:
     name = "?"
     #: the package whose absence means "not installed"
     module = "?"
+    #: Starts background threads (a JVM's JIT and GC) that would slow whatever runs beside
+    #: it on a small machine: opened only after the other engines have been measured.
+    heavy = False
 
     def __init__(self, threads: int) -> None:
         self.threads = threads
@@ -155,6 +160,7 @@ class PolarsEngine(Engine):
 class PySparkEngine(Engine):
     name = "pyspark"
     module = "pyspark"
+    heavy = True
 
     def open(self) -> None:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -416,28 +422,74 @@ class EngineRun:
         }
 
 
-def run_engine(workload: Workload, engine: Engine, paths: dict[str, str], reps: int) -> EngineRun:
-    fn = workload.runs[engine.name]
-    run = EngineRun(engine.name, "ok", version=engine.version())
-    engine.notes = {}
-    try:
-        t0 = time.perf_counter()
-        run.result = fn(engine, paths)
-        run.warmup_s = time.perf_counter() - t0
-        for _ in range(reps):
+def run_engines(
+    workload: Workload, engines: list[Engine], paths: dict[str, str], reps: int
+) -> dict[str, EngineRun]:
+    """Warms every engine up once, then times them in turns (A B C, A B C, ...), so a slow
+    spell of the machine lands on all of them instead of on whichever ran then."""
+    runs: dict[str, EngineRun] = {}
+    live: list[Engine] = []
+    for engine in engines:
+        run = EngineRun(engine.name, "ok", version=engine.version())
+        runs[engine.name] = run
+        engine.notes = {}
+        try:
             t0 = time.perf_counter()
-            result = fn(engine, paths)
-            run.times_s.append(time.perf_counter() - t0)
+            run.result = workload.runs[engine.name](engine, paths)
+            run.warmup_s = time.perf_counter() - t0
+            live.append(engine)
+        except Exception as exc:  # noqa: BLE001 - a failing engine must not stop others
+            _fail(run, exc)
+    for _ in range(reps):
+        for engine in list(live):
+            run = runs[engine.name]
+            try:
+                t0 = time.perf_counter()
+                result = workload.runs[engine.name](engine, paths)
+                run.times_s.append(time.perf_counter() - t0)
+            except Exception as exc:  # noqa: BLE001
+                _fail(run, exc)
+                live.remove(engine)
+                continue
             if not results_agree(result, run.result):
                 run.status = "error"
                 run.reason = f"result changed between repetitions: {result!r} vs {run.result!r}"
-                break
-    except Exception as exc:  # noqa: BLE001 - a failing engine must not stop others
-        run.status = "error"
-        run.reason = f"{type(exc).__name__}: {exc}".strip()
-        traceback.print_exc()
-    run.notes = dict(engine.notes)
-    return run
+                live.remove(engine)
+    for engine in engines:
+        runs[engine.name].notes = dict(engine.notes)
+    return runs
+
+
+def _fail(run: EngineRun, exc: Exception) -> None:
+    run.status = "error"
+    run.reason = f"{type(exc).__name__}: {exc}".strip()
+    traceback.print_exc()
+
+
+def _open_engines(names: list[str], threads: int, skipped: dict[str, EngineRun]) -> dict[str, Engine]:
+    """Opens engines by name; those missing or broken go to ``skipped`` with the reason."""
+    engines: dict[str, Engine] = {}
+    for name in names:
+        engine = ENGINES[name](threads)
+        try:
+            engine.open()
+        except ImportError as exc:
+            if _not_installed(exc, engine):
+                skipped[name] = EngineRun(name, "skipped", reason=f"not installed ({exc})")
+            else:  # installed but broken (e.g. a stale native extension)
+                traceback.print_exc()
+                skipped[name] = EngineRun(name, "error", reason=f"{type(exc).__name__}: {exc}")
+            continue
+        except Exception as exc:  # noqa: BLE001 - report it, run the other engines
+            traceback.print_exc()
+            skipped[name] = EngineRun(name, "error", reason=f"{type(exc).__name__}: {exc}")
+            continue
+        engines[name] = engine
+        print(f"  {name:<11} {engine.version()}")
+    for name in names:
+        if name in skipped:
+            print(f"  {name:<11} {skipped[name].status}: {skipped[name].reason}")
+    return engines
 
 
 def machine_info() -> dict[str, Any]:
@@ -632,61 +684,48 @@ def main(argv: list[str] | None = None) -> int:
         f"python {info['python']}"
     )
 
-    engines: dict[str, Engine] = {}
     skipped: dict[str, EngineRun] = {}
-    for name in engine_names:
-        engine = ENGINES[name](args.threads)
+    measured: dict[str, dict[str, EngineRun]] = {w.name: {} for w in workloads}
+    light = [n for n in engine_names if not ENGINES[n].heavy]
+    heavy = [n for n in engine_names if ENGINES[n].heavy]
+    for phase in (light, heavy):
+        engines = _open_engines(phase, args.threads, skipped)
         try:
-            engine.open()
-        except ImportError as exc:
-            if _not_installed(exc, engine):
-                reason = f"not installed ({exc})"
-                skipped[name] = EngineRun(name, "skipped", reason=reason)
-            else:  # installed but broken (e.g. a stale native extension)
-                traceback.print_exc()
-                reason = f"{type(exc).__name__}: {exc}"
-                skipped[name] = EngineRun(name, "error", reason=reason)
-            continue
-        except Exception as exc:  # noqa: BLE001 - report it, run the other engines
-            traceback.print_exc()
-            skipped[name] = EngineRun(name, "error", reason=f"{type(exc).__name__}: {exc}")
-            continue
-        engines[name] = engine
-        print(f"  {name:<11} {engine.version()}")
-    for name, run in skipped.items():
-        print(f"  {name:<11} {run.status}: {run.reason}")
-
-    out_dir = Path(args.out) if args.out else RESULTS_DIR
-    exit_code = 0
-    try:
-        for workload in workloads:
-            runs: list[EngineRun] = []
-            for name in engine_names:
-                if name in skipped:
-                    runs.append(skipped[name])
-                elif name not in workload.runs:
-                    runs.append(EngineRun(name, "skipped", reason="workload not implemented"))
-                else:
+            for workload in workloads:
+                todo = [e for e in engines.values() if e.name in workload.runs]
+                if todo:
                     print(
-                        f"running {workload.name} on {name} ...",
+                        f"running {workload.name} on {', '.join(e.name for e in todo)} ...",
                         file=sys.stderr,
                         flush=True,
                     )
-                    runs.append(run_engine(workload, engines[name], paths, args.reps))
-            doc, agree = report(workload, runs, args, {t: paths[t] for t in workload.tables})
-            doc["versions"] = {r.engine: r.version for r in runs if r.version}
-            out_dir.mkdir(parents=True, exist_ok=True)
-            out_file = out_dir / f"compare-{workload.name}.json"
-            out_file.write_text(json.dumps(doc, indent=2) + "\n")
-            print(f"wrote {out_file}")
-            if not agree or any(r.status == "error" for r in runs):
-                exit_code = 1
-    finally:
-        for engine in engines.values():
-            try:
-                engine.close()
-            except Exception:  # noqa: BLE001 - close the others anyway
-                traceback.print_exc()
+                    measured[workload.name].update(run_engines(workload, todo, paths, args.reps))
+        finally:
+            for engine in engines.values():
+                try:
+                    engine.close()
+                except Exception:  # noqa: BLE001 - close the others anyway
+                    traceback.print_exc()
+
+    out_dir = Path(args.out) if args.out else RESULTS_DIR
+    exit_code = 0
+    for workload in workloads:
+        runs: list[EngineRun] = []
+        for name in engine_names:
+            if name in skipped:
+                runs.append(skipped[name])
+            elif name in measured[workload.name]:
+                runs.append(measured[workload.name][name])
+            else:
+                runs.append(EngineRun(name, "skipped", reason="workload not implemented"))
+        doc, agree = report(workload, runs, args, {t: paths[t] for t in workload.tables})
+        doc["versions"] = {r.engine: r.version for r in runs if r.version}
+        out_dir.mkdir(parents=True, exist_ok=True)
+        out_file = out_dir / f"compare-{workload.name}.json"
+        out_file.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"wrote {out_file}")
+        if not agree or any(r.status == "error" for r in runs):
+            exit_code = 1
     return exit_code
 
 

@@ -26,6 +26,8 @@ pub const PARQUET_DICTIONARY_FILTER: &str = "parquet.filter.dictionary.enabled";
 pub const PARQUET_METADATA_CACHE_SIZE: &str = "ferrospark.parquet.metadataCache.size";
 /// Default of [`PARQUET_METADATA_CACHE_SIZE`]: 64 MiB.
 pub const DEFAULT_METADATA_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+/// Decide a dictionary-encoded filter column on its dictionary codes (default true).
+pub const SCAN_DICTIONARY_CODES: &str = "ferrospark.scan.dictionaryCodeFilter";
 /// Spark's target split size when planning Parquet tasks.
 pub const FILES_MAX_PARTITION_BYTES: &str = "spark.sql.files.maxPartitionBytes";
 
@@ -87,7 +89,10 @@ impl Config {
                     ))
                 })?;
             }
-            PARQUET_FILTER_PUSHDOWN | PARQUET_BLOOM_FILTER | PARQUET_DICTIONARY_FILTER => {
+            PARQUET_FILTER_PUSHDOWN
+            | PARQUET_BLOOM_FILTER
+            | PARQUET_DICTIONARY_FILTER
+            | SCAN_DICTIONARY_CODES => {
                 probe.get_bool(&key, true)?;
             }
             _ => {}

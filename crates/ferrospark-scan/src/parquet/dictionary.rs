@@ -13,6 +13,8 @@ use ferrospark_common::Result;
 use ferrospark_expr::{evaluate_predicate, BinaryOp, PhysicalExpr};
 use parquet::basic::{Encoding, Type as PhysicalType};
 use parquet::column::page::{Page, PageReader};
+use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::reader::ChunkReader;
 use parquet::file::serialized_reader::SerializedPageReader;
 
 use super::plan::{single_leaf, FileEntry};
@@ -32,7 +34,9 @@ fn is_selective(e: &PhysicalExpr) -> bool {
     }
 }
 
-fn decode_plain(
+/// Decodes `n` PLAIN-encoded values of `physical` type as an array of `target` type, or `None`
+/// for a pairing this does not handle or a buffer too short.
+pub(crate) fn decode_plain(
     buf: &[u8],
     n: usize,
     physical: PhysicalType,
@@ -100,44 +104,40 @@ fn decode_plain(
     })
 }
 
-/// The dictionary of column chunk (`g`, `leaf`) as an array of the table type, when every
-/// data page is dictionary-encoded.
-fn read_dictionary(
-    file: &FileEntry,
-    g: usize,
-    leaf: usize,
-    target: &DataType,
-) -> Result<Option<ArrayRef>> {
-    let md = file.meta.metadata();
-    let rg = md.row_group(g);
-    let col = rg.column(leaf);
-    let all_dictionary = col.dictionary_page_offset().is_some()
+/// True when every data page of the chunk is dictionary-encoded (by its encoding stats), so
+/// the dictionary lists every value the chunk holds.
+pub(crate) fn all_dictionary_encoded(col: &ColumnChunkMetaData) -> bool {
+    col.dictionary_page_offset().is_some()
         && col.page_encoding_stats_mask().is_some_and(|m| {
             m.is_only(Encoding::PLAIN_DICTIONARY) || m.is_only(Encoding::RLE_DICTIONARY)
-        });
-    if !all_dictionary {
-        return Ok(None);
+        })
+}
+
+/// The dictionary of a column chunk as an array of the table type, when every data page is
+/// dictionary-encoded and the dictionary has at most `max_values` values; with the page
+/// reader positioned on the first data page.
+pub(crate) fn read_dictionary<R: ChunkReader + 'static>(
+    reader: Arc<R>,
+    col: &ColumnChunkMetaData,
+    rows: usize,
+    target: &DataType,
+    max_values: usize,
+) -> Option<(ArrayRef, SerializedPageReader<R>)> {
+    if !all_dictionary_encoded(col) {
+        return None;
     }
-    let mut pages = match SerializedPageReader::new(
-        Arc::new(file.source.clone()),
-        col,
-        rg.num_rows().max(0) as usize,
-        None,
-    ) {
-        Ok(p) => p,
-        Err(_) => return Ok(None),
-    };
+    let mut pages = SerializedPageReader::new(reader, col, rows, None).ok()?;
     match pages.get_next_page() {
         Ok(Some(Page::DictionaryPage {
             buf, num_values, ..
         })) => {
             let n = num_values as usize;
-            if n > MAX_DICTIONARY_VALUES {
-                return Ok(None);
+            if n > max_values {
+                return None;
             }
-            Ok(decode_plain(&buf, n, col.column_type(), target))
+            Some((decode_plain(&buf, n, col.column_type(), target)?, pages))
         }
-        _ => Ok(None),
+        _ => None,
     }
 }
 
@@ -161,7 +161,14 @@ pub(crate) fn prunes(
             continue;
         };
         let field = table_schema.field(*col);
-        let Some(values) = read_dictionary(file, g, leaf, field.data_type())? else {
+        let rg = file.meta.metadata().row_group(g);
+        let Some((values, _)) = read_dictionary(
+            Arc::new(file.source.clone()),
+            rg.column(leaf),
+            rg.num_rows().max(0) as usize,
+            field.data_type(),
+            MAX_DICTIONARY_VALUES,
+        ) else {
             continue;
         };
         let may_have_nulls = file

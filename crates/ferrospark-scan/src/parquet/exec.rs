@@ -12,12 +12,13 @@ use arrow_schema::{ArrowError, SchemaRef};
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::{evaluate_predicate, Literal, PhysicalExpr};
 use parquet::arrow::arrow_reader::{
-    ArrowPredicateFn, ParquetRecordBatchReaderBuilder, RowFilter, RowSelectionPolicy,
+    ArrowPredicateFn, ParquetRecordBatchReaderBuilder, RowFilter, RowSelection, RowSelectionPolicy,
 };
 use parquet::arrow::ProjectionMask;
 
+use super::dictionary_codes::row_verdicts;
 use super::ordered::OrderedQueue;
-use super::plan::{catch_corruption, ParquetScan, ScanShared, ScanTask};
+use super::plan::{catch_corruption, single_leaf, FileEntry, ParquetScan, ScanShared, ScanTask};
 use super::source::RowGroupChunks;
 use super::spark_types::to_spark_batch;
 
@@ -103,6 +104,23 @@ fn run_task(
         .map(|leaf| rg.column(leaf).byte_range())
         .collect();
     let chunks = RowGroupChunks::new(file.source.reopen()?, ranges);
+    // The first filter column may be decided on its dictionary codes; the rest of the filter
+    // then runs only on the rows it keeps.
+    let mut selection = task.selection.clone();
+    let mut row_filter: &[(Vec<usize>, PhysicalExpr)] = &file.row_filter;
+    if selection.is_none() && s.options.dictionary_codes {
+        if let Some(((cols, pred), rest)) = file.row_filter.split_first() {
+            if let Some(verdicts) = code_verdicts(file, task.row_group, &chunks, cols, pred) {
+                s.metrics.add("row_groups_filtered_by_codes", 1);
+                if verdicts.count_set_bits() == 0 {
+                    return Ok(true);
+                }
+                let keep = BooleanArray::new(verdicts, None);
+                selection = Some(RowSelection::from_filters(&[keep]));
+                row_filter = rest;
+            }
+        }
+    }
     let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, file.meta.clone())
         .with_batch_size(decode_batch_size(s))
         .with_row_groups(vec![task.row_group])
@@ -110,15 +128,15 @@ fn run_task(
             parquet_schema,
             data_out.iter().copied(),
         ));
-    if let Some(sel) = &task.selection {
-        builder = builder.with_row_selection(sel.clone());
+    if let Some(sel) = selection {
+        builder = builder.with_row_selection(sel);
     }
     // Skipping runs of unselected rows beats decoding everything and masking for the sparse
     // selections filters and page pruning produce (measured on TPC-H lineitem: 42 vs 49 ms).
     builder = builder.with_row_selection_policy(RowSelectionPolicy::Selectors);
-    if !file.row_filter.is_empty() {
+    if !row_filter.is_empty() {
         let mut filters: Vec<Box<dyn parquet::arrow::arrow_reader::ArrowPredicate>> = Vec::new();
-        for (cols, c) in &file.row_filter {
+        for (cols, c) in row_filter {
             let position = cols.clone();
             let remapped = c.remap_columns(&move |i| {
                 position.iter().position(|&p| p == i).unwrap_or(usize::MAX)
@@ -167,6 +185,30 @@ fn run_task(
         }
     }
     Ok(true)
+}
+
+/// Verdicts for every row of row group `g` from the dictionary codes of a one-column filter
+/// group, when that column allows it (see `dictionary_codes`).
+fn code_verdicts(
+    file: &FileEntry,
+    g: usize,
+    chunks: &RowGroupChunks,
+    cols: &[usize],
+    pred: &PhysicalExpr,
+) -> Option<arrow_buffer::BooleanBuffer> {
+    let [col] = cols else { return None };
+    let leaf = single_leaf(file.meta.parquet_schema(), *col)?;
+    let rg = file.meta.metadata().row_group(g);
+    let rows = usize::try_from(rg.num_rows()).ok()?;
+    let field = file.meta.schema().fields().get(*col)?;
+    let local = pred.remap_columns(&|_| 0);
+    row_verdicts(
+        Arc::new(chunks.clone()),
+        rg.column(leaf),
+        rows,
+        field,
+        &local,
+    )
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

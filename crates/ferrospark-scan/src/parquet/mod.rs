@@ -11,6 +11,7 @@
 
 mod bloom;
 mod dictionary;
+mod dictionary_codes;
 mod exec;
 mod footer_cache;
 mod ordered;
@@ -59,6 +60,9 @@ pub struct ParquetScanOptions {
     /// Budget of the process-wide footer cache (`ferrospark.parquet.metadataCache.size`);
     /// 0 parses every footer afresh.
     pub metadata_cache_bytes: usize,
+    /// Decide the first filter column on its dictionary codes when every page of it is
+    /// dictionary-encoded (`ferrospark.scan.dictionaryCodeFilter`).
+    pub dictionary_codes: bool,
 }
 
 impl Default for ParquetScanOptions {
@@ -76,6 +80,7 @@ impl Default for ParquetScanOptions {
             spark_types: false,
             row_groups: None,
             metadata_cache_bytes: config::DEFAULT_METADATA_CACHE_BYTES as usize,
+            dictionary_codes: true,
         }
     }
 }
@@ -92,6 +97,7 @@ impl ParquetScanOptions {
             bloom_filter: cfg.get_bool(config::PARQUET_BLOOM_FILTER, true)?,
             dictionary_filter: cfg.get_bool(config::PARQUET_DICTIONARY_FILTER, true)?,
             metadata_cache_bytes: usize::try_from(cfg.metadata_cache_size()?).unwrap_or(usize::MAX),
+            dictionary_codes: cfg.get_bool(config::SCAN_DICTIONARY_CODES, true)?,
             ..Self::default()
         })
     }
@@ -116,6 +122,7 @@ pub const SCAN_METRICS: &[(&str, MetricValue)] = &[
     ("decode_time_ns", MetricValue::TimeNs),
     ("plan_time_ns", MetricValue::TimeNs),
     ("footers_cached", MetricValue::Count),
+    ("row_groups_filtered_by_codes", MetricValue::Count),
 ];
 
 fn new_metrics() -> MetricsSet {

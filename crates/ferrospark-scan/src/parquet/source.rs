@@ -123,8 +123,14 @@ impl ChunkReader for FileSource {
 }
 
 /// The column chunks one task decodes, each read with one call the first time the decoder
-/// touches it; reads outside them (none in practice) go to the file directly.
+/// touches it; reads outside them (none in practice) go to the file directly. Clones share
+/// the chunks.
+#[derive(Clone)]
 pub(crate) struct RowGroupChunks {
+    inner: Arc<Chunks>,
+}
+
+struct Chunks {
     source: FileSource,
     /// `(start, length)` of each chunk, sorted by start.
     ranges: Vec<(u64, u64)>,
@@ -138,27 +144,30 @@ impl RowGroupChunks {
         ranges.dedup();
         let loaded = ranges.iter().map(|_| Mutex::new(None)).collect();
         Self {
-            source,
-            ranges,
-            loaded,
+            inner: Arc::new(Chunks {
+                source,
+                ranges,
+                loaded,
+            }),
         }
     }
 
     /// The loaded chunk holding `[start, start + length)` and the offset of `start` in it.
     fn chunk(&self, start: u64, length: u64) -> parquet::errors::Result<Option<(Bytes, usize)>> {
-        let i = self.ranges.partition_point(|&(s, _)| s <= start);
+        let c = &self.inner;
+        let i = c.ranges.partition_point(|&(s, _)| s <= start);
         let Some(i) = i.checked_sub(1) else {
             return Ok(None);
         };
-        let (s, len) = self.ranges[i];
+        let (s, len) = c.ranges[i];
         if start.saturating_add(length) > s.saturating_add(len) {
             return Ok(None);
         }
-        let mut slot = self.loaded[i].lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = c.loaded[i].lock().unwrap_or_else(|p| p.into_inner());
         let data = match &*slot {
             Some(d) => d.clone(),
             None => {
-                let d = self.source.read_range(s, len as usize)?;
+                let d = c.source.read_range(s, len as usize)?;
                 *slot = Some(d.clone());
                 d
             }
@@ -169,7 +178,7 @@ impl RowGroupChunks {
 
 impl Length for RowGroupChunks {
     fn len(&self) -> u64 {
-        self.source.len()
+        self.inner.source.len()
     }
 }
 
@@ -179,14 +188,14 @@ impl ChunkReader for RowGroupChunks {
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
         match self.chunk(start, 0)? {
             Some((data, at)) => Ok(data.slice(at..).reader()),
-            None => self.source.get_read(start),
+            None => self.inner.source.get_read(start),
         }
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
         match self.chunk(start, length as u64)? {
             Some((data, at)) => Ok(data.slice(at..at + length)),
-            None => self.source.read_range(start, length),
+            None => self.inner.source.read_range(start, length),
         }
     }
 }

@@ -510,3 +510,79 @@ fn settled_footers_are_reused_and_rewrites_are_seen() {
     let (all, _) = read(&p, None, ParquetScanOptions::default());
     assert_eq!(all.num_rows(), 5000);
 }
+
+#[test]
+fn dictionary_codes_decide_filters_exactly_on_v1_and_v2_pages() {
+    use parquet::file::properties::WriterVersion;
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, version) in [
+        ("v1.parquet", WriterVersion::PARQUET_1_0),
+        ("v2.parquet", WriterVersion::PARQUET_2_0),
+    ] {
+        let p = dir.path().join(name);
+        let props = WriterProperties::builder()
+            .set_writer_version(version)
+            .set_max_row_group_row_count(Some(3000))
+            .set_data_page_row_count_limit(700)
+            .set_write_batch_size(100)
+            .build();
+        write(&p, &table(), props);
+        for filter in [
+            "k = 42",
+            "k IS NULL",
+            "k IS NOT NULL AND k > 95",
+            "k NOT IN (1, NULL)",
+            "coalesce(k, -1) < 3",
+            "d BETWEEN DATE '1994-08-01' AND DATE '1994-08-10' AND q < 24",
+            "s = 'ünïcode'",
+            "s IS NULL AND id > 9000",
+            "f = CAST('NaN' AS DOUBLE)",
+            "f > 900",
+        ] {
+            let off = ParquetScanOptions {
+                dictionary_codes: false,
+                ..ParquetScanOptions::default()
+            };
+            let (plain, scan_off) = read(&p, Some(filter), off);
+            assert_eq!(scan_off.metrics().get("row_groups_filtered_by_codes"), 0);
+            for (batch_size, pushdown) in [(1, false), (7, true), (8192, false), (8192, true)] {
+                // Without pushdown no page is pruned, so no task has a selection and every
+                // dictionary-encoded first filter column is decided on its codes.
+                let opts = ParquetScanOptions {
+                    batch_size,
+                    filter_batch_size: batch_size,
+                    filter_pushdown: pushdown,
+                    ..ParquetScanOptions::default()
+                };
+                let (coded, scan) = read(&p, Some(filter), opts);
+                assert_eq!(coded, plain, "{name}: {filter} at batch size {batch_size}");
+                assert_eq!(coded, expected(filter), "{name}: {filter}");
+                if !pushdown && !filter.starts_with("f ") {
+                    // Doubles of this table are mostly distinct: too many codes to pay off.
+                    assert!(
+                        scan.metrics().get("row_groups_filtered_by_codes") > 0,
+                        "{name}: {filter} never used the codes"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn dictionary_codes_step_aside_for_plain_fallback_pages() {
+    // A dictionary page limit this small makes the writer fall back to PLAIN mid-chunk.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("fallback.parquet");
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(5000))
+        .set_dictionary_page_size_limit(64)
+        .set_data_page_row_count_limit(500)
+        .set_write_batch_size(100)
+        .build();
+    write(&p, &table(), props);
+    let filter = "id BETWEEN 10 AND 4000";
+    let (got, scan) = read(&p, Some(filter), ParquetScanOptions::default());
+    assert_eq!(got, expected(filter));
+    assert_eq!(scan.metrics().get("row_groups_filtered_by_codes"), 0);
+}
