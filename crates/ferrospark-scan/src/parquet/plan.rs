@@ -129,7 +129,7 @@ struct Footer {
     cached: bool,
 }
 
-fn load_footer(path: &PathBuf, page_index: bool, cache_budget: usize) -> Result<Footer> {
+fn load_footer(path: &std::path::Path, page_index: bool, cache_budget: usize) -> Result<Footer> {
     catch_corruption(path, || {
         let source = FileSource::open(path)?;
         let cacheable = source.version().filter(|_| cache_budget > 0);
