@@ -198,6 +198,35 @@ def test_filter_matches_spark(spark_answer, filter_files, flt, layout):
     assert_same_rows(expected, arrow_rows(got), f"[{layout}] filter {flt!r}")
 
 
+_NO_PUSHDOWN = {"spark.sql.parquet.filterPushdown": "false"}
+
+
+@pytest.mark.parametrize("codes", ["true", "false"])
+@pytest.mark.parametrize("flt", FILTERS)
+def test_dictionary_codes_match_spark(spark_answer, filter_files, flt, codes):
+    """Without pushdown no page is pruned, so every dictionary-encoded first filter column is
+    decided on its codes (or not, with the switch off): both must be Spark's answer."""
+    cols, expected = spark_answer(flt)
+    session = fs.Session({**_NO_PUSHDOWN, "ferrospark.scan.dictionaryCodeFilter": codes})
+    scan = fs.scan_parquet(filter_files["plain"], filter=flt, session=session)
+    got = scan.read_all()
+    assert got.column_names == cols
+    assert_same_rows(expected, arrow_rows(got), f"[codes={codes}] filter {flt!r}")
+    if codes == "false":
+        assert scan.metrics()["row_groups_filtered_by_codes"] == 0
+
+
+def test_dictionary_codes_decide_many_filters(filter_files):
+    session = fs.Session(_NO_PUSHDOWN)
+    used = []
+    for f in FILTERS:
+        scan = fs.scan_parquet(filter_files["plain"], filter=f, session=session)
+        scan.read_all()
+        if scan.metrics()["row_groups_filtered_by_codes"] > 0:
+            used.append(f)
+    assert len(used) >= 20, used
+
+
 @pytest.mark.parametrize(
     "flt",
     [

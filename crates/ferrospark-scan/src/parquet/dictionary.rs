@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, BinaryArray, Date32Array, Float32Array, Float64Array, Int32Array, Int64Array,
-    RecordBatch, StringArray,
+    ArrayRef, BinaryArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int32Array,
+    Int64Array, RecordBatch, StringArray,
 };
 use arrow_schema::{DataType, Field, Schema};
 use ferrospark_common::Result;
@@ -70,6 +70,26 @@ pub(crate) fn decode_plain(
                 .map(i64::from_le_bytes)
                 .collect::<Vec<_>>(),
         )),
+        (PhysicalType::INT32, DataType::Decimal128(p, sc)) => Arc::new(
+            Decimal128Array::from(
+                fixed::<4>(buf, n)?
+                    .into_iter()
+                    .map(|b| i128::from(i32::from_le_bytes(b)))
+                    .collect::<Vec<_>>(),
+            )
+            .with_precision_and_scale(*p, *sc)
+            .ok()?,
+        ),
+        (PhysicalType::INT64, DataType::Decimal128(p, sc)) => Arc::new(
+            Decimal128Array::from(
+                fixed::<8>(buf, n)?
+                    .into_iter()
+                    .map(|b| i128::from(i64::from_le_bytes(b)))
+                    .collect::<Vec<_>>(),
+            )
+            .with_precision_and_scale(*p, *sc)
+            .ok()?,
+        ),
         (PhysicalType::FLOAT, DataType::Float32) => Arc::new(Float32Array::from(
             fixed::<4>(buf, n)?
                 .into_iter()

@@ -290,10 +290,32 @@ fn unpack_width<const W: usize>(
     let start = out.len();
     out.resize(start + n.div_ceil(8) * 8, 0);
     let dst = &mut out[start..];
-    for (group, codes) in packed.chunks_exact(W).zip(dst.chunks_exact_mut(8)) {
+    let groups = n.div_ceil(8).min(packed.len() / W);
+    // Groups with 16 readable bytes from their start are read as one u128 (W <= 16: all
+    // eight codes inside); the rest, and wider codes, from a zero-padded copy.
+    let direct = if W <= 16 && packed.len() >= 16 {
+        ((packed.len() - 16) / W + 1).min(groups)
+    } else {
+        0
+    };
+    for (g, codes) in dst.chunks_exact_mut(8).enumerate().take(direct) {
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&packed[g * W..g * W + 16]);
+        let x = u128::from_le_bytes(b);
+        for (j, o) in codes.iter_mut().enumerate() {
+            let code = (x >> (j * W)) as u64 & mask;
+            *o = table[code as usize & ((1 << W) - 1)];
+        }
+    }
+    for (g, codes) in dst
+        .chunks_exact_mut(8)
+        .enumerate()
+        .take(groups)
+        .skip(direct)
+    {
         // Eight codes of W <= 20 bits span at most 20 bytes: read them from a padded copy.
         let mut buf = [0u8; 32];
-        buf[..W].copy_from_slice(group);
+        buf[..W].copy_from_slice(&packed[g * W..g * W + W]);
         for (j, o) in codes.iter_mut().enumerate() {
             let bit = j * W;
             let mut word = [0u8; 8];
@@ -301,6 +323,9 @@ fn unpack_width<const W: usize>(
             let code = (u64::from_le_bytes(word) >> (bit % 8)) & mask;
             *o = table[code as usize & ((1 << W) - 1)];
         }
+    }
+    if groups < n.div_ceil(8) {
+        return None;
     }
     out.truncate(start + n);
     Some(())
@@ -368,11 +393,11 @@ mod tests {
                     .wrapping_add(1442695040888963407);
                 (seed >> 33) % (cap + 1)
             };
-            // 2 packed groups of 8 + an RLE run of 13 + 1 packed group holding 5 real codes.
-            let first: Vec<u64> = (0..16).map(|_| next()).collect();
+            // 40 packed groups of 8 + an RLE run of 13 + 1 packed group holding 5 real codes.
+            let first: Vec<u64> = (0..320).map(|_| next()).collect();
             let run_value = next();
             let last: Vec<u64> = (0..5).map(|_| next()).collect();
-            let mut data = vec![(2u8 << 1) | 1];
+            let mut data = vec![(40u8 << 1) | 1];
             data.extend(pack(&first, width));
             data.push(13 << 1);
             let mut v = run_value.to_le_bytes().to_vec();
@@ -382,7 +407,7 @@ mod tests {
             let mut padded = last.clone();
             padded.resize(8, 0);
             data.extend(pack(&padded, width));
-            let n = 16 + 13 + 5;
+            let n = 320 + 13 + 5;
             let mut out = Vec::new();
             decode_hybrid(&data, width as u8, n, &table, &mut out).expect("decodes");
             let expect: Vec<u8> = first

@@ -104,21 +104,35 @@ fn run_task(
         .map(|leaf| rg.column(leaf).byte_range())
         .collect();
     let chunks = RowGroupChunks::new(file.source.reopen()?, ranges);
-    // The first filter column may be decided on its dictionary codes; the rest of the filter
-    // then runs only on the rows it keeps.
+    // Leading filter columns may be decided on their dictionary codes; the rest of the filter
+    // then runs only on the rows they keep. Once under 1% of the rows are left, the row filter
+    // reads the next columns faster, skipping the pages without any of those rows.
     let mut selection = task.selection.clone();
     let mut row_filter: &[(Vec<usize>, PhysicalExpr)] = &file.row_filter;
     if selection.is_none() && s.options.dictionary_codes {
-        if let Some(((cols, pred), rest)) = file.row_filter.split_first() {
-            if let Some(verdicts) = code_verdicts(file, task.row_group, &chunks, cols, pred) {
-                s.metrics.add("row_groups_filtered_by_codes", 1);
-                if verdicts.count_set_bits() == 0 {
-                    return Ok(true);
+        let rows = file.meta.metadata().row_group(task.row_group).num_rows();
+        let mut kept: Option<arrow_buffer::BooleanBuffer> = None;
+        while let Some(((cols, pred), rest)) = row_filter.split_first() {
+            if let Some(k) = &kept {
+                if (k.count_set_bits() as i64) * 100 < rows {
+                    break;
                 }
-                let keep = BooleanArray::new(verdicts, None);
-                selection = Some(RowSelection::from_filters(&[keep]));
-                row_filter = rest;
             }
+            let Some(verdicts) = code_verdicts(file, task.row_group, &chunks, cols, pred) else {
+                break;
+            };
+            kept = Some(match kept {
+                Some(k) => &k & &verdicts,
+                None => verdicts,
+            });
+            row_filter = rest;
+        }
+        if let Some(k) = kept {
+            s.metrics.add("row_groups_filtered_by_codes", 1);
+            if k.count_set_bits() == 0 {
+                return Ok(true);
+            }
+            selection = Some(RowSelection::from_filters(&[BooleanArray::new(k, None)]));
         }
     }
     let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, file.meta.clone())
