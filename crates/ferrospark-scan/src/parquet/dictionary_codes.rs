@@ -61,7 +61,8 @@ fn decide<R: ChunkReader + 'static>(
     };
     let table = code_verdicts(values, field, predicate)?;
     let nullable = descr.max_def_level() == 1;
-    let mut out: Vec<u8> = Vec::with_capacity(rows);
+    // The footer's row count is only a claim until the pages add up to it.
+    let mut out: Vec<u8> = Vec::with_capacity(rows.min(1 << 20));
     let mut levels: Vec<u8> = Vec::new();
     let mut codes: Vec<u8> = Vec::new();
     loop {
@@ -79,6 +80,9 @@ fn decide<R: ChunkReader + 'static>(
                 ..
             } => {
                 let n = num_values as usize;
+                if n > rows - out.len() {
+                    return Ok(None);
+                }
                 let (def, values) = if nullable {
                     if def_level_encoding != Encoding::RLE {
                         return Ok(None);
@@ -114,6 +118,9 @@ fn decide<R: ChunkReader + 'static>(
                 ..
             } => {
                 let n = num_values as usize;
+                if n > rows - out.len() {
+                    return Ok(None);
+                }
                 let start = rep_levels_byte_len as usize;
                 let end = start + def_levels_byte_len as usize;
                 let Some(def) = buf.get(start..end) else {
@@ -244,7 +251,7 @@ fn decode_hybrid(data: &[u8], width: u8, n: usize, table: &[u8], out: &mut Vec<u
             let len = groups.checked_mul(width)?;
             let packed = data.get(pos..pos.checked_add(len)?)?;
             pos += len;
-            let take = (groups * 8).min(left);
+            let take = groups.checked_mul(8)?.min(left);
             unpack_lookup(packed, width, take, table, out)?;
         }
     }

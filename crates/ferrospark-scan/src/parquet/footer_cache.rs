@@ -30,22 +30,32 @@ pub(crate) struct FileVersion {
 const SETTLE: Duration = Duration::from_secs(2);
 
 impl FileVersion {
-    /// The version of an open file, if the file system reports a modification time.
+    /// The version of an open file, where the file system reports an inode and change time
+    /// (Unix); elsewhere `None`, and footers are not cached, because a same-size copy that
+    /// keeps the modification time could not be told apart.
     pub fn of(file: &std::fs::File) -> Option<Self> {
-        let m = file.metadata().ok()?;
         #[cfg(unix)]
-        let (inode, changed) = {
+        {
             use std::os::unix::fs::MetadataExt;
-            (m.ino(), (m.ctime(), m.ctime_nsec()))
-        };
+            let m = file.metadata().ok()?;
+            Some(Self {
+                len: m.len(),
+                modified: m.modified().ok()?,
+                inode: m.ino(),
+                changed: (m.ctime(), m.ctime_nsec()),
+            })
+        }
         #[cfg(not(unix))]
-        let (inode, changed) = (0, (0, 0));
-        Some(Self {
-            len: m.len(),
-            modified: m.modified().ok()?,
-            inode,
-            changed,
-        })
+        {
+            let _ = file;
+            None
+        }
+    }
+
+    /// Same bytes as far as the file system can tell: length, mtime and inode (the change time
+    /// also moves on chmod or a new hard link, which leave the bytes alone).
+    pub fn same_content(&self, other: &Self) -> bool {
+        self.len == other.len && self.modified == other.modified && self.inode == other.inode
     }
 
     /// Whether the file has been left alone long enough for its timestamps to identify it.

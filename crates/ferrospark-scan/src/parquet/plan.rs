@@ -134,6 +134,7 @@ fn load_footer(path: &std::path::Path, page_index: bool, cache_budget: usize) ->
         let source = FileSource::open(path)?;
         let cacheable = source.version().filter(|_| cache_budget > 0);
         if let Some(meta) = cacheable.and_then(|v| footer_cache::get(path, page_index, v)) {
+            source.close();
             return Ok(Footer {
                 source,
                 meta,
@@ -152,6 +153,7 @@ fn load_footer(path: &std::path::Path, page_index: bool, cache_budget: usize) ->
         if let Some(v) = cacheable {
             footer_cache::put(path, page_index, v, &meta, cache_budget);
         }
+        source.close();
         Ok(Footer {
             source,
             meta,
@@ -485,6 +487,10 @@ impl ParquetScan {
         }
         let mut tasks = Vec::new();
         for (fi, file) in s.files.iter().enumerate() {
+            // Bloom and dictionary pruning open files again: hold one at a time.
+            if let Some(previous) = fi.checked_sub(1) {
+                s.files[previous].source.close();
+            }
             let md = file.meta.metadata();
             let rgs: Vec<usize> = match &s.options.row_groups {
                 Some(r) => r
@@ -549,6 +555,9 @@ impl ParquetScan {
                 }
                 Ok(())
             })?;
+        }
+        if let Some(last) = s.files.last() {
+            last.source.close();
         }
         m.add("row_groups_read", tasks.len() as u64);
         for t in &tasks {

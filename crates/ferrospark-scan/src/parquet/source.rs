@@ -21,8 +21,10 @@ use super::footer_cache::FileVersion;
 /// headers are a few dozen bytes.
 const HEADER_READ: u64 = 64 * 1024;
 
-/// An open Parquet file, read by ranges. Clones share one handle (their reads take turns);
-/// a task that reads a lot takes its own with [`FileSource::reopen`].
+/// A Parquet file read by ranges. Clones share one handle (their reads take turns), opened
+/// when first needed and released by [`FileSource::close`], so a scan of thousands of files
+/// holds no descriptors between planning and reading; a task takes its own handle with
+/// [`FileSource::reopen`].
 #[derive(Debug, Clone)]
 pub(crate) struct FileSource {
     inner: Arc<OpenFile>,
@@ -31,7 +33,7 @@ pub(crate) struct FileSource {
 #[derive(Debug)]
 struct OpenFile {
     path: PathBuf,
-    file: Mutex<File>,
+    file: Mutex<Option<File>>,
     len: u64,
     version: Option<FileVersion>,
 }
@@ -45,7 +47,7 @@ impl FileSource {
         Ok(Self {
             inner: Arc::new(OpenFile {
                 path: path.to_path_buf(),
-                file: Mutex::new(file),
+                file: Mutex::new(Some(file)),
                 len,
                 version,
             }),
@@ -66,17 +68,29 @@ impl FileSource {
     /// reads; fails if the file was replaced or resized since it was planned.
     pub fn reopen(&self) -> Result<Self> {
         let again = Self::open(self.path())?;
-        let same = match (self.inner.version, again.inner.version) {
-            (Some(a), Some(b)) => a == b,
-            _ => again.inner.len == self.inner.len,
-        };
-        if !same {
-            return Err(FerroError::parquet(
-                self.path(),
-                "the file changed while it was being read; read it again",
-            ));
+        if !self.same_content(&again) {
+            return Err(self.changed());
         }
         Ok(again)
+    }
+
+    /// Releases the shared handle; the next read opens the file again (and checks it).
+    pub fn close(&self) {
+        *self.inner.file.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    fn same_content(&self, other: &Self) -> bool {
+        match (self.inner.version, other.inner.version) {
+            (Some(a), Some(b)) => a.same_content(&b),
+            _ => other.inner.len == self.inner.len,
+        }
+    }
+
+    fn changed(&self) -> FerroError {
+        FerroError::parquet(
+            self.path(),
+            "the file changed while it was being read; read it again",
+        )
     }
 
     fn read_range(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
@@ -88,11 +102,22 @@ impl FileSource {
             )));
         }
         // A poisoned lock only means another reader panicked mid-read; every read seeks first.
-        let mut file = self.inner.file.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.inner.file.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let again = Self::open(self.path()).map_err(|e| ParquetError::External(Box::new(e)))?;
+            if !self.same_content(&again) {
+                return Err(ParquetError::External(Box::new(self.changed())));
+            }
+            let mut f = again.inner.file.lock().unwrap_or_else(|p| p.into_inner());
+            *slot = f.take();
+        }
+        let Some(file) = slot.as_mut() else {
+            return Err(ParquetError::General("file handle unavailable".into()));
+        };
         file.seek(SeekFrom::Start(start))?;
         let mut buf = Vec::with_capacity(length);
         // `read_to_end` fills spare capacity without zeroing it first.
-        (&mut *file).take(length as u64).read_to_end(&mut buf)?;
+        file.take(length as u64).read_to_end(&mut buf)?;
         if buf.len() != length {
             return Err(ParquetError::EOF(format!(
                 "expected {length} bytes at offset {start}, read {}; the file is truncated",
