@@ -94,9 +94,8 @@ class FerrosparkEngine(Engine):
             "ferrospark.scan.threads": str(self.threads),
             "spark.sql.session.timeZone": "UTC",
         }
-        session_cls = getattr(fs, "Session", None)
-        self.session = session_cls(conf=conf) if session_cls is not None else None
-        self.read_parquet = self.session.read_parquet if self.session else fs.read_parquet
+        self.session = fs.Session(conf=conf)
+        self.read_parquet = self.session.read_parquet
 
     def version(self) -> str:
         return getattr(self.fs, "__version__", "?")
@@ -473,16 +472,12 @@ def _open_engines(names: list[str], threads: int, skipped: dict[str, EngineRun])
         engine = ENGINES[name](threads)
         try:
             engine.open()
-        except ImportError as exc:
-            if _not_installed(exc, engine):
-                skipped[name] = EngineRun(name, "skipped", reason=f"not installed ({exc})")
-            else:  # installed but broken (e.g. a stale native extension)
-                traceback.print_exc()
-                skipped[name] = EngineRun(name, "error", reason=f"{type(exc).__name__}: {exc}")
-            continue
         except Exception as exc:  # noqa: BLE001 - report it, run the other engines
-            traceback.print_exc()
-            skipped[name] = EngineRun(name, "error", reason=f"{type(exc).__name__}: {exc}")
+            if isinstance(exc, ImportError) and _not_installed(exc, engine):
+                skipped[name] = EngineRun(name, "skipped", reason=f"not installed ({exc})")
+            else:  # missing pieces of an installed engine, or any other failure to start
+                skipped[name] = EngineRun(name, "ok")
+                _fail(skipped[name], exc)
             continue
         engines[name] = engine
         print(f"  {name:<11} {engine.version()}")

@@ -10,11 +10,9 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 from collections.abc import Iterable
-from typing import Any, Union
+from typing import Any
 
 from . import _native
-
-ColumnOrName = Union["Column", str]
 
 _EPOCH = _dt.date(1970, 1, 1)
 
@@ -53,22 +51,6 @@ def _literal(value: Any) -> _native.Expr:
     )
 
 
-def _to_expr(value: Any) -> _native.Expr:
-    """A Column stays itself; anything else becomes a literal."""
-    if isinstance(value, Column):
-        return value._expr
-    return _literal(value)
-
-
-def _col_or_name(value: ColumnOrName) -> _native.Expr:
-    """Arguments that name a column accept a name or an expression."""
-    if isinstance(value, str):
-        return _native.Expr.column(value)
-    if isinstance(value, Column):
-        return value._expr
-    raise TypeError(f"expected a column name or a Column, got {type(value).__name__!r}")
-
-
 class Column:
     """An expression over the columns of a table, with Spark SQL semantics."""
 
@@ -79,10 +61,10 @@ class Column:
 
     # -- operators ---------------------------------------------------------------
     def _bin(self, op: str, other: Any) -> Column:
-        return Column(self._expr.binary(op, _to_expr(other)))
+        return Column(self._expr.binary(op, _literal(other)))
 
     def _rbin(self, op: str, other: Any) -> Column:
-        return Column(_to_expr(other).binary(op, self._expr))
+        return Column(_literal(other).binary(op, self._expr))
 
     def __add__(self, o: Any) -> Column:
         return self._bin("+", o)
@@ -176,25 +158,25 @@ class Column:
         """``self IN (values)``; accepts ``isin([1, 2])`` or ``isin(1, 2)``."""
         if len(values) == 1 and isinstance(values[0], Iterable) and not isinstance(values[0], (str, bytes)):
             values = tuple(values[0])
-        return Column(self._expr.isin([_to_expr(v) for v in values]))
+        return Column(self._expr.isin([_literal(v) for v in values]))
 
     def between(self, low: Any, high: Any) -> Column:
-        return Column(self._expr.between(_to_expr(low), _to_expr(high)))
+        return Column(self._expr.between(_literal(low), _literal(high)))
 
     def like(self, pattern: str) -> Column:
-        return Column(self._expr.like(_to_expr(pattern)))
+        return Column(self._expr.like(_literal(pattern)))
 
     def ilike(self, pattern: str) -> Column:
-        return Column(self._expr.like(_to_expr(pattern), case_insensitive=True))
+        return Column(self._expr.like(_literal(pattern), case_insensitive=True))
 
     def startswith(self, prefix: Any) -> Column:
-        return Column(self._expr.string_match("startswith", _to_expr(prefix)))
+        return Column(self._expr.string_match("startswith", _literal(prefix)))
 
     def endswith(self, suffix: Any) -> Column:
-        return Column(self._expr.string_match("endswith", _to_expr(suffix)))
+        return Column(self._expr.string_match("endswith", _literal(suffix)))
 
     def contains(self, text: Any) -> Column:
-        return Column(self._expr.string_match("contains", _to_expr(text)))
+        return Column(self._expr.string_match("contains", _literal(text)))
 
     # -- conversion and naming ---------------------------------------------------
     def cast(self, data_type: str) -> Column:

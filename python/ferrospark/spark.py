@@ -21,22 +21,18 @@ from .parquet import Paths, _paths
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-_DEFAULT_MAX_PARTITION_BYTES = 128 * 1024 * 1024
-
 
 def _spark_conf(spark: SparkSession) -> dict[str, str]:
-    conf = {"spark.sql.session.timeZone": spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"}
-    pushdown = spark.conf.get("spark.sql.parquet.filterPushdown", "true")
-    if pushdown is not None:
-        conf["spark.sql.parquet.filterPushdown"] = pushdown
+    """The Spark settings ferrospark honours, as the session has them."""
+    conf = {
+        "spark.sql.session.timeZone": spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC",
+        "spark.sql.parquet.filterPushdown": spark.conf.get("spark.sql.parquet.filterPushdown", "true")
+        or "true",
+    }
+    max_bytes = spark.conf.get("spark.sql.files.maxPartitionBytes", None)
+    if max_bytes:
+        conf["spark.sql.files.maxPartitionBytes"] = max_bytes
     return conf
-
-
-def _max_partition_bytes(spark: SparkSession) -> int:
-    text = spark.conf.get("spark.sql.files.maxPartitionBytes", None)
-    if not text:
-        return _DEFAULT_MAX_PARTITION_BYTES
-    return _native.parse_byte_size(text)
 
 
 def spark_schema(schema: pa.Schema) -> Any:
@@ -103,7 +99,7 @@ def read_parquet(
         _paths(path_or_paths), columns=cols, filter=native_filter, conf=conf, spark_types=True
     )
     schema = spark_schema(scan.schema())
-    splits = scan.splits(_max_partition_bytes(spark))
+    splits = scan.splits()
     if not splits:
         return spark.createDataFrame([], schema)
     batch_size = int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", "10000") or 10000)

@@ -312,7 +312,7 @@ range_bound!(i32, i64, i128);
 
 /// A bitmap of `pred` over `values`, written so the compiler vectorises it: the predicate
 /// fills a byte per value without branches, then eight bytes fold into one with a multiply.
-fn pack_bits<T: Copy>(values: &[T], pred: impl Fn(T) -> bool) -> arrow_buffer::BooleanBuffer {
+pub fn pack_bits<T: Copy>(values: &[T], pred: impl Fn(T) -> bool) -> arrow_buffer::BooleanBuffer {
     // Byte i of `b` is 0 or 1; the product moves it to bit 56 + i without carries.
     const GATHER: u64 = 0x0102_0408_1020_4080;
     fn word(bytes: &[u8; 64]) -> u64 {

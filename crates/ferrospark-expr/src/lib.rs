@@ -36,7 +36,7 @@ pub mod types;
 mod tests;
 
 pub use bind::{bind, bind_predicate, resolve_column, BindContext};
-pub use eval::{evaluate, evaluate_predicate, filter_batch, ColumnarValue};
+pub use eval::{evaluate, evaluate_predicate, filter_batch, pack_bits, ColumnarValue};
 pub use expr::{BinaryOp, Expr, Literal, StringMatch};
 pub use parser::parse_expr;
 pub use physical::{PhysicalExpr, ScalarFunction};

@@ -350,9 +350,12 @@ impl PyParquetScan {
             })
             .collect()
     }
-    /// Splits for Spark tasks: dicts with `path`, `row_groups`, `partition_values`, `bytes`.
-    fn splits<'py>(&self, py: Python<'py>, max_bytes: u64) -> PyResult<Bound<'py, PyList>> {
+    /// Splits for Spark tasks: dicts with `path`, `row_groups`, `partition_values`, `bytes`;
+    /// `max_bytes` defaults to the configuration's `spark.sql.files.maxPartitionBytes`.
+    #[pyo3(signature = (max_bytes=None))]
+    fn splits<'py>(&self, py: Python<'py>, max_bytes: Option<u64>) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
+        let max_bytes = max_bytes.unwrap_or_else(|| self.0.max_partition_bytes());
         for s in self.0.splits(max_bytes) {
             let d = PyDict::new(py);
             d.set_item("path", s.path.to_string_lossy().into_owned())?;

@@ -164,44 +164,14 @@ pub fn list_files(paths: &[PathBuf]) -> Result<Listing> {
     })
 }
 
+/// Days since 1970-01-01 for a strict `yyyy-mm-dd` string (Spark's partition DATE form).
 fn parse_date(v: &str) -> Option<i32> {
-    let d = chrono_free_date(v)?;
-    Some(d)
-}
-
-/// Days since 1970-01-01 for a strict `yyyy-mm-dd` string.
-fn chrono_free_date(v: &str) -> Option<i32> {
-    let b = v.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+    if v.len() != 10 {
         return None;
     }
-    let y: i64 = v[0..4].parse().ok()?;
-    let m: i64 = v[5..7].parse().ok()?;
-    let d: i64 = v[8..10].parse().ok()?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let max_day = match m {
-        2 => {
-            let yy = if m <= 2 { y + 1 } else { y };
-            if (yy % 4 == 0 && yy % 100 != 0) || yy % 400 == 0 {
-                29
-            } else {
-                28
-            }
-        }
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    };
-    (d <= max_day).then_some(days as i32)
+    let d = chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d").ok()?;
+    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1)?;
+    i32::try_from((d - epoch).num_days()).ok()
 }
 
 /// Spark's partition type inference: INT, BIGINT, DOUBLE, DATE, else STRING.
@@ -252,12 +222,12 @@ mod tests {
 
     #[test]
     fn dates_convert_to_epoch_days() {
-        assert_eq!(chrono_free_date("1970-01-01"), Some(0));
-        assert_eq!(chrono_free_date("1995-01-01"), Some(9131));
-        assert_eq!(chrono_free_date("2000-02-29"), Some(11016));
-        assert_eq!(chrono_free_date("2001-02-29"), None);
-        assert_eq!(chrono_free_date("1969-12-31"), Some(-1));
-        assert_eq!(chrono_free_date("2020-13-01"), None);
+        assert_eq!(parse_date("1970-01-01"), Some(0));
+        assert_eq!(parse_date("1995-01-01"), Some(9131));
+        assert_eq!(parse_date("2000-02-29"), Some(11016));
+        assert_eq!(parse_date("2001-02-29"), None);
+        assert_eq!(parse_date("1969-12-31"), Some(-1));
+        assert_eq!(parse_date("2020-13-01"), None);
     }
 
     #[test]

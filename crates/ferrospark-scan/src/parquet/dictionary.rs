@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, BinaryArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int32Array,
-    Int64Array, RecordBatch, StringArray,
+    ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
+    Int32Array, Int64Array, RecordBatch, StringArray,
 };
 use arrow_schema::{DataType, Field, Schema};
 use ferrospark_common::Result;
@@ -161,6 +161,24 @@ pub(crate) fn read_dictionary<R: ChunkReader + 'static>(
     }
 }
 
+/// The verdict of `predicate` (over column 0, of `field`'s type) for each dictionary value,
+/// then for NULL as the last entry.
+pub(crate) fn value_verdicts(
+    values: &ArrayRef,
+    field: &Field,
+    predicate: &PhysicalExpr,
+) -> Result<BooleanArray> {
+    let null = arrow_array::new_null_array(field.data_type(), 1);
+    let all = arrow_select::concat::concat(&[values.as_ref(), null.as_ref()])?;
+    let one = Arc::new(Schema::new(vec![Field::new(
+        field.name(),
+        field.data_type().clone(),
+        true,
+    )]));
+    let batch = RecordBatch::try_new(one, vec![all])?;
+    evaluate_predicate(predicate, &batch)
+}
+
 /// True when a selective single-column conjunct holds for no dictionary value (nor for NULL,
 /// when the chunk may hold NULLs) of row group `g`.
 pub(crate) fn prunes(
@@ -199,21 +217,14 @@ pub(crate) fn prunes(
             .statistics()
             .and_then(|s| s.null_count_opt())
             .is_none_or(|n| n > 0);
-        let values = if may_have_nulls {
-            let null = arrow_array::new_null_array(field.data_type(), 1);
-            arrow_select::concat::concat(&[values.as_ref(), null.as_ref()])?
+        let verdict = value_verdicts(&values, field, &c.remap_columns(&|_| 0))?;
+        // The last verdict is NULL's, which counts only when the chunk may hold NULLs.
+        let considered = if may_have_nulls {
+            verdict.len()
         } else {
-            values
+            verdict.len() - 1
         };
-        let one = Arc::new(Schema::new(vec![Field::new(
-            field.name(),
-            field.data_type().clone(),
-            true,
-        )]));
-        let batch = RecordBatch::try_new(one, vec![values])?;
-        let local = c.remap_columns(&|_| 0);
-        let verdict = evaluate_predicate(&local, &batch)?;
-        if verdict.true_count() == 0 {
+        if verdict.slice(0, considered).true_count() == 0 {
             return Ok(true);
         }
     }

@@ -13,17 +13,17 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_array::{Array, BooleanArray};
 use arrow_buffer::BooleanBuffer;
-use arrow_schema::{Field, Schema};
+use arrow_schema::Field;
 use ferrospark_common::Result;
-use ferrospark_expr::{evaluate_predicate, PhysicalExpr};
+use ferrospark_expr::{pack_bits, PhysicalExpr};
 use parquet::basic::Encoding;
 use parquet::column::page::{Page, PageReader};
 use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::reader::ChunkReader;
 
-use super::dictionary::read_dictionary;
+use super::dictionary::{read_dictionary, value_verdicts};
 
 /// Dictionaries larger than this are evaluated row by row instead.
 const MAX_CODES: usize = 1 << 16;
@@ -59,12 +59,8 @@ fn decide<R: ChunkReader + 'static>(
     else {
         return Ok(None);
     };
-    let table = code_verdicts(values, field, predicate)?;
+    let mut decoder = CodeDecoder::new(&value_verdicts(&values, field, predicate)?, rows);
     let nullable = descr.max_def_level() == 1;
-    // The footer's row count is only a claim until the pages add up to it.
-    let mut out: Vec<u8> = Vec::with_capacity(rows.min(1 << 20));
-    let mut levels: Vec<u8> = Vec::new();
-    let mut codes: Vec<u8> = Vec::new();
     loop {
         let page = match pages.get_next_page() {
             Ok(Some(p)) => p,
@@ -79,35 +75,20 @@ fn decide<R: ChunkReader + 'static>(
                 def_level_encoding,
                 ..
             } => {
-                let n = num_values as usize;
-                if n > rows - out.len() {
-                    return Ok(None);
-                }
-                let (def, values) = if nullable {
+                // V1 pages prefix their definition levels with their length.
+                let split = if nullable {
                     if def_level_encoding != Encoding::RLE {
                         return Ok(None);
                     }
                     let Some(len) = buf.get(..4).and_then(|b| b.try_into().ok()) else {
                         return Ok(None);
                     };
-                    let len = u32::from_le_bytes(len) as usize;
-                    let Some(def) = buf.get(4..4 + len) else {
-                        return Ok(None);
-                    };
-                    (Some(def), &buf[4 + len..])
+                    let end = 4 + u32::from_le_bytes(len) as usize;
+                    buf.get(4..end).map(|def| (Some(def), &buf[end..]))
                 } else {
-                    (None, &buf[..])
+                    Some((None, &buf[..]))
                 };
-                page_verdicts(
-                    n,
-                    def,
-                    values,
-                    encoding,
-                    &table,
-                    &mut levels,
-                    &mut codes,
-                    &mut out,
-                )
+                split.and_then(|(def, values)| decoder.page(num_values, def, values, encoding))
             }
             Page::DataPageV2 {
                 buf,
@@ -117,26 +98,12 @@ fn decide<R: ChunkReader + 'static>(
                 rep_levels_byte_len,
                 ..
             } => {
-                let n = num_values as usize;
-                if n > rows - out.len() {
-                    return Ok(None);
-                }
                 let start = rep_levels_byte_len as usize;
                 let end = start + def_levels_byte_len as usize;
-                let Some(def) = buf.get(start..end) else {
-                    return Ok(None);
-                };
-                let def = nullable.then_some(def);
-                page_verdicts(
-                    n,
-                    def,
-                    &buf[end..],
-                    encoding,
-                    &table,
-                    &mut levels,
-                    &mut codes,
-                    &mut out,
-                )
+                buf.get(start..end).and_then(|def| {
+                    let def = nullable.then_some(def);
+                    decoder.page(num_values, def, &buf[end..], encoding)
+                })
             }
             Page::DictionaryPage { .. } => None,
         };
@@ -144,85 +111,114 @@ fn decide<R: ChunkReader + 'static>(
             return Ok(None);
         }
     }
-    if out.len() != rows {
-        return Ok(None);
-    }
-    Ok(Some(bytes_to_bits(&out)))
+    Ok(decoder.finish())
 }
 
 /// A code that is not in the dictionary: the page is corrupt, and the row filter decides.
 const BAD_CODE: u8 = 2;
 
-/// The predicate's verdict for each dictionary value, then for NULL (last entry); NULL
-/// verdicts count as false, as a filter drops them.
-fn code_verdicts(values: ArrayRef, field: &Field, predicate: &PhysicalExpr) -> Result<Vec<u8>> {
-    let null = arrow_array::new_null_array(field.data_type(), 1);
-    let all = arrow_select::concat::concat(&[values.as_ref(), null.as_ref()])?;
-    let schema = Arc::new(Schema::new(vec![Field::new(
-        field.name(),
-        field.data_type().clone(),
-        true,
-    )]));
-    let batch = RecordBatch::try_new(schema, vec![all])?;
-    let verdict: BooleanArray = evaluate_predicate(predicate, &batch)?;
-    Ok((0..verdict.len())
-        .map(|i| u8::from(verdict.is_valid(i) && verdict.value(i)))
-        .collect())
+/// Turns the data pages of one column chunk into a verdict byte per row.
+struct CodeDecoder {
+    /// The verdict of each dictionary value (NULL verdicts count as false, as a filter drops
+    /// them).
+    verdicts: Vec<u8>,
+    null_verdict: u8,
+    /// `verdicts` padded with `BAD_CODE` to every code of `padded_width` bits.
+    padded: Vec<u8>,
+    padded_width: Option<u8>,
+    rows: usize,
+    levels: Vec<u8>,
+    codes: Vec<u8>,
+    out: Vec<u8>,
 }
 
-/// Appends one verdict byte per row of a data page to `out`; `None` when the page is not
-/// dictionary-encoded or its data does not add up.
-#[allow(clippy::too_many_arguments)]
-fn page_verdicts(
-    rows: usize,
-    def: Option<&[u8]>,
-    values: &[u8],
-    encoding: Encoding,
-    table: &[u8],
-    levels: &mut Vec<u8>,
-    codes: &mut Vec<u8>,
-    out: &mut Vec<u8>,
-) -> Option<()> {
-    if !matches!(
-        encoding,
-        Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY
-    ) {
-        return None;
-    }
-    let (&null_verdict, verdicts) = table.split_last()?;
-    let present = match def {
-        Some(def) => {
-            levels.clear();
-            decode_hybrid(def, 1, rows, &[0, 1], levels)?;
-            levels.iter().filter(|&&l| l == 1).count()
+impl CodeDecoder {
+    /// From the verdicts of the dictionary values followed by NULL's, for a chunk of `rows`.
+    fn new(value_verdicts: &BooleanArray, rows: usize) -> Self {
+        let mut verdicts: Vec<u8> = (0..value_verdicts.len())
+            .map(|i| u8::from(value_verdicts.is_valid(i) && value_verdicts.value(i)))
+            .collect();
+        let null_verdict = verdicts.pop().unwrap_or(0);
+        Self {
+            verdicts,
+            null_verdict,
+            padded: Vec::new(),
+            padded_width: None,
+            rows,
+            levels: Vec::new(),
+            codes: Vec::new(),
+            // The footer's row count is only a claim until the pages add up to it.
+            out: Vec::with_capacity(rows.min(1 << 20)),
         }
-        None => rows,
-    };
-    let (&width, data) = values.split_first()?;
-    if width > 20 {
-        return None;
     }
-    // One verdict for every code the width can hold (writers size a page's width by the
-    // dictionary so far, so it may hold fewer codes than the dictionary); codes past the
-    // dictionary read BAD_CODE and send the row group back to the row filter.
-    let codes_in_width = 1usize << width;
-    let mut padded = verdicts[..verdicts.len().min(codes_in_width)].to_vec();
-    padded.resize(codes_in_width, BAD_CODE);
-    codes.clear();
-    decode_hybrid(data, width, present, &padded, codes)?;
-    if codes.contains(&BAD_CODE) {
-        return None;
-    }
-    match def {
-        None => out.extend_from_slice(codes),
-        Some(_) => {
-            let mut next = codes.iter();
-            for &l in levels.iter() {
-                out.push(if l == 1 { *next.next()? } else { null_verdict });
+
+    /// Appends the verdicts of one data page of `num_values` rows; `None` when the page is
+    /// not dictionary-encoded or its data does not add up.
+    fn page(
+        &mut self,
+        num_values: u32,
+        def: Option<&[u8]>,
+        values: &[u8],
+        encoding: Encoding,
+    ) -> Option<()> {
+        if !matches!(
+            encoding,
+            Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY
+        ) {
+            return None;
+        }
+        let rows = usize::try_from(num_values).ok()?;
+        if rows > self.rows - self.out.len() {
+            return None;
+        }
+        let present = match def {
+            Some(def) => {
+                self.levels.clear();
+                decode_hybrid(def, 1, rows, &[0, 1], &mut self.levels)?;
+                self.levels.iter().filter(|&&l| l == 1).count()
+            }
+            None => rows,
+        };
+        let (&width, data) = values.split_first()?;
+        if width > 20 {
+            return None;
+        }
+        if self.padded_width != Some(width) {
+            // One verdict for every code the width can hold (writers size a page's width by
+            // the dictionary so far, so it may hold fewer codes than the dictionary); codes
+            // past the dictionary read BAD_CODE and send the row group back to the row filter.
+            let codes_in_width = 1usize << width;
+            self.padded.clear();
+            self.padded
+                .extend_from_slice(&self.verdicts[..self.verdicts.len().min(codes_in_width)]);
+            self.padded.resize(codes_in_width, BAD_CODE);
+            self.padded_width = Some(width);
+        }
+        self.codes.clear();
+        decode_hybrid(data, width, present, &self.padded, &mut self.codes)?;
+        if self.codes.contains(&BAD_CODE) {
+            return None;
+        }
+        match def {
+            None => self.out.extend_from_slice(&self.codes),
+            Some(_) => {
+                let mut next = self.codes.iter();
+                for &l in &self.levels {
+                    self.out.push(if l == 1 {
+                        *next.next()?
+                    } else {
+                        self.null_verdict
+                    });
+                }
             }
         }
+        Some(())
     }
-    Some(())
+
+    /// The verdicts as a bitmap, if the pages added up to the chunk's rows.
+    fn finish(self) -> Option<BooleanBuffer> {
+        (self.out.len() == self.rows).then(|| pack_bits(&self.out, |v| v != 0))
+    }
 }
 
 /// Decodes `n` values of Parquet's RLE / bit-packed hybrid encoding with `width` bits each,
@@ -338,26 +334,6 @@ fn unpack_width<const W: usize>(
     Some(())
 }
 
-/// Packs 0/1 bytes into a bitmap, eight at a time: byte i of a little-endian word moves to
-/// bit 56 + i of its product with `GATHER`, without carries.
-fn bytes_to_bits(bytes: &[u8]) -> BooleanBuffer {
-    const GATHER: u64 = 0x0102_0408_1020_4080;
-    let mut packed = Vec::with_capacity(bytes.len().div_ceil(8));
-    let chunks = bytes.chunks_exact(8);
-    let tail = chunks.remainder();
-    for c in chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        packed.push((u64::from_le_bytes(w).wrapping_mul(GATHER) >> 56) as u8);
-    }
-    if !tail.is_empty() {
-        let mut w = [0u8; 8];
-        w[..tail.len()].copy_from_slice(tail);
-        packed.push((u64::from_le_bytes(w).wrapping_mul(GATHER) >> 56) as u8);
-    }
-    BooleanBuffer::new(arrow_buffer::Buffer::from_vec(packed), 0, bytes.len())
-}
-
 /// An unsigned LEB128 number and the bytes it took.
 fn uleb128(data: &[u8]) -> Option<(u64, usize)> {
     let mut v = 0u64;
@@ -438,32 +414,16 @@ mod tests {
         // An unterminated LEB128 header.
         assert!(decode_hybrid(&[0x80, 0x80], 3, 4, &table, &mut out).is_none());
         // A page whose codes point past a 3-value dictionary (verdicts + NULL's).
-        let verdicts = [1u8, 0, 1, 0];
-        let page = [2u8, 4 << 1, 3];
-        let (mut levels, mut codes, mut rows) = (Vec::new(), Vec::new(), Vec::new());
-        let decided = page_verdicts(
-            4,
-            None,
-            &page,
-            Encoding::RLE_DICTIONARY,
-            &verdicts,
-            &mut levels,
-            &mut codes,
-            &mut rows,
-        );
+        let verdicts = BooleanArray::from(vec![true, false, true, false]);
+        let decide = |page: &[u8]| {
+            let mut decoder = CodeDecoder::new(&verdicts, 4);
+            let decided = decoder.page(4, None, page, Encoding::RLE_DICTIONARY);
+            (decided, decoder.out)
+        };
+        let (decided, _) = decide(&[2u8, 4 << 1, 3]);
         assert!(decided.is_none());
         // The same page with code 2 is fine.
-        let page = [2u8, 4 << 1, 2];
-        let decided = page_verdicts(
-            4,
-            None,
-            &page,
-            Encoding::RLE_DICTIONARY,
-            &verdicts,
-            &mut levels,
-            &mut codes,
-            &mut rows,
-        );
+        let (decided, rows) = decide(&[2u8, 4 << 1, 2]);
         assert!(decided.is_some());
         assert_eq!(rows, vec![1, 1, 1, 1]);
     }

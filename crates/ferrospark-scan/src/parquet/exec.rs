@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, RecordBatchReader, UInt32Array,
+    Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, RecordBatchReader, Scalar,
 };
 use arrow_schema::{ArrowError, SchemaRef};
 use ferrospark_common::{FerroError, Result};
-use ferrospark_expr::{evaluate_predicate, Literal, PhysicalExpr};
+use ferrospark_expr::{evaluate_predicate, ColumnarValue, Literal, PhysicalExpr};
 use parquet::arrow::arrow_reader::{
     ArrowPredicateFn, ParquetRecordBatchReaderBuilder, RowFilter, RowSelection, RowSelectionPolicy,
 };
@@ -65,9 +65,9 @@ impl ParquetScan {
 fn worker(shared: &ScanShared, tasks: &[ScanTask], queue: &OrderedQueue) {
     while let Some(t) = queue.claim() {
         let task = &tasks[t];
-        let path = shared.files[task.file].path.clone();
+        let path = shared.files[task.file].source.path();
         let started = Instant::now();
-        let result = catch_corruption(&path, || run_task(shared, task, &mut |b| queue.push(t, b)));
+        let result = catch_corruption(path, || run_task(shared, task, &mut |b| queue.push(t, b)));
         shared.metrics.add_elapsed("decode_time_ns", started);
         match result {
             Ok(true) => queue.finish(t, None),
@@ -88,48 +88,43 @@ fn run_task(
     emit: &mut dyn FnMut(RecordBatch) -> bool,
 ) -> Result<bool> {
     let file = &s.files[task.file];
-    let path = &file.path;
+    let path = file.source.path();
     let parquet_schema = file.meta.parquet_schema();
     let data_out = &s.decoded_columns;
-    // Every column chunk this task may decode: the output columns and the filter's.
-    let mut roots: Vec<usize> = data_out.clone();
-    roots.extend(
-        file.row_filter
-            .iter()
-            .flat_map(|(cols, _)| cols.iter().copied()),
-    );
     let rg = file.meta.metadata().row_group(task.row_group);
-    let ranges = (0..parquet_schema.num_columns())
-        .filter(|&leaf| roots.contains(&parquet_schema.get_column_root_idx(leaf)))
-        .map(|leaf| rg.column(leaf).byte_range())
+    let ranges = file
+        .read_leaves
+        .iter()
+        .map(|&leaf| rg.column(leaf).byte_range())
         .collect();
     let chunks = RowGroupChunks::new(file.source.reopen()?, ranges);
     // Leading filter columns may be decided on their dictionary codes; the rest of the filter
     // then runs only on the rows they keep. Once under 1% of the rows are left, the row filter
     // reads the next columns faster, skipping the pages without any of those rows.
     let mut selection = task.selection.clone();
-    let mut row_filter: &[(Vec<usize>, PhysicalExpr)] = &file.row_filter;
+    let mut row_filter: &[FilterGroup] = &file.row_filter;
     if selection.is_none() && s.options.dictionary_codes {
-        let rows = file.meta.metadata().row_group(task.row_group).num_rows();
+        let rows = usize::try_from(rg.num_rows()).unwrap_or(0);
         let mut kept: Option<arrow_buffer::BooleanBuffer> = None;
-        while let Some(((cols, pred), rest)) = row_filter.split_first() {
-            if let Some(k) = &kept {
-                if (k.count_set_bits() as i64) * 100 < rows {
-                    break;
-                }
-            }
-            let Some(verdicts) = code_verdicts(file, task.row_group, &chunks, cols, pred) else {
+        let mut left = rows;
+        while left * 100 >= rows {
+            let Some((group, rest)) = row_filter.split_first() else {
                 break;
             };
-            kept = Some(match kept {
+            let Some(verdicts) = code_verdicts(file, task.row_group, &chunks, group) else {
+                break;
+            };
+            let both = match kept.take() {
                 Some(k) => &k & &verdicts,
                 None => verdicts,
-            });
+            };
+            left = both.count_set_bits();
+            kept = Some(both);
             row_filter = rest;
         }
         if let Some(k) = kept {
             s.metrics.add("row_groups_filtered_by_codes", 1);
-            if k.count_set_bits() == 0 {
+            if left == 0 {
                 return Ok(true);
             }
             selection = Some(RowSelection::from_filters(&[BooleanArray::new(k, None)]));
@@ -150,17 +145,14 @@ fn run_task(
     builder = builder.with_row_selection_policy(RowSelectionPolicy::Selectors);
     if !row_filter.is_empty() {
         let mut filters: Vec<Box<dyn parquet::arrow::arrow_reader::ArrowPredicate>> = Vec::new();
-        for (cols, c) in row_filter {
-            let position = cols.clone();
-            let remapped = c.remap_columns(&move |i| {
-                position.iter().position(|&p| p == i).unwrap_or(usize::MAX)
-            });
-            let mask = ProjectionMask::roots(parquet_schema, cols.iter().copied());
+        for group in row_filter {
+            let predicate = group.predicate.clone();
+            let mask = ProjectionMask::roots(parquet_schema, group.columns.iter().copied());
             filters.push(Box::new(ArrowPredicateFn::new(
                 mask,
                 move |batch: RecordBatch| {
                     let verdict =
-                        evaluate_predicate(&remapped, &batch).map_err(ArrowError::from)?;
+                        evaluate_predicate(&predicate, &batch).map_err(ArrowError::from)?;
                     Ok(nulls_as_false(verdict))
                 },
             )));
@@ -207,21 +199,21 @@ fn code_verdicts(
     file: &FileEntry,
     g: usize,
     chunks: &RowGroupChunks,
-    cols: &[usize],
-    pred: &PhysicalExpr,
+    group: &FilterGroup,
 ) -> Option<arrow_buffer::BooleanBuffer> {
-    let [col] = cols else { return None };
+    let [col] = group.columns.as_slice() else {
+        return None;
+    };
     let leaf = single_leaf(file.meta.parquet_schema(), *col)?;
     let rg = file.meta.metadata().row_group(g);
     let rows = usize::try_from(rg.num_rows()).ok()?;
     let field = file.meta.schema().fields().get(*col)?;
-    let local = pred.remap_columns(&|_| 0);
     row_verdicts(
         Arc::new(chunks.clone()),
         rg.column(leaf),
         rows,
         field,
-        &local,
+        &group.predicate,
     )
 }
 
@@ -261,15 +253,24 @@ fn decode_batch_size(s: &ScanShared) -> usize {
     }
 }
 
-/// The row filter of one file: the filter's conjuncts with the file's partition values
-/// substituted, grouped by the data columns they read (one predicate per group, in first-use
-/// order: each decodes its columns once, later ones only the rows earlier ones kept).
-/// Conjuncts that read no data column were decided per file while planning.
+/// One predicate of a file's row filter: the conjuncts that read exactly these data columns.
+#[derive(Debug, Clone)]
+pub(crate) struct FilterGroup {
+    /// Table indices of the data columns it reads, sorted.
+    pub columns: Vec<usize>,
+    /// The conjuncts over a batch of just those columns (column `i` is `columns[i]`).
+    pub predicate: PhysicalExpr,
+}
+
+/// The filter of one file, with the file's partition values substituted: the row filter
+/// (conjuncts grouped by the data columns they read, one predicate per group, in first-use
+/// order: each decodes its columns once, later ones only the rows earlier ones kept) and the
+/// conjuncts that read no data column, which planning decides once for the whole file.
 pub(crate) fn row_filter_groups(
     pred: &PhysicalExpr,
     data_columns: usize,
     partition_values: &[ArrayRef],
-) -> Vec<(Vec<usize>, PhysicalExpr)> {
+) -> (Vec<FilterGroup>, Vec<PhysicalExpr>) {
     let local = pred.transform_columns(&|index, name, data_type| {
         if index >= data_columns {
             PhysicalExpr::Literal(Literal::new(partition_values[index - data_columns].clone()))
@@ -281,10 +282,12 @@ pub(crate) fn row_filter_groups(
             }
         }
     });
+    let mut constant = Vec::new();
     let mut groups: Vec<(Vec<usize>, PhysicalExpr)> = Vec::new();
     for c in local.conjuncts() {
         let mut cols = c.column_indices();
         if cols.is_empty() {
+            constant.push(c.clone());
             continue;
         }
         cols.sort_unstable();
@@ -293,7 +296,15 @@ pub(crate) fn row_filter_groups(
             None => groups.push((cols, c.clone())),
         }
     }
-    groups
+    let groups = groups
+        .into_iter()
+        .map(|(columns, e)| {
+            let predicate =
+                e.remap_columns(&|i| columns.iter().position(|&p| p == i).unwrap_or(usize::MAX));
+            FilterGroup { columns, predicate }
+        })
+        .collect();
+    (groups, constant)
 }
 
 fn nulls_as_false(b: BooleanArray) -> BooleanArray {
@@ -322,17 +333,14 @@ fn assemble(
                     Ok(batch.column(pos).clone())
                 } else {
                     let v = &s.files[file].partition_values[c - s.data_columns];
-                    let idx = UInt32Array::from(vec![0u32; n]);
-                    Ok(arrow_select::take::take(v.as_ref(), &idx, None)?)
+                    ColumnarValue::Scalar(Scalar::new(v.clone())).into_array(n)
                 }
             })
             .collect::<Result<Vec<_>>>()?;
-    let options = RecordBatchOptions::new().with_row_count(Some(n));
     if s.options.spark_types {
-        let plain =
-            RecordBatch::try_new_with_options(s.projected_schema.clone(), columns, &options)?;
-        return to_spark_batch(&plain, &s.output_schema);
+        return to_spark_batch(columns, n, &s.output_schema);
     }
+    let options = RecordBatchOptions::new().with_row_count(Some(n));
     Ok(RecordBatch::try_new_with_options(
         s.output_schema.clone(),
         columns,

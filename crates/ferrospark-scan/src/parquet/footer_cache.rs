@@ -30,14 +30,13 @@ pub(crate) struct FileVersion {
 const SETTLE: Duration = Duration::from_secs(2);
 
 impl FileVersion {
-    /// The version of an open file, where the file system reports an inode and change time
-    /// (Unix); elsewhere `None`, and footers are not cached, because a same-size copy that
-    /// keeps the modification time could not be told apart.
-    pub fn of(file: &std::fs::File) -> Option<Self> {
+    /// The version of a file from its metadata, where the file system reports an inode and
+    /// change time (Unix); elsewhere `None`, and footers are not cached, because a same-size
+    /// copy that keeps the modification time could not be told apart.
+    pub fn of(m: &std::fs::Metadata) -> Option<Self> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
-            let m = file.metadata().ok()?;
             Some(Self {
                 len: m.len(),
                 modified: m.modified().ok()?,
@@ -47,7 +46,7 @@ impl FileVersion {
         }
         #[cfg(not(unix))]
         {
-            let _ = file;
+            let _ = m;
             None
         }
     }

@@ -63,6 +63,8 @@ pub struct ParquetScanOptions {
     /// Decide the first filter column on its dictionary codes when every page of it is
     /// dictionary-encoded (`ferrospark.scan.dictionaryCodeFilter`).
     pub dictionary_codes: bool,
+    /// Target bytes of one Spark split (`spark.sql.files.maxPartitionBytes`).
+    pub max_partition_bytes: u64,
 }
 
 impl Default for ParquetScanOptions {
@@ -81,6 +83,7 @@ impl Default for ParquetScanOptions {
             row_groups: None,
             metadata_cache_bytes: config::DEFAULT_METADATA_CACHE_BYTES as usize,
             dictionary_codes: true,
+            max_partition_bytes: 128 * 1024 * 1024,
         }
     }
 }
@@ -98,6 +101,7 @@ impl ParquetScanOptions {
             dictionary_filter: cfg.get_bool(config::PARQUET_DICTIONARY_FILTER, true)?,
             metadata_cache_bytes: usize::try_from(cfg.metadata_cache_size()?).unwrap_or(usize::MAX),
             dictionary_codes: cfg.get_bool(config::SCAN_DICTIONARY_CODES, true)?,
+            max_partition_bytes: cfg.max_partition_bytes()?,
             ..Self::default()
         })
     }

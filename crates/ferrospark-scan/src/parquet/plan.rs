@@ -17,6 +17,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::PageIndexPolicy;
 
+use super::exec::FilterGroup;
 use super::footer_cache;
 use super::pruning::{ColumnStats, PruningPredicate};
 use super::source::FileSource;
@@ -26,7 +27,6 @@ use crate::listing::{list_files, Listing};
 /// One file's footer and partition values.
 #[derive(Debug, Clone)]
 pub(crate) struct FileEntry {
-    pub path: PathBuf,
     /// The open file (each task reopens it to read on its own).
     pub source: FileSource,
     pub meta: ArrowReaderMetadata,
@@ -35,7 +35,12 @@ pub(crate) struct FileEntry {
     /// Raw partition values, for splits.
     pub raw_partition_values: Vec<Option<String>>,
     /// The filter as this file's row filter (see `exec::row_filter_groups`).
-    pub row_filter: Vec<(Vec<usize>, PhysicalExpr)>,
+    pub row_filter: Vec<FilterGroup>,
+    /// The filter's conjuncts that read no data column, partition values substituted:
+    /// planning keeps the file only if they all hold.
+    pub partition_conjuncts: Vec<PhysicalExpr>,
+    /// The leaf columns a task reads: those of the output and of the row filter.
+    pub read_leaves: Vec<usize>,
 }
 
 /// One unit of work: a row group of a file, possibly narrowed to a row selection.
@@ -60,8 +65,6 @@ pub(crate) struct ScanShared {
     pub decoded_columns: Vec<usize>,
     /// Output schema (Spark-typed when asked).
     pub output_schema: SchemaRef,
-    /// The output columns with their table types, before any Spark conversion.
-    pub projected_schema: SchemaRef,
     /// The filter bound to the table schema.
     pub predicate: Option<PhysicalExpr>,
     pub options: ParquetScanOptions,
@@ -294,6 +297,11 @@ impl ParquetScan {
             partition_fields,
         };
         options.row_groups = Some(split.row_groups.clone());
+        // The driver kept these row groups after reading their bloom filters and dictionaries;
+        // reading them again on every executor could only answer "keep". Statistics and the
+        // page index come with the footer and are applied again (pages are per task).
+        options.bloom_filter = false;
+        options.dictionary_filter = false;
         Self::from_listing(vec![split.path.clone()], listing, options)
     }
 
@@ -375,7 +383,7 @@ impl ParquetScan {
             let int96 = int96_columns(metas.first().map(|(_, m)| m), data_columns, &output);
             spark_types::spark_schema(&projected, &int96)?
         } else {
-            projected.clone()
+            projected
         };
 
         let predicate = match &options.filter {
@@ -396,19 +404,39 @@ impl ParquetScan {
             None
         };
 
+        let decoded_columns: Vec<usize> = {
+            let mut v: Vec<usize> = output
+                .iter()
+                .copied()
+                .filter(|&c| c < data_columns)
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
         let mut entries = Vec::with_capacity(files.len());
         for (&i, (source, meta)) in files.iter().zip(metas) {
             let partition_values = listing.partition_scalars(i)?;
-            let row_filter = predicate.as_ref().map_or_else(Vec::new, |p| {
-                super::exec::row_filter_groups(p, data_columns, &partition_values)
-            });
+            let (row_filter, partition_conjuncts) =
+                predicate.as_ref().map_or_else(Default::default, |p| {
+                    super::exec::row_filter_groups(p, data_columns, &partition_values)
+                });
+            let schema = meta.parquet_schema();
+            let read_leaves = (0..schema.num_columns())
+                .filter(|&leaf| {
+                    let root = schema.get_column_root_idx(leaf);
+                    decoded_columns.contains(&root)
+                        || row_filter.iter().any(|g| g.columns.contains(&root))
+                })
+                .collect();
             entries.push(FileEntry {
-                path: listing.files[i].path.clone(),
                 source,
                 meta,
                 partition_values,
                 raw_partition_values: listing.files[i].partition_values.clone(),
                 row_filter,
+                partition_conjuncts,
+                read_leaves,
             });
         }
         metrics.add("files_total", entries.len() as u64);
@@ -419,19 +447,9 @@ impl ParquetScan {
                 files: entries,
                 table_schema: table_schema.clone(),
                 data_columns,
-                decoded_columns: {
-                    let mut v: Vec<usize> = output
-                        .iter()
-                        .copied()
-                        .filter(|&c| c < data_columns)
-                        .collect();
-                    v.sort_unstable();
-                    v.dedup();
-                    v
-                },
+                decoded_columns,
                 output,
                 output_schema,
-                projected_schema: projected,
                 predicate: shared_pred,
                 options,
                 metrics: metrics.clone(),
@@ -478,13 +496,15 @@ impl ParquetScan {
             }
         }
         // Conjuncts over partition columns only are decided exactly per file.
-        if let Some(pred) = &s.predicate {
-            for (fi, keep) in keep_file.iter_mut().enumerate() {
-                if *keep {
-                    *keep = self.partition_conjuncts_hold(fi, pred)?;
-                }
+        for (fi, keep) in keep_file.iter_mut().enumerate() {
+            if *keep {
+                *keep = self.partition_conjuncts_hold(fi)?;
             }
         }
+        let conjuncts: Vec<&PhysicalExpr> = match (&s.predicate, s.options.filter_pushdown) {
+            (Some(pred), true) => pred.conjuncts(),
+            _ => Vec::new(),
+        };
         let mut tasks = Vec::new();
         for (fi, file) in s.files.iter().enumerate() {
             // Bloom and dictionary pruning open files again: hold one at a time.
@@ -507,7 +527,7 @@ impl ParquetScan {
                 m.add("files_pruned", 1);
                 continue;
             }
-            catch_corruption(&file.path, || {
+            catch_corruption(file.source.path(), || {
                 let mut keep = vec![true; rgs.len()];
                 if let Some(p) = pruning {
                     let stats = self.row_group_stats(fi, p.columns(), &rgs)?;
@@ -517,11 +537,6 @@ impl ParquetScan {
                         keep.iter().filter(|k| !**k).count() as u64,
                     );
                 }
-                let conjuncts: Vec<&PhysicalExpr> = match (&s.predicate, s.options.filter_pushdown)
-                {
-                    (Some(pred), true) => pred.conjuncts(),
-                    _ => Vec::new(),
-                };
                 for (k, &g) in rgs.iter().enumerate() {
                     if !keep[k] {
                         continue;
@@ -566,25 +581,14 @@ impl ParquetScan {
         Ok(tasks)
     }
 
-    fn partition_conjuncts_hold(&self, fi: usize, pred: &PhysicalExpr) -> Result<bool> {
-        let s = &self.shared;
+    fn partition_conjuncts_hold(&self, fi: usize) -> Result<bool> {
         let one = arrow_array::RecordBatch::try_new_with_options(
             Arc::new(Schema::empty()),
             vec![],
             &arrow_array::RecordBatchOptions::new().with_row_count(Some(1)),
         )?;
-        for c in pred.conjuncts() {
-            let cols = c.column_indices();
-            // Conjuncts over partition columns or constants only: decided here, once per file.
-            if cols.iter().any(|&i| i < s.data_columns) {
-                continue;
-            }
-            let local = c.transform_columns(&|index, _, _| {
-                PhysicalExpr::Literal(ferrospark_expr::Literal::new(
-                    s.files[fi].partition_values[index - s.data_columns].clone(),
-                ))
-            });
-            let v = ferrospark_expr::evaluate_predicate(&local, &one)?;
+        for c in &self.shared.files[fi].partition_conjuncts {
+            let v = ferrospark_expr::evaluate_predicate(c, &one)?;
             if !(v.is_valid(0) && v.value(0)) {
                 return Ok(false);
             }
@@ -756,7 +760,6 @@ impl ParquetScan {
         let total = rg.num_rows().max(0) as usize;
         let rows = t.selection.as_ref().map_or(total, |sel| sel.row_count());
         s.metrics.add("rows_read", rows as u64);
-        let leaves = self.read_leaves(t.file);
         let ranges: Vec<(usize, usize)> = match &t.selection {
             None => vec![(0, total)],
             Some(sel) => {
@@ -772,7 +775,7 @@ impl ParquetScan {
             }
         };
         let oi = md.offset_index();
-        for leaf in leaves {
+        for &leaf in &file.read_leaves {
             let col = rg.column(leaf);
             let Some(locations) = oi
                 .and_then(|o| o.get(t.row_group))
@@ -797,29 +800,6 @@ impl ParquetScan {
                 }
             }
         }
-    }
-
-    /// Parquet leaf columns a task of file `fi` decodes: output and filter columns.
-    pub(crate) fn read_leaves(&self, fi: usize) -> Vec<usize> {
-        let s = &self.shared;
-        let file = &s.files[fi];
-        let schema = file.meta.parquet_schema();
-        let mut roots: Vec<usize> = s
-            .output
-            .iter()
-            .copied()
-            .filter(|&c| c < s.data_columns)
-            .collect();
-        if let Some(p) = &s.predicate {
-            roots.extend(
-                p.column_indices()
-                    .into_iter()
-                    .filter(|&c| c < s.data_columns),
-            );
-        }
-        (0..schema.num_columns())
-            .filter(|&leaf| roots.contains(&schema.get_column_root_idx(leaf)))
-            .collect()
     }
 
     /// With fewer tasks than threads, splits large row groups into row ranges so every core
@@ -880,6 +860,11 @@ impl ParquetScan {
         &self.partition_fields
     }
 
+    /// The split size the scan's configuration asks for (`spark.sql.files.maxPartitionBytes`).
+    pub fn max_partition_bytes(&self) -> u64 {
+        self.shared.options.max_partition_bytes
+    }
+
     /// Groups the surviving row groups into splits of about `max_bytes` compressed bytes,
     /// never crossing files, for Spark to run as tasks.
     pub fn splits(&self, max_bytes: u64) -> Vec<ScanSplit> {
@@ -895,13 +880,17 @@ impl ParquetScan {
                 .max(0) as u64;
             match out.last_mut() {
                 Some(last)
-                    if last.path == file.path && last.row_groups.last() == Some(&t.row_group) => {}
-                Some(last) if last.path == file.path && last.bytes + bytes <= max_bytes.max(1) => {
+                    if last.path == file.source.path()
+                        && last.row_groups.last() == Some(&t.row_group) => {}
+                Some(last)
+                    if last.path == file.source.path()
+                        && last.bytes + bytes <= max_bytes.max(1) =>
+                {
                     last.row_groups.push(t.row_group);
                     last.bytes += bytes;
                 }
                 _ => out.push(ScanSplit {
-                    path: file.path.clone(),
+                    path: file.source.path().to_path_buf(),
                     row_groups: vec![t.row_group],
                     partition_values: file.raw_partition_values.clone(),
                     bytes,

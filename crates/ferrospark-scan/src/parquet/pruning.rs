@@ -41,14 +41,11 @@ impl PruningPredicate {
         // it reads, so evaluating over thousands of pages builds no unused arrays.
         let n_table = table_schema.fields().len();
         let mut columns: Vec<usize> = Vec::new();
-        expr.walk(&mut |e| {
-            if let PhysicalExpr::Column { index, .. } = e {
-                let c = index / 3;
-                if *index < n_table * 3 && !columns.contains(&c) {
-                    columns.push(c);
-                }
+        for index in expr.column_indices() {
+            if index < n_table * 3 && !columns.contains(&(index / 3)) {
+                columns.push(index / 3);
             }
-        });
+        }
         let row_count_index = 3 * columns.len();
         let expr = expr.transform_columns(&|index, name, data_type| {
             let new_index = if index >= n_table * 3 {
@@ -109,7 +106,7 @@ impl PruningPredicate {
                 Some((_, s)) => {
                     arrays.push(s.min.clone());
                     arrays.push(s.max.clone());
-                    arrays.push(arrow_cast::cast(&s.nulls, &DataType::Int64)?);
+                    arrays.push(s.nulls.clone());
                 }
                 None => {
                     for k in 0..3 {

@@ -42,8 +42,8 @@ impl FileSource {
     /// Opens `path` and notes its length and version.
     pub fn open(path: &Path) -> Result<Self> {
         let file = File::open(path).map_err(|e| FerroError::io(path, e))?;
-        let len = file.metadata().map_err(|e| FerroError::io(path, e))?.len();
-        let version = FileVersion::of(&file);
+        let meta = file.metadata().map_err(|e| FerroError::io(path, e))?;
+        let (len, version) = (meta.len(), FileVersion::of(&meta));
         Ok(Self {
             inner: Arc::new(OpenFile {
                 path: path.to_path_buf(),

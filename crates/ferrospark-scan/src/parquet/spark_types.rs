@@ -7,6 +7,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::types::spark_equivalent;
 
 /// The Spark-compatible type for `dt`; `int96` marks legacy INT96 timestamps, which Spark
 /// reads as TIMESTAMP (local time zone), not TIMESTAMP_NTZ.
@@ -21,16 +22,7 @@ pub fn spark_data_type(name: &str, dt: &DataType, int96: bool) -> Result<DataTyp
     };
     Ok(match dt {
         D::Dictionary(_, v) => spark_data_type(name, v, int96)?,
-        D::UInt8 => D::Int16,
-        D::UInt16 => D::Int32,
-        D::UInt32 => D::Int64,
-        D::UInt64 => D::Decimal128(20, 0),
-        D::Float16 => D::Float32,
-        D::Decimal32(p, s) | D::Decimal64(p, s) => D::Decimal128(*p, *s),
         D::Decimal256(p, s) if *p <= 38 => D::Decimal128(*p, *s),
-        D::LargeUtf8 | D::Utf8View => D::Utf8,
-        D::LargeBinary | D::BinaryView | D::FixedSizeBinary(_) => D::Binary,
-        D::Date64 => D::Date32,
         D::Timestamp(_, tz) => D::Timestamp(
             TimeUnit::Microsecond,
             if tz.is_some() || int96 { Some("UTC".into()) } else { None },
@@ -38,23 +30,25 @@ pub fn spark_data_type(name: &str, dt: &DataType, int96: bool) -> Result<DataTyp
         D::List(f) | D::LargeList(f) | D::FixedSizeList(f, _) => D::List(nested(f)?),
         D::Struct(fields) => D::Struct(fields.iter().map(nested).collect::<Result<Fields>>()?),
         D::Map(entries, sorted) => D::Map(nested(entries)?, *sorted),
-        D::Null
-        | D::Boolean
-        | D::Int8
-        | D::Int16
-        | D::Int32
-        | D::Int64
-        | D::Float32
-        | D::Float64
-        | D::Decimal128(..)
-        | D::Utf8
-        | D::Binary
-        | D::Date32 => dt.clone(),
-        other => {
-            return Err(FerroError::Unsupported(format!(
-                "column `{name}` has type {other}, which Spark cannot represent; cast it or leave it out of `columns`"
-            )))
-        }
+        _ => match spark_equivalent(dt) {
+            e @ (D::Null
+            | D::Boolean
+            | D::Int8
+            | D::Int16
+            | D::Int32
+            | D::Int64
+            | D::Float32
+            | D::Float64
+            | D::Decimal128(..)
+            | D::Utf8
+            | D::Binary
+            | D::Date32) => e,
+            _ => {
+                return Err(FerroError::Unsupported(format!(
+                    "column `{name}` has type {dt}, which Spark cannot represent; cast it or leave it out of `columns`"
+                )))
+            }
+        },
     })
 }
 
@@ -79,21 +73,25 @@ pub fn spark_schema(schema: &Schema, int96: &[bool]) -> Result<SchemaRef> {
     Ok(Arc::new(Schema::new(fields)))
 }
 
-/// Casts `batch` to `target` column by column (a no-op for columns already right).
-pub fn to_spark_batch(batch: &RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
-    let columns = batch
-        .columns()
-        .iter()
+/// A batch of `target`'s schema from `columns` of `rows` rows, casting the columns whose type
+/// differs (a no-op for those already right).
+pub fn to_spark_batch(
+    columns: Vec<ArrayRef>,
+    rows: usize,
+    target: &SchemaRef,
+) -> Result<RecordBatch> {
+    let columns = columns
+        .into_iter()
         .zip(target.fields())
         .map(|(c, f)| -> Result<ArrayRef> {
             if c.data_type() == f.data_type() {
-                Ok(c.clone())
+                Ok(c)
             } else {
-                Ok(arrow_cast::cast(c, f.data_type())?)
+                Ok(arrow_cast::cast(&c, f.data_type())?)
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
     Ok(RecordBatch::try_new_with_options(
         target.clone(),
         columns,
