@@ -3,12 +3,12 @@
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_schema::DataType;
-use ferrospark_common::Result;
 use ferrospark_expr::{BinaryOp, Literal, PhysicalExpr};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Type as PhysicalType;
 
 use super::plan::{single_leaf, FileEntry};
+use super::source::FileSource;
 
 /// `(table column, candidate values)` when `e` is an equality test against literals.
 pub(crate) fn equality_values(e: &PhysicalExpr) -> Option<(usize, Vec<&Literal>)> {
@@ -54,53 +54,36 @@ pub(crate) fn equality_values(e: &PhysicalExpr) -> Option<(usize, Vec<&Literal>)
 fn hashed_forms(lit: &Literal, physical: PhysicalType, type_length: i32) -> Option<Vec<Vec<u8>>> {
     let a = lit.array();
     let one = |b: Vec<u8>| Some(vec![b]);
+    // Integers are hashed as the physical type's little-endian bytes; unsigned ones as the
+    // bit pattern the writer stored (`as`, not a checked cast).
+    let int32 = |v: i32| one(v.to_le_bytes().to_vec());
+    let int64 = |v: i64| one(v.to_le_bytes().to_vec());
     match (a.data_type(), physical) {
-        (DataType::Int8, PhysicalType::INT32) => one((a.as_primitive::<Int8Type>().value(0)
-            as i32)
-            .to_le_bytes()
-            .to_vec()),
-        (DataType::Int16, PhysicalType::INT32) => one((a.as_primitive::<Int16Type>().value(0)
-            as i32)
-            .to_le_bytes()
-            .to_vec()),
-        (DataType::Int32, PhysicalType::INT32) => one(a
-            .as_primitive::<Int32Type>()
-            .value(0)
-            .to_le_bytes()
-            .to_vec()),
-        (DataType::UInt8, PhysicalType::INT32) => one((a.as_primitive::<UInt8Type>().value(0)
-            as i32)
-            .to_le_bytes()
-            .to_vec()),
-        (DataType::UInt16, PhysicalType::INT32) => one((a.as_primitive::<UInt16Type>().value(0)
-            as i32)
-            .to_le_bytes()
-            .to_vec()),
-        (DataType::UInt32, PhysicalType::INT32) => one((a.as_primitive::<UInt32Type>().value(0)
-            as i32)
-            .to_le_bytes()
-            .to_vec()),
-        (DataType::Date32, PhysicalType::INT32) => one(a
-            .as_primitive::<Date32Type>()
-            .value(0)
-            .to_le_bytes()
-            .to_vec()),
-        (DataType::Int64, PhysicalType::INT64) => one(a
-            .as_primitive::<Int64Type>()
-            .value(0)
-            .to_le_bytes()
-            .to_vec()),
-        (DataType::UInt64, PhysicalType::INT64) => one((a.as_primitive::<UInt64Type>().value(0)
-            as i64)
-            .to_le_bytes()
-            .to_vec()),
-        (DataType::Timestamp(..), PhysicalType::INT64) => {
-            let v = arrow_cast::cast(a, &DataType::Int64).ok()?;
-            one(v
+        (
+            DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::Date32,
+            PhysicalType::INT32,
+        ) => int32(
+            arrow_cast::cast(a, &DataType::Int32)
+                .ok()?
+                .as_primitive::<Int32Type>()
+                .value(0),
+        ),
+        (DataType::UInt32, PhysicalType::INT32) => {
+            int32(a.as_primitive::<UInt32Type>().value(0) as i32)
+        }
+        (DataType::Int64 | DataType::Timestamp(..), PhysicalType::INT64) => int64(
+            arrow_cast::cast(a, &DataType::Int64)
+                .ok()?
                 .as_primitive::<Int64Type>()
-                .value(0)
-                .to_le_bytes()
-                .to_vec())
+                .value(0),
+        ),
+        (DataType::UInt64, PhysicalType::INT64) => {
+            int64(a.as_primitive::<UInt64Type>().value(0) as i64)
         }
         (DataType::Decimal128(..), p) => {
             let v = a.as_primitive::<Decimal128Type>().value(0);
@@ -125,29 +108,11 @@ fn hashed_forms(lit: &Literal, physical: PhysicalType, type_length: i32) -> Opti
         }
         (DataType::Float32, PhysicalType::FLOAT) => {
             let v = a.as_primitive::<Float32Type>().value(0);
-            if v.is_nan() {
-                None
-            } else if v == 0.0 {
-                Some(vec![
-                    0.0f32.to_le_bytes().to_vec(),
-                    (-0.0f32).to_le_bytes().to_vec(),
-                ])
-            } else {
-                one(v.to_le_bytes().to_vec())
-            }
+            float_forms(v.is_nan(), v == 0.0, v.to_le_bytes(), (-v).to_le_bytes())
         }
         (DataType::Float64, PhysicalType::DOUBLE) => {
             let v = a.as_primitive::<Float64Type>().value(0);
-            if v.is_nan() {
-                None
-            } else if v == 0.0 {
-                Some(vec![
-                    0.0f64.to_le_bytes().to_vec(),
-                    (-0.0f64).to_le_bytes().to_vec(),
-                ])
-            } else {
-                one(v.to_le_bytes().to_vec())
-            }
+            float_forms(v.is_nan(), v == 0.0, v.to_le_bytes(), (-v).to_le_bytes())
         }
         (DataType::Utf8, PhysicalType::BYTE_ARRAY) => {
             one(a.as_string::<i32>().value(0).as_bytes().to_vec())
@@ -157,55 +122,83 @@ fn hashed_forms(lit: &Literal, physical: PhysicalType, type_length: i32) -> Opti
     }
 }
 
-/// True when some equality conjunct's values are all absent from row group `g`'s bloom
-/// filter for that column.
-pub(crate) fn prunes(
+/// A float's hashed forms: none for NaN (writers differ), both signs for zero (-0.0 = 0.0).
+fn float_forms<const N: usize>(
+    nan: bool,
+    zero: bool,
+    bytes: [u8; N],
+    negated: [u8; N],
+) -> Option<Vec<Vec<u8>>> {
+    if nan {
+        None
+    } else if zero {
+        Some(vec![bytes.to_vec(), negated.to_vec()])
+    } else {
+        Some(vec![bytes.to_vec()])
+    }
+}
+
+/// An equality conjunct a bloom filter may decide: the column's leaf and, for each candidate
+/// value, the byte forms the writer may have hashed.
+pub(crate) struct BloomProbe {
+    leaf: usize,
+    forms: Vec<Vec<Vec<u8>>>,
+}
+
+/// The equality conjuncts of `conjuncts` that bloom filters of file `file` may decide (built
+/// once per file; [`prunes`] then checks each row group).
+pub(crate) fn probes(
     file: &FileEntry,
-    g: usize,
     conjuncts: &[&PhysicalExpr],
     data_columns: usize,
-) -> Result<bool> {
+) -> Vec<BloomProbe> {
     let schema = file.meta.parquet_schema();
-    let md = file.meta.metadata();
-    let mut builder: Option<ParquetRecordBatchReaderBuilder<super::source::FileSource>> = None;
-    for c in conjuncts {
-        let Some((col, values)) = equality_values(c) else {
-            continue;
-        };
-        if col >= data_columns {
+    conjuncts
+        .iter()
+        .filter_map(|c| {
+            let (col, values) = equality_values(c)?;
+            if col >= data_columns {
+                return None;
+            }
+            let leaf = single_leaf(schema, col)?;
+            let descr = schema.column(leaf);
+            let forms = values
+                .iter()
+                .map(|l| hashed_forms(l, descr.physical_type(), descr.type_length()))
+                .collect::<Option<Vec<_>>>()?;
+            Some(BloomProbe { leaf, forms })
+        })
+        .collect()
+}
+
+/// True when some probe's values are all absent from row group `g`'s bloom filter for that
+/// column.
+pub(crate) fn prunes(file: &FileEntry, g: usize, probes: &[BloomProbe]) -> bool {
+    let rg = file.meta.metadata().row_group(g);
+    let mut builder: Option<ParquetRecordBatchReaderBuilder<FileSource>> = None;
+    for probe in probes {
+        if rg.column(probe.leaf).bloom_filter_offset().is_none() {
             continue;
         }
-        let Some(leaf) = single_leaf(schema, col) else {
-            continue;
-        };
-        if md.row_group(g).column(leaf).bloom_filter_offset().is_none() {
-            continue;
-        }
-        let descr = schema.column(leaf);
-        let forms: Option<Vec<Vec<Vec<u8>>>> = values
-            .iter()
-            .map(|l| hashed_forms(l, descr.physical_type(), descr.type_length()))
-            .collect();
-        let Some(forms) = forms else { continue };
-        if builder.is_none() {
-            builder = Some(ParquetRecordBatchReaderBuilder::new_with_metadata(
+        let b = builder.get_or_insert_with(|| {
+            ParquetRecordBatchReaderBuilder::new_with_metadata(
                 file.source.clone(),
                 file.meta.clone(),
-            ));
-        }
-        let Some(b) = &builder else { continue };
-        let sbbf = match b.get_row_group_column_bloom_filter(g, leaf) {
+            )
+        });
+        let sbbf = match b.get_row_group_column_bloom_filter(g, probe.leaf) {
             Ok(Some(s)) => s,
             // A missing or unreadable filter cannot prune; the data pages still decide.
             _ => continue,
         };
-        let any_present = forms
+        let any_present = probe
+            .forms
             .iter()
             .flatten()
             .any(|bytes| sbbf.check(bytes.as_slice()));
         if !any_present {
-            return Ok(true);
+            return true;
         }
     }
-    Ok(false)
+    false
 }

@@ -42,66 +42,45 @@ pub(crate) fn decode_plain(
     physical: PhysicalType,
     target: &DataType,
 ) -> Option<ArrayRef> {
-    fn fixed<const W: usize>(buf: &[u8], n: usize) -> Option<Vec<[u8; W]>> {
+    /// `n` little-endian values of `W` bytes each.
+    fn le<const W: usize, T>(buf: &[u8], n: usize, from: fn([u8; W]) -> T) -> Option<Vec<T>> {
         let bytes = buf.get(..n.checked_mul(W)?)?;
         Some(
             bytes
                 .chunks_exact(W)
-                .filter_map(|c| c.try_into().ok())
+                .filter_map(|c| c.try_into().ok().map(from))
                 .collect(),
         )
     }
+    let decimal = |v: Vec<i128>, p: u8, s: i8| -> Option<ArrayRef> {
+        Some(Arc::new(
+            Decimal128Array::from(v)
+                .with_precision_and_scale(p, s)
+                .ok()?,
+        ))
+    };
     Some(match (physical, target) {
-        (PhysicalType::INT32, DataType::Int32) => Arc::new(Int32Array::from(
-            fixed::<4>(buf, n)?
-                .into_iter()
-                .map(i32::from_le_bytes)
-                .collect::<Vec<_>>(),
-        )),
-        (PhysicalType::INT32, DataType::Date32) => Arc::new(Date32Array::from(
-            fixed::<4>(buf, n)?
-                .into_iter()
-                .map(i32::from_le_bytes)
-                .collect::<Vec<_>>(),
-        )),
-        (PhysicalType::INT64, DataType::Int64) => Arc::new(Int64Array::from(
-            fixed::<8>(buf, n)?
-                .into_iter()
-                .map(i64::from_le_bytes)
-                .collect::<Vec<_>>(),
-        )),
-        (PhysicalType::INT32, DataType::Decimal128(p, sc)) => Arc::new(
-            Decimal128Array::from(
-                fixed::<4>(buf, n)?
-                    .into_iter()
-                    .map(|b| i128::from(i32::from_le_bytes(b)))
-                    .collect::<Vec<_>>(),
-            )
-            .with_precision_and_scale(*p, *sc)
-            .ok()?,
-        ),
-        (PhysicalType::INT64, DataType::Decimal128(p, sc)) => Arc::new(
-            Decimal128Array::from(
-                fixed::<8>(buf, n)?
-                    .into_iter()
-                    .map(|b| i128::from(i64::from_le_bytes(b)))
-                    .collect::<Vec<_>>(),
-            )
-            .with_precision_and_scale(*p, *sc)
-            .ok()?,
-        ),
-        (PhysicalType::FLOAT, DataType::Float32) => Arc::new(Float32Array::from(
-            fixed::<4>(buf, n)?
-                .into_iter()
-                .map(f32::from_le_bytes)
-                .collect::<Vec<_>>(),
-        )),
-        (PhysicalType::DOUBLE, DataType::Float64) => Arc::new(Float64Array::from(
-            fixed::<8>(buf, n)?
-                .into_iter()
-                .map(f64::from_le_bytes)
-                .collect::<Vec<_>>(),
-        )),
+        (PhysicalType::INT32, DataType::Int32) => {
+            Arc::new(Int32Array::from(le(buf, n, i32::from_le_bytes)?))
+        }
+        (PhysicalType::INT32, DataType::Date32) => {
+            Arc::new(Date32Array::from(le(buf, n, i32::from_le_bytes)?))
+        }
+        (PhysicalType::INT64, DataType::Int64) => {
+            Arc::new(Int64Array::from(le(buf, n, i64::from_le_bytes)?))
+        }
+        (PhysicalType::INT32, DataType::Decimal128(p, sc)) => {
+            decimal(le(buf, n, |b| i128::from(i32::from_le_bytes(b)))?, *p, *sc)?
+        }
+        (PhysicalType::INT64, DataType::Decimal128(p, sc)) => {
+            decimal(le(buf, n, |b| i128::from(i64::from_le_bytes(b)))?, *p, *sc)?
+        }
+        (PhysicalType::FLOAT, DataType::Float32) => {
+            Arc::new(Float32Array::from(le(buf, n, f32::from_le_bytes)?))
+        }
+        (PhysicalType::DOUBLE, DataType::Float64) => {
+            Arc::new(Float64Array::from(le(buf, n, f64::from_le_bytes)?))
+        }
         (PhysicalType::BYTE_ARRAY, DataType::Utf8 | DataType::Binary) => {
             let mut values: Vec<&[u8]> = Vec::with_capacity(n);
             let mut pos = 0usize;
@@ -179,45 +158,61 @@ pub(crate) fn value_verdicts(
     evaluate_predicate(predicate, &batch)
 }
 
-/// True when a selective single-column conjunct holds for no dictionary value (nor for NULL,
-/// when the chunk may hold NULLs) of row group `g`.
-pub(crate) fn prunes(
+/// A selective single-column conjunct a row group's dictionary can rule out.
+pub(crate) struct DictionaryProbe {
+    leaf: usize,
+    field: Field,
+    /// The conjunct over column 0 (its one column).
+    predicate: PhysicalExpr,
+}
+
+/// The conjuncts of `conjuncts` that dictionaries of file `file` may decide (built once per
+/// file; [`prunes`] then checks each row group).
+pub(crate) fn probes(
     file: &FileEntry,
-    g: usize,
     conjuncts: &[&PhysicalExpr],
     data_columns: usize,
     table_schema: &Schema,
-) -> Result<bool> {
+) -> Vec<DictionaryProbe> {
     let schema = file.meta.parquet_schema();
-    for c in conjuncts.iter().filter(|c| is_selective(c)) {
-        let cols = c.column_indices();
-        let [col] = cols.as_slice() else { continue };
-        if *col >= data_columns {
-            continue;
-        }
-        let Some(leaf) = single_leaf(schema, *col) else {
-            continue;
-        };
-        let field = table_schema.field(*col);
-        let rg = file.meta.metadata().row_group(g);
+    conjuncts
+        .iter()
+        .filter(|c| is_selective(c))
+        .filter_map(|c| {
+            let cols = c.column_indices();
+            let [col] = cols.as_slice() else { return None };
+            if *col >= data_columns {
+                return None;
+            }
+            Some(DictionaryProbe {
+                leaf: single_leaf(schema, *col)?,
+                field: table_schema.field(*col).clone(),
+                predicate: c.remap_columns(&|_| 0),
+            })
+        })
+        .collect()
+}
+
+/// True when some probe holds for no dictionary value (nor for NULL, when the chunk may hold
+/// NULLs) of row group `g`.
+pub(crate) fn prunes(file: &FileEntry, g: usize, probes: &[DictionaryProbe]) -> Result<bool> {
+    let rg = file.meta.metadata().row_group(g);
+    for probe in probes {
+        let col = rg.column(probe.leaf);
         let Some((values, _)) = read_dictionary(
             Arc::new(file.source.clone()),
-            rg.column(leaf),
+            col,
             rg.num_rows().max(0) as usize,
-            field.data_type(),
+            probe.field.data_type(),
             MAX_DICTIONARY_VALUES,
         ) else {
             continue;
         };
-        let may_have_nulls = file
-            .meta
-            .metadata()
-            .row_group(g)
-            .column(leaf)
+        let may_have_nulls = col
             .statistics()
             .and_then(|s| s.null_count_opt())
             .is_none_or(|n| n > 0);
-        let verdict = value_verdicts(&values, field, &c.remap_columns(&|_| 0))?;
+        let verdict = value_verdicts(&values, &probe.field, &probe.predicate)?;
         // The last verdict is NULL's, which counts only when the chunk may hold NULLs.
         let considered = if may_have_nulls {
             verdict.len()

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::{Array, ArrayRef, Int64Array, UInt64Array};
-use arrow_schema::{Field, Schema, SchemaRef};
+use arrow_schema::{Field, FieldRef, Schema, SchemaRef};
 use ferrospark_common::{FerroError, MetricsSet, Result};
 use ferrospark_expr::types::spark_type_name;
 use ferrospark_expr::{bind_predicate, resolve_column, BindContext, PhysicalExpr};
@@ -90,7 +90,6 @@ pub struct ScanSplit {
 pub struct ParquetScan {
     pub(crate) shared: Arc<ScanShared>,
     pub(crate) tasks: Vec<ScanTask>,
-    partition_fields: Vec<Field>,
     pruning: Option<String>,
     paths: Vec<PathBuf>,
 }
@@ -455,7 +454,6 @@ impl ParquetScan {
                 metrics: metrics.clone(),
             }),
             tasks: Vec::new(),
-            partition_fields: listing.partition_fields.clone(),
             pruning: pruning.as_ref().map(|p| p.to_string()),
             paths,
         };
@@ -528,9 +526,21 @@ impl ParquetScan {
                 continue;
             }
             catch_corruption(file.source.path(), || {
+                let bloom_probes = if s.options.bloom_filter {
+                    bloom::probes(file, &conjuncts, s.data_columns)
+                } else {
+                    Vec::new()
+                };
+                let dictionary_probes = if s.options.dictionary_filter {
+                    dictionary::probes(file, &conjuncts, s.data_columns, &s.table_schema)
+                } else {
+                    Vec::new()
+                };
+                let converters =
+                    pruning.map_or_else(Vec::new, |p| self.converters(fi, p.columns()));
                 let mut keep = vec![true; rgs.len()];
                 if let Some(p) = pruning {
-                    let stats = self.row_group_stats(fi, p.columns(), &rgs)?;
+                    let stats = self.row_group_stats(fi, p.columns(), &rgs, &rows, &converters)?;
                     keep = p.keep(rgs.len(), &stats, &Int64Array::from(rows.clone()))?;
                     m.add(
                         "row_groups_pruned_statistics",
@@ -541,19 +551,16 @@ impl ParquetScan {
                     if !keep[k] {
                         continue;
                     }
-                    if s.options.bloom_filter && bloom::prunes(file, g, &conjuncts, s.data_columns)?
-                    {
+                    if bloom::prunes(file, g, &bloom_probes) {
                         m.add("row_groups_pruned_bloom_filter", 1);
                         continue;
                     }
-                    if s.options.dictionary_filter
-                        && dictionary::prunes(file, g, &conjuncts, s.data_columns, &s.table_schema)?
-                    {
+                    if dictionary::prunes(file, g, &dictionary_probes)? {
                         m.add("row_groups_pruned_dictionary", 1);
                         continue;
                     }
                     let selection = match pruning {
-                        Some(p) => self.page_selection(fi, g, p)?,
+                        Some(p) => self.page_selection(fi, g, p, &converters)?,
                         None => None,
                     };
                     if let Some(sel) = &selection {
@@ -619,26 +626,40 @@ impl ParquetScan {
         })
     }
 
+    /// Statistics converters of file `fi` for the data columns among `columns` (those the
+    /// file's schema lets parquet convert), built once per file.
+    fn converters(&self, fi: usize, columns: &[usize]) -> Vec<(usize, StatisticsConverter<'_>)> {
+        let s = &self.shared;
+        let meta = &s.files[fi].meta;
+        columns
+            .iter()
+            .filter(|&&c| c < s.data_columns)
+            .filter_map(|&c| {
+                let name = s.table_schema.field(c).name();
+                let conv = StatisticsConverter::try_new(name, meta.schema(), meta.parquet_schema())
+                    .ok()?;
+                Some((c, conv))
+            })
+            .collect()
+    }
+
     fn row_group_stats(
         &self,
         fi: usize,
         columns: &[usize],
         rgs: &[usize],
+        rows: &[i64],
+        converters: &[(usize, StatisticsConverter<'_>)],
     ) -> Result<Vec<(usize, ColumnStats)>> {
         let s = &self.shared;
-        let file = &s.files[fi];
-        let md = file.meta.metadata();
+        let md = s.files[fi].meta.metadata();
         let mut out = Vec::new();
         for &c in columns {
             if c >= s.data_columns {
-                let counts: Vec<i64> = rgs.iter().map(|&g| md.row_group(g).num_rows()).collect();
-                out.push((c, self.partition_stats(c, &vec![fi; rgs.len()], &counts)?));
+                out.push((c, self.partition_stats(c, &vec![fi; rgs.len()], rows)?));
                 continue;
             }
-            let name = s.table_schema.field(c).name();
-            let Ok(conv) =
-                StatisticsConverter::try_new(name, file.meta.schema(), file.meta.parquet_schema())
-            else {
+            let Some((_, conv)) = converters.iter().find(|(cc, _)| *cc == c) else {
                 continue;
             };
             let groups = rgs.iter().map(|&g| md.row_group(g));
@@ -668,6 +689,7 @@ impl ParquetScan {
         fi: usize,
         g: usize,
         p: &PruningPredicate,
+        converters: &[(usize, StatisticsConverter<'_>)],
     ) -> Result<Option<RowSelection>> {
         let s = &self.shared;
         let file = &s.files[fi];
@@ -677,13 +699,8 @@ impl ParquetScan {
         };
         let total = md.row_group(g).num_rows().max(0) as usize;
         let mut result: Option<RowSelection> = None;
-        for &c in p.columns().iter().filter(|&&c| c < s.data_columns) {
-            let name = s.table_schema.field(c).name();
-            let Ok(conv) =
-                StatisticsConverter::try_new(name, file.meta.schema(), file.meta.parquet_schema())
-            else {
-                continue;
-            };
+        for (c, conv) in converters {
+            let c = *c;
             let Some(leaf) = conv.parquet_column_index() else {
                 continue;
             };
@@ -856,8 +873,9 @@ impl ParquetScan {
     }
 
     /// Partition columns with their inferred types.
-    pub fn partition_fields(&self) -> &[Field] {
-        &self.partition_fields
+    pub fn partition_fields(&self) -> &[FieldRef] {
+        let s = &self.shared;
+        &s.table_schema.fields()[s.data_columns..]
     }
 
     /// The split size the scan's configuration asks for (`spark.sql.files.maxPartitionBytes`).
@@ -918,9 +936,9 @@ impl ParquetScan {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        if !self.partition_fields.is_empty() {
+        if !self.partition_fields().is_empty() {
             let pf: Vec<String> = self
-                .partition_fields
+                .partition_fields()
                 .iter()
                 .map(|f| format!("{}: {}", f.name(), spark_type_name(f.data_type())))
                 .collect();
