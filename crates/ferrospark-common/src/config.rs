@@ -28,6 +28,11 @@ pub const PARQUET_METADATA_CACHE_SIZE: &str = "ferrospark.parquet.metadataCache.
 pub const DEFAULT_METADATA_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 /// Decide a dictionary-encoded filter column on its dictionary codes (default true).
 pub const SCAN_DICTIONARY_CODES: &str = "ferrospark.scan.dictionaryCodeFilter";
+/// Spark's ANSI mode (default true in Spark 4): overflow raises instead of wrapping.
+pub const ANSI_ENABLED: &str = "spark.sql.ansi.enabled";
+/// Keys an object-hash aggregation holds before it falls back to sort-based aggregation.
+pub const OBJECT_AGG_FALLBACK_THRESHOLD: &str =
+    "spark.sql.objectHashAggregate.sortBased.fallbackThreshold";
 /// Spark's target split size when planning Parquet tasks.
 pub const FILES_MAX_PARTITION_BYTES: &str = "spark.sql.files.maxPartitionBytes";
 
@@ -89,7 +94,11 @@ impl Config {
                     ))
                 })?;
             }
-            PARQUET_FILTER_PUSHDOWN
+            OBJECT_AGG_FALLBACK_THRESHOLD => {
+                probe.object_agg_fallback_threshold()?;
+            }
+            ANSI_ENABLED
+            | PARQUET_FILTER_PUSHDOWN
             | PARQUET_BLOOM_FILTER
             | PARQUET_DICTIONARY_FILTER
             | SCAN_DICTIONARY_CODES => {
@@ -181,6 +190,21 @@ impl Config {
                 FerroError::Config(format!("config {PARQUET_METADATA_CACHE_SIZE}: {e}"))
             }),
         }
+    }
+
+    /// `spark.sql.ansi.enabled`, default true as in Spark 4.
+    pub fn ansi_enabled(&self) -> Result<bool> {
+        self.get_bool(ANSI_ENABLED, true)
+    }
+
+    /// `spark.sql.objectHashAggregate.sortBased.fallbackThreshold`, default 128 as in Spark.
+    pub fn object_agg_fallback_threshold(&self) -> Result<usize> {
+        self.get_positive(OBJECT_AGG_FALLBACK_THRESHOLD, 128)
+    }
+
+    /// `ferrospark.spill.dir`; the system temp directory when unset.
+    pub fn spill_dir(&self) -> Option<std::path::PathBuf> {
+        self.get(SPILL_DIR).map(std::path::PathBuf::from)
     }
 
     /// `spark.sql.session.timeZone`, default UTC.

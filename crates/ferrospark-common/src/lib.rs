@@ -1,12 +1,17 @@
-//! Shared foundations of ferrospark: the one error type, Spark-named configuration and metrics.
+//! Shared foundations of ferrospark: the one error type, Spark-named configuration, metrics,
+//! the memory pool and spill files.
 //!
 //! Every engine crate returns [`Result`]; the Python bindings map each [`FerroError`] variant to
 //! one Python exception class, so the error a user sees is decided here, once.
 
 pub mod config;
 pub mod error;
+pub mod memory;
 pub mod metrics;
+pub mod spill;
 
 pub use config::{parse_byte_size, Config};
 pub use error::{FerroError, Result};
+pub use memory::{MemoryPool, MemoryReservation};
 pub use metrics::{MetricValue, MetricsSet};
+pub use spill::{SpillDir, SpillFile, SpillReader, SpillWriter};

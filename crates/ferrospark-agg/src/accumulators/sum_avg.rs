@@ -1,0 +1,437 @@
+//! `sum` and `avg` with Spark's result types and overflow rules.
+//!
+//! * integral `sum` is a bigint: ANSI mode raises on overflow, legacy mode wraps;
+//! * floating `sum`/`avg` add in double;
+//! * decimal `sum` keeps an `i128` of scale `s` and checks the result precision
+//!   `min(38, p + 10)` when it is handed out; decimal `avg` divides like Spark's
+//!   `DecimalDivideWithOverflowCheck` (to scale 38, HALF_UP) and rounds to `(p + 4, s + 4)`.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Decimal128Type, Float64Type, Int64Type};
+use arrow_array::{Array, ArrayRef, Decimal128Array, Float64Array, Int64Array, PrimitiveArray};
+use arrow_buffer::i256;
+use ferrospark_common::{FerroError, Result};
+
+use super::{bool_array, for_each_valid, nulls_from, EmitTo, GroupsAccumulator};
+
+fn long_overflow() -> FerroError {
+    FerroError::Arithmetic(
+        "[ARITHMETIC_OVERFLOW] long overflow. Use 'try_sum' to tolerate overflow and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error.".into(),
+    )
+}
+
+/// `sum` of integral input in bigint.
+#[derive(Debug)]
+pub struct SumIntAccumulator {
+    sums: Vec<i64>,
+    seen: Vec<bool>,
+    ansi: bool,
+}
+
+impl SumIntAccumulator {
+    /// `ansi`: raise on overflow (Spark 4's default) instead of wrapping.
+    pub fn new(ansi: bool) -> Self {
+        Self {
+            sums: Vec::new(),
+            seen: Vec::new(),
+            ansi,
+        }
+    }
+
+    fn add(&mut self, values: &Int64Array, groups: &[u32], total: usize) -> Result<()> {
+        self.sums.resize(total, 0);
+        self.seen.resize(total, false);
+        let (sums, seen, vals) = (&mut self.sums, &mut self.seen, values.values());
+        if self.ansi {
+            let mut overflow = false;
+            for_each_valid(values.nulls(), groups, |r, g| {
+                let (s, o) = sums[g].overflowing_add(vals[r]);
+                sums[g] = s;
+                overflow |= o;
+                seen[g] = true;
+            });
+            if overflow {
+                return Err(long_overflow());
+            }
+        } else {
+            for_each_valid(values.nulls(), groups, |r, g| {
+                sums[g] = sums[g].wrapping_add(vals[r]);
+                seen[g] = true;
+            });
+        }
+        Ok(())
+    }
+}
+
+impl GroupsAccumulator for SumIntAccumulator {
+    fn update_batch(&mut self, values: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
+        self.add(values[0].as_primitive::<Int64Type>(), groups, total)
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
+        self.add(states[0].as_primitive::<Int64Type>(), groups, total)
+    }
+
+    fn evaluate(&mut self, emit: EmitTo) -> Result<ArrayRef> {
+        let seen = emit.take(&mut self.seen);
+        let sums = emit.take(&mut self.sums);
+        Ok(Arc::new(Int64Array::new(sums.into(), nulls_from(&seen))))
+    }
+
+    fn state(&mut self, emit: EmitTo) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate(emit)?])
+    }
+
+    fn size(&self) -> usize {
+        self.sums.capacity() * 9
+    }
+}
+
+/// `sum` of floating input (or `avg` when `count` is kept) in double.
+#[derive(Debug)]
+pub struct FloatSumAccumulator {
+    sums: Vec<f64>,
+    seen: Vec<bool>,
+    /// `Some` for `avg`: the number of values per group.
+    counts: Option<Vec<i64>>,
+}
+
+impl FloatSumAccumulator {
+    /// `sum(double)`.
+    pub fn sum() -> Self {
+        Self {
+            sums: Vec::new(),
+            seen: Vec::new(),
+            counts: None,
+        }
+    }
+
+    /// `avg` of numeric input (already cast to double).
+    pub fn avg() -> Self {
+        Self {
+            counts: Some(Vec::new()),
+            ..Self::sum()
+        }
+    }
+
+    fn grow(&mut self, total: usize) {
+        self.sums.resize(total, 0.0);
+        self.seen.resize(total, false);
+        if let Some(c) = &mut self.counts {
+            c.resize(total, 0);
+        }
+    }
+}
+
+impl GroupsAccumulator for FloatSumAccumulator {
+    fn update_batch(&mut self, values: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
+        self.grow(total);
+        let v = values[0].as_primitive::<Float64Type>();
+        let (sums, seen, vals) = (&mut self.sums, &mut self.seen, v.values());
+        match &mut self.counts {
+            None => for_each_valid(v.nulls(), groups, |r, g| {
+                sums[g] += vals[r];
+                seen[g] = true;
+            }),
+            Some(counts) => for_each_valid(v.nulls(), groups, |r, g| {
+                sums[g] += vals[r];
+                counts[g] += 1;
+            }),
+        }
+        Ok(())
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
+        self.grow(total);
+        let s = states[0].as_primitive::<Float64Type>();
+        let (sums, seen, vals) = (&mut self.sums, &mut self.seen, s.values());
+        match &mut self.counts {
+            None => for_each_valid(s.nulls(), groups, |r, g| {
+                sums[g] += vals[r];
+                seen[g] = true;
+            }),
+            Some(counts) => {
+                let c = states[1].as_primitive::<Int64Type>().values();
+                for_each_valid(s.nulls(), groups, |r, g| {
+                    sums[g] += vals[r];
+                    counts[g] += c[r];
+                })
+            }
+        }
+        Ok(())
+    }
+
+    fn evaluate(&mut self, emit: EmitTo) -> Result<ArrayRef> {
+        let sums = emit.take(&mut self.sums);
+        let seen = emit.take(&mut self.seen);
+        Ok(match &mut self.counts {
+            None => Arc::new(Float64Array::new(sums.into(), nulls_from(&seen))),
+            Some(counts) => {
+                let counts = emit.take(counts);
+                let avg: Vec<f64> = sums
+                    .iter()
+                    .zip(&counts)
+                    .map(|(s, &c)| s / c as f64)
+                    .collect();
+                let valid: Vec<bool> = counts.iter().map(|&c| c > 0).collect();
+                Arc::new(Float64Array::new(avg.into(), nulls_from(&valid)))
+            }
+        })
+    }
+
+    fn state(&mut self, emit: EmitTo) -> Result<Vec<ArrayRef>> {
+        let sums = emit.take(&mut self.sums);
+        let seen = emit.take(&mut self.seen);
+        Ok(match &mut self.counts {
+            None => vec![Arc::new(Float64Array::new(sums.into(), nulls_from(&seen)))],
+            Some(counts) => {
+                let counts = emit.take(counts);
+                vec![
+                    Arc::new(Float64Array::from(sums)),
+                    Arc::new(Int64Array::from(counts)),
+                ]
+            }
+        })
+    }
+
+    fn size(&self) -> usize {
+        self.sums.capacity() * 17
+    }
+}
+
+/// 10^n for n <= 38.
+pub(crate) fn pow10(n: u8) -> i128 {
+    10i128.pow(n as u32)
+}
+
+/// `sum` or `avg` of decimal input, exact in `i128`.
+#[derive(Debug)]
+pub struct DecimalSumAccumulator {
+    sums: Vec<i128>,
+    /// A value was added (Spark's `isEmpty` is its negation).
+    seen: Vec<bool>,
+    /// The sum left `i128` (it is then far beyond any decimal precision).
+    overflowed: Vec<bool>,
+    counts: Option<Vec<i64>>,
+    /// Input scale.
+    scale: i8,
+    /// Precision and scale of the buffer: `(min(38, p + 10), s)`.
+    state_precision: u8,
+    /// Precision and scale of the result.
+    result: (u8, i8),
+    ansi: bool,
+}
+
+impl DecimalSumAccumulator {
+    /// `sum(decimal(p, s))`: result `decimal(min(38, p + 10), s)`.
+    pub fn sum(precision: u8, scale: i8, ansi: bool) -> Self {
+        let p = (precision + 10).min(38);
+        Self {
+            sums: Vec::new(),
+            seen: Vec::new(),
+            overflowed: Vec::new(),
+            counts: None,
+            scale,
+            state_precision: p,
+            result: (p, scale),
+            ansi,
+        }
+    }
+
+    /// `avg(decimal(p, s))`: result `decimal(min(38, p + 4), min(38, s + 4))`.
+    pub fn avg(precision: u8, scale: i8, ansi: bool) -> Self {
+        Self {
+            counts: Some(Vec::new()),
+            result: ((precision + 4).min(38), (scale + 4).min(38)),
+            ..Self::sum(precision, scale, ansi)
+        }
+    }
+
+    fn grow(&mut self, total: usize) {
+        self.sums.resize(total, 0);
+        self.seen.resize(total, false);
+        self.overflowed.resize(total, false);
+        if let Some(c) = &mut self.counts {
+            c.resize(total, 0);
+        }
+    }
+
+    fn add(
+        &mut self,
+        values: &Decimal128Array,
+        counts_in: Option<&Int64Array>,
+        groups: &[u32],
+        total: usize,
+    ) {
+        self.grow(total);
+        let (sums, seen, over) = (&mut self.sums, &mut self.seen, &mut self.overflowed);
+        let vals = values.values();
+        let counts = &mut self.counts;
+        for_each_valid(values.nulls(), groups, |r, g| {
+            match sums[g].checked_add(vals[r]) {
+                Some(s) => sums[g] = s,
+                None => over[g] = true,
+            }
+            seen[g] = true;
+            if let Some(c) = counts {
+                c[g] += counts_in.map_or(1, |ci| ci.value(r));
+            }
+        });
+    }
+
+    fn overflow_error(&self) -> FerroError {
+        FerroError::Arithmetic(format!(
+            "[NUMERIC_VALUE_OUT_OF_RANGE] The sum cannot be represented as Decimal({}, {}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error, and return NULL instead.",
+            self.result.0, self.result.1
+        ))
+    }
+
+    /// Per group: the sum if it fits `precision` digits, `None` when it does not (an error in
+    /// ANSI mode) or when no value was added.
+    fn checked_sums(&mut self, emit: EmitTo, precision: u8) -> Result<(Vec<i128>, Vec<bool>)> {
+        let sums = emit.take(&mut self.sums);
+        let seen = emit.take(&mut self.seen);
+        let over = emit.take(&mut self.overflowed);
+        let bound = pow10(precision);
+        let mut valid = Vec::with_capacity(sums.len());
+        for i in 0..sums.len() {
+            let fits = !over[i] && sums[i].abs() < bound;
+            if seen[i] && !fits && self.ansi {
+                return Err(self.overflow_error());
+            }
+            valid.push(seen[i] && fits);
+        }
+        Ok((sums, valid))
+    }
+}
+
+/// `round_half_up(n / d)` for `d > 0`.
+fn div_half_up(n: i256, d: i256) -> i256 {
+    let q = n / d;
+    let r = n % d;
+    let two_r = r.wrapping_mul(i256::from_i128(2)).wrapping_abs();
+    if two_r >= d {
+        if n.is_negative() {
+            q - i256::ONE
+        } else {
+            q + i256::ONE
+        }
+    } else {
+        q
+    }
+}
+
+fn decimal_array(values: Vec<i128>, valid: &[bool], p: u8, s: i8) -> Result<ArrayRef> {
+    let a = PrimitiveArray::<Decimal128Type>::new(values.into(), nulls_from(valid))
+        .with_precision_and_scale(p, s)?;
+    Ok(Arc::new(a))
+}
+
+impl GroupsAccumulator for DecimalSumAccumulator {
+    fn update_batch(&mut self, values: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
+        self.add(
+            values[0].as_primitive::<Decimal128Type>(),
+            None,
+            groups,
+            total,
+        );
+        Ok(())
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
+        let sums = states[0].as_primitive::<Decimal128Type>();
+        if self.counts.is_some() {
+            self.add(
+                sums,
+                Some(states[1].as_primitive::<Int64Type>()),
+                groups,
+                total,
+            );
+            return Ok(());
+        }
+        // sum's state: (sum, isEmpty). A NULL sum in a non-empty state is an overflow that a
+        // legacy-mode partial step already turned into NULL: the result stays NULL.
+        let empty = states[1].as_boolean();
+        self.grow(total);
+        let vals = sums.values();
+        for (r, &g) in groups.iter().enumerate() {
+            let g = g as usize;
+            if empty.value(r) {
+                continue;
+            }
+            self.seen[g] = true;
+            if sums.is_null(r) {
+                self.overflowed[g] = true;
+            } else {
+                match self.sums[g].checked_add(vals[r]) {
+                    Some(s) => self.sums[g] = s,
+                    None => self.overflowed[g] = true,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn evaluate(&mut self, emit: EmitTo) -> Result<ArrayRef> {
+        let Some(counts) = &mut self.counts else {
+            let (sums, valid) = self.checked_sums(emit, self.result.0)?;
+            return decimal_array(sums, &valid, self.result.0, self.result.1);
+        };
+        let counts = emit.take(counts);
+        let (sums, valid) = self.checked_sums(emit, self.state_precision)?;
+        let (rp, rs) = self.result;
+        // Spark divides to scale 38 (HALF_UP), then rounds to the result scale (HALF_UP).
+        let up38 = i256::from_i128(10).wrapping_pow((38 - self.scale) as u32);
+        let down = i256::from_i128(10).wrapping_pow((38 - rs) as u32);
+        let bound = i256::from_i128(pow10(rp));
+        let mut out = Vec::with_capacity(sums.len());
+        let mut ok = Vec::with_capacity(sums.len());
+        for i in 0..sums.len() {
+            if !valid[i] || counts[i] == 0 {
+                out.push(0);
+                ok.push(false);
+                continue;
+            }
+            let q38 = div_half_up(
+                i256::from_i128(sums[i]).wrapping_mul(up38),
+                i256::from_i128(counts[i] as i128),
+            );
+            let q = div_half_up(q38, down);
+            if q.wrapping_abs() >= bound {
+                if self.ansi {
+                    return Err(self.overflow_error());
+                }
+                out.push(0);
+                ok.push(false);
+            } else {
+                out.push(q.as_i128());
+                ok.push(true);
+            }
+        }
+        decimal_array(out, &ok, rp, rs)
+    }
+
+    fn state(&mut self, emit: EmitTo) -> Result<Vec<ArrayRef>> {
+        let sp = self.state_precision;
+        let seen: Vec<bool> = match emit {
+            EmitTo::All => self.seen.clone(),
+            EmitTo::First(n) => self.seen[..n.min(self.seen.len())].to_vec(),
+        };
+        let counts = self.counts.as_mut().map(|c| emit.take(c));
+        let (sums, valid) = self.checked_sums(emit, sp)?;
+        let sum = decimal_array(sums, &valid, sp, self.scale)?;
+        Ok(match counts {
+            Some(c) => vec![sum, Arc::new(Int64Array::from(c))],
+            None => {
+                let empty: Vec<bool> = seen.iter().map(|s| !s).collect();
+                vec![sum, Arc::new(bool_array(empty))]
+            }
+        })
+    }
+
+    fn size(&self) -> usize {
+        self.sums.capacity() * 26
+    }
+}

@@ -1,0 +1,625 @@
+//! The aggregation operator: Spark's `HashAggregateExec` and `ObjectHashAggregateExec` with
+//! their spill and sort-based fall-back, as one push/finish/pull state machine.
+//!
+//! ```text
+//!   push(batch)* ──► Hashing ──finish()──► (no run spilled) ─► Emitting(groups of the map)
+//!                      │  ▲                  (runs spilled)  ─► Merging(runs ─► SortAggregator)
+//!   pool refuses ──────┘  │ sorted run written, map cleared
+//!   object keys > threshold ─► Buffering raw rows (sorted + sort-aggregated into runs)
+//! ```
+//!
+//! Every aggregate has its own mode, so one operator runs Spark's partial, partial-merge and
+//! final steps, and the mixed step of a distinct plan.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{new_empty_array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use ferrospark_common::{
+    Config, FerroError, MemoryPool, MemoryReservation, MetricValue, MetricsSet, Result, SpillDir,
+};
+use ferrospark_expr::{evaluate, PhysicalExpr};
+
+use crate::accumulators::{EmitTo, GroupsAccumulator};
+use crate::functions::AggregateExpr;
+use crate::group_values::{new_group_values, normalize_key, GroupValues};
+use crate::runs::{sort_by_keys, Run, RunMerger};
+use crate::sort_aggregate::{SortAggSlot, SortAggregator};
+
+/// Metric names of [`HashAggregateExec`].
+pub const AGG_METRICS: &[(&str, MetricValue)] = &[
+    ("input_rows", MetricValue::Count),
+    ("input_batches", MetricValue::Count),
+    ("output_rows", MetricValue::Count),
+    ("output_batches", MetricValue::Count),
+    ("groups", MetricValue::Count),
+    ("spill_count", MetricValue::Count),
+    ("spilled_bytes", MetricValue::Bytes),
+    ("spilled_rows", MetricValue::Count),
+    ("sort_fallbacks", MetricValue::Count),
+    ("peak_memory", MetricValue::Bytes),
+    ("compute_time_ns", MetricValue::TimeNs),
+];
+
+/// Settings of one aggregation.
+#[derive(Debug, Clone)]
+pub struct AggregateOptions {
+    /// Rows per output batch.
+    pub batch_size: usize,
+    /// The pool buffers are reserved from.
+    pub pool: MemoryPool,
+    /// Where runs are spilled.
+    pub spill_dir: SpillDir,
+    /// Keys an object-buffer aggregation holds before falling back to sort-based aggregation.
+    pub object_fallback_threshold: usize,
+}
+
+impl AggregateOptions {
+    /// Options from a session configuration, reserving from `pool`.
+    pub fn from_config(cfg: &Config, pool: MemoryPool) -> Result<Self> {
+        Ok(Self {
+            batch_size: cfg.batch_size()?,
+            pool,
+            spill_dir: SpillDir::new(cfg.spill_dir()),
+            object_fallback_threshold: cfg.object_agg_fallback_threshold()?,
+        })
+    }
+}
+
+impl Default for AggregateOptions {
+    fn default() -> Self {
+        Self {
+            batch_size: 8192,
+            pool: MemoryPool::unbounded(),
+            spill_dir: SpillDir::default(),
+            object_fallback_threshold: 128,
+        }
+    }
+}
+
+/// A grouping key: an expression over the input and its output name.
+#[derive(Debug, Clone)]
+pub struct GroupKey {
+    /// The key's value.
+    pub expr: PhysicalExpr,
+    /// Its output column name.
+    pub name: String,
+}
+
+enum Phase {
+    Hashing,
+    /// Groups of the final map, handed out in slices.
+    Emitting(VecDeque<RecordBatch>),
+    /// Spilled runs merged through a sort aggregator.
+    Merging,
+    Done,
+}
+
+/// Hash aggregation with spill and sort-based fall-back.
+pub struct HashAggregateExec {
+    keys: Vec<GroupKey>,
+    key_types: Vec<DataType>,
+    aggs: Vec<AggregateExpr>,
+    options: AggregateOptions,
+    output_schema: SchemaRef,
+    /// keys + every aggregate's state: the layout of runs.
+    run_schema: SchemaRef,
+    /// keys + every aggregate's input columns: the layout of fall-back buffers.
+    buffer_schema: SchemaRef,
+    group_values: Box<dyn GroupValues>,
+    accs: Vec<Box<dyn GroupsAccumulator>>,
+    converter: RowConverter,
+    reservation: MemoryReservation,
+    runs: Vec<Run>,
+    /// Raw input kept after the object-hash fall-back, waiting to be sorted.
+    fallback: Option<Vec<RecordBatch>>,
+    has_object_buffer: bool,
+    phase: Phase,
+    merge: Option<MergeState>,
+    metrics: MetricsSet,
+    groups: Vec<u32>,
+    /// Most bytes reserved at once.
+    peak: u64,
+}
+
+struct MergeState {
+    batches: VecDeque<RecordBatch>,
+}
+
+fn schema_of(fields: Vec<Field>) -> SchemaRef {
+    Arc::new(Schema::new(fields))
+}
+
+impl HashAggregateExec {
+    /// An aggregation of batches of `input_schema`, grouped by `keys`. Merge-mode aggregates
+    /// must have their `state_columns` set.
+    pub fn try_new(
+        input_schema: &Schema,
+        keys: Vec<GroupKey>,
+        aggs: Vec<AggregateExpr>,
+        options: AggregateOptions,
+    ) -> Result<Self> {
+        let _ = input_schema;
+        let key_types: Vec<DataType> = keys.iter().map(|k| k.expr.data_type()).collect();
+        let key_fields: Vec<Field> = keys
+            .iter()
+            .zip(&key_types)
+            .map(|(k, t)| Field::new(k.name.clone(), t.clone(), true))
+            .collect();
+        for a in &aggs {
+            if !a.mode.reads_raw() && a.state_columns.len() != a.state_fields().len() {
+                return Err(FerroError::Internal(format!(
+                    "aggregate {} in mode {:?} without its state columns",
+                    a.name, a.mode
+                )));
+            }
+        }
+        let mut out = key_fields.clone();
+        let mut run = key_fields.clone();
+        let mut buffer = key_fields.clone();
+        for a in &aggs {
+            out.extend(a.output_fields());
+            run.extend(a.state_fields());
+            if a.mode.reads_raw() {
+                buffer.extend(
+                    a.args.iter().enumerate().map(|(i, e)| {
+                        Field::new(format!("{}.arg{i}", a.name), e.data_type(), true)
+                    }),
+                );
+            } else {
+                buffer.extend(a.state_fields());
+            }
+        }
+        let accs = aggs
+            .iter()
+            .map(|a| a.create_accumulator())
+            .collect::<Result<Vec<_>>>()?;
+        let converter = RowConverter::new(
+            key_types
+                .iter()
+                .map(|t| SortField::new(t.clone()))
+                .collect(),
+        )?;
+        let has_object_buffer = aggs.iter().any(|a| a.func.has_object_buffer());
+        let reservation = options.pool.reservation("HashAggregateExec");
+        Ok(Self {
+            group_values: new_group_values(&key_types)?,
+            keys,
+            key_types,
+            aggs,
+            options,
+            output_schema: schema_of(out),
+            run_schema: schema_of(run),
+            buffer_schema: schema_of(buffer),
+            accs,
+            converter,
+            reservation,
+            runs: Vec::new(),
+            fallback: None,
+            has_object_buffer,
+            phase: Phase::Hashing,
+            merge: None,
+            metrics: MetricsSet::new(AGG_METRICS),
+            groups: Vec::new(),
+            peak: 0,
+        })
+    }
+
+    /// The schema of every output batch.
+    pub fn output_schema(&self) -> SchemaRef {
+        self.output_schema.clone()
+    }
+
+    /// The operator's metrics.
+    pub fn metrics(&self) -> &MetricsSet {
+        &self.metrics
+    }
+
+    /// Evaluates keys (normalised) and every aggregate's inputs over `batch`.
+    fn prepare(&self, batch: &RecordBatch) -> Result<(Vec<ArrayRef>, Vec<Vec<ArrayRef>>)> {
+        let n = batch.num_rows();
+        let keys = self
+            .keys
+            .iter()
+            .map(|k| Ok(normalize_key(&evaluate(&k.expr, batch)?.into_array(n)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let inputs = self
+            .aggs
+            .iter()
+            .map(|a| {
+                if a.mode.reads_raw() {
+                    a.args
+                        .iter()
+                        .map(|e| evaluate(e, batch)?.into_array(n))
+                        .collect::<Result<Vec<_>>>()
+                } else {
+                    Ok(a.state_columns
+                        .iter()
+                        .map(|&i| batch.column(i).clone())
+                        .collect())
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok((keys, inputs))
+    }
+
+    /// Adds one input batch.
+    pub fn push(&mut self, batch: &RecordBatch) -> Result<()> {
+        if !matches!(self.phase, Phase::Hashing) {
+            return Err(FerroError::Internal("push after finish".into()));
+        }
+        let started = Instant::now();
+        self.metrics.add("input_rows", batch.num_rows() as u64);
+        self.metrics.add("input_batches", 1);
+        if batch.num_rows() > 0 {
+            let (keys, inputs) = self.prepare(batch)?;
+            if self.fallback.is_some() {
+                self.buffer_raw(keys, inputs)?;
+            } else {
+                self.hash(&keys, &inputs, batch.num_rows())?;
+            }
+        }
+        self.metrics.add_elapsed("compute_time_ns", started);
+        Ok(())
+    }
+
+    fn hash(&mut self, keys: &[ArrayRef], inputs: &[Vec<ArrayRef>], num_rows: usize) -> Result<()> {
+        self.group_values.intern(keys, num_rows, &mut self.groups)?;
+        let total = self.group_values.len();
+        for ((acc, agg), input) in self.accs.iter_mut().zip(&self.aggs).zip(inputs) {
+            if agg.mode.reads_raw() {
+                acc.update_batch(input, &self.groups, total)?;
+            } else {
+                acc.merge_batch(input, &self.groups, total)?;
+            }
+        }
+        if self.has_object_buffer && total > self.options.object_fallback_threshold {
+            // Spark's ObjectHashAggregateExec: past the threshold the map is sorted into a run
+            // and the rest of the input is aggregated sort-based.
+            self.metrics.add("sort_fallbacks", 1);
+            self.spill_map(false)?;
+            self.fallback = Some(Vec::new());
+            return Ok(());
+        }
+        // A global aggregate's state is one row: nothing to gain from spilling it.
+        let can_spill = !self.keys.is_empty();
+        self.account(can_spill)
+    }
+
+    fn held_bytes(&self) -> usize {
+        self.group_values.size() + self.accs.iter().map(|a| a.size()).sum::<usize>()
+    }
+
+    /// Resizes the reservation to what the map holds; spills the map when refused.
+    fn account(&mut self, can_spill: bool) -> Result<()> {
+        let want = self.held_bytes() as u64 + self.runs_in_memory_bytes();
+        if self.reservation.try_resize(want) {
+            self.peak = self.peak.max(want);
+            return Ok(());
+        }
+        if !can_spill {
+            return Err(FerroError::MemoryLimit(format!(
+                "aggregation needs {want} bytes and ferrospark.memory.limit is reached; raise the limit"
+            )));
+        }
+        self.spill_memory_runs()?;
+        self.spill_map(true)?;
+        Ok(())
+    }
+
+    fn runs_in_memory_bytes(&self) -> u64 {
+        self.runs
+            .iter()
+            .map(|r| match r {
+                Run::Memory(b) => b.iter().map(|b| b.get_array_memory_size() as u64).sum(),
+                Run::File(_) => 0,
+            })
+            .sum()
+    }
+
+    /// The map's groups as state batches sorted by key; the map is empty afterwards.
+    fn drain_map_sorted(&mut self) -> Result<Option<RecordBatch>> {
+        if self.group_values.is_empty() {
+            return Ok(None);
+        }
+        let mut columns = self.group_values.emit()?;
+        for acc in &mut self.accs {
+            columns.extend(acc.state(EmitTo::All)?);
+        }
+        let batch = RecordBatch::try_new(self.run_schema.clone(), columns)?;
+        sort_by_keys(&batch, &self.converter, self.keys.len()).map(Some)
+    }
+
+    /// Turns the map into a sorted run, on disk when `to_disk`.
+    fn spill_map(&mut self, to_disk: bool) -> Result<()> {
+        let Some(sorted) = self.drain_map_sorted()? else {
+            return Ok(());
+        };
+        let run = if to_disk {
+            self.write_run(&[sorted])?
+        } else {
+            Run::Memory(vec![sorted])
+        };
+        self.runs.push(run);
+        self.reservation
+            .try_resize(self.held_bytes() as u64 + self.runs_in_memory_bytes());
+        Ok(())
+    }
+
+    fn write_run(&mut self, batches: &[RecordBatch]) -> Result<Run> {
+        let mut w = self.options.spill_dir.create(&self.run_schema)?;
+        let bs = self.options.batch_size.max(1);
+        for b in batches {
+            let mut off = 0;
+            while off < b.num_rows() {
+                let len = bs.min(b.num_rows() - off);
+                w.write(&b.slice(off, len))?;
+                off += len;
+            }
+        }
+        let f = w.finish()?;
+        self.metrics.add("spill_count", 1);
+        self.metrics.add("spilled_bytes", f.bytes());
+        self.metrics.add("spilled_rows", f.rows() as u64);
+        Ok(Run::File(f))
+    }
+
+    fn spill_memory_runs(&mut self) -> Result<()> {
+        let runs = std::mem::take(&mut self.runs);
+        for r in runs {
+            let r = match r {
+                Run::Memory(b) => self.write_run(&b)?,
+                f => f,
+            };
+            self.runs.push(r);
+        }
+        Ok(())
+    }
+
+    /// After the fall-back: keeps raw rows; sorts them into a run when memory is refused.
+    fn buffer_raw(&mut self, keys: Vec<ArrayRef>, inputs: Vec<Vec<ArrayRef>>) -> Result<()> {
+        let n = keys.first().map_or(0, |k| k.len());
+        let mut columns = keys;
+        columns.extend(inputs.into_iter().flatten());
+        let options = RecordBatchOptions::new().with_row_count(Some(n));
+        let batch =
+            RecordBatch::try_new_with_options(self.buffer_schema.clone(), columns, &options)?;
+        let bytes = batch.get_array_memory_size() as u64;
+        if let Some(buf) = &mut self.fallback {
+            buf.push(batch);
+        }
+        if !self.reservation.try_grow(bytes) {
+            self.spill_memory_runs()?;
+            self.sort_buffer(true)?;
+        }
+        Ok(())
+    }
+
+    /// Sorts the fall-back buffer by key and sort-aggregates it into a state run.
+    fn sort_buffer(&mut self, to_disk: bool) -> Result<()> {
+        let Some(buf) = self.fallback.as_mut() else {
+            return Ok(());
+        };
+        let batches = std::mem::take(buf);
+        if batches.is_empty() {
+            return Ok(());
+        }
+        let all = arrow_select::concat::concat_batches(&self.buffer_schema, &batches)?;
+        drop(batches);
+        let sorted = sort_by_keys(&all, &self.converter, self.keys.len())?;
+        drop(all);
+        let slots = self
+            .aggs
+            .iter()
+            .map(|a| {
+                Ok(SortAggSlot {
+                    acc: a.create_accumulator()?,
+                    raw: a.mode.reads_raw(),
+                    emit_final: false,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut agg = SortAggregator::new(&self.key_types, slots, self.run_schema.clone())?;
+        let mut out = Vec::new();
+        let nk = self.keys.len();
+        let bs = self.options.batch_size.max(1);
+        let mut off = 0;
+        while off < sorted.num_rows() {
+            let len = bs.min(sorted.num_rows() - off);
+            let chunk = sorted.slice(off, len);
+            let (keys, inputs) = self.split_buffer(&chunk, nk);
+            out.extend(agg.push(&keys, &inputs)?);
+            off += len;
+        }
+        out.extend(agg.finish()?);
+        let run = if to_disk {
+            self.write_run(&out)?
+        } else {
+            Run::Memory(out)
+        };
+        self.runs.push(run);
+        self.reservation.try_resize(self.runs_in_memory_bytes());
+        Ok(())
+    }
+
+    fn split_buffer(&self, chunk: &RecordBatch, nk: usize) -> (Vec<ArrayRef>, Vec<Vec<ArrayRef>>) {
+        let keys = chunk.columns()[..nk].to_vec();
+        let mut at = nk;
+        let inputs = self
+            .aggs
+            .iter()
+            .map(|a| {
+                let w = if a.mode.reads_raw() {
+                    a.args.len()
+                } else {
+                    a.state_columns.len()
+                };
+                let cols = chunk.columns()[at..at + w].to_vec();
+                at += w;
+                cols
+            })
+            .collect();
+        (keys, inputs)
+    }
+
+    /// Ends the input; output is pulled with [`Self::next_output`].
+    pub fn finish(&mut self) -> Result<()> {
+        if !matches!(self.phase, Phase::Hashing) {
+            return Ok(());
+        }
+        let started = Instant::now();
+        if self.keys.is_empty()
+            && self.group_values.is_empty()
+            && self.runs.is_empty()
+            && self.fallback.is_none()
+        {
+            // A global aggregate has one row even over no input.
+            let inputs: Vec<Vec<ArrayRef>> = self
+                .aggs
+                .iter()
+                .map(|a| {
+                    if a.mode.reads_raw() {
+                        a.args
+                            .iter()
+                            .map(|e| new_empty_array(&e.data_type()))
+                            .collect()
+                    } else {
+                        a.state_fields()
+                            .iter()
+                            .map(|f| new_empty_array(f.data_type()))
+                            .collect()
+                    }
+                })
+                .collect();
+            self.hash(&[], &inputs, 0)?;
+        }
+        self.metrics.add("peak_memory", self.peak);
+        if self.runs.is_empty() && self.fallback.is_none() {
+            let groups = self.group_values.len();
+            self.metrics.add("groups", groups as u64);
+            let mut columns = self.group_values.emit()?;
+            for (acc, agg) in self.accs.iter_mut().zip(&self.aggs) {
+                if agg.mode.emits_final() {
+                    columns.push(acc.evaluate(EmitTo::All)?);
+                } else {
+                    columns.extend(acc.state(EmitTo::All)?);
+                }
+            }
+            let options = RecordBatchOptions::new().with_row_count(Some(groups));
+            let all =
+                RecordBatch::try_new_with_options(self.output_schema.clone(), columns, &options)?;
+            let bs = self.options.batch_size.max(1);
+            let mut out = VecDeque::new();
+            let mut off = 0;
+            while off < groups {
+                let len = bs.min(groups - off);
+                out.push_back(all.slice(off, len));
+                off += len;
+            }
+            self.phase = Phase::Emitting(out);
+        } else {
+            self.sort_buffer(false)?;
+            self.spill_map(false)?;
+            self.merge_runs()?;
+            self.phase = Phase::Merging;
+        }
+        self.metrics.add_elapsed("compute_time_ns", started);
+        Ok(())
+    }
+
+    /// Merges every run with a sort aggregator into the output.
+    fn merge_runs(&mut self) -> Result<()> {
+        let slots = self
+            .aggs
+            .iter()
+            .map(|a| {
+                Ok(SortAggSlot {
+                    acc: a.create_accumulator()?,
+                    raw: false,
+                    emit_final: a.mode.emits_final(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut agg = SortAggregator::new(&self.key_types, slots, self.output_schema.clone())?;
+        let nk = self.keys.len();
+        let runs = std::mem::take(&mut self.runs);
+        let mut merger = RunMerger::new(
+            &runs,
+            &self.converter,
+            nk,
+            self.options.batch_size.max(1),
+            self.run_schema.clone(),
+        )?;
+        let mut out = VecDeque::new();
+        let mut groups = 0u64;
+        while let Some(b) = merger.next_batch()? {
+            let keys = b.columns()[..nk].to_vec();
+            let mut at = nk;
+            let inputs: Vec<Vec<ArrayRef>> = self
+                .aggs
+                .iter()
+                .map(|a| {
+                    let w = a.state_fields().len();
+                    let cols = b.columns()[at..at + w].to_vec();
+                    at += w;
+                    cols
+                })
+                .collect();
+            if let Some(o) = agg.push(&keys, &inputs)? {
+                groups += o.num_rows() as u64;
+                out.push_back(o);
+            }
+        }
+        if let Some(o) = agg.finish()? {
+            groups += o.num_rows() as u64;
+            out.push_back(o);
+        }
+        drop(merger);
+        drop(runs);
+        self.metrics.add("groups", groups);
+        self.merge = Some(MergeState { batches: out });
+        Ok(())
+    }
+
+    /// The next output batch; `None` when all are out. Calls [`Self::finish`] if needed.
+    pub fn next_output(&mut self) -> Result<Option<RecordBatch>> {
+        if matches!(self.phase, Phase::Hashing) {
+            self.finish()?;
+        }
+        let next = match &mut self.phase {
+            Phase::Emitting(q) => q.pop_front(),
+            Phase::Merging => self.merge.as_mut().and_then(|m| m.batches.pop_front()),
+            Phase::Hashing | Phase::Done => None,
+        };
+        match &next {
+            Some(b) => {
+                self.metrics.add("output_rows", b.num_rows() as u64);
+                self.metrics.add("output_batches", 1);
+            }
+            None => {
+                self.phase = Phase::Done;
+                self.reservation.free();
+            }
+        }
+        Ok(next)
+    }
+
+    /// Runs every batch of `input` through the operator and collects the output.
+    pub fn run(
+        mut self,
+        input: impl IntoIterator<Item = Result<RecordBatch>>,
+    ) -> Result<(Vec<RecordBatch>, MetricsSet)> {
+        for b in input {
+            self.push(&b?)?;
+        }
+        self.finish()?;
+        let mut out = Vec::new();
+        while let Some(b) = self.next_output()? {
+            out.push(b);
+        }
+        Ok((out, self.metrics.clone()))
+    }
+}

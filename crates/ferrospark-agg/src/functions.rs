@@ -1,0 +1,577 @@
+//! Aggregate functions: what the user asks for ([`AggregateCall`]), bound to an input schema
+//! ([`AggregateExpr`]) with Spark's result types, intermediate state fields and output names.
+
+use std::fmt;
+
+use arrow_schema::{DataType, Field, Schema};
+use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::types::{is_decimal, is_integral, is_numeric, spark_type_name};
+use ferrospark_expr::{bind, BindContext, Expr, PhysicalExpr};
+
+use crate::accumulators::bool_ops::BoolAccumulator;
+use crate::accumulators::collect::CollectAccumulator;
+use crate::accumulators::count::CountAccumulator;
+use crate::accumulators::first_last::FirstLastAccumulator;
+use crate::accumulators::hll_acc::HllAccumulator;
+use crate::accumulators::min_max::min_max;
+use crate::accumulators::percentile::PercentileAccumulator;
+use crate::accumulators::sum_avg::{DecimalSumAccumulator, FloatSumAccumulator, SumIntAccumulator};
+use crate::accumulators::variance::{VarianceAccumulator, VarianceKind};
+use crate::accumulators::GroupsAccumulator;
+
+/// An aggregate function as written by the user: a Spark function name, its arguments, and the
+/// `DISTINCT` / `IGNORE NULLS` modifiers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggregateCall {
+    /// Spark's function name (`sum`, `count`, `stddev`, `collect_set`, ...).
+    pub name: String,
+    /// Arguments; literal parameters (percentile's `p`, approx_count_distinct's `rsd`) included.
+    pub args: Vec<Expr>,
+    /// `count(DISTINCT x)`
+    pub distinct: bool,
+    /// `first(x, true)` / `IGNORE NULLS`
+    pub ignore_nulls: bool,
+    /// Output name; Spark's default when absent.
+    pub alias: Option<String>,
+}
+
+impl AggregateCall {
+    /// `name(args...)`.
+    pub fn new(name: &str, args: Vec<Expr>) -> Self {
+        Self {
+            name: name.to_ascii_lowercase(),
+            args,
+            distinct: false,
+            ignore_nulls: false,
+            alias: None,
+        }
+    }
+
+    /// The output column name: the alias, or Spark's default (`sum(x)`, `count(1)`,
+    /// `count(DISTINCT x)`, `percentile(x, 0.5, 1)`).
+    pub fn output_name(&self) -> String {
+        if let Some(a) = &self.alias {
+            return a.clone();
+        }
+        self.to_string()
+    }
+}
+
+fn arg_name(e: &Expr) -> String {
+    match e {
+        Expr::Binary { .. } => format!("({e})"),
+        other => other.output_name(),
+    }
+}
+
+impl fmt::Display for AggregateCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut args: Vec<String> = self.args.iter().map(arg_name).collect();
+        if self.name == "count" && args.is_empty() {
+            args.push("1".into());
+        }
+        if self.name == "percentile" && args.len() == 2 {
+            args.push("1".into());
+        }
+        let distinct = if self.distinct { "DISTINCT " } else { "" };
+        write!(f, "{}({distinct}{})", self.name, args.join(", "))
+    }
+}
+
+/// The aggregate functions ferrospark runs natively.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AggregateFunction {
+    /// `count(*)` / `count(x, ...)`
+    Count,
+    /// `sum(x)`
+    Sum,
+    /// `avg(x)` / `mean(x)`
+    Avg,
+    /// `min(x)`
+    Min,
+    /// `max(x)`
+    Max,
+    /// `first(x)` / `first_value(x)`
+    First {
+        /// skip NULLs
+        ignore_nulls: bool,
+    },
+    /// `last(x)` / `last_value(x)`
+    Last {
+        /// skip NULLs
+        ignore_nulls: bool,
+    },
+    /// stddev / variance family
+    Variance(VarianceKind),
+    /// `bool_and(x)` / `every(x)`
+    BoolAnd,
+    /// `bool_or(x)` / `some(x)` / `any(x)`
+    BoolOr,
+    /// `collect_list(x)`
+    CollectList,
+    /// `collect_set(x)`
+    CollectSet,
+    /// `percentile(x, p)` exact
+    Percentile {
+        /// percentages in [0, 1]
+        percentages: Vec<f64>,
+        /// result is `array<double>`
+        as_array: bool,
+    },
+    /// `approx_count_distinct(x, rsd)`
+    ApproxCountDistinct {
+        /// relative standard deviation
+        relative_sd: f64,
+    },
+}
+
+impl AggregateFunction {
+    /// Whether the buffer is an object (Spark's TypedImperativeAggregate): such functions run in
+    /// ObjectHashAggregate and fall back to sort-based aggregation past the key threshold.
+    pub fn has_object_buffer(&self) -> bool {
+        matches!(
+            self,
+            AggregateFunction::CollectList
+                | AggregateFunction::CollectSet
+                | AggregateFunction::Percentile { .. }
+                | AggregateFunction::ApproxCountDistinct { .. }
+        )
+    }
+}
+
+/// How an aggregate reads its input and what it hands out (Spark's `AggregateMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggregateMode {
+    /// raw rows in, intermediate state out
+    Partial,
+    /// state in, state out
+    PartialMerge,
+    /// state in, final value out
+    Final,
+    /// raw rows in, final value out
+    Complete,
+}
+
+impl AggregateMode {
+    /// Reads raw rows (as opposed to intermediate states).
+    pub fn reads_raw(self) -> bool {
+        matches!(self, AggregateMode::Partial | AggregateMode::Complete)
+    }
+
+    /// Hands out final values (as opposed to intermediate states).
+    pub fn emits_final(self) -> bool {
+        matches!(self, AggregateMode::Final | AggregateMode::Complete)
+    }
+}
+
+/// An aggregate bound to an input: its function, typed arguments and mode.
+#[derive(Debug, Clone)]
+pub struct AggregateExpr {
+    /// The function.
+    pub func: AggregateFunction,
+    /// Arguments over raw input rows, already cast to what the accumulator reads.
+    pub args: Vec<PhysicalExpr>,
+    /// Type of the (first) argument as the accumulator sees it.
+    pub input_type: DataType,
+    /// Output name (also the prefix of its state columns).
+    pub name: String,
+    /// The mode.
+    pub mode: AggregateMode,
+    /// Where its state columns are in the input, for merge modes (set by the operator).
+    pub state_columns: Vec<usize>,
+    ansi: bool,
+}
+
+fn literal_f64(e: &Expr, what: &str) -> Result<f64> {
+    let lit = match e {
+        Expr::Literal(l) => l,
+        Expr::Negative(inner) => return literal_f64(inner, what).map(|v| -v),
+        _ => {
+            return Err(FerroError::Analysis(format!(
+                "{what} must be a constant, got {e}"
+            )))
+        }
+    };
+    let a = arrow_cast::cast(lit.array(), &DataType::Float64)?;
+    use arrow_array::cast::AsArray;
+    let a = a.as_primitive::<arrow_array::types::Float64Type>();
+    if a.is_empty() || arrow_array::Array::is_null(a, 0) {
+        return Err(FerroError::Analysis(format!("{what} must not be NULL")));
+    }
+    Ok(a.value(0))
+}
+
+/// Percentages of `percentile`: one number, or an `array(...)` of numbers.
+fn percentages(e: &Expr) -> Result<(Vec<f64>, bool)> {
+    let (values, as_array) = match e {
+        Expr::Function { name, args } if name == "array" => (
+            args.iter()
+                .map(|a| literal_f64(a, "percentile's percentage"))
+                .collect::<Result<Vec<_>>>()?,
+            true,
+        ),
+        other => (vec![literal_f64(other, "percentile's percentage")?], false),
+    };
+    if let Some(bad) = values.iter().find(|p| !(0.0..=1.0).contains(*p)) {
+        return Err(FerroError::Analysis(format!(
+            "percentile's percentage must be between 0.0 and 1.0, got {bad}"
+        )));
+    }
+    Ok((values, as_array))
+}
+
+fn cast_to(e: PhysicalExpr, to: &DataType) -> PhysicalExpr {
+    if &e.data_type() == to {
+        e
+    } else {
+        PhysicalExpr::Cast {
+            expr: Box::new(e),
+            to: to.clone(),
+        }
+    }
+}
+
+fn orderable(dt: &DataType) -> bool {
+    !matches!(
+        dt,
+        DataType::Map(_, _) | DataType::Null | DataType::Union(_, _)
+    )
+}
+
+impl AggregateExpr {
+    /// Binds `call` to `schema`, checking argument types as Spark does.
+    pub fn bind(call: &AggregateCall, schema: &Schema, ansi: bool, tz: &str) -> Result<Self> {
+        let ctx = BindContext {
+            schema,
+            session_tz: tz,
+        };
+        let name = call.output_name();
+        let wrong_args = |n: &str| {
+            FerroError::Analysis(format!(
+                "{}: wrong number of arguments ({} given, {n} expected)",
+                call.name,
+                call.args.len()
+            ))
+        };
+        let one = || -> Result<PhysicalExpr> {
+            match call.args.first() {
+                Some(a) => bind(a, &ctx),
+                None => Err(wrong_args("1")),
+            }
+        };
+        let type_error = |e: &PhysicalExpr, expected: &str| {
+            FerroError::Analysis(format!(
+                "[DATATYPE_MISMATCH] cannot resolve {call}: the argument {} is {}, but {} expects {expected}",
+                e,
+                spark_type_name(&e.data_type()),
+                call.name
+            ))
+        };
+        let (func, args) = match call.name.as_str() {
+            "count" => {
+                let args = call
+                    .args
+                    .iter()
+                    .filter(|a| !matches!(a, Expr::Column(c) if c == "*"))
+                    .map(|a| bind(a, &ctx))
+                    .collect::<Result<Vec<_>>>()?;
+                (AggregateFunction::Count, args)
+            }
+            "sum" | "avg" | "mean" => {
+                let e = one()?;
+                let dt = e.data_type();
+                let is_avg = call.name != "sum";
+                let target = if is_decimal(&dt) {
+                    dt.clone()
+                } else if is_integral(&dt) && !is_avg {
+                    DataType::Int64
+                } else if is_numeric(&dt) || dt == DataType::Null {
+                    DataType::Float64
+                } else {
+                    return Err(type_error(&e, "a numeric argument"));
+                };
+                let target = if dt == DataType::Null && !is_avg {
+                    DataType::Float64
+                } else {
+                    target
+                };
+                let f = if is_avg {
+                    AggregateFunction::Avg
+                } else {
+                    AggregateFunction::Sum
+                };
+                (f, vec![cast_to(e, &target)])
+            }
+            "min" | "max" => {
+                let e = one()?;
+                if !orderable(&e.data_type()) {
+                    return Err(type_error(&e, "an orderable argument"));
+                }
+                let f = if call.name == "min" {
+                    AggregateFunction::Min
+                } else {
+                    AggregateFunction::Max
+                };
+                (f, vec![e])
+            }
+            "first" | "first_value" | "last" | "last_value" | "any_value" => {
+                let e = one()?;
+                let ignore_nulls = call.ignore_nulls
+                    || match call.args.get(1) {
+                        Some(Expr::Literal(l)) => {
+                            use arrow_array::cast::AsArray;
+                            l.data_type() == &DataType::Boolean
+                                && l.array().as_boolean().value(0)
+                        }
+                        Some(other) => {
+                            return Err(FerroError::Analysis(format!(
+                                "{}: ignoreNulls must be a boolean constant, got {other}",
+                                call.name
+                            )))
+                        }
+                        None => false,
+                    };
+                let f = if call.name.starts_with("last") {
+                    AggregateFunction::Last { ignore_nulls }
+                } else {
+                    AggregateFunction::First { ignore_nulls }
+                };
+                (f, vec![e])
+            }
+            "stddev" | "std" | "stddev_samp" | "stddev_pop" | "variance" | "var_samp"
+            | "var_pop" => {
+                let e = one()?;
+                let dt = e.data_type();
+                if !(is_numeric(&dt) || dt == DataType::Null) {
+                    return Err(type_error(&e, "a numeric argument"));
+                }
+                let kind = match call.name.as_str() {
+                    "stddev_pop" => VarianceKind::StddevPop,
+                    "var_pop" => VarianceKind::VarPop,
+                    "variance" | "var_samp" => VarianceKind::VarSamp,
+                    _ => VarianceKind::StddevSamp,
+                };
+                (
+                    AggregateFunction::Variance(kind),
+                    vec![cast_to(e, &DataType::Float64)],
+                )
+            }
+            "bool_and" | "every" | "bool_or" | "some" | "any" => {
+                let e = one()?;
+                if !matches!(e.data_type(), DataType::Boolean | DataType::Null) {
+                    return Err(type_error(&e, "a boolean argument"));
+                }
+                let f = if matches!(call.name.as_str(), "bool_and" | "every") {
+                    AggregateFunction::BoolAnd
+                } else {
+                    AggregateFunction::BoolOr
+                };
+                (f, vec![cast_to(e, &DataType::Boolean)])
+            }
+            "collect_list" | "array_agg" => (AggregateFunction::CollectList, vec![one()?]),
+            "collect_set" => (AggregateFunction::CollectSet, vec![one()?]),
+            "percentile" => {
+                let e = one()?;
+                if !is_numeric(&e.data_type()) {
+                    return Err(type_error(&e, "a numeric argument"));
+                }
+                let p = call.args.get(1).ok_or_else(|| wrong_args("2"))?;
+                let (percentages, as_array) = percentages(p)?;
+                (
+                    AggregateFunction::Percentile {
+                        percentages,
+                        as_array,
+                    },
+                    vec![cast_to(e, &DataType::Float64)],
+                )
+            }
+            "approx_count_distinct" => {
+                let e = one()?;
+                let relative_sd = match call.args.get(1) {
+                    Some(a) => literal_f64(a, "approx_count_distinct's relativeSD")?,
+                    None => 0.05,
+                };
+                (AggregateFunction::ApproxCountDistinct { relative_sd }, vec![e])
+            }
+            other => {
+                return Err(FerroError::Analysis(format!(
+                    "[UNRESOLVED_ROUTINE] unknown aggregate function `{other}`; supported: count, sum, avg, min, max, first, last, stddev, stddev_pop, variance, var_pop, bool_and, bool_or, collect_list, collect_set, percentile, approx_count_distinct"
+                )))
+            }
+        };
+        let input_type = args.first().map_or(DataType::Null, PhysicalExpr::data_type);
+        let input_type = if input_type == DataType::Null {
+            DataType::Float64
+        } else {
+            input_type
+        };
+        Ok(Self {
+            func,
+            args,
+            input_type,
+            name,
+            mode: AggregateMode::Complete,
+            state_columns: Vec::new(),
+            ansi,
+        })
+    }
+
+    /// The same aggregate in another mode.
+    pub fn with_mode(&self, mode: AggregateMode) -> Self {
+        Self {
+            mode,
+            ..self.clone()
+        }
+    }
+
+    /// Spark's result type.
+    pub fn result_type(&self) -> DataType {
+        let t = &self.input_type;
+        match &self.func {
+            AggregateFunction::Count | AggregateFunction::ApproxCountDistinct { .. } => {
+                DataType::Int64
+            }
+            AggregateFunction::Sum => match t {
+                DataType::Decimal128(p, s) => DataType::Decimal128((p + 10).min(38), *s),
+                DataType::Int64 => DataType::Int64,
+                _ => DataType::Float64,
+            },
+            AggregateFunction::Avg => match t {
+                DataType::Decimal128(p, s) => {
+                    DataType::Decimal128((p + 4).min(38), (s + 4).min(38))
+                }
+                _ => DataType::Float64,
+            },
+            AggregateFunction::Min
+            | AggregateFunction::Max
+            | AggregateFunction::First { .. }
+            | AggregateFunction::Last { .. } => t.clone(),
+            AggregateFunction::Variance(_) => DataType::Float64,
+            AggregateFunction::BoolAnd | AggregateFunction::BoolOr => DataType::Boolean,
+            AggregateFunction::CollectList | AggregateFunction::CollectSet => {
+                DataType::List(std::sync::Arc::new(Field::new_list_field(t.clone(), true)))
+            }
+            AggregateFunction::Percentile { as_array, .. } => {
+                if *as_array {
+                    DataType::List(std::sync::Arc::new(Field::new_list_field(
+                        DataType::Float64,
+                        true,
+                    )))
+                } else {
+                    DataType::Float64
+                }
+            }
+        }
+    }
+
+    /// Whether the result can be NULL (count and approx_count_distinct never are).
+    pub fn result_nullable(&self) -> bool {
+        !matches!(
+            self.func,
+            AggregateFunction::Count | AggregateFunction::ApproxCountDistinct { .. }
+        )
+    }
+
+    /// The intermediate state columns, named `<name>.<field>`.
+    pub fn state_fields(&self) -> Vec<Field> {
+        let t = &self.input_type;
+        let f =
+            |suffix: &str, dt: DataType| Field::new(format!("{}.{suffix}", self.name), dt, true);
+        match &self.func {
+            AggregateFunction::Count => vec![f("count", DataType::Int64)],
+            AggregateFunction::Sum => match t {
+                DataType::Decimal128(p, s) => vec![
+                    f("sum", DataType::Decimal128((p + 10).min(38), *s)),
+                    f("isEmpty", DataType::Boolean),
+                ],
+                _ => vec![f("sum", self.result_type())],
+            },
+            AggregateFunction::Avg => match t {
+                DataType::Decimal128(p, s) => vec![
+                    f("sum", DataType::Decimal128((p + 10).min(38), *s)),
+                    f("count", DataType::Int64),
+                ],
+                _ => vec![f("sum", DataType::Float64), f("count", DataType::Int64)],
+            },
+            AggregateFunction::Min | AggregateFunction::Max => vec![f("value", t.clone())],
+            AggregateFunction::First { .. } | AggregateFunction::Last { .. } => {
+                vec![f("value", t.clone()), f("valueSet", DataType::Boolean)]
+            }
+            AggregateFunction::Variance(_) => vec![
+                f("n", DataType::Float64),
+                f("avg", DataType::Float64),
+                f("m2", DataType::Float64),
+            ],
+            AggregateFunction::BoolAnd | AggregateFunction::BoolOr => {
+                vec![f("value", DataType::Boolean)]
+            }
+            AggregateFunction::CollectList | AggregateFunction::CollectSet => {
+                vec![f("buffer", self.result_type())]
+            }
+            AggregateFunction::Percentile { .. } => vec![f(
+                "buffer",
+                DataType::List(std::sync::Arc::new(Field::new_list_field(
+                    DataType::Float64,
+                    true,
+                ))),
+            )],
+            AggregateFunction::ApproxCountDistinct { .. } => {
+                vec![f("registers", DataType::Binary)]
+            }
+        }
+    }
+
+    /// The output fields this aggregate contributes in its mode.
+    pub fn output_fields(&self) -> Vec<Field> {
+        if self.mode.emits_final() {
+            vec![Field::new(
+                self.name.clone(),
+                self.result_type(),
+                self.result_nullable(),
+            )]
+        } else {
+            self.state_fields()
+        }
+    }
+
+    /// A fresh accumulator for every group's buffer.
+    pub fn create_accumulator(&self) -> Result<Box<dyn GroupsAccumulator>> {
+        let t = &self.input_type;
+        Ok(match &self.func {
+            AggregateFunction::Count => Box::new(CountAccumulator::default()),
+            AggregateFunction::Sum => match t {
+                DataType::Decimal128(p, s) => {
+                    Box::new(DecimalSumAccumulator::sum(*p, *s, self.ansi))
+                }
+                DataType::Int64 => Box::new(SumIntAccumulator::new(self.ansi)),
+                _ => Box::new(FloatSumAccumulator::sum()),
+            },
+            AggregateFunction::Avg => match t {
+                DataType::Decimal128(p, s) => {
+                    Box::new(DecimalSumAccumulator::avg(*p, *s, self.ansi))
+                }
+                _ => Box::new(FloatSumAccumulator::avg()),
+            },
+            AggregateFunction::Min => min_max(t, false)?,
+            AggregateFunction::Max => min_max(t, true)?,
+            AggregateFunction::First { ignore_nulls } => {
+                Box::new(FirstLastAccumulator::new(t, false, *ignore_nulls)?)
+            }
+            AggregateFunction::Last { ignore_nulls } => {
+                Box::new(FirstLastAccumulator::new(t, true, *ignore_nulls)?)
+            }
+            AggregateFunction::Variance(k) => Box::new(VarianceAccumulator::new(*k)),
+            AggregateFunction::BoolAnd => Box::new(BoolAccumulator::new(false)),
+            AggregateFunction::BoolOr => Box::new(BoolAccumulator::new(true)),
+            AggregateFunction::CollectList => Box::new(CollectAccumulator::new(t, false)?),
+            AggregateFunction::CollectSet => Box::new(CollectAccumulator::new(t, true)?),
+            AggregateFunction::Percentile {
+                percentages,
+                as_array,
+            } => Box::new(PercentileAccumulator::new(percentages.clone(), *as_array)),
+            AggregateFunction::ApproxCountDistinct { relative_sd } => {
+                Box::new(HllAccumulator::new(*relative_sd)?)
+            }
+        })
+    }
+}

@@ -1,0 +1,207 @@
+//! Grouping keys to dense group indices: the hash tables of hash aggregation.
+//!
+//! Three layouts, chosen by the key types: one primitive key ([`PrimitiveGroupValues`]), one
+//! string or binary key ([`BytesGroupValues`]), and anything else on Arrow's row format
+//! ([`RowGroupValues`]). Keys arrive already normalised (NaN and -0.0, see
+//! [`normalize_key`]); NULL is a group of its own.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Float64Type};
+use arrow_array::{Array, ArrayRef, PrimitiveArray};
+use arrow_schema::{DataType, TimeUnit};
+use ferrospark_common::Result;
+
+mod bytes;
+mod primitive;
+mod row;
+
+pub use bytes::BytesGroupValues;
+pub use primitive::PrimitiveGroupValues;
+pub use row::RowGroupValues;
+
+/// Maps key tuples to group indices `0..len()`, in first-seen order.
+pub trait GroupValues: Send {
+    /// Appends the group index of every row of `keys` to `groups` (cleared first), creating
+    /// groups for keys not seen before.
+    fn intern(&mut self, keys: &[ArrayRef], num_rows: usize, groups: &mut Vec<u32>) -> Result<()>;
+    /// Number of groups.
+    fn len(&self) -> usize;
+    /// Whether there are no groups.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Bytes held.
+    fn size(&self) -> usize;
+    /// The key columns of every group, in group order; the table is empty afterwards.
+    fn emit(&mut self) -> Result<Vec<ArrayRef>>;
+}
+
+/// Murmur3's 64-bit finaliser: spreads every input bit over the whole word, so both the
+/// bucket index (low bits) and the control byte (high bits) of the table are well mixed.
+#[inline]
+pub(crate) fn mix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ceb9fe1a85ec53);
+    h ^ (h >> 33)
+}
+
+/// Spark's NormalizeFloatingNumbers for a key column: every NaN becomes one NaN, -0.0 becomes
+/// 0.0. Other columns pass through.
+pub fn normalize_key(a: &ArrayRef) -> ArrayRef {
+    fn norm64(v: f64) -> f64 {
+        if v.is_nan() {
+            f64::NAN
+        } else {
+            v + 0.0
+        }
+    }
+    fn norm32(v: f32) -> f32 {
+        if v.is_nan() {
+            f32::NAN
+        } else {
+            v + 0.0
+        }
+    }
+    match a.data_type() {
+        DataType::Float64 => {
+            let p: PrimitiveArray<Float64Type> = a.as_primitive::<Float64Type>().unary(norm64);
+            Arc::new(p)
+        }
+        DataType::Float32 => {
+            let p: PrimitiveArray<Float32Type> = a.as_primitive::<Float32Type>().unary(norm32);
+            Arc::new(p)
+        }
+        _ => a.clone(),
+    }
+}
+
+/// The table for keys of these types.
+pub fn new_group_values(types: &[DataType]) -> Result<Box<dyn GroupValues>> {
+    if types.is_empty() {
+        return Ok(Box::new(GlobalGroup::default()));
+    }
+    use arrow_array::types::*;
+    macro_rules! prim {
+        ($t:ty) => {
+            Box::new(PrimitiveGroupValues::<$t>::new(types[0].clone()))
+        };
+    }
+    if let [one] = types {
+        return Ok(match one {
+            DataType::Int8 => prim!(Int8Type),
+            DataType::Int16 => prim!(Int16Type),
+            DataType::Int32 => prim!(Int32Type),
+            DataType::Int64 => prim!(Int64Type),
+            DataType::UInt8 => prim!(UInt8Type),
+            DataType::UInt16 => prim!(UInt16Type),
+            DataType::UInt32 => prim!(UInt32Type),
+            DataType::UInt64 => prim!(UInt64Type),
+            DataType::Float32 => prim!(Float32Type),
+            DataType::Float64 => prim!(Float64Type),
+            DataType::Date32 => prim!(Date32Type),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => prim!(TimestampMicrosecondType),
+            DataType::Timestamp(TimeUnit::Nanosecond, _) => prim!(TimestampNanosecondType),
+            DataType::Timestamp(TimeUnit::Millisecond, _) => prim!(TimestampMillisecondType),
+            DataType::Timestamp(TimeUnit::Second, _) => prim!(TimestampSecondType),
+            DataType::Decimal128(_, _) => prim!(Decimal128Type),
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary => {
+                Box::new(BytesGroupValues::new(one.clone()))
+            }
+            _ => Box::new(RowGroupValues::new(types)?),
+        });
+    }
+    Ok(Box::new(RowGroupValues::new(types)?))
+}
+
+/// No keys: every row is in the one group of a global aggregate.
+#[derive(Debug, Default)]
+struct GlobalGroup {
+    exists: bool,
+}
+
+impl GroupValues for GlobalGroup {
+    fn intern(&mut self, _: &[ArrayRef], num_rows: usize, groups: &mut Vec<u32>) -> Result<()> {
+        self.exists = true;
+        groups.clear();
+        groups.resize(num_rows, 0);
+        Ok(())
+    }
+
+    fn len(&self) -> usize {
+        self.exists as usize
+    }
+
+    fn size(&self) -> usize {
+        0
+    }
+
+    fn emit(&mut self) -> Result<Vec<ArrayRef>> {
+        self.exists = false;
+        Ok(Vec::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Float64Array, Int32Array, StringArray};
+
+    fn intern_all(gv: &mut dyn GroupValues, keys: &[ArrayRef]) -> Vec<u32> {
+        let mut g = Vec::new();
+        gv.intern(keys, keys[0].len(), &mut g).expect("intern");
+        g
+    }
+
+    #[test]
+    fn every_layout_numbers_groups_in_first_seen_order() {
+        let ints: ArrayRef = Arc::new(Int32Array::from(vec![
+            Some(5),
+            None,
+            Some(5),
+            Some(-1),
+            None,
+        ]));
+        let strs: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("é"),
+            None,
+            Some("é"),
+            Some(""),
+            None,
+        ]));
+        for keys in [
+            vec![ints.clone()],
+            vec![strs.clone()],
+            vec![ints.clone(), strs.clone()],
+        ] {
+            let types: Vec<DataType> = keys.iter().map(|k| k.data_type().clone()).collect();
+            let mut gv = new_group_values(&types).expect("table");
+            assert_eq!(intern_all(gv.as_mut(), &keys), vec![0, 1, 0, 2, 1]);
+            assert_eq!(intern_all(gv.as_mut(), &keys), vec![0, 1, 0, 2, 1]);
+            assert_eq!(gv.len(), 3);
+            let out = gv.emit().expect("emit");
+            assert_eq!(out[0].len(), 3);
+            assert!(out[0].is_null(1));
+            assert_eq!(gv.len(), 0);
+        }
+    }
+
+    #[test]
+    fn nan_and_negative_zero_group_together_after_normalising() {
+        let f: ArrayRef = Arc::new(Float64Array::from(vec![
+            0.0,
+            -0.0,
+            f64::NAN,
+            -f64::NAN,
+            1.0,
+        ]));
+        let mut gv = new_group_values(&[DataType::Float64]).expect("table");
+        assert_eq!(
+            intern_all(gv.as_mut(), &[normalize_key(&f)]),
+            vec![0, 0, 1, 1, 2]
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! One primitive key (integers, dates, timestamps, decimals, normalised floats).
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, PrimitiveArray};
+use arrow_buffer::NullBuffer;
+use arrow_schema::DataType;
+use ferrospark_common::Result;
+use hashbrown::HashTable;
+
+use super::{mix64, GroupValues};
+
+/// Native key values reduced to the 64 bits that are hashed (equal keys, equal bits).
+pub trait KeyBits: Copy + Send + Sync + 'static {
+    /// The bits hashed.
+    fn key_bits(self) -> u64;
+    /// Key equality (bitwise for floats, which are normalised first).
+    fn key_eq(self, other: Self) -> bool;
+}
+
+macro_rules! int_bits {
+    ($($t:ty),*) => {$(
+        impl KeyBits for $t {
+            #[inline]
+            fn key_bits(self) -> u64 { self as u64 }
+            #[inline]
+            fn key_eq(self, other: Self) -> bool { self == other }
+        }
+    )*};
+}
+int_bits!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl KeyBits for i128 {
+    #[inline]
+    fn key_bits(self) -> u64 {
+        (self as u64) ^ mix64((self >> 64) as u64)
+    }
+    #[inline]
+    fn key_eq(self, other: Self) -> bool {
+        self == other
+    }
+}
+
+impl KeyBits for f64 {
+    #[inline]
+    fn key_bits(self) -> u64 {
+        self.to_bits()
+    }
+    #[inline]
+    fn key_eq(self, other: Self) -> bool {
+        self.to_bits() == other.to_bits()
+    }
+}
+
+impl KeyBits for f32 {
+    #[inline]
+    fn key_bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+    #[inline]
+    fn key_eq(self, other: Self) -> bool {
+        self.to_bits() == other.to_bits()
+    }
+}
+
+/// Groups of one primitive key.
+pub struct PrimitiveGroupValues<T: ArrowPrimitiveType> {
+    data_type: DataType,
+    map: HashTable<u32>,
+    values: Vec<T::Native>,
+    null_group: Option<u32>,
+}
+
+impl<T: ArrowPrimitiveType> PrimitiveGroupValues<T> {
+    /// An empty table for keys of `data_type`.
+    pub fn new(data_type: DataType) -> Self {
+        Self {
+            data_type,
+            map: HashTable::new(),
+            values: Vec::new(),
+            null_group: None,
+        }
+    }
+}
+
+impl<T: ArrowPrimitiveType> GroupValues for PrimitiveGroupValues<T>
+where
+    T::Native: KeyBits,
+{
+    fn intern(&mut self, keys: &[ArrayRef], _: usize, groups: &mut Vec<u32>) -> Result<()> {
+        let a = keys[0].as_primitive::<T>();
+        groups.clear();
+        groups.reserve(a.len());
+        let values = &mut self.values;
+        let map = &mut self.map;
+        let null_group = &mut self.null_group;
+        let nulls = a.nulls().filter(|n| n.null_count() > 0);
+        for (i, &v) in a.values().iter().enumerate() {
+            if nulls.is_some_and(|n| n.is_null(i)) {
+                let g = *null_group.get_or_insert_with(|| {
+                    values.push(T::Native::default());
+                    (values.len() - 1) as u32
+                });
+                groups.push(g);
+                continue;
+            }
+            let h = mix64(v.key_bits());
+            let g = match map.find(h, |&g| values[g as usize].key_eq(v)) {
+                Some(&g) => g,
+                None => {
+                    let g = values.len() as u32;
+                    values.push(v);
+                    map.insert_unique(h, g, |&g| mix64(values[g as usize].key_bits()));
+                    g
+                }
+            };
+            groups.push(g);
+        }
+        Ok(())
+    }
+
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    fn size(&self) -> usize {
+        self.map.capacity() * 5 + self.values.capacity() * std::mem::size_of::<T::Native>()
+    }
+
+    fn emit(&mut self) -> Result<Vec<ArrayRef>> {
+        let values = std::mem::take(&mut self.values);
+        let nulls = self.null_group.take().map(|g| {
+            let mut valid = vec![true; values.len()];
+            valid[g as usize] = false;
+            NullBuffer::from(valid)
+        });
+        self.map.clear();
+        let a =
+            PrimitiveArray::<T>::new(values.into(), nulls).with_data_type(self.data_type.clone());
+        Ok(vec![Arc::new(a)])
+    }
+}

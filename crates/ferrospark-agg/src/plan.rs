@@ -1,0 +1,308 @@
+//! Planning an aggregation the way Spark's `AggUtils` does: a partial step where the input
+//! is, an exchange on the keys, a final step; and for distinct aggregates four steps (partial
+//! and partial-merge grouped by keys + distinct values, then partial and final grouped by the
+//! keys).
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{Schema, SchemaRef};
+use ferrospark_common::{Config, FerroError, MetricsSet, Result};
+use ferrospark_expr::{bind, BindContext, Expr, PhysicalExpr};
+
+use crate::exec::{AggregateOptions, GroupKey, HashAggregateExec};
+use crate::functions::{AggregateCall, AggregateExpr, AggregateMode};
+
+/// One aggregation step: keys and aggregates bound to the step's input.
+#[derive(Debug, Clone)]
+pub struct AggregateStage {
+    /// The schema the step reads.
+    pub input_schema: SchemaRef,
+    /// Grouping keys.
+    pub keys: Vec<GroupKey>,
+    /// Aggregates with their modes.
+    pub aggs: Vec<AggregateExpr>,
+    /// When the output must be hash-partitioned before the next step: on its first this-many
+    /// columns (Spark's `Exchange hashpartitioning`).
+    pub exchange_keys: Option<usize>,
+}
+
+impl AggregateStage {
+    /// The operator for this step.
+    pub fn exec(&self, options: AggregateOptions) -> Result<HashAggregateExec> {
+        HashAggregateExec::try_new(
+            &self.input_schema,
+            self.keys.clone(),
+            self.aggs.clone(),
+            options,
+        )
+    }
+
+    fn output_schema(&self) -> Result<SchemaRef> {
+        Ok(self.exec(AggregateOptions::default())?.output_schema())
+    }
+
+    /// A one-line summary in the style of Spark's physical plan.
+    pub fn describe(&self) -> String {
+        let modes: Vec<String> = self
+            .aggs
+            .iter()
+            .map(|a| {
+                let m = match a.mode {
+                    AggregateMode::Partial => "partial_",
+                    AggregateMode::PartialMerge => "merge_",
+                    AggregateMode::Final | AggregateMode::Complete => "",
+                };
+                format!("{m}{}", a.name)
+            })
+            .collect();
+        let keys: Vec<&str> = self.keys.iter().map(|k| k.name.as_str()).collect();
+        format!(
+            "HashAggregate(keys=[{}], functions=[{}])",
+            keys.join(", "),
+            modes.join(", ")
+        )
+    }
+}
+
+/// The steps of one aggregation, first to last.
+#[derive(Debug, Clone)]
+pub struct AggregatePlan {
+    /// The steps.
+    pub stages: Vec<AggregateStage>,
+}
+
+fn column_key(schema: &Schema, i: usize) -> GroupKey {
+    let f = schema.field(i);
+    GroupKey {
+        expr: PhysicalExpr::Column {
+            index: i,
+            name: f.name().clone(),
+            data_type: f.data_type().clone(),
+        },
+        name: f.name().clone(),
+    }
+}
+
+/// `agg` in `mode`, reading its states from `schema` starting at column `*at`.
+fn merging(agg: &AggregateExpr, mode: AggregateMode, at: &mut usize) -> AggregateExpr {
+    let mut a = agg.with_mode(mode);
+    let w = agg.state_fields().len();
+    a.state_columns = (*at..*at + w).collect();
+    *at += w;
+    a
+}
+
+impl AggregatePlan {
+    /// Plans `GROUP BY by` computing `calls` over batches of `schema`.
+    pub fn new(
+        schema: &Schema,
+        by: &[Expr],
+        calls: &[AggregateCall],
+        cfg: &Config,
+    ) -> Result<Self> {
+        let ansi = cfg.ansi_enabled()?;
+        let tz = cfg.session_time_zone();
+        let ctx = BindContext {
+            schema,
+            session_tz: tz,
+        };
+        let keys = by
+            .iter()
+            .map(|e| {
+                Ok(GroupKey {
+                    expr: bind(e, &ctx)?,
+                    name: e.output_name(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let aggs = calls
+            .iter()
+            .map(|c| AggregateExpr::bind(c, schema, ansi, tz))
+            .collect::<Result<Vec<_>>>()?;
+        let input = Arc::new(schema.clone());
+        let distinct: Vec<bool> = calls.iter().map(|c| c.distinct).collect();
+        if !distinct.iter().any(|&d| d) {
+            return Self::two_steps(input, keys, aggs);
+        }
+        Self::distinct_steps(input, keys, aggs, &distinct)
+    }
+
+    fn two_steps(input: SchemaRef, keys: Vec<GroupKey>, aggs: Vec<AggregateExpr>) -> Result<Self> {
+        let nk = keys.len();
+        let partial = AggregateStage {
+            input_schema: input,
+            keys,
+            aggs: aggs
+                .iter()
+                .map(|a| a.with_mode(AggregateMode::Partial))
+                .collect(),
+            exchange_keys: Some(nk),
+        };
+        let mid = partial.output_schema()?;
+        let mut at = nk;
+        let last = AggregateStage {
+            keys: (0..nk).map(|i| column_key(&mid, i)).collect(),
+            aggs: aggs
+                .iter()
+                .map(|a| merging(a, AggregateMode::Final, &mut at))
+                .collect(),
+            input_schema: mid,
+            exchange_keys: None,
+        };
+        Ok(Self {
+            stages: vec![partial, last],
+        })
+    }
+
+    fn distinct_steps(
+        input: SchemaRef,
+        keys: Vec<GroupKey>,
+        aggs: Vec<AggregateExpr>,
+        distinct: &[bool],
+    ) -> Result<Self> {
+        let nk = keys.len();
+        // Spark plans one set of distinct arguments this way; several need an Expand.
+        let mut dargs: Option<&Vec<PhysicalExpr>> = None;
+        for (a, &d) in aggs.iter().zip(distinct) {
+            if !d {
+                continue;
+            }
+            match dargs {
+                None => dargs = Some(&a.args),
+                Some(prev) if prev == &a.args => {}
+                Some(_) => {
+                    return Err(FerroError::Unsupported(
+                        "DISTINCT aggregates over different arguments in one aggregation are not supported yet; compute them in separate aggregations and join the results".into(),
+                    ))
+                }
+            }
+        }
+        let dargs = dargs.cloned().unwrap_or_default();
+        let nd = dargs.len();
+        let plain: Vec<&AggregateExpr> = aggs
+            .iter()
+            .zip(distinct)
+            .filter(|(_, &d)| !d)
+            .map(|(a, _)| a)
+            .collect();
+        let mut keys0 = keys.clone();
+        keys0.extend(dargs.iter().enumerate().map(|(i, e)| GroupKey {
+            expr: e.clone(),
+            name: format!("_distinct_{i}"),
+        }));
+        let s0 = AggregateStage {
+            input_schema: input,
+            keys: keys0,
+            aggs: plain
+                .iter()
+                .map(|a| a.with_mode(AggregateMode::Partial))
+                .collect(),
+            exchange_keys: Some(nk + nd),
+        };
+        let o0 = s0.output_schema()?;
+        let mut at = nk + nd;
+        let s1 = AggregateStage {
+            keys: (0..nk + nd).map(|i| column_key(&o0, i)).collect(),
+            aggs: plain
+                .iter()
+                .map(|a| merging(a, AggregateMode::PartialMerge, &mut at))
+                .collect(),
+            input_schema: o0,
+            exchange_keys: None,
+        };
+        let o1 = s1.output_schema()?;
+        let mut at = nk + nd;
+        let aggs2 = aggs
+            .iter()
+            .zip(distinct)
+            .map(|(a, &d)| {
+                if d {
+                    let mut p = a.with_mode(AggregateMode::Partial);
+                    p.args = (0..nd)
+                        .map(|j| {
+                            let f = o1.field(nk + j);
+                            PhysicalExpr::Column {
+                                index: nk + j,
+                                name: f.name().clone(),
+                                data_type: f.data_type().clone(),
+                            }
+                        })
+                        .collect();
+                    p
+                } else {
+                    merging(a, AggregateMode::PartialMerge, &mut at)
+                }
+            })
+            .collect();
+        let s2 = AggregateStage {
+            keys: (0..nk).map(|i| column_key(&o1, i)).collect(),
+            aggs: aggs2,
+            input_schema: o1,
+            exchange_keys: Some(nk),
+        };
+        let o2 = s2.output_schema()?;
+        let mut at = nk;
+        let s3 = AggregateStage {
+            keys: (0..nk).map(|i| column_key(&o2, i)).collect(),
+            aggs: aggs
+                .iter()
+                .map(|a| merging(a, AggregateMode::Final, &mut at))
+                .collect(),
+            input_schema: o2,
+            exchange_keys: None,
+        };
+        Ok(Self {
+            stages: vec![s0, s1, s2, s3],
+        })
+    }
+
+    /// The schema of the final output: keys, then one column per aggregate.
+    pub fn output_schema(&self) -> Result<SchemaRef> {
+        match self.stages.last() {
+            Some(s) => s.output_schema(),
+            None => Err(FerroError::Internal("empty aggregation plan".into())),
+        }
+    }
+
+    /// Spark-style plan text, last step first.
+    pub fn explain(&self) -> String {
+        let mut out = String::new();
+        for (depth, s) in self.stages.iter().rev().enumerate() {
+            let pad = "   ".repeat(depth);
+            out.push_str(&format!("{pad}+- {}\n", s.describe()));
+            if let Some(k) = s.exchange_keys {
+                let names: Vec<&str> = s.keys[..k.min(s.keys.len())]
+                    .iter()
+                    .map(|g| g.name.as_str())
+                    .collect();
+                out.push_str(&format!(
+                    "{pad}   Exchange hashpartitioning({})\n",
+                    names.join(", ")
+                ));
+            }
+        }
+        out
+    }
+
+    /// Runs every step in this process, one after the other, over `input`.
+    pub fn run_complete(
+        &self,
+        input: impl IntoIterator<Item = Result<RecordBatch>>,
+        cfg: &Config,
+    ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
+        let pool = ferrospark_common::MemoryPool::new(cfg.memory_limit()?);
+        let options = AggregateOptions::from_config(cfg, pool)?;
+        let mut metrics = Vec::new();
+        let mut batches: Box<dyn Iterator<Item = Result<RecordBatch>>> =
+            Box::new(input.into_iter());
+        for stage in &self.stages {
+            let exec = stage.exec(options.clone())?;
+            let (out, m) = exec.run(batches)?;
+            metrics.push(m);
+            batches = Box::new(out.into_iter().map(Ok));
+        }
+        let out: Vec<RecordBatch> = batches.collect::<Result<_>>()?;
+        Ok((out, metrics))
+    }
+}

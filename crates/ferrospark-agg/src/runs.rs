@@ -1,0 +1,150 @@
+//! Sorted runs of intermediate states (kept in memory or spilled to Arrow IPC files) and the
+//! k-way merge that reads them back as one key-sorted stream.
+
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_row::{RowConverter, Rows};
+use arrow_schema::SchemaRef;
+use ferrospark_common::{Result, SpillFile};
+
+/// One sorted run.
+pub enum Run {
+    /// Still in memory (and reserved).
+    Memory(Vec<RecordBatch>),
+    /// On disk.
+    File(SpillFile),
+}
+
+impl Run {
+    fn batches(&self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + '_>> {
+        Ok(match self {
+            Run::Memory(b) => Box::new(b.iter().cloned().map(Ok)),
+            Run::File(f) => Box::new(f.read()?),
+        })
+    }
+}
+
+/// Sorts `batch` by its first `num_keys` columns (row-format order).
+pub fn sort_by_keys(
+    batch: &RecordBatch,
+    converter: &RowConverter,
+    num_keys: usize,
+) -> Result<RecordBatch> {
+    let rows = converter.convert_columns(&batch.columns()[..num_keys])?;
+    let mut idx: Vec<u32> = (0..batch.num_rows() as u32).collect();
+    idx.sort_unstable_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
+    let idx = UInt32Array::from(idx);
+    Ok(arrow_select::take::take_record_batch(batch, &idx)?)
+}
+
+struct Cursor<'a> {
+    batches: Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>,
+    batch: Option<(RecordBatch, Rows)>,
+    pos: usize,
+}
+
+impl Cursor<'_> {
+    fn advance_batch(&mut self, converter: &RowConverter, num_keys: usize) -> Result<()> {
+        self.pos = 0;
+        self.batch = None;
+        for b in self.batches.by_ref() {
+            let b = b?;
+            if b.num_rows() == 0 {
+                continue;
+            }
+            let rows = converter.convert_columns(&b.columns()[..num_keys])?;
+            self.batch = Some((b, rows));
+            break;
+        }
+        Ok(())
+    }
+}
+
+/// Merges sorted runs into key-sorted batches of at most `batch_size` rows.
+pub struct RunMerger<'a> {
+    cursors: Vec<Cursor<'a>>,
+    converter: &'a RowConverter,
+    num_keys: usize,
+    batch_size: usize,
+    schema: SchemaRef,
+}
+
+impl<'a> RunMerger<'a> {
+    /// Opens every run.
+    pub fn new(
+        runs: &'a [Run],
+        converter: &'a RowConverter,
+        num_keys: usize,
+        batch_size: usize,
+        schema: SchemaRef,
+    ) -> Result<Self> {
+        let mut cursors = Vec::with_capacity(runs.len());
+        for r in runs {
+            let mut c = Cursor {
+                batches: r.batches()?,
+                batch: None,
+                pos: 0,
+            };
+            c.advance_batch(converter, num_keys)?;
+            cursors.push(c);
+        }
+        Ok(Self {
+            cursors,
+            converter,
+            num_keys,
+            batch_size,
+            schema,
+        })
+    }
+
+    /// The next merged batch, `None` at the end.
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        // Batches referenced by this output chunk, and (batch, row) picks into them.
+        let mut held: Vec<RecordBatch> = Vec::new();
+        let mut held_of: Vec<Option<usize>> = vec![None; self.cursors.len()];
+        let mut picks: Vec<(usize, usize)> = Vec::with_capacity(self.batch_size);
+        while picks.len() < self.batch_size {
+            let mut best: Option<usize> = None;
+            for (i, c) in self.cursors.iter().enumerate() {
+                let Some((_, rows)) = &c.batch else { continue };
+                best = match best {
+                    None => Some(i),
+                    Some(b) => {
+                        let (_, brows) = self.cursors[b].batch.as_ref().expect("best has a batch");
+                        if rows.row(c.pos) < brows.row(self.cursors[b].pos) {
+                            Some(i)
+                        } else {
+                            Some(b)
+                        }
+                    }
+                };
+            }
+            let Some(i) = best else { break };
+            let c = &mut self.cursors[i];
+            let (batch, _) = c.batch.as_ref().expect("chosen cursor has a batch");
+            let h = match held_of[i] {
+                Some(h) => h,
+                None => {
+                    held.push(batch.clone());
+                    held_of[i] = Some(held.len() - 1);
+                    held.len() - 1
+                }
+            };
+            picks.push((h, c.pos));
+            c.pos += 1;
+            if c.pos == batch.num_rows() {
+                c.advance_batch(self.converter, self.num_keys)?;
+                held_of[i] = None;
+            }
+        }
+        if picks.is_empty() {
+            return Ok(None);
+        }
+        let columns: Vec<ArrayRef> = (0..self.schema.fields().len())
+            .map(|col| {
+                let arrays: Vec<&dyn Array> = held.iter().map(|b| b.column(col).as_ref()).collect();
+                arrow_select::interleave::interleave(&arrays, &picks)
+            })
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
+    }
+}

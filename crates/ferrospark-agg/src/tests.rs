@@ -1,0 +1,392 @@
+//! Tests of the aggregation operators: results against a naive reference, every path (hash,
+//! spill + sort merge, object-hash fall-back) against the others over odd batch sizes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{
+    Array, ArrayRef, Decimal128Array, Float64Array, Int64Array, RecordBatch, StringArray,
+};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use ferrospark_common::{Config, FerroError, Result};
+use ferrospark_expr::{parse_expr, Expr};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::{AggregateCall, AggregatePlan};
+
+fn schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, true),
+        Field::new("s", DataType::Utf8, true),
+        Field::new("x", DataType::Int64, true),
+        Field::new("f", DataType::Float64, true),
+        Field::new("d", DataType::Decimal128(10, 2), true),
+    ]))
+}
+
+/// `n` rows: keys in `0..groups` (10% NULL), strings, ints with NULLs, floats with NaN/-0.0.
+fn data(n: usize, groups: i64, seed: u64) -> RecordBatch {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let k: Int64Array = (0..n)
+        .map(|_| (rng.random_range(0..10) != 0).then(|| rng.random_range(0..groups)))
+        .collect();
+    let s: StringArray = (0..n)
+        .map(|_| match rng.random_range(0..5) {
+            0 => None,
+            1 => Some("é".to_string()),
+            v => Some(format!("s{}", v * rng.random_range(0..3))),
+        })
+        .collect();
+    let x: Int64Array = (0..n)
+        .map(|_| (rng.random_range(0..6) != 0).then(|| rng.random_range(-1000..1000)))
+        .collect();
+    let f: Float64Array = (0..n)
+        .map(|_| match rng.random_range(0..8) {
+            0 => None,
+            1 => Some(f64::NAN),
+            2 => Some(-0.0),
+            _ => Some(rng.random_range(-10..10) as f64 / 4.0),
+        })
+        .collect();
+    let d: Decimal128Array = (0..n)
+        .map(|_| (rng.random_range(0..5) != 0).then(|| rng.random_range(-100_000..100_000) as i128))
+        .collect::<Decimal128Array>()
+        .with_precision_and_scale(10, 2)
+        .expect("decimal");
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(k),
+            Arc::new(s),
+            Arc::new(x),
+            Arc::new(f),
+            Arc::new(d),
+        ],
+    )
+    .expect("batch")
+}
+
+fn chunks(b: &RecordBatch, size: usize) -> Vec<Result<RecordBatch>> {
+    (0..b.num_rows())
+        .step_by(size.max(1))
+        .map(|o| Ok(b.slice(o, size.min(b.num_rows() - o))))
+        .collect()
+}
+
+fn call(text: &str) -> AggregateCall {
+    // "name(args)" / "name(DISTINCT arg)"
+    let open = text.find('(').expect("(");
+    let name = &text[..open];
+    let inner = &text[open + 1..text.len() - 1];
+    let (distinct, inner) = match inner.strip_prefix("DISTINCT ") {
+        Some(rest) => (true, rest),
+        None => (false, inner),
+    };
+    let args = if inner.is_empty() {
+        vec![]
+    } else {
+        inner
+            .split(", ")
+            .map(|a| parse_expr(a).expect("arg"))
+            .collect()
+    };
+    let mut c = AggregateCall::new(name, args);
+    c.distinct = distinct;
+    c
+}
+
+/// Output rows as sorted text lines.
+fn lines(batches: &[RecordBatch]) -> Vec<String> {
+    let opts = FormatOptions::default().with_null("NULL");
+    let mut out = Vec::new();
+    for b in batches {
+        let fmts: Vec<ArrayFormatter> = b
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).expect("formatter"))
+            .collect();
+        for r in 0..b.num_rows() {
+            out.push(
+                fmts.iter()
+                    .map(|f| f.value(r).to_string())
+                    .collect::<Vec<_>>()
+                    .join("|"),
+            );
+        }
+    }
+    out.sort();
+    out
+}
+
+fn run(
+    by: &[&str],
+    aggs: &[&str],
+    input: Vec<Result<RecordBatch>>,
+    cfg: &Config,
+) -> Result<Vec<RecordBatch>> {
+    let by: Vec<Expr> = by.iter().map(|b| parse_expr(b).expect("key")).collect();
+    let calls: Vec<AggregateCall> = aggs.iter().map(|a| call(a)).collect();
+    let plan = AggregatePlan::new(&schema(), &by, &calls, cfg)?;
+    Ok(plan.run_complete(input, cfg)?.0)
+}
+
+fn cfg(pairs: &[(&str, &str)]) -> Config {
+    Config::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string()))).expect("config")
+}
+
+/// The naive answer of `k, count(*), count(x), sum(x), min(x), max(x)`.
+fn reference(b: &RecordBatch) -> Vec<String> {
+    let k = b.column(0).as_primitive::<Int64Type>();
+    let x = b.column(2).as_primitive::<Int64Type>();
+    type Row = (i64, i64, Option<i64>, Option<i64>, Option<i64>);
+    let mut m: BTreeMap<Option<i64>, Row> = BTreeMap::new();
+    for r in 0..b.num_rows() {
+        let key = k.is_valid(r).then(|| k.value(r));
+        let e = m.entry(key).or_insert((0, 0, None, None, None));
+        e.0 += 1;
+        if x.is_valid(r) {
+            let v = x.value(r);
+            e.1 += 1;
+            e.2 = Some(e.2.unwrap_or(0) + v);
+            e.3 = Some(e.3.map_or(v, |c: i64| c.min(v)));
+            e.4 = Some(e.4.map_or(v, |c: i64| c.max(v)));
+        }
+    }
+    let show = |v: Option<i64>| v.map_or("NULL".to_string(), |v| v.to_string());
+    let mut out: Vec<String> = m
+        .into_iter()
+        .map(|(k, e)| {
+            format!(
+                "{}|{}|{}|{}|{}|{}",
+                show(k),
+                e.0,
+                e.1,
+                show(e.2),
+                show(e.3),
+                show(e.4)
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+const BASIC: &[&str] = &["count()", "count(x)", "sum(x)", "min(x)", "max(x)"];
+
+#[test]
+fn hash_aggregation_matches_the_reference_over_odd_batch_sizes() -> Result<()> {
+    let b = data(3000, 50, 1);
+    let want = reference(&b);
+    for size in [1, 7, 8192] {
+        let got = run(&["k"], BASIC, chunks(&b, size), &Config::new())?;
+        assert_eq!(lines(&got), want, "batch size {size}");
+    }
+    Ok(())
+}
+
+#[test]
+fn spilled_runs_merge_to_the_same_answer() -> Result<()> {
+    let b = data(40_000, 20_000, 2);
+    let want = reference(&b);
+    let limited = cfg(&[
+        ("ferrospark.memory.limit", "256k"),
+        ("ferrospark.batch.size", "1000"),
+    ]);
+    let by: Vec<Expr> = vec![Expr::col("k")];
+    let calls: Vec<AggregateCall> = BASIC.iter().map(|a| call(a)).collect();
+    let plan = AggregatePlan::new(&schema(), &by, &calls, &limited)?;
+    let (out, metrics) = plan.run_complete(chunks(&b, 777), &limited)?;
+    assert_eq!(lines(&out), want);
+    assert!(
+        metrics[0].get("spill_count") > 0,
+        "partial step spilled: {}",
+        metrics[0]
+    );
+    assert!(metrics[0].get("spilled_rows") > 0);
+    Ok(())
+}
+
+#[test]
+fn every_key_layout_gives_the_same_groups() -> Result<()> {
+    let b = data(5000, 30, 3);
+    for by in [&["s"][..], &["f"], &["k", "s"], &["d"], &["s", "f", "d"]] {
+        let aggs = &["count()", "sum(x)", "avg(d)", "max(s)", "min(f)"];
+        let want = lines(&run(by, aggs, chunks(&b, 8192), &Config::new())?);
+        for size in [1, 7] {
+            let got = lines(&run(by, aggs, chunks(&b, size), &Config::new())?);
+            assert_eq!(got, want, "keys {by:?} batch size {size}");
+        }
+        let limited = cfg(&[
+            ("ferrospark.memory.limit", "64k"),
+            ("ferrospark.batch.size", "100"),
+        ]);
+        let got = lines(&run(by, aggs, chunks(&b, 333), &limited)?);
+        assert_eq!(got, want, "keys {by:?} with spills");
+    }
+    Ok(())
+}
+
+#[test]
+fn nan_and_negative_zero_are_one_group_each() -> Result<()> {
+    let b = data(2000, 10, 4);
+    let got = lines(&run(&["f"], &["count()"], chunks(&b, 100), &Config::new())?);
+    assert!(got.iter().any(|l| l.starts_with("NaN|")));
+    assert!(!got.iter().any(|l| l.starts_with("-0.0|")));
+    assert_eq!(got.iter().filter(|l| l.starts_with("0.0|")).count(), 1);
+    Ok(())
+}
+
+#[test]
+fn object_hash_falls_back_to_sort_and_agrees() -> Result<()> {
+    let b = data(6000, 500, 5);
+    let aggs = &[
+        "collect_list(x)",
+        "collect_set(s)",
+        "percentile(x, 0.25)",
+        "count()",
+    ];
+    let sort_lists = |ls: Vec<String>| -> Vec<String> {
+        // collect_* order is not part of the answer: compare each list's sorted items.
+        ls.into_iter()
+            .map(|l| {
+                l.split('|')
+                    .map(|f| {
+                        if f.starts_with('[') {
+                            let mut items: Vec<&str> = f[1..f.len() - 1].split(", ").collect();
+                            items.sort();
+                            items.join(",")
+                        } else {
+                            f.to_string()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("|")
+            })
+            .collect()
+    };
+    let big = cfg(&[(
+        "spark.sql.objectHashAggregate.sortBased.fallbackThreshold",
+        "100000",
+    )]);
+    let want = sort_lists(lines(&run(&["k"], aggs, chunks(&b, 8192), &big)?));
+    let by = vec![Expr::col("k")];
+    let calls: Vec<AggregateCall> = aggs.iter().map(|a| call(a)).collect();
+    for size in [1, 7, 8192] {
+        let small = cfg(&[
+            (
+                "spark.sql.objectHashAggregate.sortBased.fallbackThreshold",
+                "16",
+            ),
+            ("ferrospark.batch.size", "64"),
+        ]);
+        let plan = AggregatePlan::new(&schema(), &by, &calls, &small)?;
+        let (out, m) = plan.run_complete(chunks(&b, size), &small)?;
+        assert_eq!(sort_lists(lines(&out)), want, "batch size {size}");
+        assert!(m[0].get("sort_fallbacks") > 0);
+    }
+    Ok(())
+}
+
+#[test]
+fn global_aggregate_of_nothing_is_one_row() -> Result<()> {
+    let b = data(0, 1, 6);
+    let got = lines(&run(
+        &[],
+        &["count()", "sum(x)", "collect_list(x)", "avg(d)"],
+        chunks(&b, 10),
+        &Config::new(),
+    )?);
+    assert_eq!(got, vec!["0|NULL|[]|NULL".to_string()]);
+    Ok(())
+}
+
+#[test]
+fn integral_sum_overflow_raises_in_ansi_mode_and_wraps_otherwise() -> Result<()> {
+    let s = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]));
+    let b = RecordBatch::try_new(
+        s.clone(),
+        vec![Arc::new(Int64Array::from(vec![i64::MAX, 1])) as ArrayRef],
+    )?;
+    let calls = vec![AggregateCall::new("sum", vec![Expr::col("x")])];
+    let plan = AggregatePlan::new(&s, &[], &calls, &Config::new())?;
+    match plan.run_complete(vec![Ok(b.clone())], &Config::new()) {
+        Err(FerroError::Arithmetic(m)) => assert!(m.contains("ARITHMETIC_OVERFLOW"), "{m}"),
+        other => panic!("expected an overflow error, got {other:?}"),
+    }
+    let legacy = cfg(&[("spark.sql.ansi.enabled", "false")]);
+    let plan = AggregatePlan::new(&s, &[], &calls, &legacy)?;
+    let out = plan.run_complete(vec![Ok(b)], &legacy)?.0;
+    assert_eq!(
+        out[0].column(0).as_primitive::<Int64Type>().value(0),
+        i64::MIN
+    );
+    Ok(())
+}
+
+#[test]
+fn distinct_aggregates_use_four_steps_and_count_each_value_once() -> Result<()> {
+    let b = data(4000, 20, 7);
+    let by = vec![Expr::col("k")];
+    let calls = vec![
+        call("count(DISTINCT x)"),
+        call("sum(x)"),
+        call("sum(DISTINCT x)"),
+    ];
+    let plan = AggregatePlan::new(&schema(), &by, &calls, &Config::new())?;
+    assert_eq!(plan.stages.len(), 4);
+    let out = plan.run_complete(chunks(&b, 7), &Config::new())?.0;
+    // reference
+    let k = b.column(0).as_primitive::<Int64Type>();
+    let x = b.column(2).as_primitive::<Int64Type>();
+    let mut m: BTreeMap<Option<i64>, (std::collections::BTreeSet<i64>, Option<i64>)> =
+        BTreeMap::new();
+    for r in 0..b.num_rows() {
+        let e = m.entry(k.is_valid(r).then(|| k.value(r))).or_default();
+        if x.is_valid(r) {
+            e.0.insert(x.value(r));
+            e.1 = Some(e.1.unwrap_or(0) + x.value(r));
+        }
+    }
+    let show = |v: Option<i64>| v.map_or("NULL".to_string(), |v| v.to_string());
+    let mut want: Vec<String> = m
+        .iter()
+        .map(|(k, (set, sum))| {
+            let ds: Option<i64> = (!set.is_empty()).then(|| set.iter().sum());
+            format!("{}|{}|{}|{}", show(*k), set.len(), show(*sum), show(ds))
+        })
+        .collect();
+    want.sort();
+    assert_eq!(lines(&out), want);
+    assert_eq!(out[0].schema().field(1).name(), "count(DISTINCT x)");
+    Ok(())
+}
+
+#[test]
+fn decimal_sum_and_avg_follow_spark_types_and_rounding() -> Result<()> {
+    let s = Arc::new(Schema::new(vec![Field::new(
+        "d",
+        DataType::Decimal128(10, 2),
+        true,
+    )]));
+    let d = Decimal128Array::from(vec![Some(100), Some(200), Some(201), None])
+        .with_precision_and_scale(10, 2)?;
+    let b = RecordBatch::try_new(s.clone(), vec![Arc::new(d) as ArrayRef])?;
+    let calls = vec![call("sum(d)"), call("avg(d)")];
+    let plan = AggregatePlan::new(&s, &[], &calls, &Config::new())?;
+    let out = plan.run_complete(vec![Ok(b)], &Config::new())?.0;
+    assert_eq!(
+        out[0].schema().field(0).data_type(),
+        &DataType::Decimal128(20, 2)
+    );
+    assert_eq!(
+        out[0].schema().field(1).data_type(),
+        &DataType::Decimal128(14, 6)
+    );
+    // 5.01 / 3 = 1.67 exactly -> 1.670000
+    assert_eq!(lines(&out), vec!["5.01|1.670000".to_string()]);
+    Ok(())
+}
