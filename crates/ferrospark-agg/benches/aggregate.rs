@@ -1,6 +1,9 @@
 //! Criterion benches of the aggregation paths: one primitive key (low and high cardinality),
 //! string keys, several keys on the row format, object buffers, and the spill + merge path.
 
+// criterion's macros generate undocumented items.
+#![allow(missing_docs)]
+
 use std::sync::Arc;
 
 use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
@@ -135,9 +138,13 @@ fn benches(c: &mut Criterion) {
     );
 }
 
+fn configured() -> Criterion {
+    Criterion::default().sample_size(10)
+}
+
 criterion_group! {
     name = aggregate;
-    config = Criterion::default().sample_size(10);
+    config = configured();
     targets = benches
 }
 criterion_main!(aggregate);
