@@ -21,6 +21,7 @@ PathLike: TypeAlias = "str | os.PathLike[str]"
 Paths: TypeAlias = "PathLike | Sequence[PathLike]"
 
 _READER_SCANS: weakref.WeakKeyDictionary[pa.RecordBatchReader, ParquetScan] = weakref.WeakKeyDictionary()
+_READER_STATES: weakref.WeakKeyDictionary[pa.RecordBatchReader, dict[str, bool]] = weakref.WeakKeyDictionary()
 
 
 def _paths(path_or_paths: Paths) -> list[str]:
@@ -57,8 +58,15 @@ class ParquetScan:
 
     def to_reader(self) -> pa.RecordBatchReader:
         """A streaming reader; batches are decoded as they are pulled."""
-        reader = pa.RecordBatchReader.from_batches(self.schema, self._batches())
+        state = {"started": False}
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            state["started"] = True
+            yield from self._batches()
+
+        reader = pa.RecordBatchReader.from_batches(self.schema, batches())
         _READER_SCANS[reader] = self
+        _READER_STATES[reader] = state
         return reader
 
     def read_all(self) -> pa.Table:
@@ -123,6 +131,21 @@ def read_parquet(
     way. ``fs.scan_metrics(reader)`` tells what was read and what was skipped.
     """
     return scan_parquet(path_or_paths, columns, filter, batch_size, session=session).to_reader()
+
+
+def unread_scan_of(data: object) -> ParquetScan | None:
+    """The scan behind ``data`` when operators may read it themselves, fused and in parallel:
+    a :class:`ParquetScan`, or a reader from :func:`read_parquet` nothing was pulled from yet
+    (it is then marked as read)."""
+    if isinstance(data, ParquetScan):
+        return data
+    if isinstance(data, pa.RecordBatchReader):
+        scan = _READER_SCANS.get(data)
+        state = _READER_STATES.get(data)
+        if scan is not None and state is not None and not state["started"]:
+            state["started"] = True
+            return scan
+    return None
 
 
 def scan_metrics(reader: pa.RecordBatchReader) -> dict[str, int]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 
 from . import _native
+from .aggregate import AggColumn, ColumnOrName, aggregate
 from .column import Column
 from .parquet import ParquetScan, Paths, read_parquet, scan_parquet
 
@@ -54,6 +56,15 @@ class Session:
     ) -> ParquetScan:
         """:func:`ferrospark.scan_parquet` with this session's configuration."""
         return scan_parquet(path_or_paths, columns, filter, batch_size, session=self)
+
+    def aggregate(
+        self,
+        data: Any,
+        by: ColumnOrName | Sequence[ColumnOrName] | None = None,
+        aggs: AggColumn | Sequence[AggColumn] = (),
+    ) -> pa.Table:
+        """:func:`ferrospark.aggregate` with this session's configuration."""
+        return aggregate(data, by, aggs, session=self)
 
     def __repr__(self) -> str:
         return f"Session(conf={self._conf!r})"

@@ -57,9 +57,24 @@ impl AggregateCall {
     }
 }
 
+/// An argument as Spark prints it inside a function's column name.
 fn arg_name(e: &Expr) -> String {
     match e {
         Expr::Binary { .. } => format!("({e})"),
+        Expr::Literal(l) if l.data_type() == &DataType::Float64 && !l.is_null() => {
+            use arrow_array::cast::AsArray;
+            let v = l.array().as_primitive::<arrow_array::types::Float64Type>().value(0);
+            // Java's Double.toString for ordinary magnitudes.
+            if v.fract() == 0.0 && v.abs() < 1e7 {
+                format!("{v:.1}")
+            } else {
+                format!("{v}")
+            }
+        }
+        Expr::Function { name, args } => {
+            let inner: Vec<String> = args.iter().map(arg_name).collect();
+            format!("{name}({})", inner.join(", "))
+        }
         other => other.output_name(),
     }
 }

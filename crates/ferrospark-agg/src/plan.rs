@@ -285,24 +285,88 @@ impl AggregatePlan {
         out
     }
 
-    /// Runs every step in this process, one after the other, over `input`.
+    /// Runs the aggregation in this process over one stream of batches: non-distinct
+    /// aggregations in one complete step, distinct ones through their steps in turn.
     pub fn run_complete(
         &self,
         input: impl IntoIterator<Item = Result<RecordBatch>>,
         cfg: &Config,
     ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
-        let pool = ferrospark_common::MemoryPool::new(cfg.memory_limit()?);
-        let options = AggregateOptions::from_config(cfg, pool)?;
-        let mut metrics = Vec::new();
-        let mut batches: Box<dyn Iterator<Item = Result<RecordBatch>>> =
-            Box::new(input.into_iter());
-        for stage in &self.stages {
-            let exec = stage.exec(options.clone())?;
-            let (out, m) = exec.run(batches)?;
-            metrics.push(m);
-            batches = Box::new(out.into_iter().map(Ok));
+        let options = options_for(cfg)?;
+        if let [first, _] = self.stages.as_slice() {
+            let complete = AggregateStage {
+                aggs: first
+                    .aggs
+                    .iter()
+                    .map(|a| a.with_mode(AggregateMode::Complete))
+                    .collect(),
+                exchange_keys: None,
+                ..first.clone()
+            };
+            let (out, m) = complete.exec(options)?.run(input)?;
+            return Ok((out, vec![m]));
         }
-        let out: Vec<RecordBatch> = batches.collect::<Result<_>>()?;
+        let mut metrics = Vec::new();
+        let first = self.first_stage()?.exec(options.clone())?;
+        let (out, m) = first.run(input)?;
+        metrics.push(m);
+        let (out, more) = self.run_from(1, out, &options)?;
+        metrics.extend(more);
         Ok((out, metrics))
     }
+
+    /// Runs the first step once per producer, in parallel (`produce` gets a factory of
+    /// first-step operators and returns the operators it fed), then merges their outputs
+    /// through the remaining steps. Metrics of the first step are summed over producers.
+    pub fn run_parallel<P>(&self, cfg: &Config, produce: P) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)>
+    where
+        P: FnOnce(&(dyn Fn() -> Result<HashAggregateExec> + Sync)) -> Result<Vec<HashAggregateExec>>,
+    {
+        let options = options_for(cfg)?;
+        let first = self.first_stage()?;
+        let make = || first.exec(options.clone());
+        let execs = produce(&make)?;
+        let summed = MetricsSet::new(crate::exec::AGG_METRICS);
+        let mut partials = Vec::new();
+        for e in execs {
+            let (out, m) = e.run(std::iter::empty())?;
+            for (name, v) in m.snapshot() {
+                summed.add(name, v);
+            }
+            partials.extend(out);
+        }
+        let (out, mut metrics) = self.run_from(1, partials, &options)?;
+        metrics.insert(0, summed);
+        Ok((out, metrics))
+    }
+
+    /// The first step.
+    pub fn first_stage(&self) -> Result<&AggregateStage> {
+        self.stages
+            .first()
+            .ok_or_else(|| FerroError::Internal("empty aggregation plan".into()))
+    }
+
+    /// Runs steps `from..` over `input` (the output of step `from - 1`).
+    pub fn run_from(
+        &self,
+        from: usize,
+        input: Vec<RecordBatch>,
+        options: &AggregateOptions,
+    ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
+        let mut metrics = Vec::new();
+        let mut batches = input;
+        for stage in &self.stages[from..] {
+            let (out, m) = stage.exec(options.clone())?.run(batches.into_iter().map(Ok))?;
+            metrics.push(m);
+            batches = out;
+        }
+        Ok((batches, metrics))
+    }
+}
+
+/// Operator options from a session configuration, with a pool of its memory limit.
+pub fn options_for(cfg: &Config) -> Result<AggregateOptions> {
+    let pool = ferrospark_common::MemoryPool::new(cfg.memory_limit()?);
+    AggregateOptions::from_config(cfg, pool)
 }

@@ -16,6 +16,8 @@ use ferrospark_expr::types::{parse_data_type, spark_type_name};
 use ferrospark_expr::{BinaryOp, Expr, Literal, StringMatch};
 use ferrospark_scan::{ParquetScan, ParquetScanOptions, ScanSplit, ScanStream};
 
+mod aggregate;
+
 // glibc malloc hands large batch buffers back to the kernel after each scan, so every scan
 // page-faults them in again (5-10% of a scan's time in the Python process); mimalloc keeps
 // them.
@@ -466,6 +468,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyExpr>()?;
     m.add_class::<PyParquetScan>()?;
     m.add_class::<PyBatchStream>()?;
+    m.add_class::<aggregate::PyAggregatePlan>()?;
+    m.add_class::<aggregate::PyStageRunner>()?;
+    m.add_function(wrap_pyfunction!(aggregate::plan_aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(scan_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(scan_parquet_split, m)?)?;
     m.add_function(wrap_pyfunction!(validate_conf, m)?)?;

@@ -62,6 +62,69 @@ impl ParquetScan {
     }
 }
 
+impl ParquetScan {
+    /// Runs the scan with one consumer per worker thread instead of one ordered stream: each
+    /// thread makes its own state with `make`, claims tasks (in no particular order) and feeds
+    /// every batch it decodes to `consume`. Returns the states once every task is done. This is
+    /// how an operator runs fused into the scan (a partial aggregation per thread).
+    pub fn fold_tasks<S, M, C>(&self, make: M, consume: C) -> Result<Vec<S>>
+    where
+        S: Send,
+        M: Fn() -> Result<S> + Sync,
+        C: Fn(&mut S, RecordBatch) -> Result<()> + Sync,
+    {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let shared = &*self.shared;
+        let tasks = &self.tasks;
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let workers = shared.options.threads.max(1).min(tasks.len().max(1));
+        let run_worker = || -> Result<S> {
+            let mut state = make()?;
+            loop {
+                if failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let t = next.fetch_add(1, Ordering::Relaxed);
+                let Some(task) = tasks.get(t) else { break };
+                let path = shared.files[task.file].source.path();
+                let started = Instant::now();
+                let mut err = None;
+                let r = catch_corruption(path, || {
+                    run_task(shared, task, &mut |b| match consume(&mut state, b) {
+                        Ok(()) => true,
+                        Err(e) => {
+                            err = Some(e);
+                            false
+                        }
+                    })
+                });
+                shared.metrics.add_elapsed("decode_time_ns", started);
+                if let Some(e) = err {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+                if let Err(e) = r {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+            Ok(state)
+        };
+        let results: Vec<Result<S>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..workers).map(|_| scope.spawn(run_worker)).collect();
+            let mut out = vec![run_worker()];
+            for h in handles {
+                out.push(h.join().unwrap_or_else(|_| {
+                    Err(FerroError::Internal("a scan thread panicked".into()))
+                }));
+            }
+            out
+        });
+        results.into_iter().collect()
+    }
+}
+
 fn worker(shared: &ScanShared, tasks: &[ScanTask], queue: &OrderedQueue) {
     while let Some(t) = queue.claim() {
         let task = &tasks[t];

@@ -1,0 +1,268 @@
+//! Bindings of the aggregation engine: plans, in-process runs (one stream, or fused into a
+//! Parquet scan's threads), and step runners for Spark tasks.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{Field, Schema, SchemaRef};
+use ferrospark_agg::{AggregateCall, AggregatePlan, HashAggregateExec};
+use ferrospark_common::{Config, FerroError, MetricsSet};
+use ferrospark_expr::types::spark_equivalent;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use pyo3_arrow::{PyRecordBatch, PyRecordBatchReader, PySchema, PyTable};
+
+use crate::{config_from, to_py, IntoPyResult, PyExpr, PyParquetScan};
+
+/// `(name, args, distinct, ignore_nulls, alias)` as the Python layer sends an aggregate.
+pub(crate) type CallSpec = (String, Vec<PyExpr>, bool, bool, Option<String>);
+
+fn calls_from(specs: Vec<CallSpec>) -> Vec<AggregateCall> {
+    specs
+        .into_iter()
+        .map(|(name, args, distinct, ignore_nulls, alias)| {
+            let mut c = AggregateCall::new(&name, args.into_iter().map(|a| a.0).collect());
+            c.distinct = distinct;
+            c.ignore_nulls = ignore_nulls;
+            c.alias = alias;
+            c
+        })
+        .collect()
+}
+
+/// The schema with every top-level column in the type Spark computes with (dictionaries
+/// decoded, views and large types made plain, unsigned widened).
+fn spark_input_schema(schema: &Schema) -> SchemaRef {
+    Arc::new(Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| Field::new(f.name(), spark_equivalent(f.data_type()), f.is_nullable()))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// Casts a batch to `target` (same columns) where types differ.
+fn conform(batch: RecordBatch, target: &SchemaRef) -> Result<RecordBatch, FerroError> {
+    if batch.schema().fields() == target.fields() {
+        return Ok(batch);
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(target.fields())
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(c.clone())
+            } else {
+                Ok(arrow_cast::cast(c.as_ref(), f.data_type())?)
+            }
+        })
+        .collect::<Result<Vec<ArrayRef>, FerroError>>()?;
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(
+        target.clone(),
+        columns,
+        &options,
+    )?)
+}
+
+fn metrics_list<'py>(py: Python<'py>, metrics: &[MetricsSet]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for m in metrics {
+        let d = PyDict::new(py);
+        for (k, v) in m.snapshot() {
+            d.set_item(k, v)?;
+        }
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// A planned aggregation: its steps, bound to an input schema.
+#[pyclass(name = "AggregatePlan", module = "ferrospark._native", frozen)]
+pub(crate) struct PyAggregatePlan {
+    plan: AggregatePlan,
+    input_schema: SchemaRef,
+    cfg: Config,
+}
+
+#[pymethods]
+impl PyAggregatePlan {
+    /// Number of steps (2, or 4 with distinct aggregates).
+    fn num_stages(&self) -> usize {
+        self.plan.stages.len()
+    }
+
+    /// The output schema of step `i` (the last one is the result).
+    fn stage_schema<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyAny>> {
+        let stage = self.plan.stages.get(i).ok_or_else(|| {
+            to_py(py, FerroError::Config(format!("no aggregation step {i}")))
+        })?;
+        let exec = stage.exec(Default::default()).py(py)?;
+        PySchema::new(exec.output_schema()).into_pyarrow(py)
+    }
+
+    /// The number of leading output columns step `i`'s output is shuffled on, if any.
+    fn exchange_keys(&self, i: usize) -> Option<usize> {
+        self.plan.stages.get(i).and_then(|s| s.exchange_keys)
+    }
+
+    /// The schema of the result.
+    fn output_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        PySchema::new(self.plan.output_schema().py(py)?).into_pyarrow(py)
+    }
+
+    /// The steps in Spark's physical-plan style.
+    fn explain(&self) -> String {
+        self.plan.explain()
+    }
+
+    /// Runs the whole aggregation over an Arrow stream in this process; returns
+    /// `(pyarrow.Table, [metrics per step])`.
+    fn run<'py>(&self, py: Python<'py>, data: PyRecordBatchReader) -> PyResult<Bound<'py, PyAny>> {
+        let reader = data.into_reader()?;
+        let target = self.input_schema.clone();
+        let result = py.detach(|| {
+            let input = reader.map(|b| conform(b.map_err(FerroError::from)?, &target));
+            self.plan.run_complete(input, &self.cfg)
+        });
+        self.result(py, result)
+    }
+
+    /// Runs the aggregation fused into a Parquet scan: each scan thread feeds its own partial
+    /// step, then the partial results are merged.
+    fn run_scan<'py>(&self, py: Python<'py>, scan: &PyParquetScan) -> PyResult<Bound<'py, PyAny>> {
+        let scan = scan.0.clone();
+        let target = self.input_schema.clone();
+        let result = py.detach(|| {
+            self.plan.run_parallel(&self.cfg, |make| {
+                scan.fold_tasks(make, |exec: &mut HashAggregateExec, b| {
+                    exec.push(&conform(b, &target)?)
+                })
+            })
+        });
+        self.result(py, result)
+    }
+
+    /// A runner of steps `stages` (consecutive) for one Spark task.
+    fn runner(&self, py: Python<'_>, stages: Vec<usize>) -> PyResult<PyStageRunner> {
+        let options = ferrospark_agg::plan::options_for(&self.cfg).py(py)?;
+        let mut execs = Vec::new();
+        for &i in &stages {
+            let stage = self.plan.stages.get(i).ok_or_else(|| {
+                to_py(py, FerroError::Config(format!("no aggregation step {i}")))
+            })?;
+            execs.push(stage.exec(options.clone()).py(py)?);
+        }
+        let target = if stages.first() == Some(&0) {
+            Some(self.input_schema.clone())
+        } else {
+            None
+        };
+        Ok(PyStageRunner(Mutex::new(RunnerState {
+            execs,
+            target,
+            metrics: Vec::new(),
+        })))
+    }
+}
+
+impl PyAggregatePlan {
+    fn result<'py>(
+        &self,
+        py: Python<'py>,
+        result: Result<(Vec<RecordBatch>, Vec<MetricsSet>), FerroError>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (batches, metrics) = result.py(py)?;
+        let schema = self.plan.output_schema().py(py)?;
+        let table = PyTable::try_new(batches, schema)?.into_pyarrow(py)?;
+        let metrics = metrics_list(py, &metrics)?;
+        (table, metrics).into_pyobject(py).map(|t| t.into_any())
+    }
+}
+
+struct RunnerState {
+    execs: Vec<HashAggregateExec>,
+    target: Option<SchemaRef>,
+    metrics: Vec<MetricsSet>,
+}
+
+/// Consecutive aggregation steps inside one task: batches pushed in, results out at the end.
+#[pyclass(name = "StageRunner", module = "ferrospark._native", frozen)]
+pub(crate) struct PyStageRunner(Mutex<RunnerState>);
+
+#[pymethods]
+impl PyStageRunner {
+    /// Adds one batch to the first step.
+    fn push(&self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<()> {
+        let batch = batch.into_inner();
+        py.detach(|| {
+            let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            let batch = match &s.target {
+                Some(t) => conform(batch, t)?,
+                None => batch,
+            };
+            match s.execs.first_mut() {
+                Some(e) => e.push(&batch),
+                None => Ok(()),
+            }
+        })
+        .py(py)
+    }
+
+    /// Ends the input; returns the last step's output batches.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let out = py
+            .detach(|| {
+                let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+                let execs = std::mem::take(&mut s.execs);
+                let mut batches: Vec<RecordBatch> = Vec::new();
+                let mut first = true;
+                for e in execs {
+                    let input = if first { Vec::new() } else { std::mem::take(&mut batches) };
+                    first = false;
+                    let (out, m) = e.run(input.into_iter().map(Ok))?;
+                    s.metrics.push(m);
+                    batches = out;
+                }
+                Ok::<_, FerroError>(batches)
+            })
+            .py(py)?;
+        let list = PyList::empty(py);
+        for b in out {
+            if b.num_rows() > 0 || b.num_columns() == 0 {
+                list.append(PyRecordBatch::new(b).into_pyarrow(py)?)?;
+            }
+        }
+        Ok(list)
+    }
+
+    /// Metrics of each step (after `finish`).
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        metrics_list(py, &s.metrics)
+    }
+}
+
+/// Plans `GROUP BY by` computing `aggs` over batches of `schema`.
+#[pyfunction]
+#[pyo3(signature = (schema, by, aggs, conf=None))]
+pub(crate) fn plan_aggregate(
+    py: Python<'_>,
+    schema: PySchema,
+    by: Vec<PyExpr>,
+    aggs: Vec<CallSpec>,
+    conf: Option<HashMap<String, String>>,
+) -> PyResult<PyAggregatePlan> {
+    let cfg = config_from(py, conf)?;
+    let input_schema = spark_input_schema(&schema.into_inner());
+    let by: Vec<_> = by.into_iter().map(|e| e.0).collect();
+    let plan = AggregatePlan::new(&input_schema, &by, &calls_from(aggs), &cfg).py(py)?;
+    Ok(PyAggregatePlan {
+        plan,
+        input_schema,
+        cfg,
+    })
+}

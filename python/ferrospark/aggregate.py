@@ -1,0 +1,330 @@
+"""Aggregation: ``fs.aggregate`` and the aggregate functions (``fs.sum``, ``fs.count``, ...).
+
+An aggregate function returns an :class:`AggColumn`; ``fs.aggregate(data, by, aggs)`` groups
+``data`` by ``by`` and computes them with Spark's hash / object-hash / sort aggregation,
+natively. Output columns are the keys, then one column per aggregate, named as Spark names
+them (``sum(x)``, ``count(1)``, ``count(DISTINCT x)``) unless aliased.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import pyarrow as pa
+
+from . import _native
+from .column import Column, _literal, col
+
+if TYPE_CHECKING:
+    from .session import Session
+
+ColumnOrName: TypeAlias = "Column | str"
+
+
+def _to_expr(c: ColumnOrName) -> _native.Expr:
+    if isinstance(c, Column):
+        return c._expr
+    if isinstance(c, str):
+        return col(c)._expr
+    raise TypeError(f"expected a column name or a Column, got {type(c).__name__!r}")
+
+
+class AggColumn:
+    """An aggregate function call: ``fs.sum("x").alias("total")``."""
+
+    __slots__ = ("_alias", "_args", "_distinct", "_ignore_nulls", "_name")
+
+    def __init__(
+        self,
+        name: str,
+        args: Sequence[_native.Expr],
+        *,
+        distinct: bool = False,
+        ignore_nulls: bool = False,
+        alias: str | None = None,
+    ) -> None:
+        self._name = name
+        self._args = list(args)
+        self._distinct = distinct
+        self._ignore_nulls = ignore_nulls
+        self._alias = alias
+
+    def alias(self, name: str) -> AggColumn:
+        """The same aggregate under another output name."""
+        return AggColumn(
+            self._name, self._args, distinct=self._distinct, ignore_nulls=self._ignore_nulls, alias=name
+        )
+
+    def _spec(self) -> tuple[str, list[_native.Expr], bool, bool, str | None]:
+        return (self._name, self._args, self._distinct, self._ignore_nulls, self._alias)
+
+    def _sql(self) -> str:
+        args = ", ".join(str(a) for a in self._args) or ("1" if self._name == "count" else "")
+        return f"{self._name}({'DISTINCT ' if self._distinct else ''}{args})"
+
+    @property
+    def name(self) -> str:
+        """The output column name."""
+        return self._alias if self._alias is not None else self._sql()
+
+    def __str__(self) -> str:
+        text = self._sql()
+        return f"{text} AS {self._alias}" if self._alias else text
+
+    def __repr__(self) -> str:
+        return f"AggColumn<'{self}'>"
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (
+            _agg_from_sql,
+            (self._name, [str(a) for a in self._args], self._distinct, self._ignore_nulls, self._alias),
+        )
+
+
+def _agg_from_sql(
+    name: str, args: list[str], distinct: bool, ignore_nulls: bool, alias: str | None
+) -> AggColumn:
+    return AggColumn(
+        name,
+        [_native.Expr.parse(a) for a in args],
+        distinct=distinct,
+        ignore_nulls=ignore_nulls,
+        alias=alias,
+    )
+
+
+def _fn(name: str, c: ColumnOrName, **kw: Any) -> AggColumn:
+    return AggColumn(name, [_to_expr(c)], **kw)
+
+
+def count(c: ColumnOrName | None = None) -> AggColumn:
+    """``count(*)`` (no argument, or ``"*"``) or ``count(c)``: rows where ``c`` is not NULL."""
+    if c is None or (isinstance(c, str) and c == "*"):
+        return AggColumn("count", [])
+    return _fn("count", c)
+
+
+def count_distinct(c: ColumnOrName, *cols: ColumnOrName) -> AggColumn:
+    """``count(DISTINCT c, ...)``: distinct non-NULL tuples."""
+    return AggColumn("count", [_to_expr(x) for x in (c, *cols)], distinct=True)
+
+
+countDistinct = count_distinct  # noqa: N816 - PySpark spelling
+
+
+def sum(c: ColumnOrName) -> AggColumn:  # noqa: A001 - Spark's name
+    """``sum(c)``: bigint for integers (ANSI overflow error), double, or decimal(p+10, s)."""
+    return _fn("sum", c)
+
+
+def sum_distinct(c: ColumnOrName) -> AggColumn:
+    """``sum(DISTINCT c)``."""
+    return _fn("sum", c, distinct=True)
+
+
+def avg(c: ColumnOrName) -> AggColumn:
+    """``avg(c)``: double, or decimal(p+4, s+4) for decimals."""
+    return _fn("avg", c)
+
+
+def mean(c: ColumnOrName) -> AggColumn:
+    """``mean(c)`` (Spark names the column ``avg(c)``)."""
+    return _fn("avg", c)
+
+
+def min(c: ColumnOrName) -> AggColumn:  # noqa: A001 - Spark's name
+    """``min(c)`` in Spark's ordering (NaN is the largest value)."""
+    return _fn("min", c)
+
+
+def max(c: ColumnOrName) -> AggColumn:  # noqa: A001 - Spark's name
+    """``max(c)`` in Spark's ordering (NaN is the largest value)."""
+    return _fn("max", c)
+
+
+def first(c: ColumnOrName, ignore_nulls: bool = False) -> AggColumn:
+    """``first(c)``: the first value in input order (NULL included unless ``ignore_nulls``)."""
+    return _fn("first", c, ignore_nulls=ignore_nulls)
+
+
+def last(c: ColumnOrName, ignore_nulls: bool = False) -> AggColumn:
+    """``last(c)``: the last value in input order (NULL included unless ``ignore_nulls``)."""
+    return _fn("last", c, ignore_nulls=ignore_nulls)
+
+
+def stddev(c: ColumnOrName) -> AggColumn:
+    """``stddev(c)``: sample standard deviation (NULL for one value)."""
+    return _fn("stddev", c)
+
+
+def stddev_samp(c: ColumnOrName) -> AggColumn:
+    """``stddev_samp(c)``."""
+    return _fn("stddev_samp", c)
+
+
+def stddev_pop(c: ColumnOrName) -> AggColumn:
+    """``stddev_pop(c)``: population standard deviation."""
+    return _fn("stddev_pop", c)
+
+
+def variance(c: ColumnOrName) -> AggColumn:
+    """``variance(c)``: sample variance (NULL for one value)."""
+    return _fn("variance", c)
+
+
+def var_samp(c: ColumnOrName) -> AggColumn:
+    """``var_samp(c)``."""
+    return _fn("var_samp", c)
+
+
+def var_pop(c: ColumnOrName) -> AggColumn:
+    """``var_pop(c)``: population variance."""
+    return _fn("var_pop", c)
+
+
+def bool_and(c: ColumnOrName) -> AggColumn:
+    """``bool_and(c)``: true when every non-NULL value is true."""
+    return _fn("bool_and", c)
+
+
+def bool_or(c: ColumnOrName) -> AggColumn:
+    """``bool_or(c)``: true when some value is true."""
+    return _fn("bool_or", c)
+
+
+def collect_list(c: ColumnOrName) -> AggColumn:
+    """``collect_list(c)``: the non-NULL values of each group, in input order."""
+    return _fn("collect_list", c)
+
+
+def collect_set(c: ColumnOrName) -> AggColumn:
+    """``collect_set(c)``: the distinct non-NULL values of each group (order not defined)."""
+    return _fn("collect_set", c)
+
+
+def percentile(c: ColumnOrName, percentage: float | Sequence[float]) -> AggColumn:
+    """``percentile(c, p)``: the exact percentile, interpolated like Spark; a list of
+    percentages gives an array."""
+    if isinstance(percentage, (list, tuple)):
+        p = _native.Expr.function("array", [_literal(float(x)) for x in percentage])
+    else:
+        p = _literal(float(percentage))
+    return AggColumn("percentile", [_to_expr(c), p])
+
+
+def approx_count_distinct(c: ColumnOrName, rsd: float | None = None) -> AggColumn:
+    """``approx_count_distinct(c, rsd=0.05)``: Spark's HyperLogLog++ estimate, bit for bit."""
+    args = [_to_expr(c)]
+    if rsd is not None:
+        args.append(_literal(float(rsd)))
+    return AggColumn("approx_count_distinct", args)
+
+
+def _keys(by: ColumnOrName | Sequence[ColumnOrName] | None) -> list[_native.Expr]:
+    if by is None:
+        return []
+    if isinstance(by, (str, Column)):
+        by = [by]
+    return [_to_expr(b) for b in by]
+
+
+def _aggs(aggs: AggColumn | Sequence[AggColumn]) -> list[AggColumn]:
+    items = [aggs] if isinstance(aggs, AggColumn) else list(aggs)
+    for a in items:
+        if not isinstance(a, AggColumn):
+            raise TypeError(
+                f"aggs must be aggregate functions such as fs.sum('x'), got {type(a).__name__!r}"
+            )
+    return items
+
+
+def _stream(data: Any) -> Any:
+    """Any Arrow-capable object as something exposing ``__arrow_c_stream__``."""
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if hasattr(data, "__arrow_c_stream__"):
+        return data
+    if hasattr(data, "__arrow_c_array__"):
+        return pa.Table.from_batches([pa.record_batch(data)])
+    raise TypeError(
+        f"cannot read {type(data).__name__!r} as Arrow data: pass a pyarrow Table, RecordBatch, "
+        "RecordBatchReader or any object with __arrow_c_stream__"
+    )
+
+
+class AggregateResult:
+    """Metrics of the last ``fs.aggregate`` call (per step), for inspection and tests."""
+
+    last_metrics: list[dict[str, int]] = []
+    last_plan: str = ""
+
+
+def aggregate(
+    data: Any,
+    by: ColumnOrName | Sequence[ColumnOrName] | None = None,
+    aggs: AggColumn | Sequence[AggColumn] = (),
+    *,
+    session: Session | None = None,
+) -> pa.Table:
+    """Groups ``data`` by ``by`` and computes ``aggs``, as Spark's ``groupBy(by).agg(aggs)``.
+
+    ``data`` is any Arrow-capable object. A scan from :func:`ferrospark.scan_parquet` (or an
+    unread reader from :func:`ferrospark.read_parquet`) is aggregated inside the scan: every
+    scan thread runs its own partial aggregation and the partial results are merged.
+    ``fs.last_aggregate_metrics()`` returns the steps' metrics (rows, groups, spills...).
+    """
+    from .parquet import unread_scan_of
+    from .session import default_session
+
+    s = session or default_session()
+    items = _aggs(aggs)
+    keys = _keys(by)
+    scan = unread_scan_of(data)
+    if scan is not None:
+        plan = _native.plan_aggregate(scan.schema, keys, [a._spec() for a in items], s.conf)
+        table, metrics = plan.run_scan(scan._native)
+    else:
+        stream = _stream(data)
+        schema = pa.schema(stream.schema) if hasattr(stream, "schema") else None
+        reader = pa.RecordBatchReader.from_stream(stream)
+        plan = _native.plan_aggregate(schema or reader.schema, keys, [a._spec() for a in items], s.conf)
+        table, metrics = plan.run(reader)
+    AggregateResult.last_metrics = [dict(m) for m in metrics]
+    AggregateResult.last_plan = plan.explain()
+    return table
+
+
+def last_aggregate_metrics() -> list[dict[str, int]]:
+    """Metrics of each step of the last :func:`aggregate` call in this process."""
+    return list(AggregateResult.last_metrics)
+
+
+__all__ = [
+    "AggColumn",
+    "aggregate",
+    "approx_count_distinct",
+    "avg",
+    "bool_and",
+    "bool_or",
+    "collect_list",
+    "collect_set",
+    "count",
+    "countDistinct",
+    "count_distinct",
+    "first",
+    "last",
+    "last_aggregate_metrics",
+    "max",
+    "mean",
+    "min",
+    "percentile",
+    "stddev",
+    "stddev_pop",
+    "stddev_samp",
+    "sum",
+    "sum_distinct",
+    "var_pop",
+    "var_samp",
+    "variance",
+]
