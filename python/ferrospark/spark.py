@@ -9,6 +9,7 @@ and only the surviving rows cross into the JVM.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,18 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
+# Spark settings ferrospark honours when the session has them set (ferrospark.* keys too, so a
+# Spark job can bound ferrospark's memory with `spark.conf.set("ferrospark.memory.limit", ...)`).
+_FORWARDED = (
+    "spark.sql.files.maxPartitionBytes",
+    "spark.sql.ansi.enabled",
+    "spark.sql.objectHashAggregate.sortBased.fallbackThreshold",
+    "ferrospark.memory.limit",
+    "ferrospark.spill.dir",
+    "ferrospark.batch.size",
+)
+
+
 def _spark_conf(spark: SparkSession) -> dict[str, str]:
     """The Spark settings ferrospark honours, as the session has them."""
     conf = {
@@ -29,9 +42,10 @@ def _spark_conf(spark: SparkSession) -> dict[str, str]:
         "spark.sql.parquet.filterPushdown": spark.conf.get("spark.sql.parquet.filterPushdown", "true")
         or "true",
     }
-    max_bytes = spark.conf.get("spark.sql.files.maxPartitionBytes", None)
-    if max_bytes:
-        conf["spark.sql.files.maxPartitionBytes"] = max_bytes
+    for key in _FORWARDED:
+        value = spark.conf.get(key, None)
+        if value:
+            conf[key] = value
     return conf
 
 
@@ -45,38 +59,18 @@ def spark_schema(schema: pa.Schema) -> Any:
         return from_arrow_schema(schema)
 
 
-def _read_splits_task(
-    columns: list[str] | None,
-    filter_sql: str | None,
-    conf: dict[str, str],
-    partition_fields: list[tuple[str, str]],
-    batch_size: int,
-):
+def _read_splits_task(source: _ParquetSource):
     """The function each Spark task runs: read the splits it is given, natively."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        filt = _native.Expr.parse(filter_sql) if filter_sql else None
-        for batch in batches:
-            for text in batch.column("split").to_pylist():
-                split = json.loads(text)
-                scan = _native.scan_parquet_split(
-                    split["path"],
-                    split["row_groups"],
-                    split["partition_values"],
-                    partition_fields,
-                    columns=columns,
-                    filter=filt,
-                    conf=conf,
-                    batch_size=batch_size,
-                    spark_types=True,
-                )
-                stream = scan.stream()
-                try:
-                    while (out := stream.next_batch()) is not None:
-                        if out.num_rows:
-                            yield out
-                finally:
-                    stream.close()
+        for scan in source.scans(batches):
+            stream = scan.stream()
+            try:
+                while (out := stream.next_batch()) is not None:
+                    if out.num_rows:
+                        yield out
+            finally:
+                stream.close()
 
     return run
 
@@ -103,16 +97,173 @@ def read_parquet(
     if not splits:
         return spark.createDataFrame([], schema)
     batch_size = int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", "10000") or 10000)
-    task = _read_splits_task(
-        cols,
-        str(native_filter) if native_filter is not None else None,
-        conf,
-        scan.partition_fields(),
-        max(batch_size, 1),
+    source = _ParquetSource(
+        splits=splits,
+        columns=cols,
+        filter_sql=str(native_filter) if native_filter is not None else None,
+        conf=conf,
+        partition_fields=scan.partition_fields(),
+        batch_size=max(batch_size, 1),
+        schema=scan.schema(),
     )
-    rows = [(i, json.dumps(s)) for i, s in enumerate(splits)]
-    plan = spark.sparkContext.parallelize(rows, numSlices=len(rows)).toDF("id INT, split STRING")
-    return plan.mapInArrow(task, schema)
+    task = _read_splits_task(source)
+    df = source.splits_frame(spark).mapInArrow(task, schema)
+    # Operators given this very DataFrame (not one derived from it) read the files themselves,
+    # fused with their first step, instead of receiving rows from the JVM.
+    _SOURCES[id(df)] = (weakref.ref(df), source)
+    return df
 
 
-__all__ = ["read_parquet", "spark_schema"]
+class _ParquetSource:
+    """What a task needs to read a planned scan's splits natively."""
+
+    def __init__(
+        self,
+        splits: list[dict[str, Any]],
+        columns: list[str] | None,
+        filter_sql: str | None,
+        conf: dict[str, str],
+        partition_fields: list[tuple[str, str]],
+        batch_size: int,
+        schema: pa.Schema,
+    ) -> None:
+        self.splits = splits
+        self.columns = columns
+        self.filter_sql = filter_sql
+        self.conf = conf
+        self.partition_fields = partition_fields
+        self.batch_size = batch_size
+        self.schema = schema
+
+    def splits_frame(self, spark: SparkSession) -> DataFrame:
+        rows = [(i, json.dumps(s)) for i, s in enumerate(self.splits)]
+        return spark.sparkContext.parallelize(rows, numSlices=len(rows)).toDF("id INT, split STRING")
+
+    def scans(self, batches: Iterator[pa.RecordBatch]) -> Iterator[Any]:
+        """The native scan of every split handed to this task."""
+        filt = _native.Expr.parse(self.filter_sql) if self.filter_sql else None
+        for batch in batches:
+            for text in batch.column("split").to_pylist():
+                split = json.loads(text)
+                yield _native.scan_parquet_split(
+                    split["path"],
+                    split["row_groups"],
+                    split["partition_values"],
+                    self.partition_fields,
+                    columns=self.columns,
+                    filter=filt,
+                    conf=self.conf,
+                    batch_size=self.batch_size,
+                    spark_types=True,
+                )
+
+
+_SOURCES: dict[int, tuple[weakref.ref[DataFrame], _ParquetSource]] = {}
+
+
+def _source_of(df: DataFrame) -> _ParquetSource | None:
+    entry = _SOURCES.get(id(df))
+    if entry is None:
+        return None
+    ref, source = entry
+    if ref() is not df:
+        del _SOURCES[id(df)]
+        return None
+    return source
+
+
+def _native_plan(schema: pa.Schema, keys: list[str], specs: list[tuple], conf: dict[str, str]):
+    """The aggregation plan, rebuilt identically on the driver and in every task."""
+    by = [_native.Expr.parse(k) for k in keys]
+    aggs = [(n, [_native.Expr.parse(a) for a in args], d, i, al) for n, args, d, i, al in specs]
+    return _native.plan_aggregate(schema, by, aggs, conf)
+
+
+def _steps(plan) -> list[tuple[list[int], int | None]]:
+    """Groups consecutive steps that run in one task: ([steps], exchange keys after them)."""
+    groups: list[tuple[list[int], int | None]] = []
+    current: list[int] = []
+    for i in range(plan.num_stages()):
+        current.append(i)
+        keys = plan.exchange_keys(i)
+        if keys is not None or i == plan.num_stages() - 1:
+            groups.append((current, keys))
+            current = []
+    return groups
+
+
+def _positional(schema: pa.Schema) -> pa.Schema:
+    """Intermediate states cross Spark under plain positional names (`_c0`, `_c1`, ...): state
+    names such as `sum(x).sum` would read as struct fields in Spark's column resolution."""
+    return pa.schema([pa.field(f"_c{i}", f.type, True) for i, f in enumerate(schema)])
+
+
+def _steps_task(
+    schema: pa.Schema,
+    keys: list[str],
+    specs: list[tuple],
+    conf: dict[str, str],
+    steps: list[int],
+    source: _ParquetSource | None,
+    out_schema: pa.Schema,
+):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        plan = _native_plan(schema, keys, specs, conf)
+        runner = plan.runner(steps)
+        if source is not None:
+            for scan in source.scans(batches):
+                runner.push_scan(scan)
+        else:
+            for batch in batches:
+                if batch.num_rows:
+                    runner.push(batch)
+        for out in runner.finish():
+            yield pa.RecordBatch.from_arrays(out.columns, schema=out_schema)
+
+    return run
+
+
+def aggregate(df: DataFrame, by: Any = None, aggs: Any = ()) -> DataFrame:
+    """``df.groupBy(by).agg(aggs)`` with ferrospark's aggregation inside Spark tasks.
+
+    Spark's own plan shape: a partial step in each input partition (``mapInArrow``), Spark's
+    hash shuffle on the keys, the final step in each shuffled partition; with distinct
+    aggregates, Spark's four steps and two shuffles. When ``df`` is exactly what
+    :func:`read_parquet` returned, the first step reads the files itself inside the task (scan,
+    filter and partial aggregation fused) and only partial states cross into the JVM; any other
+    DataFrame goes through the plain path.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from .aggregate import _aggs, _keys
+
+    spark = df.sparkSession
+    conf = _spark_conf(spark)
+    items = _aggs(aggs)
+    keys = [str(k) for k in _keys(by)]
+    specs = [(a._name, [str(x) for x in a._args], a._distinct, a._ignore_nulls, a._alias) for a in items]
+    source = _source_of(df)
+    if source is not None:
+        schema = source.schema
+        current = source.splits_frame(spark)
+    else:
+        schema = to_arrow_schema(df.schema)
+        current = df
+    plan = _native_plan(schema, keys, specs, conf)
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions", "200") or 200)
+    groups = _steps(plan)
+    for n, (steps, exchange) in enumerate(groups):
+        last = steps[-1]
+        out_arrow = plan.stage_schema(last)
+        if n < len(groups) - 1:
+            out_arrow = _positional(out_arrow)
+        task = _steps_task(schema, keys, specs, conf, steps, source if n == 0 else None, out_arrow)
+        current = current.mapInArrow(task, spark_schema(out_arrow))
+        if exchange is not None:
+            cols = [F.col(f"_c{i}") for i in range(exchange)]
+            current = current.repartition(partitions, *cols) if cols else current.repartition(1)
+    return current
+
+
+__all__ = ["aggregate", "read_parquet", "spark_schema"]

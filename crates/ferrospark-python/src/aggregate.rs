@@ -156,10 +156,12 @@ impl PyAggregatePlan {
             })?;
             execs.push(stage.exec(options.clone()).py(py)?);
         }
-        let target = if stages.first() == Some(&0) {
-            Some(self.input_schema.clone())
-        } else {
-            None
+        // Batches from Spark may spell types differently (large strings, list field names):
+        // each step reads its input in exactly the types it was planned with.
+        let target = match stages.first() {
+            Some(0) => Some(self.input_schema.clone()),
+            Some(&i) => self.plan.stages.get(i).map(|s| s.input_schema.clone()),
+            None => None,
         };
         Ok(PyStageRunner(Mutex::new(RunnerState {
             execs,
@@ -208,6 +210,26 @@ impl PyStageRunner {
                 Some(e) => e.push(&batch),
                 None => Ok(()),
             }
+        })
+        .py(py)
+    }
+
+    /// Reads a planned scan (one Spark split) straight into the first step, natively.
+    fn push_scan(&self, py: Python<'_>, scan: &PyParquetScan) -> PyResult<()> {
+        let scan = scan.0.clone();
+        py.detach(|| {
+            let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            let s = &mut *s;
+            for batch in scan.execute() {
+                let batch = match &s.target {
+                    Some(t) => conform(batch?, t)?,
+                    None => batch?,
+                };
+                if let Some(e) = s.execs.first_mut() {
+                    e.push(&batch)?;
+                }
+            }
+            Ok::<_, FerroError>(())
         })
         .py(py)
     }
