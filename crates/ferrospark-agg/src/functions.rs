@@ -9,7 +9,7 @@ use ferrospark_expr::types::{is_decimal, is_integral, is_numeric, spark_type_nam
 use ferrospark_expr::{bind, BindContext, Expr, PhysicalExpr};
 
 use crate::accumulators::bool_ops::BoolAccumulator;
-use crate::accumulators::collect::CollectAccumulator;
+use crate::accumulators::collect::collect;
 use crate::accumulators::count::CountAccumulator;
 use crate::accumulators::first_last::FirstLastAccumulator;
 use crate::accumulators::hll_acc::HllAccumulator;
@@ -578,8 +578,8 @@ impl AggregateExpr {
             AggregateFunction::Variance(k) => Box::new(VarianceAccumulator::new(*k)),
             AggregateFunction::BoolAnd => Box::new(BoolAccumulator::new(false)),
             AggregateFunction::BoolOr => Box::new(BoolAccumulator::new(true)),
-            AggregateFunction::CollectList => Box::new(CollectAccumulator::new(t, false)?),
-            AggregateFunction::CollectSet => Box::new(CollectAccumulator::new(t, true)?),
+            AggregateFunction::CollectList => collect(t, false)?,
+            AggregateFunction::CollectSet => collect(t, true)?,
             AggregateFunction::Percentile {
                 percentages,
                 as_array,

@@ -3,7 +3,7 @@
 
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_row::{RowConverter, Rows};
-use arrow_schema::SchemaRef;
+use arrow_schema::{SchemaRef, SortOptions};
 use ferrospark_common::{Result, SpillFile};
 
 /// One sorted run.
@@ -29,10 +29,19 @@ pub fn sort_by_keys(
     converter: &RowConverter,
     num_keys: usize,
 ) -> Result<RecordBatch> {
-    let rows = converter.convert_columns(&batch.columns()[..num_keys])?;
-    let mut idx: Vec<u32> = (0..batch.num_rows() as u32).collect();
-    idx.sort_unstable_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-    let idx = UInt32Array::from(idx);
+    let idx = match &batch.columns()[..num_keys] {
+        // One primitive key: arrow's sort of (value, index) pairs, in the row format's order
+        // (ascending, NULLs first, floats by total order; keys are normalised already).
+        [key] if key.data_type().is_primitive() => {
+            arrow_ord::sort::sort_to_indices(key.as_ref(), Some(SortOptions::default()), None)?
+        }
+        keys => {
+            let rows = converter.convert_columns(keys)?;
+            let mut idx: Vec<u32> = (0..batch.num_rows() as u32).collect();
+            idx.sort_unstable_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
+            UInt32Array::from(idx)
+        }
+    };
     Ok(arrow_select::take::take_record_batch(batch, &idx)?)
 }
 

@@ -1,250 +1,176 @@
 //! `collect_list` / `collect_set`: object buffers (arrays of values per group, NULLs skipped).
 //!
-//! Values of any type are kept in Arrow's row format, in chunks as they arrive; a log of
-//! `(group, chunk, row)` entries remembers which group each belongs to, in input order. Handing
-//! groups out is a stable counting sort of the log by group, then one conversion back to
-//! columns. `collect_set` keeps only the first entry of each `(group, value)` pair, found
-//! through a hash table over the value bytes.
+//! Values are logged as `(group, value)` entries in arrival order; handing groups out is a
+//! stable counting sort of the log by group. Primitive values are logged as they are; any
+//! other type is first interned into a dictionary (the same tables that intern grouping keys)
+//! and logged by id, so strings are hashed once per value and `collect_set` deduplicates
+//! `(group, id)` pairs as plain integers.
 
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, ListArray};
+use arrow_array::types::*;
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, ListArray, PrimitiveArray, UInt32Array};
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
-use arrow_row::{RowConverter, Rows, SortField};
-use arrow_schema::{DataType, Field};
+use arrow_schema::{DataType, Field, TimeUnit};
 use ferrospark_common::Result;
-use hashbrown::HashTable;
+use hashbrown::{HashSet, HashTable};
 
 use super::{EmitTo, GroupsAccumulator};
+use crate::group_values::primitive::KeyBits;
+use crate::group_values::{mix64, new_group_values, GroupValues};
 
-fn hash_entry(hasher: &foldhash::fast::FixedState, group: u32, value: &[u8]) -> u64 {
-    use std::hash::BuildHasher;
-    hasher.hash_one((group, value))
+/// Offsets and the order of log entries that put every group's entries together, keeping
+/// arrival order within a group; entries of groups `>= n` are returned separately.
+fn group_order(groups: impl Iterator<Item = u32> + Clone, n: usize) -> (Vec<i32>, Vec<usize>, Vec<usize>) {
+    let mut offsets = vec![0i32; n + 1];
+    for g in groups.clone() {
+        if (g as usize) < n {
+            offsets[g as usize + 1] += 1;
+        }
+    }
+    for i in 1..offsets.len() {
+        offsets[i] += offsets[i - 1];
+    }
+    let mut cursor: Vec<usize> = offsets.iter().map(|&o| o as usize).collect();
+    let mut order = vec![0usize; offsets[n] as usize];
+    let mut kept = Vec::new();
+    for (i, g) in groups.enumerate() {
+        let g = g as usize;
+        if g < n {
+            order[cursor[g]] = i;
+            cursor[g] += 1;
+        } else {
+            kept.push(i);
+        }
+    }
+    (offsets, order, kept)
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    group: u32,
-    chunk: u32,
-    row: u32,
+fn list(item_type: &DataType, offsets: Vec<i32>, values: ArrayRef) -> Result<ArrayRef> {
+    Ok(Arc::new(ListArray::try_new(
+        Arc::new(Field::new_list_field(item_type.clone(), true)),
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        values,
+        None,
+    )?))
 }
 
-/// The values of every group, as `collect_list` or `collect_set` keeps them.
-pub struct CollectAccumulator {
-    converter: RowConverter,
-    item_type: DataType,
-    chunks: Vec<Rows>,
-    log: Vec<Entry>,
-    /// `collect_set` only: indices into `log`, hashed by (group, value).
+/// Flattens list states into (values, group of each value) for merging.
+fn flatten(states: &ArrayRef, groups: &[u32]) -> (ArrayRef, Vec<u32>) {
+    let lists = states.as_list::<i32>();
+    let offsets = lists.value_offsets();
+    let (first, last) = (offsets[0] as usize, offsets[lists.len()] as usize);
+    let mut owner = Vec::with_capacity(last - first);
+    for r in 0..lists.len() {
+        let n = if lists.is_null(r) {
+            0
+        } else {
+            (offsets[r + 1] - offsets[r]) as usize
+        };
+        owner.extend(std::iter::repeat_n(groups[r], n));
+    }
+    (lists.values().slice(first, last - first), owner)
+}
+
+/// How many groups an emit hands out.
+fn emit_count(emit: EmitTo, total: usize) -> usize {
+    match emit {
+        EmitTo::All => total,
+        EmitTo::First(n) => n,
+    }
+}
+
+/// collect_list / collect_set of a primitive type.
+pub struct PrimitiveCollect<T: ArrowPrimitiveType> {
+    entries: Vec<(u32, T::Native)>,
+    /// collect_set: indices into `entries`, hashed by (group, value).
     set: Option<HashTable<u32>>,
-    state_hasher: foldhash::fast::FixedState,
-    /// Groups that exist, including those without any value (they get an empty array).
-    seen_groups: usize,
+    groups: usize,
+    data_type: DataType,
 }
 
-impl CollectAccumulator {
-    /// Collects values of `item_type`; `distinct` makes it `collect_set`.
-    pub fn new(item_type: &DataType, distinct: bool) -> Result<Self> {
-        Ok(Self {
-            converter: RowConverter::new(vec![SortField::new(item_type.clone())])?,
-            item_type: item_type.clone(),
-            chunks: Vec::new(),
-            log: Vec::new(),
+fn pair_hash<N: KeyBits>(g: u32, v: N) -> u64 {
+    mix64(v.key_bits() ^ (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+impl<T: ArrowPrimitiveType> PrimitiveCollect<T>
+where
+    T::Native: KeyBits,
+{
+    fn new(data_type: DataType, distinct: bool) -> Self {
+        Self {
+            entries: Vec::new(),
             set: distinct.then(HashTable::new),
-            state_hasher: foldhash::fast::FixedState::with_seed(0x5eed),
-            seen_groups: 0,
-        })
+            groups: 0,
+            data_type,
+        }
     }
 
-    /// Adds non-NULL `values[i]` to group `groups[i]`.
-    fn add(&mut self, values: &ArrayRef, groups: impl Iterator<Item = u32>) -> Result<()> {
-        let rows = self
-            .converter
-            .convert_columns(std::slice::from_ref(values))?;
-        let chunk = self.chunks.len() as u32;
-        let nulls = values.logical_nulls();
-        self.chunks.push(rows);
-        for (r, g) in groups.enumerate() {
-            if nulls.as_ref().is_some_and(|n| n.is_null(r)) {
+    fn add(&mut self, values: &ArrayRef, groups: &[u32], total: usize) {
+        self.groups = self.groups.max(total);
+        let a = values.as_primitive::<T>();
+        let nulls = a.nulls().filter(|n| n.null_count() > 0);
+        let entries = &mut self.entries;
+        for (r, (&g, &v)) in groups.iter().zip(a.values().iter()).enumerate() {
+            if nulls.is_some_and(|n| n.is_null(r)) {
                 continue;
             }
-            let e = Entry {
-                group: g,
-                chunk,
-                row: r as u32,
-            };
             if let Some(set) = &mut self.set {
-                let (log, chunks, hasher) = (&self.log, &self.chunks, &self.state_hasher);
-                let v = chunks[chunk as usize].row(r).data();
-                let h = hash_entry(hasher, g, v);
+                let h = pair_hash(g, v);
                 let same = |&i: &u32| {
-                    let o = log[i as usize];
-                    o.group == g && chunks[o.chunk as usize].row(o.row as usize).data() == v
+                    let (eg, ev) = entries[i as usize];
+                    eg == g && ev.key_eq(v)
                 };
                 if set.find(h, same).is_some() {
                     continue;
                 }
-                set.insert_unique(h, log.len() as u32, |&i| {
-                    let o = log[i as usize];
-                    hash_entry(
-                        hasher,
-                        o.group,
-                        chunks[o.chunk as usize].row(o.row as usize).data(),
-                    )
+                set.insert_unique(h, entries.len() as u32, |&i| {
+                    let (eg, ev) = entries[i as usize];
+                    pair_hash(eg, ev)
                 });
             }
-            self.log.push(e);
+            entries.push((g, v));
         }
-        Ok(())
-    }
-
-    /// Builds the list array of groups `0..n` and keeps the rest (renumbered from 0).
-    fn emit_lists(&mut self, emit: EmitTo, total: usize) -> Result<ArrayRef> {
-        let n = match emit {
-            EmitTo::All => total,
-            EmitTo::First(n) => n,
-        };
-        let mut counts = vec![0usize; n + 1];
-        for e in &self.log {
-            if (e.group as usize) < n {
-                counts[e.group as usize + 1] += 1;
-            }
-        }
-        let mut offsets = counts.clone();
-        for i in 1..offsets.len() {
-            offsets[i] += offsets[i - 1];
-        }
-        let len = offsets[n];
-        let mut order = vec![0usize; len];
-        let mut cursor = offsets.clone();
-        let mut kept = Vec::new();
-        for (i, e) in self.log.iter().enumerate() {
-            let g = e.group as usize;
-            if g < n {
-                order[cursor[g]] = i;
-                cursor[g] += 1;
-            } else {
-                kept.push(i);
-            }
-        }
-        let parser = self.converter.parser();
-        let rows: Vec<_> = order
-            .iter()
-            .map(|&i| {
-                let e = self.log[i];
-                parser.parse(self.chunks[e.chunk as usize].row(e.row as usize).data())
-            })
-            .collect();
-        let values = if rows.is_empty() {
-            arrow_array::new_empty_array(&self.item_type)
-        } else {
-            self.converter.convert_rows(rows)?.remove(0)
-        };
-        let offsets: Vec<i32> = offsets.iter().map(|&o| o as i32).collect();
-        let list = ListArray::try_new(
-            Arc::new(Field::new_list_field(self.item_type.clone(), true)),
-            OffsetBuffer::new(ScalarBuffer::from(offsets)),
-            values,
-            None,
-        )?;
-        self.keep(&kept, n)?;
-        Ok(Arc::new(list))
-    }
-
-    /// Keeps only the log entries `kept`, renumbering their groups down by `shift`.
-    fn keep(&mut self, kept: &[usize], shift: usize) -> Result<()> {
-        if kept.is_empty() {
-            self.chunks.clear();
-            self.log.clear();
-            if let Some(s) = &mut self.set {
-                s.clear();
-            }
-            return Ok(());
-        }
-        let old_chunks = std::mem::take(&mut self.chunks);
-        let old_log = std::mem::take(&mut self.log);
-        let parser_rows: Vec<_> = kept
-            .iter()
-            .map(|&i| {
-                let e = old_log[i];
-                (
-                    e.group - shift as u32,
-                    old_chunks[e.chunk as usize].row(e.row as usize),
-                )
-            })
-            .collect();
-        let mut rows = self.converter.empty_rows(parser_rows.len(), 0);
-        for (_, r) in &parser_rows {
-            rows.push(*r);
-        }
-        let groups: Vec<u32> = parser_rows.iter().map(|(g, _)| *g).collect();
-        drop(parser_rows);
-        self.chunks.push(rows);
-        self.log = groups
-            .iter()
-            .enumerate()
-            .map(|(i, &g)| Entry {
-                group: g,
-                chunk: 0,
-                row: i as u32,
-            })
-            .collect();
-        if let Some(s) = &mut self.set {
-            s.clear();
-            let (log, chunks, hasher) = (&self.log, &self.chunks, &self.state_hasher);
-            let hash_of =
-                |e: &Entry| hash_entry(hasher, e.group, chunks[0].row(e.row as usize).data());
-            for (i, e) in log.iter().enumerate() {
-                s.insert_unique(hash_of(e), i as u32, |&j| hash_of(&log[j as usize]));
-            }
-        }
-        Ok(())
-    }
-
-    fn total_groups(&self) -> usize {
-        self.log
-            .iter()
-            .map(|e| e.group as usize + 1)
-            .max()
-            .unwrap_or(0)
     }
 }
 
-impl GroupsAccumulator for CollectAccumulator {
+impl<T: ArrowPrimitiveType> GroupsAccumulator for PrimitiveCollect<T>
+where
+    T::Native: KeyBits,
+{
     fn update_batch(&mut self, values: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
-        self.seen_groups = self.seen_groups.max(total);
-        self.add(&values[0], groups.iter().copied())
+        self.add(&values[0], groups, total);
+        Ok(())
     }
 
     fn merge_batch(&mut self, states: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
-        self.seen_groups = self.seen_groups.max(total);
-        let lists = states[0].as_list::<i32>();
-        let offsets = lists.value_offsets();
-        let first = offsets[0] as usize;
-        let last = offsets[offsets.len() - 1] as usize;
-        let values = lists.values().slice(first, last - first);
-        let expanded = (0..lists.len()).flat_map(|r| {
-            let n = if lists.is_null(r) {
-                0
-            } else {
-                (offsets[r + 1] - offsets[r]) as usize
-            };
-            std::iter::repeat_n(groups[r], n)
-        });
-        // NULL lists contribute nothing; their (absent) values take no slot in `values`
-        // only when their offsets are equal, which Arrow guarantees for our own states.
-        self.add(&values, expanded)
+        let (values, owner) = flatten(&states[0], groups);
+        self.add(&values, &owner, total);
+        Ok(())
     }
 
     fn evaluate(&mut self, emit: EmitTo) -> Result<ArrayRef> {
-        let total = self.seen_groups.max(self.total_groups());
-        let out = self.emit_lists(emit, total)?;
-        self.seen_groups = match emit {
-            EmitTo::All => 0,
-            EmitTo::First(n) => total.saturating_sub(n),
-        };
-        Ok(out)
+        let n = emit_count(emit, self.groups);
+        let (offsets, order, kept) = group_order(self.entries.iter().map(|e| e.0), n);
+        let values: Vec<T::Native> = order.iter().map(|&i| self.entries[i].1).collect();
+        let values = PrimitiveArray::<T>::new(values.into(), None).with_data_type(self.data_type.clone());
+        let shift = n as u32;
+        let rest: Vec<(u32, T::Native)> =
+            kept.iter().map(|&i| (self.entries[i].0 - shift, self.entries[i].1)).collect();
+        self.entries = rest;
+        self.groups = self.groups.saturating_sub(n);
+        if let Some(set) = &mut self.set {
+            set.clear();
+            let entries = &self.entries;
+            for (i, &(g, v)) in entries.iter().enumerate() {
+                set.insert_unique(pair_hash(g, v), i as u32, |&j| {
+                    let (eg, ev) = entries[j as usize];
+                    pair_hash(eg, ev)
+                });
+            }
+        }
+        list(&self.data_type, offsets, Arc::new(values))
     }
 
     fn state(&mut self, emit: EmitTo) -> Result<Vec<ArrayRef>> {
@@ -252,8 +178,115 @@ impl GroupsAccumulator for CollectAccumulator {
     }
 
     fn size(&self) -> usize {
-        self.chunks.iter().map(Rows::size).sum::<usize>()
-            + self.log.capacity() * 12
+        self.entries.capacity() * (4 + std::mem::size_of::<T::Native>())
             + self.set.as_ref().map_or(0, |s| s.capacity() * 5)
     }
+}
+
+/// collect_list / collect_set of any other type: values interned to ids first.
+pub struct InternedCollect {
+    dict: Box<dyn GroupValues>,
+    entries: Vec<(u32, u32)>,
+    set: Option<HashSet<u64>>,
+    ids: Vec<u32>,
+    groups: usize,
+    item_type: DataType,
+}
+
+impl InternedCollect {
+    fn new(item_type: &DataType, distinct: bool) -> Result<Self> {
+        Ok(Self {
+            dict: new_group_values(std::slice::from_ref(item_type))?,
+            entries: Vec::new(),
+            set: distinct.then(HashSet::new),
+            ids: Vec::new(),
+            groups: 0,
+            item_type: item_type.clone(),
+        })
+    }
+
+    fn add(&mut self, values: &ArrayRef, groups: &[u32], total: usize) -> Result<()> {
+        self.groups = self.groups.max(total);
+        let nulls = values.logical_nulls().filter(|n| n.null_count() > 0);
+        self.dict
+            .intern(std::slice::from_ref(values), values.len(), &mut self.ids)?;
+        for (r, (&g, &id)) in groups.iter().zip(&self.ids).enumerate() {
+            if nulls.as_ref().is_some_and(|n| n.is_null(r)) {
+                continue;
+            }
+            if let Some(set) = &mut self.set {
+                if !set.insert(((g as u64) << 32) | id as u64) {
+                    continue;
+                }
+            }
+            self.entries.push((g, id));
+        }
+        Ok(())
+    }
+}
+
+impl GroupsAccumulator for InternedCollect {
+    fn update_batch(&mut self, values: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
+        self.add(&values[0], groups, total)
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
+        let (values, owner) = flatten(&states[0], groups);
+        self.add(&values, &owner, total)
+    }
+
+    fn evaluate(&mut self, emit: EmitTo) -> Result<ArrayRef> {
+        let n = emit_count(emit, self.groups);
+        let (offsets, order, kept) = group_order(self.entries.iter().map(|e| e.0), n);
+        let dict = self.dict.emit()?.remove(0);
+        let ids = UInt32Array::from_iter_values(order.iter().map(|&i| self.entries[i].1));
+        let values = arrow_select::take::take(dict.as_ref(), &ids, None)?;
+        // Entries of groups not handed out keep their values: intern them again.
+        let shift = n as u32;
+        let kept_groups: Vec<u32> = kept.iter().map(|&i| self.entries[i].0 - shift).collect();
+        let kept_ids = UInt32Array::from_iter_values(kept.iter().map(|&i| self.entries[i].1));
+        let kept_values = arrow_select::take::take(dict.as_ref(), &kept_ids, None)?;
+        self.entries.clear();
+        if let Some(set) = &mut self.set {
+            set.clear();
+        }
+        self.groups = self.groups.saturating_sub(n);
+        if !kept_groups.is_empty() {
+            let total = self.groups;
+            self.add(&kept_values, &kept_groups, total)?;
+        }
+        list(&self.item_type, offsets, values)
+    }
+
+    fn state(&mut self, emit: EmitTo) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate(emit)?])
+    }
+
+    fn size(&self) -> usize {
+        self.dict.size()
+            + self.entries.capacity() * 8
+            + self.set.as_ref().map_or(0, |s| s.capacity() * 9)
+            + self.ids.capacity() * 4
+    }
+}
+
+/// The collect_list (or, `distinct`, collect_set) accumulator for values of `dt`.
+pub fn collect(dt: &DataType, distinct: bool) -> Result<Box<dyn GroupsAccumulator>> {
+    macro_rules! prim {
+        ($t:ty) => {
+            Box::new(PrimitiveCollect::<$t>::new(dt.clone(), distinct))
+        };
+    }
+    Ok(match dt {
+        DataType::Int8 => prim!(Int8Type),
+        DataType::Int16 => prim!(Int16Type),
+        DataType::Int32 => prim!(Int32Type),
+        DataType::Int64 => prim!(Int64Type),
+        DataType::Float32 => prim!(Float32Type),
+        DataType::Float64 => prim!(Float64Type),
+        DataType::Date32 => prim!(Date32Type),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => prim!(TimestampMicrosecondType),
+        DataType::Decimal128(_, _) => prim!(Decimal128Type),
+        other => Box::new(InternedCollect::new(other, distinct)?),
+    })
 }

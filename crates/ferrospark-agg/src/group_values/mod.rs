@@ -14,7 +14,7 @@ use arrow_schema::{DataType, TimeUnit};
 use ferrospark_common::Result;
 
 mod bytes;
-mod primitive;
+pub(crate) mod primitive;
 mod row;
 
 pub use bytes::BytesGroupValues;
