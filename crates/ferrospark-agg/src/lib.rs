@@ -34,6 +34,7 @@
 
 pub mod accumulators;
 pub mod exec;
+pub mod exchange;
 pub mod functions;
 pub mod group_values;
 pub mod plan;

@@ -10,6 +10,7 @@ use arrow_schema::{Schema, SchemaRef};
 use ferrospark_common::{Config, FerroError, MetricsSet, Result};
 use ferrospark_expr::{bind, BindContext, Expr, PhysicalExpr};
 
+use crate::exchange::hash_partition;
 use crate::exec::{AggregateOptions, GroupKey, HashAggregateExec};
 use crate::functions::{AggregateCall, AggregateExpr, AggregateMode};
 
@@ -335,7 +336,42 @@ impl AggregatePlan {
             }
             partials.extend(out);
         }
-        let (out, mut metrics) = self.run_from(1, partials, &options)?;
+        let threads = cfg.scan_threads()?;
+        let (out, mut metrics) = match self.stages.as_slice() {
+            // The final step of a two-step plan runs on every thread, each owning some keys.
+            [first, last] if threads > 1 && !first.keys.is_empty() => {
+                let parts = hash_partition(&partials, first.keys.len(), threads)?;
+                drop(partials);
+                let results: Vec<Result<(Vec<RecordBatch>, MetricsSet)>> = std::thread::scope(|s| {
+                    let handles: Vec<_> = parts
+                        .into_iter()
+                        .map(|part| {
+                            let options = options.clone();
+                            s.spawn(move || last.exec(options)?.run(part.into_iter().map(Ok)))
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join().unwrap_or_else(|_| {
+                                Err(FerroError::Internal("an aggregation thread panicked".into()))
+                            })
+                        })
+                        .collect()
+                });
+                let summed_last = MetricsSet::new(crate::exec::AGG_METRICS);
+                let mut out = Vec::new();
+                for r in results {
+                    let (batches, m) = r?;
+                    for (name, v) in m.snapshot() {
+                        summed_last.add(name, v);
+                    }
+                    out.extend(batches);
+                }
+                (out, vec![summed_last])
+            }
+            _ => self.run_from(1, partials, &options)?,
+        };
         metrics.insert(0, summed);
         Ok((out, metrics))
     }

@@ -529,6 +529,11 @@ fn div_half_up(x: i256, d: i256) -> Option<i256> {
     }
 }
 
+#[inline]
+fn fits_i64(v: i128) -> bool {
+    v as i64 as i128 == v
+}
+
 fn rescale(v: i256, from: i32, to: i32) -> Option<i256> {
     match to.cmp(&from) {
         std::cmp::Ordering::Equal => Some(v),
@@ -556,6 +561,41 @@ fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Resu
     };
     let la = l.as_primitive::<Decimal128Type>();
     let ra = r.as_primitive::<Decimal128Type>();
+    // Fast path: when the result keeps the exact scale (always for + - *, unless Spark had to
+    // cut the scale to fit 38 digits) nothing rounds, and 128 bits hold every in-range value.
+    let exact_scale = match op {
+        BinaryOp::Multiply => Some(s1 + s2),
+        BinaryOp::Plus | BinaryOp::Minus => Some(s1.max(s2)),
+        _ => None,
+    };
+    if exact_scale == Some(s) && p <= 38 {
+        let lim = 10i128.pow(p as u32);
+        let (m1, m2) = (10i128.pow((s - s1).max(0) as u32), 10i128.pow((s - s2).max(0) as u32));
+        let g = |a: i128, b: i128| -> std::result::Result<i128, arrow_schema::ArrowError> {
+            let v = match op {
+                // Values are usually far smaller than their types allow: two 64-bit operands
+                // multiply exactly in one widening multiply, no overflow check needed.
+                BinaryOp::Multiply if fits_i64(a) && fits_i64(b) => Some(a * b),
+                BinaryOp::Multiply => a.checked_mul(b),
+                BinaryOp::Plus if m1 == 1 && m2 == 1 => a.checked_add(b),
+                BinaryOp::Minus if m1 == 1 && m2 == 1 => a.checked_sub(b),
+                BinaryOp::Plus => a
+                    .checked_mul(m1)
+                    .zip(b.checked_mul(m2))
+                    .and_then(|(x, y)| x.checked_add(y)),
+                _ => a
+                    .checked_mul(m1)
+                    .zip(b.checked_mul(m2))
+                    .and_then(|(x, y)| x.checked_sub(y)),
+            };
+            match v {
+                Some(v) if v > -lim && v < lim => Ok(v),
+                _ => Err(overflow()),
+            }
+        };
+        let out: PrimitiveArray<Decimal128Type> = arrow_arith::arity::try_binary(la, ra, g)?;
+        return Ok(Arc::new(out.with_precision_and_scale(p, s as i8)?));
+    }
     let f = |a: i128, b: i128| -> std::result::Result<i128, arrow_schema::ArrowError> {
         let (a, b) = (i256::from_i128(a), i256::from_i128(b));
         let ms = s1.max(s2);

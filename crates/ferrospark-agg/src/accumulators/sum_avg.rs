@@ -268,17 +268,26 @@ impl DecimalSumAccumulator {
         self.grow(total);
         let (sums, seen, over) = (&mut self.sums, &mut self.seen, &mut self.overflowed);
         let vals = values.values();
-        let counts = &mut self.counts;
-        for_each_valid(values.nulls(), groups, |r, g| {
-            match sums[g].checked_add(vals[r]) {
-                Some(s) => sums[g] = s,
-                None => over[g] = true,
-            }
+        let mut add = |r: usize, g: usize| {
+            let (s, o) = sums[g].overflowing_add(vals[r]);
+            sums[g] = s;
+            over[g] |= o;
             seen[g] = true;
-            if let Some(c) = counts {
-                c[g] += counts_in.map_or(1, |ci| ci.value(r));
+        };
+        match (&mut self.counts, counts_in) {
+            (None, _) => for_each_valid(values.nulls(), groups, add),
+            (Some(c), None) => for_each_valid(values.nulls(), groups, |r, g| {
+                add(r, g);
+                c[g] += 1;
+            }),
+            (Some(c), Some(ci)) => {
+                let ci = ci.values();
+                for_each_valid(values.nulls(), groups, |r, g| {
+                    add(r, g);
+                    c[g] += ci[r];
+                })
             }
-        });
+        }
     }
 
     fn overflow_error(&self) -> FerroError {

@@ -14,10 +14,12 @@ use arrow_schema::{DataType, TimeUnit};
 use ferrospark_common::Result;
 
 mod bytes;
+mod composed;
 pub(crate) mod primitive;
 mod row;
 
 pub use bytes::BytesGroupValues;
+pub use composed::ComposedGroupValues;
 pub use primitive::PrimitiveGroupValues;
 pub use row::RowGroupValues;
 
@@ -114,6 +116,9 @@ pub fn new_group_values(types: &[DataType]) -> Result<Box<dyn GroupValues>> {
             _ => Box::new(RowGroupValues::new(types)?),
         });
     }
+    if ComposedGroupValues::supports(types) {
+        return Ok(Box::new(ComposedGroupValues::new(types)?));
+    }
     Ok(Box::new(RowGroupValues::new(types)?))
 }
 
@@ -187,6 +192,10 @@ mod tests {
             assert!(out[0].is_null(1));
             assert_eq!(gv.len(), 0);
         }
+        // the general row layout, which nested keys use
+        let mut gv = RowGroupValues::new(&[DataType::Int32, DataType::Utf8]).expect("rows");
+        assert_eq!(intern_all(&mut gv, &[ints, strs]), vec![0, 1, 0, 2, 1]);
+        assert_eq!(gv.emit().expect("emit")[1].len(), 3);
     }
 
     #[test]

@@ -67,7 +67,8 @@ impl KeyBits for f32 {
 /// Groups of one primitive key.
 pub struct PrimitiveGroupValues<T: ArrowPrimitiveType> {
     data_type: DataType,
-    map: HashTable<u32>,
+    /// (key, group): the key is kept inline so probes and rehashes touch only the table.
+    map: HashTable<(T::Native, u32)>,
     values: Vec<T::Native>,
     null_group: Option<u32>,
 }
@@ -96,6 +97,8 @@ where
         let map = &mut self.map;
         let null_group = &mut self.null_group;
         let nulls = a.nulls().filter(|n| n.null_count() > 0);
+        // Sorted or clustered input repeats keys row after row: the last key short-cuts those.
+        let mut last: Option<(T::Native, u32)> = None;
         for (i, &v) in a.values().iter().enumerate() {
             if nulls.is_some_and(|n| n.is_null(i)) {
                 let g = *null_group.get_or_insert_with(|| {
@@ -105,16 +108,23 @@ where
                 groups.push(g);
                 continue;
             }
+            if let Some((lv, lg)) = last {
+                if lv.key_eq(v) {
+                    groups.push(lg);
+                    continue;
+                }
+            }
             let h = mix64(v.key_bits());
-            let g = match map.find(h, |&g| values[g as usize].key_eq(v)) {
-                Some(&g) => g,
+            let g = match map.find(h, |&(k, _)| k.key_eq(v)) {
+                Some(&(_, g)) => g,
                 None => {
                     let g = values.len() as u32;
                     values.push(v);
-                    map.insert_unique(h, g, |&g| mix64(values[g as usize].key_bits()));
+                    map.insert_unique(h, (v, g), |&(k, _)| mix64(k.key_bits()));
                     g
                 }
             };
+            last = Some((v, g));
             groups.push(g);
         }
         Ok(())
@@ -125,7 +135,8 @@ where
     }
 
     fn size(&self) -> usize {
-        self.map.capacity() * 5 + self.values.capacity() * std::mem::size_of::<T::Native>()
+        self.map.capacity() * (5 + std::mem::size_of::<T::Native>())
+            + self.values.capacity() * std::mem::size_of::<T::Native>()
     }
 
     fn emit(&mut self) -> Result<Vec<ArrayRef>> {
