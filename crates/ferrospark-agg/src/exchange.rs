@@ -9,7 +9,11 @@ use ferrospark_common::Result;
 
 /// Splits `batches` into `n` lists by the hash of their first `num_keys` columns; rows with
 /// equal keys land in the same list.
-pub fn hash_partition(batches: &[RecordBatch], num_keys: usize, n: usize) -> Result<Vec<Vec<RecordBatch>>> {
+pub fn hash_partition(
+    batches: &[RecordBatch],
+    num_keys: usize,
+    n: usize,
+) -> Result<Vec<Vec<RecordBatch>>> {
     let mut out: Vec<Vec<RecordBatch>> = (0..n).map(|_| Vec::new()).collect();
     let Some(first) = batches.first() else {
         return Ok(out);

@@ -26,7 +26,7 @@ use ferrospark_expr::{evaluate, PhysicalExpr};
 use crate::accumulators::{EmitTo, GroupsAccumulator};
 use crate::functions::AggregateExpr;
 use crate::group_values::{new_group_values, normalize_key, GroupValues};
-use crate::runs::{sort_by_keys, Run, RunMerger};
+use crate::runs::{sort_by_keys, sorted_positions, Run, RunMerger};
 use crate::sort_aggregate::{SortAggSlot, SortAggregator};
 
 /// Metric names of [`HashAggregateExec`].
@@ -407,10 +407,10 @@ impl HashAggregateExec {
         if batches.is_empty() {
             return Ok(());
         }
-        let all = arrow_select::concat::concat_batches(&self.buffer_schema, &batches)?;
-        drop(batches);
-        let sorted = sort_by_keys(&all, &self.converter, self.keys.len())?;
-        drop(all);
+        // Only the keys are sorted; rows are then gathered one output chunk at a time, so the
+        // buffer is never copied whole.
+        let nk = self.keys.len();
+        let order = sorted_positions(&batches, &self.converter, nk)?;
         let slots = self
             .aggs
             .iter()
@@ -424,16 +424,20 @@ impl HashAggregateExec {
             .collect::<Result<Vec<_>>>()?;
         let mut agg = SortAggregator::new(&self.key_types, slots, self.run_schema.clone())?;
         let mut out = Vec::new();
-        let nk = self.keys.len();
         let bs = self.options.batch_size.max(1);
-        let mut off = 0;
-        while off < sorted.num_rows() {
-            let len = bs.min(sorted.num_rows() - off);
-            let chunk = sorted.slice(off, len);
+        for picks in order.chunks(bs) {
+            let columns = (0..self.buffer_schema.fields().len())
+                .map(|c| {
+                    let arrays: Vec<&dyn arrow_array::Array> =
+                        batches.iter().map(|b| b.column(c).as_ref()).collect();
+                    arrow_select::interleave::interleave(&arrays, picks)
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let chunk = RecordBatch::try_new(self.buffer_schema.clone(), columns)?;
             let (keys, inputs) = self.split_buffer(&chunk, nk);
             out.extend(agg.push(&keys, &inputs)?);
-            off += len;
         }
+        drop(batches);
         out.extend(agg.finish()?);
         let run = if to_disk {
             self.write_run(&out)?

@@ -63,7 +63,10 @@ fn arg_name(e: &Expr) -> String {
         Expr::Binary { .. } => format!("({e})"),
         Expr::Literal(l) if l.data_type() == &DataType::Float64 && !l.is_null() => {
             use arrow_array::cast::AsArray;
-            let v = l.array().as_primitive::<arrow_array::types::Float64Type>().value(0);
+            let v = l
+                .array()
+                .as_primitive::<arrow_array::types::Float64Type>()
+                .value(0);
             // Java's Double.toString for ordinary magnitudes.
             if v.fract() == 0.0 && v.abs() < 1e7 {
                 format!("{v:.1}")

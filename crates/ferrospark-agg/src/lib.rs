@@ -33,8 +33,8 @@
 //! ```
 
 pub mod accumulators;
-pub mod exec;
 pub mod exchange;
+pub mod exec;
 pub mod functions;
 pub mod group_values;
 pub mod plan;

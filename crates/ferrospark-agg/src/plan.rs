@@ -319,9 +319,15 @@ impl AggregatePlan {
     /// Runs the first step once per producer, in parallel (`produce` gets a factory of
     /// first-step operators and returns the operators it fed), then merges their outputs
     /// through the remaining steps. Metrics of the first step are summed over producers.
-    pub fn run_parallel<P>(&self, cfg: &Config, produce: P) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)>
+    pub fn run_parallel<P>(
+        &self,
+        cfg: &Config,
+        produce: P,
+    ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)>
     where
-        P: FnOnce(&(dyn Fn() -> Result<HashAggregateExec> + Sync)) -> Result<Vec<HashAggregateExec>>,
+        P: FnOnce(
+            &(dyn Fn() -> Result<HashAggregateExec> + Sync),
+        ) -> Result<Vec<HashAggregateExec>>,
     {
         let options = options_for(cfg)?;
         let first = self.first_stage()?;
@@ -342,23 +348,26 @@ impl AggregatePlan {
             [first, last] if threads > 1 && !first.keys.is_empty() => {
                 let parts = hash_partition(&partials, first.keys.len(), threads)?;
                 drop(partials);
-                let results: Vec<Result<(Vec<RecordBatch>, MetricsSet)>> = std::thread::scope(|s| {
-                    let handles: Vec<_> = parts
-                        .into_iter()
-                        .map(|part| {
-                            let options = options.clone();
-                            s.spawn(move || last.exec(options)?.run(part.into_iter().map(Ok)))
-                        })
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| {
-                            h.join().unwrap_or_else(|_| {
-                                Err(FerroError::Internal("an aggregation thread panicked".into()))
+                let results: Vec<Result<(Vec<RecordBatch>, MetricsSet)>> =
+                    std::thread::scope(|s| {
+                        let handles: Vec<_> = parts
+                            .into_iter()
+                            .map(|part| {
+                                let options = options.clone();
+                                s.spawn(move || last.exec(options)?.run(part.into_iter().map(Ok)))
                             })
-                        })
-                        .collect()
-                });
+                            .collect();
+                        handles
+                            .into_iter()
+                            .map(|h| {
+                                h.join().unwrap_or_else(|_| {
+                                    Err(FerroError::Internal(
+                                        "an aggregation thread panicked".into(),
+                                    ))
+                                })
+                            })
+                            .collect()
+                    });
                 let summed_last = MetricsSet::new(crate::exec::AGG_METRICS);
                 let mut out = Vec::new();
                 for r in results {
@@ -393,7 +402,9 @@ impl AggregatePlan {
         let mut metrics = Vec::new();
         let mut batches = input;
         for stage in &self.stages[from..] {
-            let (out, m) = stage.exec(options.clone())?.run(batches.into_iter().map(Ok))?;
+            let (out, m) = stage
+                .exec(options.clone())?
+                .run(batches.into_iter().map(Ok))?;
             metrics.push(m);
             batches = out;
         }

@@ -29,7 +29,13 @@ pub fn sort_by_keys(
     converter: &RowConverter,
     num_keys: usize,
 ) -> Result<RecordBatch> {
-    let idx = match &batch.columns()[..num_keys] {
+    let idx = sort_indices(&batch.columns()[..num_keys], converter)?;
+    Ok(arrow_select::take::take_record_batch(batch, &idx)?)
+}
+
+/// The permutation that sorts rows by `keys`, in the row format's order.
+fn sort_indices(keys: &[ArrayRef], converter: &RowConverter) -> Result<UInt32Array> {
+    Ok(match keys {
         // One primitive key: arrow's sort of (value, index) pairs, in the row format's order
         // (ascending, NULLs first, floats by total order; keys are normalised already).
         [key] if key.data_type().is_primitive() => {
@@ -37,12 +43,35 @@ pub fn sort_by_keys(
         }
         keys => {
             let rows = converter.convert_columns(keys)?;
-            let mut idx: Vec<u32> = (0..batch.num_rows() as u32).collect();
+            let mut idx: Vec<u32> = (0..rows.num_rows() as u32).collect();
             idx.sort_unstable_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
             UInt32Array::from(idx)
         }
-    };
-    Ok(arrow_select::take::take_record_batch(batch, &idx)?)
+    })
+}
+
+/// `(batch, row)` of every row of `batches`, ordered by their first `num_keys` columns.
+pub fn sorted_positions(
+    batches: &[RecordBatch],
+    converter: &RowConverter,
+    num_keys: usize,
+) -> Result<Vec<(usize, usize)>> {
+    let mut positions = Vec::new();
+    for (b, batch) in batches.iter().enumerate() {
+        positions.extend((0..batch.num_rows()).map(|r| (b, r)));
+    }
+    let keys: Vec<ArrayRef> = (0..num_keys)
+        .map(|c| {
+            let arrays: Vec<&dyn Array> = batches.iter().map(|b| b.column(c).as_ref()).collect();
+            arrow_select::concat::concat(&arrays)
+        })
+        .collect::<std::result::Result<_, _>>()?;
+    let idx = sort_indices(&keys, converter)?;
+    Ok(idx
+        .values()
+        .iter()
+        .map(|&i| positions[i as usize])
+        .collect())
 }
 
 struct Cursor<'a> {

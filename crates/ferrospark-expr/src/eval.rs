@@ -570,7 +570,10 @@ fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Resu
     };
     if exact_scale == Some(s) && p <= 38 {
         let lim = 10i128.pow(p as u32);
-        let (m1, m2) = (10i128.pow((s - s1).max(0) as u32), 10i128.pow((s - s2).max(0) as u32));
+        let (m1, m2) = (
+            10i128.pow((s - s1).max(0) as u32),
+            10i128.pow((s - s2).max(0) as u32),
+        );
         let g = |a: i128, b: i128| -> std::result::Result<i128, arrow_schema::ArrowError> {
             let v = match op {
                 // Values are usually far smaller than their types allow: two 64-bit operands

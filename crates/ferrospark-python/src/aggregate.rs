@@ -97,9 +97,11 @@ impl PyAggregatePlan {
 
     /// The output schema of step `i` (the last one is the result).
     fn stage_schema<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyAny>> {
-        let stage = self.plan.stages.get(i).ok_or_else(|| {
-            to_py(py, FerroError::Config(format!("no aggregation step {i}")))
-        })?;
+        let stage = self
+            .plan
+            .stages
+            .get(i)
+            .ok_or_else(|| to_py(py, FerroError::Config(format!("no aggregation step {i}"))))?;
         let exec = stage.exec(Default::default()).py(py)?;
         PySchema::new(exec.output_schema()).into_pyarrow(py)
     }
@@ -151,9 +153,10 @@ impl PyAggregatePlan {
         let options = ferrospark_agg::plan::options_for(&self.cfg).py(py)?;
         let mut execs = Vec::new();
         for &i in &stages {
-            let stage = self.plan.stages.get(i).ok_or_else(|| {
-                to_py(py, FerroError::Config(format!("no aggregation step {i}")))
-            })?;
+            let stage =
+                self.plan.stages.get(i).ok_or_else(|| {
+                    to_py(py, FerroError::Config(format!("no aggregation step {i}")))
+                })?;
             execs.push(stage.exec(options.clone()).py(py)?);
         }
         // Batches from Spark may spell types differently (large strings, list field names):
@@ -243,7 +246,11 @@ impl PyStageRunner {
                 let mut batches: Vec<RecordBatch> = Vec::new();
                 let mut first = true;
                 for e in execs {
-                    let input = if first { Vec::new() } else { std::mem::take(&mut batches) };
+                    let input = if first {
+                        Vec::new()
+                    } else {
+                        std::mem::take(&mut batches)
+                    };
                     first = false;
                     let (out, m) = e.run(input.into_iter().map(Ok))?;
                     s.metrics.push(m);

@@ -22,7 +22,10 @@ use crate::group_values::{mix64, new_group_values, GroupValues};
 
 /// Offsets and the order of log entries that put every group's entries together, keeping
 /// arrival order within a group; entries of groups `>= n` are returned separately.
-fn group_order(groups: impl Iterator<Item = u32> + Clone, n: usize) -> (Vec<i32>, Vec<usize>, Vec<usize>) {
+fn group_order(
+    groups: impl Iterator<Item = u32> + Clone,
+    n: usize,
+) -> (Vec<i32>, Vec<usize>, Vec<usize>) {
     let mut offsets = vec![0i32; n + 1];
     for g in groups.clone() {
         if (g as usize) < n {
@@ -83,9 +86,15 @@ fn emit_count(emit: EmitTo, total: usize) -> usize {
 
 /// collect_list / collect_set of a primitive type.
 pub struct PrimitiveCollect<T: ArrowPrimitiveType> {
-    entries: Vec<(u32, T::Native)>,
-    /// collect_set: indices into `entries`, hashed by (group, value).
+    /// Group of each logged value, and the value.
+    groups_of: Vec<u32>,
+    values: Vec<T::Native>,
+    /// collect_set: indices into the log, hashed by (group, value).
     set: Option<HashTable<u32>>,
+    /// collect_list merges keep incoming lists whole: (group, chunk, row) segments, copied
+    /// into the output in one go instead of value by value.
+    segments: Vec<(u32, u32, u32)>,
+    chunks: Vec<ArrayRef>,
     groups: usize,
     data_type: DataType,
 }
@@ -100,8 +109,11 @@ where
 {
     fn new(data_type: DataType, distinct: bool) -> Self {
         Self {
-            entries: Vec::new(),
+            groups_of: Vec::new(),
+            values: Vec::new(),
             set: distinct.then(HashTable::new),
+            segments: Vec::new(),
+            chunks: Vec::new(),
             groups: 0,
             data_type,
         }
@@ -111,26 +123,51 @@ where
         self.groups = self.groups.max(total);
         let a = values.as_primitive::<T>();
         let nulls = a.nulls().filter(|n| n.null_count() > 0);
-        let entries = &mut self.entries;
+        let Some(set) = &mut self.set else {
+            match nulls {
+                None => {
+                    self.groups_of.extend_from_slice(groups);
+                    self.values.extend_from_slice(a.values());
+                }
+                Some(n) => {
+                    for r in n.valid_indices() {
+                        self.groups_of.push(groups[r]);
+                        self.values.push(a.values()[r]);
+                    }
+                }
+            }
+            return;
+        };
+        let (gs, vs) = (&mut self.groups_of, &mut self.values);
         for (r, (&g, &v)) in groups.iter().zip(a.values().iter()).enumerate() {
             if nulls.is_some_and(|n| n.is_null(r)) {
                 continue;
             }
-            if let Some(set) = &mut self.set {
-                let h = pair_hash(g, v);
-                let same = |&i: &u32| {
-                    let (eg, ev) = entries[i as usize];
-                    eg == g && ev.key_eq(v)
-                };
-                if set.find(h, same).is_some() {
-                    continue;
-                }
-                set.insert_unique(h, entries.len() as u32, |&i| {
-                    let (eg, ev) = entries[i as usize];
-                    pair_hash(eg, ev)
-                });
+            let h = pair_hash(g, v);
+            if set
+                .find(h, |&i| gs[i as usize] == g && vs[i as usize].key_eq(v))
+                .is_some()
+            {
+                continue;
             }
-            entries.push((g, v));
+            set.insert_unique(h, gs.len() as u32, |&i| {
+                pair_hash(gs[i as usize], vs[i as usize])
+            });
+            gs.push(g);
+            vs.push(v);
+        }
+    }
+
+    /// Turns kept list segments into logged values (needed before logging more values).
+    fn flatten_segments(&mut self) {
+        let segments = std::mem::take(&mut self.segments);
+        let chunks = std::mem::take(&mut self.chunks);
+        for (g, c, r) in segments {
+            let list = chunks[c as usize].as_list::<i32>();
+            let v = list.value(r as usize);
+            let groups = vec![g; v.len()];
+            let total = self.groups;
+            self.add(&v, &groups, total);
         }
     }
 }
@@ -140,11 +177,29 @@ where
     T::Native: KeyBits,
 {
     fn update_batch(&mut self, values: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
+        if !self.segments.is_empty() {
+            self.flatten_segments();
+        }
         self.add(&values[0], groups, total);
         Ok(())
     }
 
     fn merge_batch(&mut self, states: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
+        if self.set.is_none() && self.values.is_empty() {
+            self.groups = self.groups.max(total);
+            let chunk = self.chunks.len() as u32;
+            let lists = states[0].as_list::<i32>();
+            for (r, &g) in groups.iter().enumerate() {
+                if lists.is_valid(r) && !lists.value(r).is_empty() {
+                    self.segments.push((g, chunk, r as u32));
+                }
+            }
+            self.chunks.push(states[0].clone());
+            return Ok(());
+        }
+        if !self.segments.is_empty() {
+            self.flatten_segments();
+        }
         let (values, owner) = flatten(&states[0], groups);
         self.add(&values, &owner, total);
         Ok(())
@@ -152,21 +207,29 @@ where
 
     fn evaluate(&mut self, emit: EmitTo) -> Result<ArrayRef> {
         let n = emit_count(emit, self.groups);
-        let (offsets, order, kept) = group_order(self.entries.iter().map(|e| e.0), n);
-        let values: Vec<T::Native> = order.iter().map(|&i| self.entries[i].1).collect();
-        let values = PrimitiveArray::<T>::new(values.into(), None).with_data_type(self.data_type.clone());
+        if !self.segments.is_empty() {
+            if !self.values.is_empty() || emit != EmitTo::All {
+                self.flatten_segments();
+            } else {
+                return self.emit_segments(n);
+            }
+        }
+        let (offsets, order, kept) = group_order(self.groups_of.iter().copied(), n);
+        let values: Vec<T::Native> = order.iter().map(|&i| self.values[i]).collect();
+        let values =
+            PrimitiveArray::<T>::new(values.into(), None).with_data_type(self.data_type.clone());
         let shift = n as u32;
-        let rest: Vec<(u32, T::Native)> =
-            kept.iter().map(|&i| (self.entries[i].0 - shift, self.entries[i].1)).collect();
-        self.entries = rest;
+        let kept_groups: Vec<u32> = kept.iter().map(|&i| self.groups_of[i] - shift).collect();
+        let kept_values: Vec<T::Native> = kept.iter().map(|&i| self.values[i]).collect();
+        self.groups_of = kept_groups;
+        self.values = kept_values;
         self.groups = self.groups.saturating_sub(n);
         if let Some(set) = &mut self.set {
             set.clear();
-            let entries = &self.entries;
-            for (i, &(g, v)) in entries.iter().enumerate() {
-                set.insert_unique(pair_hash(g, v), i as u32, |&j| {
-                    let (eg, ev) = entries[j as usize];
-                    pair_hash(eg, ev)
+            let (gs, vs) = (&self.groups_of, &self.values);
+            for i in 0..gs.len() {
+                set.insert_unique(pair_hash(gs[i], vs[i]), i as u32, |&j| {
+                    pair_hash(gs[j as usize], vs[j as usize])
                 });
             }
         }
@@ -178,8 +241,54 @@ where
     }
 
     fn size(&self) -> usize {
-        self.entries.capacity() * (4 + std::mem::size_of::<T::Native>())
+        self.values.capacity() * (4 + std::mem::size_of::<T::Native>())
             + self.set.as_ref().map_or(0, |s| s.capacity() * 5)
+            + self.segments.capacity() * 12
+            + self
+                .chunks
+                .iter()
+                .map(|c| c.get_array_memory_size())
+                .sum::<usize>()
+    }
+}
+
+impl<T: ArrowPrimitiveType> PrimitiveCollect<T>
+where
+    T::Native: KeyBits,
+{
+    /// Every group's lists concatenated in arrival order (the merge of collect_list).
+    fn emit_segments(&mut self, n: usize) -> Result<ArrayRef> {
+        let segments = std::mem::take(&mut self.segments);
+        let chunks = std::mem::take(&mut self.chunks);
+        let (offsets_seg, order, _) = group_order(segments.iter().map(|s| s.0), n);
+        let lists: Vec<_> = chunks.iter().map(|c| c.as_list::<i32>()).collect();
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0i32);
+        let mut values: Vec<T::Native> = Vec::new();
+        for g in 0..n {
+            for &i in &order[offsets_seg[g] as usize..offsets_seg[g + 1] as usize] {
+                let (_, c, r) = segments[i];
+                let l = lists[c as usize];
+                let (start, end) = (
+                    l.value_offsets()[r as usize] as usize,
+                    l.value_offsets()[r as usize + 1] as usize,
+                );
+                let inner = l.values().as_primitive::<T>();
+                match inner.nulls().filter(|x| x.null_count() > 0) {
+                    None => values.extend_from_slice(&inner.values()[start..end]),
+                    Some(nb) => values.extend(
+                        (start..end)
+                            .filter(|&j| nb.is_valid(j))
+                            .map(|j| inner.values()[j]),
+                    ),
+                }
+            }
+            offsets.push(values.len() as i32);
+        }
+        self.groups = 0;
+        let values =
+            PrimitiveArray::<T>::new(values.into(), None).with_data_type(self.data_type.clone());
+        list(&self.data_type, offsets, Arc::new(values))
     }
 }
 

@@ -30,7 +30,10 @@ impl ComposedGroupValues {
                 t.is_primitive()
                     || matches!(
                         t,
-                        DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary
+                        DataType::Utf8
+                            | DataType::LargeUtf8
+                            | DataType::Binary
+                            | DataType::LargeBinary
                     )
             })
     }
@@ -43,7 +46,9 @@ impl ComposedGroupValues {
             .collect::<Result<Vec<_>>>()?;
         let wide = types.len() > 2;
         let tuples: Box<dyn GroupValues> = if wide {
-            Box::new(PrimitiveGroupValues::<Decimal128Type>::new(DataType::Decimal128(38, 0)))
+            Box::new(PrimitiveGroupValues::<Decimal128Type>::new(
+                DataType::Decimal128(38, 0),
+            ))
         } else {
             Box::new(PrimitiveGroupValues::<UInt64Type>::new(DataType::UInt64))
         };
@@ -73,7 +78,11 @@ impl GroupValues for ComposedGroupValues {
             Arc::new(arrow_array::Decimal128Array::from(v))
         } else {
             let (a, b) = (&self.ids[0], &self.ids[1]);
-            let v: Vec<u64> = a.iter().zip(b).map(|(&x, &y)| ((x as u64) << 32) | y as u64).collect();
+            let v: Vec<u64> = a
+                .iter()
+                .zip(b)
+                .map(|(&x, &y)| ((x as u64) << 32) | y as u64)
+                .collect();
             Arc::new(arrow_array::UInt64Array::from(v))
         };
         self.tuples.intern(&[packed], num_rows, groups)
@@ -93,11 +102,17 @@ impl GroupValues for ComposedGroupValues {
         let lane = |c: usize| -> UInt32Array {
             if self.wide {
                 let p = packed.as_primitive::<Decimal128Type>();
-                p.values().iter().map(|&v| Some((v >> (32 * c)) as u32)).collect()
+                p.values()
+                    .iter()
+                    .map(|&v| Some((v >> (32 * c)) as u32))
+                    .collect()
             } else {
                 let p = packed.as_primitive::<UInt64Type>();
                 let shift = if c == 0 { 32 } else { 0 };
-                p.values().iter().map(|&v| Some((v >> shift) as u32)).collect()
+                p.values()
+                    .iter()
+                    .map(|&v| Some((v >> shift) as u32))
+                    .collect()
             }
         };
         let lanes: Vec<UInt32Array> = (0..n).map(lane).collect();
