@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO / "benches" / "results"
 
 #: Engines in display order; ferrospark is the reference for ratios.
-ENGINE_ORDER = ("ferrospark", "pyarrow", "duckdb", "polars", "pyspark")
+ENGINE_ORDER = ("ferrospark", "pyarrow", "duckdb", "polars", "pyspark", "fss", "fss-df")
 #: ferrospark is also compared with the fastest of these single-node engines.
 NATIVE_BASELINES = ("duckdb", "polars", "pyarrow")
 REL_TOL = 1e-6
@@ -188,6 +188,30 @@ class PySparkEngine(Engine):
         self.spark.stop()
 
 
+class FssEngine(PySparkEngine):
+    """ferrospark inside Spark (``ferrospark.spark``) on the same local SparkSession as the
+    ``pyspark`` engine: ``fss.read_parquet`` -> operator, scan and first step fused in tasks."""
+
+    name = "fss"
+
+    def open(self) -> None:
+        super().open()
+        import ferrospark as fs
+        from ferrospark import spark as fss
+
+        self.fs, self.fss = fs, fss
+
+    def version(self) -> str:
+        return f"ferrospark {self.fs.__version__} on spark {self.spark.version}"
+
+
+class FssDataFrameEngine(FssEngine):
+    """ferrospark's operators inside Spark over an ordinary DataFrame (``spark.read.parquet``):
+    the plain path, where every row crosses from the JVM into the Python tasks."""
+
+    name = "fss-df"
+
+
 ENGINES: dict[str, type[Engine]] = {
     cls.name: cls
     for cls in (
@@ -196,6 +220,8 @@ ENGINES: dict[str, type[Engine]] = {
         DuckDBEngine,
         PolarsEngine,
         PySparkEngine,
+        FssEngine,
+        FssDataFrameEngine,
     )
 }
 
@@ -385,6 +411,13 @@ def _scan_filter_pyspark(e: PySparkEngine, paths: dict[str, str]) -> tuple[int, 
         .collect()[0]
     )
     return row["count"], row["sum"]
+
+
+# The aggregation workloads (q1, high-card, collect) live in their own module.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import agg_workloads  # noqa: E402
+
+agg_workloads.register_all(sys.modules[__name__])
 
 
 # ------------------------------------------------------------------------------------
@@ -591,7 +624,14 @@ def report(
             "rows_read",
             "rows_output",
         )
-        print("ferrospark metrics: " + ", ".join(f"{k}={m[k]}" for k in keys if k in m))
+        if isinstance(m, list):  # an operator: one metrics dict per step
+            steps = [
+                ", ".join(f"{k}={v}" for k, v in step.items() if v and not k.endswith("_ns"))
+                for step in m
+            ]
+            print("ferrospark steps: " + " | ".join(steps))
+        else:
+            print("ferrospark metrics: " + ", ".join(f"{k}={m[k]}" for k in keys if k in m))
     print("results agree" if agree else "RESULTS DISAGREE")
 
     doc = {

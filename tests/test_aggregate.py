@@ -42,8 +42,8 @@ BATCH = "ferrospark.batch.size"
 S_POOL = ["a", "b", "", "é", "日本", "😀", "zz", "a\x00", "Z", "ß"]
 
 
-def make_table(n: int = 30_000, seed: int = 11) -> pa.Table:
-    """~6000 groups (k), one huge group (k = 0, 30% of the rows), NULLs everywhere.
+def make_table(n: int = 30_000, seed: int = 11, groups: int = 6000) -> pa.Table:
+    """~`groups` groups (k), one huge group (k = 0, 30% of the rows), NULLs everywhere.
 
     f holds multiples of 0.25 below 2^10, so its sums are exact in any order."""
     rng = random.Random(seed)
@@ -53,7 +53,7 @@ def make_table(n: int = 30_000, seed: int = 11) -> pa.Table:
 
     k, ks, k_small, x, f, d, s, b = [], [], [], [], [], [], [], []
     for _ in range(n):
-        key = 0 if rng.random() < 0.3 else rng.randint(1, 6000)
+        key = 0 if rng.random() < 0.3 else rng.randint(1, groups)
         k.append(key)
         ks.append(f"κ-{key:05d}-{S_POOL[key % len(S_POOL)]}")
         k_small.append(maybe(rng.randint(0, 99), 0.02))
@@ -113,8 +113,8 @@ def reference(table: pa.Table, by: list[str]) -> dict:
             "max(s)": max(ss, key=lambda v: v.encode()) if ss else None,
             "bool_and(b)": all(bs) if bs else None,
             "bool_or(b)": any(bs) if bs else None,
-            "collect_set(s)": tuple(sorted(set(ss))),
-            "collect_list(x)": tuple(sorted(xs)),
+            "collect_set(s)": tuple(sorted(set(ss), key=repr)),  # sorted like canon() sorts
+            "collect_list(x)": tuple(sorted(xs, key=repr)),
             "percentile(x, 0.5, 1)": spark_percentile(xs, 0.5),
             "percentile(f, array(0.1, 0.9), 1)": None
             if not fv
@@ -127,18 +127,25 @@ def reference(table: pa.Table, by: list[str]) -> dict:
 
 
 @pytest.fixture(scope="module")
-def table() -> pa.Table:
-    return make_table()
+def tables() -> dict[str, pa.Table]:
+    # the object (collect / percentile / approx) paths run on the smaller table: with a tiny
+    # memory limit and tiny batches they are the slow ones
+    return {"big": make_table(), "small": make_table(n=8000, seed=12, groups=1500)}
 
 
 @pytest.fixture(scope="module")
-def ref_cache(table):
+def table(tables) -> pa.Table:
+    return tables["big"]
+
+
+@pytest.fixture(scope="module")
+def ref_cache(tables):
     cache: dict = {}
 
-    def get(by: tuple[str, ...]):
-        if by not in cache:
-            cache[by] = reference(table, list(by))
-        return cache[by]
+    def get(which: str, by: tuple[str, ...]):
+        if (which, by) not in cache:
+            cache[which, by] = reference(tables[which], list(by))
+        return cache[which, by]
 
     return get
 
@@ -239,12 +246,12 @@ def aggs_distinct():
 
 
 AGGSETS = {
-    # name: (keys, aggregates)
-    "fixed": (("k",), aggs_fixed),
-    "fixed_str_keys": (("ks", "b"), aggs_fixed),
-    "object_few_keys": (("k_small",), aggs_object),  # <= 128 keys: object-hash, no fall-back
-    "object": (("ks",), aggs_object),  # ~6000 keys: falls back to sort-based by default
-    "distinct": (("k",), aggs_distinct),
+    # name: (table, keys, aggregates)
+    "fixed": ("big", ("k",), aggs_fixed),
+    "fixed_str_keys": ("big", ("ks", "b"), aggs_fixed),
+    "object_few_keys": ("small", ("k_small",), aggs_object),  # <= 128 keys: no fall-back
+    "object": ("small", ("ks",), aggs_object),  # ~1500 keys: falls back to sort-based by default
+    "distinct": ("big", ("k",), aggs_distinct),
 }
 
 MODES = {
@@ -256,19 +263,20 @@ MODES = {
 
 
 @pytest.fixture(scope="module")
-def unlimited(table):
+def unlimited(tables):
     """The plain run (default session, one 8192-row batch size) of every aggregate set."""
     out = {}
-    for name, (by, aggs) in AGGSETS.items():
-        out[name] = fs.aggregate(rebatch(table, 8192), by=list(by), aggs=aggs())
+    for name, (which, by, aggs) in AGGSETS.items():
+        out[name] = fs.aggregate(rebatch(tables[which], 8192), by=list(by), aggs=aggs())
     return out
 
 
 @pytest.mark.parametrize("batch_size", [1, 7, 8192])
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("aggset", list(AGGSETS))
-def test_execution_paths_agree(table, ref_cache, unlimited, aggset, mode, batch_size):
-    by, aggs = AGGSETS[aggset]
+def test_execution_paths_agree(tables, ref_cache, unlimited, aggset, mode, batch_size):
+    which, by, aggs = AGGSETS[aggset]
+    table = tables[which]
     session = fs.Session(conf=MODES[mode])
     got = fs.aggregate(rebatch(table, batch_size), by=list(by), aggs=aggs(), session=session)
     metrics = fs.last_aggregate_metrics()
@@ -276,9 +284,10 @@ def test_execution_paths_agree(table, ref_cache, unlimited, aggset, mode, batch_
     assert got.column_names == unlimited[aggset].column_names
     assert got.schema.types == unlimited[aggset].schema.types, f"{got.schema} vs {unlimited[aggset].schema}"
     got_c = canon(got, len(by))
-    checked = set(got.column_names) & set(next(iter(ref_cache(by).values())))
+    ref = ref_cache(which, by)
+    checked = set(got.column_names) & set(next(iter(ref.values())))
     assert len(checked) >= 4, checked
-    problems = diff_results(got_c, ref_cache(by), columns=checked)
+    problems = diff_results(got_c, ref, columns=checked)
     assert not problems, f"[{aggset} / {mode} / batch {batch_size}] vs Python reference:\n  " + "\n  ".join(
         problems
     )
@@ -310,7 +319,7 @@ def test_execution_paths_agree(table, ref_cache, unlimited, aggset, mode, batch_
 def test_approx_count_distinct_is_close_to_exact(unlimited, ref_cache):
     """Sanity of the estimate itself (bit-exactness against Spark is in the Spark suite)."""
     got = canon(unlimited["object"], 1)
-    ref = ref_cache(("ks",))
+    ref = ref_cache("small", ("ks",))
     for key, row in got.items():
         exact = ref[key]["count(DISTINCT x)"]
         est = row["approx_count_distinct(x)"]
@@ -341,13 +350,20 @@ def test_ten_million_groups_under_64mb():
 
 
 def test_spill_with_one_row_batches_and_object_aggregates():
-    """25k one-row batches under a 256k limit on the sort-based (object) path: must not run out
-    of file handles (Spark merges its spill files; one spill per input batch is not needed)."""
-    t = make_table(n=25_000, seed=3)
+    """3000 one-row batches under a 256k limit on the sort-based (object) path, with the common
+    default of 1024 open files per process: must not run out of file handles (Spark spills
+    when memory runs out, not once per input batch, and merges its spill files)."""
+    resource = pytest.importorskip("resource")
+    t = make_table(n=3000, seed=3, groups=800)
     ref = reference(t, ["ks"])
-    got = fs.Session(conf={LIMIT: "256k"}).aggregate(
-        rebatch(t, 1), by="ks", aggs=[fs.collect_set("s"), fs.percentile("x", 0.5)]
-    )
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, soft), hard))
+    try:
+        got = fs.Session(conf={LIMIT: "256k"}).aggregate(
+            rebatch(t, 1), by="ks", aggs=[fs.collect_set("s"), fs.percentile("x", 0.5)]
+        )
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     problems = diff_results(canon(got, 1), ref, columns={"collect_set(s)", "percentile(x, 0.5, 1)"})
     assert not problems, "\n".join(problems)
 
@@ -467,7 +483,7 @@ def reference_flavour(t: pa.Table) -> dict:
             "min(s)": min(ss, key=lambda v: v.encode()) if ss else None,
             "max(s)": max(ss, key=lambda v: v.encode()) if ss else None,
             "count(DISTINCT s)": len(set(ss)),
-            "collect_set(s)": tuple(sorted(set(ss))),
+            "collect_set(s)": tuple(sorted(set(ss), key=repr)),
         }
     return out
 

@@ -21,7 +21,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_common::{
     Config, FerroError, MemoryPool, MemoryReservation, MetricValue, MetricsSet, Result, SpillDir,
 };
-use ferrospark_expr::{evaluate, PhysicalExpr};
+use ferrospark_expr::{PhysicalExpr, SharedExprs};
 
 use crate::accumulators::{EmitTo, GroupsAccumulator};
 use crate::functions::AggregateExpr;
@@ -123,6 +123,8 @@ pub struct HashAggregateExec {
     groups: Vec<u32>,
     /// Most bytes reserved at once.
     peak: u64,
+    /// Keys and raw arguments with their common parts.
+    shared: SharedExprs,
 }
 
 struct MergeState {
@@ -142,7 +144,12 @@ impl HashAggregateExec {
         aggs: Vec<AggregateExpr>,
         options: AggregateOptions,
     ) -> Result<Self> {
-        let _ = input_schema;
+        // Keys and raw arguments, evaluated together so shared parts are computed once.
+        let mut exprs: Vec<PhysicalExpr> = keys.iter().map(|k| k.expr.clone()).collect();
+        for a in aggs.iter().filter(|a| a.mode.reads_raw()) {
+            exprs.extend(a.args.iter().cloned());
+        }
+        let shared = SharedExprs::new(&exprs, input_schema.fields().len());
         let key_types: Vec<DataType> = keys.iter().map(|k| k.expr.data_type()).collect();
         let key_fields: Vec<Field> = keys
             .iter()
@@ -205,6 +212,7 @@ impl HashAggregateExec {
             metrics: MetricsSet::new(AGG_METRICS),
             groups: Vec::new(),
             peak: 0,
+            shared,
         })
     }
 
@@ -220,29 +228,26 @@ impl HashAggregateExec {
 
     /// Evaluates keys (normalised) and every aggregate's inputs over `batch`.
     fn prepare(&self, batch: &RecordBatch) -> Result<(Vec<ArrayRef>, Vec<Vec<ArrayRef>>)> {
-        let n = batch.num_rows();
-        let keys = self
-            .keys
-            .iter()
-            .map(|k| Ok(normalize_key(&evaluate(&k.expr, batch)?.into_array(n)?)))
-            .collect::<Result<Vec<_>>>()?;
+        let mut values = self.shared.evaluate(batch)?.into_iter();
+        let keys: Vec<ArrayRef> = values
+            .by_ref()
+            .take(self.keys.len())
+            .map(|k| normalize_key(&k))
+            .collect();
         let inputs = self
             .aggs
             .iter()
             .map(|a| {
                 if a.mode.reads_raw() {
-                    a.args
-                        .iter()
-                        .map(|e| evaluate(e, batch)?.into_array(n))
-                        .collect::<Result<Vec<_>>>()
+                    values.by_ref().take(a.args.len()).collect()
                 } else {
-                    Ok(a.state_columns
+                    a.state_columns
                         .iter()
                         .map(|&i| batch.column(i).clone())
-                        .collect())
+                        .collect()
                 }
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect();
         Ok((keys, inputs))
     }
 

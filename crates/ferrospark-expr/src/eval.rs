@@ -596,7 +596,24 @@ fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Resu
                 _ => Err(overflow()),
             }
         };
-        let out: PrimitiveArray<Decimal128Type> = arrow_arith::arity::try_binary(la, ra, g)?;
+        let out: PrimitiveArray<Decimal128Type> = if la.null_count() == 0 && ra.null_count() == 0 {
+            // Without NULLs every slot is a real value: run the loop branch-free and check
+            // for overflow once at the end.
+            let bad = std::cell::Cell::new(false);
+            let out = arrow_arith::arity::binary(la, ra, |a, b| match g(a, b) {
+                Ok(v) => v,
+                Err(_) => {
+                    bad.set(true);
+                    0
+                }
+            })?;
+            if bad.get() {
+                return Err(FerroError::from_arrow(overflow()));
+            }
+            out
+        } else {
+            arrow_arith::arity::try_binary(la, ra, g)?
+        };
         return Ok(Arc::new(out.with_precision_and_scale(p, s as i8)?));
     }
     let f = |a: i128, b: i128| -> std::result::Result<i128, arrow_schema::ArrowError> {

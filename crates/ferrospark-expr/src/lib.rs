@@ -30,6 +30,7 @@ pub mod eval;
 pub mod expr;
 pub mod parser;
 pub mod physical;
+pub mod shared;
 pub mod types;
 
 #[cfg(test)]
@@ -40,3 +41,4 @@ pub use eval::{evaluate, evaluate_predicate, filter_batch, pack_bits, ColumnarVa
 pub use expr::{BinaryOp, Expr, Literal, StringMatch};
 pub use parser::parse_expr;
 pub use physical::{PhysicalExpr, ScalarFunction};
+pub use shared::SharedExprs;

@@ -246,13 +246,25 @@ impl PhysicalExpr {
         &self,
         f: &dyn Fn(usize, &str, &DataType) -> PhysicalExpr,
     ) -> PhysicalExpr {
-        let r = |e: &PhysicalExpr| Box::new(e.transform_columns(f));
-        match self {
+        self.transform(&|e| match e {
             PhysicalExpr::Column {
                 index,
                 name,
                 data_type,
-            } => f(*index, name, data_type),
+            } => Some(f(*index, name, data_type)),
+            _ => None,
+        })
+    }
+
+    /// Rebuilds the tree top-down: where `f` returns a replacement for a node, the node (and
+    /// everything under it) is replaced; elsewhere the children are transformed.
+    pub fn transform(&self, f: &dyn Fn(&PhysicalExpr) -> Option<PhysicalExpr>) -> PhysicalExpr {
+        if let Some(replaced) = f(self) {
+            return replaced;
+        }
+        let r = |e: &PhysicalExpr| Box::new(e.transform(f));
+        match self {
+            PhysicalExpr::Column { .. } => self.clone(),
             PhysicalExpr::Literal(l) => PhysicalExpr::Literal(l.clone()),
             PhysicalExpr::Field {
                 input,
@@ -293,7 +305,7 @@ impl PhysicalExpr {
                 negated,
             } => PhysicalExpr::InList {
                 expr: r(expr),
-                list: list.iter().map(|e| e.transform_columns(f)).collect(),
+                list: list.iter().map(|e| e.transform(f)).collect(),
                 negated: *negated,
             },
             PhysicalExpr::Like {
@@ -322,7 +334,7 @@ impl PhysicalExpr {
                 data_type,
             } => PhysicalExpr::Function {
                 func: *func,
-                args: args.iter().map(|e| e.transform_columns(f)).collect(),
+                args: args.iter().map(|e| e.transform(f)).collect(),
                 data_type: data_type.clone(),
             },
         }

@@ -44,6 +44,8 @@ impl BytesGroupValues {
         B::Native: AsRef<[u8]>,
     {
         let nulls = a.nulls().filter(|n| n.null_count() > 0);
+        // Group of the previous row when it was a non-NULL value.
+        let mut last: Option<u32> = None;
         for i in 0..a.len() {
             if nulls.is_some_and(|n| n.is_null(i)) {
                 let g = match self.null_group {
@@ -56,10 +58,18 @@ impl BytesGroupValues {
                         g
                     }
                 };
+                last = None;
                 groups.push(g);
                 continue;
             }
             let v: &[u8] = a.value(i).as_ref();
+            // Clustered input repeats a key row after row: compare with the previous row first.
+            if let Some(prev) = last {
+                if i > 0 && a.value(i - 1).as_ref() == v {
+                    groups.push(prev);
+                    continue;
+                }
+            }
             let h = self.hasher.hash_one(v);
             let (bytes, offsets, hashes) = (&mut self.bytes, &mut self.offsets, &mut self.hashes);
             let found = self.map.find(h, |&g| {
@@ -77,6 +87,7 @@ impl BytesGroupValues {
                     g
                 }
             };
+            last = Some(g);
             groups.push(g);
         }
     }
