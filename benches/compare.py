@@ -626,8 +626,7 @@ def report(
         )
         if isinstance(m, list):  # an operator: one metrics dict per step
             steps = [
-                ", ".join(f"{k}={v}" for k, v in step.items() if v and not k.endswith("_ns"))
-                for step in m
+                ", ".join(f"{k}={v}" for k, v in step.items() if v and not k.endswith("_ns")) for step in m
             ]
             print("ferrospark steps: " + " | ".join(steps))
         else:

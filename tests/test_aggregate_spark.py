@@ -487,7 +487,6 @@ def spec_object():
         (fs.percentile("f64", 0.75), F.percentile("f64", 0.75), "pct"),
         (fs.approx_count_distinct("i32"), F.approx_count_distinct("i32"), "exact"),
         (fs.approx_count_distinct("i64"), F.approx_count_distinct("i64"), "exact"),
-        (fs.approx_count_distinct("i64", 0.01), F.approx_count_distinct("i64", 0.01), "exact"),
         (fs.approx_count_distinct("f64"), F.approx_count_distinct("f64"), "exact"),
         (fs.approx_count_distinct("s"), F.approx_count_distinct("s"), "exact"),
         (fs.approx_count_distinct("dec"), F.approx_count_distinct("dec"), "exact"),
@@ -647,6 +646,18 @@ def test_single_distinct_with_other_aggregates(agg_table, sdf, agg):
     run_both(agg_table, sdf, ["k_int"], spec, f"{agg} with count(1), sum(i64)")
 
 
+def test_approx_count_distinct_with_rsd(agg_table, sdf):
+    """approx_count_distinct(x, rsd): a finer sketch, still bit-identical to Spark's; Spark
+    names the column `approx_count_distinct(x)` (the rsd is not part of the name)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    spec = [
+        (fs.approx_count_distinct("i64", 0.01), F.approx_count_distinct("i64", 0.01), "exact"),
+        (fs.approx_count_distinct("s", 0.2), F.approx_count_distinct("s", 0.2), "exact"),
+    ]
+    run_both(agg_table, sdf, ["k_int"], spec, "approx_count_distinct with rsd")
+
+
 def test_collect_list_order_single_partition(agg_table, sdf1):
     """With one partition and fewer than 128 groups, Spark's collect_list keeps input order."""
     from pyspark.sql import functions as F  # noqa: N812
@@ -747,6 +758,37 @@ def test_aliases_and_expressions(agg_table, sdf):
     got = fs.aggregate(uneven_reader(agg_table), by=[fs.expr("k_int % 7")], aggs=[fs.count()])
     expected = sdf.groupBy(F.expr("k_int % 7")).agg(F.count("*"))
     compare(got, expected, ["exact"], 1, "expression as grouping key")
+
+
+def test_output_names_with_odd_identifiers_match_spark(spark):
+    """Spark prints column references in default names without quotes, whatever the name:
+    `sum((x + 1))`, `max((order * 2))`, `sum(my col)`; grouping expressions are named
+    `(x + 1)`."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    t = pa.table(
+        {
+            "k": pa.array([1, 1, 2], pa.int64()),
+            "x": pa.array([1, 2, 3], pa.int64()),
+            "order": pa.array([3, 4, 5], pa.int64()),
+            "my col": pa.array([5, 6, 7], pa.int64()),
+            "Ünï": pa.array([7, 8, 9], pa.int64()),
+        }
+    )
+    df = spark.createDataFrame(t)
+    spec = [
+        (fs.sum("x"), F.sum("x"), "exact"),
+        (fs.sum(fs.col("x") + 1), F.sum(F.col("x") + 1), "exact"),
+        (fs.sum(fs.expr("x * 2")), F.sum(F.expr("x * 2")), "exact"),
+        (fs.sum("order"), F.sum("order"), "exact"),
+        (fs.max(fs.col("order") * 2), F.max(F.col("order") * 2), "exact"),
+        (fs.sum("my col"), F.sum("my col"), "exact"),
+        (fs.avg(fs.col("my col") + fs.col("Ünï")), F.avg(F.col("my col") + F.col("Ünï")), "float"),
+        (fs.count_distinct("x"), F.count_distinct("x"), "exact"),
+    ]
+    run_both(t, df, ["k"], spec, "odd identifiers")
+    got = fs.aggregate(t, by=[fs.col("x") + 1], aggs=[fs.count()])
+    compare(got, df.groupBy(F.col("x") + 1).agg(F.count("*")), ["exact"], 1, "grouping expression name")
 
 
 def test_ansi_overflow_inside_aggregate_argument(agg_table, sdf):

@@ -66,7 +66,7 @@ class AggColumn:
     @property
     def name(self) -> str:
         """The output column name."""
-        return self._alias if self._alias is not None else self._sql()
+        return _native.aggregate_name(self._spec())
 
     def __str__(self) -> str:
         text = self._sql()
@@ -230,12 +230,15 @@ def _keys(by: ColumnOrName | Sequence[ColumnOrName] | None) -> list[_native.Expr
 
 
 def _aggs(aggs: AggColumn | Sequence[AggColumn]) -> list[AggColumn]:
+    if isinstance(aggs, (Column, str)):
+        raise TypeError(
+            f"aggs must be aggregate functions such as fs.sum('x') or fs.count(), got {aggs!r}; "
+            "group by a column with `by=` instead"
+        )
     items = [aggs] if isinstance(aggs, AggColumn) else list(aggs)
     for a in items:
         if not isinstance(a, AggColumn):
-            raise TypeError(
-                f"aggs must be aggregate functions such as fs.sum('x'), got {type(a).__name__!r}"
-            )
+            raise TypeError(f"aggs must be aggregate functions such as fs.sum('x'), got {type(a).__name__!r}")
     return items
 
 

@@ -29,6 +29,9 @@ use crate::group_values::{new_group_values, normalize_key, GroupValues};
 use crate::runs::{sort_by_keys, sorted_positions, Run, RunMerger};
 use crate::sort_aggregate::{SortAggSlot, SortAggregator};
 
+/// Spill files an aggregation keeps before merging them into one.
+pub const MAX_SPILL_RUNS: usize = 16;
+
 /// Metric names of [`HashAggregateExec`].
 pub const AGG_METRICS: &[(&str, MetricValue)] = &[
     ("input_rows", MetricValue::Count),
@@ -190,7 +193,9 @@ impl HashAggregateExec {
                 .map(|t| SortField::new(t.clone()))
                 .collect(),
         )?;
-        let has_object_buffer = aggs.iter().any(|a| a.func.has_object_buffer());
+        let has_object_buffer = aggs
+            .iter()
+            .any(|a| a.distinct_set || a.func.has_object_buffer());
         let reservation = options.pool.reservation("HashAggregateExec");
         Ok(Self {
             group_values: new_group_values(&key_types)?,
@@ -343,12 +348,12 @@ impl HashAggregateExec {
         let Some(sorted) = self.drain_map_sorted()? else {
             return Ok(());
         };
-        let run = if to_disk {
-            self.write_run(&[sorted])?
+        if to_disk {
+            let run = self.write_run(&[sorted])?;
+            self.push_file_run(run)?;
         } else {
-            Run::Memory(vec![sorted])
-        };
-        self.runs.push(run);
+            self.runs.push(Run::Memory(vec![sorted]));
+        }
         self.reservation
             .try_resize(self.held_bytes() as u64 + self.runs_in_memory_bytes());
         Ok(())
@@ -370,6 +375,33 @@ impl HashAggregateExec {
         self.metrics.add("spilled_bytes", f.bytes());
         self.metrics.add("spilled_rows", f.rows() as u64);
         Ok(Run::File(f))
+    }
+
+    /// Keeps the number of spill files (each an open descriptor) bounded: past
+    /// [`MAX_SPILL_RUNS`] they are merged into one sorted run of merged states.
+    fn push_file_run(&mut self, run: Run) -> Result<()> {
+        self.runs.push(run);
+        let files = self
+            .runs
+            .iter()
+            .filter(|r| matches!(r, Run::File(_)))
+            .count();
+        if files <= MAX_SPILL_RUNS {
+            return Ok(());
+        }
+        let (files, rest): (Vec<Run>, Vec<Run>) = std::mem::take(&mut self.runs)
+            .into_iter()
+            .partition(|r| matches!(r, Run::File(_)));
+        self.runs = rest;
+        let mut w = self.options.spill_dir.create(&self.run_schema)?;
+        self.merge_into(&files, false, &mut |b| w.write(&b))?;
+        drop(files);
+        let f = w.finish()?;
+        self.metrics.add("spill_count", 1);
+        self.metrics.add("spilled_bytes", f.bytes());
+        self.metrics.add("spilled_rows", f.rows() as u64);
+        self.runs.push(Run::File(f));
+        Ok(())
     }
 
     fn spill_memory_runs(&mut self) -> Result<()> {
@@ -444,12 +476,12 @@ impl HashAggregateExec {
         }
         drop(batches);
         out.extend(agg.finish()?);
-        let run = if to_disk {
-            self.write_run(&out)?
+        if to_disk {
+            let run = self.write_run(&out)?;
+            self.push_file_run(run)?;
         } else {
-            Run::Memory(out)
-        };
-        self.runs.push(run);
+            self.runs.push(Run::Memory(out));
+        }
         self.reservation.try_resize(self.runs_in_memory_bytes());
         Ok(())
     }
@@ -541,6 +573,29 @@ impl HashAggregateExec {
 
     /// Merges every run with a sort aggregator into the output.
     fn merge_runs(&mut self) -> Result<()> {
+        let runs = std::mem::take(&mut self.runs);
+        let mut out = Vec::new();
+        self.merge_into(&runs, true, &mut |b| {
+            out.push(b);
+            Ok(())
+        })?;
+        drop(runs);
+        let groups: usize = out.iter().map(RecordBatch::num_rows).sum();
+        self.metrics.add("groups", groups as u64);
+        self.merge = Some(MergeState {
+            batches: out.into(),
+        });
+        Ok(())
+    }
+
+    /// Merges sorted `runs` through a sort aggregator, handing each batch to `sink`: output
+    /// batches when `output`, else one sorted run of states.
+    fn merge_into(
+        &self,
+        runs: &[Run],
+        output: bool,
+        sink: &mut dyn FnMut(RecordBatch) -> Result<()>,
+    ) -> Result<()> {
         let slots = self
             .aggs
             .iter()
@@ -548,22 +603,24 @@ impl HashAggregateExec {
                 Ok(SortAggSlot {
                     acc: a.create_accumulator()?,
                     raw: false,
-                    emit_final: a.mode.emits_final(),
+                    emit_final: output && a.mode.emits_final(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut agg = SortAggregator::new(&self.key_types, slots, self.output_schema.clone())?;
+        let schema = if output {
+            self.output_schema.clone()
+        } else {
+            self.run_schema.clone()
+        };
+        let mut agg = SortAggregator::new(&self.key_types, slots, schema)?;
         let nk = self.keys.len();
-        let runs = std::mem::take(&mut self.runs);
         let mut merger = RunMerger::new(
-            &runs,
+            runs,
             &self.converter,
             nk,
             self.options.batch_size.max(1),
             self.run_schema.clone(),
         )?;
-        let mut out = VecDeque::new();
-        let mut groups = 0u64;
         while let Some(b) = merger.next_batch()? {
             let keys = b.columns()[..nk].to_vec();
             let mut at = nk;
@@ -578,18 +635,12 @@ impl HashAggregateExec {
                 })
                 .collect();
             if let Some(o) = agg.push(&keys, &inputs)? {
-                groups += o.num_rows() as u64;
-                out.push_back(o);
+                sink(o)?;
             }
         }
         if let Some(o) = agg.finish()? {
-            groups += o.num_rows() as u64;
-            out.push_back(o);
+            sink(o)?;
         }
-        drop(merger);
-        drop(runs);
-        self.metrics.add("groups", groups);
-        self.merge = Some(MergeState { batches: out });
         Ok(())
     }
 

@@ -5,12 +5,13 @@ use std::fmt;
 
 use arrow_schema::{DataType, Field, Schema};
 use ferrospark_common::{FerroError, Result};
-use ferrospark_expr::types::{is_decimal, is_integral, is_numeric, spark_type_name};
+use ferrospark_expr::types::{is_decimal, is_integral, is_numeric, is_string, spark_type_name};
 use ferrospark_expr::{bind, BindContext, Expr, PhysicalExpr};
 
 use crate::accumulators::bool_ops::BoolAccumulator;
 use crate::accumulators::collect::collect;
 use crate::accumulators::count::CountAccumulator;
+use crate::accumulators::distinct::DistinctSetAccumulator;
 use crate::accumulators::first_last::FirstLastAccumulator;
 use crate::accumulators::hll_acc::HllAccumulator;
 use crate::accumulators::min_max::min_max;
@@ -60,25 +61,8 @@ impl AggregateCall {
 /// An argument as Spark prints it inside a function's column name.
 fn arg_name(e: &Expr) -> String {
     match e {
-        Expr::Binary { .. } => format!("({e})"),
-        Expr::Literal(l) if l.data_type() == &DataType::Float64 && !l.is_null() => {
-            use arrow_array::cast::AsArray;
-            let v = l
-                .array()
-                .as_primitive::<arrow_array::types::Float64Type>()
-                .value(0);
-            // Java's Double.toString for ordinary magnitudes.
-            if v.fract() == 0.0 && v.abs() < 1e7 {
-                format!("{v:.1}")
-            } else {
-                format!("{v}")
-            }
-        }
-        Expr::Function { name, args } => {
-            let inner: Vec<String> = args.iter().map(arg_name).collect();
-            format!("{name}({})", inner.join(", "))
-        }
-        other => other.output_name(),
+        Expr::Alias { expr, .. } => expr.spark_name(),
+        other => other.spark_name(),
     }
 }
 
@@ -90,6 +74,10 @@ impl fmt::Display for AggregateCall {
         }
         if self.name == "percentile" && args.len() == 2 {
             args.push("1".into());
+        }
+        // Spark leaves the relative standard deviation out of the name.
+        if self.name == "approx_count_distinct" {
+            args.truncate(1);
         }
         let distinct = if self.distinct { "DISTINCT " } else { "" };
         write!(f, "{}({distinct}{})", self.name, args.join(", "))
@@ -197,6 +185,9 @@ pub struct AggregateExpr {
     pub mode: AggregateMode,
     /// Where its state columns are in the input, for merge modes (set by the operator).
     pub state_columns: Vec<usize>,
+    /// `f(DISTINCT x)` computed over a per-group set of distinct values (see
+    /// [`crate::accumulators::distinct`]).
+    pub distinct_set: bool,
     ansi: bool,
 }
 
@@ -236,6 +227,12 @@ fn percentages(e: &Expr) -> Result<(Vec<f64>, bool)> {
         )));
     }
     Ok((values, as_array))
+}
+
+/// Types Spark 4 implicitly casts to double for sum and avg (strings, parsed with ANSI
+/// errors, and timestamps as seconds).
+fn casts_to_double(dt: &DataType) -> bool {
+    is_string(dt) || matches!(dt, DataType::Timestamp(_, _))
 }
 
 fn cast_to(e: PhysicalExpr, to: &DataType) -> PhysicalExpr {
@@ -303,7 +300,7 @@ impl AggregateExpr {
                     dt.clone()
                 } else if is_integral(&dt) && !is_avg {
                     DataType::Int64
-                } else if is_numeric(&dt) || dt == DataType::Null {
+                } else if is_numeric(&dt) || dt == DataType::Null || casts_to_double(&dt) {
                     DataType::Float64
                 } else {
                     return Err(type_error(&e, "a numeric argument"));
@@ -360,7 +357,7 @@ impl AggregateExpr {
             | "var_pop" => {
                 let e = one()?;
                 let dt = e.data_type();
-                if !(is_numeric(&dt) || dt == DataType::Null) {
+                if !(is_numeric(&dt) || dt == DataType::Null || is_string(&dt)) {
                     return Err(type_error(&e, "a numeric argument"));
                 }
                 let kind = match call.name.as_str() {
@@ -376,7 +373,9 @@ impl AggregateExpr {
             }
             "bool_and" | "every" | "bool_or" | "some" | "any" => {
                 let e = one()?;
-                if !matches!(e.data_type(), DataType::Boolean | DataType::Null) {
+                if !(matches!(e.data_type(), DataType::Boolean | DataType::Null)
+                    || is_string(&e.data_type()))
+                {
                     return Err(type_error(&e, "a boolean argument"));
                 }
                 let f = if matches!(call.name.as_str(), "bool_and" | "every") {
@@ -390,7 +389,7 @@ impl AggregateExpr {
             "collect_set" => (AggregateFunction::CollectSet, vec![one()?]),
             "percentile" => {
                 let e = one()?;
-                if !is_numeric(&e.data_type()) {
+                if !(is_numeric(&e.data_type()) || is_string(&e.data_type())) {
                     return Err(type_error(&e, "a numeric argument"));
                 }
                 let p = call.args.get(1).ok_or_else(|| wrong_args("2"))?;
@@ -430,6 +429,7 @@ impl AggregateExpr {
             name,
             mode: AggregateMode::Complete,
             state_columns: Vec::new(),
+            distinct_set: false,
             ansi,
         })
     }
@@ -490,11 +490,36 @@ impl AggregateExpr {
         )
     }
 
+    /// The same aggregate computed over a set of distinct values per group.
+    pub fn over_distinct_set(&self) -> Result<Self> {
+        // count(DISTINCT a, b) keeps (a, b) tuples: one struct value per row.
+        let input_type = if self.args.len() > 1 {
+            let fields: Vec<Field> = self
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| Field::new(format!("_{i}"), a.data_type(), true))
+                .collect();
+            DataType::Struct(fields.into())
+        } else {
+            self.input_type.clone()
+        };
+        Ok(Self {
+            distinct_set: true,
+            input_type,
+            ..self.clone()
+        })
+    }
+
     /// The intermediate state columns, named `<name>.<field>`.
     pub fn state_fields(&self) -> Vec<Field> {
         let t = &self.input_type;
         let f =
             |suffix: &str, dt: DataType| Field::new(format!("{}.{suffix}", self.name), dt, true);
+        if self.distinct_set {
+            let list = DataType::List(std::sync::Arc::new(Field::new_list_field(t.clone(), true)));
+            return vec![f("distinct", list)];
+        }
         match &self.func {
             AggregateFunction::Count => vec![f("count", DataType::Int64)],
             AggregateFunction::Sum => match t {
@@ -555,6 +580,16 @@ impl AggregateExpr {
     /// A fresh accumulator for every group's buffer.
     pub fn create_accumulator(&self) -> Result<Box<dyn GroupsAccumulator>> {
         let t = &self.input_type;
+        if self.distinct_set {
+            let inner = Self {
+                distinct_set: false,
+                ..self.clone()
+            };
+            return Ok(Box::new(DistinctSetAccumulator::new(
+                collect(t, true)?,
+                inner,
+            )));
+        }
         Ok(match &self.func {
             AggregateFunction::Count => Box::new(CountAccumulator::default()),
             AggregateFunction::Sum => match t {

@@ -173,9 +173,20 @@ impl AggregatePlan {
                 None => dargs = Some(&a.args),
                 Some(prev) if prev == &a.args => {}
                 Some(_) => {
-                    return Err(FerroError::Unsupported(
-                        "DISTINCT aggregates over different arguments in one aggregation are not supported yet; compute them in separate aggregations and join the results".into(),
-                    ))
+                    // Several distinct argument sets: each distinct aggregate keeps its own
+                    // set of values per group, in the ordinary two steps.
+                    let aggs = aggs
+                        .iter()
+                        .zip(distinct)
+                        .map(|(a, &d)| {
+                            if d {
+                                a.over_distinct_set()
+                            } else {
+                                Ok(a.clone())
+                            }
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    return Self::two_steps(input, keys, aggs);
                 }
             }
         }

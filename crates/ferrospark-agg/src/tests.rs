@@ -473,3 +473,38 @@ fn partial_steps_merged_in_parallel_equal_one_complete_step() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn distinct_aggregates_over_different_arguments_keep_a_set_each() -> Result<()> {
+    let b = data(3000, 15, 9);
+    let by = vec![Expr::col("k")];
+    let calls = vec![
+        call("count(DISTINCT x)"),
+        call("count(DISTINCT s)"),
+        call("sum(x)"),
+    ];
+    let plan = AggregatePlan::new(&schema(), &by, &calls, &Config::new())?;
+    assert_eq!(plan.stages.len(), 2);
+    let (out, _) = plan.run_complete(chunks(&b, 7), &Config::new())?;
+    // the same per distinct argument, one at a time, through the four-step plan
+    let one = |c: &str| -> Result<Vec<String>> {
+        let plan = AggregatePlan::new(&schema(), &by, &[call(c)], &Config::new())?;
+        Ok(lines(&plan.run_complete(chunks(&b, 7), &Config::new())?.0))
+    };
+    let (xs, ss, sums) = (
+        one("count(DISTINCT x)")?,
+        one("count(DISTINCT s)")?,
+        one("sum(x)")?,
+    );
+    let want: Vec<String> = xs
+        .iter()
+        .zip(&ss)
+        .zip(&sums)
+        .map(|((x, s), t)| {
+            let last = |l: &str| l.rsplit('|').next().unwrap_or_default().to_string();
+            format!("{x}|{}|{}", last(s), last(t))
+        })
+        .collect();
+    assert_eq!(lines(&out), want);
+    Ok(())
+}

@@ -691,6 +691,21 @@ fn cast_value(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         safe: false,
         ..Default::default()
     };
+    // Spark: a timestamp as a number is seconds since the epoch (with the fraction).
+    if let (DataType::Timestamp(unit, _), true) = (a.data_type(), is_floating(to)) {
+        let per_second = match unit {
+            arrow_schema::TimeUnit::Second => 1.0,
+            arrow_schema::TimeUnit::Millisecond => 1e3,
+            arrow_schema::TimeUnit::Microsecond => 1e6,
+            arrow_schema::TimeUnit::Nanosecond => 1e9,
+        };
+        let raw = cast_with_options(a, &DataType::Int64, &options)?;
+        let secs: Float64Array = raw
+            .as_primitive::<arrow_array::types::Int64Type>()
+            .unary(|v| v as f64 / per_second);
+        let secs: ArrayRef = Arc::new(secs);
+        return Ok(cast_with_options(&secs, to, &options)?);
+    }
     if is_string(a.data_type())
         && (is_floating(to)
             || is_integral(to)

@@ -645,7 +645,101 @@ impl Expr {
             Expr::Alias { name, .. } => name.clone(),
             Expr::Column(c) => c.clone(),
             Expr::Field(_, name) => name.clone(),
-            other => other.to_string(),
+            other => other.spark_name(),
+        }
+    }
+
+    /// The text Spark shows for this expression in generated column names: identifiers as
+    /// they are, every operator in parentheses (`(p * (1 - d))`), literals by value.
+    pub fn spark_name(&self) -> String {
+        let list = |items: &[Expr]| {
+            items
+                .iter()
+                .map(Expr::spark_name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            Expr::Column(c) => c.clone(),
+            Expr::Field(e, name) => format!("{}.{name}", e.spark_name()),
+            Expr::Literal(l) => {
+                if l.is_null() {
+                    return "NULL".into();
+                }
+                let opts = arrow_cast::display::FormatOptions::default();
+                arrow_cast::display::ArrayFormatter::try_new(l.array().as_ref(), &opts)
+                    .map(|f| f.value(0).to_string())
+                    .unwrap_or_else(|_| l.to_string())
+            }
+            Expr::TypedString { type_name, value } => {
+                format!("{} '{value}'", type_name.to_ascii_uppercase())
+            }
+            Expr::Not(e) => format!("(NOT {})", e.spark_name()),
+            Expr::Negative(e) => format!("(- {})", e.spark_name()),
+            Expr::IsNull(e) => format!("({} IS NULL)", e.spark_name()),
+            Expr::IsNotNull(e) => format!("({} IS NOT NULL)", e.spark_name()),
+            Expr::Binary { left, op, right } => {
+                format!(
+                    "({} {} {})",
+                    left.spark_name(),
+                    op.sql(),
+                    right.spark_name()
+                )
+            }
+            Expr::InList {
+                expr,
+                list: items,
+                negated,
+            } => {
+                let inner = format!("({} IN ({}))", expr.spark_name(), list(items));
+                if *negated {
+                    format!("(NOT {inner})")
+                } else {
+                    inner
+                }
+            }
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => format!(
+                "({} {}BETWEEN {} AND {})",
+                expr.spark_name(),
+                if *negated { "NOT " } else { "" },
+                low.spark_name(),
+                high.spark_name()
+            ),
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+            } => format!(
+                "{}{} {} {}",
+                if *negated { "NOT " } else { "" },
+                expr.spark_name(),
+                if *case_insensitive { "ilike" } else { "LIKE" },
+                pattern.spark_name()
+            ),
+            Expr::StringMatch { op, expr, pattern } => {
+                format!(
+                    "{}({}, {})",
+                    op.name(),
+                    expr.spark_name(),
+                    pattern.spark_name()
+                )
+            }
+            Expr::Cast { expr, type_name } => {
+                format!(
+                    "CAST({} AS {})",
+                    expr.spark_name(),
+                    type_name.to_ascii_uppercase()
+                )
+            }
+            Expr::Alias { name, .. } => name.clone(),
+            Expr::SortKey { expr, .. } => expr.spark_name(),
+            Expr::Function { name, args } => format!("{name}({})", list(args)),
         }
     }
 

@@ -275,6 +275,15 @@ impl PyStageRunner {
     }
 }
 
+/// The output column name of one aggregate (its alias, or Spark's default name).
+#[pyfunction]
+pub(crate) fn aggregate_name(spec: CallSpec) -> String {
+    calls_from(vec![spec])
+        .first()
+        .map(AggregateCall::output_name)
+        .unwrap_or_default()
+}
+
 /// Plans `GROUP BY by` computing `aggs` over batches of `schema`.
 #[pyfunction]
 #[pyo3(signature = (schema, by, aggs, conf=None))]

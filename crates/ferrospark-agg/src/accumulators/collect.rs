@@ -18,7 +18,7 @@ use hashbrown::{HashSet, HashTable};
 
 use super::{EmitTo, GroupsAccumulator};
 use crate::group_values::primitive::KeyBits;
-use crate::group_values::{mix64, new_group_values, GroupValues};
+use crate::group_values::{mix64, new_group_values, normalize_key, GroupValues};
 
 /// Offsets and the order of log entries that put every group's entries together, keeping
 /// arrival order within a group; entries of groups `>= n` are returned separately.
@@ -121,6 +121,14 @@ where
 
     fn add(&mut self, values: &ArrayRef, groups: &[u32], total: usize) {
         self.groups = self.groups.max(total);
+        // collect_set compares doubles as Spark groups them: one NaN, -0.0 = 0.0.
+        let normalized;
+        let values = if self.set.is_some() {
+            normalized = normalize_key(values);
+            &normalized
+        } else {
+            values
+        };
         let a = values.as_primitive::<T>();
         let nulls = a.nulls().filter(|n| n.null_count() > 0);
         let Some(set) = &mut self.set else {

@@ -13,6 +13,7 @@ use ferrospark_common::Result;
 pub mod bool_ops;
 pub mod collect;
 pub mod count;
+pub mod distinct;
 pub mod first_last;
 pub mod hll;
 pub mod hll_acc;

@@ -73,7 +73,8 @@ fn percentile_of(sorted: &[f64], p: f64) -> f64 {
     if lo == hi || f64_order_key(a) == f64_order_key(b) {
         a
     } else {
-        (hi - pos) * a + (pos - lo) * b
+        // Spark 4's form: -inf next to a finite value interpolates to NaN, as in Spark.
+        a + (pos - lo) * (b - a)
     }
 }
 

@@ -154,11 +154,11 @@ impl GroupValues for BytesGroupValues {
             DataType::Binary => self.build::<BinaryType>(nulls),
             _ => self.build::<LargeBinaryType>(nulls),
         }?;
-        self.map.clear();
-        self.bytes.clear();
-        self.offsets.clear();
-        self.offsets.push(0);
-        self.hashes.clear();
+        // Start again small (see PrimitiveGroupValues::emit).
+        self.map = HashTable::new();
+        self.bytes = Vec::new();
+        self.offsets = vec![0];
+        self.hashes = Vec::new();
         self.null_group = None;
         Ok(vec![out])
     }

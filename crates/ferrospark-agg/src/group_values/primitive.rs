@@ -146,7 +146,9 @@ where
             valid[g as usize] = false;
             NullBuffer::from(valid)
         });
-        self.map.clear();
+        // A spilled table starts again small: keeping its capacity would count against the
+        // memory limit and force a spill after every batch.
+        self.map = HashTable::new();
         let a =
             PrimitiveArray::<T>::new(values.into(), nulls).with_data_type(self.data_type.clone());
         Ok(vec![Arc::new(a)])

@@ -74,8 +74,8 @@ impl GroupValues for RowGroupValues {
     fn emit(&mut self) -> Result<Vec<ArrayRef>> {
         let rows = std::mem::replace(&mut self.rows, self.converter.empty_rows(0, 0));
         let out = self.converter.convert_rows(rows.iter())?;
-        self.map.clear();
-        self.hashes.clear();
+        self.map = HashTable::new();
+        self.hashes = Vec::new();
         Ok(out)
     }
 }
