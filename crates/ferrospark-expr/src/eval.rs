@@ -574,14 +574,18 @@ fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Resu
             10i128.pow((s - s1).max(0) as u32),
             10i128.pow((s - s2).max(0) as u32),
         );
-        let g = |a: i128, b: i128| -> std::result::Result<i128, arrow_schema::ArrowError> {
-            let v = match op {
-                // Values are usually far smaller than their types allow: two 64-bit operands
-                // multiply exactly in one widening multiply, no overflow check needed.
-                BinaryOp::Multiply if fits_i64(a) && fits_i64(b) => Some(a * b),
+        let scales_small = m1 <= i64::MAX as i128 && m2 <= i64::MAX as i128;
+        // Values are usually far smaller than their types allow: operands that fit 64 bits
+        // multiply (and rescale) exactly in single widening multiplies, with no overflow
+        // possible before the final range check.
+        let wide = |x: i128, y: i128| (x as i64 as i128) * (y as i64 as i128);
+        let exact = move |a: i128, b: i128| -> Option<i128> {
+            let small = fits_i64(a) && fits_i64(b);
+            match op {
+                BinaryOp::Multiply if small => Some(wide(a, b)),
                 BinaryOp::Multiply => a.checked_mul(b),
-                BinaryOp::Plus if m1 == 1 && m2 == 1 => a.checked_add(b),
-                BinaryOp::Minus if m1 == 1 && m2 == 1 => a.checked_sub(b),
+                BinaryOp::Plus if small && scales_small => Some(wide(a, m1) + wide(b, m2)),
+                BinaryOp::Minus if small && scales_small => Some(wide(a, m1) - wide(b, m2)),
                 BinaryOp::Plus => a
                     .checked_mul(m1)
                     .zip(b.checked_mul(m2))
@@ -590,19 +594,19 @@ fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Resu
                     .checked_mul(m1)
                     .zip(b.checked_mul(m2))
                     .and_then(|(x, y)| x.checked_sub(y)),
-            };
-            match v {
-                Some(v) if v > -lim && v < lim => Ok(v),
-                _ => Err(overflow()),
             }
+            .filter(|v| *v > -lim && *v < lim)
+        };
+        let g = |a: i128, b: i128| -> std::result::Result<i128, arrow_schema::ArrowError> {
+            exact(a, b).ok_or_else(overflow)
         };
         let out: PrimitiveArray<Decimal128Type> = if la.null_count() == 0 && ra.null_count() == 0 {
             // Without NULLs every slot is a real value: run the loop branch-free and check
             // for overflow once at the end.
             let bad = std::cell::Cell::new(false);
-            let out = arrow_arith::arity::binary(la, ra, |a, b| match g(a, b) {
-                Ok(v) => v,
-                Err(_) => {
+            let out = arrow_arith::arity::binary(la, ra, |a, b| match exact(a, b) {
+                Some(v) => v,
+                None => {
                     bad.set(true);
                     0
                 }
