@@ -7,9 +7,15 @@
 
 from __future__ import annotations
 
+import os as _os
 import warnings as _warnings
 
-from . import _native
+# The native allocator (mimalloc) keeps freed pages for a second before returning them to the
+# OS, so back-to-back operators reuse memory instead of page-faulting it in again (15-20% of
+# a large aggregation's time). Must be set before the extension loads; an explicit setting wins.
+_os.environ.setdefault("MIMALLOC_PURGE_DELAY", "1000")
+
+from . import _native  # noqa: E402
 from .aggregate import (
     AggColumn,
     aggregate,

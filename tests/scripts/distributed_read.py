@@ -89,6 +89,29 @@ def main() -> int:
                 "same": same,
                 "partitions": ours.rdd.getNumPartitions(),
             }
+        # Aggregation across executors: partial steps in each executor's Python workers,
+        # Spark's shuffle between them, final steps on the other side.
+        from pyspark.sql import functions as F
+
+        import ferrospark as fs
+
+        for name, source in {
+            "agg_fused": fss.read_parquet(spark, root),
+            "agg_plain": spark.read.parquet(root).repartition(4),
+        }.items():
+            ours = fss.aggregate(source, "region", [fs.count(), fs.sum("p"), fs.count_distinct("s")])
+            theirs = (
+                spark.read.parquet(root)
+                .groupBy("region")
+                .agg(F.count(F.lit(1)), F.sum("p"), F.countDistinct("s"))
+            )
+            same = ours.exceptAll(theirs).count() == 0 and theirs.exceptAll(ours).count() == 0
+            checks[name] = {
+                "rows": ours.count(),
+                "expected": theirs.count(),
+                "same": same,
+                "partitions": ours.rdd.getNumPartitions(),
+            }
         ok = executors >= 2 and all(c["same"] and c["rows"] == c["expected"] for c in checks.values())
         print(json.dumps({"executors": executors, "checks": checks, "ok": ok}))
         return 0 if ok else 1
