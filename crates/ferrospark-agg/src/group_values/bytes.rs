@@ -11,14 +11,12 @@ use arrow_schema::DataType;
 use ferrospark_common::{FerroError, Result};
 use hashbrown::HashTable;
 
-use super::{mix64, GroupValues};
+use super::GroupValues;
 
 /// Groups of one `Utf8`, `LargeUtf8`, `Binary` or `LargeBinary` key.
 pub struct BytesGroupValues {
     data_type: DataType,
     map: HashTable<u32>,
-    /// Keys of at most 7 bytes, packed with their length: (packed, group).
-    short: HashTable<(u64, u32)>,
     bytes: Vec<u8>,
     /// `offsets[g]..offsets[g + 1]` are group `g`'s bytes.
     offsets: Vec<usize>,
@@ -33,7 +31,6 @@ impl BytesGroupValues {
         Self {
             data_type,
             map: HashTable::new(),
-            short: HashTable::new(),
             bytes: Vec::new(),
             offsets: vec![0],
             hashes: Vec::new(),
@@ -47,8 +44,8 @@ impl BytesGroupValues {
         B::Native: AsRef<[u8]>,
     {
         let nulls = a.nulls().filter(|n| n.null_count() > 0);
-        // The previous row's packed short key and group, when it had one.
-        let mut last_short: Option<(u64, u32)> = None;
+        // Group of the previous row when it was a non-NULL value.
+        let mut last: Option<u32> = None;
         for i in 0..a.len() {
             if nulls.is_some_and(|n| n.is_null(i)) {
                 let g = match self.null_group {
@@ -61,40 +58,20 @@ impl BytesGroupValues {
                         g
                     }
                 };
-                last_short = None;
+                last = None;
                 groups.push(g);
                 continue;
             }
             let v: &[u8] = a.value(i).as_ref();
-            // Short keys (flags, codes, modes) pack into one integer with their length: they
-            // compare and hash as that integer, never through the byte arena.
-            if v.len() <= 7 {
-                let mut word = [0u8; 8];
-                word[..v.len()].copy_from_slice(v);
-                word[7] = v.len() as u8;
-                let packed = u64::from_le_bytes(word);
-                if let Some((lp, lg)) = last_short {
-                    if lp == packed {
-                        groups.push(lg);
-                        continue;
-                    }
+            // Clustered input repeats a key row after row: compare with the previous row first.
+            if let Some(prev) = last {
+                if i > 0 && a.value(i - 1).as_ref() == v {
+                    groups.push(prev);
+                    continue;
                 }
-                let h = mix64(packed);
-                let g = match self.short.find(h, |&(k, _)| k == packed) {
-                    Some(&(_, g)) => g,
-                    None => {
-                        let g = self.push_value(v, h);
-                        self.short.insert_unique(h, (packed, g), |&(k, _)| mix64(k));
-                        g
-                    }
-                };
-                last_short = Some((packed, g));
-                groups.push(g);
-                continue;
             }
-            last_short = None;
             let h = self.hasher.hash_one(v);
-            let (bytes, offsets, hashes) = (&self.bytes, &self.offsets, &self.hashes);
+            let (bytes, offsets, hashes) = (&mut self.bytes, &mut self.offsets, &mut self.hashes);
             let found = self.map.find(h, |&g| {
                 let g = g as usize;
                 hashes[g] == h && &bytes[offsets[g]..offsets[g + 1]] == v
@@ -102,23 +79,17 @@ impl BytesGroupValues {
             let g = match found {
                 Some(&g) => g,
                 None => {
-                    let g = self.push_value(v, h);
-                    let hashes = &self.hashes;
+                    let g = hashes.len() as u32;
+                    bytes.extend_from_slice(v);
+                    offsets.push(bytes.len());
+                    hashes.push(h);
                     self.map.insert_unique(h, g, |&g| hashes[g as usize]);
                     g
                 }
             };
+            last = Some(g);
             groups.push(g);
         }
-    }
-
-    /// Appends a new group's bytes; returns its id.
-    fn push_value(&mut self, v: &[u8], h: u64) -> u32 {
-        let g = self.hashes.len() as u32;
-        self.bytes.extend_from_slice(v);
-        self.offsets.push(self.bytes.len());
-        self.hashes.push(h);
-        g
     }
 
     fn build<B: ByteArrayType>(&self, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
@@ -167,7 +138,7 @@ impl GroupValues for BytesGroupValues {
     }
 
     fn size(&self) -> usize {
-        self.map.capacity() * 5 + self.short.capacity() * 13 + self.bytes.capacity() + self.offsets.capacity() * 16
+        self.map.capacity() * 5 + self.bytes.capacity() + self.offsets.capacity() * 16
     }
 
     fn emit(&mut self) -> Result<Vec<ArrayRef>> {
@@ -185,7 +156,6 @@ impl GroupValues for BytesGroupValues {
         }?;
         // Start again small (see PrimitiveGroupValues::emit).
         self.map = HashTable::new();
-        self.short = HashTable::new();
         self.bytes = Vec::new();
         self.offsets = vec![0];
         self.hashes = Vec::new();
