@@ -448,17 +448,7 @@ impl HashAggregateExec {
         // buffer is never copied whole.
         let nk = self.keys.len();
         let order = sorted_positions(&batches, &self.converter, nk)?;
-        let slots = self
-            .aggs
-            .iter()
-            .map(|a| {
-                Ok(SortAggSlot {
-                    acc: a.create_accumulator()?,
-                    raw: a.mode.reads_raw(),
-                    emit_final: false,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let slots = self.sort_slots(|a| a.mode.reads_raw(), |_| false)?;
         let mut agg = SortAggregator::new(&self.key_types, slots, self.run_schema.clone())?;
         let mut out = Vec::new();
         let bs = self.options.batch_size.max(1);
@@ -588,6 +578,25 @@ impl HashAggregateExec {
         Ok(())
     }
 
+    /// Fresh accumulators for a sort aggregator: whether each reads raw values, and whether it
+    /// hands out final values.
+    fn sort_slots(
+        &self,
+        raw: impl Fn(&AggregateExpr) -> bool,
+        emit_final: impl Fn(&AggregateExpr) -> bool,
+    ) -> Result<Vec<SortAggSlot>> {
+        self.aggs
+            .iter()
+            .map(|a| {
+                Ok(SortAggSlot {
+                    acc: a.create_accumulator()?,
+                    raw: raw(a),
+                    emit_final: emit_final(a),
+                })
+            })
+            .collect()
+    }
+
     /// Merges sorted `runs` through a sort aggregator, handing each batch to `sink`: output
     /// batches when `output`, else one sorted run of states.
     fn merge_into(
@@ -596,17 +605,7 @@ impl HashAggregateExec {
         output: bool,
         sink: &mut dyn FnMut(RecordBatch) -> Result<()>,
     ) -> Result<()> {
-        let slots = self
-            .aggs
-            .iter()
-            .map(|a| {
-                Ok(SortAggSlot {
-                    acc: a.create_accumulator()?,
-                    raw: false,
-                    emit_final: output && a.mode.emits_final(),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let slots = self.sort_slots(|_| false, |a| output && a.mode.emits_final())?;
         let schema = if output {
             self.output_schema.clone()
         } else {
