@@ -16,34 +16,8 @@ import warnings as _warnings
 _os.environ.setdefault("MIMALLOC_PURGE_DELAY", "1000")
 
 from . import _native  # noqa: E402
-from .aggregate import (
-    AggColumn,
-    aggregate,
-    approx_count_distinct,
-    avg,
-    bool_and,
-    bool_or,
-    collect_list,
-    collect_set,
-    count,
-    count_distinct,
-    countDistinct,
-    first,
-    last,
-    last_aggregate_metrics,
-    max,
-    mean,
-    min,
-    percentile,
-    stddev,
-    stddev_pop,
-    stddev_samp,
-    sum,
-    sum_distinct,
-    var_pop,
-    var_samp,
-    variance,
-)
+from . import aggregate as _aggregate
+from .aggregate import *  # noqa: F403 - the aggregate functions (fs.sum, fs.count, ...)
 from .column import Column, col, column, expr, lit
 from .errors import (
     AnalysisError,
@@ -71,32 +45,7 @@ if not _native.is_release_build():
     )
 
 __all__ = [
-    "AggColumn",
-    "aggregate",
-    "approx_count_distinct",
-    "avg",
-    "bool_and",
-    "bool_or",
-    "collect_list",
-    "collect_set",
-    "count",
-    "countDistinct",
-    "count_distinct",
-    "first",
-    "last",
-    "last_aggregate_metrics",
-    "max",
-    "mean",
-    "min",
-    "percentile",
-    "stddev",
-    "stddev_pop",
-    "stddev_samp",
-    "sum",
-    "sum_distinct",
-    "var_pop",
-    "var_samp",
-    "variance",
+    *_aggregate.__all__,
     "AnalysisError",
     "Column",
     "ConfigError",
