@@ -33,18 +33,41 @@ pub fn sort_by_keys(
     Ok(arrow_select::take::take_record_batch(batch, &idx)?)
 }
 
-/// The permutation that sorts rows by `keys`, in the row format's order.
+/// The permutation that sorts rows by `keys`, in the row format's order. The sort is stable: rows with equal keys keep their arrival order, so `collect_list`,
+/// `first` and `last` see the same order on the sort path as on the hash path.
 fn sort_indices(keys: &[ArrayRef], converter: &RowConverter) -> Result<UInt32Array> {
     Ok(match keys {
         // One primitive key: arrow's sort of (value, index) pairs, in the row format's order
-        // (ascending, NULLs first, floats by total order; keys are normalised already).
+        // (ascending, NULLs first, floats by total order; keys are normalised already); then
+        // every run of equal keys is put back in arrival order.
         [key] if key.data_type().is_primitive() => {
-            arrow_ord::sort::sort_to_indices(key.as_ref(), Some(SortOptions::default()), None)?
+            let sorted =
+                arrow_ord::sort::sort_to_indices(key.as_ref(), Some(SortOptions::default()), None)?;
+            let cmp = arrow_ord::ord::make_comparator(
+                key.as_ref(),
+                key.as_ref(),
+                SortOptions::default(),
+            )?;
+            let mut idx: Vec<u32> = sorted.values().to_vec();
+            let mut start = 0;
+            for i in 1..=idx.len() {
+                let run_ends = i == idx.len()
+                    || cmp(idx[i - 1] as usize, idx[i] as usize) != std::cmp::Ordering::Equal;
+                if run_ends {
+                    idx[start..i].sort_unstable();
+                    start = i;
+                }
+            }
+            UInt32Array::from(idx)
         }
         keys => {
             let rows = converter.convert_columns(keys)?;
             let mut idx: Vec<u32> = (0..rows.num_rows() as u32).collect();
-            idx.sort_unstable_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
+            idx.sort_unstable_by(|&a, &b| {
+                rows.row(a as usize)
+                    .cmp(&rows.row(b as usize))
+                    .then(a.cmp(&b))
+            });
             UInt32Array::from(idx)
         }
     })

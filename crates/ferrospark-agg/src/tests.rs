@@ -508,3 +508,28 @@ fn distinct_aggregates_over_different_arguments_keep_a_set_each() -> Result<()> 
     assert_eq!(lines(&out), want);
     Ok(())
 }
+
+#[test]
+fn the_sort_fall_back_keeps_arrival_order_within_a_group() -> Result<()> {
+    let b = data(5000, 400, 10);
+    let aggs = &["collect_list(x)", "first(x)", "last(s)"];
+    let hash = cfg(&[(
+        "spark.sql.objectHashAggregate.sortBased.fallbackThreshold",
+        "100000",
+    )]);
+    let want = lines(&run(&["k"], aggs, chunks(&b, 500), &hash)?);
+    for keys in [&["k"][..], &["k", "s"]] {
+        let sort = cfg(&[(
+            "spark.sql.objectHashAggregate.sortBased.fallbackThreshold",
+            "4",
+        )]);
+        let want = lines(&run(keys, aggs, chunks(&b, 500), &hash)?);
+        assert_eq!(
+            lines(&run(keys, aggs, chunks(&b, 500), &sort)?),
+            want,
+            "keys {keys:?}"
+        );
+    }
+    assert!(!want.is_empty());
+    Ok(())
+}

@@ -211,7 +211,9 @@ impl PyStageRunner {
             };
             match s.execs.first_mut() {
                 Some(e) => e.push(&batch),
-                None => Ok(()),
+                None => Err(FerroError::Config(
+                    "this aggregation step runner has already finished; make a new one".into(),
+                )),
             }
         })
         .py(py)

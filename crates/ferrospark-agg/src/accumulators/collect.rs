@@ -233,7 +233,7 @@ where
         self.values = kept_values;
         self.groups = self.groups.saturating_sub(n);
         if let Some(set) = &mut self.set {
-            set.clear();
+            *set = HashTable::new();
             let (gs, vs) = (&self.groups_of, &self.values);
             for i in 0..gs.len() {
                 set.insert_unique(pair_hash(gs[i], vs[i]), i as u32, |&j| {
@@ -363,9 +363,11 @@ impl GroupsAccumulator for InternedCollect {
         let kept_groups: Vec<u32> = kept.iter().map(|&i| self.entries[i].0 - shift).collect();
         let kept_ids = UInt32Array::from_iter_values(kept.iter().map(|&i| self.entries[i].1));
         let kept_values = arrow_select::take::take(dict.as_ref(), &kept_ids, None)?;
-        self.entries.clear();
+        // Fresh containers: after a spill, kept capacity would still count against the limit.
+        self.entries = Vec::new();
+        self.ids = Vec::new();
         if let Some(set) = &mut self.set {
-            set.clear();
+            *set = HashSet::new();
         }
         self.groups = self.groups.saturating_sub(n);
         if !kept_groups.is_empty() {

@@ -11,6 +11,7 @@ use ferrospark_common::{FerroError, Result};
 
 use super::{combined_nulls, EmitTo, GroupsAccumulator};
 use crate::functions::AggregateExpr;
+use crate::group_values::normalize_key;
 
 /// The distinct values of every group, and the aggregate to apply to them.
 pub struct DistinctSetAccumulator {
@@ -37,7 +38,9 @@ impl GroupsAccumulator for DistinctSetAccumulator {
             ));
         };
         let nulls = combined_nulls(values);
-        let tuples = StructArray::try_new(fields.clone(), values.to_vec(), nulls)?;
+        // Tuples compare as Spark groups them: one NaN, -0.0 = 0.0 in every part.
+        let parts: Vec<ArrayRef> = values.iter().map(normalize_key).collect();
+        let tuples = StructArray::try_new(fields.clone(), parts, nulls)?;
         self.set.update_batch(&[Arc::new(tuples)], groups, total)
     }
 

@@ -352,12 +352,22 @@ impl GroupsAccumulator for DecimalSumAccumulator {
     fn merge_batch(&mut self, states: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
         let sums = states[0].as_primitive::<Decimal128Type>();
         if self.counts.is_some() {
-            self.add(
-                sums,
-                Some(states[1].as_primitive::<Int64Type>()),
-                groups,
-                total,
-            );
+            let counts_in = states[1].as_primitive::<Int64Type>();
+            self.add(sums, Some(counts_in), groups, total);
+            // A NULL sum with values behind it is a partial step's overflow (legacy mode):
+            // the average stays NULL, as in Spark.
+            if sums.null_count() > 0 {
+                for (r, &g) in groups.iter().enumerate() {
+                    if sums.is_null(r) && counts_in.value(r) > 0 {
+                        let g = g as usize;
+                        self.seen[g] = true;
+                        self.overflowed[g] = true;
+                        if let Some(c) = &mut self.counts {
+                            c[g] += counts_in.value(r);
+                        }
+                    }
+                }
+            }
             return Ok(());
         }
         // sum's state: (sum, isEmpty). A NULL sum in a non-empty state is an overflow that a
