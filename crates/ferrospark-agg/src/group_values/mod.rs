@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type};
-use arrow_array::{Array, ArrayRef, PrimitiveArray};
+use arrow_array::{Array, ArrayRef, ListArray, PrimitiveArray, StructArray};
 use arrow_schema::{DataType, TimeUnit};
 use ferrospark_common::Result;
 
@@ -77,7 +77,35 @@ pub fn normalize_key(a: &ArrayRef) -> ArrayRef {
             let p: PrimitiveArray<Float32Type> = a.as_primitive::<Float32Type>().unary(norm32);
             Arc::new(p)
         }
+        // Inside structs and lists too, as Spark's NormalizeFloatingNumbers does.
+        DataType::Struct(fields) if has_floats(a.data_type()) => {
+            let s = a.as_struct();
+            let columns = s.columns().iter().map(normalize_key).collect();
+            StructArray::try_new(fields.clone(), columns, s.nulls().cloned())
+                .map(|n| Arc::new(n) as ArrayRef)
+                .unwrap_or_else(|_| a.clone())
+        }
+        DataType::List(field) if has_floats(a.data_type()) => {
+            let l = a.as_list::<i32>();
+            ListArray::try_new(
+                field.clone(),
+                l.offsets().clone(),
+                normalize_key(l.values()),
+                l.nulls().cloned(),
+            )
+            .map(|n| Arc::new(n) as ArrayRef)
+            .unwrap_or_else(|_| a.clone())
+        }
         _ => a.clone(),
+    }
+}
+
+fn has_floats(dt: &DataType) -> bool {
+    match dt {
+        DataType::Float32 | DataType::Float64 => true,
+        DataType::Struct(fields) => fields.iter().any(|f| has_floats(f.data_type())),
+        DataType::List(f) => has_floats(f.data_type()),
+        _ => false,
     }
 }
 
@@ -196,6 +224,22 @@ mod tests {
         let mut gv = RowGroupValues::new(&[DataType::Int32, DataType::Utf8]).expect("rows");
         assert_eq!(intern_all(&mut gv, &[ints, strs]), vec![0, 1, 0, 2, 1]);
         assert_eq!(gv.emit().expect("emit")[1].len(), 3);
+    }
+
+    #[test]
+    fn doubles_inside_structs_are_normalised_too() {
+        let f: ArrayRef = Arc::new(Float64Array::from(vec![0.0, -0.0, f64::NAN, -f64::NAN]));
+        let i: ArrayRef = Arc::new(Int32Array::from(vec![1, 1, 2, 2]));
+        let fields = vec![
+            arrow_schema::Field::new("f", DataType::Float64, true),
+            arrow_schema::Field::new("i", DataType::Int32, true),
+        ];
+        let s: ArrayRef = Arc::new(StructArray::new(fields.clone().into(), vec![f, i], None));
+        let mut gv = new_group_values(&[DataType::Struct(fields.into())]).expect("table");
+        assert_eq!(
+            intern_all(gv.as_mut(), &[normalize_key(&s)]),
+            vec![0, 0, 1, 1]
+        );
     }
 
     #[test]
