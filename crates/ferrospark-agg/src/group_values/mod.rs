@@ -227,6 +227,29 @@ mod tests {
     }
 
     #[test]
+    fn sorted_keys_then_unsorted_ones_find_the_same_groups() {
+        let sorted: ArrayRef = Arc::new(Int32Array::from(vec![
+            Some(1),
+            Some(1),
+            None,
+            Some(3),
+            Some(7),
+        ]));
+        let after: ArrayRef = Arc::new(Int32Array::from(vec![
+            Some(3),
+            None,
+            Some(2),
+            Some(7),
+            Some(9),
+            Some(1),
+        ]));
+        let mut gv = new_group_values(&[DataType::Int32]).expect("table");
+        assert_eq!(intern_all(gv.as_mut(), &[sorted]), vec![0, 0, 1, 2, 3]);
+        assert_eq!(intern_all(gv.as_mut(), &[after]), vec![2, 1, 4, 3, 5, 0]);
+        assert_eq!(gv.len(), 6);
+    }
+
+    #[test]
     fn doubles_inside_structs_are_normalised_too() {
         let f: ArrayRef = Arc::new(Float64Array::from(vec![0.0, -0.0, f64::NAN, -f64::NAN]));
         let i: ArrayRef = Arc::new(Int32Array::from(vec![1, 1, 2, 2]));

@@ -17,6 +17,8 @@ pub trait KeyBits: Copy + Send + Sync + 'static {
     fn key_bits(self) -> u64;
     /// Key equality (bitwise for floats, which are normalised first).
     fn key_eq(self, other: Self) -> bool;
+    /// A strict order consistent with `key_eq` (any one will do: it only detects sorted input).
+    fn key_gt(self, other: Self) -> bool;
 }
 
 macro_rules! int_bits {
@@ -26,6 +28,8 @@ macro_rules! int_bits {
             fn key_bits(self) -> u64 { self as u64 }
             #[inline]
             fn key_eq(self, other: Self) -> bool { self == other }
+            #[inline]
+            fn key_gt(self, other: Self) -> bool { self > other }
         }
     )*};
 }
@@ -40,6 +44,10 @@ impl KeyBits for i128 {
     fn key_eq(self, other: Self) -> bool {
         self == other
     }
+    #[inline]
+    fn key_gt(self, other: Self) -> bool {
+        self > other
+    }
 }
 
 impl KeyBits for f64 {
@@ -50,6 +58,10 @@ impl KeyBits for f64 {
     #[inline]
     fn key_eq(self, other: Self) -> bool {
         self.to_bits() == other.to_bits()
+    }
+    #[inline]
+    fn key_gt(self, other: Self) -> bool {
+        self.total_cmp(&other).is_gt()
     }
 }
 
@@ -62,6 +74,10 @@ impl KeyBits for f32 {
     fn key_eq(self, other: Self) -> bool {
         self.to_bits() == other.to_bits()
     }
+    #[inline]
+    fn key_gt(self, other: Self) -> bool {
+        self.total_cmp(&other).is_gt()
+    }
 }
 
 /// Groups of one primitive key.
@@ -71,6 +87,11 @@ pub struct PrimitiveGroupValues<T: ArrowPrimitiveType> {
     map: HashTable<(T::Native, u32)>,
     values: Vec<T::Native>,
     null_group: Option<u32>,
+    /// While every new key is larger than all before it (sorted input, such as a table
+    /// written in key order), groups are appended without hashing; the table is built the
+    /// first time a key breaks the order.
+    ascending: bool,
+    max: Option<T::Native>,
 }
 
 impl<T: ArrowPrimitiveType> PrimitiveGroupValues<T> {
@@ -81,6 +102,8 @@ impl<T: ArrowPrimitiveType> PrimitiveGroupValues<T> {
             map: HashTable::new(),
             values: Vec::new(),
             null_group: None,
+            ascending: true,
+            max: None,
         }
     }
 }
@@ -114,6 +137,25 @@ where
                     continue;
                 }
             }
+            if self.ascending {
+                if self.max.is_none_or(|m| v.key_gt(m)) {
+                    let g = values.len() as u32;
+                    values.push(v);
+                    self.max = Some(v);
+                    last = Some((v, g));
+                    groups.push(g);
+                    continue;
+                }
+                // The order is broken: index every group seen so far, then hash from here on.
+                self.ascending = false;
+                for (g, &k) in values.iter().enumerate() {
+                    if *null_group != Some(g as u32) {
+                        map.insert_unique(mix64(k.key_bits()), (k, g as u32), |&(k, _)| {
+                            mix64(k.key_bits())
+                        });
+                    }
+                }
+            }
             let h = mix64(v.key_bits());
             let g = match map.find(h, |&(k, _)| k.key_eq(v)) {
                 Some(&(_, g)) => g,
@@ -141,6 +183,8 @@ where
 
     fn emit(&mut self) -> Result<Vec<ArrayRef>> {
         let values = std::mem::take(&mut self.values);
+        self.ascending = true;
+        self.max = None;
         let nulls = self.null_group.take().map(|g| {
             let mut valid = vec![true; values.len()];
             valid[g as usize] = false;
