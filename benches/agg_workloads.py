@@ -69,24 +69,25 @@ def _describe_summary(result: Any) -> str:
 # -------------------------------------------------------------------- ferrospark (in process)
 
 
-def _fs_q1_aggs(fs: Any) -> list[Any]:
-    disc = fs.col("l_extendedprice") * (1 - fs.col("l_discount"))
+def _q1_aggs(m: Any, count_all: Any) -> list[Any]:
+    """Q1's aggregates in ``m``: ``ferrospark`` or ``pyspark.sql.functions`` (same names)."""
+    disc = m.col("l_extendedprice") * (1 - m.col("l_discount"))
     return [
-        fs.sum("l_quantity").alias("sum_qty"),
-        fs.sum("l_extendedprice").alias("sum_base_price"),
-        fs.sum(disc).alias("sum_disc_price"),
-        fs.sum(disc * (1 + fs.col("l_tax"))).alias("sum_charge"),
-        fs.avg("l_quantity").alias("avg_qty"),
-        fs.avg("l_extendedprice").alias("avg_price"),
-        fs.avg("l_discount").alias("avg_disc"),
-        fs.count().alias("count_order"),
+        m.sum("l_quantity").alias("sum_qty"),
+        m.sum("l_extendedprice").alias("sum_base_price"),
+        m.sum(disc).alias("sum_disc_price"),
+        m.sum(disc * (1 + m.col("l_tax"))).alias("sum_charge"),
+        m.avg("l_quantity").alias("avg_qty"),
+        m.avg("l_extendedprice").alias("avg_price"),
+        m.avg("l_discount").alias("avg_disc"),
+        count_all.alias("count_order"),
     ]
 
 
 def _fs_q1(e: Any, paths: dict[str, str]) -> Any:
     fs = e.fs
     scan = e.session.scan_parquet(paths["lineitem"], columns=Q1_COLUMNS, filter=Q1_FILTER)
-    t = e.session.aggregate(scan, ["l_returnflag", "l_linestatus"], _fs_q1_aggs(fs))
+    t = e.session.aggregate(scan, ["l_returnflag", "l_linestatus"], _q1_aggs(fs, fs.count()))
     e.notes["metrics"] = fs.last_aggregate_metrics()
     t = t.sort_by([("l_returnflag", "ascending"), ("l_linestatus", "ascending")])
     return _rows(list(zip(*[c.to_pylist() for c in t.columns], strict=True)))
@@ -203,27 +204,13 @@ def _pl_collect(e: Any, paths: dict[str, str]) -> Any:
 # -------------------------------------------------------------------- Spark and ferrospark on Spark
 
 
-def _spark_q1_aggs(F: Any) -> list[Any]:
-    disc = F.col("l_extendedprice") * (1 - F.col("l_discount"))
-    return [
-        F.sum("l_quantity").alias("sum_qty"),
-        F.sum("l_extendedprice").alias("sum_base_price"),
-        F.sum(disc).alias("sum_disc_price"),
-        F.sum(disc * (1 + F.col("l_tax"))).alias("sum_charge"),
-        F.avg("l_quantity").alias("avg_qty"),
-        F.avg("l_extendedprice").alias("avg_price"),
-        F.avg("l_discount").alias("avg_disc"),
-        F.count(F.lit(1)).alias("count_order"),
-    ]
-
-
 def _sorted_rows(df: Any) -> list[tuple]:
     return sorted(_rows(df.collect()))
 
 
 def _spark_q1(e: Any, paths: dict[str, str]) -> Any:
     df = e.spark.read.parquet(paths["lineitem"]).filter(Q1_FILTER)
-    return _sorted_rows(df.groupBy("l_returnflag", "l_linestatus").agg(*_spark_q1_aggs(e.F)))
+    return _sorted_rows(df.groupBy("l_returnflag", "l_linestatus").agg(*_q1_aggs(e.F, e.F.count(e.F.lit(1)))))
 
 
 def _high_summary(F: Any, grouped: Any) -> Any:
@@ -274,7 +261,7 @@ def _fss_source(e: Any, paths: dict[str, str], columns: list[str], filter: str |
 
 def _fss_q1(e: Any, paths: dict[str, str]) -> Any:
     df = _fss_source(e, paths, Q1_COLUMNS, Q1_FILTER)
-    out = e.fss.aggregate(df, ["l_returnflag", "l_linestatus"], _fs_q1_aggs(e.fs))
+    out = e.fss.aggregate(df, ["l_returnflag", "l_linestatus"], _q1_aggs(e.fs, e.fs.count()))
     return _sorted_rows(out)
 
 

@@ -42,6 +42,17 @@ def write_data(root: str) -> None:
         pq.write_table(table, os.path.join(d, f"part-{part}.parquet"), row_group_size=1000)
 
 
+def compare(ours, theirs) -> dict:
+    """Whether two DataFrames hold the same rows, with their sizes and partitions."""
+    same = ours.exceptAll(theirs).count() == 0 and theirs.exceptAll(ours).count() == 0
+    return {
+        "rows": ours.count(),
+        "expected": theirs.count(),
+        "same": same,
+        "partitions": ours.rdd.getNumPartitions(),
+    }
+
+
 def main() -> int:
     root = sys.argv[1]
     write_data(root)
@@ -82,13 +93,7 @@ def main() -> int:
             if flt:
                 theirs = theirs.filter(flt)
             theirs = theirs.select(*ours.columns)
-            same = ours.exceptAll(theirs).count() == 0 and theirs.exceptAll(ours).count() == 0
-            checks[name] = {
-                "rows": ours.count(),
-                "expected": theirs.count(),
-                "same": same,
-                "partitions": ours.rdd.getNumPartitions(),
-            }
+            checks[name] = compare(ours, theirs)
         # Aggregation across executors: partial steps in each executor's Python workers,
         # Spark's shuffle between them, final steps on the other side.
         from pyspark.sql import functions as F
@@ -105,13 +110,7 @@ def main() -> int:
                 .groupBy("region")
                 .agg(F.count(F.lit(1)), F.sum("p"), F.countDistinct("s"))
             )
-            same = ours.exceptAll(theirs).count() == 0 and theirs.exceptAll(ours).count() == 0
-            checks[name] = {
-                "rows": ours.count(),
-                "expected": theirs.count(),
-                "same": same,
-                "partitions": ours.rdd.getNumPartitions(),
-            }
+            checks[name] = compare(ours, theirs)
         ok = executors >= 2 and all(c["same"] and c["rows"] == c["expected"] for c in checks.values())
         print(json.dumps({"executors": executors, "checks": checks, "ok": ok}))
         return 0 if ok else 1

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::{new_empty_array, ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_row::{RowConverter, SortField};
+use arrow_row::RowConverter;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_common::{
     Config, FerroError, MemoryPool, MemoryReservation, MetricValue, MetricsSet, Result, SpillDir,
@@ -94,10 +94,8 @@ pub struct GroupKey {
 
 enum Phase {
     Hashing,
-    /// Groups of the final map, handed out in slices.
+    /// Output batches: the final map in slices, or the merge of spilled runs.
     Emitting(VecDeque<RecordBatch>),
-    /// Spilled runs merged through a sort aggregator.
-    Merging,
     Done,
 }
 
@@ -121,17 +119,12 @@ pub struct HashAggregateExec {
     fallback: Option<Vec<RecordBatch>>,
     has_object_buffer: bool,
     phase: Phase,
-    merge: Option<MergeState>,
     metrics: MetricsSet,
     groups: Vec<u32>,
     /// Most bytes reserved at once.
     peak: u64,
     /// Keys and raw arguments with their common parts.
     shared: SharedExprs,
-}
-
-struct MergeState {
-    batches: VecDeque<RecordBatch>,
 }
 
 fn schema_of(fields: Vec<Field>) -> SchemaRef {
@@ -187,12 +180,7 @@ impl HashAggregateExec {
             .iter()
             .map(|a| a.create_accumulator())
             .collect::<Result<Vec<_>>>()?;
-        let converter = RowConverter::new(
-            key_types
-                .iter()
-                .map(|t| SortField::new(t.clone()))
-                .collect(),
-        )?;
+        let converter = crate::runs::key_converter(&key_types)?;
         let has_object_buffer = aggs
             .iter()
             .any(|a| a.distinct_set || a.func.has_object_buffer());
@@ -213,7 +201,6 @@ impl HashAggregateExec {
             fallback: None,
             has_object_buffer,
             phase: Phase::Hashing,
-            merge: None,
             metrics: MetricsSet::new(AGG_METRICS),
             groups: Vec::new(),
             peak: 0,
@@ -554,28 +541,23 @@ impl HashAggregateExec {
         } else {
             self.sort_buffer(false)?;
             self.spill_map(false)?;
-            self.merge_runs()?;
-            self.phase = Phase::Merging;
+            self.phase = Phase::Emitting(self.merge_runs()?);
         }
         self.metrics.add_elapsed("compute_time_ns", started);
         Ok(())
     }
 
     /// Merges every run with a sort aggregator into the output.
-    fn merge_runs(&mut self) -> Result<()> {
+    fn merge_runs(&mut self) -> Result<VecDeque<RecordBatch>> {
         let runs = std::mem::take(&mut self.runs);
-        let mut out = Vec::new();
+        let mut out = VecDeque::new();
         self.merge_into(&runs, true, &mut |b| {
-            out.push(b);
+            out.push_back(b);
             Ok(())
         })?;
-        drop(runs);
         let groups: usize = out.iter().map(RecordBatch::num_rows).sum();
         self.metrics.add("groups", groups as u64);
-        self.merge = Some(MergeState {
-            batches: out.into(),
-        });
-        Ok(())
+        Ok(out)
     }
 
     /// Fresh accumulators for a sort aggregator: whether each reads raw values, and whether it
@@ -650,7 +632,6 @@ impl HashAggregateExec {
         }
         let next = match &mut self.phase {
             Phase::Emitting(q) => q.pop_front(),
-            Phase::Merging => self.merge.as_mut().and_then(|m| m.batches.pop_front()),
             Phase::Hashing | Phase::Done => None,
         };
         match &next {

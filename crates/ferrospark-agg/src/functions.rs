@@ -5,6 +5,7 @@ use std::fmt;
 
 use arrow_schema::{DataType, Field, Schema};
 use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::bind::cast_to;
 use ferrospark_expr::types::{is_decimal, is_integral, is_numeric, is_string, spark_type_name};
 use ferrospark_expr::{bind, BindContext, Expr, PhysicalExpr};
 
@@ -233,17 +234,6 @@ fn percentages(e: &Expr) -> Result<(Vec<f64>, bool)> {
 /// errors, and timestamps as seconds).
 fn casts_to_double(dt: &DataType) -> bool {
     is_string(dt) || matches!(dt, DataType::Timestamp(_, _))
-}
-
-fn cast_to(e: PhysicalExpr, to: &DataType) -> PhysicalExpr {
-    if &e.data_type() == to {
-        e
-    } else {
-        PhysicalExpr::Cast {
-            expr: Box::new(e),
-            to: to.clone(),
-        }
-    }
 }
 
 fn orderable(dt: &DataType) -> bool {

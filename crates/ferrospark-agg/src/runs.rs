@@ -23,6 +23,16 @@ impl Run {
     }
 }
 
+/// The row-format converter of grouping keys of `types`: the order runs are sorted and merged in.
+pub fn key_converter(types: &[arrow_schema::DataType]) -> Result<RowConverter> {
+    Ok(RowConverter::new(
+        types
+            .iter()
+            .map(|t| arrow_row::SortField::new(t.clone()))
+            .collect(),
+    )?)
+}
+
 /// Sorts `batch` by its first `num_keys` columns (row-format order).
 pub fn sort_by_keys(
     batch: &RecordBatch,

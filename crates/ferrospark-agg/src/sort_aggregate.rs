@@ -4,7 +4,7 @@
 //! sorted runs that hash aggregation spilled.
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_row::{OwnedRow, RowConverter, SortField};
+use arrow_row::{OwnedRow, RowConverter};
 use arrow_schema::{DataType, SchemaRef};
 use ferrospark_common::Result;
 
@@ -43,12 +43,7 @@ impl SortAggregator {
         slots: Vec<SortAggSlot>,
         output_schema: SchemaRef,
     ) -> Result<Self> {
-        let converter = RowConverter::new(
-            key_types
-                .iter()
-                .map(|t| SortField::new(t.clone()))
-                .collect(),
-        )?;
+        let converter = crate::runs::key_converter(key_types)?;
         Ok(Self {
             converter,
             slots,

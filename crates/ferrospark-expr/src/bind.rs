@@ -108,7 +108,8 @@ fn mismatch(expr: &Expr, detail: String) -> FerroError {
     ))
 }
 
-fn cast_to(e: PhysicalExpr, to: &DataType) -> PhysicalExpr {
+/// `e` cast to `to`, or `e` itself when it already has that type.
+pub fn cast_to(e: PhysicalExpr, to: &DataType) -> PhysicalExpr {
     if &e.data_type() == to {
         e
     } else {

@@ -6,7 +6,7 @@
 //! `merge_batch` consumes intermediate states (PartialMerge, Final); `state` hands buffers out
 //! as plain Arrow columns and `evaluate` hands out final values.
 
-use arrow_array::{Array, ArrayRef, BooleanArray};
+use arrow_array::{Array, ArrayRef};
 use arrow_buffer::NullBuffer;
 use ferrospark_common::Result;
 
@@ -102,11 +102,6 @@ pub(crate) fn for_each_valid(
             }
         }
     }
-}
-
-/// A boolean array of `seen` flags, emitted like the values.
-pub(crate) fn bool_array(v: Vec<bool>) -> BooleanArray {
-    BooleanArray::from(v)
 }
 
 /// A validity buffer from per-group `seen` flags (`None` when all are set).

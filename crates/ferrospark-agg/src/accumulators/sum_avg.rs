@@ -14,7 +14,7 @@ use arrow_array::{Array, ArrayRef, Decimal128Array, Float64Array, Int64Array, Pr
 use arrow_buffer::i256;
 use ferrospark_common::{FerroError, Result};
 
-use super::{bool_array, for_each_valid, nulls_from, EmitTo, GroupsAccumulator};
+use super::{for_each_valid, nulls_from, EmitTo, GroupsAccumulator};
 
 fn long_overflow() -> FerroError {
     FerroError::Arithmetic(
@@ -445,7 +445,7 @@ impl GroupsAccumulator for DecimalSumAccumulator {
             Some(c) => vec![sum, Arc::new(Int64Array::from(c))],
             None => {
                 let empty: Vec<bool> = seen.iter().map(|s| !s).collect();
-                vec![sum, Arc::new(bool_array(empty))]
+                vec![sum, Arc::new(arrow_array::BooleanArray::from(empty))]
             }
         })
     }

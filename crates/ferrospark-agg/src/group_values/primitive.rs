@@ -50,35 +50,20 @@ impl KeyBits for i128 {
     }
 }
 
-impl KeyBits for f64 {
-    #[inline]
-    fn key_bits(self) -> u64 {
-        self.to_bits()
-    }
-    #[inline]
-    fn key_eq(self, other: Self) -> bool {
-        self.to_bits() == other.to_bits()
-    }
-    #[inline]
-    fn key_gt(self, other: Self) -> bool {
-        self.total_cmp(&other).is_gt()
-    }
+// Floats are normalised before they are keys, so their bits are the key.
+macro_rules! float_bits {
+    ($($t:ty),*) => {$(
+        impl KeyBits for $t {
+            #[inline]
+            fn key_bits(self) -> u64 { self.to_bits() as u64 }
+            #[inline]
+            fn key_eq(self, other: Self) -> bool { self.to_bits() == other.to_bits() }
+            #[inline]
+            fn key_gt(self, other: Self) -> bool { self.total_cmp(&other).is_gt() }
+        }
+    )*};
 }
-
-impl KeyBits for f32 {
-    #[inline]
-    fn key_bits(self) -> u64 {
-        self.to_bits() as u64
-    }
-    #[inline]
-    fn key_eq(self, other: Self) -> bool {
-        self.to_bits() == other.to_bits()
-    }
-    #[inline]
-    fn key_gt(self, other: Self) -> bool {
-        self.total_cmp(&other).is_gt()
-    }
-}
+float_bits!(f32, f64);
 
 /// Groups of one primitive key.
 pub struct PrimitiveGroupValues<T: ArrowPrimitiveType> {

@@ -4,7 +4,7 @@
 use std::hash::BuildHasher;
 
 use arrow_array::ArrayRef;
-use arrow_row::{RowConverter, Rows, SortField};
+use arrow_row::{RowConverter, Rows};
 use arrow_schema::DataType;
 use ferrospark_common::Result;
 use hashbrown::HashTable;
@@ -23,8 +23,7 @@ pub struct RowGroupValues {
 impl RowGroupValues {
     /// An empty table for keys of `types`.
     pub fn new(types: &[DataType]) -> Result<Self> {
-        let converter =
-            RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect())?;
+        let converter = crate::runs::key_converter(types)?;
         let rows = converter.empty_rows(0, 0);
         Ok(Self {
             converter,
