@@ -26,7 +26,7 @@ use ferrospark_expr::{PhysicalExpr, SharedExprs};
 use crate::accumulators::{EmitTo, GroupsAccumulator};
 use crate::functions::AggregateExpr;
 use crate::group_values::{new_group_values, normalize_key, GroupValues};
-use crate::runs::{sort_by_keys, sorted_positions, Run, RunMerger};
+use crate::runs::{sort_by_keys, Run, RunMerger};
 use crate::sort_aggregate::{SortAggSlot, SortAggregator};
 
 /// Spill files an aggregation keeps before merging them into one.
@@ -108,15 +108,13 @@ pub struct HashAggregateExec {
     output_schema: SchemaRef,
     /// keys + every aggregate's state: the layout of runs.
     run_schema: SchemaRef,
-    /// keys + every aggregate's input columns: the layout of fall-back buffers.
-    buffer_schema: SchemaRef,
     group_values: Box<dyn GroupValues>,
     accs: Vec<Box<dyn GroupsAccumulator>>,
     converter: RowConverter,
     reservation: MemoryReservation,
     runs: Vec<Run>,
     /// Raw input kept after the object-hash fall-back, waiting to be sorted.
-    fallback: Option<Vec<RecordBatch>>,
+    fallback: Option<SortBuffer>,
     has_object_buffer: bool,
     phase: Phase,
     metrics: MetricsSet,
@@ -129,6 +127,47 @@ pub struct HashAggregateExec {
 
 fn schema_of(fields: Vec<Field>) -> SchemaRef {
     Arc::new(Schema::new(fields))
+}
+
+/// `batch` cut into slices of at most `batch_size` rows.
+fn slices(batch: &RecordBatch, batch_size: usize) -> Vec<RecordBatch> {
+    let bs = batch_size.max(1);
+    (0..batch.num_rows())
+        .step_by(bs)
+        .map(|off| batch.slice(off, bs.min(batch.num_rows() - off)))
+        .collect()
+}
+
+/// Raw input held after the object-hash fall-back, as Spark's sort-based aggregator holds it
+/// in its external sorter: each aggregate's input columns, and every row's key as an id into a
+/// table of the distinct keys (so sorting needs to order only those).
+struct SortBuffer {
+    keys: Box<dyn GroupValues>,
+    batches: Vec<(Vec<Vec<ArrayRef>>, Vec<u32>)>,
+}
+
+impl SortBuffer {
+    fn new(key_types: &[DataType]) -> Result<Self> {
+        Ok(Self {
+            keys: new_group_values(key_types)?,
+            batches: Vec::new(),
+        })
+    }
+
+    /// Buffers one batch; returns the bytes it added.
+    fn push(&mut self, keys: &[ArrayRef], inputs: Vec<Vec<ArrayRef>>) -> Result<u64> {
+        let n = keys.first().map_or(0, |k| k.len());
+        let before = self.keys.size();
+        let mut ids = Vec::with_capacity(n);
+        self.keys.intern(keys, n, &mut ids)?;
+        let values: usize = inputs
+            .iter()
+            .flatten()
+            .map(|a| a.get_array_memory_size())
+            .sum();
+        self.batches.push((inputs, ids));
+        Ok((values + n * 4 + self.keys.size().saturating_sub(before)) as u64)
+    }
 }
 
 impl HashAggregateExec {
@@ -162,19 +201,9 @@ impl HashAggregateExec {
         }
         let mut out = key_fields.clone();
         let mut run = key_fields.clone();
-        let mut buffer = key_fields.clone();
         for a in &aggs {
             out.extend(a.output_fields());
             run.extend(a.state_fields());
-            if a.mode.reads_raw() {
-                buffer.extend(
-                    a.args.iter().enumerate().map(|(i, e)| {
-                        Field::new(format!("{}.arg{i}", a.name), e.data_type(), true)
-                    }),
-                );
-            } else {
-                buffer.extend(a.state_fields());
-            }
         }
         let accs = aggs
             .iter()
@@ -193,7 +222,6 @@ impl HashAggregateExec {
             options,
             output_schema: schema_of(out),
             run_schema: schema_of(run),
-            buffer_schema: schema_of(buffer),
             accs,
             converter,
             reservation,
@@ -278,7 +306,7 @@ impl HashAggregateExec {
             // and the rest of the input is aggregated sort-based.
             self.metrics.add("sort_fallbacks", 1);
             self.spill_map(false)?;
-            self.fallback = Some(Vec::new());
+            self.fallback = Some(SortBuffer::new(&self.key_types)?);
             return Ok(());
         }
         // A global aggregate's state is one row: nothing to gain from spilling it.
@@ -405,82 +433,108 @@ impl HashAggregateExec {
 
     /// After the fall-back: keeps raw rows; sorts them into a run when memory is refused.
     fn buffer_raw(&mut self, keys: Vec<ArrayRef>, inputs: Vec<Vec<ArrayRef>>) -> Result<()> {
-        let n = keys.first().map_or(0, |k| k.len());
-        let mut columns = keys;
-        columns.extend(inputs.into_iter().flatten());
-        let options = RecordBatchOptions::new().with_row_count(Some(n));
-        let batch =
-            RecordBatch::try_new_with_options(self.buffer_schema.clone(), columns, &options)?;
-        let bytes = batch.get_array_memory_size() as u64;
-        if let Some(buf) = &mut self.fallback {
-            buf.push(batch);
-        }
-        if !self.reservation.try_grow(bytes) {
-            self.spill_memory_runs()?;
-            self.sort_buffer(true)?;
-        }
-        Ok(())
-    }
-
-    /// Sorts the fall-back buffer by key and sort-aggregates it into a state run.
-    fn sort_buffer(&mut self, to_disk: bool) -> Result<()> {
         let Some(buf) = self.fallback.as_mut() else {
             return Ok(());
         };
-        let batches = std::mem::take(buf);
-        if batches.is_empty() {
-            return Ok(());
-        }
-        // Only the keys are sorted; rows are then gathered one output chunk at a time, so the
-        // buffer is never copied whole.
-        let nk = self.keys.len();
-        let order = sorted_positions(&batches, &self.converter, nk)?;
-        let slots = self.sort_slots(|a| a.mode.reads_raw(), |_| false)?;
-        let mut agg = SortAggregator::new(&self.key_types, slots, self.run_schema.clone())?;
-        let mut out = Vec::new();
-        let bs = self.options.batch_size.max(1);
-        for picks in order.chunks(bs) {
-            let columns = (0..self.buffer_schema.fields().len())
-                .map(|c| {
-                    let arrays: Vec<&dyn arrow_array::Array> =
-                        batches.iter().map(|b| b.column(c).as_ref()).collect();
-                    arrow_select::interleave::interleave(&arrays, picks)
-                })
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            let chunk = RecordBatch::try_new(self.buffer_schema.clone(), columns)?;
-            let (keys, inputs) = self.split_buffer(&chunk, nk);
-            out.extend(agg.push(&keys, &inputs)?);
-        }
-        drop(batches);
-        out.extend(agg.finish()?);
-        if to_disk {
-            let run = self.write_run(&out)?;
-            self.push_file_run(run)?;
+        let bytes = buf.push(&keys, inputs)?;
+        if self.reservation.try_grow(bytes) {
+            self.peak = self.peak.max(self.reservation.size());
         } else {
-            self.runs.push(Run::Memory(out));
+            self.spill_memory_runs()?;
+            let run = self.sort_buffer(false)?;
+            let run = self.write_run(&run)?;
+            self.push_file_run(run)?;
+            self.reservation.try_resize(self.runs_in_memory_bytes());
         }
-        self.reservation.try_resize(self.runs_in_memory_bytes());
         Ok(())
     }
 
-    fn split_buffer(&self, chunk: &RecordBatch, nk: usize) -> (Vec<ArrayRef>, Vec<Vec<ArrayRef>>) {
-        let keys = chunk.columns()[..nk].to_vec();
-        let mut at = nk;
-        let inputs = self
+    /// Sorts the fall-back buffer by key and aggregates it, after the states of the runs still
+    /// in memory (rows that arrived before it), into one key-sorted run: states, or final
+    /// values when `emit_final`.
+    ///
+    /// The sort ranks the distinct keys (interned as rows arrived) instead of moving rows:
+    /// every row is aggregated into its key's rank, batch after batch in arrival order. Groups
+    /// therefore come out in key order with each group's values in arrival order, which is
+    /// what a stable sort of the rows followed by sort aggregation gives, without copying the
+    /// rows into sorted order first.
+    fn sort_buffer(&mut self, emit_final: bool) -> Result<Vec<RecordBatch>> {
+        let fresh = SortBuffer::new(&self.key_types)?;
+        let Some(mut buf) = self.fallback.as_mut().map(|b| std::mem::replace(b, fresh)) else {
+            return Ok(Vec::new());
+        };
+        let nk = self.keys.len();
+        let (memory, files): (Vec<Run>, Vec<Run>) = std::mem::take(&mut self.runs)
+            .into_iter()
+            .partition(|r| matches!(r, Run::Memory(_)));
+        self.runs = files;
+        // Runs in memory hold states of groups the map had before the fall-back.
+        let mut earlier = Vec::new();
+        for run in memory {
+            let Run::Memory(batches) = run else { continue };
+            for b in batches {
+                let mut ids = Vec::new();
+                buf.keys
+                    .intern(&b.columns()[..nk], b.num_rows(), &mut ids)?;
+                earlier.push((b, ids));
+            }
+        }
+        let distinct = buf.keys.emit()?;
+        let groups = distinct.first().map_or(0, |k| k.len());
+        if groups == 0 {
+            return Ok(Vec::new());
+        }
+        let order = crate::runs::sort_indices(&distinct, &self.converter)?;
+        let mut rank = vec![0u32; groups];
+        for (r, &id) in order.values().iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        let mut accs = self
             .aggs
             .iter()
-            .map(|a| {
-                let w = if a.mode.reads_raw() {
-                    a.args.len()
-                } else {
-                    a.state_columns.len()
-                };
-                let cols = chunk.columns()[at..at + w].to_vec();
+            .map(AggregateExpr::create_accumulator)
+            .collect::<Result<Vec<_>>>()?;
+        let mut ranked = Vec::new();
+        for (b, ids) in &earlier {
+            ranked.clear();
+            ranked.extend(ids.iter().map(|&id| rank[id as usize]));
+            let mut at = nk;
+            for (acc, agg) in accs.iter_mut().zip(&self.aggs) {
+                let w = agg.state_fields().len();
+                acc.merge_batch(&b.columns()[at..at + w], &ranked, groups)?;
                 at += w;
-                cols
-            })
-            .collect();
-        (keys, inputs)
+            }
+        }
+        drop(earlier);
+        for (inputs, ids) in std::mem::take(&mut buf.batches) {
+            ranked.clear();
+            ranked.extend(ids.iter().map(|&id| rank[id as usize]));
+            for ((acc, agg), input) in accs.iter_mut().zip(&self.aggs).zip(&inputs) {
+                if agg.mode.reads_raw() {
+                    acc.update_batch(input, &ranked, groups)?;
+                } else {
+                    acc.merge_batch(input, &ranked, groups)?;
+                }
+            }
+        }
+        let mut columns = distinct
+            .iter()
+            .map(|k| arrow_select::take::take(k.as_ref(), &order, None))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        for (acc, agg) in accs.iter_mut().zip(&self.aggs) {
+            if emit_final && agg.mode.emits_final() {
+                columns.push(acc.evaluate(EmitTo::All)?);
+            } else {
+                columns.extend(acc.state(EmitTo::All)?);
+            }
+        }
+        let schema = if emit_final {
+            self.output_schema.clone()
+        } else {
+            self.run_schema.clone()
+        };
+        let all = RecordBatch::try_new(schema, columns)?;
+        Ok(slices(&all, self.options.batch_size))
     }
 
     /// Ends the input; output is pulled with [`Self::next_output`].
@@ -529,17 +583,19 @@ impl HashAggregateExec {
             let options = RecordBatchOptions::new().with_row_count(Some(groups));
             let all =
                 RecordBatch::try_new_with_options(self.output_schema.clone(), columns, &options)?;
-            let bs = self.options.batch_size.max(1);
-            let mut out = VecDeque::new();
-            let mut off = 0;
-            while off < groups {
-                let len = bs.min(groups - off);
-                out.push_back(all.slice(off, len));
-                off += len;
-            }
-            self.phase = Phase::Emitting(out);
+            self.phase = Phase::Emitting(slices(&all, self.options.batch_size).into());
+        } else if self.runs.iter().all(|r| matches!(r, Run::Memory(_))) {
+            // Nothing spilled: the sorted buffer, with the runs in memory folded in, is the
+            // output. (After the fall-back the map stays empty.)
+            let out = self.sort_buffer(true)?;
+            let groups: usize = out.iter().map(RecordBatch::num_rows).sum();
+            self.metrics.add("groups", groups as u64);
+            self.phase = Phase::Emitting(out.into());
         } else {
-            self.sort_buffer(false)?;
+            let run = self.sort_buffer(false)?;
+            if !run.is_empty() {
+                self.runs.push(Run::Memory(run));
+            }
             self.spill_map(false)?;
             self.phase = Phase::Emitting(self.merge_runs()?);
         }

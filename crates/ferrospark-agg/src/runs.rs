@@ -45,7 +45,7 @@ pub fn sort_by_keys(
 
 /// The permutation that sorts rows by `keys`, in the row format's order. The sort is stable: rows with equal keys keep their arrival order, so `collect_list`,
 /// `first` and `last` see the same order on the sort path as on the hash path.
-fn sort_indices(keys: &[ArrayRef], converter: &RowConverter) -> Result<UInt32Array> {
+pub(crate) fn sort_indices(keys: &[ArrayRef], converter: &RowConverter) -> Result<UInt32Array> {
     Ok(match keys {
         // One primitive key: arrow's sort of (value, index) pairs, in the row format's order
         // (ascending, NULLs first, floats by total order; keys are normalised already); then
@@ -81,30 +81,6 @@ fn sort_indices(keys: &[ArrayRef], converter: &RowConverter) -> Result<UInt32Arr
             UInt32Array::from(idx)
         }
     })
-}
-
-/// `(batch, row)` of every row of `batches`, ordered by their first `num_keys` columns.
-pub fn sorted_positions(
-    batches: &[RecordBatch],
-    converter: &RowConverter,
-    num_keys: usize,
-) -> Result<Vec<(usize, usize)>> {
-    let mut positions = Vec::new();
-    for (b, batch) in batches.iter().enumerate() {
-        positions.extend((0..batch.num_rows()).map(|r| (b, r)));
-    }
-    let keys: Vec<ArrayRef> = (0..num_keys)
-        .map(|c| {
-            let arrays: Vec<&dyn Array> = batches.iter().map(|b| b.column(c).as_ref()).collect();
-            arrow_select::concat::concat(&arrays)
-        })
-        .collect::<std::result::Result<_, _>>()?;
-    let idx = sort_indices(&keys, converter)?;
-    Ok(idx
-        .values()
-        .iter()
-        .map(|&i| positions[i as usize])
-        .collect())
 }
 
 struct Cursor<'a> {

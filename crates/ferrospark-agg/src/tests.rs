@@ -287,6 +287,18 @@ fn object_hash_falls_back_to_sort_and_agrees() -> Result<()> {
         let (out, m) = plan.run_complete(chunks(&b, size), &small)?;
         assert_eq!(sort_lists(lines(&out)), want, "batch size {size}");
         assert!(m[0].get("sort_fallbacks") > 0);
+        // Sort-based output: groups in key order, the NULL key first.
+        let keys: Vec<Option<i64>> = out
+            .iter()
+            .flat_map(|o| {
+                o.column(0)
+                    .as_primitive::<Int64Type>()
+                    .iter()
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "batch size {size}");
+        assert_eq!(keys.first(), Some(&None));
     }
     Ok(())
 }
