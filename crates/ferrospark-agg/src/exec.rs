@@ -506,6 +506,10 @@ impl HashAggregateExec {
             }
         }
         drop(earlier);
+        let rows: usize = buf.batches.iter().map(|(_, ids)| ids.len()).sum();
+        for acc in &mut accs {
+            acc.reserve_rows(rows);
+        }
         for (inputs, ids) in std::mem::take(&mut buf.batches) {
             ranked.clear();
             ranked.extend(ids.iter().map(|&id| rank[id as usize]));

@@ -545,3 +545,54 @@ fn the_sort_fall_back_keeps_arrival_order_within_a_group() -> Result<()> {
     assert!(!want.is_empty());
     Ok(())
 }
+
+#[test]
+fn collect_set_of_strings_stays_exact_past_64_distinct_values() -> Result<()> {
+    // The set starts as one bit per value and group and switches to a hash set at 64 values.
+    let n = 4000;
+    let mut rng = StdRng::seed_from_u64(9);
+    let keys: Vec<i64> = (0..n).map(|_| rng.random_range(0..20)).collect();
+    let strs: Vec<String> = (0..n)
+        .map(|r| format!("v{}", (r * 7919 + rng.random_range(0..3)) % 150))
+        .collect();
+    let mut want: BTreeMap<i64, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for (k, s) in keys.iter().zip(&strs) {
+        want.entry(*k).or_default().insert(s.clone());
+    }
+    let b = RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(keys)) as ArrayRef,
+            Arc::new(StringArray::from(strs)),
+            Arc::new(Int64Array::from(vec![0; n])),
+            Arc::new(Float64Array::from(vec![0.0; n])),
+            Arc::new(Decimal128Array::from(vec![0; n]).with_precision_and_scale(10, 2)?),
+        ],
+    )?;
+    for size in [7, 8192] {
+        let out = run(
+            &["k"],
+            &["collect_set(s)"],
+            chunks(&b, size),
+            &Config::new(),
+        )?;
+        let mut got: BTreeMap<i64, std::collections::BTreeSet<String>> = BTreeMap::new();
+        for o in &out {
+            let k = o.column(0).as_primitive::<Int64Type>();
+            let l = o.column(1).as_list::<i32>();
+            for r in 0..o.num_rows() {
+                let v = l.value(r);
+                let items: Vec<String> = v
+                    .as_string::<i32>()
+                    .iter()
+                    .map(|s| s.unwrap_or_default().to_string())
+                    .collect();
+                let set: std::collections::BTreeSet<String> = items.iter().cloned().collect();
+                assert_eq!(set.len(), items.len(), "duplicates in key {}", k.value(r));
+                got.insert(k.value(r), set);
+            }
+        }
+        assert_eq!(got, want, "batch size {size}");
+    }
+    Ok(())
+}

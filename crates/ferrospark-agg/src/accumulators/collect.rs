@@ -20,14 +20,12 @@ use super::{EmitTo, GroupsAccumulator};
 use crate::group_values::primitive::KeyBits;
 use crate::group_values::{mix64, new_group_values, normalize_key, GroupValues};
 
-/// Offsets and the order of log entries that put every group's entries together, keeping
-/// arrival order within a group; entries of groups `>= n` are returned separately.
-fn group_order(
-    groups: impl Iterator<Item = u32> + Clone,
-    n: usize,
-) -> (Vec<i32>, Vec<usize>, Vec<usize>) {
+/// Offsets that put every group's entries together, and where each log entry goes (keeping
+/// arrival order within a group): `slot[i]` for entries of groups `< n`, `u32::MAX` for
+/// entries of later groups, which are not handed out.
+fn group_slots(groups: &[u32], n: usize) -> (Vec<i32>, Vec<u32>) {
     let mut offsets = vec![0i32; n + 1];
-    for g in groups.clone() {
+    for &g in groups {
         if (g as usize) < n {
             offsets[g as usize + 1] += 1;
         }
@@ -35,19 +33,32 @@ fn group_order(
     for i in 1..offsets.len() {
         offsets[i] += offsets[i - 1];
     }
-    let mut cursor: Vec<usize> = offsets.iter().map(|&o| o as usize).collect();
-    let mut order = vec![0usize; offsets[n] as usize];
+    let mut cursor: Vec<u32> = offsets[..n].iter().map(|&o| o as u32).collect();
+    let slots = groups
+        .iter()
+        .map(|&g| match cursor.get_mut(g as usize) {
+            Some(c) => {
+                *c += 1;
+                *c - 1
+            }
+            None => u32::MAX,
+        })
+        .collect();
+    (offsets, slots)
+}
+
+/// Scatters `log` into group order through `slots`; entries of later groups come back
+/// separately, in arrival order.
+fn scatter<V: Copy + Default>(log: &[V], slots: &[u32], placed: usize) -> (Vec<V>, Vec<V>) {
+    let mut out = vec![V::default(); placed];
     let mut kept = Vec::new();
-    for (i, g) in groups.enumerate() {
-        let g = g as usize;
-        if g < n {
-            order[cursor[g]] = i;
-            cursor[g] += 1;
-        } else {
-            kept.push(i);
+    for (&v, &s) in log.iter().zip(slots) {
+        match out.get_mut(s as usize) {
+            Some(o) => *o = v,
+            None => kept.push(v),
         }
     }
-    (offsets, order, kept)
+    (out, kept)
 }
 
 fn list(item_type: &DataType, offsets: Vec<i32>, values: ArrayRef) -> Result<ArrayRef> {
@@ -222,13 +233,17 @@ where
                 return self.emit_segments(n);
             }
         }
-        let (offsets, order, kept) = group_order(self.groups_of.iter().copied(), n);
-        let values: Vec<T::Native> = order.iter().map(|&i| self.values[i]).collect();
+        let (offsets, slots) = group_slots(&self.groups_of, n);
+        let (values, kept_values) = scatter(&self.values, &slots, offsets[n] as usize);
         let values =
             PrimitiveArray::<T>::new(values.into(), None).with_data_type(self.data_type.clone());
         let shift = n as u32;
-        let kept_groups: Vec<u32> = kept.iter().map(|&i| self.groups_of[i] - shift).collect();
-        let kept_values: Vec<T::Native> = kept.iter().map(|&i| self.values[i]).collect();
+        let kept_groups: Vec<u32> = self
+            .groups_of
+            .iter()
+            .filter(|&&g| g >= shift)
+            .map(|&g| g - shift)
+            .collect();
         self.groups_of = kept_groups;
         self.values = kept_values;
         self.groups = self.groups.saturating_sub(n);
@@ -246,6 +261,13 @@ where
 
     fn state(&mut self, emit: EmitTo) -> Result<Vec<ArrayRef>> {
         Ok(vec![self.evaluate(emit)?])
+    }
+
+    fn reserve_rows(&mut self, rows: usize) {
+        if self.set.is_none() {
+            self.groups_of.reserve(rows);
+            self.values.reserve(rows);
+        }
     }
 
     fn size(&self) -> usize {
@@ -268,14 +290,15 @@ where
     fn emit_segments(&mut self, n: usize) -> Result<ArrayRef> {
         let segments = std::mem::take(&mut self.segments);
         let chunks = std::mem::take(&mut self.chunks);
-        let (offsets_seg, order, _) = group_order(segments.iter().map(|s| s.0), n);
+        let owners: Vec<u32> = segments.iter().map(|s| s.0).collect();
+        let (offsets_seg, slots) = group_slots(&owners, n);
+        let (ordered, _) = scatter(&segments, &slots, offsets_seg[n] as usize);
         let lists: Vec<_> = chunks.iter().map(|c| c.as_list::<i32>()).collect();
         let mut offsets = Vec::with_capacity(n + 1);
         offsets.push(0i32);
         let mut values: Vec<T::Native> = Vec::new();
         for g in 0..n {
-            for &i in &order[offsets_seg[g] as usize..offsets_seg[g + 1] as usize] {
-                let (_, c, r) = segments[i];
+            for &(_, c, r) in &ordered[offsets_seg[g] as usize..offsets_seg[g + 1] as usize] {
                 let l = lists[c as usize];
                 let (start, end) = (
                     l.value_offsets()[r as usize] as usize,
@@ -300,11 +323,52 @@ where
     }
 }
 
+/// The `(group, value id)` pairs collect_set has kept: one bit per id and group while the
+/// dictionary holds at most 64 values (sets of a few distinct values are the common case),
+/// a hash set beyond.
+enum SeenPairs {
+    Bits(Vec<u64>),
+    Hashed(HashSet<u64>),
+}
+
+impl SeenPairs {
+    /// Records the pair; false when it was already there. `entries` are the pairs so far.
+    fn insert(&mut self, g: u32, id: u32, entries: &[(u32, u32)]) -> bool {
+        if let SeenPairs::Bits(bits) = self {
+            if id < 64 {
+                let g = g as usize;
+                if g >= bits.len() {
+                    bits.resize(g + 1, 0);
+                }
+                let fresh = bits[g] & (1 << id) == 0;
+                bits[g] |= 1 << id;
+                return fresh;
+            }
+            *self = SeenPairs::Hashed(entries.iter().map(|&(g, id)| pair_key(g, id)).collect());
+        }
+        match self {
+            SeenPairs::Hashed(set) => set.insert(pair_key(g, id)),
+            SeenPairs::Bits(_) => unreachable!("switched to a hash set above"),
+        }
+    }
+
+    fn size(&self) -> usize {
+        match self {
+            SeenPairs::Bits(b) => b.capacity() * 8,
+            SeenPairs::Hashed(s) => s.capacity() * 9,
+        }
+    }
+}
+
+fn pair_key(g: u32, id: u32) -> u64 {
+    ((g as u64) << 32) | id as u64
+}
+
 /// collect_list / collect_set of any other type: values interned to ids first.
 pub struct InternedCollect {
     dict: Box<dyn GroupValues>,
     entries: Vec<(u32, u32)>,
-    set: Option<HashSet<u64>>,
+    set: Option<SeenPairs>,
     ids: Vec<u32>,
     groups: usize,
     item_type: DataType,
@@ -315,7 +379,7 @@ impl InternedCollect {
         Ok(Self {
             dict: new_group_values(std::slice::from_ref(item_type))?,
             entries: Vec::new(),
-            set: distinct.then(HashSet::new),
+            set: distinct.then(|| SeenPairs::Bits(Vec::new())),
             ids: Vec::new(),
             groups: 0,
             item_type: item_type.clone(),
@@ -332,7 +396,7 @@ impl InternedCollect {
                 continue;
             }
             if let Some(set) = &mut self.set {
-                if !set.insert(((g as u64) << 32) | id as u64) {
+                if !set.insert(g, id, &self.entries) {
                     continue;
                 }
             }
@@ -354,20 +418,22 @@ impl GroupsAccumulator for InternedCollect {
 
     fn evaluate(&mut self, emit: EmitTo) -> Result<ArrayRef> {
         let n = emit_count(emit, self.groups);
-        let (offsets, order, kept) = group_order(self.entries.iter().map(|e| e.0), n);
+        let owners: Vec<u32> = self.entries.iter().map(|e| e.0).collect();
+        let (offsets, slots) = group_slots(&owners, n);
+        let (placed, kept) = scatter(&self.entries, &slots, offsets[n] as usize);
         let dict = self.dict.emit()?.remove(0);
-        let ids = UInt32Array::from_iter_values(order.iter().map(|&i| self.entries[i].1));
+        let ids = UInt32Array::from_iter_values(placed.iter().map(|e| e.1));
         let values = arrow_select::take::take(dict.as_ref(), &ids, None)?;
         // Entries of groups not handed out keep their values: intern them again.
         let shift = n as u32;
-        let kept_groups: Vec<u32> = kept.iter().map(|&i| self.entries[i].0 - shift).collect();
-        let kept_ids = UInt32Array::from_iter_values(kept.iter().map(|&i| self.entries[i].1));
+        let kept_groups: Vec<u32> = kept.iter().map(|e| e.0 - shift).collect();
+        let kept_ids = UInt32Array::from_iter_values(kept.iter().map(|e| e.1));
         let kept_values = arrow_select::take::take(dict.as_ref(), &kept_ids, None)?;
         // Fresh containers: after a spill, kept capacity would still count against the limit.
         self.entries = Vec::new();
         self.ids = Vec::new();
         if let Some(set) = &mut self.set {
-            *set = HashSet::new();
+            *set = SeenPairs::Bits(Vec::new());
         }
         self.groups = self.groups.saturating_sub(n);
         if !kept_groups.is_empty() {
@@ -381,10 +447,16 @@ impl GroupsAccumulator for InternedCollect {
         Ok(vec![self.evaluate(emit)?])
     }
 
+    fn reserve_rows(&mut self, rows: usize) {
+        if self.set.is_none() {
+            self.entries.reserve(rows);
+        }
+    }
+
     fn size(&self) -> usize {
         self.dict.size()
             + self.entries.capacity() * 8
-            + self.set.as_ref().map_or(0, |s| s.capacity() * 9)
+            + self.set.as_ref().map_or(0, SeenPairs::size)
             + self.ids.capacity() * 4
     }
 }

@@ -71,6 +71,10 @@ pub trait GroupsAccumulator: Send {
 
     /// Bytes held (for the memory pool).
     fn size(&self) -> usize;
+
+    /// A hint that about `rows` more input rows are coming, so buffers that keep every value
+    /// can be sized once instead of growing (and being copied) step by step.
+    fn reserve_rows(&mut self, _rows: usize) {}
 }
 
 /// A validity combined over several argument columns: a row counts only when all are valid.
