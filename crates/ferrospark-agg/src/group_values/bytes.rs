@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::ByteArrayType;
 use arrow_array::{Array, ArrayRef, GenericByteArray};
-use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{ArrowNativeType, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use ferrospark_common::{FerroError, Result};
 use hashbrown::HashTable;
@@ -23,6 +23,37 @@ pub struct BytesGroupValues {
     hashes: Vec<u64>,
     null_group: Option<u32>,
     hasher: foldhash::fast::FixedState,
+    /// Values of at most 15 bytes, packed into one integer (see [`short_key`]), with their
+    /// group: most keys (flags, codes, names) are found by one integer compare.
+    short: HashTable<(u128, u32)>,
+}
+
+/// A value of at most 15 bytes as one integer: the bytes, then the length in the top byte
+/// (so "a" and "a\0" differ).
+#[inline]
+fn short_key(data: &[u8], start: usize, len: usize) -> Option<u128> {
+    if len > 15 {
+        return None;
+    }
+    let raw = match data.get(start..start + 16) {
+        Some(w) => u128::from_le_bytes(w.try_into().ok()?),
+        None => {
+            let mut b = [0u8; 16];
+            b[..len].copy_from_slice(data.get(start..start + len)?);
+            u128::from_le_bytes(b)
+        }
+    };
+    let mask = if len == 0 {
+        0
+    } else {
+        u128::MAX >> (128 - 8 * len)
+    };
+    Some((raw & mask) | ((len as u128) << 120))
+}
+
+#[inline]
+fn short_hash(key: u128) -> u64 {
+    super::mix64((key as u64) ^ ((key >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 impl BytesGroupValues {
@@ -36,58 +67,82 @@ impl BytesGroupValues {
             hashes: Vec::new(),
             null_group: None,
             hasher: foldhash::fast::FixedState::with_seed(0x6b65),
+            short: HashTable::new(),
         }
     }
 
-    fn intern_typed<B: ByteArrayType>(&mut self, a: &GenericByteArray<B>, groups: &mut Vec<u32>)
-    where
-        B::Native: AsRef<[u8]>,
-    {
+    fn null_group(&mut self) -> u32 {
+        match self.null_group {
+            Some(g) => g,
+            None => {
+                let g = self.hashes.len() as u32;
+                self.hashes.push(0);
+                self.offsets.push(self.bytes.len());
+                self.null_group = Some(g);
+                g
+            }
+        }
+    }
+
+    /// The group of `v`, added when new (the general path: hash the bytes).
+    fn intern_bytes(&mut self, v: &[u8]) -> u32 {
+        let h = self.hasher.hash_one(v);
+        let (bytes, offsets, hashes) = (&mut self.bytes, &mut self.offsets, &mut self.hashes);
+        let found = self.map.find(h, |&g| {
+            let g = g as usize;
+            hashes[g] == h && &bytes[offsets[g]..offsets[g + 1]] == v
+        });
+        match found {
+            Some(&g) => g,
+            None => {
+                let g = hashes.len() as u32;
+                bytes.extend_from_slice(v);
+                offsets.push(bytes.len());
+                hashes.push(h);
+                self.map.insert_unique(h, g, |&g| hashes[g as usize]);
+                g
+            }
+        }
+    }
+
+    fn intern_typed<B: ByteArrayType>(&mut self, a: &GenericByteArray<B>, groups: &mut Vec<u32>) {
         let nulls = a.nulls().filter(|n| n.null_count() > 0);
-        // Group of the previous row when it was a non-NULL value.
-        let mut last: Option<u32> = None;
+        let data = a.value_data();
+        let offsets = a.value_offsets();
+        // The previous row's value (as its short form) and group, when it was short.
+        let mut last: Option<(u128, u32)> = None;
         for i in 0..a.len() {
             if nulls.is_some_and(|n| n.is_null(i)) {
-                let g = match self.null_group {
-                    Some(g) => g,
-                    None => {
-                        let g = self.hashes.len() as u32;
-                        self.hashes.push(0);
-                        self.offsets.push(self.bytes.len());
-                        self.null_group = Some(g);
-                        g
-                    }
-                };
                 last = None;
+                let g = self.null_group();
                 groups.push(g);
                 continue;
             }
-            let v: &[u8] = a.value(i).as_ref();
+            let start = offsets[i].as_usize();
+            let len = offsets[i + 1].as_usize() - start;
+            let Some(key) = short_key(data, start, len) else {
+                last = None;
+                let g = self.intern_bytes(&data[start..start + len]);
+                groups.push(g);
+                continue;
+            };
             // Clustered input repeats a key row after row: compare with the previous row first.
-            if let Some(prev) = last {
-                if i > 0 && a.value(i - 1).as_ref() == v {
-                    groups.push(prev);
+            if let Some((k, g)) = last {
+                if k == key {
+                    groups.push(g);
                     continue;
                 }
             }
-            let h = self.hasher.hash_one(v);
-            let (bytes, offsets, hashes) = (&mut self.bytes, &mut self.offsets, &mut self.hashes);
-            let found = self.map.find(h, |&g| {
-                let g = g as usize;
-                hashes[g] == h && &bytes[offsets[g]..offsets[g + 1]] == v
-            });
-            let g = match found {
-                Some(&g) => g,
+            let h = short_hash(key);
+            let g = match self.short.find(h, |e| e.0 == key) {
+                Some(&(_, g)) => g,
                 None => {
-                    let g = hashes.len() as u32;
-                    bytes.extend_from_slice(v);
-                    offsets.push(bytes.len());
-                    hashes.push(h);
-                    self.map.insert_unique(h, g, |&g| hashes[g as usize]);
+                    let g = self.intern_bytes(&data[start..start + len]);
+                    self.short.insert_unique(h, (key, g), |e| short_hash(e.0));
                     g
                 }
             };
-            last = Some(g);
+            last = Some((key, g));
             groups.push(g);
         }
     }
@@ -138,7 +193,10 @@ impl GroupValues for BytesGroupValues {
     }
 
     fn size(&self) -> usize {
-        self.map.capacity() * 5 + self.bytes.capacity() + self.offsets.capacity() * 16
+        self.map.capacity() * 5
+            + self.short.capacity() * 21
+            + self.bytes.capacity()
+            + self.offsets.capacity() * 16
     }
 
     fn emit(&mut self) -> Result<Vec<ArrayRef>> {
@@ -160,6 +218,7 @@ impl GroupValues for BytesGroupValues {
         self.offsets = vec![0];
         self.hashes = Vec::new();
         self.null_group = None;
+        self.short = HashTable::new();
         Ok(vec![out])
     }
 }

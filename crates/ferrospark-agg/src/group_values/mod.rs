@@ -227,6 +227,50 @@ mod tests {
     }
 
     #[test]
+    fn short_and_long_strings_group_by_their_bytes() {
+        // 15 bytes is the longest packed form; "a" and "a\0" differ only by length.
+        let values = [
+            "",
+            "a",
+            "a\0",
+            "a",
+            "",
+            "123456789012345",
+            "1234567890123456",
+            "123456789012345",
+            "1234567890123456",
+            "a\0",
+            "é",
+            "b",
+        ];
+        let want = vec![0, 1, 2, 1, 0, 3, 4, 3, 4, 2, 5, 6];
+        let a = StringArray::from(values.to_vec());
+        let mut gv = new_group_values(&[DataType::Utf8]).expect("table");
+        assert_eq!(intern_all(gv.as_mut(), &[Arc::new(a.clone())]), want);
+        // A slice ending at the buffer's end takes the copying path for its last values.
+        let tail: ArrayRef = Arc::new(a.slice(8, 4));
+        assert_eq!(intern_all(gv.as_mut(), &[tail]), vec![4, 2, 5, 6]);
+        let out = gv.emit().expect("emit");
+        let got: Vec<&str> = out[0]
+            .as_string::<i32>()
+            .iter()
+            .map(|v| v.unwrap_or("?"))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                "",
+                "a",
+                "a\0",
+                "123456789012345",
+                "1234567890123456",
+                "é",
+                "b"
+            ]
+        );
+    }
+
+    #[test]
     fn sorted_keys_then_unsorted_ones_find_the_same_groups() {
         let sorted: ArrayRef = Arc::new(Int32Array::from(vec![
             Some(1),
