@@ -150,3 +150,37 @@ def test_spilling_inside_spark_tasks(spark, parquet_path):
         _check(spark, ours, theirs)
     finally:
         spark.conf.unset("ferrospark.memory.limit")
+
+
+def test_state_blocks_are_routed_to_their_own_shuffle_partition(spark):
+    """Each partition's block carries an int that Spark's hash partitioning sends to exactly
+    that partition (Spark's Murmur3 of the int, pmod n), so no final task gets two buckets."""
+    from pyspark.sql import functions as F
+
+    for n in (1, 2, 4, 7, 200):
+        route = fss._routing(n)
+        assert len(route) == n and len(set(route)) == n
+        df = spark.createDataFrame([(p, v) for p, v in enumerate(route)], "p INT, v INT")
+        got = df.repartition(n, "v").select("p", F.spark_partition_id().alias("pid")).collect()
+        assert sorted((r.p, r.pid) for r in got) == [(p, p) for p in range(n)], n
+
+
+def test_fss_aggregate_with_many_shuffle_partitions_and_without_aqe(spark, parquet_path):
+    """Blocks cross Spark's shuffle whatever the partition count, with AQE on or off."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.parquet(parquet_path).repartition(3)
+    want = sorted((tuple(r) for r in df.groupBy("k").agg(F.count(F.lit(1)), F.sum("x")).collect()), key=repr)
+    saved = {k: spark.conf.get(k) for k in ("spark.sql.shuffle.partitions", "spark.sql.adaptive.enabled")}
+    try:
+        for parts, aqe in (("13", "false"), ("6", "true")):
+            spark.conf.set("spark.sql.shuffle.partitions", parts)
+            spark.conf.set("spark.sql.adaptive.enabled", aqe)
+            out = fss.aggregate(df, "k", [fs.count(), fs.sum("x")])
+            got = sorted((tuple(r) for r in out.collect()), key=repr)
+            assert got == want, (parts, aqe)
+            if aqe == "false":
+                assert out.rdd.getNumPartitions() == int(parts)
+    finally:
+        for k, v in saved.items():
+            spark.conf.set(k, v)

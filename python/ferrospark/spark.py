@@ -192,10 +192,59 @@ def _steps(plan) -> list[tuple[list[int], int | None]]:
     return groups
 
 
-def _positional(schema: pa.Schema) -> pa.Schema:
-    """Intermediate states cross Spark under plain positional names (`_c0`, `_c1`, ...): state
-    names such as `sum(x).sum` would read as struct fields in Spark's column resolution."""
-    return pa.schema([pa.field(f"_c{i}", f.type, True) for i, f in enumerate(schema)])
+#: What crosses Spark's shuffle between two aggregation steps: Arrow IPC blocks of states.
+_BLOCKS_SCHEMA = pa.schema([pa.field("_pid", pa.int32(), False), pa.field("_blob", pa.binary(), False)])
+#: Blocks per batch handed back to Spark.
+_BLOCKS_PER_BATCH = 64
+
+
+def _murmur3_int(value: int, seed: int = 42) -> int:
+    """Spark's ``Murmur3_x86_32.hashInt`` (what its hash partitioning applies to an int)."""
+    m = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & m
+
+    k = (value & m) * 0xCC9E2D51 & m
+    k = rotl(k, 15) * 0x1B873593 & m
+    h = rotl(seed ^ k, 13)
+    h = (h * 5 + 0xE6546B64) & m
+    h ^= 4
+    h ^= h >> 16
+    h = h * 0x85EBCA6B & m
+    h ^= h >> 13
+    h = h * 0xC2B2AE35 & m
+    h ^= h >> 16
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def _routing(n: int) -> list[int]:
+    """For each shuffle partition ``p < n``, an int that Spark's hash partitioning sends to
+    ``p``: the blocks of partition ``p`` carry it, so they land exactly where they belong."""
+    route: list[int | None] = [None] * n
+    left, v = n, 0
+    while left:
+        p = _murmur3_int(v) % n  # Python's % is Spark's pmod for a positive n
+        if route[p] is None:
+            route[p] = v
+            left -= 1
+        v += 1
+    return [r for r in route if r is not None]
+
+
+def _shuffle_partitions(spark: SparkSession) -> int:
+    """The number of partitions Spark gives ``repartition(col)``: what AQE starts from."""
+
+    def conf(key: str, default: str) -> str:
+        return str(spark.conf.get(key, default) or default)
+
+    n = int(conf("spark.sql.shuffle.partitions", "200"))
+    adaptive = conf("spark.sql.adaptive.enabled", "true").lower() == "true"
+    coalesce = conf("spark.sql.adaptive.coalescePartitions.enabled", "true").lower() == "true"
+    initial = spark.conf.get("spark.sql.adaptive.coalescePartitions.initialPartitionNum", None)
+    if adaptive and coalesce and initial:
+        n = int(initial)
+    return max(n, 1)
 
 
 def _steps_task(
@@ -205,20 +254,43 @@ def _steps_task(
     conf: dict[str, str],
     steps: list[int],
     source: _ParquetSource | None,
-    out_schema: pa.Schema,
+    blocks_in: bool,
+    out_schema: pa.Schema | None,
+    exchange: tuple[int, list[int]] | None,
 ):
+    """One task of ``steps``: input from a native scan, from Spark rows, or from shuffled
+    blocks; output as rows (``out_schema``), or, before an ``exchange`` of ``(key columns,
+    routing)``, as IPC blocks per shuffle partition."""
+
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         plan = _native_plan(schema, keys, specs, conf)
         runner = plan.runner(steps)
         if source is not None:
             for scan in source.scans(batches):
                 runner.push_scan(scan)
+        elif blocks_in:
+            for batch in batches:
+                if batch.num_rows:
+                    runner.push_blocks(batch.column("_blob"))
         else:
             for batch in batches:
                 if batch.num_rows:
                     runner.push(batch)
-        for out in runner.finish():
-            yield pa.RecordBatch.from_arrays(out.columns, schema=out_schema)
+        if exchange is None:
+            for out in runner.finish():
+                yield pa.RecordBatch.from_arrays(out.columns, schema=out_schema)
+            return
+        num_keys, route = exchange
+        blocks = runner.finish_blocks(len(route), num_keys)
+        for at in range(0, len(blocks), _BLOCKS_PER_BATCH):
+            chunk = blocks[at : at + _BLOCKS_PER_BATCH]
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array([route[p] for p, _ in chunk], pa.int32()),
+                    pa.array([b for _, b in chunk], pa.binary()),
+                ],
+                schema=_BLOCKS_SCHEMA,
+            )
 
     return run
 
@@ -227,8 +299,10 @@ def aggregate(df: DataFrame, by: Any = None, aggs: Any = ()) -> DataFrame:
     """``df.groupBy(by).agg(aggs)`` with ferrospark's aggregation inside Spark tasks.
 
     Spark's own plan shape: a partial step in each input partition (``mapInArrow``), Spark's
-    hash shuffle on the keys, the final step in each shuffled partition; with distinct
-    aggregates, Spark's four steps and two shuffles. When ``df`` is exactly what
+    shuffle on the keys, the final step in each shuffled partition; with distinct aggregates,
+    Spark's four steps and two shuffles. Partial states cross the shuffle as Arrow IPC blocks,
+    hash-partitioned on the keys inside the task, each tagged so that Spark's hash
+    partitioning delivers it to its partition. When ``df`` is exactly what
     :func:`read_parquet` returned, the first step reads the files itself inside the task (scan,
     filter and partial aggregation fused) and only partial states cross into the JVM; any other
     DataFrame goes through the plain path.
@@ -251,18 +325,24 @@ def aggregate(df: DataFrame, by: Any = None, aggs: Any = ()) -> DataFrame:
         schema = to_arrow_schema(df.schema)
         current = df
     plan = _native_plan(schema, keys, specs, conf)
-    partitions = int(spark.conf.get("spark.sql.shuffle.partitions", "200") or 200)
+    partitions = _shuffle_partitions(spark)
     groups = _steps(plan)
     for n, (steps, exchange) in enumerate(groups):
         last = steps[-1]
-        out_arrow = plan.stage_schema(last)
-        if n < len(groups) - 1:
-            out_arrow = _positional(out_arrow)
-        task = _steps_task(schema, keys, specs, conf, steps, source if n == 0 else None, out_arrow)
-        current = current.mapInArrow(task, spark_schema(out_arrow))
-        if exchange is not None:
-            cols = [F.col(f"_c{i}") for i in range(exchange)]
-            current = current.repartition(partitions, *cols) if cols else current.repartition(1)
+        first_source = source if n == 0 else None
+        blocks_in = n > 0
+        if exchange is None:
+            out_arrow = plan.stage_schema(last)
+            task = _steps_task(schema, keys, specs, conf, steps, first_source, blocks_in, out_arrow, None)
+            current = current.mapInArrow(task, spark_schema(out_arrow))
+            continue
+        # States cross Spark's shuffle as Arrow IPC blocks, hash-partitioned on the keys
+        # natively: Spark moves a few binary values per task instead of converting every
+        # state row to its own row format and back.
+        route = _routing(partitions if exchange else 1)
+        task = _steps_task(schema, keys, specs, conf, steps, first_source, blocks_in, None, (exchange, route))
+        current = current.mapInArrow(task, spark_schema(_BLOCKS_SCHEMA))
+        current = current.repartition(F.col("_pid")) if exchange else current.repartition(1)
     return current
 
 

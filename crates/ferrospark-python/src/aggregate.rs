@@ -4,14 +4,16 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{Field, Schema, SchemaRef};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use ferrospark_agg::exchange::{partition_blocks, read_block};
 use ferrospark_agg::{AggregateCall, AggregatePlan, HashAggregateExec};
 use ferrospark_common::{Config, FerroError, MetricsSet};
 use ferrospark_expr::types::spark_equivalent;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-use pyo3_arrow::{PyRecordBatch, PyRecordBatchReader, PySchema, PyTable};
+use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3_arrow::{PyArray, PyRecordBatch, PyRecordBatchReader, PySchema, PyTable};
 
 use crate::{config_from, to_py, IntoPyResult, PyExpr, PyParquetScan};
 
@@ -239,28 +241,66 @@ impl PyStageRunner {
         .py(py)
     }
 
+    /// Adds the rows of Arrow IPC blocks (a binary array, as `finish_blocks` wrote them and
+    /// Spark's shuffle delivered them) to the first step.
+    fn push_blocks(&self, py: Python<'_>, blocks: PyArray) -> PyResult<()> {
+        let (array, _) = blocks.into_inner();
+        py.detach(|| {
+            let values: Vec<&[u8]> = match array.data_type() {
+                DataType::Binary => array.as_binary::<i32>().iter().flatten().collect(),
+                DataType::LargeBinary => array.as_binary::<i64>().iter().flatten().collect(),
+                other => {
+                    return Err(FerroError::Config(format!(
+                        "aggregation shuffle blocks must be binary, got {other}"
+                    )))
+                }
+            };
+            let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            let s = &mut *s;
+            for block in values {
+                for batch in read_block(block)? {
+                    let batch = match &s.target {
+                        Some(t) => conform(batch, t)?,
+                        None => batch,
+                    };
+                    match s.execs.first_mut() {
+                        Some(e) => e.push(&batch)?,
+                        None => {
+                            return Err(FerroError::Config(
+                                "this aggregation step runner has already finished; make a new one"
+                                    .into(),
+                            ))
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })
+        .py(py)
+    }
+
+    /// Ends the input; returns the last step's output, hash-partitioned on its first
+    /// `num_keys` columns into `partitions` and written as Arrow IPC blocks:
+    /// `(partition, bytes)` pairs, for Spark to shuffle as a few binary values.
+    fn finish_blocks<'py>(
+        &self,
+        py: Python<'py>,
+        partitions: usize,
+        num_keys: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let blocks = py
+            .detach(|| partition_blocks(&self.run_to_end()?, num_keys, partitions))
+            .py(py)?;
+        let list = PyList::empty(py);
+        for (p, bytes) in blocks {
+            list.append((p, PyBytes::new(py, &bytes)))?;
+        }
+        Ok(list)
+    }
+
     /// Ends the input; returns the last step's output batches.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let out = py
-            .detach(|| {
-                let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
-                let execs = std::mem::take(&mut s.execs);
-                let mut batches: Vec<RecordBatch> = Vec::new();
-                let mut first = true;
-                for e in execs {
-                    let input = if first {
-                        Vec::new()
-                    } else {
-                        std::mem::take(&mut batches)
-                    };
-                    first = false;
-                    let (out, m) = e.run(input.into_iter().map(Ok))?;
-                    s.metrics.push(m);
-                    batches = out;
-                }
-                Ok::<_, FerroError>(batches)
-            })
-            .py(py)?;
+        let out = py.detach(|| self.run_to_end()).py(py)?;
         let list = PyList::empty(py);
         for b in out {
             if b.num_rows() > 0 || b.num_columns() == 0 {
@@ -274,6 +314,28 @@ impl PyStageRunner {
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let s = self.0.lock().unwrap_or_else(|p| p.into_inner());
         metrics_list(py, &s.metrics)
+    }
+}
+
+impl PyStageRunner {
+    /// Runs every step to its end; the last step's output.
+    fn run_to_end(&self) -> Result<Vec<RecordBatch>, FerroError> {
+        let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let execs = std::mem::take(&mut s.execs);
+        let mut batches: Vec<RecordBatch> = Vec::new();
+        let mut first = true;
+        for e in execs {
+            let input = if first {
+                Vec::new()
+            } else {
+                std::mem::take(&mut batches)
+            };
+            first = false;
+            let (out, m) = e.run(input.into_iter().map(Ok))?;
+            s.metrics.push(m);
+            batches = out;
+        }
+        Ok(batches)
     }
 }
 
