@@ -76,7 +76,8 @@ pub struct PrimitiveGroupValues<T: ArrowPrimitiveType> {
     /// written in key order), groups are appended without hashing; the table is built the
     /// first time a key breaks the order.
     ascending: bool,
-    max: Option<T::Native>,
+    /// The largest key so far and its group (while `ascending`).
+    max: Option<(T::Native, u32)>,
 }
 
 impl<T: ArrowPrimitiveType> PrimitiveGroupValues<T> {
@@ -123,10 +124,16 @@ where
                 }
             }
             if self.ascending {
-                if self.max.is_none_or(|m| v.key_gt(m)) {
+                // A batch may start with the key the previous one ended with.
+                if let Some((m, g)) = self.max.filter(|&(m, _)| m.key_eq(v)) {
+                    last = Some((m, g));
+                    groups.push(g);
+                    continue;
+                }
+                if self.max.is_none_or(|(m, _)| v.key_gt(m)) {
                     let g = values.len() as u32;
                     values.push(v);
-                    self.max = Some(v);
+                    self.max = Some((v, g));
                     last = Some((v, g));
                     groups.push(g);
                     continue;
@@ -181,5 +188,35 @@ where
         let a =
             PrimitiveArray::<T>::new(values.into(), nulls).with_data_type(self.data_type.clone());
         Ok(vec![Arc::new(a)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::types::Int64Type;
+    use arrow_array::Int64Array;
+
+    use super::*;
+
+    #[test]
+    fn sorted_input_split_inside_a_key_stays_on_the_append_path() {
+        // Batches of a sorted table often cut through a run of one key.
+        let mut gv = PrimitiveGroupValues::<Int64Type>::new(DataType::Int64);
+        let mut g = Vec::new();
+        for (batch, want) in [
+            (vec![1, 1, 2, 3], vec![0, 0, 1, 2]),
+            (vec![3, 3, 4], vec![2, 2, 3]),
+            (vec![4, 9], vec![3, 4]),
+        ] {
+            let a: ArrayRef = Arc::new(Int64Array::from(batch));
+            gv.intern(&[a], 0, &mut g).expect("intern");
+            assert_eq!(g, want);
+        }
+        assert!(gv.ascending, "no key broke the order");
+        assert!(gv.map.is_empty(), "nothing was hashed");
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![2, 10]));
+        gv.intern(&[a], 0, &mut g).expect("intern");
+        assert_eq!(g, vec![1, 5]);
+        assert!(!gv.ascending);
     }
 }
