@@ -35,10 +35,7 @@ fn partitions_of(
         match k.data_type() {
             DataType::Int64 => {
                 let a = k.as_primitive::<Int64Type>();
-                return Ok(a
-                    .iter()
-                    .map(|v| v.map_or(0, |v| of(v as u64)))
-                    .collect());
+                return Ok(a.iter().map(|v| v.map_or(0, |v| of(v as u64))).collect());
             }
             DataType::Int32 => {
                 let a = k.as_primitive::<Int32Type>();
@@ -107,7 +104,10 @@ pub fn partition_blocks(
     n: usize,
 ) -> Result<Vec<(u32, Vec<u8>)>> {
     let mut out = Vec::new();
-    for (p, part) in hash_partition(batches, num_keys, n)?.into_iter().enumerate() {
+    for (p, part) in hash_partition(batches, num_keys, n)?
+        .into_iter()
+        .enumerate()
+    {
         let mut writer: Option<StreamWriter<Vec<u8>>> = None;
         for b in part.iter().filter(|b| b.num_rows() > 0) {
             let w = match &mut writer {
