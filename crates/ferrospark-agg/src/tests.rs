@@ -596,3 +596,50 @@ fn collect_set_of_strings_stays_exact_past_64_distinct_values() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn decimal_sums_of_few_groups_without_nulls_match_the_reference() -> Result<()> {
+    // No NULLs and few groups: the batch is added through per-group lanes.
+    let n = 5000;
+    let mut rng = StdRng::seed_from_u64(21);
+    let keys: Vec<i64> = (0..n).map(|_| rng.random_range(0..5)).collect();
+    let ds: Vec<i128> = (0..n)
+        .map(|_| rng.random_range(-9_999_999_999i64..9_999_999_999) as i128)
+        .collect();
+    let mut want: BTreeMap<i64, (i128, i64)> = BTreeMap::new();
+    for (k, d) in keys.iter().zip(&ds) {
+        let e = want.entry(*k).or_default();
+        e.0 += d;
+        e.1 += 1;
+    }
+    let b = RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(keys)) as ArrayRef,
+            Arc::new(StringArray::from(vec!["a"; n])),
+            Arc::new(Int64Array::from(vec![0; n])),
+            Arc::new(Float64Array::from(vec![0.0; n])),
+            Arc::new(Decimal128Array::from(ds).with_precision_and_scale(10, 2)?),
+        ],
+    )?;
+    for size in [1, 7, 8192] {
+        let out = run(
+            &["k"],
+            &["sum(d)", "avg(d)", "count(d)"],
+            chunks(&b, size),
+            &Config::new(),
+        )?;
+        for o in &out {
+            let k = o.column(0).as_primitive::<Int64Type>();
+            let sum = o
+                .column(1)
+                .as_primitive::<arrow_array::types::Decimal128Type>();
+            let cnt = o.column(3).as_primitive::<Int64Type>();
+            for r in 0..o.num_rows() {
+                let (s, c) = want[&k.value(r)];
+                assert_eq!((sum.value(r), cnt.value(r)), (s, c), "batch size {size}");
+            }
+        }
+    }
+    Ok(())
+}

@@ -222,7 +222,15 @@ pub struct DecimalSumAccumulator {
     /// Precision and scale of the result.
     result: (u8, i8),
     ansi: bool,
+    /// Per-batch partial sums and counts, [`LANES`] per group (see [`Self::add_in_lanes`]).
+    lanes: Vec<i128>,
+    lane_counts: Vec<u32>,
 }
+
+/// Rows of a batch are spread over this many partial sums per group.
+const LANES: usize = 4;
+/// Groups up to which a batch is added through lanes (a few cache lines per lane set).
+const LANE_GROUPS: usize = 256;
 
 impl DecimalSumAccumulator {
     /// `sum(decimal(p, s))`: result `decimal(min(38, p + 10), s)`.
@@ -237,6 +245,8 @@ impl DecimalSumAccumulator {
             state_precision: p,
             result: (p, scale),
             ansi,
+            lanes: Vec::new(),
+            lane_counts: Vec::new(),
         }
     }
 
@@ -266,8 +276,16 @@ impl DecimalSumAccumulator {
         total: usize,
     ) {
         self.grow(total);
-        let (sums, seen, over) = (&mut self.sums, &mut self.seen, &mut self.overflowed);
         let vals = values.values();
+        if counts_in.is_none()
+            && values.null_count() == 0
+            && total <= LANE_GROUPS
+            && lanes_cannot_overflow(values.precision(), vals.len())
+        {
+            self.add_in_lanes(vals, groups);
+            return;
+        }
+        let (sums, seen, over) = (&mut self.sums, &mut self.seen, &mut self.overflowed);
         let mut add = |r: usize, g: usize| {
             let (s, o) = sums[g].overflowing_add(vals[r]);
             sums[g] = s;
@@ -286,6 +304,42 @@ impl DecimalSumAccumulator {
                     add(r, g);
                     c[g] += ci[r];
                 })
+            }
+        }
+    }
+
+    /// Adds a batch of few groups: consecutive rows go to different partial sums of their
+    /// group, so additions to one group do not wait on each other through memory; the
+    /// partials are then added to the group's sum (with its overflow check) once per batch.
+    fn add_in_lanes(&mut self, vals: &[i128], groups: &[u32]) {
+        let total = self.sums.len();
+        self.lanes.clear();
+        self.lanes.resize(total * LANES, 0);
+        self.lane_counts.clear();
+        self.lane_counts.resize(total * LANES, 0);
+        for (r, (&g, &v)) in groups.iter().zip(vals).enumerate() {
+            let i = g as usize * LANES + r % LANES;
+            if let (Some(s), Some(c)) = (self.lanes.get_mut(i), self.lane_counts.get_mut(i)) {
+                *s = s.wrapping_add(v);
+                *c += 1;
+            }
+        }
+        let parts = self
+            .lanes
+            .chunks_exact(LANES)
+            .zip(self.lane_counts.chunks_exact(LANES));
+        for (g, (l, c)) in parts.enumerate() {
+            let n: u32 = c.iter().sum();
+            if n == 0 {
+                continue;
+            }
+            let part = l.iter().fold(0i128, |a, &b| a.wrapping_add(b));
+            let (sum, o) = self.sums[g].overflowing_add(part);
+            self.sums[g] = sum;
+            self.overflowed[g] |= o;
+            self.seen[g] = true;
+            if let Some(counts) = &mut self.counts {
+                counts[g] += n as i64;
             }
         }
     }
@@ -314,6 +368,13 @@ impl DecimalSumAccumulator {
         }
         Ok((sums, valid))
     }
+}
+
+/// Whether `rows` values of `precision` digits add up within `i128` in any order (so lane
+/// partial sums need no overflow check).
+fn lanes_cannot_overflow(precision: u8, rows: usize) -> bool {
+    // |v| < 10^precision; i128 holds up to 1.7e38.
+    (rows as f64) * 10f64.powi(precision as i32) < 1.0e38
 }
 
 /// `round_half_up(n / d)` for `d > 0`.
