@@ -140,6 +140,8 @@ where
                 }
                 // The order is broken: index every group seen so far, then hash from here on.
                 self.ascending = false;
+                // Sized once: as many keys again may follow (a second sorted run, typically).
+                map.reserve(values.len() * 2, |&(k, _)| mix64(k.key_bits()));
                 for (g, &k) in values.iter().enumerate() {
                     if *null_group != Some(g as u32) {
                         map.insert_unique(mix64(k.key_bits()), (k, g as u32), |&(k, _)| {
