@@ -166,6 +166,8 @@ fn run_task(
     // reads the next columns faster, skipping the pages without any of those rows.
     let mut selection = task.selection.clone();
     let mut row_filter: &[FilterGroup] = &file.row_filter;
+    // Rows to keep, applied to the decoded batches instead of as a selection.
+    let mut mask: Option<arrow_buffer::BooleanBuffer> = None;
     if selection.is_none() && s.options.dictionary_codes {
         let rows = usize::try_from(rg.num_rows()).unwrap_or(0);
         let mut kept: Option<arrow_buffer::BooleanBuffer> = None;
@@ -190,7 +192,16 @@ fn run_task(
             if left == 0 {
                 return Ok(true);
             }
-            selection = Some(RowSelection::from_filters(&[BooleanArray::new(k, None)]));
+            let sel = RowSelection::from_filters(&[BooleanArray::new(k.clone(), None)]);
+            // A filter that keeps most rows, its misses scattered (Q1's ship date), leaves
+            // runs of a few rows: decoding every row and masking the batches beats skipping
+            // run by run. Sparse selections keep skipping.
+            if row_filter.is_empty() && left * 2 >= rows && sel.iter().count() * 64 > rows {
+                s.metrics.add("row_groups_masked_by_codes", 1);
+                mask = Some(k);
+            } else {
+                selection = Some(sel);
+            }
         }
     }
     let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, file.meta.clone())
@@ -230,11 +241,23 @@ fn run_task(
             Err(other) => FerroError::parquet(path, other),
         })?;
     // Where each output column comes from: a position in the decoded batch or a partition value.
+    let mut first_row = 0;
     for batch in reader {
         let batch = batch.map_err(|e| match unwrap_ferro(Box::new(e)) {
             Ok(fe) => fe,
             Err(other) => FerroError::parquet(path, other),
         })?;
+        let batch = match &mask {
+            Some(m) => {
+                let keep = m.slice(first_row, batch.num_rows());
+                first_row += batch.num_rows();
+                arrow_select::filter::filter_record_batch(&batch, &BooleanArray::new(keep, None))?
+            }
+            None => batch,
+        };
+        if batch.num_rows() == 0 {
+            continue;
+        }
         let out = assemble(s, task.file, data_out, &batch)?;
         // Decoding may run in larger batches than the user asked for; hand out slices.
         let step = s.options.batch_size.max(1);

@@ -127,6 +127,7 @@ pub const SCAN_METRICS: &[(&str, MetricValue)] = &[
     ("plan_time_ns", MetricValue::TimeNs),
     ("footers_cached", MetricValue::Count),
     ("row_groups_filtered_by_codes", MetricValue::Count),
+    ("row_groups_masked_by_codes", MetricValue::Count),
 ];
 
 fn new_metrics() -> MetricsSet {

@@ -538,6 +538,9 @@ fn dictionary_codes_decide_filters_exactly_on_v1_and_v2_pages() {
             "s IS NULL AND id > 9000",
             "f = CAST('NaN' AS DOUBLE)",
             "f > 900",
+            // Dense: most rows kept, the misses scattered (decoded whole, then masked).
+            "k <> 42",
+            "k IS NOT NULL",
         ] {
             let off = ParquetScanOptions {
                 dictionary_codes: false,
@@ -557,6 +560,12 @@ fn dictionary_codes_decide_filters_exactly_on_v1_and_v2_pages() {
                 let (coded, scan) = read(&p, Some(filter), opts);
                 assert_eq!(coded, plain, "{name}: {filter} at batch size {batch_size}");
                 assert_eq!(coded, expected(filter), "{name}: {filter}");
+                if !pushdown && filter == "k <> 42" {
+                    assert!(
+                        scan.metrics().get("row_groups_masked_by_codes") > 0,
+                        "{name}: {filter} was not masked"
+                    );
+                }
                 if !pushdown && !filter.starts_with("f ") {
                     // Doubles of this table are mostly distinct: too many codes to pay off.
                     assert!(
