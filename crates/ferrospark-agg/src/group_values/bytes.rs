@@ -26,6 +26,18 @@ pub struct BytesGroupValues {
     /// Values of at most 15 bytes, packed into one integer (see [`short_key`]), with their
     /// group: most keys (flags, codes, names) are found by one integer compare.
     short: HashTable<(u128, u32)>,
+    /// A direct-mapped cache in front of `short` (see [`recent_slot`]).
+    recent: [Option<(u128, u32)>; RECENT],
+}
+
+const RECENT: usize = 16;
+
+/// The cache slot of a short key: its bytes folded to a few bits.
+#[inline]
+fn recent_slot(key: u128) -> usize {
+    let x = (key as u64) ^ ((key >> 64) as u64);
+    let x = x ^ (x >> 29) ^ (x >> 13);
+    (x as usize ^ (x >> 7) as usize) % RECENT
 }
 
 /// A value of at most 15 bytes as one integer: the bytes, then the length in the top byte
@@ -68,6 +80,7 @@ impl BytesGroupValues {
             null_group: None,
             hasher: foldhash::fast::FixedState::with_seed(0x6b65),
             short: HashTable::new(),
+            recent: [None; RECENT],
         }
     }
 
@@ -133,12 +146,21 @@ impl BytesGroupValues {
                     continue;
                 }
             }
-            let h = short_hash(key);
-            let g = match self.short.find(h, |e| e.0 == key) {
-                Some(&(_, g)) => g,
-                None => {
-                    let g = self.intern_bytes(&data[start..start + len]);
-                    self.short.insert_unique(h, (key, g), |e| short_hash(e.0));
+            // A few recent short keys, by a cheap slot: flags and codes always hit here.
+            let slot = recent_slot(key);
+            let g = match self.recent[slot] {
+                Some((k, g)) if k == key => g,
+                _ => {
+                    let h = short_hash(key);
+                    let g = match self.short.find(h, |e| e.0 == key) {
+                        Some(&(_, g)) => g,
+                        None => {
+                            let g = self.intern_bytes(&data[start..start + len]);
+                            self.short.insert_unique(h, (key, g), |e| short_hash(e.0));
+                            g
+                        }
+                    };
+                    self.recent[slot] = Some((key, g));
                     g
                 }
             };
@@ -219,6 +241,7 @@ impl GroupValues for BytesGroupValues {
         self.hashes = Vec::new();
         self.null_group = None;
         self.short = HashTable::new();
+        self.recent = [None; RECENT];
         Ok(vec![out])
     }
 }
