@@ -600,7 +600,36 @@ fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Resu
         let g = |a: i128, b: i128| -> std::result::Result<i128, arrow_schema::ArrowError> {
             exact(a, b).ok_or_else(overflow)
         };
-        let out: PrimitiveArray<Decimal128Type> = if la.null_count() == 0 && ra.null_count() == 0 {
+        let small_values =
+            |a: &PrimitiveArray<Decimal128Type>| a.values().iter().all(|&v| fits_i64(v));
+        let out: PrimitiveArray<Decimal128Type> = if la.null_count() == 0
+            && ra.null_count() == 0
+            && scales_small
+            && small_values(la)
+            && small_values(ra)
+        {
+            // Every operand fits 64 bits (the usual case, whatever the declared precision):
+            // one widening multiply per value in a loop of one shape per operator, and the
+            // range checked once over the result.
+            let (a, b) = (la.values(), ra.values());
+            let values: Vec<i128> = match op {
+                BinaryOp::Multiply => a.iter().zip(b.iter()).map(|(&x, &y)| wide(x, y)).collect(),
+                BinaryOp::Plus => a
+                    .iter()
+                    .zip(b.iter())
+                    .map(|(&x, &y)| wide(x, m1) + wide(y, m2))
+                    .collect(),
+                _ => a
+                    .iter()
+                    .zip(b.iter())
+                    .map(|(&x, &y)| wide(x, m1) - wide(y, m2))
+                    .collect(),
+            };
+            if values.iter().any(|&v| v <= -lim || v >= lim) {
+                return Err(FerroError::from_arrow(overflow()));
+            }
+            PrimitiveArray::<Decimal128Type>::new(values.into(), None)
+        } else if la.null_count() == 0 && ra.null_count() == 0 {
             // Without NULLs every slot is a real value: run the loop branch-free and check
             // for overflow once at the end.
             let bad = std::cell::Cell::new(false);
