@@ -559,16 +559,7 @@ fn collect_set_of_strings_stays_exact_past_64_distinct_values() -> Result<()> {
     for (k, s) in keys.iter().zip(&strs) {
         want.entry(*k).or_default().insert(s.clone());
     }
-    let b = RecordBatch::try_new(
-        schema(),
-        vec![
-            Arc::new(Int64Array::from(keys)) as ArrayRef,
-            Arc::new(StringArray::from(strs)),
-            Arc::new(Int64Array::from(vec![0; n])),
-            Arc::new(Float64Array::from(vec![0.0; n])),
-            Arc::new(Decimal128Array::from(vec![0; n]).with_precision_and_scale(10, 2)?),
-        ],
-    )?;
+    let b = filled(keys, strs, vec![0; n])?;
     for size in [7, 8192] {
         let out = run(
             &["k"],
@@ -612,16 +603,7 @@ fn decimal_sums_of_few_groups_without_nulls_match_the_reference() -> Result<()> 
         e.0 += d;
         e.1 += 1;
     }
-    let b = RecordBatch::try_new(
-        schema(),
-        vec![
-            Arc::new(Int64Array::from(keys)) as ArrayRef,
-            Arc::new(StringArray::from(vec!["a"; n])),
-            Arc::new(Int64Array::from(vec![0; n])),
-            Arc::new(Float64Array::from(vec![0.0; n])),
-            Arc::new(Decimal128Array::from(ds).with_precision_and_scale(10, 2)?),
-        ],
-    )?;
+    let b = filled(keys, vec!["a".to_string(); n], ds)?;
     for size in [1, 7, 8192] {
         let out = run(
             &["k"],
@@ -642,4 +624,20 @@ fn decimal_sums_of_few_groups_without_nulls_match_the_reference() -> Result<()> 
         }
     }
     Ok(())
+}
+
+/// A batch of [`schema`] with the given keys, strings and decimals (scale 2), the other
+/// columns filled with zeros.
+fn filled(keys: Vec<i64>, strs: Vec<String>, decimals: Vec<i128>) -> Result<RecordBatch> {
+    let n = keys.len();
+    Ok(RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(keys)) as ArrayRef,
+            Arc::new(StringArray::from(strs)),
+            Arc::new(Int64Array::from(vec![0; n])),
+            Arc::new(Float64Array::from(vec![0.0; n])),
+            Arc::new(Decimal128Array::from(decimals).with_precision_and_scale(10, 2)?),
+        ],
+    )?)
 }
