@@ -20,6 +20,9 @@ use crate::group_values::mix64;
 /// far below Spark's 2 GiB limit on one binary value and a task never holds one huge buffer.
 pub const BLOCK_BYTES: usize = 32 << 20;
 
+/// Rows per batch inside a block.
+const BLOCK_ROWS: usize = 8192;
+
 /// The partition (`0..n`) of every row of `batch` by its first `num_keys` columns.
 fn partitions_of(
     batch: &RecordBatch,
@@ -108,13 +111,27 @@ pub fn partition_blocks(
         .into_iter()
         .enumerate()
     {
+        let Some(schema) = part.first().map(RecordBatch::schema) else {
+            continue;
+        };
         let mut writer: Option<StreamWriter<Vec<u8>>> = None;
-        for b in part.iter().filter(|b| b.num_rows() > 0) {
+        // Each input batch left a small piece in every partition: they are written as
+        // batches of about `BLOCK_ROWS`, not as thousands of tiny IPC messages.
+        let mut pieces = part.as_slice();
+        while !pieces.is_empty() {
+            let mut take = 0;
+            let mut rows = 0;
+            while take < pieces.len() && rows < BLOCK_ROWS {
+                rows += pieces[take].num_rows();
+                take += 1;
+            }
+            let b = arrow_select::concat::concat_batches(&schema, &pieces[..take])?;
+            pieces = &pieces[take..];
             let w = match &mut writer {
                 Some(w) => w,
-                None => writer.insert(StreamWriter::try_new(Vec::new(), &b.schema())?),
+                None => writer.insert(StreamWriter::try_new(Vec::new(), &schema)?),
             };
-            w.write(b)?;
+            w.write(&b)?;
             if w.get_ref().len() >= BLOCK_BYTES {
                 if let Some(w) = writer.take() {
                     out.push((p as u32, w.into_inner()?));

@@ -129,6 +129,24 @@ fn schema_of(fields: Vec<Field>) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
+/// Hands every group of `accs` out into `columns`: final values for the aggregates that emit
+/// them when `finals`, states otherwise.
+fn emit_columns(
+    accs: &mut [Box<dyn GroupsAccumulator>],
+    aggs: &[AggregateExpr],
+    finals: bool,
+    columns: &mut Vec<ArrayRef>,
+) -> Result<()> {
+    for (acc, agg) in accs.iter_mut().zip(aggs) {
+        if finals && agg.mode.emits_final() {
+            columns.push(acc.evaluate(EmitTo::All)?);
+        } else {
+            columns.extend(acc.state(EmitTo::All)?);
+        }
+    }
+    Ok(())
+}
+
 /// `batch` cut into slices of at most `batch_size` rows.
 fn slices(batch: &RecordBatch, batch_size: usize) -> Vec<RecordBatch> {
     let bs = batch_size.max(1);
@@ -351,9 +369,7 @@ impl HashAggregateExec {
             return Ok(None);
         }
         let mut columns = self.group_values.emit()?;
-        for acc in &mut self.accs {
-            columns.extend(acc.state(EmitTo::All)?);
-        }
+        emit_columns(&mut self.accs, &self.aggs, false, &mut columns)?;
         let batch = RecordBatch::try_new(self.run_schema.clone(), columns)?;
         sort_by_keys(&batch, &self.converter, self.keys.len()).map(Some)
     }
@@ -498,11 +514,8 @@ impl HashAggregateExec {
         for (b, ids) in &earlier {
             ranked.clear();
             ranked.extend(ids.iter().map(|&id| rank[id as usize]));
-            let mut at = nk;
-            for (acc, agg) in accs.iter_mut().zip(&self.aggs) {
-                let w = agg.state_fields().len();
-                acc.merge_batch(&b.columns()[at..at + w], &ranked, groups)?;
-                at += w;
+            for (acc, states) in accs.iter_mut().zip(self.state_columns(b)) {
+                acc.merge_batch(&states, &ranked, groups)?;
             }
         }
         drop(earlier);
@@ -525,13 +538,7 @@ impl HashAggregateExec {
             .iter()
             .map(|k| arrow_select::take::take(k.as_ref(), &order, None))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        for (acc, agg) in accs.iter_mut().zip(&self.aggs) {
-            if emit_final && agg.mode.emits_final() {
-                columns.push(acc.evaluate(EmitTo::All)?);
-            } else {
-                columns.extend(acc.state(EmitTo::All)?);
-            }
-        }
+        emit_columns(&mut accs, &self.aggs, emit_final, &mut columns)?;
         let schema = if emit_final {
             self.output_schema.clone()
         } else {
@@ -577,13 +584,7 @@ impl HashAggregateExec {
             let groups = self.group_values.len();
             self.metrics.add("groups", groups as u64);
             let mut columns = self.group_values.emit()?;
-            for (acc, agg) in self.accs.iter_mut().zip(&self.aggs) {
-                if agg.mode.emits_final() {
-                    columns.push(acc.evaluate(EmitTo::All)?);
-                } else {
-                    columns.extend(acc.state(EmitTo::All)?);
-                }
-            }
+            emit_columns(&mut self.accs, &self.aggs, true, &mut columns)?;
             let options = RecordBatchOptions::new().with_row_count(Some(groups));
             let all =
                 RecordBatch::try_new_with_options(self.output_schema.clone(), columns, &options)?;
@@ -620,19 +621,28 @@ impl HashAggregateExec {
         Ok(out)
     }
 
-    /// Fresh accumulators for a sort aggregator: whether each reads raw values, and whether it
-    /// hands out final values.
-    fn sort_slots(
-        &self,
-        raw: impl Fn(&AggregateExpr) -> bool,
-        emit_final: impl Fn(&AggregateExpr) -> bool,
-    ) -> Result<Vec<SortAggSlot>> {
+    /// Each aggregate's state columns in a batch of `run_schema` (keys first).
+    fn state_columns(&self, b: &RecordBatch) -> Vec<Vec<ArrayRef>> {
+        let mut at = self.keys.len();
+        self.aggs
+            .iter()
+            .map(|a| {
+                let w = a.state_fields().len();
+                at += w;
+                b.columns()[at - w..at].to_vec()
+            })
+            .collect()
+    }
+
+    /// Fresh merging accumulators for a sort aggregator, and whether each hands out final
+    /// values.
+    fn sort_slots(&self, emit_final: impl Fn(&AggregateExpr) -> bool) -> Result<Vec<SortAggSlot>> {
         self.aggs
             .iter()
             .map(|a| {
                 Ok(SortAggSlot {
                     acc: a.create_accumulator()?,
-                    raw: raw(a),
+                    raw: false,
                     emit_final: emit_final(a),
                 })
             })
@@ -647,7 +657,7 @@ impl HashAggregateExec {
         output: bool,
         sink: &mut dyn FnMut(RecordBatch) -> Result<()>,
     ) -> Result<()> {
-        let slots = self.sort_slots(|_| false, |a| output && a.mode.emits_final())?;
+        let slots = self.sort_slots(|a| output && a.mode.emits_final())?;
         let schema = if output {
             self.output_schema.clone()
         } else {
@@ -664,18 +674,7 @@ impl HashAggregateExec {
         )?;
         while let Some(b) = merger.next_batch()? {
             let keys = b.columns()[..nk].to_vec();
-            let mut at = nk;
-            let inputs: Vec<Vec<ArrayRef>> = self
-                .aggs
-                .iter()
-                .map(|a| {
-                    let w = a.state_fields().len();
-                    let cols = b.columns()[at..at + w].to_vec();
-                    at += w;
-                    cols
-                })
-                .collect();
-            if let Some(o) = agg.push(&keys, &inputs)? {
+            if let Some(o) = agg.push(&keys, &self.state_columns(&b))? {
                 sink(o)?;
             }
         }

@@ -252,6 +252,22 @@ struct RunnerState {
     metrics: Vec<MetricsSet>,
 }
 
+impl RunnerState {
+    /// Adds one batch, in the first step's planned types, to the first step.
+    fn push(&mut self, batch: RecordBatch) -> Result<(), FerroError> {
+        let batch = match &self.target {
+            Some(t) => conform(batch, t)?,
+            None => batch,
+        };
+        match self.execs.first_mut() {
+            Some(e) => e.push(&batch),
+            None => Err(FerroError::Config(
+                "this aggregation step runner has already finished; make a new one".into(),
+            )),
+        }
+    }
+}
+
 /// Consecutive aggregation steps inside one task: batches pushed in, results out at the end.
 #[pyclass(name = "StageRunner", module = "ferrospark._native", frozen)]
 pub(crate) struct PyStageRunner(Mutex<RunnerState>);
@@ -263,16 +279,7 @@ impl PyStageRunner {
         let batch = batch.into_inner();
         py.detach(|| {
             let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            let batch = match &s.target {
-                Some(t) => conform(batch, t)?,
-                None => batch,
-            };
-            match s.execs.first_mut() {
-                Some(e) => e.push(&batch),
-                None => Err(FerroError::Config(
-                    "this aggregation step runner has already finished; make a new one".into(),
-                )),
-            }
+            s.push(batch)
         })
         .py(py)
     }
@@ -315,19 +322,7 @@ impl PyStageRunner {
             let s = &mut *s;
             for block in values {
                 for batch in read_block(block)? {
-                    let batch = match &s.target {
-                        Some(t) => conform(batch, t)?,
-                        None => batch,
-                    };
-                    match s.execs.first_mut() {
-                        Some(e) => e.push(&batch)?,
-                        None => {
-                            return Err(FerroError::Config(
-                                "this aggregation step runner has already finished; make a new one"
-                                    .into(),
-                            ))
-                        }
-                    }
+                    s.push(batch)?;
                 }
             }
             Ok(())

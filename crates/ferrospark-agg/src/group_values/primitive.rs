@@ -76,8 +76,10 @@ pub struct PrimitiveGroupValues<T: ArrowPrimitiveType> {
     /// written in key order), groups are appended without hashing; the table is built the
     /// first time a key breaks the order.
     ascending: bool,
-    /// The largest key so far and its group (while `ascending`).
-    max: Option<(T::Native, u32)>,
+    max: Option<T::Native>,
+    /// The last non-NULL key and its group. Sorted or clustered input repeats keys row after
+    /// row, also across batches (which often cut through a run of one key).
+    last: Option<(T::Native, u32)>,
 }
 
 impl<T: ArrowPrimitiveType> PrimitiveGroupValues<T> {
@@ -90,6 +92,7 @@ impl<T: ArrowPrimitiveType> PrimitiveGroupValues<T> {
             null_group: None,
             ascending: true,
             max: None,
+            last: None,
         }
     }
 }
@@ -106,8 +109,7 @@ where
         let map = &mut self.map;
         let null_group = &mut self.null_group;
         let nulls = a.nulls().filter(|n| n.null_count() > 0);
-        // Sorted or clustered input repeats keys row after row: the last key short-cuts those.
-        let mut last: Option<(T::Native, u32)> = None;
+        let mut last = self.last;
         for (i, &v) in a.values().iter().enumerate() {
             if nulls.is_some_and(|n| n.is_null(i)) {
                 let g = *null_group.get_or_insert_with(|| {
@@ -124,16 +126,10 @@ where
                 }
             }
             if self.ascending {
-                // A batch may start with the key the previous one ended with.
-                if let Some((m, g)) = self.max.filter(|&(m, _)| m.key_eq(v)) {
-                    last = Some((m, g));
-                    groups.push(g);
-                    continue;
-                }
-                if self.max.is_none_or(|(m, _)| v.key_gt(m)) {
+                if self.max.is_none_or(|m| v.key_gt(m)) {
                     let g = values.len() as u32;
                     values.push(v);
-                    self.max = Some((v, g));
+                    self.max = Some(v);
                     last = Some((v, g));
                     groups.push(g);
                     continue;
@@ -163,6 +159,7 @@ where
             last = Some((v, g));
             groups.push(g);
         }
+        self.last = last;
         Ok(())
     }
 
@@ -179,6 +176,7 @@ where
         let values = std::mem::take(&mut self.values);
         self.ascending = true;
         self.max = None;
+        self.last = None;
         let nulls = self.null_group.take().map(|g| {
             let mut valid = vec![true; values.len()];
             valid[g as usize] = false;
