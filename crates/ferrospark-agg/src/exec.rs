@@ -259,6 +259,53 @@ impl HashAggregateExec {
         self.output_schema.clone()
     }
 
+    /// Input columns that may arrive dictionary-encoded (`Dictionary(_, Utf8 | Binary)` for a
+    /// planned `Utf8` or `Binary` column): string keys read only as the bare key, whose group
+    /// table maps each code once instead of hashing every row's bytes. A scan feeding this
+    /// operator can then hand such columns over without materialising their values.
+    pub fn dictionary_input_columns(&self) -> Vec<usize> {
+        let supported = self.key_types.len() == 1
+            || crate::group_values::ComposedGroupValues::supports(&self.key_types);
+        if !supported {
+            return Vec::new();
+        }
+        let mut uses = std::collections::HashMap::<usize, usize>::new();
+        for k in &self.keys {
+            for c in k.expr.column_indices() {
+                *uses.entry(c).or_default() += 1;
+            }
+        }
+        for a in &self.aggs {
+            if a.mode.reads_raw() {
+                for e in &a.args {
+                    for c in e.column_indices() {
+                        *uses.entry(c).or_default() += 1;
+                    }
+                }
+            } else {
+                for &c in &a.state_columns {
+                    *uses.entry(c).or_default() += 1;
+                }
+            }
+        }
+        let mut out: Vec<usize> = self
+            .keys
+            .iter()
+            .filter_map(|k| match &k.expr {
+                PhysicalExpr::Column {
+                    index, data_type, ..
+                } if matches!(data_type, DataType::Utf8 | DataType::Binary)
+                    && uses.get(index) == Some(&1) =>
+                {
+                    Some(*index)
+                }
+                _ => None,
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
     /// The operator's metrics.
     pub fn metrics(&self) -> &MetricsSet {
         &self.metrics

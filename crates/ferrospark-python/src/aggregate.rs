@@ -11,6 +11,7 @@ use ferrospark_agg::exchange::{partition_blocks, read_block};
 use ferrospark_agg::{AggregateCall, AggregatePlan, HashAggregateExec};
 use ferrospark_common::{Config, FerroError, MetricsSet};
 use ferrospark_expr::types::spark_equivalent;
+use ferrospark_scan::ParquetScan;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3_arrow::{PyArray, PyRecordBatch, PyRecordBatchReader, PySchema, PyTable};
@@ -43,6 +44,37 @@ fn spark_input_schema(schema: &Schema) -> SchemaRef {
             .map(|f| Field::new(f.name(), spark_equivalent(f.data_type()), f.is_nullable()))
             .collect::<Vec<_>>(),
     ))
+}
+
+/// The scan feeding `first` (the first aggregation step), reading the string keys the step
+/// can group on codes dictionary-encoded, and the schema its batches are conformed to (the
+/// planned input with those columns left as dictionaries).
+fn with_dictionary_keys(
+    scan: &Arc<ParquetScan>,
+    first: Option<&HashAggregateExec>,
+    target: &SchemaRef,
+) -> Result<(Arc<ParquetScan>, SchemaRef), FerroError> {
+    let columns = first
+        .map(|e| e.dictionary_input_columns())
+        .unwrap_or_default();
+    if columns.is_empty() || scan.schema().fields().len() != target.fields().len() {
+        return Ok((scan.clone(), target.clone()));
+    }
+    let scan = Arc::new(scan.with_dictionary_output(&columns)?);
+    let fields: Vec<Field> = scan
+        .schema()
+        .fields()
+        .iter()
+        .zip(target.fields())
+        .map(|(from, planned)| match from.data_type() {
+            DataType::Dictionary(_, v) if v.as_ref() == planned.data_type() => planned
+                .as_ref()
+                .clone()
+                .with_data_type(from.data_type().clone()),
+            _ => planned.as_ref().clone(),
+        })
+        .collect();
+    Ok((scan, Arc::new(Schema::new(fields))))
 }
 
 /// Casts a batch to `target` (same columns) where types differ.
@@ -195,8 +227,12 @@ impl PyAggregatePlan {
     /// step, then the partial results are merged.
     fn run_scan<'py>(&self, py: Python<'py>, scan: &PyParquetScan) -> PyResult<Bound<'py, PyAny>> {
         let scan = scan.0.clone();
-        let target = self.input_schema.clone();
         let result = py.detach(|| {
+            let first = match self.plan.stages.first() {
+                Some(stage) => Some(stage.exec(Default::default())?),
+                None => None,
+            };
+            let (scan, target) = with_dictionary_keys(&scan, first.as_ref(), &self.input_schema)?;
             self.plan.run_parallel(&self.cfg, |make| {
                 scan.fold_tasks(make, |exec: &mut HashAggregateExec, b| {
                     exec.push(&conform(b, &target)?)
@@ -290,8 +326,15 @@ impl PyStageRunner {
         py.detach(|| {
             let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
             let s = &mut *s;
+            let (scan, target) = match &s.target {
+                Some(t) => {
+                    let (scan, t) = with_dictionary_keys(&scan, s.execs.first(), t)?;
+                    (scan, Some(t))
+                }
+                None => (scan, None),
+            };
             for batch in scan.execute() {
-                let batch = match &s.target {
+                let batch = match &target {
                     Some(t) => conform(batch?, t)?,
                     None => batch?,
                 };

@@ -4,8 +4,11 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::ByteArrayType;
-use arrow_array::{Array, ArrayRef, GenericByteArray};
+use arrow_array::types::{
+    ArrowDictionaryKeyType, ByteArrayType, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type,
+    UInt32Type, UInt64Type, UInt8Type,
+};
+use arrow_array::{Array, ArrayRef, DictionaryArray, GenericByteArray};
 use arrow_buffer::{ArrowNativeType, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use ferrospark_common::{FerroError, Result};
@@ -28,6 +31,10 @@ pub struct BytesGroupValues {
     short: HashTable<(u128, u32)>,
     /// A direct-mapped cache in front of `short` (see [`recent_slot`]).
     recent: [Option<(u128, u32)>; RECENT],
+    /// The dictionary of the last dictionary-encoded batch and the group of each of its
+    /// values (`u32::MAX` until a row uses it): consecutive batches of one Parquet column
+    /// chunk share their dictionary, so its values are interned once, not once per batch.
+    dictionary: Option<(ArrayRef, Vec<u32>)>,
 }
 
 const RECENT: usize = 16;
@@ -81,6 +88,7 @@ impl BytesGroupValues {
             hasher: foldhash::fast::FixedState::with_seed(0x6b65),
             short: HashTable::new(),
             recent: [None; RECENT],
+            dictionary: None,
         }
     }
 
@@ -169,6 +177,99 @@ impl BytesGroupValues {
         }
     }
 
+    /// Groups of a dictionary-encoded batch: each row is a lookup of its code, and a value
+    /// of the dictionary is interned the first time a row uses it.
+    fn intern_dictionary<K: ArrowDictionaryKeyType>(
+        &mut self,
+        a: &DictionaryArray<K>,
+        groups: &mut Vec<u32>,
+    ) -> Result<()> {
+        let values = a.values();
+        let same =
+            matches!(&self.dictionary, Some((v, _)) if v.to_data().ptr_eq(&values.to_data()));
+        let (_, ids) = match &mut self.dictionary {
+            Some(d) if same => d,
+            slot => slot.insert((values.clone(), vec![u32::MAX; values.len()])),
+        };
+        let mut ids = std::mem::take(ids);
+        let keys = a.keys();
+        let key_nulls = keys.nulls().filter(|n| n.null_count() > 0);
+        let mut one = Vec::with_capacity(1);
+        for (r, code) in keys.values().iter().enumerate() {
+            if key_nulls.is_some_and(|n| n.is_null(r)) {
+                groups.push(self.null_group());
+                continue;
+            }
+            let c = code.as_usize();
+            let g = match ids.get(c) {
+                Some(&g) if g != u32::MAX => g,
+                Some(_) => {
+                    // A NULL value in the dictionary is the NULL group too.
+                    one.clear();
+                    self.intern_array(&values.slice(c, 1), &mut one)?;
+                    ids[c] = one[0];
+                    one[0]
+                }
+                None => {
+                    return Err(FerroError::Internal(format!(
+                        "dictionary code {c} past its {} values",
+                        values.len()
+                    )))
+                }
+            };
+            groups.push(g);
+        }
+        if let Some((_, slot)) = &mut self.dictionary {
+            *slot = ids;
+        }
+        Ok(())
+    }
+
+    /// Appends the groups of a plain or dictionary-encoded array to `groups`.
+    fn intern_array(&mut self, k: &ArrayRef, groups: &mut Vec<u32>) -> Result<()> {
+        match k.data_type() {
+            DataType::Utf8 => self.intern_typed(k.as_string::<i32>(), groups),
+            DataType::LargeUtf8 => self.intern_typed(k.as_string::<i64>(), groups),
+            DataType::Binary => self.intern_typed(k.as_binary::<i32>(), groups),
+            DataType::LargeBinary => self.intern_typed(k.as_binary::<i64>(), groups),
+            DataType::Dictionary(key, _) => match key.as_ref() {
+                DataType::Int8 => self.intern_dictionary(k.as_dictionary::<Int8Type>(), groups)?,
+                DataType::Int16 => {
+                    self.intern_dictionary(k.as_dictionary::<Int16Type>(), groups)?
+                }
+                DataType::Int32 => {
+                    self.intern_dictionary(k.as_dictionary::<Int32Type>(), groups)?
+                }
+                DataType::Int64 => {
+                    self.intern_dictionary(k.as_dictionary::<Int64Type>(), groups)?
+                }
+                DataType::UInt8 => {
+                    self.intern_dictionary(k.as_dictionary::<UInt8Type>(), groups)?
+                }
+                DataType::UInt16 => {
+                    self.intern_dictionary(k.as_dictionary::<UInt16Type>(), groups)?
+                }
+                DataType::UInt32 => {
+                    self.intern_dictionary(k.as_dictionary::<UInt32Type>(), groups)?
+                }
+                DataType::UInt64 => {
+                    self.intern_dictionary(k.as_dictionary::<UInt64Type>(), groups)?
+                }
+                other => {
+                    return Err(FerroError::Internal(format!(
+                        "byte group table given dictionary keys of {other}"
+                    )))
+                }
+            },
+            other => {
+                return Err(FerroError::Internal(format!(
+                    "byte group table given {other}"
+                )))
+            }
+        }
+        Ok(())
+    }
+
     fn build<B: ByteArrayType>(&self, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
         let offsets: Vec<B::Offset> = self
             .offsets
@@ -195,19 +296,7 @@ impl GroupValues for BytesGroupValues {
     fn intern(&mut self, keys: &[ArrayRef], _: usize, groups: &mut Vec<u32>) -> Result<()> {
         groups.clear();
         groups.reserve(keys[0].len());
-        let k = &keys[0];
-        match k.data_type() {
-            DataType::Utf8 => self.intern_typed(k.as_string::<i32>(), groups),
-            DataType::LargeUtf8 => self.intern_typed(k.as_string::<i64>(), groups),
-            DataType::Binary => self.intern_typed(k.as_binary::<i32>(), groups),
-            DataType::LargeBinary => self.intern_typed(k.as_binary::<i64>(), groups),
-            other => {
-                return Err(FerroError::Internal(format!(
-                    "byte group table given {other}"
-                )))
-            }
-        }
-        Ok(())
+        self.intern_array(&keys[0], groups)
     }
 
     fn len(&self) -> usize {
@@ -219,6 +308,10 @@ impl GroupValues for BytesGroupValues {
             + self.short.capacity() * 21
             + self.bytes.capacity()
             + self.offsets.capacity() * 16
+            + self
+                .dictionary
+                .as_ref()
+                .map_or(0, |(_, ids)| ids.capacity() * 4)
     }
 
     fn emit(&mut self) -> Result<Vec<ArrayRef>> {
@@ -242,6 +335,7 @@ impl GroupValues for BytesGroupValues {
         self.null_group = None;
         self.short = HashTable::new();
         self.recent = [None; RECENT];
+        self.dictionary = None;
         Ok(vec![out])
     }
 }

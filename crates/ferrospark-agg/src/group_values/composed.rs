@@ -20,7 +20,16 @@ pub struct ComposedGroupValues {
     tuples: Box<dyn GroupValues>,
     wide: bool,
     ids: Vec<Vec<u32>>,
+    /// While every column has few distinct values (flags, statuses), the group of each tuple
+    /// by direct index: the ids laid side by side in `DENSE_BITS` bits. Empty once a column
+    /// outgrows its share of the bits; the hash table alone serves from then on.
+    dense: Vec<u32>,
+    /// Rows the dense table missed in the current batch.
+    misses: Vec<u32>,
 }
+
+/// Index bits of the dense tuple table (4096 slots, 16 KiB: stays in the L1 cache).
+const DENSE_BITS: u32 = 12;
 
 impl ComposedGroupValues {
     /// Whether keys of `types` can be composed (2 to 4 flat columns).
@@ -57,17 +66,17 @@ impl ComposedGroupValues {
             columns,
             tuples,
             wide,
+            dense: vec![u32::MAX; 1 << DENSE_BITS],
+            misses: Vec::new(),
         })
     }
 }
 
-impl GroupValues for ComposedGroupValues {
-    fn intern(&mut self, keys: &[ArrayRef], num_rows: usize, groups: &mut Vec<u32>) -> Result<()> {
-        for ((table, key), ids) in self.columns.iter_mut().zip(keys).zip(&mut self.ids) {
-            table.intern(std::slice::from_ref(key), num_rows, ids)?;
-        }
-        let packed: ArrayRef = if self.wide {
-            let v: Vec<i128> = (0..num_rows)
+impl ComposedGroupValues {
+    /// The id tuples of `rows`, packed into one integer each (the hash table's key).
+    fn pack(&self, rows: impl Iterator<Item = usize>) -> ArrayRef {
+        if self.wide {
+            let v: Vec<i128> = rows
                 .map(|r| {
                     self.ids
                         .iter()
@@ -78,14 +87,56 @@ impl GroupValues for ComposedGroupValues {
             Arc::new(arrow_array::Decimal128Array::from(v))
         } else {
             let (a, b) = (&self.ids[0], &self.ids[1]);
-            let v: Vec<u64> = a
-                .iter()
-                .zip(b)
-                .map(|(&x, &y)| ((x as u64) << 32) | y as u64)
-                .collect();
+            let v: Vec<u64> = rows.map(|r| ((a[r] as u64) << 32) | b[r] as u64).collect();
             Arc::new(arrow_array::UInt64Array::from(v))
-        };
-        self.tuples.intern(&[packed], num_rows, groups)
+        }
+    }
+}
+
+impl GroupValues for ComposedGroupValues {
+    fn intern(&mut self, keys: &[ArrayRef], num_rows: usize, groups: &mut Vec<u32>) -> Result<()> {
+        for ((table, key), ids) in self.columns.iter_mut().zip(keys).zip(&mut self.ids) {
+            table.intern(std::slice::from_ref(key), num_rows, ids)?;
+        }
+        let bits = DENSE_BITS / self.columns.len() as u32;
+        if !self.dense.is_empty() && self.columns.iter().any(|c| c.len() > 1 << bits) {
+            self.dense = Vec::new();
+        }
+        if self.dense.is_empty() {
+            let packed = self.pack(0..num_rows);
+            return self.tuples.intern(&[packed], num_rows, groups);
+        }
+        // Tuples already seen are one lookup; the rest go through the hash table in row
+        // order (so new groups are still numbered as first seen) and are remembered.
+        groups.clear();
+        self.misses.clear();
+        for r in 0..num_rows {
+            let slot = self.ids.iter().enumerate().fold(0usize, |acc, (c, ids)| {
+                acc | (ids[r] as usize) << (bits as usize * c)
+            });
+            let g = self.dense[slot];
+            if g == u32::MAX {
+                self.misses.push(r as u32);
+            }
+            groups.push(g);
+        }
+        if self.misses.is_empty() {
+            return Ok(());
+        }
+        let misses = std::mem::take(&mut self.misses);
+        let packed = self.pack(misses.iter().map(|&r| r as usize));
+        let mut found = Vec::with_capacity(misses.len());
+        self.tuples.intern(&[packed], misses.len(), &mut found)?;
+        for (&r, &g) in misses.iter().zip(&found) {
+            let r = r as usize;
+            let slot = self.ids.iter().enumerate().fold(0usize, |acc, (c, ids)| {
+                acc | (ids[r] as usize) << (bits as usize * c)
+            });
+            self.dense[slot] = g;
+            groups[r] = g;
+        }
+        self.misses = misses;
+        Ok(())
     }
 
     fn len(&self) -> usize {
@@ -93,11 +144,15 @@ impl GroupValues for ComposedGroupValues {
     }
 
     fn size(&self) -> usize {
-        self.tuples.size() + self.columns.iter().map(|c| c.size()).sum::<usize>()
+        self.tuples.size()
+            + self.columns.iter().map(|c| c.size()).sum::<usize>()
+            + self.dense.capacity() * 4
     }
 
     fn emit(&mut self) -> Result<Vec<ArrayRef>> {
         let packed = self.tuples.emit()?.remove(0);
+        // Group numbers start again from zero, and so may the dense table.
+        self.dense = vec![u32::MAX; 1 << DENSE_BITS];
         let n = self.columns.len();
         let lane = |c: usize| -> UInt32Array {
             if self.wide {

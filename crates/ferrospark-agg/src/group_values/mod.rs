@@ -324,4 +324,103 @@ mod tests {
             vec![0, 0, 1, 1, 2]
         );
     }
+
+    /// The same rows as plain strings and dictionary-encoded (shared dictionaries, a NULL in
+    /// the dictionary, NULL codes, a dictionary in another order): same groups, same keys out.
+    #[test]
+    fn dictionary_encoded_keys_group_like_their_values() {
+        use arrow_array::types::Int32Type;
+        use arrow_array::DictionaryArray;
+        let dict_a: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("x"),
+            None,
+            Some("é"),
+            Some("a long value past sixteen bytes"),
+        ]));
+        let dict_b: ArrayRef = Arc::new(StringArray::from(vec![Some("é"), Some("new"), Some("x")]));
+        let encoded = |dict: &ArrayRef, codes: Vec<Option<i32>>| -> ArrayRef {
+            Arc::new(
+                DictionaryArray::<Int32Type>::try_new(Int32Array::from(codes), dict.clone())
+                    .expect("dictionary"),
+            )
+        };
+        let batches = [
+            encoded(&dict_a, vec![Some(0), Some(1), None, Some(2), Some(0)]),
+            encoded(&dict_a, vec![Some(3), Some(2), Some(1)]),
+            encoded(&dict_b, vec![Some(1), Some(0), Some(2), None]),
+        ];
+        let plain: Vec<ArrayRef> = batches
+            .iter()
+            .map(|b| arrow_cast::cast(b, &DataType::Utf8).expect("cast"))
+            .collect();
+        // One string key, and the same with an integer key beside it (composed).
+        let ints = |n: usize| -> ArrayRef { Arc::new(Int32Array::from(vec![7; n])) };
+        for with_int in [false, true] {
+            let types = if with_int {
+                vec![DataType::Int32, DataType::Utf8]
+            } else {
+                vec![DataType::Utf8]
+            };
+            let mut on_codes = new_group_values(&types).expect("table");
+            let mut on_values = new_group_values(&types).expect("table");
+            for (d, p) in batches.iter().zip(&plain) {
+                let (kd, kp) = if with_int {
+                    (
+                        vec![ints(d.len()), d.clone()],
+                        vec![ints(p.len()), p.clone()],
+                    )
+                } else {
+                    (vec![d.clone()], vec![p.clone()])
+                };
+                assert_eq!(
+                    intern_all(on_codes.as_mut(), &kd),
+                    intern_all(on_values.as_mut(), &kp)
+                );
+            }
+            assert_eq!(on_codes.len(), 5, "x, NULL, é, the long one, new");
+            let (a, b) = (
+                on_codes.emit().expect("emit"),
+                on_values.emit().expect("emit"),
+            );
+            assert_eq!(a.len(), b.len());
+            for (x, y) in a.iter().zip(&b) {
+                assert_eq!(x.as_ref(), y.as_ref());
+            }
+        }
+    }
+
+    /// Few values per column go through the dense tuple table; once a column has more than its
+    /// share of the table's bits the hash table alone serves. Groups must not change.
+    #[test]
+    fn composed_keys_keep_their_groups_when_a_column_outgrows_the_dense_table() {
+        let mut composed = new_group_values(&[DataType::Int32, DataType::Utf8]).expect("table");
+        let mut rows = RowGroupValues::new(&[DataType::Int32, DataType::Utf8]).expect("table");
+        for batch in 0..6 {
+            // The string column has 3 values at first, then up to 200.
+            let spread = if batch < 2 { 3 } else { 200 };
+            let ints: ArrayRef = Arc::new(Int32Array::from(
+                (0..500).map(|i| (i * 7 + batch) % 4).collect::<Vec<i32>>(),
+            ));
+            let strs: ArrayRef = Arc::new(StringArray::from(
+                (0..500)
+                    .map(|i| format!("v{}", (i * 13 + batch * 5) % spread))
+                    .collect::<Vec<_>>(),
+            ));
+            let keys = [ints, strs];
+            assert_eq!(
+                intern_all(composed.as_mut(), &keys),
+                intern_all(&mut rows, &keys),
+                "batch {batch}"
+            );
+        }
+        assert_eq!(composed.len(), rows.len());
+        // After a spill (emit) the table starts again, dense part included.
+        composed.emit().expect("emit");
+        rows.emit().expect("emit");
+        let keys: [ArrayRef; 2] = [
+            Arc::new(Int32Array::from(vec![1, 2, 1])),
+            Arc::new(StringArray::from(vec!["a", "b", "a"])),
+        ];
+        assert_eq!(intern_all(composed.as_mut(), &keys), vec![0, 1, 0]);
+    }
 }

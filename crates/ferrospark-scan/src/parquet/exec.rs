@@ -204,8 +204,16 @@ fn run_task(
             }
         }
     }
+    // Large decoded batches amortise the row filter's per-batch costs; with no row filter
+    // left, batches of the output size stay in the cache from decoding through masking to
+    // the consumer.
+    let batch_size = if row_filter.is_empty() {
+        s.options.batch_size
+    } else {
+        decode_batch_size(s)
+    };
     let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, file.meta.clone())
-        .with_batch_size(decode_batch_size(s))
+        .with_batch_size(batch_size)
         .with_row_groups(vec![task.row_group])
         .with_projection(ProjectionMask::roots(
             parquet_schema,

@@ -128,6 +128,7 @@ pub const SCAN_METRICS: &[(&str, MetricValue)] = &[
     ("footers_cached", MetricValue::Count),
     ("row_groups_filtered_by_codes", MetricValue::Count),
     ("row_groups_masked_by_codes", MetricValue::Count),
+    ("columns_as_dictionary", MetricValue::Count),
 ];
 
 fn new_metrics() -> MetricsSet {

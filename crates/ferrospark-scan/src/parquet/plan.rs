@@ -867,6 +867,108 @@ impl ParquetScan {
         self.shared.output_schema.clone()
     }
 
+    /// This scan with some string or binary output columns (positions in the output) handed
+    /// out dictionary-encoded, as `Dictionary(Int32, Utf8 | Binary)`: Parquet's dictionary
+    /// pages become the arrays' dictionaries and rows carry only their codes, so a consumer
+    /// that works on codes (a group table) skips materialising every value. Columns the
+    /// filter reads, partition columns and columns not stored as plain byte arrays in every
+    /// file are left as they are; the output schema says which changed.
+    pub fn with_dictionary_output(&self, columns: &[usize]) -> Result<ParquetScan> {
+        use arrow_schema::DataType;
+        let s = &self.shared;
+        let filtered = s
+            .predicate
+            .as_ref()
+            .map(|p| p.column_indices())
+            .unwrap_or_default();
+        let byte_array_everywhere = |c: usize| {
+            s.files.iter().all(|f| {
+                let schema = f.meta.parquet_schema();
+                single_leaf(schema, c).is_some_and(|leaf| {
+                    schema.column(leaf).physical_type() == PhysicalType::BYTE_ARRAY
+                })
+            })
+        };
+        // (output position, table column, dictionary type)
+        let mut chosen: Vec<(usize, usize, DataType)> = Vec::new();
+        for &pos in columns {
+            let Some(&c) = s.output.get(pos) else {
+                continue;
+            };
+            if c >= s.data_columns || filtered.contains(&c) || !byte_array_everywhere(c) {
+                continue;
+            }
+            let value = match s.output_schema.field(pos).data_type() {
+                DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => DataType::Utf8,
+                DataType::Binary | DataType::BinaryView | DataType::LargeBinary => DataType::Binary,
+                _ => continue,
+            };
+            let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(value));
+            chosen.push((pos, c, dict));
+        }
+        let files = if chosen.is_empty() {
+            s.files.clone()
+        } else {
+            s.files
+                .iter()
+                .map(|f| {
+                    let mut fields: Vec<Field> = f
+                        .meta
+                        .schema()
+                        .fields()
+                        .iter()
+                        .map(|x| x.as_ref().clone())
+                        .collect();
+                    for (_, c, dict) in &chosen {
+                        if let Some(field) = fields.get_mut(*c) {
+                            *field = field.clone().with_data_type(dict.clone());
+                        }
+                    }
+                    let hint = Arc::new(Schema::new_with_metadata(
+                        fields,
+                        f.meta.schema().metadata().clone(),
+                    ));
+                    let meta = ArrowReaderMetadata::try_new(
+                        f.meta.metadata().clone(),
+                        ArrowReaderOptions::new().with_schema(hint),
+                    )
+                    .map_err(|e| FerroError::parquet(f.source.path(), e))?;
+                    Ok(FileEntry { meta, ..f.clone() })
+                })
+                .collect::<Result<Vec<_>>>()?
+        };
+        s.metrics.add("columns_as_dictionary", chosen.len() as u64);
+        let mut out_fields: Vec<Field> = s
+            .output_schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        for (pos, _, dict) in &chosen {
+            out_fields[*pos] = out_fields[*pos].clone().with_data_type(dict.clone());
+        }
+        let shared = ScanShared {
+            files,
+            table_schema: s.table_schema.clone(),
+            data_columns: s.data_columns,
+            output: s.output.clone(),
+            decoded_columns: s.decoded_columns.clone(),
+            output_schema: Arc::new(Schema::new_with_metadata(
+                out_fields,
+                s.output_schema.metadata().clone(),
+            )),
+            predicate: s.predicate.clone(),
+            options: s.options.clone(),
+            metrics: s.metrics.clone(),
+        };
+        Ok(ParquetScan {
+            shared: Arc::new(shared),
+            tasks: self.tasks.clone(),
+            pruning: self.pruning.clone(),
+            paths: self.paths.clone(),
+        })
+    }
+
     /// The scan's metrics (plan counts now; rows, batches and decode time as it runs).
     pub fn metrics(&self) -> &MetricsSet {
         &self.shared.metrics

@@ -595,3 +595,38 @@ fn dictionary_codes_step_aside_for_plain_fallback_pages() {
     assert_eq!(got, expected(filter));
     assert_eq!(scan.metrics().get("row_groups_filtered_by_codes"), 0);
 }
+
+#[test]
+fn string_columns_asked_for_as_dictionaries_hold_the_same_values() {
+    let (_dir, path) = fixture();
+    let read_with = |filter: Option<&str>, dictionary: &[usize]| {
+        let opts = ParquetScanOptions {
+            filter: filter.map(|f| parse_expr(f).expect("parses")),
+            ..Default::default()
+        };
+        let scan = ParquetScan::try_new(std::slice::from_ref(&path), opts)
+            .expect("plans")
+            .with_dictionary_output(dictionary)
+            .expect("dictionary");
+        let batches: Vec<RecordBatch> = scan.execute().collect::<Result<_, _>>().expect("reads");
+        let out = arrow_select::concat::concat_batches(&scan.schema(), &batches).expect("concat");
+        (out, scan)
+    };
+    // `s` (column 3) becomes codes; `id` (not a string) is left alone.
+    let (out, scan) = read_with(Some("id % 3 = 0"), &[0, 3]);
+    let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    assert_eq!(scan.schema().field(3).data_type(), &dict);
+    assert_eq!(scan.schema().field(0).data_type(), &DataType::Int64);
+    assert_eq!(scan.metrics().get("columns_as_dictionary"), 1);
+    let want = expected("id % 3 = 0");
+    let decoded = arrow_cast::cast(out.column(3), &DataType::Utf8).expect("cast");
+    assert_eq!(decoded.as_ref(), want.column(3).as_ref());
+    assert_eq!(out.column(0).as_ref(), want.column(0).as_ref());
+    // A column the filter reads stays plain strings.
+    let (out, scan) = read_with(Some("s = 'red'"), &[3]);
+    assert_eq!(scan.schema().field(3).data_type(), &DataType::Utf8);
+    assert_eq!(
+        out.column(3).as_ref(),
+        expected("s = 'red'").column(3).as_ref()
+    );
+}
