@@ -478,6 +478,14 @@ fn arithmetic(
     }
     let scalar = l.is_scalar() && r.is_scalar();
     if let DataType::Decimal128(p, s) = out {
+        if !scalar && n > 1 {
+            // A literal operand (`1 - discount`) stays one value: the 64-bit loop broadcasts
+            // it instead of reading a column of copies.
+            let (la, ra) = (s_of(&l), s_of(&r));
+            if let Some(a) = decimal_arith_small(op, &la, &ra, *p, *s)? {
+                return Ok(ColumnarValue::Array(a));
+            }
+        }
         let len = if scalar { 1 } else { n };
         let la = if scalar { s_of(&l) } else { l.into_array(len)? };
         let ra = if scalar { s_of(&r) } else { r.into_array(len)? };
@@ -544,21 +552,135 @@ fn rescale(v: i256, from: i32, to: i32) -> Option<i256> {
 
 /// Decimal `+ - * / %` computed exactly in 256 bits and rounded HALF_UP to the result scale,
 /// as Spark's `Decimal` does; a result beyond the result precision is an ANSI error.
-fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Result<ArrayRef> {
-    let scale_of = |a: &ArrayRef| match a.data_type() {
+/// One operand of the 64-bit decimal loop: a column, or one value for every row.
+#[derive(Clone, Copy)]
+enum Small<'a> {
+    Column(&'a [i128]),
+    Broadcast(i128),
+}
+
+/// The operands as [`Small`] when neither has NULLs and every value fits 64 bits; a
+/// one-value array facing a longer one is broadcast.
+fn small_operands<'a>(
+    l: &'a PrimitiveArray<Decimal128Type>,
+    r: &'a PrimitiveArray<Decimal128Type>,
+) -> Option<(Small<'a>, Small<'a>)> {
+    let small = |a: &'a PrimitiveArray<Decimal128Type>, other: usize| -> Option<Small<'a>> {
+        // A precision of at most 18 digits fits 64 bits by itself; wider types are checked
+        // value by value, without a branch so the check runs at memory speed.
+        let fits =
+            a.precision() <= 18 || a.values().iter().fold(0u64, |acc, &v| acc | beyond_i64(v)) == 0;
+        if a.null_count() > 0 || !fits {
+            return None;
+        }
+        match a.values().as_ref() {
+            [v] if other != 1 => Some(Small::Broadcast(*v)),
+            vs if vs.len() == other => Some(Small::Column(vs)),
+            _ => None,
+        }
+    };
+    Some((small(l, r.len())?, small(r, l.len())?))
+}
+
+/// 1 when `v` does not fit 64 bits, else 0, without a branch.
+#[inline(always)]
+fn beyond_i64(v: i128) -> u64 {
+    (((v >> 63) + 1) as u128 > 1) as u64
+}
+
+/// `a op b` for 64-bit operands rescaled by `m1` / `m2` (for + and -): one widening multiply
+/// per value, in a loop of one shape per operator and operand kind.
+fn small_decimal_loop(op: BinaryOp, a: Small, b: Small, m1: i128, m2: i128) -> Option<Vec<i128>> {
+    #[inline(always)]
+    fn wide(x: i128, y: i128) -> i128 {
+        (x as i64 as i128) * (y as i64 as i128)
+    }
+    #[inline(always)]
+    fn run(a: Small, b: Small, f: impl Fn(i128, i128) -> i128) -> Option<Vec<i128>> {
+        Some(match (a, b) {
+            (Small::Column(x), Small::Column(y)) => {
+                x.iter().zip(y.iter()).map(|(&x, &y)| f(x, y)).collect()
+            }
+            (Small::Column(x), Small::Broadcast(y)) => x.iter().map(|&x| f(x, y)).collect(),
+            (Small::Broadcast(x), Small::Column(y)) => y.iter().map(|&y| f(x, y)).collect(),
+            (Small::Broadcast(_), Small::Broadcast(_)) => return None,
+        })
+    }
+    match op {
+        BinaryOp::Multiply => run(a, b, wide),
+        BinaryOp::Plus => run(a, b, |x, y| wide(x, m1) + wide(y, m2)),
+        BinaryOp::Minus => run(a, b, |x, y| wide(x, m1) - wide(y, m2)),
+        _ => None,
+    }
+}
+
+fn decimal_scale(a: &ArrayRef) -> Result<i32> {
+    match a.data_type() {
         DataType::Decimal128(_, s) => Ok(*s as i32),
         other => Err(FerroError::Internal(format!(
             "decimal arithmetic on {other}"
         ))),
+    }
+}
+
+fn decimal_overflow(op: BinaryOp, p: u8, s: i32) -> FerroError {
+    FerroError::Arithmetic(format!(
+        "[NUMERIC_VALUE_OUT_OF_RANGE] a {} result does not fit DECIMAL({p},{s}). Cast the operands to a wider decimal or to DOUBLE.",
+        op.sql()
+    ))
+}
+
+/// `l op r` for + - * when nothing rounds and every operand fits 64 bits (the usual case,
+/// whatever the declared precision: values are far smaller than their types allow): one
+/// widening multiply per value, the range checked once over the result. A one-value operand
+/// facing a column is broadcast. `None` when the operands do not qualify.
+fn decimal_arith_small(
+    op: BinaryOp,
+    l: &ArrayRef,
+    r: &ArrayRef,
+    p: u8,
+    s: i8,
+) -> Result<Option<ArrayRef>> {
+    let (s1, s2, s) = (decimal_scale(l)?, decimal_scale(r)?, s as i32);
+    let exact_scale = match op {
+        BinaryOp::Multiply => s1 + s2,
+        BinaryOp::Plus | BinaryOp::Minus => s1.max(s2),
+        _ => return Ok(None),
     };
-    let (s1, s2, s) = (scale_of(l)?, scale_of(r)?, s as i32);
+    if exact_scale != s || p > 38 {
+        return Ok(None);
+    }
+    let (m1, m2) = (
+        10i128.pow((s - s1).max(0) as u32),
+        10i128.pow((s - s2).max(0) as u32),
+    );
+    if m1 > i64::MAX as i128 || m2 > i64::MAX as i128 {
+        return Ok(None);
+    }
+    let (la, ra) = (
+        l.as_primitive::<Decimal128Type>(),
+        r.as_primitive::<Decimal128Type>(),
+    );
+    let Some(values) =
+        small_operands(la, ra).and_then(|(a, b)| small_decimal_loop(op, a, b, m1, m2))
+    else {
+        return Ok(None);
+    };
+    let lim = 10i128.pow(p as u32);
+    if values.iter().any(|&v| v <= -lim || v >= lim) {
+        return Err(decimal_overflow(op, p, s));
+    }
+    let out = PrimitiveArray::<Decimal128Type>::new(values.into(), None);
+    Ok(Some(Arc::new(out.with_precision_and_scale(p, s as i8)?)))
+}
+
+fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Result<ArrayRef> {
+    if let Some(a) = decimal_arith_small(op, l, r, p, s)? {
+        return Ok(a);
+    }
+    let (s1, s2, s) = (decimal_scale(l)?, decimal_scale(r)?, s as i32);
     let limit = pow10(p as u32).ok_or_else(|| FerroError::Internal("precision".into()))?;
-    let overflow = || {
-        arrow_schema::ArrowError::from(FerroError::Arithmetic(format!(
-            "[NUMERIC_VALUE_OUT_OF_RANGE] a {} result does not fit DECIMAL({p},{s}). Cast the operands to a wider decimal or to DOUBLE.",
-            op.sql()
-        )))
-    };
+    let overflow = || arrow_schema::ArrowError::from(decimal_overflow(op, p, s));
     let la = l.as_primitive::<Decimal128Type>();
     let ra = r.as_primitive::<Decimal128Type>();
     // Fast path: when the result keeps the exact scale (always for + - *, unless Spark had to
@@ -600,36 +722,7 @@ fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Resu
         let g = |a: i128, b: i128| -> std::result::Result<i128, arrow_schema::ArrowError> {
             exact(a, b).ok_or_else(overflow)
         };
-        let small_values =
-            |a: &PrimitiveArray<Decimal128Type>| a.values().iter().all(|&v| fits_i64(v));
-        let out: PrimitiveArray<Decimal128Type> = if la.null_count() == 0
-            && ra.null_count() == 0
-            && scales_small
-            && small_values(la)
-            && small_values(ra)
-        {
-            // Every operand fits 64 bits (the usual case, whatever the declared precision):
-            // one widening multiply per value in a loop of one shape per operator, and the
-            // range checked once over the result.
-            let (a, b) = (la.values(), ra.values());
-            let values: Vec<i128> = match op {
-                BinaryOp::Multiply => a.iter().zip(b.iter()).map(|(&x, &y)| wide(x, y)).collect(),
-                BinaryOp::Plus => a
-                    .iter()
-                    .zip(b.iter())
-                    .map(|(&x, &y)| wide(x, m1) + wide(y, m2))
-                    .collect(),
-                _ => a
-                    .iter()
-                    .zip(b.iter())
-                    .map(|(&x, &y)| wide(x, m1) - wide(y, m2))
-                    .collect(),
-            };
-            if values.iter().any(|&v| v <= -lim || v >= lim) {
-                return Err(FerroError::from_arrow(overflow()));
-            }
-            PrimitiveArray::<Decimal128Type>::new(values.into(), None)
-        } else if la.null_count() == 0 && ra.null_count() == 0 {
+        let out: PrimitiveArray<Decimal128Type> = if la.null_count() == 0 && ra.null_count() == 0 {
             // Without NULLs every slot is a real value: run the loop branch-free and check
             // for overflow once at the end.
             let bad = std::cell::Cell::new(false);

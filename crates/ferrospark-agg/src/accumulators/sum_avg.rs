@@ -224,6 +224,7 @@ pub struct DecimalSumAccumulator {
     ansi: bool,
     /// Per-batch partial sums and counts, [`LANES`] per group (see [`Self::add_in_lanes`]).
     lanes: Vec<i128>,
+    lanes64: Vec<i64>,
     lane_counts: Vec<u32>,
 }
 
@@ -246,6 +247,7 @@ impl DecimalSumAccumulator {
             result: (p, scale),
             ansi,
             lanes: Vec::new(),
+            lanes64: Vec::new(),
             lane_counts: Vec::new(),
         }
     }
@@ -282,7 +284,7 @@ impl DecimalSumAccumulator {
             && total <= LANE_GROUPS
             && lanes_cannot_overflow(values.precision(), vals.len())
         {
-            self.add_in_lanes(vals, groups);
+            self.add_in_lanes(vals, groups, values.precision());
             return;
         }
         let (sums, seen, over) = (&mut self.sums, &mut self.seen, &mut self.overflowed);
@@ -311,29 +313,50 @@ impl DecimalSumAccumulator {
     /// Adds a batch of few groups: consecutive rows go to different partial sums of their
     /// group, so additions to one group do not wait on each other through memory; the
     /// partials are then added to the group's sum (with its overflow check) once per batch.
-    fn add_in_lanes(&mut self, vals: &[i128], groups: &[u32]) {
+    /// When the batch's values are small enough that no partial can leave 64 bits (the usual
+    /// case), the partials are 64-bit: one add per row instead of a 128-bit pair.
+    fn add_in_lanes(&mut self, vals: &[i128], groups: &[u32], precision: u8) {
         let total = self.sums.len();
-        self.lanes.clear();
-        self.lanes.resize(total * LANES, 0);
         self.lane_counts.clear();
         self.lane_counts.resize(total * LANES, 0);
-        for (r, (&g, &v)) in groups.iter().zip(vals).enumerate() {
-            let i = g as usize * LANES + r % LANES;
-            if let (Some(s), Some(c)) = (self.lanes.get_mut(i), self.lane_counts.get_mut(i)) {
-                *s = s.wrapping_add(v);
-                *c += 1;
-            }
-        }
-        let parts = self
-            .lanes
-            .chunks_exact(LANES)
-            .zip(self.lane_counts.chunks_exact(LANES));
-        for (g, (l, c)) in parts.enumerate() {
+        let parts: Vec<i128> = if fits_i64_lanes(vals.len(), precision) {
+            self.lanes64.clear();
+            self.lanes64.resize(total * LANES, 0);
+            spread(
+                &mut self.lanes64,
+                &mut self.lane_counts,
+                groups,
+                vals,
+                |s, v| s.wrapping_add(v as i64),
+            );
+            self.lanes64
+                .chunks_exact(LANES)
+                .map(|l| l.iter().map(|&x| x as i128).sum())
+                .collect()
+        } else {
+            self.lanes.clear();
+            self.lanes.resize(total * LANES, 0);
+            spread(
+                &mut self.lanes,
+                &mut self.lane_counts,
+                groups,
+                vals,
+                |s, v| s.wrapping_add(v),
+            );
+            self.lanes
+                .chunks_exact(LANES)
+                .map(|l| l.iter().fold(0i128, |a, &b| a.wrapping_add(b)))
+                .collect()
+        };
+        for (g, (part, c)) in parts
+            .into_iter()
+            .zip(self.lane_counts.chunks_exact(LANES))
+            .enumerate()
+        {
             let n: u32 = c.iter().sum();
             if n == 0 {
                 continue;
             }
-            let part = l.iter().fold(0i128, |a, &b| a.wrapping_add(b));
             let (sum, o) = self.sums[g].overflowing_add(part);
             self.sums[g] = sum;
             self.overflowed[g] |= o;
@@ -368,6 +391,30 @@ impl DecimalSumAccumulator {
         }
         Ok((sums, valid))
     }
+}
+
+/// Row `r` of group `g` added to partial `g * LANES + r % LANES` of `lanes`, and counted.
+#[inline(always)]
+fn spread<T: Copy>(
+    lanes: &mut [T],
+    counts: &mut [u32],
+    groups: &[u32],
+    vals: &[i128],
+    add: impl Fn(T, i128) -> T,
+) {
+    for (r, (&g, &v)) in groups.iter().zip(vals).enumerate() {
+        let i = g as usize * LANES + r % LANES;
+        if let (Some(s), Some(c)) = (lanes.get_mut(i), counts.get_mut(i)) {
+            *s = add(*s, v);
+            *c += 1;
+        }
+    }
+}
+
+/// Whether the sum of any subset of `rows` values of `precision` digits stays within 64
+/// bits. (Checking wider columns value by value costs about what 128-bit lanes save.)
+fn fits_i64_lanes(rows: usize, precision: u8) -> bool {
+    (rows.max(1) as f64) * 10f64.powi(i32::from(precision)) < 9.2e18
 }
 
 /// Whether `rows` values of `precision` digits add up within `i128` in any order (so lane
@@ -513,5 +560,63 @@ impl GroupsAccumulator for DecimalSumAccumulator {
 
     fn size(&self) -> usize {
         self.sums.capacity() * 26
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Decimal128Array;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn sixty_four_bit_lanes_are_taken_only_when_no_partial_can_leave_64_bits() {
+        assert!(fits_i64_lanes(8192, 15));
+        assert!(!fits_i64_lanes(8192, 16));
+        assert!(fits_i64_lanes(1, 18));
+        assert!(!fits_i64_lanes(1, 19));
+    }
+
+    #[test]
+    fn decimal_sums_match_the_exact_sum_whichever_lanes_run() -> Result<()> {
+        let mut rng = StdRng::seed_from_u64(5);
+        for (precision, batch, huge_every) in [
+            (15u8, 8192usize, 0usize),
+            (18, 1, 0),
+            (38, 8192, 3000),
+            (38, 7, 5),
+        ] {
+            let n = 20_000;
+            let groups: Vec<u32> = (0..n).map(|_| rng.random_range(0..6)).collect();
+            let vals: Vec<i128> = (0..n)
+                .map(|i| {
+                    if huge_every > 0 && i % huge_every == 0 {
+                        rng.random_range(-(1i128 << 100)..(1i128 << 100))
+                    } else {
+                        let max = 10i128.pow(u32::from(precision)).min(1 << 45);
+                        rng.random_range(-max + 1..max)
+                    }
+                })
+                .collect();
+            let mut want = [0i128; 6];
+            for (g, v) in groups.iter().zip(&vals) {
+                want[*g as usize] += v;
+            }
+            let mut acc = DecimalSumAccumulator::sum(precision, 0, true);
+            for at in (0..n).step_by(batch) {
+                let end = (at + batch).min(n);
+                let a = Decimal128Array::from(vals[at..end].to_vec())
+                    .with_precision_and_scale(precision, 0)?;
+                let total = groups[..end].iter().max().map_or(0, |m| *m as usize + 1);
+                acc.add(&a, None, &groups[at..end], total);
+            }
+            let got = acc.state(EmitTo::All)?;
+            let sums = got[0].as_primitive::<Decimal128Type>();
+            for (g, want) in want.iter().enumerate() {
+                assert_eq!(sums.value(g), *want, "batch {batch}, group {g}");
+            }
+        }
+        Ok(())
     }
 }
