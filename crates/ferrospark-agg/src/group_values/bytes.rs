@@ -194,6 +194,23 @@ impl BytesGroupValues {
         let mut ids = std::mem::take(ids);
         let keys = a.keys();
         let key_nulls = keys.nulls().filter(|n| n.null_count() > 0);
+        if key_nulls.is_none() {
+            // Usually every value the batch uses already has its group (from an earlier batch
+            // of the same dictionary): one gather, checked afterwards in one scan.
+            let start = groups.len();
+            groups.extend(
+                keys.values()
+                    .iter()
+                    .map(|c| ids.get(c.as_usize()).copied().unwrap_or(u32::MAX)),
+            );
+            if !groups[start..].contains(&u32::MAX) {
+                if let Some((_, slot)) = &mut self.dictionary {
+                    *slot = ids;
+                }
+                return Ok(());
+            }
+            groups.truncate(start);
+        }
         let mut one = Vec::with_capacity(1);
         for (r, code) in keys.values().iter().enumerate() {
             if key_nulls.is_some_and(|n| n.is_null(r)) {

@@ -110,16 +110,28 @@ impl GroupValues for ComposedGroupValues {
         // order (so new groups are still numbered as first seen) and are remembered.
         groups.clear();
         self.misses.clear();
-        for r in 0..num_rows {
-            let slot = self.ids.iter().enumerate().fold(0usize, |acc, (c, ids)| {
-                acc | (ids[r] as usize) << (bits as usize * c)
-            });
-            let g = self.dense[slot];
-            if g == u32::MAX {
-                self.misses.push(r as u32);
-            }
-            groups.push(g);
+        let dense = &self.dense;
+        let look = |slot: usize| dense.get(slot).copied().unwrap_or(u32::MAX);
+        if let [a, b] = self.ids.as_slice() {
+            groups.extend(
+                a.iter()
+                    .zip(b)
+                    .map(|(&x, &y)| look(x as usize | (y as usize) << bits)),
+            );
+        } else {
+            groups.extend((0..num_rows).map(|r| {
+                look(self.ids.iter().enumerate().fold(0usize, |acc, (c, ids)| {
+                    acc | (ids[r] as usize) << (bits as usize * c)
+                }))
+            }));
         }
+        self.misses.extend(
+            groups
+                .iter()
+                .enumerate()
+                .filter(|(_, &g)| g == u32::MAX)
+                .map(|(r, _)| r as u32),
+        );
         if self.misses.is_empty() {
             return Ok(());
         }
