@@ -306,6 +306,33 @@ impl HashAggregateExec {
         out
     }
 
+    /// A hint that about `groups` groups are coming (a final step knows its input's rows
+    /// before it starts): the map and the buffers are sized once instead of doubling, copying
+    /// and faulting in fresh pages step by step. Taken only while nothing has been added, and
+    /// only when the pool grants the memory; otherwise the map grows as usual.
+    pub fn expect_groups(&mut self, groups: usize) -> Result<()> {
+        if !self.group_values.is_empty() || self.keys.is_empty() || groups == 0 {
+            return Ok(());
+        }
+        self.group_values.reserve(groups);
+        for acc in &mut self.accs {
+            acc.reserve_groups(groups);
+        }
+        let want = self.held_bytes() as u64;
+        if self.reservation.try_resize(want) {
+            self.peak = self.peak.max(want);
+            return Ok(());
+        }
+        self.group_values = new_group_values(&self.key_types)?;
+        self.accs = self
+            .aggs
+            .iter()
+            .map(|a| a.create_accumulator())
+            .collect::<Result<Vec<_>>>()?;
+        self.reservation.try_resize(self.held_bytes() as u64);
+        Ok(())
+    }
+
     /// The operator's metrics.
     pub fn metrics(&self) -> &MetricsSet {
         &self.metrics

@@ -365,7 +365,12 @@ impl AggregatePlan {
                             .into_iter()
                             .map(|part| {
                                 let options = options.clone();
-                                s.spawn(move || last.exec(options)?.run(part.into_iter().map(Ok)))
+                                s.spawn(move || {
+                                    let mut exec = last.exec(options)?;
+                                    // Every state row is at most one group of this thread.
+                                    exec.expect_groups(part.iter().map(|b| b.num_rows()).sum())?;
+                                    exec.run(part.into_iter().map(Ok))
+                                })
                             })
                             .collect();
                         handles

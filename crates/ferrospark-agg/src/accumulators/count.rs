@@ -41,6 +41,11 @@ impl GroupsAccumulator for CountAccumulator {
         Ok(vec![self.evaluate(emit)?])
     }
 
+    fn reserve_groups(&mut self, groups: usize) {
+        self.counts
+            .reserve(groups.saturating_sub(self.counts.len()));
+    }
+
     fn size(&self) -> usize {
         self.counts.capacity() * 8
     }

@@ -75,6 +75,9 @@ pub trait GroupsAccumulator: Send {
     /// A hint that about `rows` more input rows are coming, so buffers that keep every value
     /// can be sized once instead of growing (and being copied) step by step.
     fn reserve_rows(&mut self, _rows: usize) {}
+
+    /// A hint that about `groups` groups are coming, so per-group buffers can be sized once.
+    fn reserve_groups(&mut self, _groups: usize) {}
 }
 
 /// A validity combined over several argument columns: a row counts only when all are valid.

@@ -87,6 +87,12 @@ impl GroupsAccumulator for SumIntAccumulator {
     fn size(&self) -> usize {
         self.sums.capacity() * 9
     }
+
+    fn reserve_groups(&mut self, groups: usize) {
+        let more = groups.saturating_sub(self.sums.len());
+        self.sums.reserve(more);
+        self.seen.reserve(more);
+    }
 }
 
 /// `sum` of floating input (or `avg` when `count` is kept) in double.
@@ -560,6 +566,16 @@ impl GroupsAccumulator for DecimalSumAccumulator {
 
     fn size(&self) -> usize {
         self.sums.capacity() * 26
+    }
+
+    fn reserve_groups(&mut self, groups: usize) {
+        let more = groups.saturating_sub(self.sums.len());
+        self.sums.reserve(more);
+        self.seen.reserve(more);
+        self.overflowed.reserve(more);
+        if let Some(c) = &mut self.counts {
+            c.reserve(more);
+        }
     }
 }
 

@@ -161,6 +161,10 @@ impl GroupValues for ComposedGroupValues {
             + self.dense.capacity() * 4
     }
 
+    fn reserve(&mut self, groups: usize) {
+        self.tuples.reserve(groups);
+    }
+
     fn emit(&mut self) -> Result<Vec<ArrayRef>> {
         let packed = self.tuples.emit()?.remove(0);
         // Group numbers start again from zero, and so may the dense table.

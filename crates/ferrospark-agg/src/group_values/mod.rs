@@ -38,6 +38,9 @@ pub trait GroupValues: Send {
     fn size(&self) -> usize;
     /// The key columns of every group, in group order; the table is empty afterwards.
     fn emit(&mut self) -> Result<Vec<ArrayRef>>;
+    /// A hint that about `groups` groups are coming, so the table can be sized once instead
+    /// of growing (and copying) step by step.
+    fn reserve(&mut self, _groups: usize) {}
 }
 
 /// Murmur3's 64-bit finaliser: spreads every input bit over the whole word, so both the

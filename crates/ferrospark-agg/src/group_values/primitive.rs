@@ -77,9 +77,40 @@ pub struct PrimitiveGroupValues<T: ArrowPrimitiveType> {
     /// first time a key breaks the order.
     ascending: bool,
     max: Option<T::Native>,
+    /// After the first break of the order, while the keys form a second ascending run (the
+    /// next sorted partial result, typically): the groups of the first run are `0..len`, in
+    /// key order, and `cursor` walks them alongside the new run, so a key of the second run is
+    /// found by a merge step instead of a random probe. A second break builds the hash table.
+    merge: Option<MergeRun<T::Native>>,
     /// The last non-NULL key and its group. Sorted or clustered input repeats keys row after
     /// row, also across batches (which often cut through a run of one key).
     last: Option<(T::Native, u32)>,
+    /// Groups announced by [`GroupValues::reserve`]: the hash table's size when it is built.
+    expected: usize,
+}
+
+impl<T: ArrowPrimitiveType> PrimitiveGroupValues<T>
+where
+    T::Native: KeyBits,
+{
+    /// Puts every group but the NULL one into the hash table, sized once for as many groups
+    /// again (or the announced number).
+    fn index_all(
+        map: &mut HashTable<(T::Native, u32)>,
+        values: &[T::Native],
+        null_group: Option<u32>,
+        expected: usize,
+    ) {
+        let size = (values.len() * 2).max(expected);
+        map.reserve(size, |&(k, _)| mix64(k.key_bits()));
+        for (g, &k) in values.iter().enumerate() {
+            if null_group != Some(g as u32) {
+                map.insert_unique(mix64(k.key_bits()), (k, g as u32), |&(k, _)| {
+                    mix64(k.key_bits())
+                });
+            }
+        }
+    }
 }
 
 impl<T: ArrowPrimitiveType> PrimitiveGroupValues<T> {
@@ -92,9 +123,23 @@ impl<T: ArrowPrimitiveType> PrimitiveGroupValues<T> {
             null_group: None,
             ascending: true,
             max: None,
+            merge: None,
             last: None,
+            expected: 0,
         }
     }
+}
+
+/// The state of the merge of a second ascending run against the first (see
+/// [`PrimitiveGroupValues`]).
+#[derive(Debug, Clone, Copy)]
+struct MergeRun<K> {
+    /// Groups `0..len` are the first run, ascending.
+    len: usize,
+    /// The first of those not below the current key.
+    cursor: usize,
+    /// The last key of the second run (`None` before its first).
+    max: Option<K>,
 }
 
 impl<T: ArrowPrimitiveType> GroupValues for PrimitiveGroupValues<T>
@@ -134,17 +179,40 @@ where
                     groups.push(g);
                     continue;
                 }
-                // The order is broken: index every group seen so far, then hash from here on.
                 self.ascending = false;
-                // Sized once: as many keys again may follow (a second sorted run, typically).
-                map.reserve(values.len() * 2, |&(k, _)| mix64(k.key_bits()));
-                for (g, &k) in values.iter().enumerate() {
-                    if *null_group != Some(g as u32) {
-                        map.insert_unique(mix64(k.key_bits()), (k, g as u32), |&(k, _)| {
-                            mix64(k.key_bits())
-                        });
-                    }
+                // The order is broken. A second ascending run (no NULL group among the first
+                // run's values, which must stay sorted) is merged against the first.
+                if null_group.is_none() {
+                    let len = values.len();
+                    let cursor = values.partition_point(|&k| v.key_gt(k));
+                    self.merge = Some(MergeRun {
+                        len,
+                        cursor,
+                        max: None,
+                    });
                 }
+            }
+            if let Some(m) = &mut self.merge {
+                if m.max.is_none_or(|mx| v.key_gt(mx)) {
+                    while m.cursor < m.len && v.key_gt(values[m.cursor]) {
+                        m.cursor += 1;
+                    }
+                    let g = if m.cursor < m.len && values[m.cursor].key_eq(v) {
+                        m.cursor as u32
+                    } else {
+                        values.push(v);
+                        (values.len() - 1) as u32
+                    };
+                    m.max = Some(v);
+                    last = Some((v, g));
+                    groups.push(g);
+                    continue;
+                }
+                // The second run is broken too: hash from here on.
+                self.merge = None;
+                Self::index_all(map, values, *null_group, self.expected);
+            } else if map.is_empty() && !values.is_empty() {
+                Self::index_all(map, values, *null_group, self.expected);
             }
             let h = mix64(v.key_bits());
             let g = match map.find(h, |&(k, _)| k.key_eq(v)) {
@@ -172,10 +240,17 @@ where
             + self.values.capacity() * std::mem::size_of::<T::Native>()
     }
 
+    fn reserve(&mut self, groups: usize) {
+        self.values
+            .reserve(groups.saturating_sub(self.values.len()));
+        self.expected = groups;
+    }
+
     fn emit(&mut self) -> Result<Vec<ArrayRef>> {
         let values = std::mem::take(&mut self.values);
         self.ascending = true;
         self.max = None;
+        self.merge = None;
         self.last = None;
         let nulls = self.null_group.take().map(|g| {
             let mut valid = vec![true; values.len()];
@@ -218,5 +293,51 @@ mod tests {
         gv.intern(&[a], 0, &mut g).expect("intern");
         assert_eq!(g, vec![1, 5]);
         assert!(!gv.ascending);
+    }
+
+    /// Sorted runs one after another (as the final step receives sorted partial results),
+    /// with overlaps, repeats, NULLs and a third run, cut into batches anywhere: the groups
+    /// are always the first-seen numbering of a plain map.
+    #[test]
+    fn ascending_runs_merged_or_hashed_number_groups_as_first_seen() {
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(11);
+        for case in 0..200 {
+            let runs = 1 + case % 3;
+            let mut keys: Vec<Option<i64>> = Vec::new();
+            for _ in 0..runs {
+                let mut run: Vec<i64> = (0..rng.random_range(0..60))
+                    .map(|_| rng.random_range(-20..40))
+                    .collect();
+                run.sort_unstable();
+                keys.extend(run.into_iter().map(Some));
+            }
+            if case % 4 == 1 {
+                let at = rng.random_range(0..=keys.len());
+                keys.insert(at, None);
+            }
+            let mut want_map = std::collections::HashMap::new();
+            let want: Vec<u32> = keys
+                .iter()
+                .map(|k| {
+                    let n = want_map.len() as u32;
+                    *want_map.entry(*k).or_insert(n)
+                })
+                .collect();
+            let mut gv = PrimitiveGroupValues::<Int64Type>::new(DataType::Int64);
+            let mut got = Vec::new();
+            let mut at = 0;
+            while at < keys.len() {
+                let n = rng.random_range(1..=keys.len() - at);
+                let a: ArrayRef = Arc::new(Int64Array::from(keys[at..at + n].to_vec()));
+                let mut g = Vec::new();
+                gv.intern(&[a], n, &mut g).expect("intern");
+                got.extend(g);
+                at += n;
+            }
+            assert_eq!(got, want, "case {case}: {keys:?}");
+            assert_eq!(gv.len(), want_map.len());
+        }
     }
 }
