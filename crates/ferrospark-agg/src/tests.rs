@@ -641,3 +641,39 @@ fn filled(keys: Vec<i64>, strs: Vec<String>, decimals: Vec<i128>) -> Result<Reco
         ],
     )?)
 }
+
+#[test]
+fn a_group_count_hint_is_taken_only_when_the_pool_grants_it() -> Result<()> {
+    use crate::exec::AggregateOptions;
+    use ferrospark_common::MemoryPool;
+    let n = 20_000;
+    let keys: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 5000).collect();
+    let ds: Vec<i128> = (0..n as i128).collect();
+    let b = filled(keys, vec!["s".to_string(); n], ds)?;
+    let by = vec![parse_expr("k").expect("key")];
+    let calls = vec![call("sum(d)"), call("count(x)")];
+    let config = Config::new();
+    let plan = AggregatePlan::new(&schema(), &by, &calls, &config)?;
+    let run_with = |limit: Option<u64>, hint: usize| -> Result<(Vec<String>, u64)> {
+        let options = AggregateOptions {
+            pool: MemoryPool::new(limit),
+            ..AggregateOptions::default()
+        };
+        let mut exec = plan.first_stage()?.exec(options)?;
+        exec.expect_groups(hint)?;
+        let (out, metrics) = exec.run(chunks(&b, 1000))?;
+        Ok((lines(&out), metrics.get("spill_count")))
+    };
+    let (plain, _) = run_with(None, 0)?;
+    let (hinted, spills) = run_with(None, 5000)?;
+    assert_eq!(hinted, plain);
+    assert_eq!(spills, 0);
+    // A hint far beyond a small limit is dropped, not reserved: the answer is the same, and
+    // the spills are those of the limit, not of the hint.
+    let (limited, limited_spills) = run_with(Some(256 * 1024), 0)?;
+    let (limited_hinted, limited_hinted_spills) = run_with(Some(256 * 1024), 10_000_000)?;
+    assert_eq!(limited_hinted, plain);
+    assert_eq!(limited, plain);
+    assert_eq!(limited_hinted_spills, limited_spills);
+    Ok(())
+}
