@@ -28,6 +28,7 @@
 pub mod bind;
 pub mod eval;
 pub mod expr;
+mod normalize;
 pub mod parser;
 pub mod physical;
 pub mod shared;
@@ -39,6 +40,7 @@ mod tests;
 pub use bind::{bind, bind_predicate, resolve_column, BindContext};
 pub use eval::{evaluate, evaluate_predicate, filter_batch, pack_bits, ColumnarValue};
 pub use expr::{BinaryOp, Expr, Literal, StringMatch};
+pub use normalize::normalize_key;
 pub use parser::parse_expr;
 pub use physical::{PhysicalExpr, ScalarFunction};
 pub use shared::SharedExprs;

@@ -1,0 +1,530 @@
+//! The hash join operator as a push / finish / pull state machine.
+//!
+//! ```text
+//!   push_build(batch)* ──finish_build()──► Probing ──push_probe(batch)*──► (pull() output)
+//!                         table built once    │
+//!                                             └──finish()──► unmatched build rows (outer) ─► Done
+//! ```
+//!
+//! Probe rows come out as they stream through; build rows a join keeps unmatched (the build
+//! side of an outer join) come out at `finish`, once every probe row has been seen.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::{DataType, SchemaRef};
+use ferrospark_common::{
+    FerroError, MemoryPool, MemoryReservation, MetricValue, MetricsSet, Result,
+};
+use ferrospark_expr::{evaluate_predicate, normalize_key, PhysicalExpr};
+
+use super::table::{joinable, JoinTable};
+use crate::join_type::{join_schema, BuildSide, JoinType};
+
+/// Metric names of [`HashJoinExec`].
+pub const JOIN_METRICS: &[(&str, MetricValue)] = &[
+    ("build_rows", MetricValue::Count),
+    ("build_batches", MetricValue::Count),
+    ("probe_rows", MetricValue::Count),
+    ("probe_batches", MetricValue::Count),
+    ("output_rows", MetricValue::Count),
+    ("output_batches", MetricValue::Count),
+    ("build_bytes", MetricValue::Bytes),
+    ("build_time_ns", MetricValue::TimeNs),
+    ("probe_time_ns", MetricValue::TimeNs),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Building,
+    Probing,
+    Done,
+}
+
+/// A hash join of `left` and `right` on equi-keys, building one side.
+pub struct HashJoinExec {
+    join_type: JoinType,
+    build_side: BuildSide,
+    left_keys: Vec<PhysicalExpr>,
+    right_keys: Vec<PhysicalExpr>,
+    null_safe: Vec<bool>,
+    condition: Option<PhysicalExpr>,
+    /// Left columns then right columns: what the condition is bound to.
+    joined_schema: SchemaRef,
+    output_schema: SchemaRef,
+    build_schema: SchemaRef,
+    key_types: Vec<DataType>,
+    converter: RowConverter,
+    batch_size: usize,
+    build_batches: Vec<RecordBatch>,
+    build: Option<(RecordBatch, JoinTable)>,
+    build_matched: Vec<bool>,
+    out: VecDeque<RecordBatch>,
+    reservation: MemoryReservation,
+    phase: Phase,
+    metrics: MetricsSet,
+}
+
+/// One side of a joined row: a row index, or NULLs.
+type Side = Vec<Option<u32>>;
+
+impl HashJoinExec {
+    /// A join of batches of `left` and `right`: `left_keys[i] = right_keys[i]` (or `<=>`
+    /// where `null_safe[i]`), then `condition` (bound to the left columns followed by the
+    /// right ones), building `build_side`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn try_new(
+        left: SchemaRef,
+        right: SchemaRef,
+        left_keys: Vec<PhysicalExpr>,
+        right_keys: Vec<PhysicalExpr>,
+        null_safe: Vec<bool>,
+        condition: Option<PhysicalExpr>,
+        join_type: JoinType,
+        build_side: BuildSide,
+        batch_size: usize,
+        pool: &MemoryPool,
+    ) -> Result<Self> {
+        if left_keys.is_empty() || left_keys.len() != right_keys.len() {
+            return Err(FerroError::Config(format!(
+                "a hash join needs equal numbers of left and right keys, at least one (got {} and {}); use a nested loop join for joins without keys",
+                left_keys.len(),
+                right_keys.len()
+            )));
+        }
+        let allowed = match join_type {
+            JoinType::Inner | JoinType::LeftOuter | JoinType::RightOuter | JoinType::FullOuter => {
+                true
+            }
+            JoinType::LeftSemi | JoinType::LeftAnti | JoinType::NullAwareAnti => {
+                build_side == BuildSide::Right
+            }
+            JoinType::Cross => false,
+        };
+        if !allowed {
+            return Err(FerroError::Config(format!(
+                "a hash join cannot build the {:?} side of a {} join; Spark builds the right side of semi and anti joins and runs cross joins as nested loops",
+                build_side,
+                join_type.name()
+            )));
+        }
+        if join_type == JoinType::NullAwareAnti && left_keys.len() != 1 {
+            return Err(FerroError::Config(
+                "a null-aware anti join (NOT IN) compares exactly one key".into(),
+            ));
+        }
+        let mut key_types = Vec::with_capacity(left_keys.len());
+        for (l, r) in left_keys.iter().zip(&right_keys) {
+            let (lt, rt) = (l.data_type(), r.data_type());
+            if lt != rt && !arrow_cast::can_cast_types(&rt, &lt) {
+                return Err(FerroError::Analysis(format!(
+                    "join keys `{}` ({lt}) and `{}` ({rt}) cannot be compared; cast one of them",
+                    l, r
+                )));
+            }
+            key_types.push(lt);
+        }
+        let converter = RowConverter::new(
+            key_types
+                .iter()
+                .map(|t| SortField::new(t.clone()))
+                .collect(),
+        )?;
+        let null_safe = if null_safe.is_empty() {
+            vec![false; left_keys.len()]
+        } else {
+            null_safe
+        };
+        let build_schema = match build_side {
+            BuildSide::Left => left.clone(),
+            BuildSide::Right => right.clone(),
+        };
+        Ok(Self {
+            joined_schema: join_schema(&left, &right, JoinType::Inner),
+            output_schema: join_schema(&left, &right, join_type),
+            join_type,
+            build_side,
+            left_keys,
+            right_keys,
+            null_safe,
+            condition,
+            build_schema,
+            key_types,
+            converter,
+            batch_size: batch_size.max(1),
+            build_batches: Vec::new(),
+            build: None,
+            build_matched: Vec::new(),
+            out: VecDeque::new(),
+            reservation: pool.reservation("HashJoinExec"),
+            phase: Phase::Building,
+            metrics: MetricsSet::new(JOIN_METRICS),
+        })
+    }
+
+    /// The schema of every output batch.
+    pub fn output_schema(&self) -> SchemaRef {
+        self.output_schema.clone()
+    }
+
+    /// The operator's metrics.
+    pub fn metrics(&self) -> &MetricsSet {
+        &self.metrics
+    }
+
+    /// A one-line summary: type, build side, keys, condition.
+    pub fn explain(&self) -> String {
+        let pairs: Vec<String> = self
+            .left_keys
+            .iter()
+            .zip(&self.right_keys)
+            .zip(&self.null_safe)
+            .map(|((l, r), s)| format!("{l} {} {r}", if *s { "<=>" } else { "=" }))
+            .collect();
+        let cond = self
+            .condition
+            .as_ref()
+            .map(|c| format!(", condition {c}"))
+            .unwrap_or_default();
+        format!(
+            "HashJoin {}, build {:?}, keys [{}]{cond}",
+            self.join_type.name(),
+            self.build_side,
+            pairs.join(", ")
+        )
+    }
+
+    /// Adds a batch of the build side.
+    pub fn push_build(&mut self, batch: &RecordBatch) -> Result<()> {
+        if self.phase != Phase::Building {
+            return Err(FerroError::Internal(
+                "build rows after the table was built".into(),
+            ));
+        }
+        self.metrics.add("build_rows", batch.num_rows() as u64);
+        self.metrics.add("build_batches", 1);
+        let bytes = batch.get_array_memory_size() as u64;
+        if !self.reservation.try_grow(bytes) {
+            return Err(self.too_big());
+        }
+        if batch.num_rows() > 0 {
+            self.build_batches.push(batch.clone());
+        }
+        Ok(())
+    }
+
+    fn too_big(&self) -> FerroError {
+        FerroError::MemoryLimit(format!(
+            "the build side of the hash join ({} rows so far) does not fit ferrospark.memory.limit; raise the limit, or use strategy=\"sort_merge\"",
+            self.metrics.get("build_rows")
+        ))
+    }
+
+    /// Builds the table; probe batches may follow.
+    pub fn finish_build(&mut self) -> Result<()> {
+        if self.phase != Phase::Building {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let batch = arrow_select::concat::concat_batches(&self.build_schema, &self.build_batches)?;
+        self.build_batches.clear();
+        let exprs = match self.build_side {
+            BuildSide::Left => &self.left_keys,
+            BuildSide::Right => &self.right_keys,
+        };
+        let keys = self.keys_of(exprs, &batch)?;
+        let table = JoinTable::build(&self.converter, &keys, &self.null_safe)?;
+        let held = (batch.get_array_memory_size() + table.size()) as u64;
+        if !self.reservation.try_resize(held) {
+            return Err(self.too_big());
+        }
+        self.metrics.add("build_bytes", held);
+        if self.keeps_build() {
+            self.build_matched = vec![false; batch.num_rows()];
+        }
+        self.build = Some((batch, table));
+        self.phase = Phase::Probing;
+        self.metrics.add_elapsed("build_time_ns", started);
+        Ok(())
+    }
+
+    /// Whether unmatched build rows come out at the end.
+    fn keeps_build(&self) -> bool {
+        match self.build_side {
+            BuildSide::Left => self.join_type.keeps_left(),
+            BuildSide::Right => self.join_type.keeps_right(),
+        }
+    }
+
+    /// Whether unmatched probe rows come out (NULL-extended).
+    fn keeps_probe(&self) -> bool {
+        match self.build_side {
+            BuildSide::Left => self.join_type.keeps_right(),
+            BuildSide::Right => self.join_type.keeps_left(),
+        }
+    }
+
+    /// Key columns of `batch`: normalised, in the left keys' types.
+    fn keys_of(&self, exprs: &[PhysicalExpr], batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+        exprs
+            .iter()
+            .zip(&self.key_types)
+            .map(|(e, t)| {
+                let a = ferrospark_expr::evaluate(e, batch)?.into_array(batch.num_rows())?;
+                let a = if a.data_type() == t {
+                    a
+                } else {
+                    arrow_cast::cast(&a, t)?
+                };
+                Ok(normalize_key(&a))
+            })
+            .collect()
+    }
+
+    /// Streams one probe batch through the table.
+    pub fn push_probe(&mut self, batch: &RecordBatch) -> Result<()> {
+        if self.phase == Phase::Building {
+            self.finish_build()?;
+        }
+        if self.phase != Phase::Probing {
+            return Err(FerroError::Internal("probe rows after finish".into()));
+        }
+        let started = Instant::now();
+        self.metrics.add("probe_rows", batch.num_rows() as u64);
+        self.metrics.add("probe_batches", 1);
+        if batch.num_rows() > 0 {
+            self.probe(batch)?;
+        }
+        self.metrics.add_elapsed("probe_time_ns", started);
+        Ok(())
+    }
+
+    fn probe(&mut self, probe: &RecordBatch) -> Result<()> {
+        let n = probe.num_rows();
+        let exprs = match self.build_side {
+            BuildSide::Left => &self.right_keys,
+            BuildSide::Right => &self.left_keys,
+        };
+        let keys = self.keys_of(exprs, probe)?;
+        let rows = self.converter.convert_columns(&keys)?;
+        let valid = joinable(&keys, &self.null_safe, n);
+        let Some((build, table)) = &self.build else {
+            return Err(FerroError::Internal("probe before build".into()));
+        };
+        // Null-aware anti join: an empty build side keeps every row, a NULL build key none.
+        if self.join_type == JoinType::NullAwareAnti {
+            if table.num_rows == 0 {
+                return self.emit_probe_rows((0..n as u32).collect(), probe);
+            }
+            if table.has_null_key {
+                return Ok(());
+            }
+        }
+        let mut probe_idx: Vec<u32> = Vec::new();
+        let mut build_idx: Vec<u32> = Vec::new();
+        table.probe(&rows, valid.as_ref(), |p, b| {
+            probe_idx.push(p);
+            build_idx.push(b);
+        });
+        if let Some(cond) = &self.condition {
+            let keep = self.condition_holds(cond, probe, build, &probe_idx, &build_idx)?;
+            let mut w = 0;
+            for (i, k) in keep.into_iter().enumerate() {
+                if k {
+                    probe_idx[w] = probe_idx[i];
+                    build_idx[w] = build_idx[i];
+                    w += 1;
+                }
+            }
+            probe_idx.truncate(w);
+            build_idx.truncate(w);
+        }
+        if self.keeps_build() {
+            for &b in &build_idx {
+                self.build_matched[b as usize] = true;
+            }
+        }
+        match self.join_type {
+            JoinType::LeftSemi | JoinType::LeftAnti | JoinType::NullAwareAnti => {
+                let mut hit = vec![false; n];
+                for &p in &probe_idx {
+                    hit[p as usize] = true;
+                }
+                let want = self.join_type == JoinType::LeftSemi;
+                let dropped = if self.join_type == JoinType::NullAwareAnti {
+                    valid.clone()
+                } else {
+                    None
+                };
+                let rows: Vec<u32> = (0..n)
+                    .filter(|&r| hit[r] == want && dropped.as_ref().is_none_or(|v| v.is_valid(r)))
+                    .map(|r| r as u32)
+                    .collect();
+                self.emit_probe_rows(rows, probe)
+            }
+            _ => {
+                let build = build.clone();
+                let mut probe_side: Side = probe_idx.iter().map(|&p| Some(p)).collect();
+                let mut build_side: Side = build_idx.iter().map(|&b| Some(b)).collect();
+                if self.keeps_probe() {
+                    let mut hit = vec![false; n];
+                    for &p in &probe_idx {
+                        hit[p as usize] = true;
+                    }
+                    for (r, h) in hit.iter().enumerate() {
+                        if !h {
+                            probe_side.push(Some(r as u32));
+                            build_side.push(None);
+                        }
+                    }
+                }
+                self.emit_pairs(probe, &build, &probe_side, &build_side)
+            }
+        }
+    }
+
+    /// The condition over candidate pairs, as one flag per pair (NULL is false).
+    fn condition_holds(
+        &self,
+        cond: &PhysicalExpr,
+        probe: &RecordBatch,
+        build: &RecordBatch,
+        probe_idx: &[u32],
+        build_idx: &[u32],
+    ) -> Result<Vec<bool>> {
+        let mut keep = Vec::with_capacity(probe_idx.len());
+        for start in (0..probe_idx.len()).step_by(self.batch_size) {
+            let end = (start + self.batch_size).min(probe_idx.len());
+            let p: Side = probe_idx[start..end].iter().map(|&x| Some(x)).collect();
+            let b: Side = build_idx[start..end].iter().map(|&x| Some(x)).collect();
+            let joined = self.joined(probe, build, &p, &b, &self.joined_schema)?;
+            let verdict: BooleanArray = evaluate_predicate(cond, &joined)?;
+            keep.extend((0..verdict.len()).map(|i| verdict.is_valid(i) && verdict.value(i)));
+        }
+        Ok(keep)
+    }
+
+    /// Rows of `probe` (the left side) as output.
+    fn emit_probe_rows(&mut self, rows: Vec<u32>, probe: &RecordBatch) -> Result<()> {
+        for chunk in rows.chunks(self.batch_size) {
+            let idx = UInt32Array::from(chunk.to_vec());
+            let columns = probe
+                .columns()
+                .iter()
+                .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            self.push_out(columns, chunk.len())?;
+        }
+        Ok(())
+    }
+
+    /// Joined rows of `(probe row, build row)` pairs, either side possibly NULL.
+    fn emit_pairs(
+        &mut self,
+        probe: &RecordBatch,
+        build: &RecordBatch,
+        probe_side: &[Option<u32>],
+        build_side: &[Option<u32>],
+    ) -> Result<()> {
+        for start in (0..probe_side.len()).step_by(self.batch_size) {
+            let end = (start + self.batch_size).min(probe_side.len());
+            let schema = self.output_schema.clone();
+            let joined = self.joined(
+                probe,
+                build,
+                &probe_side[start..end],
+                &build_side[start..end],
+                &schema,
+            )?;
+            self.push_out(joined.columns().to_vec(), end - start)?;
+        }
+        Ok(())
+    }
+
+    /// Left columns then right columns of the given rows of each side.
+    fn joined(
+        &self,
+        probe: &RecordBatch,
+        build: &RecordBatch,
+        probe_rows: &[Option<u32>],
+        build_rows: &[Option<u32>],
+        schema: &SchemaRef,
+    ) -> Result<RecordBatch> {
+        let take = |b: &RecordBatch, rows: &[Option<u32>]| -> Result<Vec<ArrayRef>> {
+            let idx = UInt32Array::from(rows.to_vec());
+            Ok(b.columns()
+                .iter()
+                .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
+                .collect::<std::result::Result<Vec<_>, _>>()?)
+        };
+        let (mut left, right) = match self.build_side {
+            BuildSide::Left => (take(build, build_rows)?, take(probe, probe_rows)?),
+            BuildSide::Right => (take(probe, probe_rows)?, take(build, build_rows)?),
+        };
+        left.extend(right);
+        // Columns a NULL-extended side fills are nullable in the schema; the data may say
+        // otherwise (take keeps the field), so build against the schema given.
+        let options = RecordBatchOptions::new().with_row_count(Some(probe_rows.len()));
+        Ok(RecordBatch::try_new_with_options(
+            schema.clone(),
+            left,
+            &options,
+        )?)
+    }
+
+    fn push_out(&mut self, columns: Vec<ArrayRef>, rows: usize) -> Result<()> {
+        if rows == 0 {
+            return Ok(());
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        let batch =
+            RecordBatch::try_new_with_options(self.output_schema.clone(), columns, &options)?;
+        self.metrics.add("output_rows", rows as u64);
+        self.metrics.add("output_batches", 1);
+        self.out.push_back(batch);
+        Ok(())
+    }
+
+    /// Ends the probe side: the build rows an outer join keeps unmatched come out.
+    pub fn finish(&mut self) -> Result<()> {
+        if self.phase == Phase::Building {
+            self.finish_build()?;
+        }
+        if self.phase == Phase::Done {
+            return Ok(());
+        }
+        self.phase = Phase::Done;
+        if !self.keeps_build() {
+            return Ok(());
+        }
+        let Some((build, _)) = self.build.take() else {
+            return Ok(());
+        };
+        let unmatched: Vec<Option<u32>> = self
+            .build_matched
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !**m)
+            .map(|(r, _)| Some(r as u32))
+            .collect();
+        let nulls: Vec<Option<u32>> = vec![None; unmatched.len()];
+        // The probe side has no rows left: its NULLs come from an empty batch of its schema.
+        let fields = self.joined_schema.fields();
+        let probe_fields = match self.build_side {
+            BuildSide::Left => fields[build.num_columns()..].to_vec(),
+            BuildSide::Right => fields[..fields.len() - build.num_columns()].to_vec(),
+        };
+        let empty = RecordBatch::new_empty(Arc::new(arrow_schema::Schema::new(probe_fields)));
+        self.emit_pairs(&empty, &build, &nulls, &unmatched)?;
+        self.reservation.free();
+        Ok(())
+    }
+
+    /// The next output batch, if one is ready.
+    pub fn pull(&mut self) -> Option<RecordBatch> {
+        self.out.pop_front()
+    }
+}
