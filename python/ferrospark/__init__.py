@@ -31,6 +31,7 @@ from .errors import (
     SparkArithmeticError,
     UnsupportedError,
 )
+from .join import join, last_join_metrics, last_join_plan
 from .parquet import ParquetScan, read_parquet, scan_metrics, scan_parquet
 from .session import Session, default_session
 
@@ -57,6 +58,9 @@ __all__ = [
     "PathNotFoundError",
     "SchemaError",
     "Session",
+    "join",
+    "last_join_metrics",
+    "last_join_plan",
     "SparkArithmeticError",
     "UnsupportedError",
     "__version__",

@@ -66,6 +66,20 @@ class Session:
         """:func:`ferrospark.aggregate` with this session's configuration."""
         return aggregate(data, by, aggs, session=self)
 
+    def join(
+        self,
+        left: Any,
+        right: Any,
+        on: Any = None,
+        how: str = "inner",
+        condition: Any = None,
+        strategy: str = "auto",
+    ) -> pa.Table:
+        """:func:`ferrospark.join` with this session's configuration."""
+        from .join import join
+
+        return join(left, right, on, how, condition, strategy, session=self)
+
     def __repr__(self) -> str:
         return f"Session(conf={self._conf!r})"
 

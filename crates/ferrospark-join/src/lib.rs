@@ -9,8 +9,10 @@
 //! [`HashJoinExec`] builds a hash table of one side and streams the other through it: the core
 //! shared by Spark's broadcast hash join and shuffled hash join.
 
+mod condition;
 mod hash;
 mod join_type;
 
+pub use condition::{split_condition, JoinCondition};
 pub use hash::{HashJoinExec, JOIN_METRICS};
 pub use join_type::{join_schema, BuildSide, JoinType};

@@ -36,7 +36,7 @@ fn calls_from(specs: Vec<CallSpec>) -> Vec<AggregateCall> {
 
 /// The schema with every top-level column in the type Spark computes with (dictionaries
 /// decoded, views and large types made plain, unsigned widened).
-fn spark_input_schema(schema: &Schema) -> SchemaRef {
+pub(crate) fn spark_input_schema(schema: &Schema) -> SchemaRef {
     Arc::new(Schema::new(
         schema
             .fields()
@@ -78,7 +78,7 @@ fn with_dictionary_keys(
 }
 
 /// Casts a batch to `target` (same columns) where types differ.
-fn conform(batch: RecordBatch, target: &SchemaRef) -> Result<RecordBatch, FerroError> {
+pub(crate) fn conform(batch: RecordBatch, target: &SchemaRef) -> Result<RecordBatch, FerroError> {
     if batch.schema().fields() == target.fields() {
         return Ok(batch);
     }
@@ -158,7 +158,10 @@ fn views_to_utf8(a: &arrow_array::StringViewArray) -> Result<ArrayRef, FerroErro
     )?))
 }
 
-fn metrics_list<'py>(py: Python<'py>, metrics: &[MetricsSet]) -> PyResult<Bound<'py, PyList>> {
+pub(crate) fn metrics_list<'py>(
+    py: Python<'py>,
+    metrics: &[MetricsSet],
+) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     for m in metrics {
         let d = PyDict::new(py);

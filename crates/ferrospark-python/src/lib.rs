@@ -17,6 +17,7 @@ use ferrospark_expr::{BinaryOp, Expr, Literal, StringMatch};
 use ferrospark_scan::{ParquetScan, ParquetScanOptions, ScanSplit, ScanStream};
 
 mod aggregate;
+mod join;
 
 // glibc malloc hands large batch buffers back to the kernel after each scan, so every scan
 // page-faults them in again (5-10% of a scan's time in the Python process); mimalloc keeps
@@ -472,6 +473,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<aggregate::PyStageRunner>()?;
     m.add_function(wrap_pyfunction!(aggregate::plan_aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate::aggregate_name, m)?)?;
+    m.add_function(wrap_pyfunction!(join::hash_join, m)?)?;
     m.add_function(wrap_pyfunction!(scan_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(scan_parquet_split, m)?)?;
     m.add_function(wrap_pyfunction!(validate_conf, m)?)?;

@@ -1,0 +1,215 @@
+"""Joins: ``fs.join(left, right, on, how, condition, strategy)``.
+
+``on`` names the keys (``"k"`` or ``["k1", "k2"]``: Spark's ``USING`` join, the keys come out
+once) or is a condition over the columns of both sides (``fs.col("a") == fs.col("b")``;
+equalities across the sides become hash keys, the rest is checked on each joined row).
+Output columns are the left ones then the right ones; semi and anti joins keep the left ones.
+
+Strategies built so far: ``broadcast_hash`` and ``shuffle_hash`` (one hash join in this
+process, building the side Spark's operator would build). ``auto`` follows Spark's
+``JoinSelection`` between them: broadcast when a side it can build is at most
+``spark.sql.autoBroadcastJoinThreshold``. Sort-merge, broadcast nested loop and cartesian joins
+are not built yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _native
+from .aggregate import _stream
+from .column import Column, to_filter
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .session import Session
+
+STRATEGIES = ("auto", "broadcast_hash", "shuffle_hash", "sort_merge", "nested_loop", "cartesian")
+_NOT_BUILT = ("sort_merge", "nested_loop", "cartesian")
+
+_HOW = {
+    "inner": "inner",
+    "left": "left",
+    "leftouter": "left",
+    "right": "right",
+    "rightouter": "right",
+    "full": "full",
+    "outer": "full",
+    "fullouter": "full",
+    "semi": "semi",
+    "leftsemi": "semi",
+    "anti": "anti",
+    "leftanti": "anti",
+    "cross": "cross",
+}
+
+
+class JoinResult:
+    """Metrics and plan of the last ``fs.join`` call, for inspection and tests."""
+
+    last_metrics: dict[str, int] = {}
+    last_plan: str = ""
+
+
+def _how(how: str) -> str:
+    key = how.lower().replace("_", "")
+    if key not in _HOW:
+        raise ConfigError(
+            f"unknown join type {how!r}; use one of inner, left, right, full, semi, anti, cross"
+        )
+    return _HOW[key]
+
+
+def _table(data: Any) -> pa.Table:
+    stream = _stream(data)
+    if isinstance(stream, pa.Table):
+        return stream
+    return pa.RecordBatchReader.from_stream(stream).read_all()
+
+
+def _threshold(conf: dict[str, str]) -> int:
+    text = conf.get("spark.sql.autoBroadcastJoinThreshold", "10MB")
+    return int(_native.parse_byte_size(text)) if text.strip() not in ("-1", "") else -1
+
+
+def _build_side(
+    how: str, strategy: str, left_bytes: int, right_bytes: int, conf: dict[str, str]
+) -> tuple[str, str]:
+    """``(strategy, build side)`` as Spark's ``JoinSelection`` picks them for a hash join."""
+    # Sides each operator can build, by join type (Spark's canBuildBroadcastLeft/Right and
+    # canBuildShuffledHashJoinLeft/Right).
+    broadcast = {
+        "inner": ("left", "right"),
+        "left": ("right",),
+        "right": ("left",),
+        "semi": ("right",),
+        "anti": ("right",),
+    }
+    shuffled = {
+        "inner": ("left", "right"),
+        "left": ("left", "right"),
+        "right": ("left", "right"),
+        "full": ("left", "right"),
+        "semi": ("right",),
+        "anti": ("right",),
+    }
+    size = {"left": left_bytes, "right": right_bytes}
+
+    def smaller(sides: Sequence[str]) -> str:
+        return min(sides, key=lambda s: (size[s], s != "right"))
+
+    if strategy == "auto":
+        limit = _threshold(conf)
+        small = [s for s in broadcast.get(how, ()) if limit >= 0 and size[s] <= limit]
+        if small:
+            return "broadcast_hash", smaller(small)
+        return "shuffle_hash", smaller(shuffled[how])
+    table = broadcast if strategy == "broadcast_hash" else shuffled
+    if how not in table:
+        raise ConfigError(
+            f"Spark's {strategy} join cannot run a {how} join: it has no side it can build; "
+            "use shuffle_hash or sort_merge"
+        )
+    return strategy, smaller(table[how])
+
+
+def join(
+    left: Any,
+    right: Any,
+    on: str | Sequence[str] | Column | None = None,
+    how: str = "inner",
+    condition: Column | str | None = None,
+    strategy: str = "auto",
+    *,
+    session: Session | None = None,
+) -> pa.Table:
+    """Joins ``left`` and ``right`` as Spark's ``left.join(right, on, how)`` does, natively.
+
+    ``fs.last_join_metrics()`` returns the operator's metrics and ``fs.last_join_plan()`` the
+    strategy and build side chosen.
+    """
+    from .session import default_session
+
+    s = session or default_session()
+    kind = _how(how)
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"unknown join strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    if strategy in _NOT_BUILT:
+        raise ConfigError(
+            f"the {strategy} join strategy is not built yet; use auto, broadcast_hash or shuffle_hash"
+        )
+    using: list[str] | None = None
+    cond: Column | None = None
+    if isinstance(on, str):
+        using = [on]
+    elif isinstance(on, Column):
+        cond = on
+    elif on is not None:
+        using = [str(k) for k in on]
+    if condition is not None:
+        extra = Column(to_filter(condition))
+        cond = extra if cond is None else cond & extra
+    if kind == "cross" or (not using and cond is None):
+        raise ConfigError(
+            "joins without keys run as nested loop or cartesian joins, which are not built yet; "
+            "give `on` keys or an equality condition"
+        )
+    lt, rt = _table(left), _table(right)
+    chosen, build = _build_side(kind, strategy, lt.nbytes, rt.nbytes, s.conf)
+    table, metrics, plan = _native.hash_join(
+        lt,
+        rt,
+        kind,
+        using=using,
+        condition=cond._expr if cond is not None else None,
+        build_side=build,
+        conf=s.conf,
+    )
+    JoinResult.last_metrics = dict(metrics)
+    JoinResult.last_plan = f"{chosen}: {plan}"
+    if using:
+        table = _using_columns(table, lt.num_columns, using, kind, lt.schema, rt.schema)
+    return table
+
+
+def _using_columns(
+    table: pa.Table, nleft: int, using: list[str], kind: str, ls: pa.Schema, rs: pa.Schema
+) -> pa.Table:
+    """Spark's ``USING`` output: each key once (the right one for a right join, the first
+    non-NULL of both for a full join), then the other left columns, then the other right ones."""
+    lkeys = [ls.get_field_index(k) for k in using]
+    if kind in ("semi", "anti"):
+        rest = [i for i in range(nleft) if i not in lkeys]
+        return table.select(lkeys + rest)
+    rkeys = [nleft + rs.get_field_index(k) for k in using]
+    columns, names = [], []
+    for k, li, ri in zip(using, lkeys, rkeys, strict=True):
+        if kind == "right":
+            columns.append(table.column(ri))
+        elif kind == "full":
+            columns.append(pc.coalesce(table.column(li), table.column(ri)))
+        else:
+            columns.append(table.column(li))
+        names.append(ls.field(li).name if kind != "right" else k)
+    for i in range(table.num_columns):
+        if i not in lkeys and i not in rkeys:
+            columns.append(table.column(i))
+            names.append(table.schema.field(i).name)
+    return pa.table(columns, names=names)
+
+
+def last_join_metrics() -> dict[str, int]:
+    """Metrics of the last :func:`join` call in this process."""
+    return dict(JoinResult.last_metrics)
+
+
+def last_join_plan() -> str:
+    """The strategy, build side, keys and condition of the last :func:`join` call."""
+    return JoinResult.last_plan
+
+
+__all__ = ["join", "last_join_metrics", "last_join_plan"]

@@ -1,0 +1,136 @@
+"""Hash joins (issue 4, first part) against PySpark: every join type with every hash strategy
+that can run it, on data with NULL keys, duplicate and skewed keys, unicode strings, decimals,
+doubles (NaN, -0.0), several keys, null-safe equality, residual conditions and empty sides.
+Columns are compared by name and order, rows as multisets."""
+
+from __future__ import annotations
+
+import random
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+
+import ferrospark as fs
+from helpers import arrow_rows, assert_same_rows, spark_rows
+
+pytestmark = pytest.mark.spark
+
+NAN = float("nan")
+
+
+def _side(seed: int, n: int, prefix: str) -> pa.Table:
+    rng = random.Random(seed)
+    words = ["a", "é", "b", "", "日本", None]
+    k = [None if rng.random() < 0.08 else (0 if rng.random() < 0.3 else rng.randint(1, 25)) for _ in range(n)]
+    s = [rng.choice(words) for _ in range(n)]
+    d = [None if rng.random() < 0.1 else Decimal(rng.randint(-300, 300)).scaleb(-2) for _ in range(n)]
+    f = [rng.choice([0.0, -0.0, NAN, 1.5, None]) for _ in range(n)]
+    v = [rng.randint(-100, 100) for _ in range(n)]
+    return pa.table(
+        {
+            "k": pa.array(k, pa.int32()),
+            "s": pa.array(s, pa.string()),
+            "d": pa.array(d, pa.decimal128(9, 2)),
+            "f": pa.array(f, pa.float64()),
+            f"{prefix}v": pa.array(v, pa.int64()),
+        }
+    )
+
+
+LEFT = _side(1, 400, "l")
+RIGHT = _side(2, 300, "r")
+HOWS = ["inner", "left", "right", "full", "semi", "anti"]
+# Which hash strategies Spark can run for each join type.
+STRATEGIES = {
+    "inner": ["auto", "broadcast_hash", "shuffle_hash"],
+    "left": ["auto", "broadcast_hash", "shuffle_hash"],
+    "right": ["auto", "broadcast_hash", "shuffle_hash"],
+    "full": ["auto", "shuffle_hash"],
+    "semi": ["auto", "broadcast_hash", "shuffle_hash"],
+    "anti": ["auto", "broadcast_hash", "shuffle_hash"],
+}
+
+
+def _check(spark, got: pa.Table, expected, context: str) -> None:
+    assert got.column_names == expected.columns, context
+    assert_same_rows(spark_rows(expected), arrow_rows(got), context)
+
+
+@pytest.fixture(scope="module")
+def frames(spark):
+    return spark.createDataFrame(LEFT), spark.createDataFrame(RIGHT)
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("on", ["k", ["k", "s"], ["d"], ["f"]])
+def test_using_join_matches_spark(spark, frames, how, on):
+    ldf, rdf = frames
+    expected = ldf.join(rdf, on, how)
+    for strategy in STRATEGIES[how]:
+        got = fs.join(LEFT, RIGHT, on, how, strategy=strategy)
+        _check(spark, got, expected, f"on={on} how={how} strategy={strategy} ({fs.last_join_plan()})")
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_condition_join_with_residual_matches_spark(spark, frames, how):
+    ldf, rdf = frames
+    right = RIGHT.rename_columns(["rk", "rs", "rd", "rf", "rv"])
+    rdf2 = rdf.toDF(*right.column_names)
+    cond_spark = (ldf.k == rdf2.rk) & (ldf.s == rdf2.rs) & (ldf.lv < rdf2.rv)
+    expected = ldf.join(rdf2, cond_spark, how)
+    cond = (fs.col("k") == fs.col("rk")) & (fs.col("s") == fs.col("rs")) & (fs.col("lv") < fs.col("rv"))
+    for strategy in STRATEGIES[how]:
+        got = fs.join(LEFT, right, cond, how, strategy=strategy)
+        _check(spark, got, expected, f"condition how={how} strategy={strategy}")
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "full", "anti"])
+def test_null_safe_equality_matches_spark(spark, frames, how):
+    ldf, rdf = frames
+    right = RIGHT.rename_columns(["rk", "rs", "rd", "rf", "rv"])
+    rdf2 = rdf.toDF(*right.column_names)
+    expected = ldf.join(rdf2, ldf.k.eqNullSafe(rdf2.rk) & ldf.s.eqNullSafe(rdf2.rs), how)
+    got = fs.join(LEFT, right, None, how, condition="k <=> rk AND s <=> rs", strategy="shuffle_hash")
+    _check(spark, got, expected, f"null-safe how={how}")
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_empty_sides_match_spark(spark, frames, how):
+    ldf, rdf = frames
+    for left, right, lsdf, rsdf in [
+        (LEFT.slice(0, 0), RIGHT, ldf.limit(0), rdf),
+        (LEFT, RIGHT.slice(0, 0), ldf, rdf.limit(0)),
+    ]:
+        expected = lsdf.join(rsdf, "k", how)
+        got = fs.join(left, right, "k", how)
+        _check(spark, got, expected, f"empty side how={how}")
+
+
+def test_auto_broadcasts_a_small_side_and_shuffles_otherwise():
+    small = RIGHT.slice(0, 10)
+    fs.join(LEFT, small, "k", "inner")
+    assert fs.last_join_plan().startswith("broadcast_hash"), fs.last_join_plan()
+    s = fs.Session(conf={"spark.sql.autoBroadcastJoinThreshold": "-1"})
+    s.join(LEFT, small, "k", "inner")
+    assert fs.last_join_plan().startswith("shuffle_hash"), fs.last_join_plan()
+    # the smaller side is built
+    fs.join(small, LEFT, "k", "inner", strategy="shuffle_hash")
+    assert "build Left" in fs.last_join_plan(), fs.last_join_plan()
+    m = fs.last_join_metrics()
+    assert m["build_rows"] == 10 and m["probe_rows"] == LEFT.num_rows
+
+
+def test_bad_joins_are_clear_errors():
+    with pytest.raises(fs.ConfigError, match="broadcast_hash join cannot run a full join"):
+        fs.join(LEFT, RIGHT, "k", "full", strategy="broadcast_hash")
+    with pytest.raises(fs.ConfigError, match="unknown join type"):
+        fs.join(LEFT, RIGHT, "k", "sideways")
+    with pytest.raises(fs.ConfigError, match="not built yet"):
+        fs.join(LEFT, RIGHT, "k", strategy="sort_merge")
+    with pytest.raises(fs.AnalysisError, match="not a column of the right side"):
+        fs.join(LEFT, RIGHT.drop_columns(["k"]), "k")
+    with pytest.raises(fs.AnalysisError, match="both sides"):
+        fs.join(LEFT, RIGHT, fs.col("k") == fs.col("rv"))
+    with pytest.raises(fs.AnalysisError, match="cast one side"):
+        fs.join(LEFT, RIGHT.set_column(0, "k", RIGHT.column("k").cast(pa.int64())), "k")
