@@ -43,12 +43,12 @@ RIGHT = _side(2, 300, "r")
 HOWS = ["inner", "left", "right", "full", "semi", "anti"]
 # Which hash strategies Spark can run for each join type.
 STRATEGIES = {
-    "inner": ["auto", "broadcast_hash", "shuffle_hash"],
-    "left": ["auto", "broadcast_hash", "shuffle_hash"],
-    "right": ["auto", "broadcast_hash", "shuffle_hash"],
-    "full": ["auto", "shuffle_hash"],
-    "semi": ["auto", "broadcast_hash", "shuffle_hash"],
-    "anti": ["auto", "broadcast_hash", "shuffle_hash"],
+    "inner": ["auto", "broadcast_hash", "shuffle_hash", "nested_loop", "cartesian"],
+    "left": ["auto", "broadcast_hash", "shuffle_hash", "nested_loop"],
+    "right": ["auto", "broadcast_hash", "shuffle_hash", "nested_loop"],
+    "full": ["auto", "shuffle_hash", "nested_loop"],
+    "semi": ["auto", "broadcast_hash", "shuffle_hash", "nested_loop"],
+    "anti": ["auto", "broadcast_hash", "shuffle_hash", "nested_loop"],
 }
 
 
@@ -113,6 +113,13 @@ def test_auto_broadcasts_a_small_side_and_shuffles_otherwise():
     assert fs.last_join_plan().startswith("broadcast_hash"), fs.last_join_plan()
     s = fs.Session(conf={"spark.sql.autoBroadcastJoinThreshold": "-1"})
     s.join(LEFT, small, "k", "inner")
+    # Spark would sort-merge; until that is built the shuffled hash join runs, and says so
+    assert fs.last_join_plan().startswith("sort_merge (not built yet: ran shuffle_hash)"), fs.last_join_plan()
+    # a side too big to broadcast but small enough for a partition's hash map, 3x smaller
+    s = fs.Session(
+        conf={"spark.sql.autoBroadcastJoinThreshold": "100", "spark.sql.join.preferSortMergeJoin": "false"}
+    )
+    s.join(LEFT, small, "k", "inner")
     assert fs.last_join_plan().startswith("shuffle_hash"), fs.last_join_plan()
     # the smaller side is built
     fs.join(small, LEFT, "k", "inner", strategy="shuffle_hash")
@@ -122,11 +129,13 @@ def test_auto_broadcasts_a_small_side_and_shuffles_otherwise():
 
 
 def test_bad_joins_are_clear_errors():
-    with pytest.raises(fs.ConfigError, match="broadcast_hash join cannot run a full join"):
+    with pytest.raises(fs.ConfigError, match="broadcast_hash join cannot run this FullOuter join"):
         fs.join(LEFT, RIGHT, "k", "full", strategy="broadcast_hash")
+    with pytest.raises(fs.ConfigError, match="cartesian join cannot run this LeftOuter join"):
+        fs.join(LEFT, RIGHT, "k", "left", strategy="cartesian")
     with pytest.raises(fs.ConfigError, match="unknown join type"):
         fs.join(LEFT, RIGHT, "k", "sideways")
-    with pytest.raises(fs.ConfigError, match="not built yet"):
+    with pytest.raises(fs.UnsupportedError, match="not built yet"):
         fs.join(LEFT, RIGHT, "k", strategy="sort_merge")
     with pytest.raises(fs.AnalysisError, match="not a column of the right side"):
         fs.join(LEFT, RIGHT.drop_columns(["k"]), "k")
@@ -134,3 +143,24 @@ def test_bad_joins_are_clear_errors():
         fs.join(LEFT, RIGHT, fs.col("k") == fs.col("rv"))
     with pytest.raises(fs.AnalysisError, match="cast one side"):
         fs.join(LEFT, RIGHT.set_column(0, "k", RIGHT.column("k").cast(pa.int64())), "k")
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "full", "semi", "anti"])
+def test_non_equi_join_matches_spark(spark, frames, how):
+    ldf, rdf = frames
+    right = RIGHT.rename_columns(["rk", "rs", "rd", "rf", "rv"])
+    rdf2 = rdf.toDF(*right.column_names)
+    expected = ldf.join(rdf2, (ldf.lv < rdf2.rv - 90) | (ldf.k > rdf2.rk + 20), how)
+    got = fs.join(LEFT, right, None, how, condition="lv < rv - 90 OR k > rk + 20")
+    _check(spark, got, expected, f"non-equi how={how} ({fs.last_join_plan()})")
+    assert "NestedLoopJoin" in fs.last_join_plan()
+
+
+def test_cross_join_matches_spark(spark, frames):
+    ldf, rdf = frames
+    left, right = LEFT.slice(0, 40), RIGHT.slice(0, 30).rename_columns(["rk", "rs", "rd", "rf", "rv"])
+    expected = ldf.limit(40).crossJoin(rdf.limit(30).toDF(*right.column_names))
+    for strategy in ["auto", "cartesian", "nested_loop"]:
+        got = fs.join(left, right, how="cross", strategy=strategy)
+        assert got.num_rows == 1200
+        _check(spark, got, expected, f"cross {strategy}")

@@ -111,12 +111,12 @@ def plan_aggregate(
     schema: pa.Schema, by: list[Expr], aggs: list[_CallSpec], conf: dict[str, str] | None = None
 ) -> AggregatePlan: ...
 def aggregate_name(spec: _CallSpec) -> str: ...
-def hash_join(
+def join(
     left: Any,
     right: Any,
     how: str,
     using: list[str] | None = None,
     condition: Expr | None = None,
-    build_side: str = "right",
+    strategy: str = "auto",
     conf: dict[str, str] | None = None,
 ) -> tuple[pa.Table, dict[str, int], str]: ...

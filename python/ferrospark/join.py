@@ -5,11 +5,12 @@ once) or is a condition over the columns of both sides (``fs.col("a") == fs.col(
 equalities across the sides become hash keys, the rest is checked on each joined row).
 Output columns are the left ones then the right ones; semi and anti joins keep the left ones.
 
-Strategies built so far: ``broadcast_hash`` and ``shuffle_hash`` (one hash join in this
-process, building the side Spark's operator would build). ``auto`` follows Spark's
-``JoinSelection`` between them: broadcast when a side it can build is at most
-``spark.sql.autoBroadcastJoinThreshold``. Sort-merge, broadcast nested loop and cartesian joins
-are not built yet.
+``strategy`` names Spark's operator (``broadcast_hash``, ``shuffle_hash``, ``nested_loop``,
+``cartesian``; ``sort_merge`` is not built yet); an operator that cannot run the join type is
+an error saying so. ``auto`` follows Spark's ``JoinSelection``: hints, then
+``spark.sql.autoBroadcastJoinThreshold``, ``spark.sql.join.preferSortMergeJoin`` and the 3x
+rule. Where Spark's rules pick sort-merge, the shuffled hash join runs for now, and
+``fs.last_join_plan()`` says so.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from .session import Session
 
 STRATEGIES = ("auto", "broadcast_hash", "shuffle_hash", "sort_merge", "nested_loop", "cartesian")
-_NOT_BUILT = ("sort_merge", "nested_loop", "cartesian")
 
 _HOW = {
     "inner": "inner",
@@ -71,52 +71,6 @@ def _table(data: Any) -> pa.Table:
     return pa.RecordBatchReader.from_stream(stream).read_all()
 
 
-def _threshold(conf: dict[str, str]) -> int:
-    text = conf.get("spark.sql.autoBroadcastJoinThreshold", "10MB")
-    return int(_native.parse_byte_size(text)) if text.strip() not in ("-1", "") else -1
-
-
-def _build_side(
-    how: str, strategy: str, left_bytes: int, right_bytes: int, conf: dict[str, str]
-) -> tuple[str, str]:
-    """``(strategy, build side)`` as Spark's ``JoinSelection`` picks them for a hash join."""
-    # Sides each operator can build, by join type (Spark's canBuildBroadcastLeft/Right and
-    # canBuildShuffledHashJoinLeft/Right).
-    broadcast = {
-        "inner": ("left", "right"),
-        "left": ("right",),
-        "right": ("left",),
-        "semi": ("right",),
-        "anti": ("right",),
-    }
-    shuffled = {
-        "inner": ("left", "right"),
-        "left": ("left", "right"),
-        "right": ("left", "right"),
-        "full": ("left", "right"),
-        "semi": ("right",),
-        "anti": ("right",),
-    }
-    size = {"left": left_bytes, "right": right_bytes}
-
-    def smaller(sides: Sequence[str]) -> str:
-        return min(sides, key=lambda s: (size[s], s != "right"))
-
-    if strategy == "auto":
-        limit = _threshold(conf)
-        small = [s for s in broadcast.get(how, ()) if limit >= 0 and size[s] <= limit]
-        if small:
-            return "broadcast_hash", smaller(small)
-        return "shuffle_hash", smaller(shuffled[how])
-    table = broadcast if strategy == "broadcast_hash" else shuffled
-    if how not in table:
-        raise ConfigError(
-            f"Spark's {strategy} join cannot run a {how} join: it has no side it can build; "
-            "use shuffle_hash or sort_merge"
-        )
-    return strategy, smaller(table[how])
-
-
 def join(
     left: Any,
     right: Any,
@@ -138,10 +92,6 @@ def join(
     kind = _how(how)
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown join strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-    if strategy in _NOT_BUILT:
-        raise ConfigError(
-            f"the {strategy} join strategy is not built yet; use auto, broadcast_hash or shuffle_hash"
-        )
     using: list[str] | None = None
     cond: Column | None = None
     if isinstance(on, str):
@@ -153,24 +103,20 @@ def join(
     if condition is not None:
         extra = Column(to_filter(condition))
         cond = extra if cond is None else cond & extra
-    if kind == "cross" or (not using and cond is None):
-        raise ConfigError(
-            "joins without keys run as nested loop or cartesian joins, which are not built yet; "
-            "give `on` keys or an equality condition"
-        )
+    if kind == "cross" and (using or cond is not None):
+        raise ConfigError("a cross join takes no `on` keys; use how='inner' with a condition")
     lt, rt = _table(left), _table(right)
-    chosen, build = _build_side(kind, strategy, lt.nbytes, rt.nbytes, s.conf)
-    table, metrics, plan = _native.hash_join(
+    table, metrics, plan = _native.join(
         lt,
         rt,
         kind,
         using=using,
         condition=cond._expr if cond is not None else None,
-        build_side=build,
+        strategy=strategy,
         conf=s.conf,
     )
     JoinResult.last_metrics = dict(metrics)
-    JoinResult.last_plan = f"{chosen}: {plan}"
+    JoinResult.last_plan = plan
     if using:
         table = _using_columns(table, lt.num_columns, using, kind, lt.schema, rt.schema)
     return table

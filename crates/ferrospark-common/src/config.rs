@@ -35,6 +35,12 @@ pub const OBJECT_AGG_FALLBACK_THRESHOLD: &str =
     "spark.sql.objectHashAggregate.sortBased.fallbackThreshold";
 /// Spark's target split size when planning Parquet tasks.
 pub const FILES_MAX_PARTITION_BYTES: &str = "spark.sql.files.maxPartitionBytes";
+/// Largest side broadcast by size (bytes; -1 never).
+pub const AUTO_BROADCAST_THRESHOLD: &str = "spark.sql.autoBroadcastJoinThreshold";
+/// Whether sort-merge is preferred over shuffled hash joins.
+pub const PREFER_SORT_MERGE: &str = "spark.sql.join.preferSortMergeJoin";
+/// Partitions of a shuffle.
+pub const SHUFFLE_PARTITIONS: &str = "spark.sql.shuffle.partitions";
 
 /// An immutable-by-convention map of configuration keys to string values, as Spark keeps them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -96,6 +102,15 @@ impl Config {
             }
             OBJECT_AGG_FALLBACK_THRESHOLD => {
                 probe.object_agg_fallback_threshold()?;
+            }
+            AUTO_BROADCAST_THRESHOLD => {
+                probe.auto_broadcast_threshold()?;
+            }
+            SHUFFLE_PARTITIONS => {
+                probe.shuffle_partitions()?;
+            }
+            PREFER_SORT_MERGE => {
+                probe.get_bool(&key, true)?;
             }
             ANSI_ENABLED
             | PARQUET_FILTER_PUSHDOWN
@@ -190,6 +205,28 @@ impl Config {
                 FerroError::Config(format!("config {PARQUET_METADATA_CACHE_SIZE}: {e}"))
             }),
         }
+    }
+
+    /// `spark.sql.autoBroadcastJoinThreshold` in bytes, default 10 MiB as in Spark; negative
+    /// (`-1`) turns broadcasting by size off.
+    pub fn auto_broadcast_threshold(&self) -> Result<i64> {
+        match self.get(AUTO_BROADCAST_THRESHOLD).map(str::trim) {
+            None => Ok(10 * 1024 * 1024),
+            Some(v) if v.starts_with('-') => Ok(-1),
+            Some(v) => parse_byte_size(v)
+                .map(|b| b.min(i64::MAX as u64) as i64)
+                .map_err(|e| FerroError::Config(format!("config {AUTO_BROADCAST_THRESHOLD}: {e}"))),
+        }
+    }
+
+    /// `spark.sql.join.preferSortMergeJoin`, default true as in Spark.
+    pub fn prefer_sort_merge_join(&self) -> Result<bool> {
+        self.get_bool(PREFER_SORT_MERGE, true)
+    }
+
+    /// `spark.sql.shuffle.partitions`, default 200 as in Spark.
+    pub fn shuffle_partitions(&self) -> Result<usize> {
+        self.get_positive(SHUFFLE_PARTITIONS, 200)
     }
 
     /// `spark.sql.ansi.enabled`, default true as in Spark 4.

@@ -6,13 +6,16 @@
 //! with `=` (NULL never matches) or `<=>` (NULL matches NULL); an optional residual condition
 //! is evaluated on the joined row.
 //!
-//! [`HashJoinExec`] builds a hash table of one side and streams the other through it: the core
-//! shared by Spark's broadcast hash join and shuffled hash join.
+//! [`JoinExec`] builds one side and streams the other through it: with a hash table of the
+//! build side's keys (Spark's broadcast and shuffled hash joins) or against every build row
+//! (broadcast nested loop and cartesian joins).
 
 mod condition;
-mod hash;
+mod join_exec;
 mod join_type;
+mod selection;
 
 pub use condition::{split_condition, JoinCondition};
-pub use hash::{HashJoinExec, JOIN_METRICS};
+pub use join_exec::{JoinAlgorithm, JoinExec, JOIN_METRICS};
 pub use join_type::{join_schema, BuildSide, JoinType};
+pub use selection::{select_join, JoinSelectionInput, JoinStrategy};

@@ -5,8 +5,12 @@ use std::collections::HashMap;
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
 use ferrospark_common::{FerroError, MemoryPool};
+use ferrospark_expr::BinaryOp;
 use ferrospark_expr::{bind, resolve_column, BindContext, PhysicalExpr};
-use ferrospark_join::{join_schema, split_condition, BuildSide, HashJoinExec, JoinType};
+use ferrospark_join::{
+    join_schema, select_join, split_condition, BuildSide, JoinAlgorithm, JoinExec,
+    JoinSelectionInput, JoinStrategy, JoinType,
+};
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatchReader, PyTable};
 
@@ -71,33 +75,28 @@ fn bind_condition(
     bind(condition, &BindContext::new(&joined))
 }
 
-/// Joins `left` and `right` with a hash join building `build_side`; `using` names keys on
-/// both sides, `condition` (over the columns of both) adds equi-keys and a residual
-/// condition. Returns `(pyarrow.Table, metrics, explain)`.
+/// Joins `left` and `right` as Spark's `strategy` operator would (`auto`: Spark's
+/// `JoinSelection` from sizes and `conf`); `using` names keys on both sides, `condition` (over
+/// the columns of both) adds equi-keys and a residual condition. Returns
+/// `(pyarrow.Table, metrics, plan)`, the plan naming the operator and its build side.
 #[pyfunction]
-#[pyo3(signature = (left, right, how, using=None, condition=None, build_side="right", conf=None))]
+#[pyo3(signature = (left, right, how, using=None, condition=None, strategy="auto", conf=None))]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn hash_join<'py>(
+pub(crate) fn join<'py>(
     py: Python<'py>,
     left: PyRecordBatchReader,
     right: PyRecordBatchReader,
     how: &str,
     using: Option<Vec<String>>,
     condition: Option<PyExpr>,
-    build_side: &str,
+    strategy: &str,
     conf: Option<HashMap<String, String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = config_from(py, conf)?;
     let join_type = JoinType::parse(how).py(py)?;
-    let build = match build_side {
-        "left" => BuildSide::Left,
-        "right" => BuildSide::Right,
-        other => {
-            return Err(FerroError::Config(format!(
-                "build side must be \"left\" or \"right\", got {other:?}"
-            )))
-            .py(py)
-        }
+    let hint = match strategy {
+        "auto" => None,
+        other => Some(JoinStrategy::parse(other).py(py)?),
     };
     let (left, right) = (left.into_reader()?, right.into_reader()?);
     let result = py.detach(move || -> Result<_, FerroError> {
@@ -114,8 +113,65 @@ pub(crate) fn hash_join<'py>(
             null_safe.extend(split.null_safe);
             residual = split.residual;
         }
+        let read = |r: Reader, schema: &SchemaRef| -> Result<Vec<RecordBatch>, FerroError> {
+            r.map(|b| conform(b?, schema)).collect()
+        };
+        let (lb, rb) = (read(left, &ls)?, read(right, &rs)?);
+        let bytes = |bs: &[RecordBatch]| bs.iter().map(|b| b.get_array_memory_size() as u64).sum();
+        let input = JoinSelectionInput {
+            join_type,
+            has_equi_keys: !lk.is_empty(),
+            keys_orderable: true,
+            left_bytes: bytes(&lb),
+            right_bytes: bytes(&rb),
+            broadcast_threshold: cfg.auto_broadcast_threshold()?,
+            prefer_sort_merge: cfg.prefer_sort_merge_join()?,
+            shuffle_partitions: cfg.shuffle_partitions()? as u64,
+            hint,
+        };
+        let (chosen, mut build) = select_join(&input)?;
+        let (algorithm, note) = match chosen {
+            JoinStrategy::BroadcastHash | JoinStrategy::ShuffledHash => {
+                (JoinAlgorithm::Hash, chosen.name().to_string())
+            }
+            JoinStrategy::BroadcastNestedLoop | JoinStrategy::Cartesian => {
+                if chosen == JoinStrategy::Cartesian {
+                    build = if input.left_bytes < input.right_bytes {
+                        BuildSide::Left
+                    } else {
+                        BuildSide::Right
+                    };
+                }
+                (JoinAlgorithm::NestedLoop, chosen.name().to_string())
+            }
+            JoinStrategy::SortMerge if hint.is_some() => {
+                return Err(FerroError::Unsupported(
+                    "the sort_merge join strategy is not built yet; use auto, broadcast_hash, shuffle_hash, nested_loop or cartesian".into(),
+                ))
+            }
+            JoinStrategy::SortMerge => {
+                // Spark's rules pick sort-merge here; until it is built, the shuffled hash
+                // join runs instead (same answer), and the plan says so.
+                let fallback = JoinSelectionInput {
+                    hint: Some(JoinStrategy::ShuffledHash),
+                    ..input.clone()
+                };
+                build = select_join(&fallback)?.1;
+                (
+                    JoinAlgorithm::Hash,
+                    "sort_merge (not built yet: ran shuffle_hash)".to_string(),
+                )
+            }
+        };
+        if algorithm == JoinAlgorithm::NestedLoop {
+            // Every condition part, equalities included, is checked on each pair.
+            residual = keys_as_condition(&lk, &rk, &null_safe, ls.fields().len(), residual);
+            lk.clear();
+            rk.clear();
+            null_safe.clear();
+        }
         let pool = MemoryPool::new(cfg.memory_limit()?);
-        let mut exec = HashJoinExec::try_new(
+        let mut exec = JoinExec::try_new(
             ls.clone(),
             rs.clone(),
             lk,
@@ -123,46 +179,64 @@ pub(crate) fn hash_join<'py>(
             null_safe,
             residual,
             join_type,
+            algorithm,
             build,
             cfg.batch_size()?,
             &pool,
         )?;
-        let explain = exec.explain();
-        let (build_reader, probe_reader, build_schema, probe_schema) = match build {
-            BuildSide::Left => (left, right, ls, rs),
-            BuildSide::Right => (right, left, rs, ls),
+        let plan = format!("{note}: {}", exec.explain());
+        let (build_batches, probe_batches) = match build {
+            BuildSide::Left => (lb, rb),
+            BuildSide::Right => (rb, lb),
         };
-        run(
-            &mut exec,
-            build_reader,
-            probe_reader,
-            &build_schema,
-            &probe_schema,
-        )
-        .map(|out| (out, exec.output_schema(), exec.metrics().clone(), explain))
+        run(&mut exec, build_batches, probe_batches)
+            .map(|out| (out, exec.output_schema(), exec.metrics().clone(), plan))
     });
-    let (batches, schema, metrics, explain) = result.py(py)?;
+    let (batches, schema, metrics, plan) = result.py(py)?;
     let table = PyTable::try_new(batches, schema)?.into_pyarrow(py)?;
     let metrics = metrics_list(py, &[metrics])?;
-    (table, metrics.get_item(0)?, explain)
+    (table, metrics.get_item(0)?, plan)
         .into_pyobject(py)
         .map(|t| t.into_any())
 }
 
+/// Key pairs as comparisons over the left columns followed by the right ones, ANDed with
+/// `rest`.
+fn keys_as_condition(
+    left: &[PhysicalExpr],
+    right: &[PhysicalExpr],
+    null_safe: &[bool],
+    left_width: usize,
+    rest: Option<PhysicalExpr>,
+) -> Option<PhysicalExpr> {
+    left.iter()
+        .zip(right)
+        .zip(null_safe)
+        .map(|((l, r), safe)| PhysicalExpr::Compare {
+            op: if *safe {
+                BinaryOp::EqNullSafe
+            } else {
+                BinaryOp::Eq
+            },
+            left: Box::new(l.clone()),
+            right: Box::new(r.remap_columns(&|i| i + left_width)),
+        })
+        .chain(rest)
+        .reduce(|a, b| PhysicalExpr::And(Box::new(a), Box::new(b)))
+}
+
 fn run(
-    exec: &mut HashJoinExec,
-    build: Reader,
-    probe: Reader,
-    build_schema: &SchemaRef,
-    probe_schema: &SchemaRef,
+    exec: &mut JoinExec,
+    build: Vec<RecordBatch>,
+    probe: Vec<RecordBatch>,
 ) -> Result<Vec<RecordBatch>, FerroError> {
-    for b in build {
-        exec.push_build(&conform(b?, build_schema)?)?;
+    for b in &build {
+        exec.push_build(b)?;
     }
     exec.finish_build()?;
     let mut out = Vec::new();
-    for b in probe {
-        exec.push_probe(&conform(b?, probe_schema)?)?;
+    for b in &probe {
+        exec.push_probe(b)?;
         while let Some(o) = exec.pull() {
             out.push(o);
         }

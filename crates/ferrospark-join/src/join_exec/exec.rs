@@ -21,10 +21,10 @@ use ferrospark_common::{
 };
 use ferrospark_expr::{evaluate_predicate, normalize_key, PhysicalExpr};
 
-use super::table::{joinable, JoinTable};
+use super::hash_table::{joinable, JoinTable};
 use crate::join_type::{join_schema, BuildSide, JoinType};
 
-/// Metric names of [`HashJoinExec`].
+/// Metric names of [`JoinExec`].
 pub const JOIN_METRICS: &[(&str, MetricValue)] = &[
     ("build_rows", MetricValue::Count),
     ("build_batches", MetricValue::Count),
@@ -45,7 +45,7 @@ enum Phase {
 }
 
 /// A hash join of `left` and `right` on equi-keys, building one side.
-pub struct HashJoinExec {
+pub struct JoinExec {
     join_type: JoinType,
     build_side: BuildSide,
     left_keys: Vec<PhysicalExpr>,
@@ -60,7 +60,8 @@ pub struct HashJoinExec {
     converter: RowConverter,
     batch_size: usize,
     build_batches: Vec<RecordBatch>,
-    build: Option<(RecordBatch, JoinTable)>,
+    algorithm: JoinAlgorithm,
+    build: Option<(RecordBatch, Matcher)>,
     build_matched: Vec<bool>,
     out: VecDeque<RecordBatch>,
     reservation: MemoryReservation,
@@ -71,7 +72,24 @@ pub struct HashJoinExec {
 /// One side of a joined row: a row index, or NULLs.
 type Side = Vec<Option<u32>>;
 
-impl HashJoinExec {
+/// How a join finds the build rows a probe row matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinAlgorithm {
+    /// Equal keys, through a hash table of the build side (Spark's broadcast and shuffled
+    /// hash joins).
+    Hash,
+    /// Every build row, the condition deciding (Spark's broadcast nested loop join; without a
+    /// condition, the cartesian product).
+    NestedLoop,
+}
+
+/// The built side's index.
+enum Matcher {
+    Hash(JoinTable),
+    EveryPair,
+}
+
+impl JoinExec {
     /// A join of batches of `left` and `right`: `left_keys[i] = right_keys[i]` (or `<=>`
     /// where `null_safe[i]`), then `condition` (bound to the left columns followed by the
     /// right ones), building `build_side`.
@@ -84,29 +102,44 @@ impl HashJoinExec {
         null_safe: Vec<bool>,
         condition: Option<PhysicalExpr>,
         join_type: JoinType,
+        algorithm: JoinAlgorithm,
         build_side: BuildSide,
         batch_size: usize,
         pool: &MemoryPool,
     ) -> Result<Self> {
-        if left_keys.is_empty() || left_keys.len() != right_keys.len() {
-            return Err(FerroError::Config(format!(
-                "a hash join needs equal numbers of left and right keys, at least one (got {} and {}); use a nested loop join for joins without keys",
-                left_keys.len(),
-                right_keys.len()
-            )));
+        match algorithm {
+            JoinAlgorithm::Hash if left_keys.is_empty() || left_keys.len() != right_keys.len() => {
+                return Err(FerroError::Config(format!(
+                    "a hash join needs equal numbers of left and right keys, at least one (got {} and {}); use a nested loop join for joins without keys",
+                    left_keys.len(),
+                    right_keys.len()
+                )));
+            }
+            JoinAlgorithm::NestedLoop if !left_keys.is_empty() || !right_keys.is_empty() => {
+                return Err(FerroError::Internal(
+                    "a nested loop join takes its equalities as part of the condition".into(),
+                ));
+            }
+            _ => {}
         }
-        let allowed = match join_type {
-            JoinType::Inner | JoinType::LeftOuter | JoinType::RightOuter | JoinType::FullOuter => {
-                true
-            }
-            JoinType::LeftSemi | JoinType::LeftAnti | JoinType::NullAwareAnti => {
-                build_side == BuildSide::Right
-            }
-            JoinType::Cross => false,
+        let allowed = match (algorithm, join_type) {
+            (
+                _,
+                JoinType::Inner | JoinType::LeftOuter | JoinType::RightOuter | JoinType::FullOuter,
+            ) => true,
+            (_, JoinType::LeftSemi | JoinType::LeftAnti) => build_side == BuildSide::Right,
+            (JoinAlgorithm::Hash, JoinType::NullAwareAnti) => build_side == BuildSide::Right,
+            (JoinAlgorithm::NestedLoop, JoinType::NullAwareAnti) => false,
+            (JoinAlgorithm::NestedLoop, JoinType::Cross) => true,
+            (JoinAlgorithm::Hash, JoinType::Cross) => false,
         };
         if !allowed {
             return Err(FerroError::Config(format!(
-                "a hash join cannot build the {:?} side of a {} join; Spark builds the right side of semi and anti joins and runs cross joins as nested loops",
+                "a {} join cannot build the {:?} side of a {} join; the right side is built for semi and anti joins, cross joins run as nested loops, and NOT IN as a hash join",
+                match algorithm {
+                    JoinAlgorithm::Hash => "hash",
+                    JoinAlgorithm::NestedLoop => "nested loop",
+                },
                 build_side,
                 join_type.name()
             )));
@@ -143,6 +176,7 @@ impl HashJoinExec {
             BuildSide::Right => right.clone(),
         };
         Ok(Self {
+            algorithm,
             joined_schema: join_schema(&left, &right, JoinType::Inner),
             output_schema: join_schema(&left, &right, join_type),
             join_type,
@@ -159,7 +193,7 @@ impl HashJoinExec {
             build: None,
             build_matched: Vec::new(),
             out: VecDeque::new(),
-            reservation: pool.reservation("HashJoinExec"),
+            reservation: pool.reservation("JoinExec"),
             phase: Phase::Building,
             metrics: MetricsSet::new(JOIN_METRICS),
         })
@@ -189,11 +223,19 @@ impl HashJoinExec {
             .as_ref()
             .map(|c| format!(", condition {c}"))
             .unwrap_or_default();
+        let keys = if pairs.is_empty() {
+            String::new()
+        } else {
+            format!(", keys [{}]", pairs.join(", "))
+        };
+        let name = match self.algorithm {
+            JoinAlgorithm::Hash => "HashJoin",
+            JoinAlgorithm::NestedLoop => "NestedLoopJoin",
+        };
         format!(
-            "HashJoin {}, build {:?}, keys [{}]{cond}",
+            "{name} {}, build {:?}{keys}{cond}",
             self.join_type.name(),
             self.build_side,
-            pairs.join(", ")
         )
     }
 
@@ -231,13 +273,22 @@ impl HashJoinExec {
         let started = Instant::now();
         let batch = arrow_select::concat::concat_batches(&self.build_schema, &self.build_batches)?;
         self.build_batches.clear();
-        let exprs = match self.build_side {
-            BuildSide::Left => &self.left_keys,
-            BuildSide::Right => &self.right_keys,
+        let matcher = match self.algorithm {
+            JoinAlgorithm::Hash => {
+                let exprs = match self.build_side {
+                    BuildSide::Left => &self.left_keys,
+                    BuildSide::Right => &self.right_keys,
+                };
+                let keys = self.keys_of(exprs, &batch)?;
+                Matcher::Hash(JoinTable::build(&self.converter, &keys, &self.null_safe)?)
+            }
+            JoinAlgorithm::NestedLoop => Matcher::EveryPair,
         };
-        let keys = self.keys_of(exprs, &batch)?;
-        let table = JoinTable::build(&self.converter, &keys, &self.null_safe)?;
-        let held = (batch.get_array_memory_size() + table.size()) as u64;
+        let index_bytes = match &matcher {
+            Matcher::Hash(t) => t.size(),
+            Matcher::EveryPair => 0,
+        };
+        let held = (batch.get_array_memory_size() + index_bytes) as u64;
         if !self.reservation.try_resize(held) {
             return Err(self.too_big());
         }
@@ -245,7 +296,7 @@ impl HashJoinExec {
         if self.keeps_build() {
             self.build_matched = vec![false; batch.num_rows()];
         }
-        self.build = Some((batch, table));
+        self.build = Some((batch, matcher));
         self.phase = Phase::Probing;
         self.metrics.add_elapsed("build_time_ns", started);
         Ok(())
@@ -304,31 +355,87 @@ impl HashJoinExec {
 
     fn probe(&mut self, probe: &RecordBatch) -> Result<()> {
         let n = probe.num_rows();
-        let exprs = match self.build_side {
-            BuildSide::Left => &self.right_keys,
-            BuildSide::Right => &self.left_keys,
-        };
-        let keys = self.keys_of(exprs, probe)?;
-        let rows = self.converter.convert_columns(&keys)?;
-        let valid = joinable(&keys, &self.null_safe, n);
-        let Some((build, table)) = &self.build else {
+        let Some((build, matcher)) = &self.build else {
             return Err(FerroError::Internal("probe before build".into()));
         };
-        // Null-aware anti join: an empty build side keeps every row, a NULL build key none.
-        if self.join_type == JoinType::NullAwareAnti {
-            if table.num_rows == 0 {
-                return self.emit_probe_rows((0..n as u32).collect(), probe);
+        let build = build.clone();
+        let mut hit = vec![false; n];
+        // Probe rows a null-aware anti join drops (NULL keys), when the build side has rows.
+        let mut dropped = None;
+        match matcher {
+            Matcher::Hash(table) => {
+                let exprs = match self.build_side {
+                    BuildSide::Left => &self.right_keys,
+                    BuildSide::Right => &self.left_keys,
+                };
+                let keys = self.keys_of(exprs, probe)?;
+                let rows = self.converter.convert_columns(&keys)?;
+                let valid = joinable(&keys, &self.null_safe, n);
+                // Null-aware anti join: an empty build side keeps every row, a NULL build key
+                // none.
+                if self.join_type == JoinType::NullAwareAnti {
+                    if table.num_rows == 0 {
+                        return self.emit_probe_rows((0..n as u32).collect(), probe);
+                    }
+                    if table.has_null_key {
+                        return Ok(());
+                    }
+                    dropped = valid.clone();
+                }
+                let mut probe_idx: Vec<u32> = Vec::new();
+                let mut build_idx: Vec<u32> = Vec::new();
+                table.probe(&rows, valid.as_ref(), |p, b| {
+                    probe_idx.push(p);
+                    build_idx.push(b);
+                });
+                self.matched_pairs(probe, &build, probe_idx, build_idx, &mut hit)?;
             }
-            if table.has_null_key {
-                return Ok(());
+            Matcher::EveryPair => {
+                // Every probe row against every build row, a few probe rows at a time so one
+                // step holds about a batch of pairs.
+                let m = build.num_rows();
+                if let Some(step) = self.batch_size.checked_div(m) {
+                    let step = step.max(1);
+                    for start in (0..n).step_by(step) {
+                        let end = (start + step).min(n);
+                        let probe_idx: Vec<u32> = (start as u32..end as u32)
+                            .flat_map(|p| std::iter::repeat_n(p, m))
+                            .collect();
+                        let build_idx: Vec<u32> = (start..end).flat_map(|_| 0..m as u32).collect();
+                        self.matched_pairs(probe, &build, probe_idx, build_idx, &mut hit)?;
+                    }
+                }
             }
         }
-        let mut probe_idx: Vec<u32> = Vec::new();
-        let mut build_idx: Vec<u32> = Vec::new();
-        table.probe(&rows, valid.as_ref(), |p, b| {
-            probe_idx.push(p);
-            build_idx.push(b);
-        });
+        if self.join_type.left_only() {
+            let want = self.join_type == JoinType::LeftSemi;
+            let rows: Vec<u32> = (0..n)
+                .filter(|&r| hit[r] == want && dropped.as_ref().is_none_or(|v| v.is_valid(r)))
+                .map(|r| r as u32)
+                .collect();
+            return self.emit_probe_rows(rows, probe);
+        }
+        if self.keeps_probe() {
+            let unmatched: Side = (0..n as u32)
+                .filter(|&r| !hit[r as usize])
+                .map(Some)
+                .collect();
+            let nulls: Side = vec![None; unmatched.len()];
+            self.emit_pairs(probe, &build, &unmatched, &nulls)?;
+        }
+        Ok(())
+    }
+
+    /// Keeps the candidate pairs the condition accepts, notes which probe and build rows
+    /// matched, and emits the joined rows (not for semi / anti joins, which emit probe rows).
+    fn matched_pairs(
+        &mut self,
+        probe: &RecordBatch,
+        build: &RecordBatch,
+        mut probe_idx: Vec<u32>,
+        mut build_idx: Vec<u32>,
+        hit: &mut [bool],
+    ) -> Result<()> {
         if let Some(cond) = &self.condition {
             let keep = self.condition_holds(cond, probe, build, &probe_idx, &build_idx)?;
             let mut w = 0;
@@ -347,43 +454,15 @@ impl HashJoinExec {
                 self.build_matched[b as usize] = true;
             }
         }
-        match self.join_type {
-            JoinType::LeftSemi | JoinType::LeftAnti | JoinType::NullAwareAnti => {
-                let mut hit = vec![false; n];
-                for &p in &probe_idx {
-                    hit[p as usize] = true;
-                }
-                let want = self.join_type == JoinType::LeftSemi;
-                let dropped = if self.join_type == JoinType::NullAwareAnti {
-                    valid.clone()
-                } else {
-                    None
-                };
-                let rows: Vec<u32> = (0..n)
-                    .filter(|&r| hit[r] == want && dropped.as_ref().is_none_or(|v| v.is_valid(r)))
-                    .map(|r| r as u32)
-                    .collect();
-                self.emit_probe_rows(rows, probe)
-            }
-            _ => {
-                let build = build.clone();
-                let mut probe_side: Side = probe_idx.iter().map(|&p| Some(p)).collect();
-                let mut build_side: Side = build_idx.iter().map(|&b| Some(b)).collect();
-                if self.keeps_probe() {
-                    let mut hit = vec![false; n];
-                    for &p in &probe_idx {
-                        hit[p as usize] = true;
-                    }
-                    for (r, h) in hit.iter().enumerate() {
-                        if !h {
-                            probe_side.push(Some(r as u32));
-                            build_side.push(None);
-                        }
-                    }
-                }
-                self.emit_pairs(probe, &build, &probe_side, &build_side)
-            }
+        for &p in &probe_idx {
+            hit[p as usize] = true;
         }
+        if self.join_type.left_only() {
+            return Ok(());
+        }
+        let probe_side: Side = probe_idx.into_iter().map(Some).collect();
+        let build_side: Side = build_idx.into_iter().map(Some).collect();
+        self.emit_pairs(probe, build, &probe_side, &build_side)
     }
 
     /// The condition over candidate pairs, as one flag per pair (NULL is false).

@@ -11,7 +11,7 @@ use ferrospark_expr::{bind, parse_expr, BindContext, PhysicalExpr};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{join_schema, BuildSide, HashJoinExec, JoinType};
+use crate::{join_schema, BuildSide, JoinAlgorithm, JoinExec, JoinType};
 
 fn side_schema(prefix: &str) -> SchemaRef {
     Arc::new(Schema::new(vec![
@@ -146,25 +146,54 @@ fn run(
     jt: JoinType,
     build: BuildSide,
     batch: usize,
+    algorithm: JoinAlgorithm,
 ) -> Result<Vec<String>> {
     let (ls, rs) = (l.schema(), r.schema());
     let names = ["k1", "k2"];
-    let lk = (0..nkeys)
-        .map(|i| expr(&format!("l{}", names[i]), &ls))
-        .collect();
-    let rk = (0..nkeys)
-        .map(|i| expr(&format!("r{}", names[i]), &rs))
-        .collect();
     let joined = join_schema(&ls, &rs, JoinType::Inner);
-    let condition = cond.then(|| expr("lv < rv", &joined));
-    let mut exec = HashJoinExec::try_new(
+    let (lk, rk, condition) = match algorithm {
+        JoinAlgorithm::Hash => (
+            (0..nkeys)
+                .map(|i| expr(&format!("l{}", names[i]), &ls))
+                .collect(),
+            (0..nkeys)
+                .map(|i| expr(&format!("r{}", names[i]), &rs))
+                .collect(),
+            cond.then(|| expr("lv < rv", &joined)),
+        ),
+        JoinAlgorithm::NestedLoop => {
+            // The equalities become part of the condition.
+            let op = if null_safe { "<=>" } else { "=" };
+            let mut parts: Vec<String> = (0..nkeys)
+                .map(|i| format!("l{0} {op} r{0}", names[i]))
+                .collect();
+            if cond {
+                parts.push("lv < rv".into());
+            }
+            let text = parts.join(" AND ");
+            (
+                Vec::new(),
+                Vec::new(),
+                (!parts.is_empty()).then(|| expr(&text, &joined)),
+            )
+        }
+    };
+    let mut exec = JoinExec::try_new(
         ls,
         rs,
         lk,
         rk,
-        vec![null_safe; nkeys],
+        vec![
+            null_safe;
+            if algorithm == JoinAlgorithm::Hash {
+                nkeys
+            } else {
+                0
+            }
+        ],
         condition,
         jt,
+        algorithm,
         build,
         batch,
         &MemoryPool::unbounded(),
@@ -178,7 +207,7 @@ fn run(
     }
     exec.finish_build()?;
     let mut out = Vec::new();
-    let mut drain = |exec: &mut HashJoinExec| {
+    let mut drain = |exec: &mut JoinExec| {
         while let Some(o) = exec.pull() {
             assert!(o.num_rows() <= batch, "batch of {} rows", o.num_rows());
             for i in 0..o.num_rows() {
@@ -226,11 +255,14 @@ fn every_type_and_build_side_matches_a_nested_loop() -> Result<()> {
                 ] {
                     let want = reference(&l, &r, nkeys, null_safe, cond, jt);
                     for batch in [1, 7, 8192] {
-                        let got = run(&l, &r, nkeys, null_safe, cond, jt, build, batch)?;
-                        assert_eq!(
-                            got, want,
-                            "case {case}, {jt:?} build {build:?}, {nkeys} keys, null-safe {null_safe}, condition {cond}, batch {batch}"
-                        );
+                        for algorithm in [JoinAlgorithm::Hash, JoinAlgorithm::NestedLoop] {
+                            let got =
+                                run(&l, &r, nkeys, null_safe, cond, jt, build, batch, algorithm)?;
+                            assert_eq!(
+                                got, want,
+                                "case {case}, {jt:?} {algorithm:?} build {build:?}, {nkeys} keys, null-safe {null_safe}, condition {cond}, batch {batch}"
+                            );
+                        }
                     }
                 }
             }
@@ -255,7 +287,7 @@ fn null_aware_anti_join_follows_not_in() -> Result<()> {
     let left = batch("l", vec![Some(1), Some(2), None, Some(3)]);
     let naaj = |right: RecordBatch| -> Result<Vec<String>> {
         let (ls, rs) = (left.schema(), right.schema());
-        let mut exec = HashJoinExec::try_new(
+        let mut exec = JoinExec::try_new(
             ls.clone(),
             rs.clone(),
             vec![expr("lk", &ls)],
@@ -263,6 +295,7 @@ fn null_aware_anti_join_follows_not_in() -> Result<()> {
             vec![false],
             None,
             JoinType::NullAwareAnti,
+            JoinAlgorithm::Hash,
             BuildSide::Right,
             8192,
             &MemoryPool::unbounded(),
@@ -290,7 +323,7 @@ fn null_aware_anti_join_follows_not_in() -> Result<()> {
 fn unsupported_build_sides_and_missing_keys_are_clear_errors() {
     let (l, r) = (side_schema("l"), side_schema("r"));
     let make = |jt: JoinType, build: BuildSide, keys: bool| {
-        HashJoinExec::try_new(
+        JoinExec::try_new(
             l.clone(),
             r.clone(),
             if keys { vec![expr("lk1", &l)] } else { vec![] },
@@ -298,6 +331,7 @@ fn unsupported_build_sides_and_missing_keys_are_clear_errors() {
             vec![],
             None,
             jt,
+            JoinAlgorithm::Hash,
             build,
             8192,
             &MemoryPool::unbounded(),
@@ -321,7 +355,7 @@ fn a_build_side_over_the_memory_limit_is_a_memory_error() {
     let mut rng = StdRng::seed_from_u64(3);
     let (lb, rb) = (side(&mut rng, "l", 2000), side(&mut rng, "r", 2000));
     let (l, r) = (lb.schema(), rb.schema());
-    let mut exec = HashJoinExec::try_new(
+    let mut exec = JoinExec::try_new(
         l.clone(),
         r.clone(),
         vec![expr("lk1", &l)],
@@ -329,6 +363,7 @@ fn a_build_side_over_the_memory_limit_is_a_memory_error() {
         vec![],
         None,
         JoinType::Inner,
+        JoinAlgorithm::Hash,
         BuildSide::Right,
         8192,
         &MemoryPool::new(Some(1024)),
@@ -336,4 +371,50 @@ fn a_build_side_over_the_memory_limit_is_a_memory_error() {
     .expect("plans");
     let err = exec.push_build(&rb).expect_err("over the limit");
     assert!(err.to_string().contains("ferrospark.memory.limit"), "{err}");
+}
+
+#[test]
+fn cross_joins_and_joins_without_keys_pair_every_row() -> Result<()> {
+    let mut rng = StdRng::seed_from_u64(9);
+    for (nl, nr) in [(13, 9), (0, 5), (5, 0)] {
+        let l = side(&mut rng, "l", nl);
+        let r = side(&mut rng, "r", nr);
+        for jt in [JoinType::Cross, JoinType::Inner] {
+            for batch in [1, 7, 8192] {
+                let got = run(
+                    &l,
+                    &r,
+                    0,
+                    false,
+                    false,
+                    jt,
+                    BuildSide::Right,
+                    batch,
+                    JoinAlgorithm::NestedLoop,
+                )?;
+                assert_eq!(
+                    got,
+                    reference(&l, &r, 0, false, false, JoinType::Inner),
+                    "{jt:?} batch {batch}"
+                );
+                assert_eq!(got.len(), nl * nr);
+            }
+        }
+        // A condition alone (no equality) with outer rows.
+        for jt in [JoinType::LeftOuter, JoinType::FullOuter, JoinType::LeftAnti] {
+            let got = run(
+                &l,
+                &r,
+                0,
+                false,
+                true,
+                jt,
+                BuildSide::Right,
+                7,
+                JoinAlgorithm::NestedLoop,
+            )?;
+            assert_eq!(got, reference(&l, &r, 0, false, true, jt), "{jt:?}");
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,334 @@
+//! `JoinSelection`: which of Spark's five join operators runs a join, and which side it
+//! builds, from hints, sizes and configuration, as Spark's `JoinSelection` strategy decides.
+
+use ferrospark_common::{FerroError, Result};
+
+use crate::{BuildSide, JoinType};
+
+/// Spark's physical join operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JoinStrategy {
+    /// `BroadcastHashJoinExec`: the build side sent to every task, a hash table built once.
+    BroadcastHash,
+    /// `ShuffledHashJoinExec`: both sides shuffled on the keys, a hash table per partition.
+    ShuffledHash,
+    /// `SortMergeJoinExec`: both sides shuffled and sorted on the keys, then merged.
+    SortMerge,
+    /// `BroadcastNestedLoopJoinExec`: the build side sent everywhere, every pair checked.
+    BroadcastNestedLoop,
+    /// `CartesianProductExec`: every pair of partitions (inner-like joins only).
+    Cartesian,
+}
+
+impl JoinStrategy {
+    /// The name users pass as `strategy=` (and Spark's hint for it).
+    pub fn parse(name: &str) -> Result<Self> {
+        Ok(match name.to_ascii_lowercase().as_str() {
+            "broadcast_hash" | "broadcast" => JoinStrategy::BroadcastHash,
+            "shuffle_hash" | "shuffled_hash" => JoinStrategy::ShuffledHash,
+            "sort_merge" | "shuffle_merge" | "merge" => JoinStrategy::SortMerge,
+            "nested_loop" | "broadcast_nested_loop" => JoinStrategy::BroadcastNestedLoop,
+            "cartesian" | "shuffle_replicate_nl" => JoinStrategy::Cartesian,
+            other => {
+                return Err(FerroError::Config(format!(
+                    "unknown join strategy `{other}`; use auto, broadcast_hash, shuffle_hash, sort_merge, nested_loop or cartesian"
+                )))
+            }
+        })
+    }
+
+    /// The user-facing name.
+    pub fn name(self) -> &'static str {
+        match self {
+            JoinStrategy::BroadcastHash => "broadcast_hash",
+            JoinStrategy::ShuffledHash => "shuffle_hash",
+            JoinStrategy::SortMerge => "sort_merge",
+            JoinStrategy::BroadcastNestedLoop => "nested_loop",
+            JoinStrategy::Cartesian => "cartesian",
+        }
+    }
+}
+
+/// What the selection looks at.
+#[derive(Debug, Clone)]
+pub struct JoinSelectionInput {
+    /// The join type.
+    pub join_type: JoinType,
+    /// Whether the condition has equi-keys.
+    pub has_equi_keys: bool,
+    /// Whether every key can be sorted (sort-merge needs it).
+    pub keys_orderable: bool,
+    /// Estimated bytes of the left input.
+    pub left_bytes: u64,
+    /// Estimated bytes of the right input.
+    pub right_bytes: u64,
+    /// `spark.sql.autoBroadcastJoinThreshold` (negative: never broadcast by size).
+    pub broadcast_threshold: i64,
+    /// `spark.sql.join.preferSortMergeJoin`.
+    pub prefer_sort_merge: bool,
+    /// `spark.sql.shuffle.partitions`.
+    pub shuffle_partitions: u64,
+    /// An explicit strategy (a hint), if any.
+    pub hint: Option<JoinStrategy>,
+}
+
+/// Sides Spark's broadcast joins can build for `jt` (`canBuildBroadcastLeft/Right`).
+fn broadcast_buildable(jt: JoinType, side: BuildSide) -> bool {
+    use JoinType::*;
+    match side {
+        BuildSide::Left => matches!(jt, Inner | Cross | RightOuter),
+        BuildSide::Right => matches!(
+            jt,
+            Inner | Cross | LeftOuter | LeftSemi | LeftAnti | NullAwareAnti
+        ),
+    }
+}
+
+/// Sides the shuffled hash join can build for `jt` (`canBuildShuffledHashJoinLeft/Right`).
+fn shuffled_buildable(jt: JoinType, side: BuildSide) -> bool {
+    use JoinType::*;
+    match side {
+        BuildSide::Left => matches!(jt, Inner | Cross | LeftOuter | RightOuter | FullOuter),
+        BuildSide::Right => matches!(
+            jt,
+            Inner | Cross | LeftOuter | RightOuter | FullOuter | LeftSemi | LeftAnti
+        ),
+    }
+}
+
+fn inner_like(jt: JoinType) -> bool {
+    matches!(jt, JoinType::Inner | JoinType::Cross)
+}
+
+impl JoinSelectionInput {
+    fn bytes(&self, side: BuildSide) -> u64 {
+        match side {
+            BuildSide::Left => self.left_bytes,
+            BuildSide::Right => self.right_bytes,
+        }
+    }
+
+    /// Of the sides `ok` allows, the smaller (the right one on a tie, as Spark).
+    fn smaller(&self, ok: impl Fn(BuildSide) -> bool) -> Option<BuildSide> {
+        match (ok(BuildSide::Left), ok(BuildSide::Right)) {
+            (true, true) if self.left_bytes < self.right_bytes => Some(BuildSide::Left),
+            (true, true) => Some(BuildSide::Right),
+            (true, false) => Some(BuildSide::Left),
+            (false, true) => Some(BuildSide::Right),
+            (false, false) => None,
+        }
+    }
+
+    fn broadcastable_by_size(&self, side: BuildSide) -> bool {
+        self.broadcast_threshold >= 0 && self.bytes(side) <= self.broadcast_threshold as u64
+    }
+
+    /// `canBuildLocalHashMapBySize` and `muchSmaller`: small enough per partition, and at
+    /// least three times smaller than the other side.
+    fn hash_map_worth_it(&self, side: BuildSide) -> bool {
+        let other = match side {
+            BuildSide::Left => self.right_bytes,
+            BuildSide::Right => self.left_bytes,
+        };
+        let per_partition =
+            (self.broadcast_threshold.max(0) as u64).saturating_mul(self.shuffle_partitions);
+        self.bytes(side) < per_partition && self.bytes(side).saturating_mul(3) <= other
+    }
+}
+
+/// Spark's choice of operator and build side (the build side is irrelevant to sort-merge
+/// and cartesian joins, reported as the right). An explicit strategy the operator cannot run
+/// for this join type is an error saying so.
+pub fn select_join(i: &JoinSelectionInput) -> Result<(JoinStrategy, BuildSide)> {
+    let jt = i.join_type;
+    let refuse = |s: JoinStrategy, why: &str| {
+        Err(FerroError::Config(format!(
+            "Spark's {} join cannot run this {} join: {why}",
+            s.name(),
+            jt.name()
+        )))
+    };
+    if let Some(hint) = i.hint {
+        return match hint {
+            JoinStrategy::BroadcastHash if !i.has_equi_keys => {
+                refuse(hint, "it needs equality keys (use nested_loop)")
+            }
+            JoinStrategy::BroadcastHash => match i.smaller(|s| broadcast_buildable(jt, s)) {
+                Some(side) => Ok((hint, side)),
+                None => refuse(hint, "it cannot build either side of a full outer join"),
+            },
+            JoinStrategy::ShuffledHash if !i.has_equi_keys => {
+                refuse(hint, "it needs equality keys (use nested_loop)")
+            }
+            JoinStrategy::ShuffledHash => match i.smaller(|s| shuffled_buildable(jt, s)) {
+                Some(side) => Ok((hint, side)),
+                None => refuse(hint, "it cannot build either side"),
+            },
+            JoinStrategy::SortMerge if !i.has_equi_keys => {
+                refuse(hint, "it needs equality keys (use nested_loop)")
+            }
+            JoinStrategy::SortMerge if !i.keys_orderable => {
+                refuse(hint, "its keys cannot be sorted")
+            }
+            JoinStrategy::SortMerge => Ok((hint, BuildSide::Right)),
+            JoinStrategy::Cartesian if !inner_like(jt) => {
+                refuse(hint, "a cartesian product runs inner and cross joins only")
+            }
+            JoinStrategy::Cartesian => Ok((hint, BuildSide::Right)),
+            JoinStrategy::BroadcastNestedLoop if jt == JoinType::NullAwareAnti => {
+                refuse(hint, "NOT IN runs as a hash join")
+            }
+            JoinStrategy::BroadcastNestedLoop => Ok((
+                hint,
+                i.smaller(|s| broadcast_buildable(jt, s))
+                    .unwrap_or_else(|| i.smaller(|_| true).unwrap_or(BuildSide::Right)),
+            )),
+        };
+    }
+    if i.has_equi_keys {
+        if let Some(side) = i.smaller(|s| broadcast_buildable(jt, s) && i.broadcastable_by_size(s))
+        {
+            return Ok((JoinStrategy::BroadcastHash, side));
+        }
+        let forced_hash = !i.keys_orderable;
+        if !i.prefer_sort_merge || forced_hash {
+            let side = i.smaller(|s| shuffled_buildable(jt, s) && i.hash_map_worth_it(s));
+            let side = side.or_else(|| {
+                forced_hash
+                    .then(|| i.smaller(|s| shuffled_buildable(jt, s)))
+                    .flatten()
+            });
+            if let Some(side) = side {
+                return Ok((JoinStrategy::ShuffledHash, side));
+            }
+        }
+        if i.keys_orderable {
+            return Ok((JoinStrategy::SortMerge, BuildSide::Right));
+        }
+    }
+    if let Some(side) = i.smaller(|s| broadcast_buildable(jt, s) && i.broadcastable_by_size(s)) {
+        return Ok((JoinStrategy::BroadcastNestedLoop, side));
+    }
+    if inner_like(jt) {
+        return Ok((JoinStrategy::Cartesian, BuildSide::Right));
+    }
+    Ok((
+        JoinStrategy::BroadcastNestedLoop,
+        i.smaller(|_| true).unwrap_or(BuildSide::Right),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: u64 = 1 << 20;
+
+    fn input(jt: JoinType, left: u64, right: u64) -> JoinSelectionInput {
+        JoinSelectionInput {
+            join_type: jt,
+            has_equi_keys: true,
+            keys_orderable: true,
+            left_bytes: left,
+            right_bytes: right,
+            broadcast_threshold: 10 * MB as i64,
+            prefer_sort_merge: true,
+            shuffle_partitions: 200,
+            hint: None,
+        }
+    }
+
+    fn pick(i: &JoinSelectionInput) -> (JoinStrategy, BuildSide) {
+        select_join(i).expect("selects")
+    }
+
+    #[test]
+    fn sizes_and_configuration_choose_like_spark() {
+        use BuildSide::*;
+        use JoinStrategy::*;
+        // A small side is broadcast, if the operator can build it.
+        assert_eq!(
+            pick(&input(JoinType::Inner, 100 * MB, MB)),
+            (BroadcastHash, Right)
+        );
+        assert_eq!(
+            pick(&input(JoinType::Inner, MB, 100 * MB)),
+            (BroadcastHash, Left)
+        );
+        assert_eq!(
+            pick(&input(JoinType::LeftOuter, MB, 100 * MB)),
+            (SortMerge, Right)
+        );
+        assert_eq!(
+            pick(&input(JoinType::RightOuter, MB, 100 * MB)),
+            (BroadcastHash, Left)
+        );
+        assert_eq!(
+            pick(&input(JoinType::FullOuter, MB, MB)),
+            (SortMerge, Right)
+        );
+        // Both small: the smaller one.
+        assert_eq!(
+            pick(&input(JoinType::Inner, 2 * MB, 3 * MB)),
+            (BroadcastHash, Left)
+        );
+        // Threshold -1 never broadcasts by size.
+        let mut i = input(JoinType::Inner, 100 * MB, MB);
+        i.broadcast_threshold = -1;
+        assert_eq!(pick(&i), (SortMerge, Right));
+        // preferSortMergeJoin=false: shuffled hash when a side is 3x smaller and fits a
+        // partition's hash map.
+        let mut i = input(JoinType::Inner, 900 * MB, 300 * MB);
+        i.prefer_sort_merge = false;
+        assert_eq!(pick(&i), (ShuffledHash, Right));
+        let mut i = input(JoinType::Inner, 899 * MB, 300 * MB);
+        i.prefer_sort_merge = false;
+        assert_eq!(pick(&i), (SortMerge, Right), "not 3x smaller");
+        let mut i = input(JoinType::LeftSemi, 900 * MB, 3000 * MB);
+        i.prefer_sort_merge = false;
+        assert_eq!(pick(&i), (SortMerge, Right), "semi joins build right only");
+        // Keys that cannot be sorted force a hash join.
+        let mut i = input(JoinType::Inner, 900 * MB, 800 * MB);
+        i.keys_orderable = false;
+        assert_eq!(pick(&i), (ShuffledHash, Right));
+        // Without equi-keys: nested loop if a side can be broadcast, else cartesian (inner),
+        // else nested loop building the smaller side.
+        let mut i = input(JoinType::LeftOuter, 100 * MB, MB);
+        i.has_equi_keys = false;
+        assert_eq!(pick(&i), (BroadcastNestedLoop, Right));
+        let mut i = input(JoinType::Inner, 100 * MB, 100 * MB);
+        i.has_equi_keys = false;
+        assert_eq!(pick(&i), (Cartesian, Right));
+        let mut i = input(JoinType::FullOuter, 50 * MB, 100 * MB);
+        i.has_equi_keys = false;
+        assert_eq!(pick(&i), (BroadcastNestedLoop, Left));
+    }
+
+    #[test]
+    fn hints_win_and_impossible_ones_are_errors() {
+        use BuildSide::*;
+        use JoinStrategy::*;
+        let mut i = input(JoinType::Inner, 900 * MB, 800 * MB);
+        i.hint = Some(BroadcastHash);
+        assert_eq!(pick(&i), (BroadcastHash, Right));
+        i.hint = Some(ShuffledHash);
+        assert_eq!(pick(&i), (ShuffledHash, Right));
+        i.hint = Some(Cartesian);
+        assert_eq!(pick(&i), (Cartesian, Right));
+        let mut i = input(JoinType::FullOuter, MB, MB);
+        i.hint = Some(BroadcastHash);
+        let err = select_join(&i).expect_err("full outer cannot broadcast");
+        assert!(err.to_string().contains("broadcast_hash"), "{err}");
+        i.hint = Some(Cartesian);
+        assert!(select_join(&i).is_err());
+        let mut i = input(JoinType::LeftOuter, MB, MB);
+        i.has_equi_keys = false;
+        i.hint = Some(SortMerge);
+        let err = select_join(&i).expect_err("sort-merge needs keys");
+        assert!(err.to_string().contains("equality keys"), "{err}");
+        assert_eq!(
+            JoinStrategy::parse("shuffle_replicate_nl").expect("parses"),
+            Cartesian
+        );
+    }
+}
