@@ -419,6 +419,10 @@ import agg_workloads  # noqa: E402
 
 agg_workloads.register_all(sys.modules[__name__])
 
+import join_workloads  # noqa: E402
+
+join_workloads.register_all(sys.modules[__name__])
+
 
 # ------------------------------------------------------------------------------------
 # Running and reporting
