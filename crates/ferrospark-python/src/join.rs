@@ -189,7 +189,7 @@ pub(crate) fn join<'py>(
             BuildSide::Left => (lb, rb),
             BuildSide::Right => (rb, lb),
         };
-        run(&mut exec, build_batches, probe_batches)
+        run(&mut exec, build_batches, probe_batches, cfg.scan_threads()?)
             .map(|out| (out, exec.output_schema(), exec.metrics().clone(), plan))
     });
     let (batches, schema, metrics, plan) = result.py(py)?;
@@ -225,25 +225,82 @@ fn keys_as_condition(
         .reduce(|a, b| PhysicalExpr::And(Box::new(a), Box::new(b)))
 }
 
+/// Builds, then probes: on `threads` threads when the join keeps no build rows unmatched
+/// (each thread a fork of the built join taking every `threads`-th probe batch), else on
+/// this one. Metrics of the forks are added to `exec`'s.
 fn run(
     exec: &mut JoinExec,
     build: Vec<RecordBatch>,
     probe: Vec<RecordBatch>,
+    threads: usize,
 ) -> Result<Vec<RecordBatch>, FerroError> {
     for b in &build {
         exec.push_build(b)?;
     }
+    drop(build);
     exec.finish_build()?;
-    let mut out = Vec::new();
-    for b in &probe {
-        exec.push_probe(b)?;
-        while let Some(o) = exec.pull() {
+    let drain = |e: &mut JoinExec, out: &mut Vec<RecordBatch>| {
+        while let Some(o) = e.pull() {
             out.push(o);
+        }
+    };
+    let mut out = Vec::new();
+    if threads > 1 && probe.len() > 1 && exec.can_fork_probe() {
+        let forks = (1..threads.min(probe.len()))
+            .map(|_| exec.fork_probe())
+            .collect::<Result<Vec<_>, _>>()?;
+        let n = forks.len() + 1;
+        let probe = &probe;
+        let results: Vec<Result<(Vec<RecordBatch>, JoinExec), FerroError>> =
+            std::thread::scope(|s| {
+                let handles: Vec<_> = forks
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, mut fork)| {
+                        s.spawn(move || {
+                            let mut out = Vec::new();
+                            for b in probe.iter().skip(i + 1).step_by(n) {
+                                fork.push_probe(b)?;
+                                drain(&mut fork, &mut out);
+                            }
+                            Ok((out, fork))
+                        })
+                    })
+                    .collect();
+                let mine = (|| {
+                    for b in probe.iter().step_by(n) {
+                        exec.push_probe(b)?;
+                        drain(exec, &mut out);
+                    }
+                    Ok::<_, FerroError>(())
+                })();
+                let mut results: Vec<_> = handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(FerroError::Internal("a join thread panicked".into()))
+                        })
+                    })
+                    .collect();
+                if let Err(e) = mine {
+                    results.push(Err(e));
+                }
+                results
+            });
+        for r in results {
+            let (batches, fork) = r?;
+            for (name, v) in fork.metrics().snapshot() {
+                exec.metrics().add(name, v);
+            }
+            out.extend(batches);
+        }
+    } else {
+        for b in &probe {
+            exec.push_probe(b)?;
+            drain(exec, &mut out);
         }
     }
     exec.finish()?;
-    while let Some(o) = exec.pull() {
-        out.push(o);
-    }
+    drain(exec, &mut out);
     Ok(out)
 }

@@ -61,7 +61,8 @@ pub struct JoinExec {
     batch_size: usize,
     build_batches: Vec<RecordBatch>,
     algorithm: JoinAlgorithm,
-    build: Option<(RecordBatch, Matcher)>,
+    build: Option<Arc<(RecordBatch, Matcher)>>,
+    pool: MemoryPool,
     build_matched: Vec<bool>,
     out: VecDeque<RecordBatch>,
     reservation: MemoryReservation,
@@ -194,6 +195,7 @@ impl JoinExec {
             build_matched: Vec::new(),
             out: VecDeque::new(),
             reservation: pool.reservation("JoinExec"),
+            pool: pool.clone(),
             phase: Phase::Building,
             metrics: MetricsSet::new(JOIN_METRICS),
         })
@@ -202,6 +204,50 @@ impl JoinExec {
     /// The schema of every output batch.
     pub fn output_schema(&self) -> SchemaRef {
         self.output_schema.clone()
+    }
+
+    /// Another prober of the same built side, for probing on several threads at once. Only
+    /// joins that keep no per-build-row state can be forked (no build side kept unmatched);
+    /// the fork has its own output and metrics.
+    pub fn fork_probe(&self) -> Result<JoinExec> {
+        if self.phase != Phase::Probing || self.keeps_build() {
+            return Err(FerroError::Internal(
+                "only a built join that keeps no build rows unmatched can be forked".into(),
+            ));
+        }
+        Ok(Self {
+            join_type: self.join_type,
+            build_side: self.build_side,
+            left_keys: self.left_keys.clone(),
+            right_keys: self.right_keys.clone(),
+            null_safe: self.null_safe.clone(),
+            condition: self.condition.clone(),
+            joined_schema: self.joined_schema.clone(),
+            output_schema: self.output_schema.clone(),
+            build_schema: self.build_schema.clone(),
+            key_types: self.key_types.clone(),
+            converter: RowConverter::new(
+                self.key_types
+                    .iter()
+                    .map(|t| SortField::new(t.clone()))
+                    .collect(),
+            )?,
+            batch_size: self.batch_size,
+            build_batches: Vec::new(),
+            algorithm: self.algorithm,
+            build: self.build.clone(),
+            pool: self.pool.clone(),
+            build_matched: Vec::new(),
+            out: VecDeque::new(),
+            reservation: self.pool.reservation("JoinExec probe"),
+            phase: Phase::Probing,
+            metrics: MetricsSet::new(JOIN_METRICS),
+        })
+    }
+
+    /// Whether [`Self::fork_probe`] can fork this join.
+    pub fn can_fork_probe(&self) -> bool {
+        self.phase == Phase::Probing && !self.keeps_build()
     }
 
     /// The operator's metrics.
@@ -296,7 +342,7 @@ impl JoinExec {
         if self.keeps_build() {
             self.build_matched = vec![false; batch.num_rows()];
         }
-        self.build = Some((batch, matcher));
+        self.build = Some(Arc::new((batch, matcher)));
         self.phase = Phase::Probing;
         self.metrics.add_elapsed("build_time_ns", started);
         Ok(())
@@ -355,10 +401,10 @@ impl JoinExec {
 
     fn probe(&mut self, probe: &RecordBatch) -> Result<()> {
         let n = probe.num_rows();
-        let Some((build, matcher)) = &self.build else {
+        let Some(built) = self.build.clone() else {
             return Err(FerroError::Internal("probe before build".into()));
         };
-        let build = build.clone();
+        let (build, matcher) = (&built.0, &built.1);
         let mut hit = vec![false; n];
         // Probe rows a null-aware anti join drops (NULL keys), when the build side has rows.
         let mut dropped = None;
@@ -369,7 +415,6 @@ impl JoinExec {
                     BuildSide::Right => &self.left_keys,
                 };
                 let keys = self.keys_of(exprs, probe)?;
-                let rows = self.converter.convert_columns(&keys)?;
                 let valid = joinable(&keys, &self.null_safe, n);
                 // Null-aware anti join: an empty build side keeps every row, a NULL build key
                 // none.
@@ -384,11 +429,11 @@ impl JoinExec {
                 }
                 let mut probe_idx: Vec<u32> = Vec::new();
                 let mut build_idx: Vec<u32> = Vec::new();
-                table.probe(&rows, valid.as_ref(), |p, b| {
+                table.probe(&self.converter, &keys, valid.as_ref(), |p, b| {
                     probe_idx.push(p);
                     build_idx.push(b);
-                });
-                self.matched_pairs(probe, &build, probe_idx, build_idx, &mut hit)?;
+                })?;
+                self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit)?;
             }
             Matcher::EveryPair => {
                 // Every probe row against every build row, a few probe rows at a time so one
@@ -402,7 +447,7 @@ impl JoinExec {
                             .flat_map(|p| std::iter::repeat_n(p, m))
                             .collect();
                         let build_idx: Vec<u32> = (start..end).flat_map(|_| 0..m as u32).collect();
-                        self.matched_pairs(probe, &build, probe_idx, build_idx, &mut hit)?;
+                        self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit)?;
                     }
                 }
             }
@@ -421,7 +466,7 @@ impl JoinExec {
                 .map(Some)
                 .collect();
             let nulls: Side = vec![None; unmatched.len()];
-            self.emit_pairs(probe, &build, &unmatched, &nulls)?;
+            self.emit_pairs(probe, build, &unmatched, &nulls)?;
         }
         Ok(())
     }
@@ -579,9 +624,10 @@ impl JoinExec {
         if !self.keeps_build() {
             return Ok(());
         }
-        let Some((build, _)) = self.build.take() else {
+        let Some(built) = self.build.take() else {
             return Ok(());
         };
+        let build = &built.0;
         let unmatched: Vec<Option<u32>> = self
             .build_matched
             .iter()

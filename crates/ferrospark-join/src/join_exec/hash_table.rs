@@ -29,10 +29,59 @@ struct Chain {
     tail: u32,
 }
 
+/// A chain of build rows with one integer key.
+#[derive(Debug, Clone, Copy)]
+struct IntChain {
+    key: i64,
+    head: u32,
+    tail: u32,
+}
+
+/// How build rows are found by key.
+enum KeyIndex {
+    /// Any keys, in Arrow's row format.
+    Rows { rows: Rows, map: HashTable<Chain> },
+    /// One integer key compared with `=` (the usual foreign key): the key itself, no encoding.
+    Int { map: HashTable<IntChain> },
+}
+
+/// One integer key compared with `=`, widened to 64 bits; `None` for other keys.
+fn int_key(keys: &[ArrayRef], null_safe: &[bool]) -> Option<Result<Vec<i64>>> {
+    use arrow_schema::DataType as D;
+    let [k] = keys else { return None };
+    if null_safe.first().copied().unwrap_or(false) {
+        return None;
+    }
+    if !matches!(
+        k.data_type(),
+        D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::UInt8 | D::UInt16 | D::UInt32 | D::Date32
+    ) {
+        return None;
+    }
+    Some((|| {
+        let wide = arrow_cast::cast(k, &D::Int64)?;
+        let wide = wide
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .ok_or_else(|| ferrospark_common::FerroError::Internal("int64 key".into()))?;
+        Ok(wide.values().to_vec())
+    })())
+}
+
+/// Murmur3's 64-bit finaliser (both the bucket bits and the control bits well mixed).
+#[inline]
+fn mix(v: i64) -> u64 {
+    let mut h = v as u64;
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ceb9fe1a85ec53);
+    h ^ (h >> 33)
+}
+
 /// Build rows by key.
 pub(crate) struct JoinTable {
-    rows: Rows,
-    map: HashTable<Chain>,
+    index: KeyIndex,
     /// The next build row with the same key, `u32::MAX` at the end of a chain.
     next: Vec<u32>,
     hasher: foldhash::fast::FixedState,
@@ -46,40 +95,70 @@ impl JoinTable {
     /// Indexes the build side's normalised `keys`.
     pub fn build(converter: &RowConverter, keys: &[ArrayRef], null_safe: &[bool]) -> Result<Self> {
         let num_rows = keys.first().map_or(0, |k| k.len());
-        let rows = converter.convert_columns(keys)?;
         let valid = joinable(keys, null_safe, num_rows);
         let hasher = foldhash::fast::FixedState::with_seed(0x6a6f);
-        let mut map: HashTable<Chain> = HashTable::with_capacity(num_rows);
         let mut next = vec![u32::MAX; num_rows];
         let mut has_null_key = false;
-        for r in 0..num_rows {
-            if valid.as_ref().is_some_and(|v| v.is_null(r)) {
-                has_null_key = true;
-                continue;
-            }
-            let key = rows.row(r);
-            let h = hasher.hash_one(key.as_ref());
-            match map.find_mut(h, |c| c.hash == h && rows.row(c.head as usize) == key) {
-                Some(c) => {
-                    next[c.tail as usize] = r as u32;
-                    c.tail = r as u32;
+        let skip = |r: usize, has_null: &mut bool| {
+            let out = valid.as_ref().is_some_and(|v| v.is_null(r));
+            *has_null |= out;
+            out
+        };
+        let index = match int_key(keys, null_safe) {
+            Some(values) => {
+                let values = values?;
+                let mut map: HashTable<IntChain> = HashTable::with_capacity(num_rows);
+                for (r, &key) in values.iter().enumerate() {
+                    if skip(r, &mut has_null_key) {
+                        continue;
+                    }
+                    let h = mix(key);
+                    match map.find_mut(h, |c| c.key == key) {
+                        Some(c) => {
+                            next[c.tail as usize] = r as u32;
+                            c.tail = r as u32;
+                        }
+                        None => {
+                            let c = IntChain {
+                                key,
+                                head: r as u32,
+                                tail: r as u32,
+                            };
+                            map.insert_unique(h, c, |c| mix(c.key));
+                        }
+                    }
                 }
-                None => {
-                    map.insert_unique(
-                        h,
-                        Chain {
-                            hash: h,
-                            head: r as u32,
-                            tail: r as u32,
-                        },
-                        |c| c.hash,
-                    );
-                }
+                KeyIndex::Int { map }
             }
-        }
+            None => {
+                let rows = converter.convert_columns(keys)?;
+                let mut map: HashTable<Chain> = HashTable::with_capacity(num_rows);
+                for r in 0..num_rows {
+                    if skip(r, &mut has_null_key) {
+                        continue;
+                    }
+                    let key = rows.row(r);
+                    let h = hasher.hash_one(key.as_ref());
+                    match map.find_mut(h, |c| c.hash == h && rows.row(c.head as usize) == key) {
+                        Some(c) => {
+                            next[c.tail as usize] = r as u32;
+                            c.tail = r as u32;
+                        }
+                        None => {
+                            let c = Chain {
+                                hash: h,
+                                head: r as u32,
+                                tail: r as u32,
+                            };
+                            map.insert_unique(h, c, |c| c.hash);
+                        }
+                    }
+                }
+                KeyIndex::Rows { rows, map }
+            }
+        };
         Ok(Self {
-            rows,
-            map,
+            index,
             next,
             hasher,
             has_null_key,
@@ -88,35 +167,76 @@ impl JoinTable {
     }
 
     /// Calls `matched(probe_row, build_row)` for every pair of equal keys, probe rows in
-    /// order, the build rows of one key in arrival order. `probe` are the probe side's keys
-    /// in the same row format; rows not in `valid` match nothing.
+    /// order, the build rows of one key in arrival order. `keys` are the probe side's
+    /// normalised keys; rows not in `valid` match nothing.
     pub fn probe(
         &self,
-        probe: &Rows,
+        converter: &RowConverter,
+        keys: &[ArrayRef],
         valid: Option<&NullBuffer>,
         mut matched: impl FnMut(u32, u32),
-    ) {
-        for r in 0..probe.num_rows() {
-            if valid.is_some_and(|v| v.is_null(r)) {
-                continue;
+    ) -> Result<()> {
+        let mut chain = |mut b: u32, r: usize| {
+            while b != u32::MAX {
+                matched(r as u32, b);
+                b = self.next[b as usize];
             }
-            let key = probe.row(r);
-            let h = self.hasher.hash_one(key.as_ref());
-            if let Some(c) = self
-                .map
-                .find(h, |c| c.hash == h && self.rows.row(c.head as usize) == key)
-            {
-                let mut b = c.head;
-                while b != u32::MAX {
-                    matched(r as u32, b);
-                    b = self.next[b as usize];
+        };
+        match &self.index {
+            KeyIndex::Int { map } => {
+                let values = match int_key(keys, &[false]) {
+                    Some(v) => v?,
+                    None => {
+                        return Err(ferrospark_common::FerroError::Internal(
+                            "probe keys differ from the build keys".into(),
+                        ))
+                    }
+                };
+                // Foreign keys often arrive clustered (a table sorted by its key, as lineitem by
+                // order): a key equal to the previous row's reuses its chain.
+                let mut last: Option<(i64, u32)> = None;
+                for (r, &key) in values.iter().enumerate() {
+                    if valid.is_some_and(|v| v.is_null(r)) {
+                        continue;
+                    }
+                    let head = match last {
+                        Some((k, h)) if k == key => h,
+                        _ => {
+                            let h = map
+                                .find(mix(key), |c| c.key == key)
+                                .map_or(u32::MAX, |c| c.head);
+                            last = Some((key, h));
+                            h
+                        }
+                    };
+                    chain(head, r);
+                }
+            }
+            KeyIndex::Rows { rows, map } => {
+                let probe = converter.convert_columns(keys)?;
+                for r in 0..probe.num_rows() {
+                    if valid.is_some_and(|v| v.is_null(r)) {
+                        continue;
+                    }
+                    let key = probe.row(r);
+                    let h = self.hasher.hash_one(key.as_ref());
+                    if let Some(c) =
+                        map.find(h, |c| c.hash == h && rows.row(c.head as usize) == key)
+                    {
+                        chain(c.head, r);
+                    }
                 }
             }
         }
+        Ok(())
     }
 
     /// Bytes held.
     pub fn size(&self) -> usize {
-        self.rows.size() + self.map.capacity() * 24 + self.next.capacity() * 4
+        let index = match &self.index {
+            KeyIndex::Rows { rows, map } => rows.size() + map.capacity() * 24,
+            KeyIndex::Int { map } => map.capacity() * 24,
+        };
+        index + self.next.capacity() * 4
     }
 }
