@@ -643,7 +643,7 @@ impl JoinExec {
             BuildSide::Right => fields[..fields.len() - build.num_columns()].to_vec(),
         };
         let empty = RecordBatch::new_empty(Arc::new(arrow_schema::Schema::new(probe_fields)));
-        self.emit_pairs(&empty, &build, &nulls, &unmatched)?;
+        self.emit_pairs(&empty, build, &nulls, &unmatched)?;
         self.reservation.free();
         Ok(())
     }
