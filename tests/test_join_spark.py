@@ -164,3 +164,16 @@ def test_cross_join_matches_spark(spark, frames):
         got = fs.join(left, right, how="cross", strategy=strategy)
         assert got.num_rows == 1200
         _check(spark, got, expected, f"cross {strategy}")
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "semi", "anti", "right", "full"])
+def test_many_probe_batches_on_several_threads_match_spark(spark, frames, how):
+    ldf, rdf = frames
+    chunked = pa.Table.from_batches(LEFT.to_batches(max_chunksize=37))
+    s = fs.Session(conf={"ferrospark.scan.threads": "3"})
+    got = s.join(chunked, RIGHT, "k", how, strategy="shuffle_hash")
+    _check(spark, got, ldf.join(rdf, "k", how), f"chunked probe how={how}")
+    assert fs.last_join_metrics()["probe_batches"] == chunked.to_batches().__len__() or how in (
+        "right",
+        "full",
+    )

@@ -418,3 +418,65 @@ fn cross_joins_and_joins_without_keys_pair_every_row() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn forked_probers_give_the_single_prober_answer() -> Result<()> {
+    let mut rng = StdRng::seed_from_u64(13);
+    let (l, r) = (side(&mut rng, "l", 300), side(&mut rng, "r", 200));
+    for jt in [
+        JoinType::Inner,
+        JoinType::LeftOuter,
+        JoinType::LeftSemi,
+        JoinType::LeftAnti,
+    ] {
+        let want = reference(&l, &r, 1, false, true, jt);
+        let (ls, rs) = (l.schema(), r.schema());
+        let joined = join_schema(&ls, &rs, JoinType::Inner);
+        let mut exec = JoinExec::try_new(
+            ls.clone(),
+            rs.clone(),
+            vec![expr("lk1", &ls)],
+            vec![expr("rk1", &rs)],
+            vec![false],
+            Some(expr("lv < rv", &joined)),
+            jt,
+            JoinAlgorithm::Hash,
+            BuildSide::Right,
+            16,
+            &MemoryPool::unbounded(),
+        )?;
+        exec.push_build(&r)?;
+        exec.finish_build()?;
+        let mut fork = exec.fork_probe()?;
+        let mut got = Vec::new();
+        for (i, off) in (0..l.num_rows()).step_by(37).enumerate() {
+            let b = l.slice(off, 37.min(l.num_rows() - off));
+            let e = if i % 2 == 0 { &mut exec } else { &mut fork };
+            e.push_probe(&b)?;
+            while let Some(o) = e.pull() {
+                got.extend((0..o.num_rows()).map(|i| cells(&o, i).join("|")));
+            }
+        }
+        got.sort();
+        assert_eq!(got, want, "{jt:?}");
+    }
+    // A join that keeps build rows unmatched cannot be split.
+    let (ls, rs) = (l.schema(), r.schema());
+    let mut exec = JoinExec::try_new(
+        ls.clone(),
+        rs.clone(),
+        vec![expr("lk1", &ls)],
+        vec![expr("rk1", &rs)],
+        vec![false],
+        None,
+        JoinType::RightOuter,
+        JoinAlgorithm::Hash,
+        BuildSide::Right,
+        16,
+        &MemoryPool::unbounded(),
+    )?;
+    exec.finish_build()?;
+    assert!(!exec.can_fork_probe());
+    assert!(exec.fork_probe().is_err());
+    Ok(())
+}
