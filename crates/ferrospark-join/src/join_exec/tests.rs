@@ -136,6 +136,33 @@ fn expr(e: &str, schema: &Schema) -> PhysicalExpr {
     bind(&parse_expr(e).expect("parses"), &BindContext::new(schema)).expect("binds")
 }
 
+/// A hash join of `l` and `r` on one key (`keys`: the left and right column names) with an
+/// optional residual `condition`, building the right side.
+fn one_key_join(
+    l: &SchemaRef,
+    r: &SchemaRef,
+    keys: (&str, &str),
+    condition: Option<&str>,
+    jt: JoinType,
+    batch: usize,
+    pool: &MemoryPool,
+) -> Result<JoinExec> {
+    let joined = join_schema(l, r, JoinType::Inner);
+    JoinExec::try_new(
+        l.clone(),
+        r.clone(),
+        vec![expr(keys.0, l)],
+        vec![expr(keys.1, r)],
+        vec![false],
+        condition.map(|c| expr(c, &joined)),
+        jt,
+        JoinAlgorithm::Hash,
+        BuildSide::Right,
+        batch,
+        pool,
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run(
     l: &RecordBatch,
@@ -287,16 +314,12 @@ fn null_aware_anti_join_follows_not_in() -> Result<()> {
     let left = batch("l", vec![Some(1), Some(2), None, Some(3)]);
     let naaj = |right: RecordBatch| -> Result<Vec<String>> {
         let (ls, rs) = (left.schema(), right.schema());
-        let mut exec = JoinExec::try_new(
-            ls.clone(),
-            rs.clone(),
-            vec![expr("lk", &ls)],
-            vec![expr("rk", &rs)],
-            vec![false],
+        let mut exec = one_key_join(
+            &ls,
+            &rs,
+            ("lk", "rk"),
             None,
             JoinType::NullAwareAnti,
-            JoinAlgorithm::Hash,
-            BuildSide::Right,
             8192,
             &MemoryPool::unbounded(),
         )?;
@@ -355,16 +378,12 @@ fn a_build_side_over_the_memory_limit_is_a_memory_error() {
     let mut rng = StdRng::seed_from_u64(3);
     let (lb, rb) = (side(&mut rng, "l", 2000), side(&mut rng, "r", 2000));
     let (l, r) = (lb.schema(), rb.schema());
-    let mut exec = JoinExec::try_new(
-        l.clone(),
-        r.clone(),
-        vec![expr("lk1", &l)],
-        vec![expr("rk1", &r)],
-        vec![],
+    let mut exec = one_key_join(
+        &l,
+        &r,
+        ("lk1", "rk1"),
         None,
         JoinType::Inner,
-        JoinAlgorithm::Hash,
-        BuildSide::Right,
         8192,
         &MemoryPool::new(Some(1024)),
     )
@@ -431,17 +450,12 @@ fn forked_probers_give_the_single_prober_answer() -> Result<()> {
     ] {
         let want = reference(&l, &r, 1, false, true, jt);
         let (ls, rs) = (l.schema(), r.schema());
-        let joined = join_schema(&ls, &rs, JoinType::Inner);
-        let mut exec = JoinExec::try_new(
-            ls.clone(),
-            rs.clone(),
-            vec![expr("lk1", &ls)],
-            vec![expr("rk1", &rs)],
-            vec![false],
-            Some(expr("lv < rv", &joined)),
+        let mut exec = one_key_join(
+            &ls,
+            &rs,
+            ("lk1", "rk1"),
+            Some("lv < rv"),
             jt,
-            JoinAlgorithm::Hash,
-            BuildSide::Right,
             16,
             &MemoryPool::unbounded(),
         )?;
@@ -462,16 +476,12 @@ fn forked_probers_give_the_single_prober_answer() -> Result<()> {
     }
     // A join that keeps build rows unmatched cannot be split.
     let (ls, rs) = (l.schema(), r.schema());
-    let mut exec = JoinExec::try_new(
-        ls.clone(),
-        rs.clone(),
-        vec![expr("lk1", &ls)],
-        vec![expr("rk1", &rs)],
-        vec![false],
+    let mut exec = one_key_join(
+        &ls,
+        &rs,
+        ("lk1", "rk1"),
         None,
         JoinType::RightOuter,
-        JoinAlgorithm::Hash,
-        BuildSide::Right,
         16,
         &MemoryPool::unbounded(),
     )?;
