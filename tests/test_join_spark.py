@@ -43,12 +43,12 @@ RIGHT = _side(2, 300, "r")
 HOWS = ["inner", "left", "right", "full", "semi", "anti"]
 # Which hash strategies Spark can run for each join type.
 STRATEGIES = {
-    "inner": ["auto", "broadcast_hash", "shuffle_hash", "nested_loop", "cartesian"],
-    "left": ["auto", "broadcast_hash", "shuffle_hash", "nested_loop"],
-    "right": ["auto", "broadcast_hash", "shuffle_hash", "nested_loop"],
-    "full": ["auto", "shuffle_hash", "nested_loop"],
-    "semi": ["auto", "broadcast_hash", "shuffle_hash", "nested_loop"],
-    "anti": ["auto", "broadcast_hash", "shuffle_hash", "nested_loop"],
+    "inner": ["auto", "broadcast_hash", "shuffle_hash", "sort_merge", "nested_loop", "cartesian"],
+    "left": ["auto", "broadcast_hash", "shuffle_hash", "sort_merge", "nested_loop"],
+    "right": ["auto", "broadcast_hash", "shuffle_hash", "sort_merge", "nested_loop"],
+    "full": ["auto", "shuffle_hash", "sort_merge", "nested_loop"],
+    "semi": ["auto", "broadcast_hash", "shuffle_hash", "sort_merge", "nested_loop"],
+    "anti": ["auto", "broadcast_hash", "shuffle_hash", "sort_merge", "nested_loop"],
 }
 
 
@@ -113,8 +113,8 @@ def test_auto_broadcasts_a_small_side_and_shuffles_otherwise():
     assert fs.last_join_plan().startswith("broadcast_hash"), fs.last_join_plan()
     s = fs.Session(conf={"spark.sql.autoBroadcastJoinThreshold": "-1"})
     s.join(LEFT, small, "k", "inner")
-    # Spark would sort-merge; until that is built the shuffled hash join runs, and says so
-    assert fs.last_join_plan().startswith("sort_merge (not built yet: ran shuffle_hash)"), fs.last_join_plan()
+    # Spark sort-merges what it does not broadcast
+    assert fs.last_join_plan().startswith("sort_merge: SortMergeJoin"), fs.last_join_plan()
     # a side too big to broadcast but small enough for a partition's hash map, 3x smaller
     s = fs.Session(
         conf={"spark.sql.autoBroadcastJoinThreshold": "100", "spark.sql.join.preferSortMergeJoin": "false"}
@@ -135,8 +135,12 @@ def test_bad_joins_are_clear_errors():
         fs.join(LEFT, RIGHT, "k", "left", strategy="cartesian")
     with pytest.raises(fs.ConfigError, match="unknown join type"):
         fs.join(LEFT, RIGHT, "k", "sideways")
-    with pytest.raises(fs.UnsupportedError, match="not built yet"):
-        fs.join(LEFT, RIGHT, "k", strategy="sort_merge")
+    with pytest.raises(
+        fs.ConfigError, match="sort_merge join cannot run this LeftOuter join: it needs equality keys"
+    ):
+        fs.join(
+            LEFT, RIGHT.rename_columns(["rk", "rs", "rd", "rf", "rv"]), None, "left", "lv < rv", "sort_merge"
+        )
     with pytest.raises(fs.AnalysisError, match="not a column of the right side"):
         fs.join(LEFT, RIGHT.drop_columns(["k"]), "k")
     with pytest.raises(fs.AnalysisError, match="both sides"):

@@ -2,15 +2,15 @@
 
 ``on`` names the keys (``"k"`` or ``["k1", "k2"]``: Spark's ``USING`` join, the keys come out
 once) or is a condition over the columns of both sides (``fs.col("a") == fs.col("b")``;
-equalities across the sides become hash keys, the rest is checked on each joined row).
+equalities across the sides become join keys, the rest is checked on each joined row).
 Output columns are the left ones then the right ones; semi and anti joins keep the left ones.
 
-``strategy`` names Spark's operator (``broadcast_hash``, ``shuffle_hash``, ``nested_loop``,
-``cartesian``; ``sort_merge`` is not built yet); an operator that cannot run the join type is
-an error saying so. ``auto`` follows Spark's ``JoinSelection``: hints, then
+``strategy`` names Spark's operator (``broadcast_hash``, ``shuffle_hash``, ``sort_merge``,
+``nested_loop``, ``cartesian``); an operator that cannot run the join type is an error saying
+so. ``auto`` follows Spark's ``JoinSelection``: hints, then
 ``spark.sql.autoBroadcastJoinThreshold``, ``spark.sql.join.preferSortMergeJoin`` and the 3x
-rule. Where Spark's rules pick sort-merge, the shuffled hash join runs for now, and
-``fs.last_join_plan()`` says so.
+rule; ``fs.last_join_plan()`` says what it chose. The sort-merge join sorts both sides in
+memory for now (spilling sorted runs is not built yet).
 """
 
 from __future__ import annotations

@@ -144,24 +144,7 @@ pub(crate) fn join<'py>(
                 }
                 (JoinAlgorithm::NestedLoop, chosen.name().to_string())
             }
-            JoinStrategy::SortMerge if hint.is_some() => {
-                return Err(FerroError::Unsupported(
-                    "the sort_merge join strategy is not built yet; use auto, broadcast_hash, shuffle_hash, nested_loop or cartesian".into(),
-                ))
-            }
-            JoinStrategy::SortMerge => {
-                // Spark's rules pick sort-merge here; until it is built, the shuffled hash
-                // join runs instead (same answer), and the plan says so.
-                let fallback = JoinSelectionInput {
-                    hint: Some(JoinStrategy::ShuffledHash),
-                    ..input.clone()
-                };
-                build = select_join(&fallback)?.1;
-                (
-                    JoinAlgorithm::Hash,
-                    "sort_merge (not built yet: ran shuffle_hash)".to_string(),
-                )
-            }
+            JoinStrategy::SortMerge => (JoinAlgorithm::SortMerge, chosen.name().to_string()),
         };
         if algorithm == JoinAlgorithm::NestedLoop {
             // Every condition part, equalities included, is checked on each pair.

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, UInt32Array};
-use arrow_row::{RowConverter, SortField};
+use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::{DataType, SchemaRef};
 use ferrospark_common::{
     FerroError, MemoryPool, MemoryReservation, MetricValue, MetricsSet, Result,
@@ -61,6 +61,8 @@ pub struct JoinExec {
     batch_size: usize,
     build_batches: Vec<RecordBatch>,
     algorithm: JoinAlgorithm,
+    /// Probe batches a sort-merge join holds until `finish`.
+    probe_buffer: Vec<RecordBatch>,
     build: Option<Arc<(RecordBatch, Matcher)>>,
     pool: MemoryPool,
     build_matched: Vec<bool>,
@@ -82,12 +84,75 @@ pub enum JoinAlgorithm {
     /// Every build row, the condition deciding (Spark's broadcast nested loop join; without a
     /// condition, the cartesian product).
     NestedLoop,
+    /// Equal keys found by merging both sides sorted by key (Spark's sort-merge join). Both
+    /// sides are sorted in memory, reserved from the pool; spilling sorted runs is not built
+    /// yet.
+    SortMerge,
 }
 
 /// The built side's index.
 enum Matcher {
     Hash(JoinTable),
     EveryPair,
+    /// The build side's keys in the row format and its joinable rows in key order (rows of one
+    /// key in arrival order).
+    Sorted {
+        rows: Rows,
+        order: Vec<u32>,
+    },
+}
+
+/// The rows of `keys` that can match, in key order (stable: rows of one key keep their order).
+fn sorted_rows(
+    converter: &RowConverter,
+    keys: &[ArrayRef],
+    null_safe: &[bool],
+) -> Result<(Rows, Vec<u32>)> {
+    let n = keys.first().map_or(0, |k| k.len());
+    let rows = converter.convert_columns(keys)?;
+    let valid = joinable(keys, null_safe, n);
+    let mut order: Vec<u32> = (0..n as u32)
+        .filter(|&r| valid.as_ref().is_none_or(|v| v.is_valid(r as usize)))
+        .collect();
+    order.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
+    Ok((rows, order))
+}
+
+/// Every pair of equal keys of two sorted sides, as `(probe row, build row)`, in key order.
+fn merge_pairs(
+    probe: (&Rows, &[u32]),
+    build: (&Rows, &[u32]),
+    probe_idx: &mut Vec<u32>,
+    build_idx: &mut Vec<u32>,
+) {
+    let (prows, porder) = probe;
+    let (brows, border) = build;
+    let (mut i, mut j) = (0, 0);
+    while i < porder.len() && j < border.len() {
+        let (pk, bk) = (prows.row(porder[i] as usize), brows.row(border[j] as usize));
+        match pk.cmp(&bk) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                let i_end = i + porder[i..]
+                    .iter()
+                    .take_while(|&&p| prows.row(p as usize) == pk)
+                    .count();
+                let j_end = j + border[j..]
+                    .iter()
+                    .take_while(|&&b| brows.row(b as usize) == bk)
+                    .count();
+                for &p in &porder[i..i_end] {
+                    for &b in &border[j..j_end] {
+                        probe_idx.push(p);
+                        build_idx.push(b);
+                    }
+                }
+                i = i_end;
+                j = j_end;
+            }
+        }
+    }
 }
 
 impl JoinExec {
@@ -109,7 +174,9 @@ impl JoinExec {
         pool: &MemoryPool,
     ) -> Result<Self> {
         match algorithm {
-            JoinAlgorithm::Hash if left_keys.is_empty() || left_keys.len() != right_keys.len() => {
+            JoinAlgorithm::Hash | JoinAlgorithm::SortMerge
+                if left_keys.is_empty() || left_keys.len() != right_keys.len() =>
+            {
                 return Err(FerroError::Config(format!(
                     "a hash join needs equal numbers of left and right keys, at least one (got {} and {}); use a nested loop join for joins without keys",
                     left_keys.len(),
@@ -130,9 +197,11 @@ impl JoinExec {
             ) => true,
             (_, JoinType::LeftSemi | JoinType::LeftAnti) => build_side == BuildSide::Right,
             (JoinAlgorithm::Hash, JoinType::NullAwareAnti) => build_side == BuildSide::Right,
-            (JoinAlgorithm::NestedLoop, JoinType::NullAwareAnti) => false,
+            (JoinAlgorithm::NestedLoop | JoinAlgorithm::SortMerge, JoinType::NullAwareAnti) => {
+                false
+            }
             (JoinAlgorithm::NestedLoop, JoinType::Cross) => true,
-            (JoinAlgorithm::Hash, JoinType::Cross) => false,
+            (JoinAlgorithm::Hash | JoinAlgorithm::SortMerge, JoinType::Cross) => false,
         };
         if !allowed {
             return Err(FerroError::Config(format!(
@@ -140,6 +209,7 @@ impl JoinExec {
                 match algorithm {
                     JoinAlgorithm::Hash => "hash",
                     JoinAlgorithm::NestedLoop => "nested loop",
+                    JoinAlgorithm::SortMerge => "sort-merge",
                 },
                 build_side,
                 join_type.name()
@@ -178,6 +248,7 @@ impl JoinExec {
         };
         Ok(Self {
             algorithm,
+            probe_buffer: Vec::new(),
             joined_schema: join_schema(&left, &right, JoinType::Inner),
             output_schema: join_schema(&left, &right, join_type),
             join_type,
@@ -210,7 +281,7 @@ impl JoinExec {
     /// joins that keep no per-build-row state can be forked (no build side kept unmatched);
     /// the fork has its own output and metrics.
     pub fn fork_probe(&self) -> Result<JoinExec> {
-        if self.phase != Phase::Probing || self.keeps_build() {
+        if !self.can_fork_probe() {
             return Err(FerroError::Internal(
                 "only a built join that keeps no build rows unmatched can be forked".into(),
             ));
@@ -235,6 +306,7 @@ impl JoinExec {
             batch_size: self.batch_size,
             build_batches: Vec::new(),
             algorithm: self.algorithm,
+            probe_buffer: Vec::new(),
             build: self.build.clone(),
             pool: self.pool.clone(),
             build_matched: Vec::new(),
@@ -245,9 +317,22 @@ impl JoinExec {
         })
     }
 
+    /// The schema of the streamed side.
+    fn probe_schema(&self) -> SchemaRef {
+        let fields = self.joined_schema.fields();
+        let build = self.build_schema.fields().len();
+        let probe_fields = match self.build_side {
+            BuildSide::Left => fields[build..].to_vec(),
+            BuildSide::Right => fields[..fields.len() - build].to_vec(),
+        };
+        Arc::new(arrow_schema::Schema::new(probe_fields))
+    }
+
     /// Whether [`Self::fork_probe`] can fork this join.
     pub fn can_fork_probe(&self) -> bool {
-        self.phase == Phase::Probing && !self.keeps_build()
+        self.phase == Phase::Probing
+            && !self.keeps_build()
+            && self.algorithm != JoinAlgorithm::SortMerge
     }
 
     /// The operator's metrics.
@@ -277,6 +362,7 @@ impl JoinExec {
         let name = match self.algorithm {
             JoinAlgorithm::Hash => "HashJoin",
             JoinAlgorithm::NestedLoop => "NestedLoopJoin",
+            JoinAlgorithm::SortMerge => "SortMergeJoin",
         };
         format!(
             "{name} {}, build {:?}{keys}{cond}",
@@ -329,10 +415,20 @@ impl JoinExec {
                 Matcher::Hash(JoinTable::build(&self.converter, &keys, &self.null_safe)?)
             }
             JoinAlgorithm::NestedLoop => Matcher::EveryPair,
+            JoinAlgorithm::SortMerge => {
+                let exprs = match self.build_side {
+                    BuildSide::Left => &self.left_keys,
+                    BuildSide::Right => &self.right_keys,
+                };
+                let keys = self.keys_of(exprs, &batch)?;
+                let (rows, order) = sorted_rows(&self.converter, &keys, &self.null_safe)?;
+                Matcher::Sorted { rows, order }
+            }
         };
         let index_bytes = match &matcher {
             Matcher::Hash(t) => t.size(),
             Matcher::EveryPair => 0,
+            Matcher::Sorted { rows, order } => rows.size() + order.capacity() * 4,
         };
         let held = (batch.get_array_memory_size() + index_bytes) as u64;
         if !self.reservation.try_resize(held) {
@@ -392,7 +488,18 @@ impl JoinExec {
         let started = Instant::now();
         self.metrics.add("probe_rows", batch.num_rows() as u64);
         self.metrics.add("probe_batches", 1);
-        if batch.num_rows() > 0 {
+        if self.algorithm == JoinAlgorithm::SortMerge {
+            // The streamed side is sorted whole at `finish`.
+            if !self
+                .reservation
+                .try_grow(batch.get_array_memory_size() as u64)
+            {
+                return Err(self.too_big());
+            }
+            if batch.num_rows() > 0 {
+                self.probe_buffer.push(batch.clone());
+            }
+        } else if batch.num_rows() > 0 {
             self.probe(batch)?;
         }
         self.metrics.add_elapsed("probe_time_ns", started);
@@ -433,6 +540,23 @@ impl JoinExec {
                     probe_idx.push(p);
                     build_idx.push(b);
                 })?;
+                self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit)?;
+            }
+            Matcher::Sorted { rows, order } => {
+                let exprs = match self.build_side {
+                    BuildSide::Left => &self.right_keys,
+                    BuildSide::Right => &self.left_keys,
+                };
+                let keys = self.keys_of(exprs, probe)?;
+                let (prows, porder) = sorted_rows(&self.converter, &keys, &self.null_safe)?;
+                let mut probe_idx: Vec<u32> = Vec::new();
+                let mut build_idx: Vec<u32> = Vec::new();
+                merge_pairs(
+                    (&prows, &porder),
+                    (rows, order),
+                    &mut probe_idx,
+                    &mut build_idx,
+                );
                 self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit)?;
             }
             Matcher::EveryPair => {
@@ -620,6 +744,20 @@ impl JoinExec {
         if self.phase == Phase::Done {
             return Ok(());
         }
+        if self.algorithm == JoinAlgorithm::SortMerge {
+            let started = Instant::now();
+            let schema = self
+                .probe_buffer
+                .first()
+                .map(|b| b.schema())
+                .unwrap_or_else(|| self.probe_schema());
+            let probe = arrow_select::concat::concat_batches(&schema, &self.probe_buffer)?;
+            self.probe_buffer.clear();
+            if probe.num_rows() > 0 {
+                self.probe(&probe)?;
+            }
+            self.metrics.add_elapsed("probe_time_ns", started);
+        }
         self.phase = Phase::Done;
         if !self.keeps_build() {
             return Ok(());
@@ -637,12 +775,7 @@ impl JoinExec {
             .collect();
         let nulls: Vec<Option<u32>> = vec![None; unmatched.len()];
         // The probe side has no rows left: its NULLs come from an empty batch of its schema.
-        let fields = self.joined_schema.fields();
-        let probe_fields = match self.build_side {
-            BuildSide::Left => fields[build.num_columns()..].to_vec(),
-            BuildSide::Right => fields[..fields.len() - build.num_columns()].to_vec(),
-        };
-        let empty = RecordBatch::new_empty(Arc::new(arrow_schema::Schema::new(probe_fields)));
+        let empty = RecordBatch::new_empty(self.probe_schema());
         self.emit_pairs(&empty, build, &nulls, &unmatched)?;
         self.reservation.free();
         Ok(())

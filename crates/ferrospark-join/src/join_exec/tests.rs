@@ -179,7 +179,7 @@ fn run(
     let names = ["k1", "k2"];
     let joined = join_schema(&ls, &rs, JoinType::Inner);
     let (lk, rk, condition) = match algorithm {
-        JoinAlgorithm::Hash => (
+        JoinAlgorithm::Hash | JoinAlgorithm::SortMerge => (
             (0..nkeys)
                 .map(|i| expr(&format!("l{}", names[i]), &ls))
                 .collect(),
@@ -212,10 +212,10 @@ fn run(
         rk,
         vec![
             null_safe;
-            if algorithm == JoinAlgorithm::Hash {
-                nkeys
-            } else {
+            if algorithm == JoinAlgorithm::NestedLoop {
                 0
+            } else {
+                nkeys
             }
         ],
         condition,
@@ -282,7 +282,11 @@ fn every_type_and_build_side_matches_a_nested_loop() -> Result<()> {
                 ] {
                     let want = reference(&l, &r, nkeys, null_safe, cond, jt);
                     for batch in [1, 7, 8192] {
-                        for algorithm in [JoinAlgorithm::Hash, JoinAlgorithm::NestedLoop] {
+                        for algorithm in [
+                            JoinAlgorithm::Hash,
+                            JoinAlgorithm::NestedLoop,
+                            JoinAlgorithm::SortMerge,
+                        ] {
                             let got =
                                 run(&l, &r, nkeys, null_safe, cond, jt, build, batch, algorithm)?;
                             assert_eq!(
