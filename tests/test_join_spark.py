@@ -146,7 +146,8 @@ def test_bad_joins_are_clear_errors():
     with pytest.raises(fs.AnalysisError, match="both sides"):
         fs.join(LEFT, RIGHT, fs.col("k") == fs.col("rv"))
     with pytest.raises(fs.AnalysisError, match="cast one side"):
-        fs.join(LEFT, RIGHT.set_column(0, "k", RIGHT.column("k").cast(pa.int64())), "k")
+        as_bytes = pa.array([None if v is None else str(v).encode() for v in RIGHT.column("k").to_pylist()])
+        fs.join(LEFT, RIGHT.set_column(0, "k", as_bytes), "k")
 
 
 @pytest.mark.parametrize("how", ["inner", "left", "right", "full", "semi", "anti"])
@@ -181,3 +182,14 @@ def test_many_probe_batches_on_several_threads_match_spark(spark, frames, how):
         "right",
         "full",
     )
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "full", "anti"])
+def test_keys_of_different_types_compare_as_spark_widens_them(spark, how):
+    left = LEFT.select(["k", "lv"])
+    right = RIGHT.select(["k", "rv"]).set_column(0, "k", RIGHT.column("k").cast(pa.int64()))
+    expected = spark.createDataFrame(left).join(spark.createDataFrame(right), "k", how)
+    for strategy in STRATEGIES[how][:3]:
+        got = fs.join(left, right, "k", how, strategy=strategy)
+        assert_same_rows(spark_rows(expected), arrow_rows(got), f"int vs bigint {how} {strategy}")
+        assert got.column_names == expected.columns

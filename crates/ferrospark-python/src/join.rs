@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
 use ferrospark_common::{FerroError, MemoryPool};
+use ferrospark_expr::types::{comparison_type, spark_type_name};
 use ferrospark_expr::BinaryOp;
 use ferrospark_expr::{bind, resolve_column, BindContext, PhysicalExpr};
 use ferrospark_join::{
@@ -42,15 +43,27 @@ fn using_keys(
     let mut r = Vec::new();
     for name in using {
         let (a, b) = (column(left, name, "left")?, column(right, name, "right")?);
-        if a.data_type() != b.data_type() {
-            return Err(FerroError::Analysis(format!(
-                "join key `{name}` is {} on the left and {} on the right; cast one side so both match",
-                a.data_type(),
-                b.data_type()
-            )));
-        }
-        l.push(a);
-        r.push(b);
+        let (at, bt) = (a.data_type(), b.data_type());
+        // Both sides compare in the type Spark compares them in (int with bigint as bigint).
+        let common = comparison_type(&at, &bt).ok_or_else(|| {
+            FerroError::Analysis(format!(
+                "join key `{name}` is {} on the left and {} on the right, which Spark cannot compare; cast one side",
+                spark_type_name(&at),
+                spark_type_name(&bt)
+            ))
+        })?;
+        let cast = |e: PhysicalExpr, t: &arrow_schema::DataType| {
+            if &e.data_type() == t {
+                e
+            } else {
+                PhysicalExpr::Cast {
+                    expr: Box::new(e),
+                    to: t.clone(),
+                }
+            }
+        };
+        l.push(cast(a, &common));
+        r.push(cast(b, &common));
     }
     Ok((l, r))
 }
