@@ -21,7 +21,7 @@ use ferrospark_common::{
 };
 use ferrospark_expr::{evaluate_predicate, normalize_key, PhysicalExpr};
 
-use super::hash_table::{joinable, JoinTable};
+use super::hash_table::{int_key, joinable, JoinTable};
 use crate::join_type::{join_schema, BuildSide, JoinType};
 
 /// Metric names of [`JoinExec`].
@@ -94,28 +94,99 @@ pub enum JoinAlgorithm {
 enum Matcher {
     Hash(JoinTable),
     EveryPair,
-    /// The build side's keys in the row format and its joinable rows in key order (rows of one
-    /// key in arrival order).
-    Sorted {
-        rows: Rows,
-        order: Vec<u32>,
-    },
+    /// The build side's joinable rows in key order (rows of one key in arrival order).
+    Sorted(SortedKeys),
 }
 
-/// The rows of `keys` that can match, in key order (stable: rows of one key keep their order).
-fn sorted_rows(
-    converter: &RowConverter,
-    keys: &[ArrayRef],
-    null_safe: &[bool],
-) -> Result<(Rows, Vec<u32>)> {
-    let n = keys.first().map_or(0, |k| k.len());
-    let rows = converter.convert_columns(keys)?;
-    let valid = joinable(keys, null_safe, n);
-    let mut order: Vec<u32> = (0..n as u32)
-        .filter(|&r| valid.as_ref().is_none_or(|v| v.is_valid(r as usize)))
-        .collect();
-    order.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-    Ok((rows, order))
+/// Joinable rows of one side in key order, rows of one key in arrival order.
+enum SortedKeys {
+    /// Any keys, compared in the row format.
+    Rows { rows: Rows, order: Vec<u32> },
+    /// One integer key compared with `=`: `(key, row)` pairs, sorted as integers.
+    Int(Vec<(i64, u32)>),
+}
+
+impl SortedKeys {
+    /// Sorts the joinable rows of `keys`.
+    fn new(converter: &RowConverter, keys: &[ArrayRef], null_safe: &[bool]) -> Result<Self> {
+        let n = keys.first().map_or(0, |k| k.len());
+        let valid = joinable(keys, null_safe, n);
+        let keep = |r: usize| valid.as_ref().is_none_or(|v| v.is_valid(r));
+        if let Some(values) = int_key(keys, null_safe) {
+            let mut pairs: Vec<(i64, u32)> = values?
+                .into_iter()
+                .enumerate()
+                .filter(|(r, _)| keep(*r))
+                .map(|(r, k)| (k, r as u32))
+                .collect();
+            // Row numbers are distinct, so an unstable sort of the pairs keeps arrival order
+            // within a key.
+            pairs.sort_unstable();
+            return Ok(SortedKeys::Int(pairs));
+        }
+        let rows = converter.convert_columns(keys)?;
+        let mut order: Vec<u32> = (0..n as u32).filter(|&r| keep(r as usize)).collect();
+        order.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
+        Ok(SortedKeys::Rows { rows, order })
+    }
+
+    fn size(&self) -> usize {
+        match self {
+            SortedKeys::Rows { rows, order } => rows.size() + order.capacity() * 4,
+            SortedKeys::Int(pairs) => pairs.capacity() * 16,
+        }
+    }
+}
+
+/// Every pair of equal keys of two sides sorted alike (from the same key types), as
+/// `(probe row, build row)`, in key order.
+fn merge_sorted(
+    probe: &SortedKeys,
+    build: &SortedKeys,
+    probe_idx: &mut Vec<u32>,
+    build_idx: &mut Vec<u32>,
+) -> Result<()> {
+    match (probe, build) {
+        (SortedKeys::Int(p), SortedKeys::Int(b)) => {
+            let (mut i, mut j) = (0, 0);
+            while i < p.len() && j < b.len() {
+                let (pk, bk) = (p[i].0, b[j].0);
+                if pk < bk {
+                    i += 1;
+                } else if pk > bk {
+                    j += 1;
+                } else {
+                    let i_end = i + p[i..].iter().take_while(|x| x.0 == pk).count();
+                    let j_end = j + b[j..].iter().take_while(|x| x.0 == bk).count();
+                    for &(_, pr) in &p[i..i_end] {
+                        for &(_, br) in &b[j..j_end] {
+                            probe_idx.push(pr);
+                            build_idx.push(br);
+                        }
+                    }
+                    i = i_end;
+                    j = j_end;
+                }
+            }
+            Ok(())
+        }
+        (
+            SortedKeys::Rows {
+                rows: pr,
+                order: po,
+            },
+            SortedKeys::Rows {
+                rows: br,
+                order: bo,
+            },
+        ) => {
+            merge_pairs((pr, po), (br, bo), probe_idx, build_idx);
+            Ok(())
+        }
+        _ => Err(FerroError::Internal(
+            "the two sides of a sort-merge join were sorted differently".into(),
+        )),
+    }
 }
 
 /// Every pair of equal keys of two sorted sides, as `(probe row, build row)`, in key order.
@@ -421,14 +492,13 @@ impl JoinExec {
                     BuildSide::Right => &self.right_keys,
                 };
                 let keys = self.keys_of(exprs, &batch)?;
-                let (rows, order) = sorted_rows(&self.converter, &keys, &self.null_safe)?;
-                Matcher::Sorted { rows, order }
+                Matcher::Sorted(SortedKeys::new(&self.converter, &keys, &self.null_safe)?)
             }
         };
         let index_bytes = match &matcher {
             Matcher::Hash(t) => t.size(),
             Matcher::EveryPair => 0,
-            Matcher::Sorted { rows, order } => rows.size() + order.capacity() * 4,
+            Matcher::Sorted(sorted) => sorted.size(),
         };
         let held = (batch.get_array_memory_size() + index_bytes) as u64;
         if !self.reservation.try_resize(held) {
@@ -542,21 +612,16 @@ impl JoinExec {
                 })?;
                 self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit)?;
             }
-            Matcher::Sorted { rows, order } => {
+            Matcher::Sorted(built_keys) => {
                 let exprs = match self.build_side {
                     BuildSide::Left => &self.right_keys,
                     BuildSide::Right => &self.left_keys,
                 };
                 let keys = self.keys_of(exprs, probe)?;
-                let (prows, porder) = sorted_rows(&self.converter, &keys, &self.null_safe)?;
+                let sorted = SortedKeys::new(&self.converter, &keys, &self.null_safe)?;
                 let mut probe_idx: Vec<u32> = Vec::new();
                 let mut build_idx: Vec<u32> = Vec::new();
-                merge_pairs(
-                    (&prows, &porder),
-                    (rows, order),
-                    &mut probe_idx,
-                    &mut build_idx,
-                );
+                merge_sorted(&sorted, built_keys, &mut probe_idx, &mut build_idx)?;
                 self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit)?;
             }
             Matcher::EveryPair => {

@@ -46,7 +46,7 @@ enum KeyIndex {
 }
 
 /// One integer key compared with `=`, widened to 64 bits; `None` for other keys.
-fn int_key(keys: &[ArrayRef], null_safe: &[bool]) -> Option<Result<Vec<i64>>> {
+pub(crate) fn int_key(keys: &[ArrayRef], null_safe: &[bool]) -> Option<Result<Vec<i64>>> {
     use arrow_schema::DataType as D;
     let [k] = keys else { return None };
     if null_safe.first().copied().unwrap_or(false) {
