@@ -193,3 +193,13 @@ def test_keys_of_different_types_compare_as_spark_widens_them(spark, how):
         got = fs.join(left, right, "k", how, strategy=strategy)
         assert_same_rows(spark_rows(expected), arrow_rows(got), f"int vs bigint {how} {strategy}")
         assert got.column_names == expected.columns
+
+
+def test_a_build_side_over_the_memory_limit_says_so():
+    s = fs.Session(conf={"ferrospark.memory.limit": "4k"})
+    with pytest.raises(fs.MemoryLimitError, match="ferrospark.memory.limit"):
+        s.join(LEFT, RIGHT, "k", "inner", strategy="shuffle_hash")
+    with pytest.raises(fs.ConfigError, match="cross join takes no"):
+        fs.join(LEFT, RIGHT, "k", "cross")
+    with pytest.raises(fs.ConfigError, match="unknown join strategy"):
+        fs.join(LEFT, RIGHT, "k", strategy="teleport")
