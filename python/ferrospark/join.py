@@ -64,11 +64,9 @@ def _how(how: str) -> str:
     return _HOW[key]
 
 
-def _table(data: Any) -> pa.Table:
-    stream = _stream(data)
-    if isinstance(stream, pa.Table):
-        return stream
-    return pa.RecordBatchReader.from_stream(stream).read_all()
+def _reader(data: Any) -> pa.RecordBatchReader:
+    """Any Arrow data as a stream; the native join reads it (once) itself."""
+    return pa.RecordBatchReader.from_stream(_stream(data))
 
 
 def join(
@@ -105,7 +103,7 @@ def join(
         cond = extra if cond is None else cond & extra
     if kind == "cross" and (using or cond is not None):
         raise ConfigError("a cross join takes no `on` keys; use how='inner' with a condition")
-    lt, rt = _table(left), _table(right)
+    lt, rt = _reader(left), _reader(right)
     table, metrics, plan = _native.join(
         lt,
         rt,
@@ -118,7 +116,7 @@ def join(
     JoinResult.last_metrics = dict(metrics)
     JoinResult.last_plan = plan
     if using:
-        table = _using_columns(table, lt.num_columns, using, kind, lt.schema, rt.schema)
+        table = _using_columns(table, len(lt.schema), using, kind, lt.schema, rt.schema)
     return table
 
 

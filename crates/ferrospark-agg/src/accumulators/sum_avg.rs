@@ -325,34 +325,24 @@ impl DecimalSumAccumulator {
         let total = self.sums.len();
         self.lane_counts.clear();
         self.lane_counts.resize(total * LANES, 0);
-        let parts: Vec<i128> = if fits_i64_lanes(vals.len(), precision) {
-            self.lanes64.clear();
-            self.lanes64.resize(total * LANES, 0);
-            spread(
+        let parts = if fits_i64_lanes(vals.len(), precision) {
+            lane_sums(
                 &mut self.lanes64,
                 &mut self.lane_counts,
                 groups,
                 vals,
+                total,
                 |s, v| s.wrapping_add(v as i64),
-            );
-            self.lanes64
-                .chunks_exact(LANES)
-                .map(|l| l.iter().map(|&x| x as i128).sum())
-                .collect()
+            )
         } else {
-            self.lanes.clear();
-            self.lanes.resize(total * LANES, 0);
-            spread(
+            lane_sums(
                 &mut self.lanes,
                 &mut self.lane_counts,
                 groups,
                 vals,
+                total,
                 |s, v| s.wrapping_add(v),
-            );
-            self.lanes
-                .chunks_exact(LANES)
-                .map(|l| l.iter().fold(0i128, |a, &b| a.wrapping_add(b)))
-                .collect()
+            )
         };
         for (g, (part, c)) in parts
             .into_iter()
@@ -399,15 +389,19 @@ impl DecimalSumAccumulator {
     }
 }
 
-/// Row `r` of group `g` added to partial `g * LANES + r % LANES` of `lanes`, and counted.
-#[inline(always)]
-fn spread<T: Copy>(
-    lanes: &mut [T],
+/// Each group's sum of a batch through [`LANES`] partial sums per group: row `r` of group
+/// `g` goes to partial `g * LANES + r % LANES` (counted in `counts`), then each group's
+/// partials are added up.
+fn lane_sums<T: Copy + Default + Into<i128>>(
+    lanes: &mut Vec<T>,
     counts: &mut [u32],
     groups: &[u32],
     vals: &[i128],
+    total: usize,
     add: impl Fn(T, i128) -> T,
-) {
+) -> Vec<i128> {
+    lanes.clear();
+    lanes.resize(total * LANES, T::default());
     for (r, (&g, &v)) in groups.iter().zip(vals).enumerate() {
         let i = g as usize * LANES + r % LANES;
         if let (Some(s), Some(c)) = (lanes.get_mut(i), counts.get_mut(i)) {
@@ -415,6 +409,10 @@ fn spread<T: Copy>(
             *c += 1;
         }
     }
+    lanes
+        .chunks_exact(LANES)
+        .map(|l| l.iter().fold(0i128, |a, &x| a.wrapping_add(x.into())))
+        .collect()
 }
 
 /// Whether the sum of any subset of `rows` values of `precision` digits stays within 64

@@ -4,11 +4,8 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    ArrowDictionaryKeyType, ByteArrayType, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type,
-    UInt32Type, UInt64Type, UInt8Type,
-};
-use arrow_array::{Array, ArrayRef, DictionaryArray, GenericByteArray};
+use arrow_array::types::{ArrowDictionaryKeyType, ByteArrayType};
+use arrow_array::{downcast_dictionary_array, Array, ArrayRef, DictionaryArray, GenericByteArray};
 use arrow_buffer::{ArrowNativeType, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use ferrospark_common::{FerroError, Result};
@@ -249,35 +246,17 @@ impl BytesGroupValues {
             DataType::LargeUtf8 => self.intern_typed(k.as_string::<i64>(), groups),
             DataType::Binary => self.intern_typed(k.as_binary::<i32>(), groups),
             DataType::LargeBinary => self.intern_typed(k.as_binary::<i64>(), groups),
-            DataType::Dictionary(key, _) => match key.as_ref() {
-                DataType::Int8 => self.intern_dictionary(k.as_dictionary::<Int8Type>(), groups)?,
-                DataType::Int16 => {
-                    self.intern_dictionary(k.as_dictionary::<Int16Type>(), groups)?
-                }
-                DataType::Int32 => {
-                    self.intern_dictionary(k.as_dictionary::<Int32Type>(), groups)?
-                }
-                DataType::Int64 => {
-                    self.intern_dictionary(k.as_dictionary::<Int64Type>(), groups)?
-                }
-                DataType::UInt8 => {
-                    self.intern_dictionary(k.as_dictionary::<UInt8Type>(), groups)?
-                }
-                DataType::UInt16 => {
-                    self.intern_dictionary(k.as_dictionary::<UInt16Type>(), groups)?
-                }
-                DataType::UInt32 => {
-                    self.intern_dictionary(k.as_dictionary::<UInt32Type>(), groups)?
-                }
-                DataType::UInt64 => {
-                    self.intern_dictionary(k.as_dictionary::<UInt64Type>(), groups)?
-                }
-                other => {
-                    return Err(FerroError::Internal(format!(
-                        "byte group table given dictionary keys of {other}"
-                    )))
-                }
-            },
+            DataType::Dictionary(_, _) => {
+                let dict = k.as_ref();
+                downcast_dictionary_array!(
+                    dict => self.intern_dictionary(dict, groups)?,
+                    other => {
+                        return Err(FerroError::Internal(format!(
+                            "byte group table given a dictionary of {other}"
+                        )))
+                    }
+                )
+            }
             other => {
                 return Err(FerroError::Internal(format!(
                     "byte group table given {other}"

@@ -72,6 +72,14 @@ impl ComposedGroupValues {
     }
 }
 
+/// Row `r`'s slot in the dense table: each column's id in its `bits`-wide lane.
+#[inline]
+fn dense_slot(ids: &[Vec<u32>], r: usize, bits: u32) -> usize {
+    ids.iter().enumerate().fold(0usize, |acc, (c, ids)| {
+        acc | (ids[r] as usize) << (bits as usize * c)
+    })
+}
+
 impl ComposedGroupValues {
     /// The id tuples of `rows`, packed into one integer each (the hash table's key).
     fn pack(&self, rows: impl Iterator<Item = usize>) -> ArrayRef {
@@ -119,11 +127,7 @@ impl GroupValues for ComposedGroupValues {
                     .map(|(&x, &y)| look(x as usize | (y as usize) << bits)),
             );
         } else {
-            groups.extend((0..num_rows).map(|r| {
-                look(self.ids.iter().enumerate().fold(0usize, |acc, (c, ids)| {
-                    acc | (ids[r] as usize) << (bits as usize * c)
-                }))
-            }));
+            groups.extend((0..num_rows).map(|r| look(dense_slot(&self.ids, r, bits))));
         }
         self.misses.extend(
             groups
@@ -141,9 +145,7 @@ impl GroupValues for ComposedGroupValues {
         self.tuples.intern(&[packed], misses.len(), &mut found)?;
         for (&r, &g) in misses.iter().zip(&found) {
             let r = r as usize;
-            let slot = self.ids.iter().enumerate().fold(0usize, |acc, (c, ids)| {
-                acc | (ids[r] as usize) << (bits as usize * c)
-            });
+            let slot = dense_slot(&self.ids, r, bits);
             self.dense[slot] = g;
             groups[r] = g;
         }

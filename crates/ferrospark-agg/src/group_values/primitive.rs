@@ -190,6 +190,8 @@ where
                         cursor,
                         max: None,
                     });
+                } else {
+                    Self::index_all(map, values, *null_group, self.expected);
                 }
             }
             if let Some(m) = &mut self.merge {
@@ -210,8 +212,6 @@ where
                 }
                 // The second run is broken too: hash from here on.
                 self.merge = None;
-                Self::index_all(map, values, *null_group, self.expected);
-            } else if map.is_empty() && !values.is_empty() {
                 Self::index_all(map, values, *null_group, self.expected);
             }
             let h = mix64(v.key_bits());

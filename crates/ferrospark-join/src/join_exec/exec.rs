@@ -114,7 +114,9 @@ impl SortedKeys {
         let keep = |r: usize| valid.as_ref().is_none_or(|v| v.is_valid(r));
         if let Some(values) = int_key(keys, null_safe) {
             let mut pairs: Vec<(i64, u32)> = values?
-                .into_iter()
+                .values()
+                .iter()
+                .copied()
                 .enumerate()
                 .filter(|(r, _)| keep(*r))
                 .map(|(r, k)| (k, r as u32))
@@ -478,19 +480,13 @@ impl JoinExec {
         self.build_batches.clear();
         let matcher = match self.algorithm {
             JoinAlgorithm::Hash => {
-                let exprs = match self.build_side {
-                    BuildSide::Left => &self.left_keys,
-                    BuildSide::Right => &self.right_keys,
-                };
+                let exprs = self.build_keys();
                 let keys = self.keys_of(exprs, &batch)?;
                 Matcher::Hash(JoinTable::build(&self.converter, &keys, &self.null_safe)?)
             }
             JoinAlgorithm::NestedLoop => Matcher::EveryPair,
             JoinAlgorithm::SortMerge => {
-                let exprs = match self.build_side {
-                    BuildSide::Left => &self.left_keys,
-                    BuildSide::Right => &self.right_keys,
-                };
+                let exprs = self.build_keys();
                 let keys = self.keys_of(exprs, &batch)?;
                 Matcher::Sorted(SortedKeys::new(&self.converter, &keys, &self.null_safe)?)
             }
@@ -512,6 +508,22 @@ impl JoinExec {
         self.phase = Phase::Probing;
         self.metrics.add_elapsed("build_time_ns", started);
         Ok(())
+    }
+
+    /// Key expressions over the build side.
+    fn build_keys(&self) -> &[PhysicalExpr] {
+        match self.build_side {
+            BuildSide::Left => &self.left_keys,
+            BuildSide::Right => &self.right_keys,
+        }
+    }
+
+    /// Key expressions over the probe side.
+    fn probe_keys(&self) -> &[PhysicalExpr] {
+        match self.build_side {
+            BuildSide::Left => &self.right_keys,
+            BuildSide::Right => &self.left_keys,
+        }
     }
 
     /// Whether unmatched build rows come out at the end.
@@ -587,10 +599,7 @@ impl JoinExec {
         let mut dropped = None;
         match matcher {
             Matcher::Hash(table) => {
-                let exprs = match self.build_side {
-                    BuildSide::Left => &self.right_keys,
-                    BuildSide::Right => &self.left_keys,
-                };
+                let exprs = self.probe_keys();
                 let keys = self.keys_of(exprs, probe)?;
                 let valid = joinable(&keys, &self.null_safe, n);
                 // Null-aware anti join: an empty build side keeps every row, a NULL build key
@@ -613,10 +622,7 @@ impl JoinExec {
                 self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit)?;
             }
             Matcher::Sorted(built_keys) => {
-                let exprs = match self.build_side {
-                    BuildSide::Left => &self.right_keys,
-                    BuildSide::Right => &self.left_keys,
-                };
+                let exprs = self.probe_keys();
                 let keys = self.keys_of(exprs, probe)?;
                 let sorted = SortedKeys::new(&self.converter, &keys, &self.null_safe)?;
                 let mut probe_idx: Vec<u32> = Vec::new();
@@ -724,11 +730,7 @@ impl JoinExec {
     fn emit_probe_rows(&mut self, rows: Vec<u32>, probe: &RecordBatch) -> Result<()> {
         for chunk in rows.chunks(self.batch_size) {
             let idx = UInt32Array::from(chunk.to_vec());
-            let columns = probe
-                .columns()
-                .iter()
-                .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
-                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let columns = arrow_select::take::take_arrays(probe.columns(), &idx, None)?;
             self.push_out(columns, chunk.len())?;
         }
         Ok(())
@@ -768,10 +770,7 @@ impl JoinExec {
     ) -> Result<RecordBatch> {
         let take = |b: &RecordBatch, rows: &[Option<u32>]| -> Result<Vec<ArrayRef>> {
             let idx = UInt32Array::from(rows.to_vec());
-            Ok(b.columns()
-                .iter()
-                .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
-                .collect::<std::result::Result<Vec<_>, _>>()?)
+            Ok(arrow_select::take::take_arrays(b.columns(), &idx, None)?)
         };
         let (mut left, right) = match self.build_side {
             BuildSide::Left => (take(build, build_rows)?, take(probe, probe_rows)?),

@@ -3,7 +3,9 @@
 
 use std::hash::BuildHasher;
 
-use arrow_array::{Array, ArrayRef};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, Int64Array};
 use arrow_buffer::NullBuffer;
 use arrow_row::{RowConverter, Rows};
 use ferrospark_common::Result;
@@ -45,8 +47,9 @@ enum KeyIndex {
     Int { map: HashTable<IntChain> },
 }
 
-/// One integer key compared with `=`, widened to 64 bits; `None` for other keys.
-pub(crate) fn int_key(keys: &[ArrayRef], null_safe: &[bool]) -> Option<Result<Vec<i64>>> {
+/// One integer key compared with `=`, widened to 64 bits (an `Int64` key as it is); `None`
+/// for other keys.
+pub(crate) fn int_key(keys: &[ArrayRef], null_safe: &[bool]) -> Option<Result<Int64Array>> {
     use arrow_schema::DataType as D;
     let [k] = keys else { return None };
     if null_safe.first().copied().unwrap_or(false) {
@@ -58,14 +61,11 @@ pub(crate) fn int_key(keys: &[ArrayRef], null_safe: &[bool]) -> Option<Result<Ve
     ) {
         return None;
     }
-    Some((|| {
-        let wide = arrow_cast::cast(k, &D::Int64)?;
-        let wide = wide
-            .as_any()
-            .downcast_ref::<arrow_array::Int64Array>()
-            .ok_or_else(|| ferrospark_common::FerroError::Internal("int64 key".into()))?;
-        Ok(wide.values().to_vec())
-    })())
+    Some(
+        arrow_cast::cast(k, &D::Int64)
+            .map(|wide| wide.as_primitive::<Int64Type>().clone())
+            .map_err(Into::into),
+    )
 }
 
 /// Murmur3's 64-bit finaliser (both the bucket bits and the control bits well mixed).
@@ -108,7 +108,7 @@ impl JoinTable {
             Some(values) => {
                 let values = values?;
                 let mut map: HashTable<IntChain> = HashTable::with_capacity(num_rows);
-                for (r, &key) in values.iter().enumerate() {
+                for (r, &key) in values.values().iter().enumerate() {
                     if skip(r, &mut has_null_key) {
                         continue;
                     }
@@ -195,7 +195,7 @@ impl JoinTable {
                 // Foreign keys often arrive clustered (a table sorted by its key, as lineitem by
                 // order): a key equal to the previous row's reuses its chain.
                 let mut last: Option<(i64, u32)> = None;
-                for (r, &key) in values.iter().enumerate() {
+                for (r, &key) in values.values().iter().enumerate() {
                     if valid.is_some_and(|v| v.is_null(r)) {
                         continue;
                     }
