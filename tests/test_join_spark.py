@@ -85,6 +85,23 @@ def test_condition_join_with_residual_matches_spark(spark, frames, how):
         _check(spark, got, expected, f"condition how={how} strategy={strategy}")
 
 
+@pytest.mark.parametrize("how", HOWS)
+def test_spilling_sort_merge_and_hash_fall_back_match_spark(spark, frames, how):
+    """Under a limit of a few KB both sides are sorted in spilled runs (and a shuffled hash
+    join falls back to sort-merge): same answer as Spark, over NaN, -0.0, decimals, unicode."""
+    ldf, rdf = frames
+    session = fs.Session(conf={"ferrospark.memory.limit": "8k", "ferrospark.batch.size": "64"})
+    left = pa.Table.from_batches(LEFT.to_batches(max_chunksize=50))
+    right = pa.Table.from_batches(RIGHT.to_batches(max_chunksize=50))
+    for on in ["k", ["k", "s"], ["d"], ["f"]]:
+        expected = ldf.join(rdf, on, how)
+        for strategy in ["sort_merge", "shuffle_hash"]:
+            got = session.join(left, right, on, how, strategy=strategy)
+            metrics = fs.last_join_metrics()
+            assert metrics["spill_count"] > 0, (strategy, metrics)
+            _check(spark, got, expected, f"spilling on={on} how={how} {fs.last_join_plan()}")
+
+
 @pytest.mark.parametrize("how", ["inner", "left", "full", "anti"])
 def test_null_safe_equality_matches_spark(spark, frames, how):
     ldf, rdf = frames
@@ -198,7 +215,7 @@ def test_keys_of_different_types_compare_as_spark_widens_them(spark, how):
 def test_a_build_side_over_the_memory_limit_says_so():
     s = fs.Session(conf={"ferrospark.memory.limit": "4k"})
     with pytest.raises(fs.MemoryLimitError, match="ferrospark.memory.limit"):
-        s.join(LEFT, RIGHT, "k", "inner", strategy="shuffle_hash")
+        s.join(LEFT, RIGHT, "k", "inner", strategy="broadcast_hash")
     with pytest.raises(fs.ConfigError, match="cross join takes no"):
         fs.join(LEFT, RIGHT, "k", "cross")
     with pytest.raises(fs.ConfigError, match="unknown join strategy"):

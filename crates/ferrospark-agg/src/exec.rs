@@ -26,8 +26,8 @@ use ferrospark_expr::{PhysicalExpr, SharedExprs};
 use crate::accumulators::{EmitTo, GroupsAccumulator};
 use crate::functions::AggregateExpr;
 use crate::group_values::{new_group_values, normalize_key, GroupValues};
-use crate::runs::{sort_by_keys, Run, RunMerger};
 use crate::sort_aggregate::{SortAggSlot, SortAggregator};
+use ferrospark_sort::{sort_by_keys, Run, RunMerger};
 
 /// Spill files an aggregation keeps before merging them into one.
 pub const MAX_SPILL_RUNS: usize = 16;
@@ -227,7 +227,7 @@ impl HashAggregateExec {
             .iter()
             .map(|a| a.create_accumulator())
             .collect::<Result<Vec<_>>>()?;
-        let converter = crate::runs::key_converter(&key_types)?;
+        let converter = ferrospark_sort::key_converter(&key_types)?;
         let has_object_buffer = aggs
             .iter()
             .any(|a| a.distinct_set || a.func.has_object_buffer());
@@ -428,13 +428,7 @@ impl HashAggregateExec {
     }
 
     fn runs_in_memory_bytes(&self) -> u64 {
-        self.runs
-            .iter()
-            .map(|r| match r {
-                Run::Memory(b) => b.iter().map(|b| b.get_array_memory_size() as u64).sum(),
-                Run::File(_) => 0,
-            })
-            .sum()
+        self.runs.iter().map(|r| r.memory_size() as u64).sum()
     }
 
     /// The map's groups as state batches sorted by key; the map is empty afterwards.
@@ -465,17 +459,12 @@ impl HashAggregateExec {
     }
 
     fn write_run(&mut self, batches: &[RecordBatch]) -> Result<Run> {
-        let mut w = self.options.spill_dir.create(&self.run_schema)?;
-        let bs = self.options.batch_size.max(1);
-        for b in batches {
-            let mut off = 0;
-            while off < b.num_rows() {
-                let len = bs.min(b.num_rows() - off);
-                w.write(&b.slice(off, len))?;
-                off += len;
-            }
-        }
-        let f = w.finish()?;
+        let f = ferrospark_sort::write_run(
+            &self.options.spill_dir,
+            &self.run_schema,
+            batches,
+            self.options.batch_size,
+        )?;
         self.metrics.add("spill_count", 1);
         self.metrics.add("spilled_bytes", f.bytes());
         self.metrics.add("spilled_rows", f.rows() as u64);
@@ -574,7 +563,7 @@ impl HashAggregateExec {
         if groups == 0 {
             return Ok(Vec::new());
         }
-        let order = crate::runs::sort_indices(&distinct, &self.converter)?;
+        let order = ferrospark_sort::sort_indices(&distinct, &self.converter)?;
         let mut rank = vec![0u32; groups];
         for (r, &id) in order.values().iter().enumerate() {
             rank[id as usize] = r as u32;
@@ -741,7 +730,7 @@ impl HashAggregateExec {
         let nk = self.keys.len();
         let mut merger = RunMerger::new(
             runs,
-            &self.converter,
+            ferrospark_sort::key_converter(&self.key_types)?,
             nk,
             self.options.batch_size.max(1),
             self.run_schema.clone(),

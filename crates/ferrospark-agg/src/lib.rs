@@ -38,7 +38,6 @@ pub mod exec;
 pub mod functions;
 pub mod group_values;
 pub mod plan;
-pub mod runs;
 pub mod sort_aggregate;
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ impl SortAggregator {
         slots: Vec<SortAggSlot>,
         output_schema: SchemaRef,
     ) -> Result<Self> {
-        let converter = crate::runs::key_converter(key_types)?;
+        let converter = ferrospark_sort::key_converter(key_types)?;
         Ok(Self {
             converter,
             slots,

@@ -98,12 +98,12 @@ fn run(
     let mut rows = 0;
     for b in probe {
         exec.push_probe(b).expect("probe");
-        while let Some(o) = exec.pull() {
+        while let Some(o) = exec.pull().expect("pull") {
             rows += o.num_rows();
         }
     }
     exec.finish().expect("finish");
-    while let Some(o) = exec.pull() {
+    while let Some(o) = exec.pull().expect("pull") {
         rows += o.num_rows();
     }
     rows

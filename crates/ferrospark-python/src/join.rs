@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
-use ferrospark_common::{FerroError, MemoryPool};
+use ferrospark_common::{FerroError, MemoryPool, SpillDir};
 use ferrospark_expr::types::{comparison_type, spark_type_name};
 use ferrospark_expr::BinaryOp;
 use ferrospark_expr::{bind, resolve_column, BindContext, PhysicalExpr};
@@ -179,14 +179,16 @@ pub(crate) fn join<'py>(
             build,
             cfg.batch_size()?,
             &pool,
-        )?;
-        let plan = format!("{note}: {}", exec.explain());
+        )?
+        .with_spill_dir(SpillDir::new(cfg.spill_dir()))
+        .with_sort_merge_fallback(chosen == JoinStrategy::ShuffledHash);
         let (build_batches, probe_batches) = match build {
             BuildSide::Left => (lb, rb),
             BuildSide::Right => (rb, lb),
         };
-        run(&mut exec, build_batches, probe_batches, cfg.scan_threads()?)
-            .map(|out| (out, exec.output_schema(), exec.metrics().clone(), plan))
+        let out = run(&mut exec, build_batches, probe_batches, cfg.scan_threads()?)?;
+        let plan = format!("{note}: {}", exec.explain());
+        Ok((out, exec.output_schema(), exec.metrics().clone(), plan))
     });
     let (batches, schema, metrics, plan) = result.py(py)?;
     let table = PyTable::try_new(batches, schema)?.into_pyarrow(py)?;
@@ -235,10 +237,11 @@ fn run(
     }
     drop(build);
     exec.finish_build()?;
-    let drain = |e: &mut JoinExec, out: &mut Vec<RecordBatch>| {
-        while let Some(o) = e.pull() {
+    let drain = |e: &mut JoinExec, out: &mut Vec<RecordBatch>| -> Result<(), FerroError> {
+        while let Some(o) = e.pull()? {
             out.push(o);
         }
+        Ok(())
     };
     let mut out = Vec::new();
     if threads > 1 && probe.len() > 1 && exec.can_fork_probe() {
@@ -257,7 +260,7 @@ fn run(
                             let mut out = Vec::new();
                             for b in probe.iter().skip(i + 1).step_by(n) {
                                 fork.push_probe(b)?;
-                                drain(&mut fork, &mut out);
+                                drain(&mut fork, &mut out)?;
                             }
                             Ok((out, fork))
                         })
@@ -266,7 +269,7 @@ fn run(
                 let mine = (|| {
                     for b in probe.iter().step_by(n) {
                         exec.push_probe(b)?;
-                        drain(exec, &mut out);
+                        drain(exec, &mut out)?;
                     }
                     Ok::<_, FerroError>(())
                 })();
@@ -293,10 +296,10 @@ fn run(
     } else {
         for b in &probe {
             exec.push_probe(b)?;
-            drain(exec, &mut out);
+            drain(exec, &mut out)?;
         }
     }
     exec.finish()?;
-    drain(exec, &mut out);
+    drain(exec, &mut out)?;
     Ok(out)
 }

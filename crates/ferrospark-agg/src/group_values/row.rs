@@ -23,7 +23,7 @@ pub struct RowGroupValues {
 impl RowGroupValues {
     /// An empty table for keys of `types`.
     pub fn new(types: &[DataType]) -> Result<Self> {
-        let converter = crate::runs::key_converter(types)?;
+        let converter = ferrospark_sort::key_converter(types)?;
         let rows = converter.empty_rows(0, 0);
         Ok(Self {
             converter,

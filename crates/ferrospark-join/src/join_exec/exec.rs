@@ -14,14 +14,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, UInt32Array};
-use arrow_row::{RowConverter, Rows, SortField};
+use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, SchemaRef};
 use ferrospark_common::{
-    FerroError, MemoryPool, MemoryReservation, MetricValue, MetricsSet, Result,
+    FerroError, MemoryPool, MemoryReservation, MetricValue, MetricsSet, Result, SpillDir,
 };
 use ferrospark_expr::{evaluate_predicate, normalize_key, PhysicalExpr};
+use ferrospark_sort::Run;
 
-use super::hash_table::{int_key, joinable, JoinTable};
+use super::hash_table::{joinable, JoinTable};
+use super::sorted_keys::{merge_sorted, SortedKeys};
 use crate::join_type::{join_schema, BuildSide, JoinType};
 
 /// Metric names of [`JoinExec`].
@@ -35,6 +37,11 @@ pub const JOIN_METRICS: &[(&str, MetricValue)] = &[
     ("build_bytes", MetricValue::Bytes),
     ("build_time_ns", MetricValue::TimeNs),
     ("probe_time_ns", MetricValue::TimeNs),
+    ("spill_count", MetricValue::Count),
+    ("spilled_bytes", MetricValue::Bytes),
+    ("spilled_rows", MetricValue::Count),
+    ("buffered_spill_count", MetricValue::Count),
+    ("fallback_to_sort_merge", MetricValue::Count),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,32 +51,43 @@ enum Phase {
     Done,
 }
 
-/// A hash join of `left` and `right` on equi-keys, building one side.
+/// A join of `left` and `right`, building one side and streaming the other (see
+/// [`JoinAlgorithm`] for how build rows are found).
 pub struct JoinExec {
-    join_type: JoinType,
-    build_side: BuildSide,
+    pub(super) join_type: JoinType,
+    pub(super) build_side: BuildSide,
     left_keys: Vec<PhysicalExpr>,
     right_keys: Vec<PhysicalExpr>,
-    null_safe: Vec<bool>,
+    pub(super) null_safe: Vec<bool>,
     condition: Option<PhysicalExpr>,
     /// Left columns then right columns: what the condition is bound to.
     joined_schema: SchemaRef,
     output_schema: SchemaRef,
-    build_schema: SchemaRef,
-    key_types: Vec<DataType>,
-    converter: RowConverter,
-    batch_size: usize,
-    build_batches: Vec<RecordBatch>,
-    algorithm: JoinAlgorithm,
+    pub(super) build_schema: SchemaRef,
+    pub(super) key_types: Vec<DataType>,
+    pub(super) converter: RowConverter,
+    pub(super) batch_size: usize,
+    /// Build batches not yet indexed (or, for a sort-merge join, not yet sorted or spilled).
+    pub(super) build_batches: Vec<RecordBatch>,
+    pub(super) algorithm: JoinAlgorithm,
     /// Probe batches a sort-merge join holds until `finish`.
-    probe_buffer: Vec<RecordBatch>,
+    pub(super) probe_buffer: Vec<RecordBatch>,
+    /// Bytes of `build_batches` and `probe_buffer` reserved.
+    pub(super) buffered_bytes: [u64; 2],
+    /// Sorted runs (key columns first) a sort-merge join spilled, build side then probe side.
+    pub(super) runs: [Vec<Run>; 2],
+    pub(super) spill_dir: SpillDir,
+    /// Whether a hash join whose build side is refused memory becomes a sort-merge join.
+    sort_merge_fallback: bool,
+    /// The merge of spilled runs, once a spilling sort-merge join has both sides.
+    merge: Option<super::sort_merge::MergeJoin>,
     build: Option<Arc<(RecordBatch, Matcher)>>,
     pool: MemoryPool,
     build_matched: Vec<bool>,
     out: VecDeque<RecordBatch>,
-    reservation: MemoryReservation,
+    pub(super) reservation: MemoryReservation,
     phase: Phase,
-    metrics: MetricsSet,
+    pub(super) metrics: MetricsSet,
 }
 
 /// One side of a joined row: a row index, or NULLs.
@@ -85,8 +103,8 @@ pub enum JoinAlgorithm {
     /// condition, the cartesian product).
     NestedLoop,
     /// Equal keys found by merging both sides sorted by key (Spark's sort-merge join). Both
-    /// sides are sorted in memory, reserved from the pool; spilling sorted runs is not built
-    /// yet.
+    /// sides are sorted in memory when the pool allows; else each side is sorted in runs
+    /// spilled to disk, and the runs are merged and joined a batch at a time.
     SortMerge,
 }
 
@@ -96,136 +114,6 @@ enum Matcher {
     EveryPair,
     /// The build side's joinable rows in key order (rows of one key in arrival order).
     Sorted(SortedKeys),
-}
-
-/// Joinable rows of one side in key order, rows of one key in arrival order.
-enum SortedKeys {
-    /// Any keys, compared in the row format.
-    Rows { rows: Rows, order: Vec<u32> },
-    /// One integer key compared with `=`: `(key, row)` pairs, sorted as integers.
-    Int(Vec<(i64, u32)>),
-}
-
-impl SortedKeys {
-    /// Sorts the joinable rows of `keys`.
-    fn new(converter: &RowConverter, keys: &[ArrayRef], null_safe: &[bool]) -> Result<Self> {
-        let n = keys.first().map_or(0, |k| k.len());
-        let valid = joinable(keys, null_safe, n);
-        let keep = |r: usize| valid.as_ref().is_none_or(|v| v.is_valid(r));
-        if let Some(values) = int_key(keys, null_safe) {
-            let mut pairs: Vec<(i64, u32)> = values?
-                .values()
-                .iter()
-                .copied()
-                .enumerate()
-                .filter(|(r, _)| keep(*r))
-                .map(|(r, k)| (k, r as u32))
-                .collect();
-            // Row numbers are distinct, so an unstable sort of the pairs keeps arrival order
-            // within a key.
-            pairs.sort_unstable();
-            return Ok(SortedKeys::Int(pairs));
-        }
-        let rows = converter.convert_columns(keys)?;
-        let mut order: Vec<u32> = (0..n as u32).filter(|&r| keep(r as usize)).collect();
-        order.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-        Ok(SortedKeys::Rows { rows, order })
-    }
-
-    fn size(&self) -> usize {
-        match self {
-            SortedKeys::Rows { rows, order } => rows.size() + order.capacity() * 4,
-            SortedKeys::Int(pairs) => pairs.capacity() * 16,
-        }
-    }
-}
-
-/// Every pair of equal keys of two sides sorted alike (from the same key types), as
-/// `(probe row, build row)`, in key order.
-fn merge_sorted(
-    probe: &SortedKeys,
-    build: &SortedKeys,
-    probe_idx: &mut Vec<u32>,
-    build_idx: &mut Vec<u32>,
-) -> Result<()> {
-    match (probe, build) {
-        (SortedKeys::Int(p), SortedKeys::Int(b)) => {
-            let (mut i, mut j) = (0, 0);
-            while i < p.len() && j < b.len() {
-                let (pk, bk) = (p[i].0, b[j].0);
-                if pk < bk {
-                    i += 1;
-                } else if pk > bk {
-                    j += 1;
-                } else {
-                    let i_end = i + p[i..].iter().take_while(|x| x.0 == pk).count();
-                    let j_end = j + b[j..].iter().take_while(|x| x.0 == bk).count();
-                    for &(_, pr) in &p[i..i_end] {
-                        for &(_, br) in &b[j..j_end] {
-                            probe_idx.push(pr);
-                            build_idx.push(br);
-                        }
-                    }
-                    i = i_end;
-                    j = j_end;
-                }
-            }
-            Ok(())
-        }
-        (
-            SortedKeys::Rows {
-                rows: pr,
-                order: po,
-            },
-            SortedKeys::Rows {
-                rows: br,
-                order: bo,
-            },
-        ) => {
-            merge_pairs((pr, po), (br, bo), probe_idx, build_idx);
-            Ok(())
-        }
-        _ => Err(FerroError::Internal(
-            "the two sides of a sort-merge join were sorted differently".into(),
-        )),
-    }
-}
-
-/// Every pair of equal keys of two sorted sides, as `(probe row, build row)`, in key order.
-fn merge_pairs(
-    probe: (&Rows, &[u32]),
-    build: (&Rows, &[u32]),
-    probe_idx: &mut Vec<u32>,
-    build_idx: &mut Vec<u32>,
-) {
-    let (prows, porder) = probe;
-    let (brows, border) = build;
-    let (mut i, mut j) = (0, 0);
-    while i < porder.len() && j < border.len() {
-        let (pk, bk) = (prows.row(porder[i] as usize), brows.row(border[j] as usize));
-        match pk.cmp(&bk) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                let i_end = i + porder[i..]
-                    .iter()
-                    .take_while(|&&p| prows.row(p as usize) == pk)
-                    .count();
-                let j_end = j + border[j..]
-                    .iter()
-                    .take_while(|&&b| brows.row(b as usize) == bk)
-                    .count();
-                for &p in &porder[i..i_end] {
-                    for &b in &border[j..j_end] {
-                        probe_idx.push(p);
-                        build_idx.push(b);
-                    }
-                }
-                i = i_end;
-                j = j_end;
-            }
-        }
-    }
 }
 
 impl JoinExec {
@@ -322,6 +210,11 @@ impl JoinExec {
         Ok(Self {
             algorithm,
             probe_buffer: Vec::new(),
+            buffered_bytes: [0, 0],
+            runs: [Vec::new(), Vec::new()],
+            spill_dir: SpillDir::default(),
+            sort_merge_fallback: false,
+            merge: None,
             joined_schema: join_schema(&left, &right, JoinType::Inner),
             output_schema: join_schema(&left, &right, join_type),
             join_type,
@@ -343,6 +236,20 @@ impl JoinExec {
             phase: Phase::Building,
             metrics: MetricsSet::new(JOIN_METRICS),
         })
+    }
+
+    /// Where a sort-merge join spills its sorted runs.
+    pub fn with_spill_dir(mut self, dir: SpillDir) -> Self {
+        self.spill_dir = dir;
+        self
+    }
+
+    /// Lets a hash join whose build side does not fit `ferrospark.memory.limit` continue as a
+    /// sort-merge join, as a shuffled hash join should, rather than fail. Not for null-aware
+    /// anti joins, which only a hash join runs.
+    pub fn with_sort_merge_fallback(mut self, on: bool) -> Self {
+        self.sort_merge_fallback = on;
+        self
     }
 
     /// The schema of every output batch.
@@ -380,6 +287,11 @@ impl JoinExec {
             build_batches: Vec::new(),
             algorithm: self.algorithm,
             probe_buffer: Vec::new(),
+            buffered_bytes: [0, 0],
+            runs: [Vec::new(), Vec::new()],
+            spill_dir: self.spill_dir.clone(),
+            sort_merge_fallback: false,
+            merge: None,
             build: self.build.clone(),
             pool: self.pool.clone(),
             build_matched: Vec::new(),
@@ -391,7 +303,7 @@ impl JoinExec {
     }
 
     /// The schema of the streamed side.
-    fn probe_schema(&self) -> SchemaRef {
+    pub(super) fn probe_schema(&self) -> SchemaRef {
         let fields = self.joined_schema.fields();
         let build = self.build_schema.fields().len();
         let probe_fields = match self.build_side {
@@ -437,8 +349,13 @@ impl JoinExec {
             JoinAlgorithm::NestedLoop => "NestedLoopJoin",
             JoinAlgorithm::SortMerge => "SortMergeJoin",
         };
+        let fell_back = if self.metrics.get("fallback_to_sort_merge") > 0 {
+            " (a hash join whose build side exceeded the memory limit)"
+        } else {
+            ""
+        };
         format!(
-            "{name} {}, build {:?}{keys}{cond}",
+            "{name} {}, build {:?}{keys}{cond}{fell_back}",
             self.join_type.name(),
             self.build_side,
         )
@@ -453,14 +370,35 @@ impl JoinExec {
         }
         self.metrics.add("build_rows", batch.num_rows() as u64);
         self.metrics.add("build_batches", 1);
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
         let bytes = batch.get_array_memory_size() as u64;
-        if !self.reservation.try_grow(bytes) {
-            return Err(self.too_big());
-        }
-        if batch.num_rows() > 0 {
+        if self.reservation.try_grow(bytes) {
+            self.buffered_bytes[0] += bytes;
             self.build_batches.push(batch.clone());
+            return Ok(());
         }
-        Ok(())
+        self.fall_back_to_sort_merge()?;
+        self.build_batches.push(batch.clone());
+        self.spill_side(0)
+    }
+
+    /// A build side refused memory: a sort-merge join spills it, a hash join allowed to
+    /// becomes one, any other join fails.
+    fn fall_back_to_sort_merge(&mut self) -> Result<()> {
+        if self.algorithm == JoinAlgorithm::Hash
+            && self.sort_merge_fallback
+            && self.join_type != JoinType::NullAwareAnti
+        {
+            self.algorithm = JoinAlgorithm::SortMerge;
+            self.metrics.add("fallback_to_sort_merge", 1);
+        }
+        if self.algorithm == JoinAlgorithm::SortMerge {
+            Ok(())
+        } else {
+            Err(self.too_big())
+        }
     }
 
     fn too_big(&self) -> FerroError {
@@ -475,43 +413,71 @@ impl JoinExec {
         if self.phase != Phase::Building {
             return Ok(());
         }
+        self.phase = Phase::Probing;
+        // A sort-merge join sorts at `finish`, when it knows whether both sides fit.
+        if self.algorithm == JoinAlgorithm::SortMerge {
+            return Ok(());
+        }
         let started = Instant::now();
         let batch = arrow_select::concat::concat_batches(&self.build_schema, &self.build_batches)?;
         self.build_batches.clear();
         let matcher = match self.algorithm {
             JoinAlgorithm::Hash => {
-                let exprs = self.build_keys();
-                let keys = self.keys_of(exprs, &batch)?;
+                let keys = self.keys_of(self.build_keys(), &batch)?;
                 Matcher::Hash(JoinTable::build(&self.converter, &keys, &self.null_safe)?)
             }
-            JoinAlgorithm::NestedLoop => Matcher::EveryPair,
-            JoinAlgorithm::SortMerge => {
-                let exprs = self.build_keys();
-                let keys = self.keys_of(exprs, &batch)?;
-                Matcher::Sorted(SortedKeys::new(&self.converter, &keys, &self.null_safe)?)
-            }
+            JoinAlgorithm::NestedLoop | JoinAlgorithm::SortMerge => Matcher::EveryPair,
         };
         let index_bytes = match &matcher {
             Matcher::Hash(t) => t.size(),
-            Matcher::EveryPair => 0,
-            Matcher::Sorted(sorted) => sorted.size(),
+            Matcher::EveryPair | Matcher::Sorted(_) => 0,
         };
         let held = (batch.get_array_memory_size() + index_bytes) as u64;
         if !self.reservation.try_resize(held) {
-            return Err(self.too_big());
+            drop(matcher);
+            self.fall_back_to_sort_merge()?;
+            self.build_batches.push(batch);
+            return self.spill_side(0);
         }
+        self.buffered_bytes[0] = 0;
         self.metrics.add("build_bytes", held);
-        if self.keeps_build() {
-            self.build_matched = vec![false; batch.num_rows()];
-        }
-        self.build = Some(Arc::new((batch, matcher)));
-        self.phase = Phase::Probing;
+        self.install_build(batch, matcher);
         self.metrics.add_elapsed("build_time_ns", started);
         Ok(())
     }
 
+    fn install_build(&mut self, batch: RecordBatch, matcher: Matcher) {
+        if self.keeps_build() {
+            self.build_matched = vec![false; batch.num_rows()];
+        }
+        self.build = Some(Arc::new((batch, matcher)));
+    }
+
+    /// A sort-merge join's both sides sorted in memory, when the pool allows the indexes and
+    /// the probe side's copy; `false` (nothing changed) when it does not.
+    fn sort_in_memory(&mut self) -> Result<bool> {
+        let rows = (self.metrics.get("build_rows") + self.metrics.get("probe_rows")) as usize;
+        let extra = (rows * 16) as u64 + self.buffered_bytes[1];
+        if !self.runs[0].is_empty() || !self.runs[1].is_empty() || !self.reservation.try_grow(extra)
+        {
+            return Ok(false);
+        }
+        let started = Instant::now();
+        let batch = arrow_select::concat::concat_batches(&self.build_schema, &self.build_batches)?;
+        self.build_batches.clear();
+        let keys = self.keys_of(self.build_keys(), &batch)?;
+        let sorted = SortedKeys::new(&self.converter, &keys, &self.null_safe)?;
+        self.metrics.add(
+            "build_bytes",
+            (batch.get_array_memory_size() + sorted.size()) as u64,
+        );
+        self.install_build(batch, Matcher::Sorted(sorted));
+        self.metrics.add_elapsed("build_time_ns", started);
+        Ok(true)
+    }
+
     /// Key expressions over the build side.
-    fn build_keys(&self) -> &[PhysicalExpr] {
+    pub(super) fn build_keys(&self) -> &[PhysicalExpr] {
         match self.build_side {
             BuildSide::Left => &self.left_keys,
             BuildSide::Right => &self.right_keys,
@@ -519,7 +485,7 @@ impl JoinExec {
     }
 
     /// Key expressions over the probe side.
-    fn probe_keys(&self) -> &[PhysicalExpr] {
+    pub(super) fn probe_keys(&self) -> &[PhysicalExpr] {
         match self.build_side {
             BuildSide::Left => &self.right_keys,
             BuildSide::Right => &self.left_keys,
@@ -527,7 +493,7 @@ impl JoinExec {
     }
 
     /// Whether unmatched build rows come out at the end.
-    fn keeps_build(&self) -> bool {
+    pub(super) fn keeps_build(&self) -> bool {
         match self.build_side {
             BuildSide::Left => self.join_type.keeps_left(),
             BuildSide::Right => self.join_type.keeps_right(),
@@ -543,7 +509,11 @@ impl JoinExec {
     }
 
     /// Key columns of `batch`: normalised, in the left keys' types.
-    fn keys_of(&self, exprs: &[PhysicalExpr], batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+    pub(super) fn keys_of(
+        &self,
+        exprs: &[PhysicalExpr],
+        batch: &RecordBatch,
+    ) -> Result<Vec<ArrayRef>> {
         exprs
             .iter()
             .zip(&self.key_types)
@@ -572,14 +542,8 @@ impl JoinExec {
         self.metrics.add("probe_batches", 1);
         if self.algorithm == JoinAlgorithm::SortMerge {
             // The streamed side is sorted whole at `finish`.
-            if !self
-                .reservation
-                .try_grow(batch.get_array_memory_size() as u64)
-            {
-                return Err(self.too_big());
-            }
             if batch.num_rows() > 0 {
-                self.probe_buffer.push(batch.clone());
+                self.buffer_probe(batch)?;
             }
         } else if batch.num_rows() > 0 {
             self.probe(batch)?;
@@ -589,6 +553,13 @@ impl JoinExec {
     }
 
     fn probe(&mut self, probe: &RecordBatch) -> Result<()> {
+        let mut build_hit = std::mem::take(&mut self.build_matched);
+        let r = self.probe_with(probe, &mut build_hit);
+        self.build_matched = build_hit;
+        r
+    }
+
+    fn probe_with(&mut self, probe: &RecordBatch, build_hit: &mut [bool]) -> Result<()> {
         let n = probe.num_rows();
         let Some(built) = self.build.clone() else {
             return Err(FerroError::Internal("probe before build".into()));
@@ -619,7 +590,7 @@ impl JoinExec {
                     probe_idx.push(p);
                     build_idx.push(b);
                 })?;
-                self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit)?;
+                self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit, build_hit)?;
             }
             Matcher::Sorted(built_keys) => {
                 let exprs = self.probe_keys();
@@ -628,7 +599,7 @@ impl JoinExec {
                 let mut probe_idx: Vec<u32> = Vec::new();
                 let mut build_idx: Vec<u32> = Vec::new();
                 merge_sorted(&sorted, built_keys, &mut probe_idx, &mut build_idx)?;
-                self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit)?;
+                self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit, build_hit)?;
             }
             Matcher::EveryPair => {
                 // Every probe row against every build row, a few probe rows at a time so one
@@ -642,15 +613,29 @@ impl JoinExec {
                             .flat_map(|p| std::iter::repeat_n(p, m))
                             .collect();
                         let build_idx: Vec<u32> = (start..end).flat_map(|_| 0..m as u32).collect();
-                        self.matched_pairs(probe, build, probe_idx, build_idx, &mut hit)?;
+                        self.matched_pairs(
+                            probe, build, probe_idx, build_idx, &mut hit, build_hit,
+                        )?;
                     }
                 }
             }
         }
+        self.emit_probe_outcome(probe, &hit, dropped.as_ref())
+    }
+
+    /// What a probe batch adds once all its matches are out: its rows a semi / anti join
+    /// keeps (except `dropped` ones), or its unmatched rows NULL-extended for an outer join.
+    pub(super) fn emit_probe_outcome(
+        &mut self,
+        probe: &RecordBatch,
+        hit: &[bool],
+        dropped: Option<&arrow_buffer::NullBuffer>,
+    ) -> Result<()> {
+        let n = probe.num_rows();
         if self.join_type.left_only() {
             let want = self.join_type == JoinType::LeftSemi;
             let rows: Vec<u32> = (0..n)
-                .filter(|&r| hit[r] == want && dropped.as_ref().is_none_or(|v| v.is_valid(r)))
+                .filter(|&r| hit[r] == want && dropped.is_none_or(|v| v.is_valid(r)))
                 .map(|r| r as u32)
                 .collect();
             return self.emit_probe_rows(rows, probe);
@@ -661,20 +646,22 @@ impl JoinExec {
                 .map(Some)
                 .collect();
             let nulls: Side = vec![None; unmatched.len()];
-            self.emit_pairs(probe, build, &unmatched, &nulls)?;
+            let no_build = RecordBatch::new_empty(self.build_schema.clone());
+            self.emit_pairs(probe, &no_build, &unmatched, &nulls)?;
         }
         Ok(())
     }
 
     /// Keeps the candidate pairs the condition accepts, notes which probe and build rows
     /// matched, and emits the joined rows (not for semi / anti joins, which emit probe rows).
-    fn matched_pairs(
+    pub(super) fn matched_pairs(
         &mut self,
         probe: &RecordBatch,
         build: &RecordBatch,
         mut probe_idx: Vec<u32>,
         mut build_idx: Vec<u32>,
         hit: &mut [bool],
+        build_hit: &mut [bool],
     ) -> Result<()> {
         if let Some(cond) = &self.condition {
             let keep = self.condition_holds(cond, probe, build, &probe_idx, &build_idx)?;
@@ -691,7 +678,7 @@ impl JoinExec {
         }
         if self.keeps_build() {
             for &b in &build_idx {
-                self.build_matched[b as usize] = true;
+                build_hit[b as usize] = true;
             }
         }
         for &p in &probe_idx {
@@ -737,7 +724,7 @@ impl JoinExec {
     }
 
     /// Joined rows of `(probe row, build row)` pairs, either side possibly NULL.
-    fn emit_pairs(
+    pub(super) fn emit_pairs(
         &mut self,
         probe: &RecordBatch,
         build: &RecordBatch,
@@ -810,15 +797,19 @@ impl JoinExec {
         }
         if self.algorithm == JoinAlgorithm::SortMerge {
             let started = Instant::now();
-            let schema = self
-                .probe_buffer
-                .first()
-                .map(|b| b.schema())
-                .unwrap_or_else(|| self.probe_schema());
-            let probe = arrow_select::concat::concat_batches(&schema, &self.probe_buffer)?;
-            self.probe_buffer.clear();
-            if probe.num_rows() > 0 {
-                self.probe(&probe)?;
+            if self.sort_in_memory()? {
+                let schema = self
+                    .probe_buffer
+                    .first()
+                    .map(|b| b.schema())
+                    .unwrap_or_else(|| self.probe_schema());
+                let probe = arrow_select::concat::concat_batches(&schema, &self.probe_buffer)?;
+                self.probe_buffer.clear();
+                if probe.num_rows() > 0 {
+                    self.probe(&probe)?;
+                }
+            } else {
+                self.merge = Some(self.start_merge()?);
             }
             self.metrics.add_elapsed("probe_time_ns", started);
         }
@@ -845,8 +836,25 @@ impl JoinExec {
         Ok(())
     }
 
-    /// The next output batch, if one is ready.
-    pub fn pull(&mut self) -> Option<RecordBatch> {
-        self.out.pop_front()
+    /// The next output batch, if one is ready. After `finish` a sort-merge join that spilled
+    /// merges its runs here, a batch of the streamed side per step, so its output is not held
+    /// whole.
+    pub fn pull(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            if let Some(b) = self.out.pop_front() {
+                return Ok(Some(b));
+            }
+            let Some(mut merge) = self.merge.take() else {
+                return Ok(None);
+            };
+            let started = Instant::now();
+            let more = self.step_merge(&mut merge)?;
+            self.metrics.add_elapsed("probe_time_ns", started);
+            if more {
+                self.merge = Some(merge);
+            } else {
+                self.reservation.free();
+            }
+        }
     }
 }

@@ -5,6 +5,8 @@
 
 mod exec;
 mod hash_table;
+mod sort_merge;
+mod sorted_keys;
 #[cfg(test)]
 mod tests;
 

@@ -175,6 +175,27 @@ fn run(
     batch: usize,
     algorithm: JoinAlgorithm,
 ) -> Result<Vec<String>> {
+    let pool = MemoryPool::unbounded();
+    let (rows, _) = run_in(
+        l, r, nkeys, null_safe, cond, jt, build, batch, algorithm, &pool,
+    )?;
+    Ok(rows)
+}
+
+/// [`run`] in `pool`, a hash join allowed to fall back to sort-merge; the rows and metrics.
+#[allow(clippy::too_many_arguments)]
+fn run_in(
+    l: &RecordBatch,
+    r: &RecordBatch,
+    nkeys: usize,
+    null_safe: bool,
+    cond: bool,
+    jt: JoinType,
+    build: BuildSide,
+    batch: usize,
+    algorithm: JoinAlgorithm,
+    pool: &MemoryPool,
+) -> Result<(Vec<String>, ferrospark_common::MetricsSet)> {
     let (ls, rs) = (l.schema(), r.schema());
     let names = ["k1", "k2"];
     let joined = join_schema(&ls, &rs, JoinType::Inner);
@@ -223,8 +244,9 @@ fn run(
         algorithm,
         build,
         batch,
-        &MemoryPool::unbounded(),
-    )?;
+        pool,
+    )?
+    .with_sort_merge_fallback(true);
     let (b, p) = match build {
         BuildSide::Left => (l, r),
         BuildSide::Right => (r, l),
@@ -234,23 +256,24 @@ fn run(
     }
     exec.finish_build()?;
     let mut out = Vec::new();
-    let mut drain = |exec: &mut JoinExec| {
-        while let Some(o) = exec.pull() {
+    let mut drain = |exec: &mut JoinExec| -> Result<()> {
+        while let Some(o) = exec.pull()? {
             assert!(o.num_rows() <= batch, "batch of {} rows", o.num_rows());
             for i in 0..o.num_rows() {
                 out.push(cells(&o, i).join("|"));
             }
         }
+        Ok(())
     };
     for off in (0..p.num_rows()).step_by(batch) {
         exec.push_probe(&p.slice(off, batch.min(p.num_rows() - off)))?;
-        drain(&mut exec);
+        drain(&mut exec)?;
     }
     exec.finish()?;
-    drain(&mut exec);
+    drain(&mut exec)?;
     assert_eq!(exec.metrics().get("output_rows") as usize, out.len());
     out.sort();
-    Ok(out)
+    Ok((out, exec.metrics().clone()))
 }
 
 const TYPES: [JoinType; 6] = [
@@ -302,6 +325,48 @@ fn every_type_and_build_side_matches_a_nested_loop() -> Result<()> {
     Ok(())
 }
 
+/// Sort-merge joins spilling both sides (and the buffered rows of a key), and hash joins
+/// falling back to sort-merge, under a limit that holds a few rows.
+#[test]
+fn spilling_joins_match_a_nested_loop() -> Result<()> {
+    let mut rng = StdRng::seed_from_u64(11);
+    let (l, r) = (side(&mut rng, "l", 90), side(&mut rng, "r", 70));
+    let mut spilled = [0u64; 3];
+    for jt in TYPES {
+        for build in [BuildSide::Left, BuildSide::Right] {
+            if jt.left_only() && build == BuildSide::Left {
+                continue;
+            }
+            for (nkeys, null_safe, cond) in [(1, false, false), (2, true, false), (1, false, true)]
+            {
+                let want = reference(&l, &r, nkeys, null_safe, cond, jt);
+                for batch in [1, 7, 8192] {
+                    for algorithm in [JoinAlgorithm::SortMerge, JoinAlgorithm::Hash] {
+                        let pool = MemoryPool::new(Some(1500));
+                        let (got, m) = run_in(
+                            &l, &r, nkeys, null_safe, cond, jt, build, batch, algorithm, &pool,
+                        )?;
+                        assert_eq!(
+                            got, want,
+                            "{jt:?} {algorithm:?} build {build:?}, {nkeys} keys, null-safe {null_safe}, condition {cond}, batch {batch}"
+                        );
+                        assert!(
+                            m.get("spill_count") > 0,
+                            "{jt:?} {algorithm:?} batch {batch}"
+                        );
+                        assert_eq!(pool.reserved(), 0, "memory given back");
+                        spilled[0] += m.get("spilled_rows");
+                        spilled[1] += m.get("buffered_spill_count");
+                        spilled[2] += m.get("fallback_to_sort_merge");
+                    }
+                }
+            }
+        }
+    }
+    assert!(spilled.iter().all(|&n| n > 0), "{spilled:?}");
+    Ok(())
+}
+
 #[test]
 fn null_aware_anti_join_follows_not_in() -> Result<()> {
     let schema = |p: &str| {
@@ -331,7 +396,7 @@ fn null_aware_anti_join_follows_not_in() -> Result<()> {
         exec.push_probe(&left)?;
         exec.finish()?;
         let mut out = Vec::new();
-        while let Some(o) = exec.pull() {
+        while let Some(o) = exec.pull()? {
             out.extend((0..o.num_rows()).map(|i| cells(&o, i).join("|")));
         }
         out.sort();
@@ -471,7 +536,7 @@ fn forked_probers_give_the_single_prober_answer() -> Result<()> {
             let b = l.slice(off, 37.min(l.num_rows() - off));
             let e = if i % 2 == 0 { &mut exec } else { &mut fork };
             e.push_probe(&b)?;
-            while let Some(o) = e.pull() {
+            while let Some(o) = e.pull()? {
                 got.extend((0..o.num_rows()).map(|i| cells(&o, i).join("|")));
             }
         }
@@ -492,5 +557,154 @@ fn forked_probers_give_the_single_prober_answer() -> Result<()> {
     exec.finish_build()?;
     assert!(!exec.can_fork_probe());
     assert!(exec.fork_probe().is_err());
+    Ok(())
+}
+
+/// Two sides of `n` rows: integer keys with duplicates (every key of one side twice, most
+/// keys of the other), NULLs, and a string payload.
+fn large_sides(n: usize) -> (RecordBatch, RecordBatch) {
+    let schema = |p: &str| {
+        Arc::new(Schema::new(vec![
+            Field::new(format!("{p}k"), DataType::Int64, true),
+            Field::new(format!("{p}s"), DataType::Utf8, true),
+        ]))
+    };
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut make = |p: &str, spread: i64| {
+        let k: Vec<Option<i64>> = (0..n)
+            .map(|_| (rng.random_range(0..50) > 0).then(|| rng.random_range(0..spread)))
+            .collect();
+        let s: Vec<String> = (0..n).map(|i| format!("{p}{}", i % 977)).collect();
+        RecordBatch::try_new(
+            schema(p),
+            vec![
+                Arc::new(Int64Array::from(k)) as ArrayRef,
+                Arc::new(StringArray::from(s)),
+            ],
+        )
+        .expect("batch")
+    };
+    let l = make("l", n as i64 / 2);
+    let r = make("r", n as i64 * 2 / 3);
+    (l, r)
+}
+
+/// Rows, and the sum of each row's text hashed, of `jt` over `l` and `r` in `pool`.
+fn digest(
+    l: &RecordBatch,
+    r: &RecordBatch,
+    jt: JoinType,
+    algorithm: JoinAlgorithm,
+    pool: &MemoryPool,
+) -> Result<(usize, u64, ferrospark_common::MetricsSet)> {
+    use std::hash::{BuildHasher, Hasher};
+    let (ls, rs) = (l.schema(), r.schema());
+    let mut exec = one_key_join(&ls, &rs, ("lk", "rk"), None, jt, 4096, pool)?;
+    if algorithm == JoinAlgorithm::SortMerge {
+        exec = JoinExec::try_new(
+            ls.clone(),
+            rs.clone(),
+            vec![expr("lk", &ls)],
+            vec![expr("rk", &rs)],
+            vec![false],
+            None,
+            jt,
+            JoinAlgorithm::SortMerge,
+            BuildSide::Right,
+            4096,
+            pool,
+        )?;
+    }
+    let hasher = foldhash::fast::FixedState::with_seed(1);
+    let (mut rows, mut sum) = (0usize, 0u64);
+    let mut take = |o: RecordBatch| {
+        rows += o.num_rows();
+        for i in 0..o.num_rows() {
+            let mut h = hasher.build_hasher();
+            h.write(cells(&o, i).join("|").as_bytes());
+            sum = sum.wrapping_add(h.finish());
+        }
+    };
+    for off in (0..r.num_rows()).step_by(4096) {
+        exec.push_build(&r.slice(off, 4096.min(r.num_rows() - off)))?;
+    }
+    for off in (0..l.num_rows()).step_by(4096) {
+        exec.push_probe(&l.slice(off, 4096.min(l.num_rows() - off)))?;
+        while let Some(o) = exec.pull()? {
+            take(o);
+        }
+    }
+    exec.finish()?;
+    while let Some(o) = exec.pull()? {
+        take(o);
+    }
+    Ok((rows, sum, exec.metrics().clone()))
+}
+
+/// A sort-merge join of sides ten times the memory limit spills both sides and agrees with
+/// an unbounded hash join; the pool's peak stays under the limit.
+#[test]
+fn a_sort_merge_join_of_sides_over_the_limit_spills_and_agrees() -> Result<()> {
+    let (l, r) = large_sides(60_000);
+    let limit = (l.get_array_memory_size() / 10) as u64;
+    for jt in [JoinType::Inner, JoinType::FullOuter, JoinType::LeftAnti] {
+        let want = digest(&l, &r, jt, JoinAlgorithm::Hash, &MemoryPool::unbounded())?;
+        let pool = MemoryPool::new(Some(limit));
+        let got = digest(&l, &r, jt, JoinAlgorithm::SortMerge, &pool)?;
+        assert_eq!((got.0, got.1), (want.0, want.1), "{jt:?}");
+        assert!(
+            got.2.get("spill_count") >= 2,
+            "{jt:?}: {:?}",
+            got.2.snapshot()
+        );
+        assert!(pool.peak() <= limit, "peak {} over {limit}", pool.peak());
+    }
+    Ok(())
+}
+
+/// One key holding more build rows than the limit: its rows are spilled while the probe
+/// rows of that key stream past them.
+#[test]
+fn a_skewed_key_spills_its_buffered_rows() -> Result<()> {
+    let n = 20_000;
+    let schema = |p: &str| {
+        Arc::new(Schema::new(vec![
+            Field::new(format!("{p}k"), DataType::Int64, true),
+            Field::new(format!("{p}v"), DataType::Int64, false),
+        ]))
+    };
+    let batch = |p: &str, k: Vec<i64>| {
+        let v: Vec<i64> = (0..k.len() as i64).collect();
+        RecordBatch::try_new(
+            schema(p),
+            vec![
+                Arc::new(Int64Array::from(k)) as ArrayRef,
+                Arc::new(Int64Array::from(v)),
+            ],
+        )
+        .expect("batch")
+    };
+    // Right: key 7 on every other row. Left: keys 0..100, key 7 a few times.
+    let r = batch(
+        "r",
+        (0..n).map(|i| if i % 2 == 0 { 7 } else { i }).collect(),
+    );
+    let l = batch(
+        "l",
+        (0..300)
+            .map(|i| if i % 50 == 0 { 7 } else { i % 100 })
+            .collect(),
+    );
+    for jt in [JoinType::Inner, JoinType::RightOuter, JoinType::LeftSemi] {
+        let want = digest(&l, &r, jt, JoinAlgorithm::Hash, &MemoryPool::unbounded())?;
+        let pool = MemoryPool::new(Some(40_000));
+        let got = digest(&l, &r, jt, JoinAlgorithm::SortMerge, &pool)?;
+        assert_eq!((got.0, got.1), (want.0, want.1), "{jt:?}");
+        assert!(
+            got.2.get("buffered_spill_count") > 0,
+            "{:?}",
+            got.2.snapshot()
+        );
+    }
     Ok(())
 }

@@ -1,10 +1,10 @@
-//! Sorted runs of intermediate states (kept in memory or spilled to Arrow IPC files) and the
-//! k-way merge that reads them back as one key-sorted stream.
+//! Sorted runs (kept in memory or spilled to Arrow IPC files) and the k-way merge that reads
+//! them back as one key-sorted stream.
 
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_row::{RowConverter, Rows};
 use arrow_schema::{SchemaRef, SortOptions};
-use ferrospark_common::{Result, SpillFile};
+use ferrospark_common::{Result, SpillDir, SpillFile};
 
 /// One sorted run.
 pub enum Run {
@@ -14,13 +14,45 @@ pub enum Run {
     File(SpillFile),
 }
 
+/// A run's batches, read in order.
+type RunBatches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+
 impl Run {
-    fn batches(&self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + '_>> {
+    fn batches(&self) -> Result<RunBatches> {
         Ok(match self {
-            Run::Memory(b) => Box::new(b.iter().cloned().map(Ok)),
+            Run::Memory(b) => Box::new(b.clone().into_iter().map(Ok)),
             Run::File(f) => Box::new(f.read()?),
         })
     }
+
+    /// Bytes the run holds in memory (none once on disk).
+    pub fn memory_size(&self) -> usize {
+        match self {
+            Run::Memory(b) => b.iter().map(RecordBatch::get_array_memory_size).sum(),
+            Run::File(_) => 0,
+        }
+    }
+}
+
+/// Writes `batches` (sorted already) to a new spill file in slices of at most `batch_size`
+/// rows, so reading the run back holds one slice at a time.
+pub fn write_run(
+    dir: &SpillDir,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    batch_size: usize,
+) -> Result<SpillFile> {
+    let mut w = dir.create(schema)?;
+    let bs = batch_size.max(1);
+    for b in batches {
+        let mut off = 0;
+        while off < b.num_rows() {
+            let len = bs.min(b.num_rows() - off);
+            w.write(&b.slice(off, len))?;
+            off += len;
+        }
+    }
+    w.finish()
 }
 
 /// The row-format converter of grouping keys of `types`: the order runs are sorted and merged in.
@@ -45,7 +77,7 @@ pub fn sort_by_keys(
 
 /// The permutation that sorts rows by `keys`, in the row format's order. The sort is stable: rows with equal keys keep their arrival order, so `collect_list`,
 /// `first` and `last` see the same order on the sort path as on the hash path.
-pub(crate) fn sort_indices(keys: &[ArrayRef], converter: &RowConverter) -> Result<UInt32Array> {
+pub fn sort_indices(keys: &[ArrayRef], converter: &RowConverter) -> Result<UInt32Array> {
     Ok(match keys {
         // One primitive key: arrow's sort of (value, index) pairs, in the row format's order
         // (ascending, NULLs first, floats by total order; keys are normalised already); then
@@ -83,13 +115,13 @@ pub(crate) fn sort_indices(keys: &[ArrayRef], converter: &RowConverter) -> Resul
     })
 }
 
-struct Cursor<'a> {
-    batches: Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>,
+struct Cursor {
+    batches: RunBatches,
     batch: Option<(RecordBatch, Rows)>,
     pos: usize,
 }
 
-impl Cursor<'_> {
+impl Cursor {
     fn advance_batch(&mut self, converter: &RowConverter, num_keys: usize) -> Result<()> {
         self.pos = 0;
         self.batch = None;
@@ -106,20 +138,22 @@ impl Cursor<'_> {
     }
 }
 
-/// Merges sorted runs into key-sorted batches of at most `batch_size` rows.
-pub struct RunMerger<'a> {
-    cursors: Vec<Cursor<'a>>,
-    converter: &'a RowConverter,
+/// Merges sorted runs into key-sorted batches of at most `batch_size` rows. Rows of equal
+/// keys come out in run order, so runs written in arrival order merge stably.
+pub struct RunMerger {
+    cursors: Vec<Cursor>,
+    converter: RowConverter,
     num_keys: usize,
     batch_size: usize,
     schema: SchemaRef,
 }
 
-impl<'a> RunMerger<'a> {
-    /// Opens every run.
+impl RunMerger {
+    /// Opens every run (a run in memory is shared, not copied). `converter` is the one the
+    /// runs were sorted with.
     pub fn new(
-        runs: &'a [Run],
-        converter: &'a RowConverter,
+        runs: &[Run],
+        converter: RowConverter,
         num_keys: usize,
         batch_size: usize,
         schema: SchemaRef,
@@ -131,7 +165,7 @@ impl<'a> RunMerger<'a> {
                 batch: None,
                 pos: 0,
             };
-            c.advance_batch(converter, num_keys)?;
+            c.advance_batch(&converter, num_keys)?;
             cursors.push(c);
         }
         Ok(Self {
@@ -179,7 +213,7 @@ impl<'a> RunMerger<'a> {
             picks.push((h, c.pos));
             c.pos += 1;
             if c.pos == batch.num_rows() {
-                c.advance_batch(self.converter, self.num_keys)?;
+                c.advance_batch(&self.converter, self.num_keys)?;
                 held_of[i] = None;
             }
         }
