@@ -1,5 +1,5 @@
 """ferrospark on a real multi-executor Spark: two executor JVMs, each with its own Python
-workers, read their splits natively and the result equals Spark's own reader."""
+workers, read their splits natively, aggregate and join, and the results equal Spark's own."""
 
 from __future__ import annotations
 
@@ -35,4 +35,6 @@ def test_read_parquet_on_local_cluster_equals_spark(tmp_path):
         assert check["rows"] == check["expected"], (name, check)
         assert check["partitions"] >= 1, (name, check)
     assert result["checks"]["all"]["rows"] == 20000
+    # Built once per Python worker (two executors, one core each), not once per task.
+    assert 1 <= result["checks"]["join_broadcast"]["builds"] <= 4, result
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -9,8 +9,9 @@ Output columns are the left ones then the right ones; semi and anti joins keep t
 ``nested_loop``, ``cartesian``); an operator that cannot run the join type is an error saying
 so. ``auto`` follows Spark's ``JoinSelection``: hints, then
 ``spark.sql.autoBroadcastJoinThreshold``, ``spark.sql.join.preferSortMergeJoin`` and the 3x
-rule; ``fs.last_join_plan()`` says what it chose. The sort-merge join sorts both sides in
-memory for now (spilling sorted runs is not built yet).
+rule; ``fs.last_join_plan()`` says what it chose. Under ``ferrospark.memory.limit`` the
+sort-merge join sorts each side in runs spilled to disk and merges them, and a shuffled hash
+join whose build side does not fit becomes a sort-merge join (the plan says so).
 """
 
 from __future__ import annotations
@@ -64,6 +65,30 @@ def _how(how: str) -> str:
     return _HOW[key]
 
 
+def _request(
+    on: str | Sequence[str] | Column | None, how: str, condition: Column | str | None, strategy: str
+) -> tuple[str, list[str] | None, Column | None]:
+    """The join type, ``USING`` names and condition that ``on``, ``how`` and ``condition``
+    ask for, checked."""
+    kind = _how(how)
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"unknown join strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    using: list[str] | None = None
+    cond: Column | None = None
+    if isinstance(on, str):
+        using = [on]
+    elif isinstance(on, Column):
+        cond = on
+    elif on is not None:
+        using = [str(k) for k in on]
+    if condition is not None:
+        extra = Column(to_filter(condition))
+        cond = extra if cond is None else cond & extra
+    if kind == "cross" and (using or cond is not None):
+        raise ConfigError("a cross join takes no `on` keys; use how='inner' with a condition")
+    return kind, using, cond
+
+
 def _reader(data: Any) -> pa.RecordBatchReader:
     """Any Arrow data as a stream; the native join reads it (once) itself."""
     return pa.RecordBatchReader.from_stream(_stream(data))
@@ -87,22 +112,7 @@ def join(
     from .session import default_session
 
     s = session or default_session()
-    kind = _how(how)
-    if strategy not in STRATEGIES:
-        raise ConfigError(f"unknown join strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-    using: list[str] | None = None
-    cond: Column | None = None
-    if isinstance(on, str):
-        using = [on]
-    elif isinstance(on, Column):
-        cond = on
-    elif on is not None:
-        using = [str(k) for k in on]
-    if condition is not None:
-        extra = Column(to_filter(condition))
-        cond = extra if cond is None else cond & extra
-    if kind == "cross" and (using or cond is not None):
-        raise ConfigError("a cross join takes no `on` keys; use how='inner' with a condition")
+    kind, using, cond = _request(on, how, condition, strategy)
     lt, rt = _reader(left), _reader(right)
     table, metrics, plan = _native.join(
         lt,

@@ -9,6 +9,7 @@ and only the surviving rows cross into the JVM.
 from __future__ import annotations
 
 import json
+import uuid
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,9 @@ _FORWARDED = (
     "ferrospark.memory.limit",
     "ferrospark.spill.dir",
     "ferrospark.batch.size",
+    "spark.sql.autoBroadcastJoinThreshold",
+    "spark.sql.join.preferSortMergeJoin",
+    "spark.sql.shuffle.partitions",
 )
 
 
@@ -346,4 +350,284 @@ def aggregate(df: DataFrame, by: Any = None, aggs: Any = ()) -> DataFrame:
     return current
 
 
-__all__ = ["aggregate", "read_parquet", "spark_schema"]
+#: What crosses Spark's shuffle between a side of a join and the join: that side's rows as
+#: Arrow IPC blocks, tagged with the side (0 left, 1 right).
+_SIDE_BLOCKS_SCHEMA = pa.schema(
+    [
+        pa.field("_pid", pa.int32(), False),
+        pa.field("_side", pa.int8(), False),
+        pa.field("_blob", pa.binary(), False),
+    ]
+)
+
+#: Built broadcast sides of this Python worker, by join: built once, probed by every task of
+#: the join that this worker runs. Only the newest few are kept.
+_BUILT: dict[str, Any] = {}
+_BUILT_KEEP = 4
+
+
+class _JoinSpec:
+    """What a task needs to plan a join exactly as the driver did (the native plan itself does
+    not travel: each task rebuilds it from this)."""
+
+    def __init__(
+        self,
+        left: pa.Schema,
+        right: pa.Schema,
+        kind: str,
+        using: list[str] | None,
+        condition_sql: str | None,
+        strategy: str,
+        conf: dict[str, str],
+        sizes: tuple[int, int],
+    ) -> None:
+        self.left, self.right, self.kind, self.using = left, right, kind, using
+        self.condition_sql, self.strategy, self.conf, self.sizes = condition_sql, strategy, conf, sizes
+        self.token = uuid.uuid4().hex
+
+    def plan(self) -> Any:
+        cond = _native.Expr.parse(self.condition_sql) if self.condition_sql else None
+        return _native.JoinPlan(
+            self.left,
+            self.right,
+            self.kind,
+            using=self.using,
+            condition=cond,
+            strategy=self.strategy,
+            conf=self.conf,
+            left_bytes=self.sizes[0],
+            right_bytes=self.sizes[1],
+        )
+
+    def output(self, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+        """A joined batch as the join's result columns (``USING`` keys once)."""
+        from .join import _using_columns
+
+        if self.using:
+            t = _using_columns(
+                pa.Table.from_batches([batch]), len(self.left), self.using, self.kind, self.left, self.right
+            )
+            return pa.RecordBatch.from_arrays([c.combine_chunks() for c in t.columns], schema=schema)
+        return pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+
+
+def _size_of(df: DataFrame, source: _ParquetSource | None) -> int:
+    """The size Spark's join selection weighs a side by: the Parquet bytes of a native scan,
+    else Spark's own estimate of the plan (``sizeInBytes`` of its optimized plan)."""
+    if source is not None:
+        return sum(int(s.get("bytes", 0)) for s in source.splits)
+    try:
+        return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+    except Exception:  # noqa: BLE001 - an estimate Spark cannot give means "too big to broadcast"
+        return 2**63 - 1
+
+
+def _batches_of(source: _ParquetSource | None, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """A task's input rows: read natively from its splits, or the rows Spark hands it."""
+    if source is None:
+        yield from batches
+        return
+    for scan in source.scans(batches):
+        stream = scan.stream()
+        try:
+            while (out := stream.next_batch()) is not None:
+                if out.num_rows:
+                    yield out
+        finally:
+            stream.close()
+
+
+def _collect_side(spark: SparkSession, df: DataFrame, source: _ParquetSource | None) -> pa.Table:
+    """A side's rows on the driver: read natively when it is a native scan."""
+    if source is None:
+        return df.toArrow()
+    frame = pa.record_batch([pa.array([json.dumps(s) for s in source.splits])], names=["split"])
+    batches = list(_batches_of(source, iter([frame])))
+    return pa.Table.from_batches(batches, schema=source.schema) if batches else source.schema.empty_table()
+
+
+def _broadcast_join_task(spec: _JoinSpec, build, probe_source, schema: pa.Schema, builds):
+    """Each probe task: the broadcast side built once per Python worker (``builds`` counts the
+    builds), then this task's rows streamed through a fork of it."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # The worker's own module, imported: a global named here would travel with the
+        # pickled function as a copy, fresh in every task.
+        from ferrospark.spark import _BUILT
+
+        built = _BUILT.get(spec.token)
+        if built is None:
+            built = spec.plan().task()
+            for b in pa.ipc.open_stream(build.value):
+                built.push_build(b)
+            built.finish_build()
+            while len(_BUILT) >= _BUILT_KEEP:
+                _BUILT.pop(next(iter(_BUILT)))
+            _BUILT[spec.token] = built
+            builds.add(1)
+        prober = built.fork()
+        for b in _batches_of(probe_source, batches):
+            for out in prober.probe(b):
+                yield spec.output(out, schema)
+        for out in prober.finish():
+            yield spec.output(out, schema)
+
+    return run
+
+
+def _side_blocks_task(spec: _JoinSpec, left: bool, source, route: list[int]):
+    """Each task of one side: its rows hash-partitioned on the join keys into IPC blocks,
+    tagged so Spark's shuffle brings each partition of both sides to one task."""
+    tag = 0 if left else 1
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        plan = spec.plan()
+        pids: list[int] = []
+        blobs: list[bytes] = []
+        for b in _batches_of(source, batches):
+            for p, blob in plan.key_blocks(left, b, len(route)):
+                pids.append(route[p])
+                blobs.append(blob)
+            if len(blobs) >= _BLOCKS_PER_BATCH:
+                yield _side_blocks(pids, tag, blobs)
+                pids, blobs = [], []
+        if blobs:
+            yield _side_blocks(pids, tag, blobs)
+
+    return run
+
+
+def _side_blocks(pids: list[int], tag: int, blobs: list[bytes]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [pa.array(pids, pa.int32()), pa.array([tag] * len(pids), pa.int8()), pa.array(blobs, pa.binary())],
+        schema=_SIDE_BLOCKS_SCHEMA,
+    )
+
+
+def _partition_join_task(spec: _JoinSpec, schema: pa.Schema):
+    """Each task after the shuffle: the build side's blocks built, then the probe side's
+    streamed through (held as the compact blocks until the build side is complete)."""
+    import pyarrow.compute as pc
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        plan = spec.plan()
+        task = plan.task()
+        nk = plan.num_keys()
+        build_tag = 0 if plan.build_side() == "left" else 1
+        probe_blocks = []
+        for b in batches:
+            if not b.num_rows:
+                continue
+            is_build = pc.equal(b.column("_side"), build_tag)
+            task.push_build_blocks(b.column("_blob").filter(is_build), nk)
+            probe_blocks.append(b.column("_blob").filter(pc.invert(is_build)))
+        task.finish_build()
+        for blocks in probe_blocks:
+            for out in task.probe_blocks(blocks, nk):
+                yield spec.output(out, schema)
+        for out in task.finish():
+            yield spec.output(out, schema)
+
+    return run
+
+
+def join(
+    left: DataFrame,
+    right: DataFrame,
+    on: Any = None,
+    how: str = "inner",
+    strategy: str = "auto",
+    condition: Any = None,
+) -> DataFrame:
+    """``left.join(right, on, how)`` with ferrospark's join operators inside Spark tasks.
+
+    The operator is chosen as Spark's ``JoinSelection`` would (``strategy`` names one
+    instead), from each side's size: the Parquet bytes of a :func:`read_parquet` scan, else
+    Spark's own estimate. A broadcast join collects the build side once on the driver (read
+    natively when it is a scan), ships it to the executors as Arrow IPC in a broadcast
+    variable, builds it once per Python worker and streams each probe task through it; a
+    probe side that is exactly what :func:`read_parquet` returned is probed inside the scan
+    tasks. Shuffled hash and sort-merge joins have each side hash-partitioned on the join
+    keys inside its own tasks and shuffled by Spark as Arrow IPC blocks, then join each
+    partition natively. ``ferrospark.last_spark_join_plan()`` says what was chosen.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from .join import _request, _using_columns
+
+    spark = left.sparkSession
+    conf = _spark_conf(spark)
+    kind, using, cond = _request(on, how, condition, strategy)
+    sources = (_source_of(left), _source_of(right))
+    schemas = tuple(
+        src.schema if src is not None else to_arrow_schema(df.schema)
+        for df, src in zip((left, right), sources, strict=True)
+    )
+    sizes = tuple(_size_of(df, src) for df, src in zip((left, right), sources, strict=True))
+    spec = _JoinSpec(
+        schemas[0],
+        schemas[1],
+        kind,
+        using,
+        str(cond._expr) if cond is not None else None,
+        strategy,
+        conf,
+        (sizes[0], sizes[1]),
+    )
+    plan = spec.plan()
+    joined = plan.output_schema()
+    out_schema = (
+        _using_columns(joined.empty_table(), len(schemas[0]), using, kind, schemas[0], schemas[1]).schema
+        if using
+        else joined
+    )
+    _LAST_PLAN[0] = plan.explain()
+    # Spark's result may repeat a name (a column on both sides): rows cross into Spark under
+    # positional names, and get their own names back there.
+    names = out_schema.names
+    out_schema = pa.schema([f.with_name(f"_c{i}") for i, f in enumerate(out_schema)])
+    if plan.strategy() in ("broadcast_hash", "broadcast_nested_loop") and plan.shares_build():
+        build_left = plan.build_side() == "left"
+        b = 0 if build_left else 1
+        table = _collect_side(spark, (left, right)[b], sources[b])
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        build = spark.sparkContext.broadcast(sink.getvalue().to_pybytes())
+        builds = spark.sparkContext.accumulator(0)
+        _LAST_BUILDS[0] = builds
+        p = 1 - b
+        probe_df, probe_src = (left, right)[p], sources[p]
+        task = _broadcast_join_task(spec, build, probe_src, out_schema, builds)
+        frame = probe_src.splits_frame(spark) if probe_src is not None else probe_df
+        return frame.mapInArrow(task, spark_schema(out_schema)).toDF(*names)
+    _LAST_BUILDS[0] = None
+    partitions = _shuffle_partitions(spark) if plan.num_keys() else 1
+    route = _routing(partitions)
+    sides = []
+    for i, (df, src) in enumerate(zip((left, right), sources, strict=True)):
+        frame = src.splits_frame(spark) if src is not None else df
+        sides.append(frame.mapInArrow(_side_blocks_task(spec, i == 0, src, route), spark_schema(_SIDE_BLOCKS_SCHEMA)))
+    both = sides[0].union(sides[1])
+    both = both.repartition(F.col("_pid")) if partitions > 1 else both.repartition(1)
+    return both.mapInArrow(_partition_join_task(spec, out_schema), spark_schema(out_schema)).toDF(*names)
+
+
+_LAST_PLAN: list[str] = [""]
+_LAST_BUILDS: list[Any] = [None]
+
+
+def last_spark_join_plan() -> str:
+    """The operator, build side and keys :func:`join` chose last (on this driver)."""
+    return _LAST_PLAN[0]
+
+
+def last_spark_join_builds() -> int | None:
+    """How many times the last broadcast :func:`join` built its broadcast side (once per
+    Python worker that ran a task of it), once the job has run; ``None`` after a shuffled one."""
+    acc = _LAST_BUILDS[0]
+    return None if acc is None else int(acc.value)
+
+
+__all__ = ["aggregate", "join", "last_spark_join_builds", "last_spark_join_plan", "read_parquet", "spark_schema"]

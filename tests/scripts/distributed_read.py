@@ -111,6 +111,18 @@ def main() -> int:
                 .agg(F.count(F.lit(1)), F.sum("p"), F.countDistinct("s"))
             )
             checks[name] = compare(ours, theirs)
+        # Joins across executors: a broadcast side shipped once and built once per Python
+        # worker, probed inside the scan tasks; a sort-merge join of two shuffled sides.
+        names = spark.createDataFrame([(k, f"k{k}") for k in range(0, 101, 2)], "k INT, name STRING")
+        ours = fss.join(fss.read_parquet(spark, root), names, "k", "left", strategy="broadcast_hash")
+        checks["join_broadcast"] = compare(ours, spark.read.parquet(root).join(names, "k", "left"))
+        checks["join_broadcast"]["builds"] = fss.last_spark_join_builds()
+        other = spark.read.parquet(root).select(F.col("id").alias("rid"), F.col("s").alias("rs"))
+        other = other.filter("rid % 3 = 0").repartition(3)
+        cond = fs.col("id") == fs.col("rid")
+        ours = fss.join(fss.read_parquet(spark, root), other, cond, "full", strategy="sort_merge")
+        theirs = spark.read.parquet(root).join(other, F.col("id") == F.col("rid"), "full")
+        checks["join_sort_merge"] = compare(ours, theirs.select(*ours.columns))
         ok = executors >= 2 and all(c["same"] and c["rows"] == c["expected"] for c in checks.values())
         print(json.dumps({"executors": executors, "checks": checks, "ok": ok}))
         return 0 if ok else 1

@@ -302,6 +302,16 @@ impl JoinExec {
         })
     }
 
+    /// The schema build batches are pushed in.
+    pub fn build_input_schema(&self) -> SchemaRef {
+        self.build_schema.clone()
+    }
+
+    /// The schema probe batches are pushed in.
+    pub fn probe_input_schema(&self) -> SchemaRef {
+        self.probe_schema()
+    }
+
     /// The schema of the streamed side.
     pub(super) fn probe_schema(&self) -> SchemaRef {
         let fields = self.joined_schema.fields();
@@ -506,6 +516,18 @@ impl JoinExec {
             BuildSide::Left => self.join_type.keeps_right(),
             BuildSide::Right => self.join_type.keeps_left(),
         }
+    }
+
+    /// The join key columns of a batch of the left side (`left`) or the right one, as the
+    /// join compares them (normalised, in one type): what both sides are partitioned on
+    /// when they are shuffled to meet.
+    pub fn key_columns(&self, left: bool, batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+        let exprs = if left {
+            &self.left_keys
+        } else {
+            &self.right_keys
+        };
+        self.keys_of(exprs, batch)
     }
 
     /// Key columns of `batch`: normalised, in the left keys' types.
