@@ -3,7 +3,8 @@ sum(l_extendedprice) by o_orderpriority (5 rows), in every engine.
 
 "join" lets each engine choose its plan (ferrospark and PySpark through their join
 selection); "join-bhj" and "join-shj" force the broadcast hash and shuffled hash joins in
-ferrospark and, through hints, in PySpark.
+ferrospark and, through hints, in PySpark. "fss" runs ferrospark's join and aggregation
+inside Spark's tasks, both sides read by ``fss.read_parquet``.
 """
 
 from __future__ import annotations
@@ -86,6 +87,24 @@ def _spark(hint: str | None):
     return run
 
 
+def _fss(strategy: str):
+    """Both sides from ``fss.read_parquet``, ``fss.join``, then ``fss.aggregate`` over the
+    join's result (its partial step runs inside the join's tasks)."""
+
+    def run(e: Any, paths: dict[str, str]) -> Any:
+        fs, fss = e.fs, e.fss
+        items = fss.read_parquet(e.spark, paths["lineitem"], columns=["l_orderkey", "l_extendedprice"])
+        orders = fss.read_parquet(e.spark, paths["orders"], columns=["o_orderkey", "o_orderpriority"])
+        cond = fs.col("l_orderkey") == fs.col("o_orderkey")
+        joined = fss.join(items, orders, cond, "inner", strategy=strategy)
+        e.notes["plan"] = fss.last_spark_join_plan()
+        grouped = fss.aggregate(joined, "o_orderpriority", [fs.sum("l_extendedprice").alias("revenue")])
+        rows = grouped.orderBy("o_orderpriority").collect()
+        return _rows((r[0], r[1]) for r in rows)
+
+    return run
+
+
 def register_all(c: Any) -> None:
     """Registers the workloads in ``compare`` (passed as its module object)."""
     specs = [
@@ -105,6 +124,7 @@ def register_all(c: Any) -> None:
         )
         w.runs["ferrospark"] = _fs_join(strategy)
         w.runs["pyspark"] = _spark(hint)
+        w.runs["fss"] = _fss(strategy)
         if name == "join":
             w.runs["duckdb"] = _duck
             w.runs["polars"] = _pl

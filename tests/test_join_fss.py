@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
+from test_join_spark import HOWS, LEFT, RIGHT
 
 import ferrospark as fs
 from ferrospark import spark as fss
 from helpers import assert_same_rows, spark_rows
-from test_join_spark import HOWS, LEFT, RIGHT
 
 pytestmark = pytest.mark.spark
 
@@ -123,3 +123,24 @@ def test_empty_sides(spark, frames):
         for strategy in ["auto", "sort_merge"]:
             got = fss.join(ldf.limit(0), rdf, "k", how, strategy=strategy)
             assert_same_rows(spark_rows(ldf.limit(0).join(rdf, "k", how)), spark_rows(got), how)
+
+
+@pytest.mark.parametrize("strategy", ["broadcast_hash", "sort_merge"])
+def test_aggregate_over_a_join_runs_inside_the_join_tasks(spark, parquet_sides, strategy):
+    """fss.aggregate of an fss.join result: the partial step runs on the joined batches inside
+    the join's tasks; same answer as Spark's join then groupBy."""
+    from pyspark.sql import functions as F
+
+    lpath, rpath = parquet_sides
+    names = ["rk", "rs", "rd", "rf", "rv"]
+    left = fss.read_parquet(spark, lpath)
+    right = fss.read_parquet(spark, rpath).toDF(*names)
+    joined = fss.join(left, right, fs.col("k") == fs.col("rk"), "left", strategy=strategy)
+    assert fss._join_of(joined) is not None
+    got = fss.aggregate(joined, "s", [fs.count(), fs.sum("rv"), fs.sum("d")])
+    ldf = spark.read.parquet(lpath)
+    rdf = spark.read.parquet(rpath).toDF(*names)
+    expected = (
+        ldf.join(rdf, ldf.k == rdf.rk, "left").groupBy("s").agg(F.count(F.lit(1)), F.sum("rv"), F.sum("d"))
+    )
+    assert_same_rows(spark_rows(expected), spark_rows(got), strategy)

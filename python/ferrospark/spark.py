@@ -98,6 +98,12 @@ def read_parquet(
     )
     schema = spark_schema(scan.schema())
     splits = scan.splits()
+    # The files' whole schema, for Spark's size estimate of the projection (footers cached).
+    full_schema = (
+        _native.scan_parquet(_paths(path_or_paths), conf=conf, spark_types=True).schema()
+        if cols is not None
+        else scan.schema()
+    )
     if not splits:
         return spark.createDataFrame([], schema)
     batch_size = int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", "10000") or 10000)
@@ -109,6 +115,7 @@ def read_parquet(
         partition_fields=scan.partition_fields(),
         batch_size=max(batch_size, 1),
         schema=scan.schema(),
+        full_schema=full_schema,
     )
     task = _read_splits_task(source)
     df = source.splits_frame(spark).mapInArrow(task, schema)
@@ -130,6 +137,7 @@ class _ParquetSource:
         partition_fields: list[tuple[str, str]],
         batch_size: int,
         schema: pa.Schema,
+        full_schema: pa.Schema | None = None,
     ) -> None:
         self.splits = splits
         self.columns = columns
@@ -138,6 +146,13 @@ class _ParquetSource:
         self.partition_fields = partition_fields
         self.batch_size = batch_size
         self.schema = schema
+        self.full_schema = full_schema if full_schema is not None else schema
+
+    def spark_size(self) -> int:
+        """Spark's estimate of the scan's size: the files' bytes, scaled by the projected
+        row's width over the whole row's (each by Spark's default size of its types)."""
+        total = sum(int(s.get("bytes", 0)) for s in self.splits)
+        return total * _row_width(self.schema) // max(_row_width(self.full_schema), 1)
 
     def splits_frame(self, spark: SparkSession) -> DataFrame:
         rows = [(i, json.dumps(s)) for i, s in enumerate(self.splits)]
@@ -257,7 +272,7 @@ def _steps_task(
     specs: list[tuple],
     conf: dict[str, str],
     steps: list[int],
-    source: _ParquetSource | None,
+    source: _ParquetSource | _JoinFeed | None,
     blocks_in: bool,
     out_schema: pa.Schema | None,
     exchange: tuple[int, list[int]] | None,
@@ -269,9 +284,13 @@ def _steps_task(
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         plan = _native_plan(schema, keys, specs, conf)
         runner = plan.runner(steps)
-        if source is not None:
+        if isinstance(source, _ParquetSource):
             for scan in source.scans(batches):
                 runner.push_scan(scan)
+        elif source is not None:
+            for batch in source.batches(batches):
+                if batch.num_rows:
+                    runner.push(batch)
         elif blocks_in:
             for batch in batches:
                 if batch.num_rows:
@@ -308,8 +327,10 @@ def aggregate(df: DataFrame, by: Any = None, aggs: Any = ()) -> DataFrame:
     hash-partitioned on the keys inside the task, each tagged so that Spark's hash
     partitioning delivers it to its partition. When ``df`` is exactly what
     :func:`read_parquet` returned, the first step reads the files itself inside the task (scan,
-    filter and partial aggregation fused) and only partial states cross into the JVM; any other
-    DataFrame goes through the plain path.
+    filter and partial aggregation fused) and only partial states cross into the JVM; when it
+    is exactly what :func:`join` returned, the first step runs inside the join's tasks on the
+    joined batches, which never become Spark rows. Any other DataFrame goes through the plain
+    path.
     """
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -321,10 +342,16 @@ def aggregate(df: DataFrame, by: Any = None, aggs: Any = ()) -> DataFrame:
     items = _aggs(aggs)
     keys = [str(k) for k in _keys(by)]
     specs = [(a._name, [str(x) for x in a._args], a._distinct, a._ignore_nulls, a._alias) for a in items]
-    source = _source_of(df)
+    source: _ParquetSource | _JoinFeed | None = _source_of(df)
+    joined = _join_of(df)
     if source is not None:
         schema = source.schema
         current = source.splits_frame(spark)
+    elif joined is not None:
+        # The first step runs inside the join's tasks, on the joined batches.
+        source = joined.feed
+        schema = joined.schema
+        current = joined.frame
     else:
         schema = to_arrow_schema(df.schema)
         current = df
@@ -411,11 +438,41 @@ class _JoinSpec:
         return pa.RecordBatch.from_arrays(batch.columns, schema=schema)
 
 
+def _default_size(t: pa.DataType) -> int:
+    """Spark's ``DataType.defaultSize`` of the Spark type of an Arrow type."""
+    if pa.types.is_decimal(t):
+        return 8 if t.precision <= 18 else 16
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return 20
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return 100
+    if pa.types.is_boolean(t):
+        return 1
+    if pa.types.is_date32(t):
+        return 4
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _default_size(t.value_type)
+    if pa.types.is_struct(t):
+        return sum(_default_size(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _default_size(t.key_type) + _default_size(t.item_type)
+    try:
+        return max(t.bit_width // 8, 1)
+    except ValueError:
+        return 8
+
+
+def _row_width(schema: pa.Schema) -> int:
+    """Spark's estimated row size: 8 bytes of row overhead plus each column's default size."""
+    return 8 + sum(_default_size(f.type) for f in schema)
+
+
 def _size_of(df: DataFrame, source: _ParquetSource | None) -> int:
-    """The size Spark's join selection weighs a side by: the Parquet bytes of a native scan,
-    else Spark's own estimate of the plan (``sizeInBytes`` of its optimized plan)."""
+    """The size Spark's join selection weighs a side by: for a native scan, Spark's estimate
+    of the same scan (file bytes scaled to the projection), else Spark's own estimate of the
+    plan (``sizeInBytes`` of its optimized plan)."""
     if source is not None:
-        return sum(int(s.get("bytes", 0)) for s in source.splits)
+        return source.spark_size()
     try:
         return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
     except Exception:  # noqa: BLE001 - an estimate Spark cannot give means "too big to broadcast"
@@ -585,7 +642,7 @@ def join(
     _LAST_PLAN[0] = plan.explain()
     # Spark's result may repeat a name (a column on both sides): rows cross into Spark under
     # positional names, and get their own names back there.
-    names = out_schema.names
+    named = out_schema
     out_schema = pa.schema([f.with_name(f"_c{i}") for i, f in enumerate(out_schema)])
     if plan.strategy() in ("broadcast_hash", "broadcast_nested_loop") and plan.shares_build():
         build_left = plan.build_side() == "left"
@@ -601,17 +658,64 @@ def join(
         probe_df, probe_src = (left, right)[p], sources[p]
         task = _broadcast_join_task(spec, build, probe_src, out_schema, builds)
         frame = probe_src.splits_frame(spark) if probe_src is not None else probe_df
-        return frame.mapInArrow(task, spark_schema(out_schema)).toDF(*names)
+        return _joined(frame, task, named, out_schema)
     _LAST_BUILDS[0] = None
     partitions = _shuffle_partitions(spark) if plan.num_keys() else 1
     route = _routing(partitions)
     sides = []
     for i, (df, src) in enumerate(zip((left, right), sources, strict=True)):
         frame = src.splits_frame(spark) if src is not None else df
-        sides.append(frame.mapInArrow(_side_blocks_task(spec, i == 0, src, route), spark_schema(_SIDE_BLOCKS_SCHEMA)))
+        sides.append(
+            frame.mapInArrow(_side_blocks_task(spec, i == 0, src, route), spark_schema(_SIDE_BLOCKS_SCHEMA))
+        )
     both = sides[0].union(sides[1])
     both = both.repartition(F.col("_pid")) if partitions > 1 else both.repartition(1)
-    return both.mapInArrow(_partition_join_task(spec, out_schema), spark_schema(out_schema)).toDF(*names)
+    return _joined(both, _partition_join_task(spec, out_schema), named, out_schema)
+
+
+class _JoinFeed:
+    """What a task runs to produce a join's batches (under their real names)."""
+
+    def __init__(self, task, schema: pa.Schema) -> None:
+        self.task = task
+        self.schema = schema
+
+    def batches(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in self.task(batches):
+            yield pa.RecordBatch.from_arrays(b.columns, schema=self.schema)
+
+
+class _JoinProducer:
+    """A join's last Spark step, kept so that an operator given the join's result can run
+    inside that step on the joined batches instead of receiving them as Spark rows: the
+    DataFrame the step maps over, and the task's feed (which travels; the DataFrame does not)."""
+
+    def __init__(self, frame: DataFrame, feed: _JoinFeed) -> None:
+        self.frame = frame
+        self.feed = feed
+        self.schema = feed.schema
+
+
+_JOINS: dict[int, tuple[weakref.ref[DataFrame], _JoinProducer]] = {}
+
+
+def _joined(frame: DataFrame, task, named: pa.Schema, positional: pa.Schema) -> DataFrame:
+    """The join's result DataFrame, remembered with the step that produces it."""
+    df = frame.mapInArrow(task, spark_schema(positional)).toDF(*named.names)
+    if len(set(named.names)) == len(named.names):
+        _JOINS[id(df)] = (weakref.ref(df), _JoinProducer(frame, _JoinFeed(task, named)))
+    return df
+
+
+def _join_of(df: DataFrame) -> _JoinProducer | None:
+    entry = _JOINS.get(id(df))
+    if entry is None:
+        return None
+    ref, producer = entry
+    if ref() is not df:
+        del _JOINS[id(df)]
+        return None
+    return producer
 
 
 _LAST_PLAN: list[str] = [""]
@@ -630,4 +734,11 @@ def last_spark_join_builds() -> int | None:
     return None if acc is None else int(acc.value)
 
 
-__all__ = ["aggregate", "join", "last_spark_join_builds", "last_spark_join_plan", "read_parquet", "spark_schema"]
+__all__ = [
+    "aggregate",
+    "join",
+    "last_spark_join_builds",
+    "last_spark_join_plan",
+    "read_parquet",
+    "spark_schema",
+]
