@@ -551,9 +551,7 @@ fn block_batches(blocks: PyArray, num_keys: usize) -> Result<Vec<RecordBatch>, F
     let (array, _) = blocks.into_inner();
     let values: Vec<&[u8]> = match array.data_type() {
         arrow_schema::DataType::Binary => array.as_binary::<i32>().iter().flatten().collect(),
-        arrow_schema::DataType::LargeBinary => {
-            array.as_binary::<i64>().iter().flatten().collect()
-        }
+        arrow_schema::DataType::LargeBinary => array.as_binary::<i64>().iter().flatten().collect(),
         other => {
             return Err(FerroError::Config(format!(
                 "join shuffle blocks must be binary, got {other}"
@@ -661,7 +659,12 @@ impl PyJoinTask {
 
     /// The operator's metrics.
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let m = self.0.lock().unwrap_or_else(|p| p.into_inner()).metrics().clone();
+        let m = self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .metrics()
+            .clone();
         metrics_list(py, &[m])?.get_item(0)
     }
 

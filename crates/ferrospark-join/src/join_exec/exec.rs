@@ -90,8 +90,43 @@ pub struct JoinExec {
     pub(super) metrics: MetricsSet,
 }
 
-/// One side of a joined row: a row index, or NULLs.
-type Side = Vec<Option<u32>>;
+/// The rows one side gives to joined rows: these rows, or as many NULL rows.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Pick<'a> {
+    Rows(&'a [u32]),
+    Nulls(usize),
+}
+
+impl<'a> Pick<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Pick::Rows(r) => r.len(),
+            Pick::Nulls(n) => *n,
+        }
+    }
+
+    fn slice(&self, start: usize, end: usize) -> Pick<'a> {
+        match self {
+            Pick::Rows(r) => Pick::Rows(&r[start..end]),
+            Pick::Nulls(_) => Pick::Nulls(end - start),
+        }
+    }
+
+    /// The picked rows of `batch`'s columns (NULL columns of its types for `Nulls`).
+    fn columns(&self, batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+        Ok(match self {
+            Pick::Rows(rows) => {
+                let idx = UInt32Array::from(rows.to_vec());
+                arrow_select::take::take_arrays(batch.columns(), &idx, None)?
+            }
+            Pick::Nulls(n) => batch
+                .columns()
+                .iter()
+                .map(|c| arrow_array::new_null_array(c.data_type(), *n))
+                .collect(),
+        })
+    }
+}
 
 /// How a join finds the build rows a probe row matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -325,9 +360,7 @@ impl JoinExec {
 
     /// Whether [`Self::fork_probe`] can fork this join.
     pub fn can_fork_probe(&self) -> bool {
-        self.phase == Phase::Probing
-            && !self.keeps_build()
-            && self.algorithm != JoinAlgorithm::SortMerge
+        self.phase == Phase::Probing && !self.keeps_build() && self.build.is_some()
     }
 
     /// The operator's metrics.
@@ -424,8 +457,12 @@ impl JoinExec {
             return Ok(());
         }
         self.phase = Phase::Probing;
-        // A sort-merge join sorts at `finish`, when it knows whether both sides fit.
+        // A sort-merge join whose build side fits sorts it now; one that spilled (or cannot
+        // sort in memory) spills its build side and buffers the streamed side for `finish`.
         if self.algorithm == JoinAlgorithm::SortMerge {
+            if !self.sort_build_in_memory()? {
+                self.spill_side(0)?;
+            }
             return Ok(());
         }
         let started = Instant::now();
@@ -463,13 +500,12 @@ impl JoinExec {
         self.build = Some(Arc::new((batch, matcher)));
     }
 
-    /// A sort-merge join's both sides sorted in memory, when the pool allows the indexes and
-    /// the probe side's copy; `false` (nothing changed) when it does not.
-    fn sort_in_memory(&mut self) -> Result<bool> {
-        let rows = (self.metrics.get("build_rows") + self.metrics.get("probe_rows")) as usize;
-        let extra = (rows * 16) as u64 + self.buffered_bytes[1];
-        if !self.runs[0].is_empty() || !self.runs[1].is_empty() || !self.reservation.try_grow(extra)
-        {
+    /// A sort-merge join's build side sorted in memory, when nothing of it spilled and the
+    /// pool allows its sorted index; `false` (nothing changed) when not. The streamed side is
+    /// then sorted and merged a batch at a time, never held whole.
+    fn sort_build_in_memory(&mut self) -> Result<bool> {
+        let extra = self.metrics.get("build_rows") * 16;
+        if !self.runs[0].is_empty() || !self.reservation.try_grow(extra) {
             return Ok(false);
         }
         let started = Instant::now();
@@ -562,12 +598,12 @@ impl JoinExec {
         let started = Instant::now();
         self.metrics.add("probe_rows", batch.num_rows() as u64);
         self.metrics.add("probe_batches", 1);
-        if self.algorithm == JoinAlgorithm::SortMerge {
-            // The streamed side is sorted whole at `finish`.
-            if batch.num_rows() > 0 {
-                self.buffer_probe(batch)?;
-            }
-        } else if batch.num_rows() > 0 {
+        if batch.num_rows() == 0 {
+        } else if self.algorithm == JoinAlgorithm::SortMerge && self.build.is_none() {
+            // The build side spilled: the streamed side is sorted in runs too, merged at
+            // `finish`.
+            self.buffer_probe(batch)?;
+        } else {
             self.probe(batch)?;
         }
         self.metrics.add_elapsed("probe_time_ns", started);
@@ -663,13 +699,10 @@ impl JoinExec {
             return self.emit_probe_rows(rows, probe);
         }
         if self.keeps_probe() {
-            let unmatched: Side = (0..n as u32)
-                .filter(|&r| !hit[r as usize])
-                .map(Some)
-                .collect();
-            let nulls: Side = vec![None; unmatched.len()];
+            let unmatched: Vec<u32> = (0..n as u32).filter(|&r| !hit[r as usize]).collect();
             let no_build = RecordBatch::new_empty(self.build_schema.clone());
-            self.emit_pairs(probe, &no_build, &unmatched, &nulls)?;
+            let nulls = Pick::Nulls(unmatched.len());
+            self.emit_pairs(probe, &no_build, Pick::Rows(&unmatched), nulls)?;
         }
         Ok(())
     }
@@ -709,9 +742,7 @@ impl JoinExec {
         if self.join_type.left_only() {
             return Ok(());
         }
-        let probe_side: Side = probe_idx.into_iter().map(Some).collect();
-        let build_side: Side = build_idx.into_iter().map(Some).collect();
-        self.emit_pairs(probe, build, &probe_side, &build_side)
+        self.emit_pairs(probe, build, Pick::Rows(&probe_idx), Pick::Rows(&build_idx))
     }
 
     /// The condition over candidate pairs, as one flag per pair (NULL is false).
@@ -726,9 +757,11 @@ impl JoinExec {
         let mut keep = Vec::with_capacity(probe_idx.len());
         for start in (0..probe_idx.len()).step_by(self.batch_size) {
             let end = (start + self.batch_size).min(probe_idx.len());
-            let p: Side = probe_idx[start..end].iter().map(|&x| Some(x)).collect();
-            let b: Side = build_idx[start..end].iter().map(|&x| Some(x)).collect();
-            let joined = self.joined(probe, build, &p, &b, &self.joined_schema)?;
+            let (p, b) = (
+                Pick::Rows(&probe_idx[start..end]),
+                Pick::Rows(&build_idx[start..end]),
+            );
+            let joined = self.joined(probe, build, p, b, &self.joined_schema)?;
             let verdict: BooleanArray = evaluate_predicate(cond, &joined)?;
             keep.extend((0..verdict.len()).map(|i| verdict.is_valid(i) && verdict.value(i)));
         }
@@ -745,22 +778,23 @@ impl JoinExec {
         Ok(())
     }
 
-    /// Joined rows of `(probe row, build row)` pairs, either side possibly NULL.
+    /// Joined rows of `(probe row, build row)` pairs, one side possibly NULL.
     pub(super) fn emit_pairs(
         &mut self,
         probe: &RecordBatch,
         build: &RecordBatch,
-        probe_side: &[Option<u32>],
-        build_side: &[Option<u32>],
+        probe_side: Pick<'_>,
+        build_side: Pick<'_>,
     ) -> Result<()> {
-        for start in (0..probe_side.len()).step_by(self.batch_size) {
-            let end = (start + self.batch_size).min(probe_side.len());
+        let n = probe_side.len();
+        for start in (0..n).step_by(self.batch_size) {
+            let end = (start + self.batch_size).min(n);
             let schema = self.output_schema.clone();
             let joined = self.joined(
                 probe,
                 build,
-                &probe_side[start..end],
-                &build_side[start..end],
+                probe_side.slice(start, end),
+                build_side.slice(start, end),
                 &schema,
             )?;
             self.push_out(joined.columns().to_vec(), end - start)?;
@@ -773,17 +807,13 @@ impl JoinExec {
         &self,
         probe: &RecordBatch,
         build: &RecordBatch,
-        probe_rows: &[Option<u32>],
-        build_rows: &[Option<u32>],
+        probe_rows: Pick<'_>,
+        build_rows: Pick<'_>,
         schema: &SchemaRef,
     ) -> Result<RecordBatch> {
-        let take = |b: &RecordBatch, rows: &[Option<u32>]| -> Result<Vec<ArrayRef>> {
-            let idx = UInt32Array::from(rows.to_vec());
-            Ok(arrow_select::take::take_arrays(b.columns(), &idx, None)?)
-        };
         let (mut left, right) = match self.build_side {
-            BuildSide::Left => (take(build, build_rows)?, take(probe, probe_rows)?),
-            BuildSide::Right => (take(probe, probe_rows)?, take(build, build_rows)?),
+            BuildSide::Left => (build_rows.columns(build)?, probe_rows.columns(probe)?),
+            BuildSide::Right => (probe_rows.columns(probe)?, build_rows.columns(build)?),
         };
         left.extend(right);
         // Columns a NULL-extended side fills are nullable in the schema; the data may say
@@ -817,22 +847,9 @@ impl JoinExec {
         if self.phase == Phase::Done {
             return Ok(());
         }
-        if self.algorithm == JoinAlgorithm::SortMerge {
+        if self.algorithm == JoinAlgorithm::SortMerge && self.build.is_none() {
             let started = Instant::now();
-            if self.sort_in_memory()? {
-                let schema = self
-                    .probe_buffer
-                    .first()
-                    .map(|b| b.schema())
-                    .unwrap_or_else(|| self.probe_schema());
-                let probe = arrow_select::concat::concat_batches(&schema, &self.probe_buffer)?;
-                self.probe_buffer.clear();
-                if probe.num_rows() > 0 {
-                    self.probe(&probe)?;
-                }
-            } else {
-                self.merge = Some(self.start_merge()?);
-            }
+            self.merge = Some(self.start_merge()?);
             self.metrics.add_elapsed("probe_time_ns", started);
         }
         self.phase = Phase::Done;
@@ -843,17 +860,17 @@ impl JoinExec {
             return Ok(());
         };
         let build = &built.0;
-        let unmatched: Vec<Option<u32>> = self
+        let unmatched: Vec<u32> = self
             .build_matched
             .iter()
             .enumerate()
             .filter(|(_, m)| !**m)
-            .map(|(r, _)| Some(r as u32))
+            .map(|(r, _)| r as u32)
             .collect();
-        let nulls: Vec<Option<u32>> = vec![None; unmatched.len()];
-        // The probe side has no rows left: its NULLs come from an empty batch of its schema.
+        // The probe side has no rows left: its NULLs take the types of an empty batch.
         let empty = RecordBatch::new_empty(self.probe_schema());
-        self.emit_pairs(&empty, build, &nulls, &unmatched)?;
+        let nulls = Pick::Nulls(unmatched.len());
+        self.emit_pairs(&empty, build, nulls, Pick::Rows(&unmatched))?;
         self.reservation.free();
         Ok(())
     }

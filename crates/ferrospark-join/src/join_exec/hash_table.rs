@@ -45,7 +45,17 @@ enum KeyIndex {
     Rows { rows: Rows, map: HashTable<Chain> },
     /// One integer key compared with `=` (the usual foreign key): the key itself, no encoding.
     Int { map: HashTable<IntChain> },
+    /// One integer key whose values span a range at most a few times the build rows (dense
+    /// surrogate keys, as TPC-H's order keys): each key's chain head at `key - min`, found
+    /// without hashing, and in memory order when the probe keys arrive sorted.
+    Dense { min: i64, heads: Vec<u32> },
 }
+
+/// How many slots per build row a dense index may spend before a hash table is used.
+const DENSE_SLOTS_PER_ROW: usize = 4;
+
+/// The most slots a dense index has (a 1 GiB array of heads).
+const DENSE_MAX_SLOTS: usize = 1 << 28;
 
 /// One integer key compared with `=`, widened to 64 bits (an `Int64` key as it is); `None`
 /// for other keys.
@@ -107,6 +117,35 @@ impl JoinTable {
         let index = match int_key(keys, null_safe) {
             Some(values) => {
                 let values = values?;
+                let keep = |r: usize| valid.as_ref().is_none_or(|v| v.is_valid(r));
+                let (mut lo, mut hi, mut n) = (i64::MAX, i64::MIN, 0usize);
+                for (r, &key) in values.values().iter().enumerate() {
+                    if keep(r) {
+                        lo = lo.min(key);
+                        hi = hi.max(key);
+                        n += 1;
+                    }
+                }
+                let span = (hi as i128 - lo as i128 + 1).max(0) as u128;
+                if n > 0 && span <= (n * DENSE_SLOTS_PER_ROW).clamp(1024, DENSE_MAX_SLOTS) as u128 {
+                    let mut heads = vec![u32::MAX; span as usize];
+                    // Backwards, so each chain lists its rows in arrival order.
+                    for (r, &key) in values.values().iter().enumerate().rev() {
+                        if skip(r, &mut has_null_key) {
+                            continue;
+                        }
+                        let slot = (key as i128 - lo as i128) as usize;
+                        next[r] = heads[slot];
+                        heads[slot] = r as u32;
+                    }
+                    return Ok(Self {
+                        index: KeyIndex::Dense { min: lo, heads },
+                        next,
+                        hasher,
+                        has_null_key,
+                        num_rows,
+                    });
+                }
                 let mut map: HashTable<IntChain> = HashTable::with_capacity(num_rows);
                 for (r, &key) in values.values().iter().enumerate() {
                     if skip(r, &mut has_null_key) {
@@ -212,6 +251,23 @@ impl JoinTable {
                     chain(head, r);
                 }
             }
+            KeyIndex::Dense { min, heads } => {
+                let Some(values) = int_key(keys, &[false]) else {
+                    return Err(ferrospark_common::FerroError::Internal(
+                        "probe keys differ from the build keys".into(),
+                    ));
+                };
+                let values = values?;
+                for (r, &key) in values.values().iter().enumerate() {
+                    if valid.is_some_and(|v| v.is_null(r)) {
+                        continue;
+                    }
+                    let slot = key as i128 - *min as i128;
+                    if (0..heads.len() as i128).contains(&slot) {
+                        chain(heads[slot as usize], r);
+                    }
+                }
+            }
             KeyIndex::Rows { rows, map } => {
                 let probe = converter.convert_columns(keys)?;
                 for r in 0..probe.num_rows() {
@@ -236,6 +292,7 @@ impl JoinTable {
         let index = match &self.index {
             KeyIndex::Rows { rows, map } => rows.size() + map.capacity() * 24,
             KeyIndex::Int { map } => map.capacity() * 24,
+            KeyIndex::Dense { heads, .. } => heads.capacity() * 4,
         };
         index + self.next.capacity() * 4
     }

@@ -708,3 +708,54 @@ fn a_skewed_key_spills_its_buffered_rows() -> Result<()> {
     }
     Ok(())
 }
+
+/// `side`'s first key moved to Int64 as `k * scale + offset`: equal keys stay equal.
+fn rekeyed(b: &RecordBatch, scale: i64, offset: i64) -> RecordBatch {
+    let k = b
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int32Array>()
+        .expect("k1");
+    let wide: Int64Array = k
+        .iter()
+        .map(|v| v.map(|v| (v as i64).wrapping_mul(scale).wrapping_add(offset)))
+        .collect();
+    let mut fields: Vec<Field> = b
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    fields[0] = Field::new(fields[0].name(), DataType::Int64, true);
+    let mut columns = b.columns().to_vec();
+    columns[0] = Arc::new(wide);
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).expect("batch")
+}
+
+/// Integer keys indexed densely (a small range, also at the ends of `i64`) and by hash
+/// (sparse) give the nested loop's answer.
+#[test]
+fn dense_and_sparse_integer_keys_match_a_nested_loop() -> Result<()> {
+    let mut rng = StdRng::seed_from_u64(17);
+    let (l, r) = (side(&mut rng, "l", 80), side(&mut rng, "r", 60));
+    for (scale, offset) in [
+        (1, 0),
+        (1, i64::MIN + 5),
+        (-1, i64::MAX),
+        (1_000_000_007, -3),
+        (i64::MAX / 16, 0),
+    ] {
+        let (l, r) = (rekeyed(&l, scale, offset), rekeyed(&r, scale, offset));
+        for jt in TYPES {
+            let want = reference(&l, &r, 1, false, false, jt);
+            for algorithm in [JoinAlgorithm::Hash, JoinAlgorithm::SortMerge] {
+                let got = run(&l, &r, 1, false, false, jt, BuildSide::Right, 7, algorithm)?;
+                assert_eq!(
+                    got, want,
+                    "{jt:?} {algorithm:?} scale {scale} offset {offset}"
+                );
+            }
+        }
+    }
+    Ok(())
+}
