@@ -538,18 +538,23 @@ def _side_blocks_task(spec: _JoinSpec, left: bool, source, route: list[int]):
     tag = 0 if left else 1
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        plan = spec.plan()
+        partitioner = spec.plan().partitioner(left, len(route))
         pids: list[int] = []
         blobs: list[bytes] = []
-        for b in _batches_of(source, batches):
-            for p, blob in plan.key_blocks(left, b, len(route)):
+
+        def take(blocks: list[tuple[int, bytes]]) -> None:
+            for p, blob in blocks:
                 pids.append(route[p])
                 blobs.append(blob)
+
+        for b in _batches_of(source, batches):
+            take(partitioner.push(b))
             if len(blobs) >= _BLOCKS_PER_BATCH:
                 yield _side_blocks(pids, tag, blobs)
                 pids, blobs = [], []
-        if blobs:
-            yield _side_blocks(pids, tag, blobs)
+        take(partitioner.finish())
+        for at in range(0, len(blobs), _BLOCKS_PER_BATCH):
+            yield _side_blocks(pids[at : at + _BLOCKS_PER_BATCH], tag, blobs[at : at + _BLOCKS_PER_BATCH])
 
     return run
 
@@ -569,18 +574,17 @@ def _partition_join_task(spec: _JoinSpec, schema: pa.Schema):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         plan = spec.plan()
         task = plan.task()
-        nk = plan.num_keys()
         build_tag = 0 if plan.build_side() == "left" else 1
         probe_blocks = []
         for b in batches:
             if not b.num_rows:
                 continue
             is_build = pc.equal(b.column("_side"), build_tag)
-            task.push_build_blocks(b.column("_blob").filter(is_build), nk)
+            task.push_build_blocks(b.column("_blob").filter(is_build))
             probe_blocks.append(b.column("_blob").filter(pc.invert(is_build)))
         task.finish_build()
         for blocks in probe_blocks:
-            for out in task.probe_blocks(blocks, nk):
+            for out in task.probe_blocks(blocks):
                 yield spec.output(out, schema)
         for out in task.finish():
             yield spec.output(out, schema)

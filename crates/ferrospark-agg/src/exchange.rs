@@ -7,9 +7,10 @@ use std::io::Cursor;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
-use arrow_array::{Array, RecordBatch, UInt32Array};
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_ipc::reader::StreamReader;
-use arrow_ipc::writer::StreamWriter;
+use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
+use arrow_ipc::CompressionType;
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::DataType;
 use ferrospark_common::{FerroError, Result};
@@ -23,15 +24,9 @@ pub const BLOCK_BYTES: usize = 32 << 20;
 /// Rows per batch inside a block.
 const BLOCK_ROWS: usize = 8192;
 
-/// The partition (`0..n`) of every row of `batch` by its first `num_keys` columns.
-fn partitions_of(
-    batch: &RecordBatch,
-    num_keys: usize,
-    n: usize,
-    converter: &RowConverter,
-) -> Result<Vec<u32>> {
+/// The partition (`0..n`) of every row by its `keys`.
+fn partitions_of(keys: &[ArrayRef], n: usize, converter: &RowConverter) -> Result<Vec<u32>> {
     let n64 = n as u64;
-    let keys = &batch.columns()[..num_keys];
     // One integer key (the common GROUP BY id): hash the value itself.
     if let [k] = keys {
         let of = |v: u64| (mix64(v) % n64) as u32;
@@ -58,10 +53,10 @@ fn partitions_of(
         .collect())
 }
 
-fn converter_for(batch: &RecordBatch, num_keys: usize) -> Result<RowConverter> {
-    let fields = batch.schema().fields()[..num_keys]
+fn converter_for(keys: &[ArrayRef]) -> Result<RowConverter> {
+    let fields = keys
         .iter()
-        .map(|f| SortField::new(f.data_type().clone()))
+        .map(|k| SortField::new(k.data_type().clone()))
         .collect();
     Ok(RowConverter::new(fields)?)
 }
@@ -73,17 +68,31 @@ pub fn hash_partition(
     num_keys: usize,
     n: usize,
 ) -> Result<Vec<Vec<RecordBatch>>> {
+    let keys: Vec<Vec<ArrayRef>> = batches
+        .iter()
+        .map(|b| b.columns()[..num_keys].to_vec())
+        .collect();
+    hash_partition_by(batches, &keys, n)
+}
+
+/// Splits `batches` into `n` lists by the hash of `keys` (one key list per batch, computed
+/// beside the batch rather than stored in it); rows with equal keys land in the same list.
+pub fn hash_partition_by(
+    batches: &[RecordBatch],
+    keys: &[Vec<ArrayRef>],
+    n: usize,
+) -> Result<Vec<Vec<RecordBatch>>> {
     let mut out: Vec<Vec<RecordBatch>> = (0..n.max(1)).map(|_| Vec::new()).collect();
-    let Some(first) = batches.first() else {
+    let Some(first) = keys.first() else {
         return Ok(out);
     };
-    if n <= 1 || num_keys == 0 {
+    if n <= 1 || first.is_empty() {
         out[0] = batches.to_vec();
         return Ok(out);
     }
-    let converter = converter_for(first, num_keys)?;
-    for b in batches {
-        let parts = partitions_of(b, num_keys, n, &converter)?;
+    let converter = converter_for(first)?;
+    for (b, k) in batches.iter().zip(keys) {
+        let parts = partitions_of(k, n, &converter)?;
         let mut idx: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (i, &p) in parts.iter().enumerate() {
             idx[p as usize].push(i as u32);
@@ -106,11 +115,22 @@ pub fn partition_blocks(
     num_keys: usize,
     n: usize,
 ) -> Result<Vec<(u32, Vec<u8>)>> {
+    write_blocks(hash_partition(batches, num_keys, n)?)
+}
+
+/// [`partition_blocks`] by `keys` computed beside the batches (see [`hash_partition_by`]).
+pub fn partition_blocks_by(
+    batches: &[RecordBatch],
+    keys: &[Vec<ArrayRef>],
+    n: usize,
+) -> Result<Vec<(u32, Vec<u8>)>> {
+    write_blocks(hash_partition_by(batches, keys, n)?)
+}
+
+/// Each partition's rows as IPC blocks.
+fn write_blocks(parts: Vec<Vec<RecordBatch>>) -> Result<Vec<(u32, Vec<u8>)>> {
     let mut out = Vec::new();
-    for (p, part) in hash_partition(batches, num_keys, n)?
-        .into_iter()
-        .enumerate()
-    {
+    for (p, part) in parts.into_iter().enumerate() {
         let Some(schema) = part.first().map(RecordBatch::schema) else {
             continue;
         };
@@ -129,7 +149,17 @@ pub fn partition_blocks(
             pieces = &pieces[take..];
             let w = match &mut writer {
                 Some(w) => w,
-                None => writer.insert(StreamWriter::try_new(Vec::new(), &schema)?),
+                None => {
+                    // LZ4 frames: blocks cross into the JVM, through Spark's shuffle and back,
+                    // each copy smaller (padded decimals and integer keys compress well).
+                    let options = IpcWriteOptions::default()
+                        .try_with_compression(Some(CompressionType::LZ4_FRAME))?;
+                    writer.insert(StreamWriter::try_new_with_options(
+                        Vec::new(),
+                        &schema,
+                        options,
+                    )?)
+                }
             };
             w.write(&b)?;
             if w.get_ref().len() >= BLOCK_BYTES {

@@ -1,11 +1,10 @@
 //! Bindings of the join operators: `hash_join` joins two Arrow streams in this process.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use arrow_array::cast::AsArray;
-use arrow_schema::Field;
-use ferrospark_agg::exchange::{partition_blocks, read_block};
+use ferrospark_agg::exchange::{partition_blocks_by, read_block};
 use pyo3::types::{PyBytes, PyList};
 use pyo3_arrow::{PyArray, PyRecordBatch, PySchema};
 
@@ -486,41 +485,97 @@ impl PyJoinPlan {
         Ok(PyJoinTask(Mutex::new(exec)))
     }
 
-    /// Rows of a batch of the `left` side (else the right), hash-partitioned on their join
-    /// keys into `partitions` and written as Arrow IPC blocks: `(partition, bytes)` pairs. Both
-    /// sides partition equal keys alike, so each partition of one side meets its partner.
-    fn key_blocks<'py>(
+    /// A partitioner of one task's rows of the `left` side (else the right) into
+    /// `partitions` by their join keys, for Spark to shuffle.
+    fn partitioner(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         left: bool,
-        batch: PyRecordBatch,
         partitions: usize,
-    ) -> PyResult<Bound<'py, PyList>> {
+    ) -> PyResult<PyJoinPartitioner> {
+        let exec = self.0.exec().py(py)?;
+        let schema = if left { &self.0.left } else { &self.0.right };
+        Ok(PyJoinPartitioner(Mutex::new(PartitionerState {
+            exec,
+            left,
+            schema: schema.clone(),
+            partitions: if self.0.left_keys.is_empty() {
+                1
+            } else {
+                partitions.max(1)
+            },
+            batches: Vec::new(),
+            keys: Vec::new(),
+            bytes: 0,
+        })))
+    }
+}
+
+/// Rows a partitioner holds before it writes them out as blocks: blocks stay large (a few per
+/// partition per task, not one per partition per batch) while a task's memory stays bounded.
+const PARTITIONER_FLUSH_BYTES: usize = 64 << 20;
+
+struct PartitionerState {
+    exec: JoinExec,
+    left: bool,
+    schema: SchemaRef,
+    partitions: usize,
+    batches: Vec<RecordBatch>,
+    keys: Vec<Vec<arrow_array::ArrayRef>>,
+    bytes: usize,
+}
+
+impl PartitionerState {
+    fn flush(&mut self) -> Result<Vec<(u32, Vec<u8>)>, FerroError> {
+        let batches = std::mem::take(&mut self.batches);
+        let keys = std::mem::take(&mut self.keys);
+        self.bytes = 0;
+        partition_blocks_by(&batches, &keys, self.partitions)
+    }
+}
+
+/// One task's rows of one join side, hash-partitioned on the join keys (as the join compares
+/// them: both sides alike) and written as Arrow IPC blocks: `(partition, bytes)` pairs.
+#[pyclass(name = "JoinPartitioner", module = "ferrospark._native", frozen)]
+pub(crate) struct PyJoinPartitioner(Mutex<PartitionerState>);
+
+fn block_list<'py>(py: Python<'py>, blocks: Vec<(u32, Vec<u8>)>) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for (p, bytes) in blocks {
+        list.append((p, PyBytes::new(py, &bytes)))?;
+    }
+    Ok(list)
+}
+
+#[pymethods]
+impl PyJoinPartitioner {
+    /// Adds a batch; returns blocks when enough rows are held to write them.
+    fn push<'py>(&self, py: Python<'py>, batch: PyRecordBatch) -> PyResult<Bound<'py, PyList>> {
         let batch = batch.into_inner();
         let blocks = py
             .detach(|| -> Result<_, FerroError> {
-                let exec = self.0.exec()?;
-                let schema = if left { &self.0.left } else { &self.0.right };
-                let batch = conform(batch, schema)?;
-                let mut columns = exec.key_columns(left, &batch)?;
-                let nk = columns.len();
-                columns.extend(batch.columns().iter().cloned());
-                let mut fields: Vec<Field> = columns[..nk]
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| Field::new(format!("__key{i}"), c.data_type().clone(), true))
-                    .collect();
-                fields.extend(schema.fields().iter().map(|f| f.as_ref().clone()));
-                let keyed = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?;
-                let n = if nk == 0 { 1 } else { partitions.max(1) };
-                partition_blocks(&[keyed], nk, n)
+                let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+                let batch = conform(batch, &s.schema)?;
+                let keys = s.exec.key_columns(s.left, &batch)?;
+                s.bytes += batch.get_array_memory_size();
+                s.batches.push(batch);
+                s.keys.push(keys);
+                if s.bytes >= PARTITIONER_FLUSH_BYTES {
+                    s.flush()
+                } else {
+                    Ok(Vec::new())
+                }
             })
             .py(py)?;
-        let list = PyList::empty(py);
-        for (p, bytes) in blocks {
-            list.append((p, PyBytes::new(py, &bytes)))?;
-        }
-        Ok(list)
+        block_list(py, blocks)
+    }
+
+    /// The blocks of the rows still held.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let blocks = py
+            .detach(|| self.0.lock().unwrap_or_else(|p| p.into_inner()).flush())
+            .py(py)?;
+        block_list(py, blocks)
     }
 }
 
@@ -545,9 +600,8 @@ impl PyJoinTask {
     }
 }
 
-/// The batches of a binary array of IPC blocks written by `JoinPlan.key_blocks`, without
-/// their key columns.
-fn block_batches(blocks: PyArray, num_keys: usize) -> Result<Vec<RecordBatch>, FerroError> {
+/// The batches of a binary array of IPC blocks written by a `JoinPartitioner`.
+fn block_batches(blocks: PyArray) -> Result<Vec<RecordBatch>, FerroError> {
     let (array, _) = blocks.into_inner();
     let values: Vec<&[u8]> = match array.data_type() {
         arrow_schema::DataType::Binary => array.as_binary::<i32>().iter().flatten().collect(),
@@ -560,10 +614,7 @@ fn block_batches(blocks: PyArray, num_keys: usize) -> Result<Vec<RecordBatch>, F
     };
     let mut out = Vec::new();
     for block in values {
-        for b in read_block(block)? {
-            let keep: Vec<usize> = (num_keys..b.num_columns()).collect();
-            out.push(b.project(&keep)?);
-        }
+        out.extend(read_block(block)?);
     }
     Ok(out)
 }
@@ -597,10 +648,10 @@ impl PyJoinTask {
         })
     }
 
-    /// Adds the build-side rows of shuffle blocks (`num_keys` key columns in front).
-    fn push_build_blocks(&self, py: Python<'_>, blocks: PyArray, num_keys: usize) -> PyResult<()> {
+    /// Adds the build-side rows of shuffle blocks.
+    fn push_build_blocks(&self, py: Python<'_>, blocks: PyArray) -> PyResult<()> {
         self.with(py, move |e| {
-            for b in block_batches(blocks, num_keys)? {
+            for b in block_batches(blocks)? {
                 e.push_build(&b)?;
             }
             Ok(())
@@ -624,14 +675,9 @@ impl PyJoinTask {
     }
 
     /// Streams the probe-side rows of shuffle blocks through; returns the output so far.
-    fn probe_blocks<'py>(
-        &self,
-        py: Python<'py>,
-        blocks: PyArray,
-        num_keys: usize,
-    ) -> PyResult<Bound<'py, PyList>> {
+    fn probe_blocks<'py>(&self, py: Python<'py>, blocks: PyArray) -> PyResult<Bound<'py, PyList>> {
         let out = self.with(py, move |e| {
-            for b in block_batches(blocks, num_keys)? {
+            for b in block_batches(blocks)? {
                 e.push_probe(&b)?;
             }
             drain_all(e)

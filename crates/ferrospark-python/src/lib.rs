@@ -476,6 +476,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(join::join, m)?)?;
     m.add_class::<join::PyJoinPlan>()?;
     m.add_class::<join::PyJoinTask>()?;
+    m.add_class::<join::PyJoinPartitioner>()?;
     m.add_function(wrap_pyfunction!(scan_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(scan_parquet_split, m)?)?;
     m.add_function(wrap_pyfunction!(validate_conf, m)?)?;
