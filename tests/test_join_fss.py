@@ -144,3 +144,19 @@ def test_aggregate_over_a_join_runs_inside_the_join_tasks(spark, parquet_sides, 
         ldf.join(rdf, ldf.k == rdf.rk, "left").groupBy("s").agg(F.count(F.lit(1)), F.sum("rv"), F.sum("d"))
     )
     assert_same_rows(spark_rows(expected), spark_rows(got), strategy)
+
+
+def test_not_in_equals_spark(spark, frames):
+    """A null-aware anti join (``NOT IN``) broadcasts its right side: every task sees whether
+    it holds a NULL key."""
+    ldf, rdf = frames
+    keys = rdf.select("k")
+    ldf.createOrReplaceTempView("fss_naaj_l")
+    for name, right in {"with NULL": keys, "without NULL": keys.filter("k IS NOT NULL")}.items():
+        right.createOrReplaceTempView("fss_naaj_r")
+        expected = spark.sql("SELECT * FROM fss_naaj_l WHERE k NOT IN (SELECT k FROM fss_naaj_r)")
+        got = fss.join(ldf, right, "k", "null_aware_anti")
+        assert fss.last_spark_join_plan().startswith("broadcast_hash"), fss.last_spark_join_plan()
+        assert_same_rows(spark_rows(expected), spark_rows(got), name)
+    with pytest.raises(fs.ConfigError, match="NOT IN runs as a broadcast hash join"):
+        fss.join(ldf, keys, "k", "null_aware_anti", strategy="sort_merge")

@@ -212,6 +212,28 @@ def test_keys_of_different_types_compare_as_spark_widens_them(spark, how):
         assert got.column_names == expected.columns
 
 
+def test_null_aware_anti_join_is_spark_not_in(spark):
+    """``how="null_aware_anti"`` is ``WHERE k NOT IN (SELECT k FROM right)``: an empty right
+    side keeps every row, a NULL right key none, a NULL left key drops its row."""
+    left = LEFT.select(["k", "lv"])
+    right_sets = {
+        "with NULL": RIGHT.select(["k"]),
+        "without NULL": RIGHT.select(["k"]).filter(RIGHT.column("k").is_valid()),
+        "empty": RIGHT.select(["k"]).slice(0, 0),
+    }
+    spark.createDataFrame(left).createOrReplaceTempView("naaj_l")
+    for name, right in right_sets.items():
+        schema = "k INT" if right.num_rows == 0 else None
+        spark.createDataFrame(right.to_pylist() if schema else right, schema).createOrReplaceTempView(
+            "naaj_r"
+        )
+        expected = spark.sql("SELECT * FROM naaj_l WHERE k NOT IN (SELECT k FROM naaj_r)")
+        got = fs.join(left, right, "k", "null_aware_anti")
+        assert fs.last_join_plan().startswith("broadcast_hash"), fs.last_join_plan()
+        _check(spark, got, expected, f"NOT IN, right side {name}")
+        assert expected.count() == got.num_rows
+
+
 def test_a_build_side_over_the_memory_limit_says_so():
     s = fs.Session(conf={"ferrospark.memory.limit": "4k"})
     with pytest.raises(fs.MemoryLimitError, match="ferrospark.memory.limit"):

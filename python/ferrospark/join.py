@@ -32,22 +32,6 @@ if TYPE_CHECKING:
 
 STRATEGIES = ("auto", "broadcast_hash", "shuffle_hash", "sort_merge", "nested_loop", "cartesian")
 
-_HOW = {
-    "inner": "inner",
-    "left": "left",
-    "leftouter": "left",
-    "right": "right",
-    "rightouter": "right",
-    "full": "full",
-    "outer": "full",
-    "fullouter": "full",
-    "semi": "semi",
-    "leftsemi": "semi",
-    "anti": "anti",
-    "leftanti": "anti",
-    "cross": "cross",
-}
-
 
 class JoinResult:
     """Metrics and plan of the last ``fs.join`` call, for inspection and tests."""
@@ -57,12 +41,8 @@ class JoinResult:
 
 
 def _how(how: str) -> str:
-    key = how.lower().replace("_", "")
-    if key not in _HOW:
-        raise ConfigError(
-            f"unknown join type {how!r}; use one of inner, left, right, full, semi, anti, cross"
-        )
-    return _HOW[key]
+    """Spark's join type ``how`` in its short name (``left_outer`` -> ``left``)."""
+    return _native.join_type_name(how)
 
 
 def _request(
@@ -136,7 +116,7 @@ def _using_columns(
     """Spark's ``USING`` output: each key once (the right one for a right join, the first
     non-NULL of both for a full join), then the other left columns, then the other right ones."""
     lkeys = [ls.get_field_index(k) for k in using]
-    if kind in ("semi", "anti"):
+    if kind in ("semi", "anti", "null_aware_anti"):
         rest = [i for i in range(nleft) if i not in lkeys]
         return table.select(lkeys + rest)
     rkeys = [nleft + rs.get_field_index(k) for k in using]

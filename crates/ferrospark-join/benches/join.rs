@@ -1,6 +1,7 @@
 //! Criterion benches of the join operator: a foreign-key join (1M probe rows, 250K build rows)
-//! by hash, sort-merge and, on a smaller input, nested loop; one integer key and two keys on
-//! the row format; clustered and shuffled probe keys.
+//! by hash, sort-merge and, on a smaller input, nested loop; one integer key (dense, and
+//! sparse enough to be hashed) and two keys on the row format; clustered and shuffled probe
+//! keys; a sort-merge join spilling under a memory limit.
 
 // criterion's macros generate undocumented items.
 #![allow(missing_docs)]
@@ -19,8 +20,16 @@ use rand::{Rng, SeedableRng};
 
 const BATCH: usize = 8192;
 
-/// `rows` rows of `(key, tag, value)`; keys `0..distinct`, sorted when `clustered`.
-fn side(prefix: &str, rows: usize, distinct: i64, clustered: bool, seed: u64) -> Vec<RecordBatch> {
+/// `rows` rows of `(key, tag, value)`; keys `0..distinct` times `spread`, sorted when
+/// `clustered`.
+fn side(
+    prefix: &str,
+    rows: usize,
+    distinct: i64,
+    clustered: bool,
+    seed: u64,
+    spread: i64,
+) -> Vec<RecordBatch> {
     let schema: SchemaRef = Arc::new(Schema::new(vec![
         Field::new(format!("{prefix}k"), DataType::Int64, false),
         Field::new(format!("{prefix}t"), DataType::Utf8, false),
@@ -28,7 +37,7 @@ fn side(prefix: &str, rows: usize, distinct: i64, clustered: bool, seed: u64) ->
     ]));
     let mut rng = StdRng::seed_from_u64(seed);
     let mut keys: Vec<i64> = (0..rows as i64)
-        .map(|i| i * distinct / rows as i64)
+        .map(|i| i * distinct / rows as i64 * spread)
         .collect();
     if !clustered {
         keys.shuffle(&mut rng);
@@ -63,6 +72,7 @@ fn run(
     build: &[RecordBatch],
     keys: &[(&str, &str)],
     algorithm: JoinAlgorithm,
+    pool: &MemoryPool,
 ) -> usize {
     let (ls, rs) = (probe[0].schema(), build[0].schema());
     let (lk, rk, cond) = match algorithm {
@@ -89,7 +99,7 @@ fn run(
         algorithm,
         BuildSide::Right,
         BATCH,
-        &MemoryPool::unbounded(),
+        pool,
     )
     .expect("plans");
     for b in build {
@@ -112,27 +122,60 @@ fn run(
 fn joins(c: &mut Criterion) {
     let mut g = c.benchmark_group("join");
     g.sample_size(10);
-    let build = side("r", 250_000, 250_000, true, 1);
+    let unbounded = MemoryPool::unbounded();
+    let build = side("r", 250_000, 250_000, true, 1, 1);
     let one = [("lk", "rk")];
     let two = [("lk", "rk"), ("lt", "rt")];
     for (name, clustered) in [("clustered", true), ("shuffled", false)] {
-        let probe = side("l", 1_000_000, 250_000, clustered, 2);
+        let probe = side("l", 1_000_000, 250_000, clustered, 2, 1);
         for (alg, a) in [
             ("hash", JoinAlgorithm::Hash),
             ("sort_merge", JoinAlgorithm::SortMerge),
         ] {
             g.bench_function(format!("{alg}/int key/{name} probe"), |b| {
-                b.iter(|| run(&probe, &build, &one, a))
+                b.iter(|| run(&probe, &build, &one, a, &unbounded))
             });
         }
         g.bench_function(format!("hash/two keys (row format)/{name} probe"), |b| {
-            b.iter(|| run(&probe, &build, &two, JoinAlgorithm::Hash))
+            b.iter(|| run(&probe, &build, &two, JoinAlgorithm::Hash, &unbounded))
         });
     }
-    let small_build = side("r", 2_000, 2_000, true, 3);
-    let small_probe = side("l", 20_000, 2_000, false, 4);
+    // Keys 1000 apart: too sparse for the dense index, so hashed.
+    let sparse_build = side("r", 250_000, 250_000, true, 1, 1000);
+    let sparse_probe = side("l", 1_000_000, 250_000, false, 2, 1000);
+    g.bench_function("hash/sparse int key/shuffled probe", |b| {
+        b.iter(|| {
+            run(
+                &sparse_probe,
+                &sparse_build,
+                &one,
+                JoinAlgorithm::Hash,
+                &unbounded,
+            )
+        })
+    });
+    let probe = side("l", 1_000_000, 250_000, false, 2, 1);
+    g.bench_function(
+        "sort_merge/int key/shuffled probe/spilling under 4MB",
+        |b| {
+            b.iter(|| {
+                let pool = MemoryPool::new(Some(4 << 20));
+                run(&probe, &build, &one, JoinAlgorithm::SortMerge, &pool)
+            })
+        },
+    );
+    let small_build = side("r", 2_000, 2_000, true, 3, 1);
+    let small_probe = side("l", 20_000, 2_000, false, 4, 1);
     g.bench_function("nested_loop/20K x 2K", |b| {
-        b.iter(|| run(&small_probe, &small_build, &one, JoinAlgorithm::NestedLoop))
+        b.iter(|| {
+            run(
+                &small_probe,
+                &small_build,
+                &one,
+                JoinAlgorithm::NestedLoop,
+                &unbounded,
+            )
+        })
     });
     g.finish();
 }

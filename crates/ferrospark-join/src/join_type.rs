@@ -50,6 +50,21 @@ impl JoinType {
         })
     }
 
+    /// The short name `parse` reads back (`inner`, `left`, `right`, `full`, `semi`, `anti`,
+    /// `null_aware_anti`, `cross`).
+    pub fn how(self) -> &'static str {
+        match self {
+            JoinType::Inner => "inner",
+            JoinType::LeftOuter => "left",
+            JoinType::RightOuter => "right",
+            JoinType::FullOuter => "full",
+            JoinType::LeftSemi => "semi",
+            JoinType::LeftAnti => "anti",
+            JoinType::NullAwareAnti => "null_aware_anti",
+            JoinType::Cross => "cross",
+        }
+    }
+
     /// Spark's name for the type.
     pub fn name(self) -> &'static str {
         match self {

@@ -148,6 +148,20 @@ pub fn select_join(i: &JoinSelectionInput) -> Result<(JoinStrategy, BuildSide)> 
             jt.name()
         )))
     };
+    // NOT IN: Spark broadcasts the subquery's side (a null-aware hash join, else a nested
+    // loop over the broadcast side), never shuffles it: a NULL key must be seen by every task.
+    if jt == JoinType::NullAwareAnti {
+        return match i.hint {
+            None | Some(JoinStrategy::BroadcastHash) if i.has_equi_keys => {
+                Ok((JoinStrategy::BroadcastHash, BuildSide::Right))
+            }
+            Some(hint) => refuse(hint, "NOT IN runs as a broadcast hash join"),
+            None => refuse(
+                JoinStrategy::BroadcastHash,
+                "NOT IN compares one key (use on=...)",
+            ),
+        };
+    }
     if let Some(hint) = i.hint {
         return match hint {
             JoinStrategy::BroadcastHash if !i.has_equi_keys => {
@@ -175,9 +189,6 @@ pub fn select_join(i: &JoinSelectionInput) -> Result<(JoinStrategy, BuildSide)> 
                 refuse(hint, "a cartesian product runs inner and cross joins only")
             }
             JoinStrategy::Cartesian => Ok((hint, BuildSide::Right)),
-            JoinStrategy::BroadcastNestedLoop if jt == JoinType::NullAwareAnti => {
-                refuse(hint, "NOT IN runs as a hash join")
-            }
             JoinStrategy::BroadcastNestedLoop => Ok((
                 hint,
                 i.smaller(|s| broadcast_buildable(jt, s))
@@ -240,6 +251,23 @@ mod tests {
 
     fn pick(i: &JoinSelectionInput) -> (JoinStrategy, BuildSide) {
         select_join(i).expect("selects")
+    }
+
+    #[test]
+    fn not_in_is_always_a_broadcast_hash_join() {
+        let mut i = input(JoinType::NullAwareAnti, MB, 100 * MB);
+        assert_eq!(
+            select_join(&i).ok(),
+            Some((JoinStrategy::BroadcastHash, BuildSide::Right))
+        );
+        for hint in [
+            JoinStrategy::ShuffledHash,
+            JoinStrategy::SortMerge,
+            JoinStrategy::BroadcastNestedLoop,
+        ] {
+            i.hint = Some(hint);
+            assert!(select_join(&i).is_err(), "{hint:?}");
+        }
     }
 
     #[test]

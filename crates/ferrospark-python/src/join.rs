@@ -397,6 +397,13 @@ fn run(
     Ok(out)
 }
 
+/// The canonical short name of Spark's join type `how` (`left_outer` -> `left`, ...); a
+/// `ConfigError` for an unknown one.
+#[pyfunction]
+pub(crate) fn join_type_name(py: Python<'_>, how: &str) -> PyResult<&'static str> {
+    JoinType::parse(how).map(JoinType::how).py(py)
+}
+
 /// A join planned once from both sides' schemas and estimated sizes, for Spark tasks: each
 /// task makes its operator from it, and rows are partitioned on its keys to meet.
 #[pyclass(name = "JoinPlan", module = "ferrospark._native", frozen)]
