@@ -180,15 +180,20 @@ class _ParquetSource:
 _SOURCES: dict[int, tuple[weakref.ref[DataFrame], _ParquetSource]] = {}
 
 
-def _source_of(df: DataFrame) -> _ParquetSource | None:
-    entry = _SOURCES.get(id(df))
+def _remembered(registry: dict[int, tuple[weakref.ref[DataFrame], Any]], df: DataFrame) -> Any:
+    """What `registry` remembers of this very DataFrame (not of another that reused its id)."""
+    entry = registry.get(id(df))
     if entry is None:
         return None
-    ref, source = entry
+    ref, value = entry
     if ref() is not df:
-        del _SOURCES[id(df)]
+        del registry[id(df)]
         return None
-    return source
+    return value
+
+
+def _source_of(df: DataFrame) -> _ParquetSource | None:
+    return _remembered(_SOURCES, df)
 
 
 def _native_plan(schema: pa.Schema, keys: list[str], specs: list[tuple], conf: dict[str, str]):
@@ -712,14 +717,7 @@ def _joined(frame: DataFrame, task, named: pa.Schema, positional: pa.Schema) -> 
 
 
 def _join_of(df: DataFrame) -> _JoinProducer | None:
-    entry = _JOINS.get(id(df))
-    if entry is None:
-        return None
-    ref, producer = entry
-    if ref() is not df:
-        del _JOINS[id(df)]
-        return None
-    return producer
+    return _remembered(_JOINS, df)
 
 
 _LAST_PLAN: list[str] = [""]

@@ -6,9 +6,11 @@
 //! with `=` (NULL never matches) or `<=>` (NULL matches NULL); an optional residual condition
 //! is evaluated on the joined row.
 //!
-//! [`JoinExec`] builds one side and streams the other through it: with a hash table of the
-//! build side's keys (Spark's broadcast and shuffled hash joins) or against every build row
-//! (broadcast nested loop and cartesian joins).
+//! [`JoinExec`] builds one side and streams the other through it: with an index of the build
+//! side's keys (Spark's broadcast and shuffled hash joins), against the build side sorted by
+//! key (Spark's sort-merge join, which sorts both sides in runs spilled to disk when they do
+//! not fit `ferrospark.memory.limit`), or against every build row (broadcast nested loop and
+//! cartesian joins). [`select_join`] is Spark's `JoinSelection`.
 
 mod condition;
 mod join_exec;

@@ -859,9 +859,19 @@ impl JoinExec {
         let Some(built) = self.build.take() else {
             return Ok(());
         };
-        let build = &built.0;
-        let unmatched: Vec<u32> = self
-            .build_matched
+        let matched = std::mem::take(&mut self.build_matched);
+        self.emit_unmatched_build(&built.0, &matched)?;
+        self.reservation.free();
+        Ok(())
+    }
+
+    /// Build rows of `build` not flagged in `matched`, NULL-extended on the probe side.
+    pub(super) fn emit_unmatched_build(
+        &mut self,
+        build: &RecordBatch,
+        matched: &[bool],
+    ) -> Result<()> {
+        let rows: Vec<u32> = matched
             .iter()
             .enumerate()
             .filter(|(_, m)| !**m)
@@ -869,10 +879,7 @@ impl JoinExec {
             .collect();
         // The probe side has no rows left: its NULLs take the types of an empty batch.
         let empty = RecordBatch::new_empty(self.probe_schema());
-        let nulls = Pick::Nulls(unmatched.len());
-        self.emit_pairs(&empty, build, nulls, Pick::Rows(&unmatched))?;
-        self.reservation.free();
-        Ok(())
+        self.emit_pairs(&empty, build, Pick::Nulls(rows.len()), Pick::Rows(&rows))
     }
 
     /// The next output batch, if one is ready. After `finish` a sort-merge join that spilled

@@ -1,6 +1,6 @@
-//! The join operator: one side built (collected, and indexed by key for a hash join), the
-//! other streamed through it. Spark's broadcast hash, shuffled hash, broadcast nested loop and
-//! cartesian joins share it; they differ in how a probe row finds its build rows
+//! The join operator: one side built (collected, and indexed or sorted by key), the other
+//! streamed through it. Spark's broadcast hash, shuffled hash, sort-merge, broadcast nested
+//! loop and cartesian joins share it; they differ in how a probe row finds its build rows
 //! ([`JoinAlgorithm`]) and in where the sides come from, not in how joined rows are formed.
 
 mod exec;

@@ -26,7 +26,7 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use ferrospark_common::{FerroError, Result, SpillFile, SpillWriter};
 use ferrospark_sort::{sort_by_keys, write_run, Run, RunMerger};
 
-use super::exec::{JoinExec, Pick};
+use super::exec::JoinExec;
 use super::sorted_keys::{merge_sorted, SortedKeys};
 
 /// Spill files one side keeps before merging them into one.
@@ -377,18 +377,6 @@ impl JoinExec {
         }
         self.reservation.shrink(seg.bytes);
         Ok(())
-    }
-
-    /// Build rows of `payload` not flagged in `matched`, NULL-extended on the probe side.
-    fn emit_unmatched_build(&mut self, payload: &RecordBatch, matched: &[bool]) -> Result<()> {
-        let rows: Vec<u32> = matched
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| !**m)
-            .map(|(r, _)| r as u32)
-            .collect();
-        let empty = RecordBatch::new_empty(self.probe_schema());
-        self.emit_pairs(&empty, payload, Pick::Nulls(rows.len()), Pick::Rows(&rows))
     }
 }
 
