@@ -34,6 +34,21 @@ from .errors import (
 from .join import join, last_join_metrics, last_join_plan
 from .parquet import ParquetScan, read_parquet, scan_metrics, scan_parquet
 from .session import Session, default_session
+from .window import (
+    Window,
+    WindowSpec,
+    cume_dist,
+    dense_rank,
+    lag,
+    last_window_metrics,
+    last_window_plan,
+    lead,
+    ntile,
+    percent_rank,
+    rank,
+    row_number,
+    window,
+)
 
 __version__: str = _native.__version__
 
@@ -63,13 +78,26 @@ __all__ = [
     "last_join_plan",
     "SparkArithmeticError",
     "UnsupportedError",
+    "Window",
+    "WindowSpec",
     "__version__",
     "col",
     "column",
+    "cume_dist",
+    "dense_rank",
     "default_session",
     "expr",
+    "lag",
+    "last_window_metrics",
+    "last_window_plan",
+    "lead",
     "lit",
+    "ntile",
+    "percent_rank",
+    "rank",
     "read_parquet",
+    "row_number",
     "scan_metrics",
     "scan_parquet",
+    "window",
 ]

@@ -66,6 +66,12 @@ class Session:
         """:func:`ferrospark.aggregate` with this session's configuration."""
         return aggregate(data, by, aggs, session=self)
 
+    def window(self, data: Any, exprs: Any) -> pa.Table:
+        """:func:`ferrospark.window` with this session's configuration."""
+        from .window import window
+
+        return window(data, exprs, session=self)
+
     def join(
         self,
         left: Any,

@@ -18,6 +18,7 @@ use ferrospark_scan::{ParquetScan, ParquetScanOptions, ScanSplit, ScanStream};
 
 mod aggregate;
 mod join;
+mod window;
 
 // glibc malloc hands large batch buffers back to the kernel after each scan, so every scan
 // page-faults them in again (5-10% of a scan's time in the Python process); mimalloc keeps
@@ -475,6 +476,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(aggregate::aggregate_name, m)?)?;
     m.add_function(wrap_pyfunction!(join::join, m)?)?;
     m.add_function(wrap_pyfunction!(join::join_type_name, m)?)?;
+    m.add_function(wrap_pyfunction!(window::window, m)?)?;
     m.add_class::<join::PyJoinPlan>()?;
     m.add_class::<join::PyJoinTask>()?;
     m.add_class::<join::PyJoinPartitioner>()?;

@@ -1,0 +1,182 @@
+//! Bindings of the window operator: `window` evaluates window functions of one specification
+//! over an Arrow stream in this process.
+
+use std::collections::HashMap;
+
+use arrow_array::RecordBatch;
+use ferrospark_common::{FerroError, MemoryPool};
+use ferrospark_expr::{bind, BindContext, Expr};
+use ferrospark_window::{OrderKey, WindowCall, WindowExec, WindowFunction, WindowSpec};
+use pyo3::prelude::*;
+use pyo3_arrow::{PyRecordBatchReader, PyTable};
+
+use crate::aggregate::{conform, metrics_list, spark_input_schema};
+use crate::{config_from, IntoPyResult, PyExpr};
+
+/// One window function as Python describes it: `(name, args, n, ignore_nulls, alias)`; `n`
+/// is ntile's bucket count or lag / lead's offset, `args` the value (and lag / lead's
+/// default).
+type CallSpec = (String, Vec<PyExpr>, Option<i64>, bool, Option<String>);
+
+/// Spark's text of a window specification inside `OVER (...)`, without the frame.
+fn spec_text(partition_by: &[PyExpr], order_by: &[PyExpr]) -> String {
+    let mut parts = Vec::new();
+    if !partition_by.is_empty() {
+        let keys: Vec<String> = partition_by.iter().map(|e| e.0.spark_name()).collect();
+        parts.push(format!("PARTITION BY {}", keys.join(", ")));
+    }
+    if !order_by.is_empty() {
+        let keys: Vec<String> = order_by
+            .iter()
+            .map(|e| match &e.0 {
+                Expr::SortKey {
+                    expr,
+                    ascending,
+                    nulls_first,
+                } => format!(
+                    "{} {} NULLS {}",
+                    expr.spark_name(),
+                    if *ascending { "ASC" } else { "DESC" },
+                    if *nulls_first { "FIRST" } else { "LAST" }
+                ),
+                other => format!("{} ASC NULLS FIRST", other.spark_name()),
+            })
+            .collect();
+        parts.push(format!("ORDER BY {}", keys.join(", ")));
+    }
+    parts.join(" ")
+}
+
+/// Spark's column name of a window function call: the call, then `OVER (spec frame)` with the
+/// frame the function runs over.
+fn default_name(spec: &CallSpec, function: &WindowFunction, over: &str) -> String {
+    let (name, args, ..) = spec;
+    let (call, frame) = match function {
+        WindowFunction::Offset { lead, offset, .. } => {
+            let delta = if *lead { *offset } else { -*offset };
+            let arg = |i: usize| args.get(i).map_or("NULL".to_string(), |e| e.0.spark_name());
+            (
+                format!("{name}({}, {offset}, {})", arg(0), arg(1)),
+                format!("ROWS BETWEEN {delta} FOLLOWING AND {delta} FOLLOWING"),
+            )
+        }
+        WindowFunction::CumeDist => (
+            function.spark_name(),
+            "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW".to_string(),
+        ),
+        _ => (
+            function.spark_name(),
+            "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW".to_string(),
+        ),
+    };
+    format!("{call} OVER ({over} {frame})")
+}
+
+fn window_call(
+    spec: &CallSpec,
+    ctx: &BindContext<'_>,
+    over: &str,
+) -> Result<WindowCall, FerroError> {
+    let (name, args, n, ignore_nulls, alias) = spec;
+    let arg = |i: usize| -> Result<ferrospark_expr::PhysicalExpr, FerroError> {
+        let e = args
+            .get(i)
+            .ok_or_else(|| FerroError::Analysis(format!("{name} needs an argument {}", i + 1)))?;
+        bind(&e.0, ctx)
+    };
+    let function = match name.as_str() {
+        "row_number" => WindowFunction::RowNumber,
+        "rank" => WindowFunction::Rank,
+        "dense_rank" => WindowFunction::DenseRank,
+        "percent_rank" => WindowFunction::PercentRank,
+        "cume_dist" => WindowFunction::CumeDist,
+        "ntile" => WindowFunction::Ntile(n.unwrap_or(0)),
+        "lag" | "lead" => WindowFunction::Offset {
+            lead: name == "lead",
+            input: arg(0)?,
+            offset: n.unwrap_or(1),
+            default: if args.len() > 1 { Some(arg(1)?) } else { None },
+            ignore_nulls: *ignore_nulls,
+        },
+        other => {
+            return Err(FerroError::Analysis(format!(
+                "`{other}` is not a window function ferrospark runs yet; use row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag or lead"
+            )))
+        }
+    };
+    let name = alias
+        .clone()
+        .unwrap_or_else(|| default_name(spec, &function, over));
+    Ok(WindowCall { function, name })
+}
+
+/// Evaluates `calls` over `PARTITION BY partition_by ORDER BY order_by` (sort keys, or plain
+/// expressions meaning ASC NULLS FIRST). Returns `(pyarrow.Table, metrics, plan)`: the input
+/// columns and one column per call, in partition order.
+#[pyfunction]
+#[pyo3(signature = (data, partition_by, order_by, calls, conf=None))]
+pub(crate) fn window<'py>(
+    py: Python<'py>,
+    data: PyRecordBatchReader,
+    partition_by: Vec<PyExpr>,
+    order_by: Vec<PyExpr>,
+    calls: Vec<CallSpec>,
+    conf: Option<HashMap<String, String>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let cfg = config_from(py, conf)?;
+    let reader = data.into_reader()?;
+    let result = py.detach(move || -> Result<_, FerroError> {
+        let schema = spark_input_schema(&reader.schema());
+        let ctx = BindContext::new(&schema);
+        let spec = WindowSpec {
+            partition_by: partition_by
+                .iter()
+                .map(|e| bind(&e.0, &ctx))
+                .collect::<Result<_, _>>()?,
+            order_by: order_by
+                .iter()
+                .map(|e| {
+                    Ok(match &e.0 {
+                        Expr::SortKey {
+                            expr,
+                            ascending,
+                            nulls_first,
+                        } => OrderKey {
+                            expr: bind(expr, &ctx)?,
+                            descending: !ascending,
+                            nulls_first: *nulls_first,
+                        },
+                        other => OrderKey::asc(bind(other, &ctx)?),
+                    })
+                })
+                .collect::<Result<_, FerroError>>()?,
+        };
+        let over = spec_text(&partition_by, &order_by);
+        let calls = calls
+            .iter()
+            .map(|c| window_call(c, &ctx, &over))
+            .collect::<Result<Vec<_>, _>>()?;
+        let pool = MemoryPool::new(cfg.memory_limit()?);
+        let mut exec = WindowExec::try_new(schema.clone(), spec, calls, cfg.batch_size()?, &pool)?;
+        for b in reader {
+            exec.push(&conform(b?, &schema)?)?;
+        }
+        exec.finish()?;
+        let mut out: Vec<RecordBatch> = Vec::new();
+        while let Some(b) = exec.pull() {
+            out.push(b);
+        }
+        Ok((
+            out,
+            exec.output_schema(),
+            exec.metrics().clone(),
+            exec.explain(),
+        ))
+    });
+    let (batches, schema, metrics, plan) = result.py(py)?;
+    let table = PyTable::try_new(batches, schema)?.into_pyarrow(py)?;
+    let metrics = metrics_list(py, &[metrics])?;
+    (table, metrics.get_item(0)?, plan)
+        .into_pyobject(py)
+        .map(|t| t.into_any())
+}

@@ -1,0 +1,283 @@
+//! Window functions: what each computes for a row from its sorted partition, Spark's names
+//! and result types.
+
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Float64Array, Int32Array, RecordBatch, UInt32Array,
+};
+use arrow_schema::{DataType, Field};
+use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::PhysicalExpr;
+
+/// A window function.
+#[derive(Debug, Clone)]
+pub enum WindowFunction {
+    /// The row's position in its partition, from 1.
+    RowNumber,
+    /// 1 + the number of rows before the row's peers.
+    Rank,
+    /// 1 + the number of distinct peer groups before the row's.
+    DenseRank,
+    /// `(rank - 1) / (rows - 1)`, 0 for a partition of one row.
+    PercentRank,
+    /// Rows up to the row's last peer, over the partition's rows.
+    CumeDist,
+    /// The bucket (1..=n) of `n` near-equal buckets in partition order; the first
+    /// `rows mod n` buckets get one row more.
+    Ntile(i64),
+    /// The value `offset` rows before (`lag`) or after (`lead`) the row in its partition;
+    /// `default` when that row does not exist. With `ignore_nulls`, only rows where `input`
+    /// is not NULL count.
+    Offset {
+        /// `lead` (rows after) rather than `lag` (rows before).
+        lead: bool,
+        /// The value read.
+        input: PhysicalExpr,
+        /// How many rows away (negative: the other direction).
+        offset: i64,
+        /// The value when the row does not exist (a literal).
+        default: Option<PhysicalExpr>,
+        /// Count only rows where `input` is not NULL.
+        ignore_nulls: bool,
+    },
+}
+
+/// A window function with its output name.
+#[derive(Debug, Clone)]
+pub struct WindowCall {
+    /// The function.
+    pub function: WindowFunction,
+    /// The output column's name (Spark's default name when not aliased).
+    pub name: String,
+}
+
+impl WindowFunction {
+    /// Spark's column name for the call, without the `OVER` clause.
+    pub fn spark_name(&self) -> String {
+        match self {
+            WindowFunction::RowNumber => "row_number()".into(),
+            WindowFunction::Rank => "RANK()".into(),
+            WindowFunction::DenseRank => "DENSE_RANK()".into(),
+            WindowFunction::PercentRank => "PERCENT_RANK()".into(),
+            WindowFunction::CumeDist => "cume_dist()".into(),
+            WindowFunction::Ntile(n) => format!("ntile({n})"),
+            WindowFunction::Offset {
+                lead,
+                input,
+                offset,
+                default,
+                ignore_nulls,
+            } => format!(
+                "{}({input}, {offset}, {}){}",
+                if *lead { "lead" } else { "lag" },
+                default
+                    .as_ref()
+                    .map_or("NULL".to_string(), |d| d.to_string()),
+                if *ignore_nulls { " IGNORE NULLS" } else { "" }
+            ),
+        }
+    }
+
+    /// The output field named `name`.
+    pub fn field(&self, name: &str) -> Field {
+        match self {
+            WindowFunction::RowNumber
+            | WindowFunction::Rank
+            | WindowFunction::DenseRank
+            | WindowFunction::Ntile(_) => Field::new(name, DataType::Int32, false),
+            WindowFunction::PercentRank | WindowFunction::CumeDist => {
+                Field::new(name, DataType::Float64, false)
+            }
+            WindowFunction::Offset { input, .. } => Field::new(name, input.data_type(), true),
+        }
+    }
+
+    /// Refuses arguments Spark refuses.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            WindowFunction::Ntile(n) if *n <= 0 || *n > i32::MAX as i64 => {
+                Err(FerroError::Analysis(format!(
+                    "ntile({n}): the number of buckets must be a positive integer"
+                )))
+            }
+            WindowFunction::Offset {
+                input,
+                default: Some(d),
+                ..
+            } => {
+                let (t, dt) = (input.data_type(), d.data_type());
+                if t != dt && dt != DataType::Null && !arrow_cast::can_cast_types(&dt, &t) {
+                    return Err(FerroError::Analysis(format!(
+                        "the default of {} ({dt}) cannot become {t}, the type of `{input}`",
+                        self.spark_name()
+                    )));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A sorted batch cut into partitions and peer groups.
+pub(crate) struct Layout {
+    /// `(start, end)` of each partition, in order.
+    pub partitions: Vec<(usize, usize)>,
+    /// For each row, the first row of its peer group.
+    pub peer_start: Vec<u32>,
+    /// For each row, one past the last row of its peer group.
+    pub peer_end: Vec<u32>,
+}
+
+/// `function` for every row of `batch` (sorted as `layout` describes).
+pub(crate) fn evaluate(
+    function: &WindowFunction,
+    batch: &RecordBatch,
+    layout: &Layout,
+) -> Result<ArrayRef> {
+    let n = batch.num_rows();
+    let per_row = |f: &dyn Fn(usize, usize, usize) -> i32| -> ArrayRef {
+        let mut out = vec![0i32; n];
+        for &(start, end) in &layout.partitions {
+            for (i, o) in out.iter_mut().enumerate().take(end).skip(start) {
+                *o = f(i, start, end);
+            }
+        }
+        Arc::new(Int32Array::from(out))
+    };
+    Ok(match function {
+        WindowFunction::RowNumber => per_row(&|i, start, _| (i - start + 1) as i32),
+        WindowFunction::Rank => {
+            per_row(&|i, start, _| (layout.peer_start[i] as usize - start + 1) as i32)
+        }
+        WindowFunction::DenseRank => {
+            let mut out = vec![0i32; n];
+            for &(start, end) in &layout.partitions {
+                let mut rank = 0;
+                for (i, o) in out.iter_mut().enumerate().take(end).skip(start) {
+                    if layout.peer_start[i] as usize == i {
+                        rank += 1;
+                    }
+                    *o = rank;
+                }
+            }
+            Arc::new(Int32Array::from(out))
+        }
+        WindowFunction::PercentRank => {
+            let mut out = vec![0f64; n];
+            for &(start, end) in &layout.partitions {
+                let rows = end - start;
+                for (i, o) in out.iter_mut().enumerate().take(end).skip(start) {
+                    let rank = layout.peer_start[i] as usize - start;
+                    *o = if rows > 1 {
+                        rank as f64 / (rows - 1) as f64
+                    } else {
+                        0.0
+                    };
+                }
+            }
+            Arc::new(Float64Array::from(out))
+        }
+        WindowFunction::CumeDist => {
+            let mut out = vec![0f64; n];
+            for &(start, end) in &layout.partitions {
+                let rows = (end - start) as f64;
+                for (i, o) in out.iter_mut().enumerate().take(end).skip(start) {
+                    *o = (layout.peer_end[i] as usize - start) as f64 / rows;
+                }
+            }
+            Arc::new(Float64Array::from(out))
+        }
+        WindowFunction::Ntile(buckets) => {
+            let k = *buckets as usize;
+            per_row(&|i, start, end| {
+                let (rows, pos) = (end - start, i - start);
+                let (size, extra) = (rows / k, rows % k);
+                // The first `extra` buckets hold `size + 1` rows.
+                let big = extra * (size + 1);
+                let bucket = if pos < big {
+                    pos / (size + 1)
+                } else {
+                    extra + (pos - big) / size.max(1)
+                };
+                (bucket + 1) as i32
+            })
+        }
+        WindowFunction::Offset {
+            lead,
+            input,
+            offset,
+            default,
+            ignore_nulls,
+        } => offset_values(
+            batch,
+            layout,
+            input,
+            if *lead { *offset } else { -*offset },
+            default.as_ref(),
+            *ignore_nulls,
+        )?,
+    })
+}
+
+/// The value `delta` rows away from each row (negative: before) within its partition, or
+/// `default`.
+fn offset_values(
+    batch: &RecordBatch,
+    layout: &Layout,
+    input: &PhysicalExpr,
+    delta: i64,
+    default: Option<&PhysicalExpr>,
+    ignore_nulls: bool,
+) -> Result<ArrayRef> {
+    let n = batch.num_rows();
+    let values = ferrospark_expr::evaluate(input, batch)?.into_array(n)?;
+    let mut idx: Vec<Option<u32>> = vec![None; n];
+    for &(start, end) in &layout.partitions {
+        if !ignore_nulls {
+            for (i, slot) in idx.iter_mut().enumerate().take(end).skip(start) {
+                let j = i as i64 + delta;
+                if (start as i64..end as i64).contains(&j) {
+                    *slot = Some(j as u32);
+                }
+            }
+            continue;
+        }
+        // Positions of the partition's non-NULL values; `before` counts those ahead of a row.
+        let present: Vec<usize> = (start..end).filter(|&r| values.is_valid(r)).collect();
+        let mut before = 0usize;
+        for (i, slot) in idx.iter_mut().enumerate().take(end).skip(start) {
+            let here = usize::from(values.is_valid(i));
+            // delta < 0: the |delta|-th non-NULL value before the row; delta > 0: after it;
+            // 0: the row itself.
+            let target = match delta.signum() {
+                -1 => before as i64 + delta,
+                1 => (before + here) as i64 + delta - 1,
+                _ => {
+                    if here == 1 {
+                        before as i64
+                    } else {
+                        -1
+                    }
+                }
+            };
+            if (0..present.len() as i64).contains(&target) {
+                *slot = Some(present[target as usize] as u32);
+            }
+            before += here;
+        }
+    }
+    let taken = arrow_select::take::take(values.as_ref(), &UInt32Array::from(idx.clone()), None)?;
+    let Some(default) = default else {
+        return Ok(taken);
+    };
+    let fallback = ferrospark_expr::evaluate(default, batch)?.into_array(n)?;
+    let fallback = if fallback.data_type() == values.data_type() {
+        fallback
+    } else {
+        arrow_cast::cast(&fallback, values.data_type())?
+    };
+    let missing: BooleanArray = idx.iter().map(|i| Some(i.is_none())).collect();
+    Ok(arrow_select::zip::zip(&missing, &fallback, &taken)?)
+}

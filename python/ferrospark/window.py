@@ -1,0 +1,312 @@
+"""Window functions: ``fs.window(data, [fs.row_number().over(w).alias("rn"), ...])``.
+
+``w = fs.Window.partition_by("k").order_by("ts")`` as PySpark's ``Window``; each function's
+``.over(w)`` makes a window column. Rows are sorted by the partition keys then the order keys
+(ASC NULLS FIRST and DESC NULLS LAST by default, ``fs.col("x").desc_nulls_first()`` etc. to
+choose), and every function of one specification is computed in one native pass.
+
+Built so far (issue 5, in progress): ``row_number``, ``rank``, ``dense_rank``,
+``percent_rank``, ``cume_dist``, ``ntile``, ``lag`` and ``lead``. Aggregates over frames
+(``rows_between`` / ``range_between``) and ``nth_value`` / ``first_value`` / ``last_value``
+come next; asking for them now raises :class:`ferrospark.UnsupportedError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from . import _native
+from .aggregate import _stream
+from .column import Column, col
+from .errors import AnalysisError, UnsupportedError
+
+if TYPE_CHECKING:
+    from .session import Session
+
+ColumnOrName = Column | str
+
+#: Frame bounds, as PySpark's ``Window`` names them.
+UNBOUNDED_PRECEDING = -(1 << 63)
+UNBOUNDED_FOLLOWING = (1 << 63) - 1
+CURRENT_ROW = 0
+
+
+def _col(c: ColumnOrName) -> Column:
+    return c if isinstance(c, Column) else col(c)
+
+
+class WindowSpec:
+    """``PARTITION BY ... ORDER BY ...`` and an optional frame."""
+
+    def __init__(
+        self,
+        partition: tuple[Column, ...] = (),
+        order: tuple[Column, ...] = (),
+        frame: tuple[str, int, int] | None = None,
+    ) -> None:
+        self._partition = partition
+        self._order = order
+        self._frame = frame
+
+    def partition_by(self, *cols: ColumnOrName | Sequence[ColumnOrName]) -> WindowSpec:
+        return WindowSpec(tuple(_col(c) for c in _flat(cols)), self._order, self._frame)
+
+    def order_by(self, *cols: ColumnOrName | Sequence[ColumnOrName]) -> WindowSpec:
+        return WindowSpec(self._partition, tuple(_col(c) for c in _flat(cols)), self._frame)
+
+    def rows_between(self, start: int, end: int) -> WindowSpec:
+        return WindowSpec(self._partition, self._order, ("rows", start, end))
+
+    def range_between(self, start: int, end: int) -> WindowSpec:
+        return WindowSpec(self._partition, self._order, ("range", start, end))
+
+    # PySpark's spellings.
+    partitionBy = partition_by  # noqa: N815
+    orderBy = order_by  # noqa: N815
+    rowsBetween = rows_between  # noqa: N815
+    rangeBetween = range_between  # noqa: N815
+
+    def _key(self) -> tuple[str, ...]:
+        """What tells two specifications apart (the frame does not: each function has its own)."""
+        return (
+            tuple(str(c._expr) for c in self._partition) + ("|",) + tuple(str(c._expr) for c in self._order)
+        )
+
+
+def _flat(cols: tuple[Any, ...]) -> list[Any]:
+    out: list[Any] = []
+    for c in cols:
+        if isinstance(c, list | tuple):
+            out.extend(c)
+        else:
+            out.append(c)
+    return out
+
+
+class Window:
+    """Builds window specifications, as PySpark's ``Window``."""
+
+    unbounded_preceding = UNBOUNDED_PRECEDING
+    unbounded_following = UNBOUNDED_FOLLOWING
+    current_row = CURRENT_ROW
+    unboundedPreceding = UNBOUNDED_PRECEDING  # noqa: N815
+    unboundedFollowing = UNBOUNDED_FOLLOWING  # noqa: N815
+    currentRow = CURRENT_ROW  # noqa: N815
+
+    @staticmethod
+    def partition_by(*cols: ColumnOrName | Sequence[ColumnOrName]) -> WindowSpec:
+        return WindowSpec().partition_by(*cols)
+
+    @staticmethod
+    def order_by(*cols: ColumnOrName | Sequence[ColumnOrName]) -> WindowSpec:
+        return WindowSpec().order_by(*cols)
+
+    @staticmethod
+    def rows_between(start: int, end: int) -> WindowSpec:
+        return WindowSpec().rows_between(start, end)
+
+    @staticmethod
+    def range_between(start: int, end: int) -> WindowSpec:
+        return WindowSpec().range_between(start, end)
+
+    partitionBy = partition_by  # noqa: N815
+    orderBy = order_by  # noqa: N815
+
+
+#: The frame each ranking and offset function requires (Spark refuses any other).
+_REQUIRED_FRAME = {
+    "row_number": ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW),
+    "rank": ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW),
+    "dense_rank": ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW),
+    "percent_rank": ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW),
+    "ntile": ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW),
+    "cume_dist": ("range", UNBOUNDED_PRECEDING, CURRENT_ROW),
+}
+
+
+class WindowFunction:
+    """A window function before ``.over(w)``."""
+
+    def __init__(
+        self, name: str, args: Sequence[Column] = (), n: int | None = None, ignore_nulls: bool = False
+    ):
+        self._name = name
+        self._args = list(args)
+        self._n = n
+        self._ignore_nulls = ignore_nulls
+
+    def over(self, spec: WindowSpec) -> WindowColumn:
+        return WindowColumn(self, spec)
+
+
+class WindowColumn:
+    """A window function over a specification, optionally named."""
+
+    def __init__(self, fn: WindowFunction, spec: WindowSpec, alias: str | None = None) -> None:
+        self._fn = fn
+        self._spec = spec
+        self._alias = alias
+
+    def alias(self, name: str) -> WindowColumn:
+        return WindowColumn(self._fn, self._spec, name)
+
+    def _call(self) -> tuple[str, list[Any], int | None, bool, str | None]:
+        fn = self._fn
+        return (fn._name, [a._expr for a in fn._args], fn._n, fn._ignore_nulls, self._alias)
+
+    def _check(self) -> None:
+        fn, spec = self._fn, self._spec
+        if fn._name in _REQUIRED_FRAME and not spec._order:
+            raise AnalysisError(
+                f"{fn._name}() needs an ordered window: add .order_by(...) to the window specification"
+            )
+        if fn._name in ("lag", "lead") and not spec._order:
+            raise AnalysisError(f"{fn._name}() needs an ordered window: add .order_by(...)")
+        required = _REQUIRED_FRAME.get(fn._name)
+        if spec._frame is not None and fn._name in ("lag", "lead"):
+            raise AnalysisError(f"{fn._name}() takes no frame; it reads a fixed offset from the current row")
+        if spec._frame is not None and required is not None and spec._frame != required:
+            kind, lo, hi = required
+            raise AnalysisError(
+                f"{fn._name}() runs over {kind.upper()} BETWEEN {_bound(lo)} AND {_bound(hi)} "
+                "only; drop the frame from its window specification"
+            )
+
+
+def _bound(v: int) -> str:
+    if v <= UNBOUNDED_PRECEDING:
+        return "UNBOUNDED PRECEDING"
+    if v >= UNBOUNDED_FOLLOWING:
+        return "UNBOUNDED FOLLOWING"
+    if v == 0:
+        return "CURRENT ROW"
+    return f"{-v} PRECEDING" if v < 0 else f"{v} FOLLOWING"
+
+
+def row_number() -> WindowFunction:
+    return WindowFunction("row_number")
+
+
+def rank() -> WindowFunction:
+    return WindowFunction("rank")
+
+
+def dense_rank() -> WindowFunction:
+    return WindowFunction("dense_rank")
+
+
+def percent_rank() -> WindowFunction:
+    return WindowFunction("percent_rank")
+
+
+def cume_dist() -> WindowFunction:
+    return WindowFunction("cume_dist")
+
+
+def ntile(n: int) -> WindowFunction:
+    return WindowFunction("ntile", n=int(n))
+
+
+def _offset(name: str, c: ColumnOrName, offset: int, default: Any, ignore_nulls: bool) -> WindowFunction:
+    from .column import _literal
+
+    args = [_col(c)]
+    if default is not None:
+        args.append(default if isinstance(default, Column) else Column(_literal(default)))
+    return WindowFunction(name, args, n=int(offset), ignore_nulls=ignore_nulls)
+
+
+def lag(c: ColumnOrName, offset: int = 1, default: Any = None, ignore_nulls: bool = False) -> WindowFunction:
+    """The value ``offset`` rows before the row in its partition (``default`` when there is
+    none); with ``ignore_nulls``, counting only rows where it is not NULL."""
+    return _offset("lag", c, offset, default, ignore_nulls)
+
+
+def lead(c: ColumnOrName, offset: int = 1, default: Any = None, ignore_nulls: bool = False) -> WindowFunction:
+    """The value ``offset`` rows after the row in its partition; see :func:`lag`."""
+    return _offset("lead", c, offset, default, ignore_nulls)
+
+
+class WindowResult:
+    """Metrics and plans of the last ``fs.window`` call."""
+
+    last_metrics: list[dict[str, int]] = []
+    last_plans: list[str] = []
+
+
+def window(
+    data: Any, exprs: WindowColumn | Sequence[WindowColumn], *, session: Session | None = None
+) -> pa.Table:
+    """The input's columns followed by one column per window expression, as PySpark's
+    ``df.select("*", *exprs)``. Expressions over the same specification are computed in one
+    pass, one pass per specification (Spark's planner groups them the same way)."""
+    from .session import default_session
+
+    s = session or default_session()
+    items = [exprs] if isinstance(exprs, WindowColumn) else list(exprs)
+    for item in items:
+        if isinstance(item, WindowFunction):
+            raise AnalysisError("a window function needs .over(window_spec)")
+        if not isinstance(item, WindowColumn):
+            raise UnsupportedError(
+                f"{item!r} is not a window function ferrospark runs yet; aggregates over frames come next"
+            )
+        item._check()
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(item._spec._key(), []).append(i)
+    table = pa.RecordBatchReader.from_stream(_stream(data)).read_all()
+    width = table.num_columns
+    metrics, plans = [], []
+    names: list[str] = [""] * len(items)
+    for members in groups.values():
+        spec = items[members[0]]._spec
+        before = table.num_columns
+        table, m, plan = _native.window(
+            pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+            [c._expr for c in spec._partition],
+            [c._expr for c in spec._order],
+            [items[i]._call() for i in members],
+            conf=s.conf,
+        )
+        for k, i in enumerate(members):
+            names[i] = table.schema.field(before + k).name
+        metrics.append(dict(m))
+        plans.append(plan)
+    WindowResult.last_metrics = metrics
+    WindowResult.last_plans = plans
+    # Input columns, then the window columns in the order they were asked for.
+    order = list(range(width))
+    added = {table.schema.field(i).name: i for i in range(width, table.num_columns)}
+    order.extend(added[n] for n in names)
+    return table.select(order)
+
+
+def last_window_metrics() -> list[dict[str, int]]:
+    """Metrics of each pass of the last :func:`window` call."""
+    return [dict(m) for m in WindowResult.last_metrics]
+
+
+def last_window_plan() -> list[str]:
+    """What each pass of the last :func:`window` call computed."""
+    return list(WindowResult.last_plans)
+
+
+__all__ = [
+    "Window",
+    "WindowSpec",
+    "cume_dist",
+    "dense_rank",
+    "lag",
+    "last_window_metrics",
+    "last_window_plan",
+    "lead",
+    "ntile",
+    "percent_rank",
+    "rank",
+    "row_number",
+    "window",
+]

@@ -1,0 +1,215 @@
+"""Window functions (issue 5, first part) against PySpark: ranking and offset functions over
+data with ties, NULL, NaN and -0.0 partition and order keys, one-row partitions, several
+specifications in one call, ascending and descending orders with either NULL placement."""
+
+from __future__ import annotations
+
+import random
+
+import pyarrow as pa
+import pytest
+
+import ferrospark as fs
+from helpers import arrow_rows, assert_same_rows, spark_rows
+
+pytestmark = pytest.mark.spark
+
+NAN = float("nan")
+
+
+def _table(seed: int, n: int) -> pa.Table:
+    rng = random.Random(seed)
+    p = [None if rng.random() < 0.1 else rng.choice(["a", "b", "é", "日本", ""]) for _ in range(n)]
+    o = [rng.choice([None, NAN, -0.0, 0.0, 1.5, 2.0, 3.0, -7.25]) for _ in range(n)]
+    # A unique tie-breaker: functions that depend on the order among ties are compared with it.
+    t = list(range(n))
+    rng.shuffle(t)
+    v = [None if rng.random() < 0.3 else rng.randint(-50, 50) for _ in range(n)]
+    return pa.table(
+        {
+            "p": pa.array(p, pa.string()),
+            "o": pa.array(o, pa.float64()),
+            "t": pa.array(t, pa.int64()),
+            "v": pa.array(v, pa.int64()),
+        }
+    )
+
+
+DATA = _table(5, 300)
+# One-row partitions and a partition of one repeated key.
+SMALL = pa.table(
+    {
+        "p": pa.array(["x", "y", "z", "z", "z"]),
+        "o": pa.array([1.0, None, 2.0, 2.0, 2.0]),
+        "t": pa.array([1, 2, 3, 4, 5], pa.int64()),
+        "v": pa.array([1, None, 3, None, 5], pa.int64()),
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def frames(spark):
+    return spark.createDataFrame(DATA), spark.createDataFrame(SMALL)
+
+
+ORDERS = {
+    "asc": lambda F, c: F.col(c).asc(),
+    "desc": lambda F, c: F.col(c).desc(),
+    "asc_nulls_last": lambda F, c: F.col(c).asc_nulls_last(),
+    "desc_nulls_first": lambda F, c: F.col(c).desc_nulls_first(),
+}
+OURS = {
+    "asc": lambda c: fs.col(c).asc(),
+    "desc": lambda c: fs.col(c).desc(),
+    "asc_nulls_last": lambda c: fs.col(c).asc_nulls_last(),
+    "desc_nulls_first": lambda c: fs.col(c).desc_nulls_first(),
+}
+
+
+@pytest.mark.parametrize("order", list(ORDERS))
+def test_ranking_functions_match_spark(spark, frames, order):
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    for table, df in [(DATA, frames[0]), (SMALL, frames[1])]:
+        # Ties in `o` are peers: rank, dense_rank, percent_rank and cume_dist do not depend on
+        # the order among them.
+        w = Window.partitionBy("p").orderBy(ORDERS[order](F, "o"))
+        expected = df.select(
+            "*",
+            F.rank().over(w).alias("rk"),
+            F.dense_rank().over(w).alias("drk"),
+            F.percent_rank().over(w).alias("prk"),
+            F.cume_dist().over(w).alias("cd"),
+        )
+        ours = fs.Window.partition_by("p").order_by(OURS[order]("o"))
+        got = fs.window(
+            table,
+            [
+                fs.rank().over(ours).alias("rk"),
+                fs.dense_rank().over(ours).alias("drk"),
+                fs.percent_rank().over(ours).alias("prk"),
+                fs.cume_dist().over(ours).alias("cd"),
+            ],
+        )
+        assert got.column_names == expected.columns
+        assert_same_rows(spark_rows(expected), arrow_rows(got), f"ranking {order}")
+
+
+@pytest.mark.parametrize("order", list(ORDERS))
+def test_position_and_offset_functions_match_spark(spark, frames, order):
+    """row_number, ntile, lag and lead depend on the order among ties: a unique second key."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    for table, df in [(DATA, frames[0]), (SMALL, frames[1])]:
+        w = Window.partitionBy("p").orderBy(ORDERS[order](F, "o"), "t")
+        expected = df.select(
+            "*",
+            F.row_number().over(w).alias("rn"),
+            F.ntile(4).over(w).alias("n4"),
+            F.ntile(1000).over(w).alias("n1000"),
+            F.lag("v").over(w).alias("lag1"),
+            F.lag("v", 3, -1).over(w).alias("lag3"),
+            F.lead("v", 2).over(w).alias("lead2"),
+            F.lead("v", 1, 99).over(w).alias("lead1d"),
+            F.expr("lag(v, 1) IGNORE NULLS").over(w).alias("lag_in"),
+            F.expr("lead(v, 2, 0) IGNORE NULLS").over(w).alias("lead_in"),
+        )
+        ours = fs.Window.partition_by("p").order_by(OURS[order]("o"), "t")
+        got = fs.window(
+            table,
+            [
+                fs.row_number().over(ours).alias("rn"),
+                fs.ntile(4).over(ours).alias("n4"),
+                fs.ntile(1000).over(ours).alias("n1000"),
+                fs.lag("v").over(ours).alias("lag1"),
+                fs.lag("v", 3, -1).over(ours).alias("lag3"),
+                fs.lead("v", 2).over(ours).alias("lead2"),
+                fs.lead("v", 1, 99).over(ours).alias("lead1d"),
+                fs.lag("v", 1, None, ignore_nulls=True).over(ours).alias("lag_in"),
+                fs.lead("v", 2, 0, ignore_nulls=True).over(ours).alias("lead_in"),
+            ],
+        )
+        assert got.column_names == expected.columns
+        assert_same_rows(spark_rows(expected), arrow_rows(got), f"offsets {order}")
+
+
+def test_several_specifications_and_no_partition(spark, frames):
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    df = frames[0]
+    w1 = Window.orderBy("t")
+    w2 = Window.partitionBy("p", "o").orderBy(F.col("t").desc())
+    expected = df.select(
+        "*",
+        F.row_number().over(w1).alias("global_rn"),
+        F.rank().over(w2).alias("rk"),
+        F.lag("t", 1).over(w1).alias("prev_t"),
+    )
+    o1 = fs.Window.order_by("t")
+    o2 = fs.Window.partition_by("p", "o").order_by(fs.col("t").desc())
+    got = fs.window(
+        DATA,
+        [
+            fs.row_number().over(o1).alias("global_rn"),
+            fs.rank().over(o2).alias("rk"),
+            fs.lag("t", 1).over(o1).alias("prev_t"),
+        ],
+    )
+    assert got.column_names == expected.columns
+    assert_same_rows(spark_rows(expected), arrow_rows(got), "several specifications")
+    # Two passes, one per specification.
+    assert len(fs.last_window_plan()) == 2, fs.last_window_plan()
+
+
+def test_empty_input_and_errors():
+    w = fs.Window.partition_by("p").order_by("o")
+    got = fs.window(DATA.slice(0, 0), [fs.row_number().over(w).alias("rn")])
+    assert got.num_rows == 0 and got.column_names == [*DATA.column_names, "rn"]
+    with pytest.raises(fs.AnalysisError, match="needs an ordered window"):
+        fs.window(DATA, [fs.rank().over(fs.Window.partition_by("p"))])
+    with pytest.raises(fs.AnalysisError, match="positive"):
+        fs.window(DATA, [fs.ntile(0).over(w)])
+    with pytest.raises(fs.AnalysisError, match="drop the frame"):
+        fs.window(DATA, [fs.row_number().over(w.rows_between(-1, 1))])
+    with pytest.raises(fs.AnalysisError, match="nope"):
+        fs.window(DATA, [fs.lag("nope").over(w)])
+
+
+def test_default_column_names_are_spark_names(spark, frames):
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    df = frames[0]
+    w = Window.partitionBy("p").orderBy("o")
+    w2 = Window.orderBy(F.col("o").desc(), "v")
+    expected = df.select(
+        F.row_number().over(w),
+        F.rank().over(w),
+        F.dense_rank().over(w),
+        F.percent_rank().over(w),
+        F.cume_dist().over(w),
+        F.ntile(3).over(w),
+        F.lag("v").over(w),
+        F.lag("v", 2, -1).over(w),
+        F.lead("v").over(w2),
+    ).columns
+    o = fs.Window.partition_by("p").order_by("o")
+    o2 = fs.Window.order_by(fs.col("o").desc(), "v")
+    got = fs.window(
+        DATA,
+        [
+            fs.row_number().over(o),
+            fs.rank().over(o),
+            fs.dense_rank().over(o),
+            fs.percent_rank().over(o),
+            fs.cume_dist().over(o),
+            fs.ntile(3).over(o),
+            fs.lag("v").over(o),
+            fs.lag("v", 2, -1).over(o),
+            fs.lead("v").over(o2),
+        ],
+    ).column_names[DATA.num_columns :]
+    assert got == expected
