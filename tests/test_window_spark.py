@@ -213,3 +213,132 @@ def test_default_column_names_are_spark_names(spark, frames):
         ],
     ).column_names[DATA.num_columns :]
     assert got == expected
+
+
+FRAMED = (
+    _table(9, 400)
+    .append_column("k", pa.array([None if i % 13 == 0 else (i * 7) % 11 for i in range(400)], pa.int32()))
+    .append_column(
+        "f",
+        pa.array(
+            [None if i % 9 == 0 else [NAN, -0.0, 0.1, 1e16, -3.3][i % 5] * (i % 7) for i in range(400)],
+            pa.float64(),
+        ),
+    )
+)
+FRAMES = {
+    "default": None,
+    "rows -2..1": ("rows", -2, 1),
+    "rows current..unbounded": ("rows", 0, "uf"),
+    "rows 1..3 following": ("rows", 1, 3),
+    "rows unbounded..-1": ("rows", "up", -1),
+    "range current..current": ("range", 0, 0),
+    "range -2..1": ("range", -2, 1),
+    "range 1..unbounded": ("range", 1, "uf"),
+}
+
+
+def _bounds(spec, W):
+    kind, lo, hi = spec
+    conv = {"up": W.unboundedPreceding, "uf": W.unboundedFollowing}
+    return kind, conv.get(lo, lo), conv.get(hi, hi)
+
+
+@pytest.mark.parametrize("frame", list(FRAMES))
+@pytest.mark.parametrize("desc", [False, True])
+def test_aggregates_over_frames_match_spark(spark, frame, desc):
+    """count, sum, min and max over ROWS and RANGE frames, ordered by an int key with ties and
+    NULLs (RANGE offsets are values of it), with a unique second key for ROWS frames."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame(FRAMED)
+    spec = FRAMES[frame]
+    rng = spec is not None and spec[0] == "range"
+    sorted_by = [F.col("k").desc() if desc else F.col("k")] + ([] if rng else ["t"])
+    ours_by = [fs.col("k").desc() if desc else fs.col("k")] + ([] if rng else ["t"])
+    w = Window.partitionBy("p").orderBy(*sorted_by)
+    o = fs.Window.partition_by("p").order_by(*ours_by)
+    if spec is not None:
+        kind, lo, hi = _bounds(spec, Window)
+        w = w.rowsBetween(lo, hi) if kind == "rows" else w.rangeBetween(lo, hi)
+        okind, olo, ohi = _bounds(spec, fs.Window)
+        o = o.rows_between(olo, ohi) if okind == "rows" else o.range_between(olo, ohi)
+    expected = df.select(
+        "*",
+        F.count(F.lit(1)).over(w).alias("n"),
+        F.count("v").over(w).alias("nv"),
+        F.sum("v").over(w).alias("sv"),
+        F.sum("f").over(w).alias("sf"),
+        F.min("f").over(w).alias("minf"),
+        F.max("f").over(w).alias("maxf"),
+        F.max("p").over(w).alias("maxp"),
+    )
+    got = fs.window(
+        FRAMED,
+        [
+            fs.count().over(o).alias("n"),
+            fs.count("v").over(o).alias("nv"),
+            fs.sum("v").over(o).alias("sv"),
+            fs.sum("f").over(o).alias("sf"),
+            fs.min("f").over(o).alias("minf"),
+            fs.max("f").over(o).alias("maxf"),
+            fs.max("p").over(o).alias("maxp"),
+        ],
+    )
+    assert got.column_names == expected.columns
+    assert_same_rows(spark_rows(expected), arrow_rows(got), f"{frame} desc={desc}")
+
+
+def test_aggregates_over_whole_partitions_and_double_range_keys(spark):
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame(FRAMED)
+    whole = Window.partitionBy("p")
+    # PySpark's rangeBetween takes whole numbers only; SQL takes fractional offsets.
+    by_o = "OVER (PARTITION BY p ORDER BY o RANGE BETWEEN 1.5 PRECEDING AND 0.5 FOLLOWING)"
+    expected = df.select(
+        "*",
+        F.sum("v").over(whole).alias("total"),
+        F.min("o").over(whole).alias("lowest"),
+        F.expr(f"count(v) {by_o}").alias("near"),
+        F.expr(f"sum(f) {by_o}").alias("near_f"),
+    )
+    got = fs.window(
+        FRAMED,
+        [
+            fs.sum("v").over(fs.Window.partition_by("p")).alias("total"),
+            fs.min("o").over(fs.Window.partition_by("p")).alias("lowest"),
+            fs.count("v")
+            .over(fs.Window.partition_by("p").order_by("o").range_between(-1.5, 0.5))
+            .alias("near"),
+            fs.sum("f")
+            .over(fs.Window.partition_by("p").order_by("o").range_between(-1.5, 0.5))
+            .alias("near_f"),
+        ],
+    )
+    assert_same_rows(spark_rows(expected), arrow_rows(got), "whole partitions, double RANGE offsets")
+    names = fs.window(
+        FRAMED,
+        [
+            fs.sum("v").over(fs.Window.partition_by("p")),
+            fs.count().over(fs.Window.partition_by("p").order_by("k")),
+            fs.max("f").over(fs.Window.partition_by("p").order_by("k").rows_between(-2, 1)),
+        ],
+    ).column_names[FRAMED.num_columns :]
+    w2 = Window.partitionBy("p").orderBy("k")
+    assert (
+        names
+        == df.select(
+            F.sum("v").over(whole), F.count("*").over(w2), F.max("f").over(w2.rowsBetween(-2, 1))
+        ).columns
+    )
+    with pytest.raises(fs.AnalysisError, match="lower bound"):
+        fs.window(FRAMED, [fs.sum("v").over(fs.Window.partition_by("p").order_by("k").rows_between(2, 1))])
+    with pytest.raises(fs.AnalysisError, match="exactly one ORDER BY key"):
+        fs.window(
+            FRAMED, [fs.sum("v").over(fs.Window.partition_by("p").order_by("k", "t").range_between(-1, 1))]
+        )
+    with pytest.raises(fs.UnsupportedError, match="not built yet"):
+        fs.window(FRAMED, [fs.avg("v").over(fs.Window.partition_by("p"))])

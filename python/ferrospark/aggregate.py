@@ -56,6 +56,20 @@ class AggColumn:
             self._name, self._args, distinct=self._distinct, ignore_nulls=self._ignore_nulls, alias=name
         )
 
+    def over(self, spec: Any) -> Any:
+        """This aggregate over each row's frame of a window (``fs.Window...``); see
+        :func:`ferrospark.window`."""
+        from .window import WindowColumn, WindowFunction
+
+        if self._distinct:
+            from .errors import AnalysisError
+
+            raise AnalysisError(
+                f"{self._sql()}: DISTINCT aggregates are not window functions (Spark refuses them too)"
+            )
+        fn = WindowFunction(self._name, [Column(a) for a in self._args], aggregate=True)
+        return WindowColumn(fn, spec, self._alias)
+
     def _spec(self) -> tuple[str, list[_native.Expr], bool, bool, str | None]:
         return (self._name, self._args, self._distinct, self._ignore_nulls, self._alias)
 

@@ -6,13 +6,16 @@
 choose), and every function of one specification is computed in one native pass.
 
 Built so far (issue 5, in progress): ``row_number``, ``rank``, ``dense_rank``,
-``percent_rank``, ``cume_dist``, ``ntile``, ``lag`` and ``lead``. Aggregates over frames
-(``rows_between`` / ``range_between``) and ``nth_value`` / ``first_value`` / ``last_value``
-come next; asking for them now raises :class:`ferrospark.UnsupportedError`.
+``percent_rank``, ``cume_dist``, ``ntile``, ``lag``, ``lead``, and ``fs.count``, ``fs.sum``,
+``fs.min`` and ``fs.max`` over any ROWS or RANGE frame (``rows_between`` /
+``range_between``; without a frame, Spark's defaults). The other aggregates and
+``nth_value`` / ``first_value`` / ``last_value`` come next; asking for them now raises
+:class:`ferrospark.UnsupportedError`.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -131,12 +134,18 @@ class WindowFunction:
     """A window function before ``.over(w)``."""
 
     def __init__(
-        self, name: str, args: Sequence[Column] = (), n: int | None = None, ignore_nulls: bool = False
+        self,
+        name: str,
+        args: Sequence[Column] = (),
+        n: int | None = None,
+        ignore_nulls: bool = False,
+        aggregate: bool = False,
     ):
         self._name = name
         self._args = list(args)
         self._n = n
         self._ignore_nulls = ignore_nulls
+        self._aggregate = aggregate
 
     def over(self, spec: WindowSpec) -> WindowColumn:
         return WindowColumn(self, spec)
@@ -153,12 +162,23 @@ class WindowColumn:
     def alias(self, name: str) -> WindowColumn:
         return WindowColumn(self._fn, self._spec, name)
 
-    def _call(self) -> tuple[str, list[Any], int | None, bool, str | None]:
+    def _call(self) -> tuple[str, list[Any], int | None, bool, str | None, tuple[str, str, str] | None]:
         fn = self._fn
-        return (fn._name, [a._expr for a in fn._args], fn._n, fn._ignore_nulls, self._alias)
+        frame = None
+        if fn._aggregate and self._spec._frame is not None:
+            kind, lo, hi = self._spec._frame
+            frame = (kind, _bound_text(lo), _bound_text(hi))
+        name = f"agg:{fn._name}" if fn._aggregate else fn._name
+        return (name, [a._expr for a in fn._args], fn._n, fn._ignore_nulls, self._alias, frame)
 
     def _check(self) -> None:
         fn, spec = self._fn, self._spec
+        if fn._aggregate:
+            if fn._name not in ("count", "sum", "min", "max"):
+                raise UnsupportedError(
+                    f"{fn._name}() over a window is not built yet; count, sum, min and max are"
+                )
+            return
         if fn._name in _REQUIRED_FRAME and not spec._order:
             raise AnalysisError(
                 f"{fn._name}() needs an ordered window: add .order_by(...) to the window specification"
@@ -174,6 +194,19 @@ class WindowColumn:
                 f"{fn._name}() runs over {kind.upper()} BETWEEN {_bound(lo)} AND {_bound(hi)} "
                 "only; drop the frame from its window specification"
             )
+
+
+#: Offsets this far from zero mean unbounded (PySpark's ``Window`` does the same).
+_UNBOUNDED_THRESHOLD = sys.maxsize
+
+
+def _bound_text(v: float) -> str:
+    """A frame bound for the native side: unbounded, or a signed offset (0: current row)."""
+    if v <= -_UNBOUNDED_THRESHOLD:
+        return "unbounded_preceding"
+    if v >= _UNBOUNDED_THRESHOLD:
+        return "unbounded_following"
+    return repr(v)
 
 
 def _bound(v: int) -> str:
@@ -251,9 +284,7 @@ def window(
         if isinstance(item, WindowFunction):
             raise AnalysisError("a window function needs .over(window_spec)")
         if not isinstance(item, WindowColumn):
-            raise UnsupportedError(
-                f"{item!r} is not a window function ferrospark runs yet; aggregates over frames come next"
-            )
+            raise AnalysisError(f"{item!r} is not a window expression: call .over(window_spec) on it")
         item._check()
     groups: dict[tuple[str, ...], list[int]] = {}
     for i, item in enumerate(items):

@@ -6,17 +6,77 @@ use std::collections::HashMap;
 use arrow_array::RecordBatch;
 use ferrospark_common::{FerroError, MemoryPool};
 use ferrospark_expr::{bind, BindContext, Expr};
-use ferrospark_window::{OrderKey, WindowCall, WindowExec, WindowFunction, WindowSpec};
+use ferrospark_window::{
+    FrameAggregate, FrameBound, FrameOffset, FrameUnit, OrderKey, WindowCall, WindowExec,
+    WindowFrame, WindowFunction, WindowSpec,
+};
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatchReader, PyTable};
 
 use crate::aggregate::{conform, metrics_list, spark_input_schema};
 use crate::{config_from, IntoPyResult, PyExpr};
 
-/// One window function as Python describes it: `(name, args, n, ignore_nulls, alias)`; `n`
-/// is ntile's bucket count or lag / lead's offset, `args` the value (and lag / lead's
-/// default).
-type CallSpec = (String, Vec<PyExpr>, Option<i64>, bool, Option<String>);
+/// One window function as Python describes it: `(name, args, n, ignore_nulls, alias, frame)`;
+/// `n` is ntile's bucket count or lag / lead's offset, `args` the value (and lag / lead's
+/// default); an aggregate is named `agg:<name>` and may have a frame `(unit, start, end)`, each
+/// bound `unbounded_preceding`, `unbounded_following` or a signed offset (0: current row).
+type CallSpec = (
+    String,
+    Vec<PyExpr>,
+    Option<i64>,
+    bool,
+    Option<String>,
+    Option<(String, String, String)>,
+);
+
+/// A frame bound from its Python text.
+fn frame_bound(text: &str) -> Result<FrameBound, FerroError> {
+    Ok(match text {
+        "unbounded_preceding" => FrameBound::UnboundedPreceding,
+        "unbounded_following" => FrameBound::UnboundedFollowing,
+        t => {
+            let offset = match t.parse::<i64>() {
+                Ok(v) => FrameOffset::Int(v.abs()),
+                Err(_) => FrameOffset::Float(
+                    t.parse::<f64>()
+                        .map_err(|_| {
+                            FerroError::Config(format!("`{t}` is not a window frame bound"))
+                        })?
+                        .abs(),
+                ),
+            };
+            let negative = t.starts_with('-');
+            match offset {
+                FrameOffset::Int(0) => FrameBound::CurrentRow,
+                FrameOffset::Float(0.0) => FrameBound::CurrentRow,
+                o if negative => FrameBound::Preceding(o),
+                o => FrameBound::Following(o),
+            }
+        }
+    })
+}
+
+fn frame_of(
+    spec: &Option<(String, String, String)>,
+    ordered: bool,
+) -> Result<WindowFrame, FerroError> {
+    let Some((unit, start, end)) = spec else {
+        return Ok(WindowFrame::default_for(ordered));
+    };
+    Ok(WindowFrame {
+        unit: match unit.as_str() {
+            "rows" => FrameUnit::Rows,
+            "range" => FrameUnit::Range,
+            other => {
+                return Err(FerroError::Config(format!(
+                    "`{other}` is not a frame unit; use rows or range"
+                )))
+            }
+        },
+        start: frame_bound(start)?,
+        end: frame_bound(end)?,
+    })
+}
 
 /// Spark's text of a window specification inside `OVER (...)`, without the frame.
 fn spec_text(partition_by: &[PyExpr], order_by: &[PyExpr]) -> String {
@@ -52,6 +112,34 @@ fn spec_text(partition_by: &[PyExpr], order_by: &[PyExpr]) -> String {
 fn default_name(spec: &CallSpec, function: &WindowFunction, over: &str) -> String {
     let (name, args, ..) = spec;
     let (call, frame) = match function {
+        WindowFunction::Aggregate { agg, frame, .. } => {
+            let args: Vec<String> = args.iter().map(|a| a.0.spark_name()).collect();
+            let args = if args.is_empty() {
+                "1".to_string()
+            } else {
+                args.join(", ")
+            };
+            let text = match &spec.5 {
+                // As Spark prints a frame built by `rowsBetween` / `rangeBetween`: literal
+                // offsets, signed, as FOLLOWING.
+                Some((unit, start, end)) => {
+                    let bound = |t: &str| match t {
+                        "unbounded_preceding" => "UNBOUNDED PRECEDING".to_string(),
+                        "unbounded_following" => "UNBOUNDED FOLLOWING".to_string(),
+                        "0" | "0.0" | "-0.0" => "CURRENT ROW".to_string(),
+                        v => format!("{v} FOLLOWING"),
+                    };
+                    format!(
+                        "{} BETWEEN {} AND {}",
+                        unit.to_uppercase(),
+                        bound(start),
+                        bound(end)
+                    )
+                }
+                None => frame.text(),
+            };
+            (format!("{}({args})", agg.name()), text)
+        }
         WindowFunction::Offset { lead, offset, .. } => {
             let delta = if *lead { *offset } else { -*offset };
             let arg = |i: usize| args.get(i).map_or("NULL".to_string(), |e| e.0.spark_name());
@@ -69,15 +157,20 @@ fn default_name(spec: &CallSpec, function: &WindowFunction, over: &str) -> Strin
             "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW".to_string(),
         ),
     };
-    format!("{call} OVER ({over} {frame})")
+    let inside: Vec<&str> = [over, frame.as_str()]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect();
+    format!("{call} OVER ({})", inside.join(" "))
 }
 
 fn window_call(
     spec: &CallSpec,
     ctx: &BindContext<'_>,
     over: &str,
+    ordered: bool,
 ) -> Result<WindowCall, FerroError> {
-    let (name, args, n, ignore_nulls, alias) = spec;
+    let (name, args, n, ignore_nulls, alias, frame) = spec;
     let arg = |i: usize| -> Result<ferrospark_expr::PhysicalExpr, FerroError> {
         let e = args
             .get(i)
@@ -91,6 +184,16 @@ fn window_call(
         "percent_rank" => WindowFunction::PercentRank,
         "cume_dist" => WindowFunction::CumeDist,
         "ntile" => WindowFunction::Ntile(n.unwrap_or(0)),
+        "agg:count" | "agg:sum" | "agg:min" | "agg:max" => WindowFunction::Aggregate {
+            agg: match name.as_str() {
+                "agg:count" => FrameAggregate::Count,
+                "agg:sum" => FrameAggregate::Sum,
+                "agg:min" => FrameAggregate::Min,
+                _ => FrameAggregate::Max,
+            },
+            input: if args.is_empty() { None } else { Some(arg(0)?) },
+            frame: frame_of(frame, ordered)?,
+        },
         "lag" | "lead" => WindowFunction::Offset {
             lead: name == "lead",
             input: arg(0)?,
@@ -154,10 +257,11 @@ pub(crate) fn window<'py>(
         let over = spec_text(&partition_by, &order_by);
         let calls = calls
             .iter()
-            .map(|c| window_call(c, &ctx, &over))
+            .map(|c| window_call(c, &ctx, &over, !order_by.is_empty()))
             .collect::<Result<Vec<_>, _>>()?;
         let pool = MemoryPool::new(cfg.memory_limit()?);
-        let mut exec = WindowExec::try_new(schema.clone(), spec, calls, cfg.batch_size()?, &pool)?;
+        let mut exec = WindowExec::try_new(schema.clone(), spec, calls, cfg.batch_size()?, &pool)?
+            .with_ansi(cfg.ansi_enabled()?);
         for b in reader {
             exec.push(&conform(b?, &schema)?)?;
         }

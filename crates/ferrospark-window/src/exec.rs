@@ -47,6 +47,7 @@ pub struct WindowExec {
     out: VecDeque<RecordBatch>,
     reservation: MemoryReservation,
     finished: bool,
+    ansi: bool,
     metrics: MetricsSet,
 }
 
@@ -60,8 +61,9 @@ impl WindowExec {
         batch_size: usize,
         pool: &MemoryPool,
     ) -> Result<Self> {
+        let order_types: Vec<_> = spec.order_by.iter().map(|o| o.expr.data_type()).collect();
         for c in &calls {
-            c.function.validate()?;
+            c.function.validate(&order_types)?;
         }
         let mut fields: Vec<_> = input.fields().iter().cloned().collect();
         fields.extend(calls.iter().map(|c| Arc::new(c.function.field(&c.name))));
@@ -75,8 +77,16 @@ impl WindowExec {
             out: VecDeque::new(),
             reservation: pool.reservation("WindowExec"),
             finished: false,
+            ansi: true,
             metrics: MetricsSet::new(WINDOW_METRICS),
         })
+    }
+
+    /// Whether an aggregate's overflow is an error (`spark.sql.ansi.enabled`, Spark 4's
+    /// default) or wraps / gives NULL as Spark's legacy mode does.
+    pub fn with_ansi(mut self, ansi: bool) -> Self {
+        self.ansi = ansi;
+        self
     }
 
     /// The input columns followed by one column per function.
@@ -162,7 +172,12 @@ impl WindowExec {
             &arrow_array::UInt32Array::from(order.clone()),
         )?;
         drop(batch);
-        let layout = Self::layout(part.as_ref(), all.as_ref(), &order, !order_keys.is_empty());
+        let mut layout = Self::layout(part.as_ref(), all.as_ref(), &order, !order_keys.is_empty());
+        layout.ansi = self.ansi;
+        if let [key] = self.spec.order_by.as_slice() {
+            let values = ferrospark_expr::evaluate(&key.expr, &sorted)?.into_array(n)?;
+            layout.range_key = Some((normalize_key(&values), key.descending));
+        }
         self.metrics.add_elapsed("sort_time_ns", started);
         self.metrics
             .add("partitions", layout.partitions.len() as u64);
@@ -231,6 +246,8 @@ impl WindowExec {
             partitions,
             peer_start,
             peer_end,
+            range_key: None,
+            ansi: true,
         }
     }
 

@@ -10,6 +10,9 @@ use arrow_schema::{DataType, Field};
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::PhysicalExpr;
 
+use crate::aggregates::{frame_aggregate, FrameAggregate};
+use crate::frame::{frame_bounds, FrameUnit, RangeKeys, WindowFrame};
+
 /// A window function.
 #[derive(Debug, Clone)]
 pub enum WindowFunction {
@@ -41,6 +44,15 @@ pub enum WindowFunction {
         /// Count only rows where `input` is not NULL.
         ignore_nulls: bool,
     },
+    /// An aggregate of each row's frame (`input` `None`: `count(*)`).
+    Aggregate {
+        /// The aggregate.
+        agg: FrameAggregate,
+        /// Its argument.
+        input: Option<PhysicalExpr>,
+        /// The rows it aggregates, relative to the current row.
+        frame: WindowFrame,
+    },
 }
 
 /// A window function with its output name.
@@ -67,14 +79,18 @@ impl WindowFunction {
                 input,
                 offset,
                 default,
-                ignore_nulls,
+                ..
             } => format!(
-                "{}({input}, {offset}, {}){}",
+                "{}({input}, {offset}, {})",
                 if *lead { "lead" } else { "lag" },
                 default
                     .as_ref()
                     .map_or("NULL".to_string(), |d| d.to_string()),
-                if *ignore_nulls { " IGNORE NULLS" } else { "" }
+            ),
+            WindowFunction::Aggregate { agg, input, .. } => format!(
+                "{}({})",
+                agg.name(),
+                input.as_ref().map_or("1".to_string(), |i| i.to_string())
             ),
         }
     }
@@ -90,12 +106,22 @@ impl WindowFunction {
                 Field::new(name, DataType::Float64, false)
             }
             WindowFunction::Offset { input, .. } => Field::new(name, input.data_type(), true),
+            WindowFunction::Aggregate { agg, input, .. } => {
+                let t = agg
+                    .result_type(input.as_ref().map(|i| i.data_type()).as_ref())
+                    .unwrap_or(DataType::Null);
+                Field::new(name, t, *agg != FrameAggregate::Count)
+            }
         }
     }
 
-    /// Refuses arguments Spark refuses.
-    pub fn validate(&self) -> Result<()> {
+    /// Refuses arguments Spark refuses; `order_types` are the ORDER BY key types.
+    pub fn validate(&self, order_types: &[DataType]) -> Result<()> {
         match self {
+            WindowFunction::Aggregate { agg, input, frame } => {
+                agg.result_type(input.as_ref().map(|i| i.data_type()).as_ref())?;
+                frame.validate(order_types)
+            }
             WindowFunction::Ntile(n) if *n <= 0 || *n > i32::MAX as i64 => {
                 Err(FerroError::Analysis(format!(
                     "ntile({n}): the number of buckets must be a positive integer"
@@ -128,6 +154,11 @@ pub(crate) struct Layout {
     pub peer_start: Vec<u32>,
     /// For each row, one past the last row of its peer group.
     pub peer_end: Vec<u32>,
+    /// The single ORDER BY key (sorted rows, normalised) and whether it descends, for RANGE
+    /// frames with value offsets.
+    pub range_key: Option<(ArrayRef, bool)>,
+    /// Whether overflow is an error (`spark.sql.ansi.enabled`).
+    pub ansi: bool,
 }
 
 /// `function` for every row of `batch` (sorted as `layout` describes).
@@ -218,6 +249,37 @@ pub(crate) fn evaluate(
             default.as_ref(),
             *ignore_nulls,
         )?,
+        WindowFunction::Aggregate { agg, input, frame } => {
+            let keys = match (&layout.range_key, frame.unit) {
+                (Some((k, desc)), FrameUnit::Range) => Some(RangeKeys::new(k, *desc)?),
+                _ => None,
+            };
+            let (mut lo, mut hi) = (vec![0u32; n], vec![0u32; n]);
+            for &p in &layout.partitions {
+                frame_bounds(
+                    frame,
+                    p,
+                    &layout.peer_start,
+                    &layout.peer_end,
+                    keys.as_ref(),
+                    &mut lo,
+                    &mut hi,
+                );
+            }
+            let values = input
+                .as_ref()
+                .map(|e| ferrospark_expr::evaluate(e, batch)?.into_array(n))
+                .transpose()?;
+            frame_aggregate(
+                *agg,
+                values.as_ref(),
+                &layout.partitions,
+                &lo,
+                &hi,
+                n,
+                layout.ansi,
+            )?
+        }
     })
 }
 

@@ -8,15 +8,22 @@
 //! one column per function, in the sorted order.
 //!
 //! Built so far: the ranking functions (`row_number`, `rank`, `dense_rank`, `percent_rank`,
-//! `cume_dist`, `ntile`) and the offset functions `lag` and `lead` (defaults, IGNORE NULLS).
-//! Frames and aggregates over them come next.
+//! `cume_dist`, `ntile`), the offset functions `lag` and `lead` (defaults, IGNORE NULLS), and
+//! `count`, `sum`, `min` and `max` over ROWS and RANGE frames ([`WindowFrame`]), each frame
+//! in one pass per partition.
 
+mod aggregates;
 mod exec;
+mod frame;
 mod functions;
 mod spec;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_frames;
 
+pub use aggregates::FrameAggregate;
 pub use exec::{WindowExec, WINDOW_METRICS};
+pub use frame::{FrameBound, FrameOffset, FrameUnit, WindowFrame};
 pub use functions::{WindowCall, WindowFunction};
 pub use spec::{OrderKey, WindowSpec};

@@ -185,6 +185,9 @@ fn reference(b: &RecordBatch, f: &WindowFunction, desc: bool, ordered: bool) -> 
                     }
                     (bucket + 1).to_string()
                 }
+                WindowFunction::Aggregate { .. } => {
+                    unreachable!("frames are tested in tests_frames")
+                }
                 WindowFunction::Offset {
                     lead,
                     offset,

@@ -1,0 +1,314 @@
+//! Aggregates over window frames, each in one pass per partition:
+//!
+//! - `count` and integral / decimal `sum` from prefix sums (exact arithmetic, so the frame's
+//!   result is the same in any order);
+//! - floating `sum` by a running sum when every frame starts at the partition's first row
+//!   (Spark's own order of additions), else added up frame by frame in row order as Spark's
+//!   sliding and shrinking frames do, so the result matches Spark's to the last bit;
+//! - `min` / `max` with a monotonic deque of candidate rows (frames only move forward).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
+};
+use arrow_array::{Array, ArrayRef, Decimal128Array, Float64Array, Int64Array, UInt32Array};
+use arrow_buffer::i256;
+use arrow_schema::{DataType, SortOptions};
+use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::normalize_key;
+
+/// An aggregate function over a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameAggregate {
+    /// Rows in the frame (`count(*)`), or rows where the value is not NULL.
+    Count,
+    /// The sum of the frame's non-NULL values; NULL when there are none.
+    Sum,
+    /// The smallest non-NULL value.
+    Min,
+    /// The largest non-NULL value.
+    Max,
+}
+
+impl FrameAggregate {
+    /// Spark's lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameAggregate::Count => "count",
+            FrameAggregate::Sum => "sum",
+            FrameAggregate::Min => "min",
+            FrameAggregate::Max => "max",
+        }
+    }
+
+    /// Spark's result type for an input of type `input` (`None`: `count(*)`).
+    pub fn result_type(self, input: Option<&DataType>) -> Result<DataType> {
+        use DataType as D;
+        Ok(match (self, input) {
+            (FrameAggregate::Count, _) => D::Int64,
+            (FrameAggregate::Sum, Some(D::Int8 | D::Int16 | D::Int32 | D::Int64)) => D::Int64,
+            (FrameAggregate::Sum, Some(D::Float32 | D::Float64)) => D::Float64,
+            (FrameAggregate::Sum, Some(D::Decimal128(p, s))) => {
+                D::Decimal128((*p + 10).min(38), *s)
+            }
+            (FrameAggregate::Min | FrameAggregate::Max, Some(t)) if !t.is_nested() => t.clone(),
+            (f, t) => {
+                return Err(FerroError::Analysis(format!(
+                    "{}({}) over a window is not supported yet",
+                    f.name(),
+                    t.map_or("*".to_string(), |t| t.to_string())
+                )))
+            }
+        })
+    }
+}
+
+/// `agg` of `values` (all rows of the sorted batch) over each row's frame `lo[i]..hi[i]`, for
+/// the rows of `partitions`. `ansi`: an integral or decimal overflow is an error, else it
+/// wraps (integral) or is NULL (decimal), as Spark's legacy mode.
+pub(crate) fn frame_aggregate(
+    agg: FrameAggregate,
+    values: Option<&ArrayRef>,
+    partitions: &[(usize, usize)],
+    lo: &[u32],
+    hi: &[u32],
+    n: usize,
+    ansi: bool,
+) -> Result<ArrayRef> {
+    let Some(values) = values else {
+        // count(*)
+        let out: Int64Array = (0..n).map(|i| Some(i64::from(hi[i] - lo[i]))).collect();
+        return Ok(Arc::new(out));
+    };
+    match agg {
+        FrameAggregate::Count => {
+            let prefix = prefix_counts(values);
+            let out: Int64Array = (0..n)
+                .map(|i| Some(prefix[hi[i] as usize] - prefix[lo[i] as usize]))
+                .collect();
+            Ok(Arc::new(out))
+        }
+        FrameAggregate::Sum => sum(values, partitions, lo, hi, n, ansi),
+        FrameAggregate::Min | FrameAggregate::Max => {
+            extreme(values, partitions, lo, hi, agg == FrameAggregate::Max)
+        }
+    }
+}
+
+/// `prefix[k]`: non-NULL values among the first `k` rows.
+fn prefix_counts(values: &ArrayRef) -> Vec<i64> {
+    let mut prefix = Vec::with_capacity(values.len() + 1);
+    let mut c = 0i64;
+    prefix.push(0);
+    for r in 0..values.len() {
+        c += i64::from(values.is_valid(r));
+        prefix.push(c);
+    }
+    prefix
+}
+
+fn long_overflow() -> FerroError {
+    FerroError::Arithmetic(
+        "[ARITHMETIC_OVERFLOW] long overflow. Use 'try_sum' to tolerate overflow and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error.".into(),
+    )
+}
+
+fn sum(
+    values: &ArrayRef,
+    partitions: &[(usize, usize)],
+    lo: &[u32],
+    hi: &[u32],
+    n: usize,
+    ansi: bool,
+) -> Result<ArrayRef> {
+    use DataType as D;
+    let counts = prefix_counts(values);
+    let nonempty = |i: usize| counts[hi[i] as usize] > counts[lo[i] as usize];
+    match values.data_type() {
+        D::Int8 | D::Int16 | D::Int32 | D::Int64 => {
+            let ints: Vec<i64> = match values.data_type() {
+                D::Int8 => values
+                    .as_primitive::<Int8Type>()
+                    .values()
+                    .iter()
+                    .map(|&v| v.into())
+                    .collect(),
+                D::Int16 => values
+                    .as_primitive::<Int16Type>()
+                    .values()
+                    .iter()
+                    .map(|&v| v.into())
+                    .collect(),
+                D::Int32 => values
+                    .as_primitive::<Int32Type>()
+                    .values()
+                    .iter()
+                    .map(|&v| v.into())
+                    .collect(),
+                _ => values.as_primitive::<Int64Type>().values().to_vec(),
+            };
+            let mut prefix = vec![0i128; n + 1];
+            for r in 0..n {
+                prefix[r + 1] = prefix[r]
+                    + if values.is_valid(r) {
+                        ints[r] as i128
+                    } else {
+                        0
+                    };
+            }
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                if !nonempty(i) {
+                    out.push(None);
+                    continue;
+                }
+                let s = prefix[hi[i] as usize] - prefix[lo[i] as usize];
+                match i64::try_from(s) {
+                    Ok(v) => out.push(Some(v)),
+                    Err(_) if ansi => return Err(long_overflow()),
+                    Err(_) => out.push(Some(s as i64)),
+                }
+            }
+            Ok(Arc::new(Int64Array::from(out)))
+        }
+        D::Decimal128(p, s) => {
+            let (p, s) = ((*p + 10).min(38), *s);
+            let dec = values.as_primitive::<Decimal128Type>();
+            let mut prefix = vec![i256::ZERO; n + 1];
+            for r in 0..n {
+                let v = if dec.is_valid(r) {
+                    i256::from_i128(dec.value(r))
+                } else {
+                    i256::ZERO
+                };
+                prefix[r + 1] = prefix[r].wrapping_add(v);
+            }
+            let bound = i256::from_i128(10i128.pow(u32::from(p)));
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                if !nonempty(i) {
+                    out.push(None);
+                    continue;
+                }
+                let v = prefix[hi[i] as usize].wrapping_sub(prefix[lo[i] as usize]);
+                if v >= bound || v <= bound.wrapping_neg() {
+                    if ansi {
+                        return Err(FerroError::Arithmetic(format!(
+                            "[NUMERIC_VALUE_OUT_OF_RANGE] a window sum does not fit decimal({p},{s}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
+                        )));
+                    }
+                    out.push(None);
+                } else {
+                    out.push(v.to_i128());
+                }
+            }
+            Ok(Arc::new(
+                Decimal128Array::from(out).with_precision_and_scale(p, s)?,
+            ))
+        }
+        D::Float32 | D::Float64 => {
+            let f: Vec<f64> = if values.data_type() == &D::Float32 {
+                values
+                    .as_primitive::<Float32Type>()
+                    .values()
+                    .iter()
+                    .map(|&v| v.into())
+                    .collect()
+            } else {
+                values.as_primitive::<Float64Type>().values().to_vec()
+            };
+            let mut out = vec![None; n];
+            for &(start, end) in partitions {
+                if (start..end).all(|i| lo[i] as usize == start) {
+                    // Growing frames: Spark adds each row once, in order.
+                    let mut running = Vec::with_capacity(end - start + 1);
+                    let mut acc = 0.0f64;
+                    running.push(acc);
+                    for (r, x) in f.iter().enumerate().take(end).skip(start) {
+                        if values.is_valid(r) {
+                            acc += x;
+                        }
+                        running.push(acc);
+                    }
+                    for (i, o) in out.iter_mut().enumerate().take(end).skip(start) {
+                        if nonempty(i) {
+                            *o = Some(running[hi[i] as usize - start]);
+                        }
+                    }
+                } else {
+                    // Frames that drop rows: Spark adds the frame's rows up again, in order.
+                    for (i, o) in out.iter_mut().enumerate().take(end).skip(start) {
+                        if nonempty(i) {
+                            let mut acc = 0.0f64;
+                            let (l, h) = (lo[i] as usize, hi[i] as usize);
+                            for (r, x) in f.iter().enumerate().take(h).skip(l) {
+                                if values.is_valid(r) {
+                                    acc += x;
+                                }
+                            }
+                            *o = Some(acc);
+                        }
+                    }
+                }
+            }
+            Ok(Arc::new(Float64Array::from(out)))
+        }
+        other => Err(FerroError::Analysis(format!(
+            "sum({other}) over a window is not supported yet"
+        ))),
+    }
+}
+
+/// `min` (or `max`) of each frame: a deque of rows whose values could still be the answer,
+/// the answer at its front. Values compare as Spark orders them (-0.0 = 0.0, NaN largest);
+/// among equal values the earliest row is kept, as Spark's in-order update keeps it.
+fn extreme(
+    values: &ArrayRef,
+    partitions: &[(usize, usize)],
+    lo: &[u32],
+    hi: &[u32],
+    max: bool,
+) -> Result<ArrayRef> {
+    let keys = normalize_key(values);
+    let cmp =
+        arrow_ord::ord::make_comparator(keys.as_ref(), keys.as_ref(), SortOptions::default())?;
+    // `a` beats `b` when strictly better.
+    let beats = |a: usize, b: usize| {
+        let o = cmp(a, b);
+        if max {
+            o.is_gt()
+        } else {
+            o.is_lt()
+        }
+    };
+    let n = values.len();
+    let mut idx: Vec<Option<u32>> = vec![None; n];
+    for &(start, end) in partitions {
+        let mut deque: VecDeque<usize> = VecDeque::new();
+        let mut next = start;
+        for i in start..end {
+            let (l, h) = (lo[i] as usize, hi[i] as usize);
+            while next < h {
+                if values.is_valid(next) {
+                    while deque.back().is_some_and(|&b| beats(next, b)) {
+                        deque.pop_back();
+                    }
+                    deque.push_back(next);
+                }
+                next += 1;
+            }
+            while deque.front().is_some_and(|&f| f < l) {
+                deque.pop_front();
+            }
+            idx[i] = deque.front().filter(|&&f| f < h).map(|&f| f as u32);
+        }
+    }
+    Ok(arrow_select::take::take(
+        values.as_ref(),
+        &UInt32Array::from(idx),
+        None,
+    )?)
+}

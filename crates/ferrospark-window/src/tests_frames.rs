@@ -1,0 +1,433 @@
+//! Frames and aggregates against a naive reference that finds each bound by scanning the
+//! partition in sort order (as Spark's bound orderings do): ROWS and RANGE, every bound kind,
+//! value offsets on integer and floating keys ascending and descending, NULL, NaN and -0.0
+//! keys, batch sizes 1, 7 and 8192.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::{DataType, Field, Schema};
+use ferrospark_common::{MemoryPool, Result};
+use ferrospark_expr::{bind, parse_expr, BindContext, PhysicalExpr};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::{
+    FrameAggregate, FrameBound, FrameOffset, FrameUnit, OrderKey, WindowCall, WindowExec,
+    WindowFrame, WindowFunction, WindowSpec,
+};
+
+fn data(seed: u64, n: usize) -> RecordBatch {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let p: Int32Array = (0..n).map(|_| Some(rng.random_range(0..3))).collect();
+    let k: Int32Array = (0..n)
+        .map(|_| (rng.random_range(0..8) > 0).then(|| rng.random_range(-3..6)))
+        .collect();
+    let o: Float64Array = (0..n)
+        .map(|_| match rng.random_range(0..10) {
+            0 => None,
+            1 => Some(f64::NAN),
+            2 => Some(-0.0),
+            k => Some(k as f64 / 2.0),
+        })
+        .collect();
+    // A unique key: the order within ties is then Spark's too.
+    let t: Int64Array = (0..n as i64).map(Some).collect();
+    let v: Int64Array = (0..n)
+        .map(|_| (rng.random_range(0..4) > 0).then(|| rng.random_range(-100..100)))
+        .collect();
+    let f: Float64Array = (0..n)
+        .map(|_| match rng.random_range(0..12) {
+            0 => None,
+            1 => Some(f64::NAN),
+            2 => Some(-0.0),
+            _ => Some(rng.random_range(-1000..1000) as f64 / 7.0),
+        })
+        .collect();
+    RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("p", DataType::Int32, true),
+            Field::new("k", DataType::Int32, true),
+            Field::new("o", DataType::Float64, true),
+            Field::new("t", DataType::Int64, false),
+            Field::new("v", DataType::Int64, true),
+            Field::new("f", DataType::Float64, true),
+        ])),
+        vec![
+            Arc::new(p) as ArrayRef,
+            Arc::new(k),
+            Arc::new(o),
+            Arc::new(t),
+            Arc::new(v),
+            Arc::new(f),
+        ],
+    )
+    .expect("batch")
+}
+
+fn expr(text: &str, schema: &Schema) -> PhysicalExpr {
+    bind(
+        &parse_expr(text).expect("parses"),
+        &BindContext::new(schema),
+    )
+    .expect("binds")
+}
+
+fn cell(a: &dyn Array, r: usize) -> String {
+    let opts = FormatOptions::default().with_null("NULL");
+    ArrayFormatter::try_new(a, &opts)
+        .expect("fmt")
+        .value(r)
+        .to_string()
+}
+
+/// A key value as Spark orders it: NULL, then numbers (-0.0 = 0.0), NaN last.
+#[derive(Clone, Copy, Debug)]
+enum Key {
+    Null,
+    Num(f64),
+}
+
+fn key_of(b: &RecordBatch, col: usize, r: usize) -> Key {
+    let a = b.column(col);
+    if a.is_null(r) {
+        return Key::Null;
+    }
+    let v = match a.data_type() {
+        DataType::Int32 => f64::from(
+            a.as_any()
+                .downcast_ref::<Int32Array>()
+                .expect("int")
+                .value(r),
+        ),
+        DataType::Int64 => a
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("long")
+            .value(r) as f64,
+        _ => a
+            .as_any()
+            .downcast_ref::<Float64Array>()
+            .expect("float")
+            .value(r),
+    };
+    Key::Num(if v == 0.0 { 0.0 } else { v })
+}
+
+/// `a` against `b` in the window's sort order.
+fn cmp_keys(a: Key, b: Key, desc: bool, nulls_first: bool) -> Ordering {
+    match (a, b) {
+        (Key::Null, Key::Null) => Ordering::Equal,
+        (Key::Null, _) => {
+            if nulls_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (_, Key::Null) => {
+            if nulls_first {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        (Key::Num(x), Key::Num(y)) => {
+            let o = match (x.is_nan(), y.is_nan()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                _ => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+            };
+            if desc {
+                o.reverse()
+            } else {
+                o
+            }
+        }
+    }
+}
+
+struct Case {
+    frame: WindowFrame,
+    /// ORDER BY column index (k or o) and direction.
+    key: usize,
+    desc: bool,
+}
+
+/// The bound's key value for row `r` moved by `delta` rows-worth (preceding negative, in sort
+/// order): NULL stays NULL, NaN stays NaN.
+fn moved(k: Key, delta: f64, desc: bool) -> Key {
+    match k {
+        Key::Null => Key::Null,
+        Key::Num(x) if x.is_nan() => k,
+        Key::Num(x) => Key::Num(if desc { x - delta } else { x + delta }),
+    }
+}
+
+fn offset_of(b: FrameBound) -> f64 {
+    match b {
+        FrameBound::Preceding(FrameOffset::Int(v)) => -(v as f64),
+        FrameBound::Preceding(FrameOffset::Float(v)) => -v,
+        FrameBound::Following(FrameOffset::Int(v)) => v as f64,
+        FrameBound::Following(FrameOffset::Float(v)) => v,
+        _ => 0.0,
+    }
+}
+
+/// The frame `[lo, hi)` (positions in `members`) of the member at `pos`.
+fn naive_frame(b: &RecordBatch, members: &[usize], pos: usize, c: &Case) -> (usize, usize) {
+    let n = members.len();
+    let nulls_first = !c.desc;
+    let key = |p: usize| key_of(b, c.key, members[p]);
+    let cmp = |x: Key, y: Key| cmp_keys(x, y, c.desc, nulls_first);
+    let lo = match (c.frame.start, c.frame.unit) {
+        (FrameBound::UnboundedPreceding, _) => 0,
+        (bound, FrameUnit::Rows) => {
+            (pos as i64 + offset_of(bound) as i64).clamp(0, n as i64) as usize
+        }
+        (bound, FrameUnit::Range) => {
+            let target = moved(key(pos), offset_of(bound), c.desc);
+            (0..n)
+                .find(|&p| cmp(key(p), target) != Ordering::Less)
+                .unwrap_or(n)
+        }
+    };
+    let hi = match (c.frame.end, c.frame.unit) {
+        (FrameBound::UnboundedFollowing, _) => n,
+        (bound, FrameUnit::Rows) => {
+            (pos as i64 + offset_of(bound) as i64 + 1).clamp(0, n as i64) as usize
+        }
+        (bound, FrameUnit::Range) => {
+            let target = moved(key(pos), offset_of(bound), c.desc);
+            (0..n)
+                .find(|&p| cmp(key(p), target) == Ordering::Greater)
+                .unwrap_or(n)
+        }
+    };
+    (lo, hi.max(lo))
+}
+
+fn naive(b: &RecordBatch, c: &Case, agg: FrameAggregate, col: Option<usize>) -> Vec<String> {
+    let n = b.num_rows();
+    let part = |r: usize| key_of(b, 0, r);
+    (0..n)
+        .map(|r| {
+            let mut members: Vec<usize> = (0..n)
+                .filter(|&m| cmp_keys(part(m), part(r), false, true) == Ordering::Equal)
+                .collect();
+            members.sort_by(|&x, &y| {
+                cmp_keys(key_of(b, c.key, x), key_of(b, c.key, y), c.desc, !c.desc).then(x.cmp(&y))
+            });
+            let pos = members.iter().position(|&m| m == r).expect("member");
+            let (lo, hi) = naive_frame(b, &members, pos, c);
+            let rows = &members[lo..hi];
+            let Some(col) = col else {
+                return rows.len().to_string();
+            };
+            let a = b.column(col);
+            let valid: Vec<usize> = rows.iter().copied().filter(|&m| a.is_valid(m)).collect();
+            match agg {
+                FrameAggregate::Count => valid.len().to_string(),
+                _ if valid.is_empty() => "NULL".into(),
+                FrameAggregate::Sum => match a.data_type() {
+                    DataType::Int64 => {
+                        let v = a.as_any().downcast_ref::<Int64Array>().expect("v");
+                        valid.iter().map(|&m| v.value(m)).sum::<i64>().to_string()
+                    }
+                    _ => {
+                        let f = a.as_any().downcast_ref::<Float64Array>().expect("f");
+                        let mut acc = 0.0;
+                        for &m in &valid {
+                            acc += f.value(m);
+                        }
+                        cell(&Float64Array::from(vec![acc]), 0)
+                    }
+                },
+                FrameAggregate::Min | FrameAggregate::Max => {
+                    let key = |m: usize| key_of(b, col, m);
+                    let mut best = valid[0];
+                    for &m in &valid[1..] {
+                        let o = cmp_keys(key(m), key(best), false, true);
+                        if (agg == FrameAggregate::Max && o.is_gt())
+                            || (agg == FrameAggregate::Min && o.is_lt())
+                        {
+                            best = m;
+                        }
+                    }
+                    cell(a, best)
+                }
+            }
+        })
+        .collect()
+}
+
+fn run(
+    b: &RecordBatch,
+    c: &Case,
+    agg: FrameAggregate,
+    col: Option<&str>,
+    batch: usize,
+) -> Result<Vec<String>> {
+    let schema = b.schema();
+    let key = expr(["p", "k", "o"][c.key], &schema);
+    let spec = WindowSpec {
+        partition_by: vec![expr("p", &schema)],
+        order_by: vec![if c.desc {
+            OrderKey::desc(key)
+        } else {
+            OrderKey::asc(key)
+        }],
+    };
+    let function = WindowFunction::Aggregate {
+        agg,
+        input: col.map(|c| expr(c, &schema)),
+        frame: c.frame,
+    };
+    let call = WindowCall {
+        name: "w".into(),
+        function,
+    };
+    let mut exec = WindowExec::try_new(schema, spec, vec![call], batch, &MemoryPool::unbounded())?;
+    for off in (0..b.num_rows()).step_by(batch) {
+        exec.push(&b.slice(off, batch.min(b.num_rows() - off)))?;
+    }
+    exec.finish()?;
+    let mut out = vec![String::new(); b.num_rows()];
+    while let Some(o) = exec.pull() {
+        let t = o
+            .column(3)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("t");
+        for r in 0..o.num_rows() {
+            out[t.value(r) as usize] = cell(o.column(6), r);
+        }
+    }
+    Ok(out)
+}
+
+#[test]
+fn frames_and_aggregates_match_a_naive_reference() -> Result<()> {
+    use FrameBound::*;
+    let int = |v: i64| FrameOffset::Int(v);
+    let rows = |start, end| WindowFrame {
+        unit: FrameUnit::Rows,
+        start,
+        end,
+    };
+    let range = |start, end| WindowFrame {
+        unit: FrameUnit::Range,
+        start,
+        end,
+    };
+    let mut frames = vec![
+        rows(UnboundedPreceding, CurrentRow),
+        rows(UnboundedPreceding, UnboundedFollowing),
+        rows(Preceding(int(2)), Following(int(1))),
+        rows(CurrentRow, UnboundedFollowing),
+        rows(Following(int(1)), Following(int(3))),
+        rows(Preceding(int(3)), Preceding(int(1))),
+        range(UnboundedPreceding, CurrentRow),
+        range(CurrentRow, CurrentRow),
+        range(CurrentRow, UnboundedFollowing),
+    ];
+    let value_frames = [
+        range(Preceding(int(2)), Following(int(1))),
+        range(UnboundedPreceding, Preceding(int(1))),
+        range(Following(int(1)), UnboundedFollowing),
+        range(Preceding(int(3)), CurrentRow),
+    ];
+    let b = data(3, 90);
+    for (key, desc) in [(1, false), (1, true), (2, false), (2, true)] {
+        let mut all = frames.clone();
+        all.extend(value_frames.iter().copied());
+        if key == 2 {
+            all.push(range(
+                Preceding(FrameOffset::Float(1.5)),
+                Following(FrameOffset::Float(0.5)),
+            ));
+        }
+        for frame in &all {
+            let c = Case {
+                frame: *frame,
+                key,
+                desc,
+            };
+            for (agg, col) in [
+                (FrameAggregate::Count, None),
+                (FrameAggregate::Count, Some(4)),
+                (FrameAggregate::Sum, Some(4)),
+                (FrameAggregate::Sum, Some(5)),
+                (FrameAggregate::Min, Some(5)),
+                (FrameAggregate::Max, Some(5)),
+                (FrameAggregate::Min, Some(4)),
+                (FrameAggregate::Max, Some(4)),
+            ] {
+                let want = naive(&b, &c, agg, col);
+                for batch in [1, 7, 8192] {
+                    let name = col.map(|c| ["p", "k", "o", "t", "v", "f"][c]);
+                    let got = run(&b, &c, agg, name, batch)?;
+                    assert_eq!(
+                        got,
+                        want,
+                        "{}({name:?}) {} key {key} desc {desc} batch {batch}",
+                        agg.name(),
+                        frame.text()
+                    );
+                }
+            }
+        }
+    }
+    frames.clear();
+    Ok(())
+}
+
+#[test]
+fn frames_spark_refuses_are_analysis_errors() {
+    use FrameBound::*;
+    let b = data(1, 4);
+    let schema = b.schema();
+    let bad = |frame: WindowFrame, order: Vec<OrderKey>| {
+        WindowExec::try_new(
+            schema.clone(),
+            WindowSpec {
+                partition_by: vec![],
+                order_by: order,
+            },
+            vec![WindowCall {
+                name: "w".into(),
+                function: WindowFunction::Aggregate {
+                    agg: FrameAggregate::Sum,
+                    input: Some(expr("v", &schema)),
+                    frame,
+                },
+            }],
+            8,
+            &MemoryPool::unbounded(),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default()
+    };
+    let k = || OrderKey::asc(expr("k", &schema));
+    let f = |start, end| WindowFrame {
+        unit: FrameUnit::Rows,
+        start,
+        end,
+    };
+    let r = |start, end| WindowFrame {
+        unit: FrameUnit::Range,
+        start,
+        end,
+    };
+    let one = FrameOffset::Int(1);
+    assert!(bad(f(Following(one), Preceding(one)), vec![k()]).contains("lower bound"));
+    assert!(bad(f(UnboundedFollowing, CurrentRow), vec![k()]).contains("UNBOUNDED FOLLOWING"));
+    assert!(bad(r(Preceding(one), CurrentRow), vec![k(), k()]).contains("exactly one ORDER BY key"));
+    assert!(bad(r(Preceding(one), CurrentRow), vec![]).contains("exactly one ORDER BY key"));
+    let s = OrderKey::asc(expr("cast(k as string)", &schema));
+    assert!(bad(r(Preceding(one), CurrentRow), vec![s]).contains("numeric, date or timestamp"));
+}
