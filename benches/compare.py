@@ -423,6 +423,10 @@ import join_workloads  # noqa: E402
 
 join_workloads.register_all(sys.modules[__name__])
 
+import window_workloads  # noqa: E402
+
+window_workloads.register_all(sys.modules[__name__])
+
 
 # ------------------------------------------------------------------------------------
 # Running and reporting

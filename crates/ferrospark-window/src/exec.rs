@@ -162,11 +162,10 @@ impl WindowExec {
         let all_keys: Vec<ArrayRef> = partition_keys.iter().chain(&order_keys).cloned().collect();
         let all = converter(&all_keys, &options)?;
         let n = batch.num_rows();
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        if let Some(rows) = &all {
-            // Stable: rows equal on every key keep their input order.
-            order.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-        }
+        let order: Vec<u32> = match &all {
+            Some(rows) => crate::sort::sort_rows(rows),
+            None => (0..n as u32).collect(),
+        };
         let sorted = arrow_select::take::take_record_batch(
             &batch,
             &arrow_array::UInt32Array::from(order.clone()),

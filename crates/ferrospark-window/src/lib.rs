@@ -16,6 +16,7 @@ mod aggregates;
 mod exec;
 mod frame;
 mod functions;
+mod sort;
 mod spec;
 #[cfg(test)]
 mod tests;
