@@ -177,6 +177,47 @@ fn sum(
         D::Decimal128(p, s) => {
             let (p, s) = ((*p + 10).min(38), *s);
             let dec = values.as_primitive::<Decimal128Type>();
+            // Prefix sums in i128 when no partial sum can leave it (the usual case), else i256.
+            let mut small = Vec::with_capacity(n + 1);
+            small.push(0i128);
+            let mut acc = 0i128;
+            let mut fits = true;
+            for r in 0..n {
+                if dec.is_valid(r) {
+                    match acc.checked_add(dec.value(r)) {
+                        Some(v) => acc = v,
+                        None => {
+                            fits = false;
+                            break;
+                        }
+                    }
+                }
+                small.push(acc);
+            }
+            let limit = 10i128.pow(u32::from(p));
+            if fits {
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    if !nonempty(i) {
+                        out.push(None);
+                        continue;
+                    }
+                    let v = small[hi[i] as usize] - small[lo[i] as usize];
+                    if v >= limit || v <= -limit {
+                        if ansi {
+                            return Err(FerroError::Arithmetic(format!(
+                                "[NUMERIC_VALUE_OUT_OF_RANGE] a window sum does not fit decimal({p},{s}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
+                            )));
+                        }
+                        out.push(None);
+                    } else {
+                        out.push(Some(v));
+                    }
+                }
+                return Ok(Arc::new(
+                    Decimal128Array::from(out).with_precision_and_scale(p, s)?,
+                ));
+            }
             let mut prefix = vec![i256::ZERO; n + 1];
             for r in 0..n {
                 let v = if dec.is_valid(r) {

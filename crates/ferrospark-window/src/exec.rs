@@ -154,7 +154,6 @@ impl WindowExec {
             Ok(Some(RowConverter::new(fields)?.convert_columns(keys)?))
         };
         let mut options = vec![SortOptions::default(); partition_keys.len()];
-        let part = converter(&partition_keys, &options)?;
         options.extend(self.spec.order_by.iter().map(|o| SortOptions {
             descending: o.descending,
             nulls_first: o.nulls_first,
@@ -166,12 +165,18 @@ impl WindowExec {
             Some(rows) => crate::sort::sort_rows(rows),
             None => (0..n as u32).collect(),
         };
-        let sorted = arrow_select::take::take_record_batch(
-            &batch,
-            &arrow_array::UInt32Array::from(order.clone()),
-        )?;
+        drop(all);
+        let order = arrow_array::UInt32Array::from(order);
+        let sorted = arrow_select::take::take_record_batch(&batch, &order)?;
         drop(batch);
-        let mut layout = Self::layout(part.as_ref(), all.as_ref(), &order, !order_keys.is_empty());
+        let sorted_keys = arrow_select::take::take_arrays(&all_keys, &order, None)?;
+        drop(all_keys);
+        let mut layout = Self::layout(
+            &sorted_keys,
+            partition_keys.len(),
+            n,
+            !order_keys.is_empty(),
+        )?;
         layout.ansi = self.ansi;
         if let [key] = self.spec.order_by.as_slice() {
             let values = ferrospark_expr::evaluate(&key.expr, &sorted)?.into_array(n)?;
@@ -213,41 +218,43 @@ impl WindowExec {
             .collect()
     }
 
-    /// Partitions and peer groups of the rows in `order`: partitions where `part` (the
-    /// partition keys) changes, peer groups where `all` (partition then order keys) does.
-    fn layout(part: Option<&Rows>, all: Option<&Rows>, order: &[u32], ordered: bool) -> Layout {
-        let n = order.len();
-        let changes = |r: Option<&Rows>, i: usize| {
-            r.is_some_and(|r| r.row(order[i] as usize) != r.row(order[i - 1] as usize))
-        };
-        let mut partitions = Vec::new();
-        let mut start = 0;
-        for i in 1..=n {
-            if i == n || changes(part, i) {
-                partitions.push((start, i));
-                start = i;
+    /// Partitions and peer groups of `n` sorted rows: partitions where the first
+    /// `num_partition` of `sorted_keys` change, peer groups where any of them does.
+    fn layout(
+        sorted_keys: &[ArrayRef],
+        num_partition: usize,
+        n: usize,
+        ordered: bool,
+    ) -> Result<Layout> {
+        let ranges = |keys: &[ArrayRef]| -> Result<Vec<(usize, usize)>> {
+            if keys.is_empty() {
+                return Ok(if n > 0 { vec![(0, n)] } else { vec![] });
             }
-        }
+            Ok(arrow_ord::partition::partition(keys)?
+                .ranges()
+                .into_iter()
+                .map(|r| (r.start, r.end))
+                .collect())
+        };
+        let partitions = ranges(&sorted_keys[..num_partition])?;
         let mut peer_start = vec![0u32; n];
         let mut peer_end = vec![0u32; n];
-        for &(start, end) in &partitions {
-            let mut group = start;
-            for i in start..end {
-                if ordered && i > start && changes(all, i) {
-                    peer_end[group..i].fill(i as u32);
-                    group = i;
-                }
-                peer_start[i] = group as u32;
-            }
-            peer_end[group..end].fill(end as u32);
+        let peers = if ordered {
+            ranges(sorted_keys)?
+        } else {
+            partitions.clone()
+        };
+        for (start, end) in peers {
+            peer_start[start..end].fill(start as u32);
+            peer_end[start..end].fill(end as u32);
         }
-        Layout {
+        Ok(Layout {
             partitions,
             peer_start,
             peer_end,
             range_key: None,
             ansi: true,
-        }
+        })
     }
 
     /// The next output batch, if one is ready.
