@@ -9,6 +9,7 @@ and only the surviving rows cross into the JVM.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 import weakref
 from collections.abc import Iterator, Sequence
@@ -744,3 +745,99 @@ __all__ = [
     "read_parquet",
     "spark_schema",
 ]
+
+
+_ORDER_SUFFIX = re.compile(r"^(.*) (ASC|DESC) NULLS (FIRST|LAST)$", re.DOTALL)
+
+
+def _order_parts(text: str) -> tuple[str, bool, bool]:
+    """An ORDER BY key's text split as (expression, ascending, nulls first)."""
+    m = _ORDER_SUFFIX.match(text)
+    if m is None:
+        return text, True, True
+    return m.group(1), m.group(2) == "ASC", m.group(3) == "FIRST"
+
+
+def _window_task(partition: list[str], order: list[tuple[str, bool, bool]], calls: list[tuple], conf, schema):
+    """Each task: the rows Spark's shuffle gathered for its window partitions, sorted and
+    evaluated natively."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        batches = [b for b in batches if b.num_rows]
+        if not batches:
+            return
+        table = pa.Table.from_batches(batches)
+        if table.num_rows == 0:
+            return
+        parse = _native.Expr.parse
+        native_calls = [
+            (n, [parse(a) for a in args], k, ign, alias, frame) for n, args, k, ign, alias, frame in calls
+        ]
+        out, _metrics, _plan = _native.window(
+            pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+            [parse(p) for p in partition],
+            [parse(e).sort(asc, nf) for e, asc, nf in order],
+            native_calls,
+            conf=conf,
+        )
+        for b in out.to_batches():
+            yield pa.RecordBatch.from_arrays(b.columns, schema=schema)
+
+    return run
+
+
+def window(df: DataFrame, exprs: Any) -> DataFrame:
+    """``df.select("*", *exprs)`` for window expressions (``fs.row_number().over(w)``, ...),
+    with ferrospark's window operator inside Spark tasks: Spark shuffles the rows on each
+    specification's partition keys, and each task sorts and evaluates its partitions natively
+    in ``mapInArrow``. One shuffle and one native pass per specification, as Spark's planner."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from .window import WindowColumn, WindowFunction
+
+    items = [exprs] if isinstance(exprs, WindowColumn) else list(exprs)
+    for item in items:
+        if isinstance(item, WindowFunction) or not isinstance(item, WindowColumn):
+            from .errors import AnalysisError
+
+            raise AnalysisError(f"{item!r} is not a window expression: call .over(window_spec) on it")
+        item._check()
+    conf = _spark_conf(df.sparkSession)
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(item._spec._key(), []).append(i)
+    current = df
+    names: list[str] = [""] * len(items)
+    width = len(df.columns)
+    for members in groups.values():
+        spec = items[members[0]]._spec
+        schema = to_arrow_schema(current.schema)
+        partition = [str(c._expr) for c in spec._partition]
+        order = [_order_parts(str(c._expr)) for c in spec._order]
+        calls = []
+        for i in members:
+            name, args, n, ign, alias, frame = items[i]._call()
+            calls.append((name, [str(a) for a in args], n, ign, alias, frame))
+        parse = _native.Expr.parse
+        native_calls = [
+            (n, [parse(a) for a in args], k, ign, alias, frame) for n, args, k, ign, alias, frame in calls
+        ]
+        empty, _m, _p = _native.window(
+            pa.RecordBatchReader.from_batches(schema, []),
+            [parse(p) for p in partition],
+            [parse(e).sort(asc, nf) for e, asc, nf in order],
+            native_calls,
+            conf=conf,
+        )
+        named = empty.schema
+        for k, i in enumerate(members):
+            names[i] = named.field(len(schema) + k).name
+        positional = pa.schema([f.with_name(f"_c{j}") for j, f in enumerate(named)])
+        shuffled = (
+            current.repartition(*[F.expr(p) for p in partition]) if partition else current.repartition(1)
+        )
+        task = _window_task(partition, order, calls, conf, positional)
+        current = shuffled.mapInArrow(task, spark_schema(positional)).toDF(*named.names)
+    # Input columns, then the window columns in the order they were asked for.
+    return current.select(*[current.columns[i] for i in range(width)], *names)
