@@ -5,6 +5,7 @@ specifications in one call, ascending and descending orders with either NULL pla
 from __future__ import annotations
 
 import random
+from decimal import Decimal
 
 import pyarrow as pa
 import pytest
@@ -225,6 +226,13 @@ FRAMED = (
             pa.float64(),
         ),
     )
+    .append_column(
+        "d",
+        pa.array(
+            [None if i % 11 == 0 else Decimal(i * 37 % 1000 - 500).scaleb(-2) for i in range(400)],
+            pa.decimal128(9, 2),
+        ),
+    )
 )
 FRAMES = {
     "default": None,
@@ -273,6 +281,10 @@ def test_aggregates_over_frames_match_spark(spark, frame, desc):
         F.min("f").over(w).alias("minf"),
         F.max("f").over(w).alias("maxf"),
         F.max("p").over(w).alias("maxp"),
+        F.avg("v").over(w).alias("av"),
+        F.avg("f").over(w).alias("af"),
+        F.avg("d").over(w).alias("ad"),
+        F.sum("d").over(w).alias("sd"),
     )
     got = fs.window(
         FRAMED,
@@ -284,6 +296,10 @@ def test_aggregates_over_frames_match_spark(spark, frame, desc):
             fs.min("f").over(o).alias("minf"),
             fs.max("f").over(o).alias("maxf"),
             fs.max("p").over(o).alias("maxp"),
+            fs.avg("v").over(o).alias("av"),
+            fs.avg("f").over(o).alias("af"),
+            fs.avg("d").over(o).alias("ad"),
+            fs.sum("d").over(o).alias("sd"),
         ],
     )
     assert got.column_names == expected.columns
@@ -341,4 +357,4 @@ def test_aggregates_over_whole_partitions_and_double_range_keys(spark):
             FRAMED, [fs.sum("v").over(fs.Window.partition_by("p").order_by("k", "t").range_between(-1, 1))]
         )
     with pytest.raises(fs.UnsupportedError, match="not built yet"):
-        fs.window(FRAMED, [fs.avg("v").over(fs.Window.partition_by("p"))])
+        fs.window(FRAMED, [fs.stddev("v").over(fs.Window.partition_by("p"))])

@@ -7,7 +7,7 @@ choose), and every function of one specification is computed in one native pass.
 
 Built so far (issue 5, in progress): ``row_number``, ``rank``, ``dense_rank``,
 ``percent_rank``, ``cume_dist``, ``ntile``, ``lag``, ``lead``, and ``fs.count``, ``fs.sum``,
-``fs.min`` and ``fs.max`` over any ROWS or RANGE frame (``rows_between`` /
+``fs.avg``, ``fs.min`` and ``fs.max`` over any ROWS or RANGE frame (``rows_between`` /
 ``range_between``; without a frame, Spark's defaults). The other aggregates and
 ``nth_value`` / ``first_value`` / ``last_value`` come next; asking for them now raises
 :class:`ferrospark.UnsupportedError`.
@@ -174,9 +174,11 @@ class WindowColumn:
     def _check(self) -> None:
         fn, spec = self._fn, self._spec
         if fn._aggregate:
-            if fn._name not in ("count", "sum", "min", "max"):
+            if fn._name in ("mean",):
+                fn._name = "avg"
+            if fn._name not in ("count", "sum", "min", "max", "avg"):
                 raise UnsupportedError(
-                    f"{fn._name}() over a window is not built yet; count, sum, min and max are"
+                    f"{fn._name}() over a window is not built yet; count, sum, avg, min and max are"
                 )
             return
         if fn._name in _REQUIRED_FRAME and not spec._order:

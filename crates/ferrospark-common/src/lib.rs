@@ -1,10 +1,11 @@
 //! Shared foundations of ferrospark: the one error type, Spark-named configuration, metrics,
-//! the memory pool and spill files.
+//! the memory pool, spill files and Spark's decimal averaging.
 //!
 //! Every engine crate returns [`Result`]; the Python bindings map each [`FerroError`] variant to
 //! one Python exception class, so the error a user sees is decided here, once.
 
 pub mod config;
+pub mod decimal;
 pub mod error;
 pub mod memory;
 pub mod metrics;

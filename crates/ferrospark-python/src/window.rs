@@ -184,11 +184,12 @@ fn window_call(
         "percent_rank" => WindowFunction::PercentRank,
         "cume_dist" => WindowFunction::CumeDist,
         "ntile" => WindowFunction::Ntile(n.unwrap_or(0)),
-        "agg:count" | "agg:sum" | "agg:min" | "agg:max" => WindowFunction::Aggregate {
+        "agg:count" | "agg:sum" | "agg:min" | "agg:max" | "agg:avg" => WindowFunction::Aggregate {
             agg: match name.as_str() {
                 "agg:count" => FrameAggregate::Count,
                 "agg:sum" => FrameAggregate::Sum,
                 "agg:min" => FrameAggregate::Min,
+                "agg:avg" => FrameAggregate::Avg,
                 _ => FrameAggregate::Max,
             },
             input: if args.is_empty() { None } else { Some(arg(0)?) },

@@ -5,7 +5,8 @@
 //! - floating `sum` by a running sum when every frame starts at the partition's first row
 //!   (Spark's own order of additions), else added up frame by frame in row order as Spark's
 //!   sliding and shrinking frames do, so the result matches Spark's to the last bit;
-//! - `min` / `max` with a monotonic deque of candidate rows (frames only move forward).
+//! - `min` / `max` with a monotonic deque of candidate rows (frames only move forward);
+//! - `avg` from the same sums, divided as Spark divides.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, Decimal128Array, Float64Array, Int64Array, UInt32Array};
 use arrow_buffer::i256;
 use arrow_schema::{DataType, SortOptions};
+use ferrospark_common::decimal::decimal_average;
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::normalize_key;
 
@@ -31,6 +33,8 @@ pub enum FrameAggregate {
     Min,
     /// The largest non-NULL value.
     Max,
+    /// The mean of the frame's non-NULL values; NULL when there are none.
+    Avg,
 }
 
 impl FrameAggregate {
@@ -41,6 +45,7 @@ impl FrameAggregate {
             FrameAggregate::Sum => "sum",
             FrameAggregate::Min => "min",
             FrameAggregate::Max => "max",
+            FrameAggregate::Avg => "avg",
         }
     }
 
@@ -55,6 +60,13 @@ impl FrameAggregate {
                 D::Decimal128((*p + 10).min(38), *s)
             }
             (FrameAggregate::Min | FrameAggregate::Max, Some(t)) if !t.is_nested() => t.clone(),
+            (
+                FrameAggregate::Avg,
+                Some(D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::Float32 | D::Float64),
+            ) => D::Float64,
+            (FrameAggregate::Avg, Some(D::Decimal128(p, s))) => {
+                D::Decimal128((*p + 4).min(38), (*s + 4).min(38))
+            }
             (f, t) => {
                 return Err(FerroError::Analysis(format!(
                     "{}({}) over a window is not supported yet",
@@ -92,6 +104,7 @@ pub(crate) fn frame_aggregate(
             Ok(Arc::new(out))
         }
         FrameAggregate::Sum => sum(values, partitions, lo, hi, n, ansi),
+        FrameAggregate::Avg => avg(values, partitions, lo, hi, n, ansi),
         FrameAggregate::Min | FrameAggregate::Max => {
             extreme(values, partitions, lo, hi, agg == FrameAggregate::Max)
         }
@@ -251,54 +264,190 @@ fn sum(
             ))
         }
         D::Float32 | D::Float64 => {
-            let f: Vec<f64> = if values.data_type() == &D::Float32 {
-                values
-                    .as_primitive::<Float32Type>()
-                    .values()
-                    .iter()
-                    .map(|&v| v.into())
-                    .collect()
-            } else {
-                values.as_primitive::<Float64Type>().values().to_vec()
-            };
-            let mut out = vec![None; n];
-            for &(start, end) in partitions {
-                if (start..end).all(|i| lo[i] as usize == start) {
-                    // Growing frames: Spark adds each row once, in order.
-                    let mut running = Vec::with_capacity(end - start + 1);
-                    let mut acc = 0.0f64;
-                    running.push(acc);
-                    for (r, x) in f.iter().enumerate().take(end).skip(start) {
-                        if values.is_valid(r) {
-                            acc += x;
-                        }
-                        running.push(acc);
-                    }
-                    for (i, o) in out.iter_mut().enumerate().take(end).skip(start) {
-                        if nonempty(i) {
-                            *o = Some(running[hi[i] as usize - start]);
-                        }
-                    }
-                } else {
-                    // Frames that drop rows: Spark adds the frame's rows up again, in order.
-                    for (i, o) in out.iter_mut().enumerate().take(end).skip(start) {
-                        if nonempty(i) {
-                            let mut acc = 0.0f64;
-                            let (l, h) = (lo[i] as usize, hi[i] as usize);
-                            for (r, x) in f.iter().enumerate().take(h).skip(l) {
-                                if values.is_valid(r) {
-                                    acc += x;
-                                }
-                            }
-                            *o = Some(acc);
-                        }
-                    }
-                }
-            }
-            Ok(Arc::new(Float64Array::from(out)))
+            let f = as_f64(values);
+            let sums = float_frame_sums(&f, values, partitions, lo, hi, &nonempty);
+            Ok(Arc::new(Float64Array::from(sums)))
         }
         other => Err(FerroError::Analysis(format!(
             "sum({other}) over a window is not supported yet"
+        ))),
+    }
+}
+
+/// The values as doubles (integral and floating inputs).
+fn as_f64(values: &ArrayRef) -> Vec<f64> {
+    use DataType as D;
+    match values.data_type() {
+        D::Int8 => values
+            .as_primitive::<Int8Type>()
+            .values()
+            .iter()
+            .map(|&v| v.into())
+            .collect(),
+        D::Int16 => values
+            .as_primitive::<Int16Type>()
+            .values()
+            .iter()
+            .map(|&v| v.into())
+            .collect(),
+        D::Int32 => values
+            .as_primitive::<Int32Type>()
+            .values()
+            .iter()
+            .map(|&v| v.into())
+            .collect(),
+        D::Int64 => values
+            .as_primitive::<Int64Type>()
+            .values()
+            .iter()
+            .map(|&v| v as f64)
+            .collect(),
+        D::Float32 => values
+            .as_primitive::<Float32Type>()
+            .values()
+            .iter()
+            .map(|&v| v.into())
+            .collect(),
+        _ => values.as_primitive::<Float64Type>().values().to_vec(),
+    }
+}
+
+/// Each frame's sum of `f` (where `values` is not NULL) in double, added in Spark's order: a
+/// running sum when every frame of a partition starts at its first row, else each frame's rows
+/// added up again in order.
+fn float_frame_sums(
+    f: &[f64],
+    values: &ArrayRef,
+    partitions: &[(usize, usize)],
+    lo: &[u32],
+    hi: &[u32],
+    nonempty: &dyn Fn(usize) -> bool,
+) -> Vec<Option<f64>> {
+    let mut out = vec![None; f.len()];
+    for &(start, end) in partitions {
+        if (start..end).all(|i| lo[i] as usize == start) {
+            let mut running = Vec::with_capacity(end - start + 1);
+            let mut acc = 0.0f64;
+            running.push(acc);
+            for (r, x) in f.iter().enumerate().take(end).skip(start) {
+                if values.is_valid(r) {
+                    acc += x;
+                }
+                running.push(acc);
+            }
+            for (i, o) in out.iter_mut().enumerate().take(end).skip(start) {
+                if nonempty(i) {
+                    *o = Some(running[hi[i] as usize - start]);
+                }
+            }
+        } else {
+            for (i, o) in out.iter_mut().enumerate().take(end).skip(start) {
+                if nonempty(i) {
+                    let mut acc = 0.0f64;
+                    let (l, h) = (lo[i] as usize, hi[i] as usize);
+                    for (r, x) in f.iter().enumerate().take(h).skip(l) {
+                        if values.is_valid(r) {
+                            acc += x;
+                        }
+                    }
+                    *o = Some(acc);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The mean of each frame, typed as Spark's `avg`: double for numbers (their sum added in
+/// double, as Spark adds it), `decimal(p + 4, s + 4)` for decimals (the exact sum divided as
+/// Spark divides it).
+fn avg(
+    values: &ArrayRef,
+    partitions: &[(usize, usize)],
+    lo: &[u32],
+    hi: &[u32],
+    n: usize,
+    ansi: bool,
+) -> Result<ArrayRef> {
+    use DataType as D;
+    let counts = prefix_counts(values);
+    let count = |i: usize| counts[hi[i] as usize] - counts[lo[i] as usize];
+    let nonempty = |i: usize| count(i) > 0;
+    match values.data_type() {
+        D::Decimal128(p, s) => {
+            let (sp, rp, rs) = ((*p + 10).min(38), (*p + 4).min(38), (*s + 4).min(38));
+            let dec = values.as_primitive::<Decimal128Type>();
+            let mut prefix = vec![i256::ZERO; n + 1];
+            for r in 0..n {
+                let v = if dec.is_valid(r) {
+                    i256::from_i128(dec.value(r))
+                } else {
+                    i256::ZERO
+                };
+                prefix[r + 1] = prefix[r].wrapping_add(v);
+            }
+            let ten = i256::from_i128(10);
+            let (sum_bound, bound) = (
+                ten.wrapping_pow(u32::from(sp)),
+                ten.wrapping_pow(u32::from(rp)),
+            );
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                if !nonempty(i) {
+                    out.push(None);
+                    continue;
+                }
+                let sum = prefix[hi[i] as usize].wrapping_sub(prefix[lo[i] as usize]);
+                let q = (sum.wrapping_abs() < sum_bound)
+                    .then(|| decimal_average(sum, count(i), *s, rs))
+                    .filter(|q| q.wrapping_abs() < bound);
+                match q {
+                    Some(q) => out.push(q.to_i128()),
+                    None if ansi => {
+                        return Err(FerroError::Arithmetic(format!(
+                            "[NUMERIC_VALUE_OUT_OF_RANGE] a window average does not fit decimal({rp},{rs}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
+                        )))
+                    }
+                    None => out.push(None),
+                }
+            }
+            Ok(Arc::new(
+                Decimal128Array::from(out).with_precision_and_scale(rp, rs)?,
+            ))
+        }
+        D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::Float32 | D::Float64 => {
+            let f = as_f64(values);
+            let integral = !matches!(values.data_type(), D::Float32 | D::Float64);
+            // Integers whose absolute values add up below 2^53: every partial sum is exact in
+            // double, so the exact sum is Spark's, in any order.
+            let small = integral && {
+                let total: f64 = (0..n)
+                    .filter(|&r| values.is_valid(r))
+                    .map(|r| f[r].abs())
+                    .sum();
+                total < 9.0e15
+            };
+            let sums: Vec<Option<f64>> = if small {
+                let mut prefix = vec![0i128; n + 1];
+                for r in 0..n {
+                    prefix[r + 1] = prefix[r] + if values.is_valid(r) { f[r] as i128 } else { 0 };
+                }
+                (0..n)
+                    .map(|i| {
+                        nonempty(i)
+                            .then(|| (prefix[hi[i] as usize] - prefix[lo[i] as usize]) as f64)
+                    })
+                    .collect()
+            } else {
+                float_frame_sums(&f, values, partitions, lo, hi, &nonempty)
+            };
+            let out: Float64Array = (0..n)
+                .map(|i| sums[i].map(|s| s / count(i) as f64))
+                .collect();
+            Ok(Arc::new(out))
+        }
+        other => Err(FerroError::Analysis(format!(
+            "avg({other}) over a window is not supported yet"
         ))),
     }
 }

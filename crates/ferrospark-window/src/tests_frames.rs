@@ -232,6 +232,23 @@ fn naive(b: &RecordBatch, c: &Case, agg: FrameAggregate, col: Option<usize>) -> 
             match agg {
                 FrameAggregate::Count => valid.len().to_string(),
                 _ if valid.is_empty() => "NULL".into(),
+                FrameAggregate::Avg => {
+                    let mean = match a.data_type() {
+                        DataType::Int64 => {
+                            let v = a.as_any().downcast_ref::<Int64Array>().expect("v");
+                            valid.iter().map(|&m| v.value(m)).sum::<i64>() as f64
+                        }
+                        _ => {
+                            let f = a.as_any().downcast_ref::<Float64Array>().expect("f");
+                            let mut acc = 0.0;
+                            for &m in &valid {
+                                acc += f.value(m);
+                            }
+                            acc
+                        }
+                    } / valid.len() as f64;
+                    cell(&Float64Array::from(vec![mean]), 0)
+                }
                 FrameAggregate::Sum => match a.data_type() {
                     DataType::Int64 => {
                         let v = a.as_any().downcast_ref::<Int64Array>().expect("v");
@@ -365,6 +382,8 @@ fn frames_and_aggregates_match_a_naive_reference() -> Result<()> {
                 (FrameAggregate::Max, Some(5)),
                 (FrameAggregate::Min, Some(4)),
                 (FrameAggregate::Max, Some(4)),
+                (FrameAggregate::Avg, Some(4)),
+                (FrameAggregate::Avg, Some(5)),
             ] {
                 let want = naive(&b, &c, agg, col);
                 for batch in [1, 7, 8192] {

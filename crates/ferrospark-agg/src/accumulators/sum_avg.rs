@@ -12,6 +12,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Decimal128Type, Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Decimal128Array, Float64Array, Int64Array, PrimitiveArray};
 use arrow_buffer::i256;
+use ferrospark_common::decimal::decimal_average;
 use ferrospark_common::{FerroError, Result};
 
 use super::{for_each_valid, nulls_from, EmitTo, GroupsAccumulator};
@@ -428,22 +429,6 @@ fn lanes_cannot_overflow(precision: u8, rows: usize) -> bool {
     (rows as f64) * 10f64.powi(precision as i32) < 1.0e38
 }
 
-/// `round_half_up(n / d)` for `d > 0`.
-fn div_half_up(n: i256, d: i256) -> i256 {
-    let q = n / d;
-    let r = n % d;
-    let two_r = r.wrapping_mul(i256::from_i128(2)).wrapping_abs();
-    if two_r >= d {
-        if n.is_negative() {
-            q - i256::ONE
-        } else {
-            q + i256::ONE
-        }
-    } else {
-        q
-    }
-}
-
 fn decimal_array(values: Vec<i128>, valid: &[bool], p: u8, s: i8) -> Result<ArrayRef> {
     let a = PrimitiveArray::<Decimal128Type>::new(values.into(), nulls_from(valid))
         .with_precision_and_scale(p, s)?;
@@ -513,9 +498,6 @@ impl GroupsAccumulator for DecimalSumAccumulator {
         let counts = emit.take(counts);
         let (sums, valid) = self.checked_sums(emit, self.state_precision)?;
         let (rp, rs) = self.result;
-        // Spark divides to scale 38 (HALF_UP), then rounds to the result scale (HALF_UP).
-        let up38 = i256::from_i128(10).wrapping_pow((38 - self.scale) as u32);
-        let down = i256::from_i128(10).wrapping_pow((38 - rs) as u32);
         let bound = i256::from_i128(pow10(rp));
         let mut out = Vec::with_capacity(sums.len());
         let mut ok = Vec::with_capacity(sums.len());
@@ -525,11 +507,7 @@ impl GroupsAccumulator for DecimalSumAccumulator {
                 ok.push(false);
                 continue;
             }
-            let q38 = div_half_up(
-                i256::from_i128(sums[i]).wrapping_mul(up38),
-                i256::from_i128(counts[i] as i128),
-            );
-            let q = div_half_up(q38, down);
+            let q = decimal_average(i256::from_i128(sums[i]), counts[i] as i64, self.scale, rs);
             if q.wrapping_abs() >= bound {
                 if self.ansi {
                     return Err(self.overflow_error());
