@@ -507,7 +507,7 @@ impl GroupsAccumulator for DecimalSumAccumulator {
                 ok.push(false);
                 continue;
             }
-            let q = decimal_average(i256::from_i128(sums[i]), counts[i] as i64, self.scale, rs);
+            let q = decimal_average(i256::from_i128(sums[i]), counts[i], self.scale, rs);
             if q.wrapping_abs() >= bound {
                 if self.ansi {
                     return Err(self.overflow_error());
