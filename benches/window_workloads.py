@@ -28,12 +28,12 @@ def _glob(paths: dict[str, str]) -> str:
     return (Path(paths["lineitem"]) / "*.parquet").as_posix().replace("'", "''")
 
 
-def _result(rows: Any, rn: Any, rs: Any) -> tuple:
-    return (int(rows), int(rn), Decimal(str(rs)))
+def _result(rows: Any, a: Any, b: Any) -> tuple:
+    return (int(rows), Decimal(str(a)), Decimal(str(b)))
 
 
 def _describe(r: Any) -> str:
-    return f"rows {r[0]}, sum(row_number) {r[1]}, sum(running sum) {r[2]}"
+    return f"rows {r[0]}, checksums {r[1]}, {r[2]}"
 
 
 def _fs(e: Any, paths: dict[str, str]) -> Any:
@@ -83,6 +83,52 @@ def _spark(e: Any, paths: dict[str, str]) -> Any:
     return _result(row[0], row[1], row[2])
 
 
+SLIDING_COLUMNS = ["l_suppkey", "l_shipdate", "l_orderkey", "l_linenumber", "l_quantity", "l_extendedprice"]
+SLIDING_SQL = """
+SELECT count(*), sum(a), sum(m) FROM (
+  SELECT avg(l_quantity) OVER (PARTITION BY l_suppkey ORDER BY l_shipdate, l_orderkey, l_linenumber
+                               ROWS BETWEEN 100 PRECEDING AND 100 FOLLOWING) AS a,
+         min(l_extendedprice) OVER (PARTITION BY l_suppkey ORDER BY l_shipdate
+                                    RANGE BETWEEN INTERVAL 30 DAYS PRECEDING AND CURRENT ROW) AS m
+  FROM read_parquet('{lineitem}')
+)
+"""
+
+
+def _fs_sliding(e: Any, paths: dict[str, str]) -> Any:
+    import pyarrow.compute as pc
+
+    fs = e.fs
+    data = e.session.read_parquet(paths["lineitem"], columns=SLIDING_COLUMNS)
+    rows = fs.Window.partition_by("l_suppkey").order_by(*ORDER).rows_between(-100, 100)
+    days = fs.Window.partition_by("l_suppkey").order_by("l_shipdate").range_between(-30, 0)
+    out = e.session.window(
+        data,
+        [fs.avg("l_quantity").over(rows).alias("a"), fs.min("l_extendedprice").over(days).alias("m")],
+    )
+    e.notes["metrics"] = fs.last_window_metrics()
+    return _result(out.num_rows, pc.sum(out["a"]).as_py(), pc.sum(out["m"]).as_py())
+
+
+def _duck_sliding(e: Any, paths: dict[str, str]) -> Any:
+    return _result(*e.con.execute(SLIDING_SQL.format(lineitem=_glob(paths))).fetchone())
+
+
+def _spark_sliding(e: Any, paths: dict[str, str]) -> Any:
+    from pyspark.sql import Window
+
+    F = e.F  # noqa: N806
+    rows = Window.partitionBy("l_suppkey").orderBy(*ORDER).rowsBetween(-100, 100)
+    days = Window.partitionBy("l_suppkey").orderBy(F.col("l_shipdate").cast("int")).rangeBetween(-30, 0)
+    df = e.spark.read.parquet(paths["lineitem"]).select(*SLIDING_COLUMNS)
+    row = (
+        df.select(F.avg("l_quantity").over(rows).alias("a"), F.min("l_extendedprice").over(days).alias("m"))
+        .agg(F.count(F.lit(1)), F.sum("a"), F.sum("m"))
+        .collect()[0]
+    )
+    return _result(row[0], row[1], row[2])
+
+
 def register_all(c: Any) -> None:
     """Registers the workloads in ``compare`` (passed as its module object)."""
     w = c.register(
@@ -98,3 +144,16 @@ def register_all(c: Any) -> None:
     w.runs["duckdb"] = _duck
     w.runs["polars"] = _pl
     w.runs["pyspark"] = _spark
+    s = c.register(
+        c.Workload(
+            "sliding",
+            "avg(l_quantity) OVER (... ROWS BETWEEN 100 PRECEDING AND 100 FOLLOWING) and "
+            "min(l_extendedprice) OVER (PARTITION BY l_suppkey ORDER BY l_shipdate RANGE 30 days "
+            "PRECEDING .. CURRENT ROW)",
+            tables=("lineitem",),
+            describe=_describe,
+        )
+    )
+    s.runs["ferrospark"] = _fs_sliding
+    s.runs["duckdb"] = _duck_sliding
+    s.runs["pyspark"] = _spark_sliding
