@@ -358,3 +358,42 @@ def test_aggregates_over_whole_partitions_and_double_range_keys(spark):
         )
     with pytest.raises(fs.UnsupportedError, match="not built yet"):
         fs.window(FRAMED, [fs.stddev("v").over(fs.Window.partition_by("p"))])
+
+
+@pytest.mark.parametrize("frame", ["default", "rows -2..1", "range 1..unbounded"])
+def test_nth_first_and_last_values_match_spark(spark, frame):
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame(FRAMED)
+    spec = FRAMES[frame]
+    rng = spec is not None and spec[0] == "range"
+    w = Window.partitionBy("p").orderBy(*(["k"] if rng else ["k", "t"]))
+    o = fs.Window.partition_by("p").order_by(*(["k"] if rng else ["k", "t"]))
+    if spec is not None:
+        kind, lo, hi = _bounds(spec, Window)
+        w = w.rowsBetween(lo, hi) if kind == "rows" else w.rangeBetween(lo, hi)
+        okind, olo, ohi = _bounds(spec, fs.Window)
+        o = o.rows_between(olo, ohi) if okind == "rows" else o.range_between(olo, ohi)
+    expected = df.select(
+        "*",
+        F.nth_value("v", 2).over(w).alias("n2"),
+        F.nth_value("v", 3, True).over(w).alias("n3i"),
+        F.first_value("v").over(w).alias("fv"),
+        F.last_value("v", F.lit(True)).over(w).alias("lvi"),
+        F.first("v", ignorenulls=True).over(w).alias("fi"),
+        F.last("f").over(w).alias("lf"),
+    )
+    got = fs.window(
+        FRAMED,
+        [
+            fs.nth_value("v", 2).over(o).alias("n2"),
+            fs.nth_value("v", 3, ignore_nulls=True).over(o).alias("n3i"),
+            fs.first_value("v").over(o).alias("fv"),
+            fs.last_value("v", ignore_nulls=True).over(o).alias("lvi"),
+            fs.first("v", ignore_nulls=True).over(o).alias("fi"),
+            fs.last("f").over(o).alias("lf"),
+        ],
+    )
+    assert got.column_names == expected.columns
+    assert_same_rows(spark_rows(expected), arrow_rows(got), f"nth/first/last {frame}")

@@ -67,7 +67,9 @@ class AggColumn:
             raise AnalysisError(
                 f"{self._sql()}: DISTINCT aggregates are not window functions (Spark refuses them too)"
             )
-        fn = WindowFunction(self._name, [Column(a) for a in self._args], aggregate=True)
+        fn = WindowFunction(
+            self._name, [Column(a) for a in self._args], ignore_nulls=self._ignore_nulls, aggregate=True
+        )
         return WindowColumn(fn, spec, self._alias)
 
     def _spec(self) -> tuple[str, list[_native.Expr], bool, bool, str | None]:

@@ -7,9 +7,9 @@ choose), and every function of one specification is computed in one native pass.
 
 Built so far (issue 5, in progress): ``row_number``, ``rank``, ``dense_rank``,
 ``percent_rank``, ``cume_dist``, ``ntile``, ``lag``, ``lead``, and ``fs.count``, ``fs.sum``,
-``fs.avg``, ``fs.min`` and ``fs.max`` over any ROWS or RANGE frame (``rows_between`` /
-``range_between``; without a frame, Spark's defaults). The other aggregates and
-``nth_value`` / ``first_value`` / ``last_value`` come next; asking for them now raises
+``fs.avg``, ``fs.min``, ``fs.max``, ``fs.first`` / ``fs.last``, ``nth_value``,
+``first_value`` and ``last_value`` over any ROWS or RANGE frame (``rows_between`` /
+``range_between``; without a frame, Spark's defaults). The other aggregates come next; asking for them now raises
 :class:`ferrospark.UnsupportedError`.
 """
 
@@ -130,6 +130,21 @@ _REQUIRED_FRAME = {
 }
 
 
+#: Functions evaluated over each row's frame.
+_FRAME_FUNCTIONS = {
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "first",
+    "last",
+    "first_value",
+    "last_value",
+    "nth_value",
+}
+
+
 class WindowFunction:
     """A window function before ``.over(w)``."""
 
@@ -176,9 +191,9 @@ class WindowColumn:
         if fn._aggregate:
             if fn._name in ("mean",):
                 fn._name = "avg"
-            if fn._name not in ("count", "sum", "min", "max", "avg"):
+            if fn._name not in _FRAME_FUNCTIONS:
                 raise UnsupportedError(
-                    f"{fn._name}() over a window is not built yet; count, sum, avg, min and max are"
+                    f"{fn._name}() over a window is not built yet; {', '.join(sorted(_FRAME_FUNCTIONS))} are"
                 )
             return
         if fn._name in _REQUIRED_FRAME and not spec._order:
@@ -252,6 +267,24 @@ def _offset(name: str, c: ColumnOrName, offset: int, default: Any, ignore_nulls:
     if default is not None:
         args.append(default if isinstance(default, Column) else Column(_literal(default)))
     return WindowFunction(name, args, n=int(offset), ignore_nulls=ignore_nulls)
+
+
+def nth_value(c: ColumnOrName, n: int, ignore_nulls: bool = False) -> WindowFunction:
+    """The value of the ``n``-th row (from 1) of each row's frame; NULL when the frame is
+    shorter. With ``ignore_nulls``, the ``n``-th non-NULL value."""
+    if int(n) <= 0:
+        raise AnalysisError(f"nth_value(..., {n}): the row number must be a positive integer")
+    return WindowFunction("nth_value", [_col(c)], n=int(n), ignore_nulls=ignore_nulls, aggregate=True)
+
+
+def first_value(c: ColumnOrName, ignore_nulls: bool = False) -> WindowFunction:
+    """The value of each row's frame's first row (its first non-NULL one with ``ignore_nulls``)."""
+    return WindowFunction("first_value", [_col(c)], ignore_nulls=ignore_nulls, aggregate=True)
+
+
+def last_value(c: ColumnOrName, ignore_nulls: bool = False) -> WindowFunction:
+    """The value of each row's frame's last row (its last non-NULL one with ``ignore_nulls``)."""
+    return WindowFunction("last_value", [_col(c)], ignore_nulls=ignore_nulls, aggregate=True)
 
 
 def lag(c: ColumnOrName, offset: int = 1, default: Any = None, ignore_nulls: bool = False) -> WindowFunction:
@@ -333,10 +366,13 @@ __all__ = [
     "WindowSpec",
     "cume_dist",
     "dense_rank",
+    "first_value",
     "lag",
+    "last_value",
     "last_window_metrics",
     "last_window_plan",
     "lead",
+    "nth_value",
     "ntile",
     "percent_rank",
     "rank",

@@ -112,13 +112,19 @@ fn spec_text(partition_by: &[PyExpr], order_by: &[PyExpr]) -> String {
 fn default_name(spec: &CallSpec, function: &WindowFunction, over: &str) -> String {
     let (name, args, ..) = spec;
     let (call, frame) = match function {
-        WindowFunction::Aggregate { agg, frame, .. } => {
-            let args: Vec<String> = args.iter().map(|a| a.0.spark_name()).collect();
+        WindowFunction::Aggregate { frame, .. } | WindowFunction::Nth { frame, .. } => {
+            let mut args: Vec<String> = args.iter().map(|a| a.0.spark_name()).collect();
+            if let WindowFunction::Nth { n, .. } = function {
+                if name == "agg:nth_value" {
+                    args.push(n.to_string());
+                }
+            }
             let args = if args.is_empty() {
                 "1".to_string()
             } else {
                 args.join(", ")
             };
+            let fname = name.trim_start_matches("agg:");
             let text = match &spec.5 {
                 // As Spark prints a frame built by `rowsBetween` / `rangeBetween`: literal
                 // offsets, signed, as FOLLOWING.
@@ -138,7 +144,7 @@ fn default_name(spec: &CallSpec, function: &WindowFunction, over: &str) -> Strin
                 }
                 None => frame.text(),
             };
-            (format!("{}({args})", agg.name()), text)
+            (format!("{fname}({args})"), text)
         }
         WindowFunction::Offset { lead, offset, .. } => {
             let delta = if *lead { *offset } else { -*offset };
@@ -195,6 +201,19 @@ fn window_call(
             input: if args.is_empty() { None } else { Some(arg(0)?) },
             frame: frame_of(frame, ordered)?,
         },
+        "agg:nth_value" | "agg:first_value" | "agg:last_value" | "agg:first" | "agg:last" => {
+            WindowFunction::Nth {
+                input: arg(0)?,
+                n: if name == "agg:nth_value" {
+                    n.unwrap_or(1)
+                } else {
+                    1
+                },
+                from_end: name.ends_with("last_value") || name == "agg:last",
+                ignore_nulls: *ignore_nulls,
+                frame: frame_of(frame, ordered)?,
+            }
+        }
         "lag" | "lead" => WindowFunction::Offset {
             lead: name == "lead",
             input: arg(0)?,

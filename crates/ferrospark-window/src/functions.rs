@@ -44,6 +44,21 @@ pub enum WindowFunction {
         /// Count only rows where `input` is not NULL.
         ignore_nulls: bool,
     },
+    /// The `n`-th row (from 1) of each row's frame, from its end when `from_end`
+    /// (`nth_value`, `first_value`, `last_value`); NULL when the frame is shorter. With
+    /// `ignore_nulls`, only rows where `input` is not NULL count.
+    Nth {
+        /// The value read.
+        input: PhysicalExpr,
+        /// Which row of the frame, from 1.
+        n: i64,
+        /// Count from the frame's last row.
+        from_end: bool,
+        /// Count only rows where `input` is not NULL.
+        ignore_nulls: bool,
+        /// The frame.
+        frame: WindowFrame,
+    },
     /// An aggregate of each row's frame (`input` `None`: `count(*)`).
     Aggregate {
         /// The aggregate.
@@ -87,6 +102,13 @@ impl WindowFunction {
                     .as_ref()
                     .map_or("NULL".to_string(), |d| d.to_string()),
             ),
+            WindowFunction::Nth {
+                input, n, from_end, ..
+            } => match (*from_end, *n) {
+                (true, _) => format!("last_value({input})"),
+                (false, 1) => format!("first_value({input})"),
+                (false, n) => format!("nth_value({input}, {n})"),
+            },
             WindowFunction::Aggregate { agg, input, .. } => format!(
                 "{}({})",
                 agg.name(),
@@ -105,7 +127,9 @@ impl WindowFunction {
             WindowFunction::PercentRank | WindowFunction::CumeDist => {
                 Field::new(name, DataType::Float64, false)
             }
-            WindowFunction::Offset { input, .. } => Field::new(name, input.data_type(), true),
+            WindowFunction::Offset { input, .. } | WindowFunction::Nth { input, .. } => {
+                Field::new(name, input.data_type(), true)
+            }
             WindowFunction::Aggregate { agg, input, .. } => {
                 let t = agg
                     .result_type(input.as_ref().map(|i| i.data_type()).as_ref())
@@ -120,6 +144,14 @@ impl WindowFunction {
         match self {
             WindowFunction::Aggregate { agg, input, frame } => {
                 agg.result_type(input.as_ref().map(|i| i.data_type()).as_ref())?;
+                frame.validate(order_types)
+            }
+            WindowFunction::Nth { n, frame, .. } => {
+                if *n <= 0 {
+                    return Err(FerroError::Analysis(format!(
+                        "nth_value(..., {n}): the row number must be a positive integer"
+                    )));
+                }
                 frame.validate(order_types)
             }
             WindowFunction::Ntile(n) if *n <= 0 || *n > i32::MAX as i64 => {
@@ -249,23 +281,19 @@ pub(crate) fn evaluate(
             default.as_ref(),
             *ignore_nulls,
         )?,
+        WindowFunction::Nth {
+            input,
+            n: nth,
+            from_end,
+            ignore_nulls,
+            frame,
+        } => {
+            let (lo, hi) = frames(frame, layout, n)?;
+            let values = ferrospark_expr::evaluate(input, batch)?.into_array(n)?;
+            nth_values(&values, &lo, &hi, *nth as usize, *from_end, *ignore_nulls)?
+        }
         WindowFunction::Aggregate { agg, input, frame } => {
-            let keys = match (&layout.range_key, frame.unit) {
-                (Some((k, desc)), FrameUnit::Range) => Some(RangeKeys::new(k, *desc)?),
-                _ => None,
-            };
-            let (mut lo, mut hi) = (vec![0u32; n], vec![0u32; n]);
-            for &p in &layout.partitions {
-                frame_bounds(
-                    frame,
-                    p,
-                    &layout.peer_start,
-                    &layout.peer_end,
-                    keys.as_ref(),
-                    &mut lo,
-                    &mut hi,
-                );
-            }
+            let (lo, hi) = frames(frame, layout, n)?;
             let values = input
                 .as_ref()
                 .map(|e| ferrospark_expr::evaluate(e, batch)?.into_array(n))
@@ -281,6 +309,83 @@ pub(crate) fn evaluate(
             )?
         }
     })
+}
+
+/// Every row's frame `[lo, hi)` over the sorted rows of `layout`.
+fn frames(frame: &WindowFrame, layout: &Layout, n: usize) -> Result<(Vec<u32>, Vec<u32>)> {
+    let keys = match (&layout.range_key, frame.unit) {
+        (Some((k, desc)), FrameUnit::Range) => Some(RangeKeys::new(k, *desc)?),
+        _ => None,
+    };
+    let (mut lo, mut hi) = (vec![0u32; n], vec![0u32; n]);
+    for &p in &layout.partitions {
+        frame_bounds(
+            frame,
+            p,
+            &layout.peer_start,
+            &layout.peer_end,
+            keys.as_ref(),
+            &mut lo,
+            &mut hi,
+        );
+    }
+    Ok((lo, hi))
+}
+
+/// The `nth` row (from 1) of each frame, from its end when `from_end`; with `ignore_nulls`
+/// the `nth` non-NULL row, found through the positions of the non-NULL rows.
+fn nth_values(
+    values: &ArrayRef,
+    lo: &[u32],
+    hi: &[u32],
+    nth: usize,
+    from_end: bool,
+    ignore_nulls: bool,
+) -> Result<ArrayRef> {
+    let n = values.len();
+    let idx: Vec<Option<u32>> = if ignore_nulls {
+        let present: Vec<u32> = (0..n as u32)
+            .filter(|&r| values.is_valid(r as usize))
+            .collect();
+        // before[r]: non-NULL rows ahead of row r.
+        let mut before = Vec::with_capacity(n + 1);
+        let mut c = 0usize;
+        before.push(0);
+        for r in 0..n {
+            c += usize::from(values.is_valid(r));
+            before.push(c);
+        }
+        (0..n)
+            .map(|i| {
+                let (a, b) = (before[lo[i] as usize], before[hi[i] as usize]);
+                if b - a < nth {
+                    None
+                } else if from_end {
+                    Some(present[b - nth])
+                } else {
+                    Some(present[a + nth - 1])
+                }
+            })
+            .collect()
+    } else {
+        (0..n)
+            .map(|i| {
+                let (a, b) = (lo[i] as usize, hi[i] as usize);
+                if b - a < nth {
+                    None
+                } else if from_end {
+                    Some((b - nth) as u32)
+                } else {
+                    Some((a + nth - 1) as u32)
+                }
+            })
+            .collect()
+    };
+    Ok(arrow_select::take::take(
+        values.as_ref(),
+        &UInt32Array::from(idx),
+        None,
+    )?)
 }
 
 /// The value `delta` rows away from each row (negative: before) within its partition, or

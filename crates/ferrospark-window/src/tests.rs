@@ -185,7 +185,7 @@ fn reference(b: &RecordBatch, f: &WindowFunction, desc: bool, ordered: bool) -> 
                     }
                     (bucket + 1).to_string()
                 }
-                WindowFunction::Aggregate { .. } => {
+                WindowFunction::Aggregate { .. } | WindowFunction::Nth { .. } => {
                     unreachable!("frames are tested in tests_frames")
                 }
                 WindowFunction::Offset {

@@ -289,6 +289,21 @@ fn run(
     batch: usize,
 ) -> Result<Vec<String>> {
     let schema = b.schema();
+    let function = WindowFunction::Aggregate {
+        agg,
+        input: col.map(|c| expr(c, &schema)),
+        frame: c.frame,
+    };
+    run_function(b, c, function, batch)
+}
+
+fn run_function(
+    b: &RecordBatch,
+    c: &Case,
+    function: WindowFunction,
+    batch: usize,
+) -> Result<Vec<String>> {
+    let schema = b.schema();
     let key = expr(["p", "k", "o"][c.key], &schema);
     let spec = WindowSpec {
         partition_by: vec![expr("p", &schema)],
@@ -297,11 +312,6 @@ fn run(
         } else {
             OrderKey::asc(key)
         }],
-    };
-    let function = WindowFunction::Aggregate {
-        agg,
-        input: col.map(|c| expr(c, &schema)),
-        frame: c.frame,
     };
     let call = WindowCall {
         name: "w".into(),
@@ -401,6 +411,102 @@ fn frames_and_aggregates_match_a_naive_reference() -> Result<()> {
         }
     }
     frames.clear();
+    Ok(())
+}
+
+/// The naive `nth` row (from 1, from the end when `from_end`) of each row's frame.
+fn naive_nth(
+    b: &RecordBatch,
+    c: &Case,
+    col: usize,
+    nth: usize,
+    from_end: bool,
+    ignore_nulls: bool,
+) -> Vec<String> {
+    let n = b.num_rows();
+    let part = |r: usize| key_of(b, 0, r);
+    let a = b.column(col);
+    (0..n)
+        .map(|r| {
+            let mut members: Vec<usize> = (0..n)
+                .filter(|&m| cmp_keys(part(m), part(r), false, true) == Ordering::Equal)
+                .collect();
+            members.sort_by(|&x, &y| {
+                cmp_keys(key_of(b, c.key, x), key_of(b, c.key, y), c.desc, !c.desc).then(x.cmp(&y))
+            });
+            let pos = members.iter().position(|&m| m == r).expect("member");
+            let (lo, hi) = naive_frame(b, &members, pos, c);
+            let rows: Vec<usize> = members[lo..hi]
+                .iter()
+                .copied()
+                .filter(|&m| !ignore_nulls || a.is_valid(m))
+                .collect();
+            if rows.len() < nth {
+                return "NULL".into();
+            }
+            let m = if from_end {
+                rows[rows.len() - nth]
+            } else {
+                rows[nth - 1]
+            };
+            cell(a, m)
+        })
+        .collect()
+}
+
+#[test]
+fn nth_first_and_last_values_match_a_naive_reference() -> Result<()> {
+    use FrameBound::*;
+    let int = |v: i64| FrameOffset::Int(v);
+    let frames = [
+        WindowFrame {
+            unit: FrameUnit::Range,
+            start: UnboundedPreceding,
+            end: CurrentRow,
+        },
+        WindowFrame {
+            unit: FrameUnit::Rows,
+            start: Preceding(int(2)),
+            end: Following(int(2)),
+        },
+        WindowFrame {
+            unit: FrameUnit::Range,
+            start: Preceding(int(1)),
+            end: UnboundedFollowing,
+        },
+    ];
+    let b = data(8, 80);
+    let schema = b.schema();
+    for frame in frames {
+        for (key, desc) in [(1, false), (2, true)] {
+            let c = Case { frame, key, desc };
+            for (nth, from_end, ignore_nulls) in [
+                (1, false, false),
+                (2, false, true),
+                (3, false, false),
+                (1, true, false),
+                (1, true, true),
+            ] {
+                let want = naive_nth(&b, &c, 4, nth, from_end, ignore_nulls);
+                for batch in [1, 7, 8192] {
+                    let f = WindowFunction::Nth {
+                        input: expr("v", &schema),
+                        n: nth as i64,
+                        from_end,
+                        ignore_nulls,
+                        frame,
+                    };
+                    let got = run_function(&b, &c, f, batch)?;
+                    assert_eq!(
+                        got,
+                        want,
+                        "nth {nth} from_end {from_end} ignore_nulls {ignore_nulls} {} key {key}",
+                        frame.text()
+                    );
+                }
+            }
+        }
+    }
     Ok(())
 }
 
