@@ -12,9 +12,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
-};
+use arrow_array::types::{Decimal128Type, Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Decimal128Array, Float64Array, Int64Array, UInt32Array};
 use arrow_buffer::i256;
 use arrow_schema::{DataType, SortOptions};
@@ -142,35 +140,16 @@ fn sum(
     let nonempty = |i: usize| counts[hi[i] as usize] > counts[lo[i] as usize];
     match values.data_type() {
         D::Int8 | D::Int16 | D::Int32 | D::Int64 => {
-            let ints: Vec<i64> = match values.data_type() {
-                D::Int8 => values
-                    .as_primitive::<Int8Type>()
-                    .values()
-                    .iter()
-                    .map(|&v| v.into())
-                    .collect(),
-                D::Int16 => values
-                    .as_primitive::<Int16Type>()
-                    .values()
-                    .iter()
-                    .map(|&v| v.into())
-                    .collect(),
-                D::Int32 => values
-                    .as_primitive::<Int32Type>()
-                    .values()
-                    .iter()
-                    .map(|&v| v.into())
-                    .collect(),
-                _ => values.as_primitive::<Int64Type>().values().to_vec(),
-            };
+            let wide = arrow_cast::cast(values, &D::Int64)?;
+            let ints = wide.as_primitive::<Int64Type>();
             let mut prefix = vec![0i128; n + 1];
             for r in 0..n {
-                prefix[r + 1] = prefix[r]
-                    + if values.is_valid(r) {
-                        ints[r] as i128
-                    } else {
-                        0
-                    };
+                let v = if ints.is_valid(r) {
+                    i128::from(ints.value(r))
+                } else {
+                    0
+                };
+                prefix[r + 1] = prefix[r] + v;
             }
             let mut out = Vec::with_capacity(n);
             for i in 0..n {
@@ -189,74 +168,14 @@ fn sum(
         }
         D::Decimal128(p, s) => {
             let (p, s) = ((*p + 10).min(38), *s);
-            let dec = values.as_primitive::<Decimal128Type>();
-            // Prefix sums in i128 when no partial sum can leave it (the usual case), else i256.
-            let mut small = Vec::with_capacity(n + 1);
-            small.push(0i128);
-            let mut acc = 0i128;
-            let mut fits = true;
-            for r in 0..n {
-                if dec.is_valid(r) {
-                    match acc.checked_add(dec.value(r)) {
-                        Some(v) => acc = v,
-                        None => {
-                            fits = false;
-                            break;
-                        }
-                    }
-                }
-                small.push(acc);
-            }
-            let limit = 10i128.pow(u32::from(p));
-            if fits {
-                let mut out = Vec::with_capacity(n);
-                for i in 0..n {
-                    if !nonempty(i) {
-                        out.push(None);
-                        continue;
-                    }
-                    let v = small[hi[i] as usize] - small[lo[i] as usize];
-                    if v >= limit || v <= -limit {
-                        if ansi {
-                            return Err(FerroError::Arithmetic(format!(
-                                "[NUMERIC_VALUE_OUT_OF_RANGE] a window sum does not fit decimal({p},{s}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
-                            )));
-                        }
-                        out.push(None);
-                    } else {
-                        out.push(Some(v));
-                    }
-                }
-                return Ok(Arc::new(
-                    Decimal128Array::from(out).with_precision_and_scale(p, s)?,
-                ));
-            }
-            let mut prefix = vec![i256::ZERO; n + 1];
-            for r in 0..n {
-                let v = if dec.is_valid(r) {
-                    i256::from_i128(dec.value(r))
-                } else {
-                    i256::ZERO
-                };
-                prefix[r + 1] = prefix[r].wrapping_add(v);
-            }
-            let bound = i256::from_i128(10i128.pow(u32::from(p)));
+            let bound = i256::from_i128(10).wrapping_pow(u32::from(p));
             let mut out = Vec::with_capacity(n);
-            for i in 0..n {
-                if !nonempty(i) {
-                    out.push(None);
-                    continue;
-                }
-                let v = prefix[hi[i] as usize].wrapping_sub(prefix[lo[i] as usize]);
-                if v >= bound || v <= bound.wrapping_neg() {
-                    if ansi {
-                        return Err(FerroError::Arithmetic(format!(
-                            "[NUMERIC_VALUE_OUT_OF_RANGE] a window sum does not fit decimal({p},{s}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
-                        )));
-                    }
-                    out.push(None);
-                } else {
-                    out.push(v.to_i128());
+            for v in decimal_frame_sums(values, lo, hi, &nonempty) {
+                match v {
+                    None => out.push(None),
+                    Some(v) if v.wrapping_abs() < bound => out.push(v.to_i128()),
+                    Some(_) if ansi => return Err(decimal_out_of_range("sum", p, s)),
+                    Some(_) => out.push(None),
                 }
             }
             Ok(Arc::new(
@@ -264,7 +183,7 @@ fn sum(
             ))
         }
         D::Float32 | D::Float64 => {
-            let f = as_f64(values);
+            let f = as_f64(values)?;
             let sums = float_frame_sums(&f, values, partitions, lo, hi, &nonempty);
             Ok(Arc::new(Float64Array::from(sums)))
         }
@@ -274,42 +193,52 @@ fn sum(
     }
 }
 
-/// The values as doubles (integral and floating inputs).
-fn as_f64(values: &ArrayRef) -> Vec<f64> {
-    use DataType as D;
-    match values.data_type() {
-        D::Int8 => values
-            .as_primitive::<Int8Type>()
-            .values()
-            .iter()
-            .map(|&v| v.into())
-            .collect(),
-        D::Int16 => values
-            .as_primitive::<Int16Type>()
-            .values()
-            .iter()
-            .map(|&v| v.into())
-            .collect(),
-        D::Int32 => values
-            .as_primitive::<Int32Type>()
-            .values()
-            .iter()
-            .map(|&v| v.into())
-            .collect(),
-        D::Int64 => values
-            .as_primitive::<Int64Type>()
-            .values()
-            .iter()
-            .map(|&v| v as f64)
-            .collect(),
-        D::Float32 => values
-            .as_primitive::<Float32Type>()
-            .values()
-            .iter()
-            .map(|&v| v.into())
-            .collect(),
-        _ => values.as_primitive::<Float64Type>().values().to_vec(),
+fn decimal_out_of_range(what: &str, p: u8, s: i8) -> FerroError {
+    FerroError::Arithmetic(format!(
+        "[NUMERIC_VALUE_OUT_OF_RANGE] a window {what} does not fit decimal({p},{s}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
+    ))
+}
+
+/// Each frame's exact sum of a decimal column (`None` for a frame without a value): prefix
+/// sums in i128 when no partial sum leaves it (the usual case), else in i256.
+fn decimal_frame_sums(
+    values: &ArrayRef,
+    lo: &[u32],
+    hi: &[u32],
+    nonempty: &dyn Fn(usize) -> bool,
+) -> Vec<Option<i256>> {
+    let dec = values.as_primitive::<Decimal128Type>();
+    let n = dec.len();
+    let value = |r: usize| if dec.is_valid(r) { dec.value(r) } else { 0 };
+    let mut small = Vec::with_capacity(n + 1);
+    small.push(0i128);
+    let mut acc = 0i128;
+    for r in 0..n {
+        match acc.checked_add(value(r)) {
+            Some(v) => acc = v,
+            None => break,
+        }
+        small.push(acc);
     }
+    let frame = |i: usize, prefix: &dyn Fn(usize) -> i256| {
+        nonempty(i).then(|| prefix(hi[i] as usize).wrapping_sub(prefix(lo[i] as usize)))
+    };
+    if small.len() == n + 1 {
+        return (0..n)
+            .map(|i| frame(i, &|k| i256::from_i128(small[k])))
+            .collect();
+    }
+    let mut wide = vec![i256::ZERO; n + 1];
+    for r in 0..n {
+        wide[r + 1] = wide[r].wrapping_add(i256::from_i128(value(r)));
+    }
+    (0..n).map(|i| frame(i, &|k| wide[k])).collect()
+}
+
+/// The values as doubles (integral and floating inputs).
+fn as_f64(values: &ArrayRef) -> Result<Vec<f64>> {
+    let doubles = arrow_cast::cast(values, &DataType::Float64)?;
+    Ok(doubles.as_primitive::<Float64Type>().values().to_vec())
 }
 
 /// Each frame's sum of `f` (where `values` is not NULL) in double, added in Spark's order: a
@@ -376,38 +305,26 @@ fn avg(
     match values.data_type() {
         D::Decimal128(p, s) => {
             let (sp, rp, rs) = ((*p + 10).min(38), (*p + 4).min(38), (*s + 4).min(38));
-            let dec = values.as_primitive::<Decimal128Type>();
-            let mut prefix = vec![i256::ZERO; n + 1];
-            for r in 0..n {
-                let v = if dec.is_valid(r) {
-                    i256::from_i128(dec.value(r))
-                } else {
-                    i256::ZERO
-                };
-                prefix[r + 1] = prefix[r].wrapping_add(v);
-            }
             let ten = i256::from_i128(10);
             let (sum_bound, bound) = (
                 ten.wrapping_pow(u32::from(sp)),
                 ten.wrapping_pow(u32::from(rp)),
             );
             let mut out = Vec::with_capacity(n);
-            for i in 0..n {
-                if !nonempty(i) {
+            for (i, sum) in decimal_frame_sums(values, lo, hi, &nonempty)
+                .into_iter()
+                .enumerate()
+            {
+                let Some(sum) = sum else {
                     out.push(None);
                     continue;
-                }
-                let sum = prefix[hi[i] as usize].wrapping_sub(prefix[lo[i] as usize]);
+                };
                 let q = (sum.wrapping_abs() < sum_bound)
                     .then(|| decimal_average(sum, count(i), *s, rs))
                     .filter(|q| q.wrapping_abs() < bound);
                 match q {
                     Some(q) => out.push(q.to_i128()),
-                    None if ansi => {
-                        return Err(FerroError::Arithmetic(format!(
-                            "[NUMERIC_VALUE_OUT_OF_RANGE] a window average does not fit decimal({rp},{rs}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
-                        )))
-                    }
+                    None if ansi => return Err(decimal_out_of_range("average", rp, rs)),
                     None => out.push(None),
                 }
             }
@@ -416,7 +333,7 @@ fn avg(
             ))
         }
         D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::Float32 | D::Float64 => {
-            let f = as_f64(values);
+            let f = as_f64(values)?;
             let integral = !matches!(values.data_type(), D::Float32 | D::Float64);
             // Integers whose absolute values add up below 2^53: every partial sum is exact in
             // double, so the exact sum is Spark's, in any order.
