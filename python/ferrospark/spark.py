@@ -68,14 +68,7 @@ def _read_splits_task(source: _ParquetSource):
     """The function each Spark task runs: read the splits it is given, natively."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for scan in source.scans(batches):
-            stream = scan.stream()
-            try:
-                while (out := stream.next_batch()) is not None:
-                    if out.num_rows:
-                        yield out
-            finally:
-                stream.close()
+        yield from _batches_of(source, batches)
 
     return run
 

@@ -46,7 +46,7 @@ fn data(seed: u64, n: usize) -> RecordBatch {
     .expect("batch")
 }
 
-fn expr(text: &str, schema: &Schema) -> PhysicalExpr {
+pub(crate) fn expr(text: &str, schema: &Schema) -> PhysicalExpr {
     bind(
         &parse_expr(text).expect("parses"),
         &BindContext::new(schema),
@@ -54,7 +54,7 @@ fn expr(text: &str, schema: &Schema) -> PhysicalExpr {
     .expect("binds")
 }
 
-fn cell(a: &dyn Array, r: usize) -> String {
+pub(crate) fn cell(a: &dyn Array, r: usize) -> String {
     let opts = FormatOptions::default().with_null("NULL");
     ArrayFormatter::try_new(a, &opts)
         .expect("fmt")

@@ -7,13 +7,12 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch};
-use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{DataType, Field, Schema};
 use ferrospark_common::{MemoryPool, Result};
-use ferrospark_expr::{bind, parse_expr, BindContext, PhysicalExpr};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::tests::{cell, expr};
 use crate::{
     FrameAggregate, FrameBound, FrameOffset, FrameUnit, OrderKey, WindowCall, WindowExec,
     WindowFrame, WindowFunction, WindowSpec,
@@ -65,22 +64,6 @@ fn data(seed: u64, n: usize) -> RecordBatch {
         ],
     )
     .expect("batch")
-}
-
-fn expr(text: &str, schema: &Schema) -> PhysicalExpr {
-    bind(
-        &parse_expr(text).expect("parses"),
-        &BindContext::new(schema),
-    )
-    .expect("binds")
-}
-
-fn cell(a: &dyn Array, r: usize) -> String {
-    let opts = FormatOptions::default().with_null("NULL");
-    ArrayFormatter::try_new(a, &opts)
-        .expect("fmt")
-        .value(r)
-        .to_string()
 }
 
 /// A key value as Spark orders it: NULL, then numbers (-0.0 = 0.0), NaN last.
@@ -177,6 +160,19 @@ fn offset_of(b: FrameBound) -> f64 {
     }
 }
 
+/// The rows of row `r`'s partition in the window's order, and `r`'s position among them.
+fn sorted_partition(b: &RecordBatch, c: &Case, r: usize) -> (Vec<usize>, usize) {
+    let part = |r: usize| key_of(b, 0, r);
+    let mut members: Vec<usize> = (0..b.num_rows())
+        .filter(|&m| cmp_keys(part(m), part(r), false, true) == Ordering::Equal)
+        .collect();
+    members.sort_by(|&x, &y| {
+        cmp_keys(key_of(b, c.key, x), key_of(b, c.key, y), c.desc, !c.desc).then(x.cmp(&y))
+    });
+    let pos = members.iter().position(|&m| m == r).expect("member");
+    (members, pos)
+}
+
 /// The frame `[lo, hi)` (positions in `members`) of the member at `pos`.
 fn naive_frame(b: &RecordBatch, members: &[usize], pos: usize, c: &Case) -> (usize, usize) {
     let n = members.len();
@@ -212,16 +208,9 @@ fn naive_frame(b: &RecordBatch, members: &[usize], pos: usize, c: &Case) -> (usi
 
 fn naive(b: &RecordBatch, c: &Case, agg: FrameAggregate, col: Option<usize>) -> Vec<String> {
     let n = b.num_rows();
-    let part = |r: usize| key_of(b, 0, r);
     (0..n)
         .map(|r| {
-            let mut members: Vec<usize> = (0..n)
-                .filter(|&m| cmp_keys(part(m), part(r), false, true) == Ordering::Equal)
-                .collect();
-            members.sort_by(|&x, &y| {
-                cmp_keys(key_of(b, c.key, x), key_of(b, c.key, y), c.desc, !c.desc).then(x.cmp(&y))
-            });
-            let pos = members.iter().position(|&m| m == r).expect("member");
+            let (members, pos) = sorted_partition(b, c, r);
             let (lo, hi) = naive_frame(b, &members, pos, c);
             let rows = &members[lo..hi];
             let Some(col) = col else {
@@ -424,17 +413,10 @@ fn naive_nth(
     ignore_nulls: bool,
 ) -> Vec<String> {
     let n = b.num_rows();
-    let part = |r: usize| key_of(b, 0, r);
     let a = b.column(col);
     (0..n)
         .map(|r| {
-            let mut members: Vec<usize> = (0..n)
-                .filter(|&m| cmp_keys(part(m), part(r), false, true) == Ordering::Equal)
-                .collect();
-            members.sort_by(|&x, &y| {
-                cmp_keys(key_of(b, c.key, x), key_of(b, c.key, y), c.desc, !c.desc).then(x.cmp(&y))
-            });
-            let pos = members.iter().position(|&m| m == r).expect("member");
+            let (members, pos) = sorted_partition(b, c, r);
             let (lo, hi) = naive_frame(b, &members, pos, c);
             let rows: Vec<usize> = members[lo..hi]
                 .iter()
