@@ -119,7 +119,7 @@ def _spark_sliding(e: Any, paths: dict[str, str]) -> Any:
 
     F = e.F  # noqa: N806
     rows = Window.partitionBy("l_suppkey").orderBy(*ORDER).rowsBetween(-100, 100)
-    days = Window.partitionBy("l_suppkey").orderBy(F.col("l_shipdate").cast("int")).rangeBetween(-30, 0)
+    days = Window.partitionBy("l_suppkey").orderBy(F.unix_date("l_shipdate")).rangeBetween(-30, 0)
     df = e.spark.read.parquet(paths["lineitem"]).select(*SLIDING_COLUMNS)
     row = (
         df.select(F.avg("l_quantity").over(rows).alias("a"), F.min("l_extendedprice").over(days).alias("m"))
