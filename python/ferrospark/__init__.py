@@ -50,6 +50,7 @@ from .window import (
     percent_rank,
     rank,
     row_number,
+    session_window,
     window,
 )
 
@@ -105,5 +106,6 @@ __all__ = [
     "row_number",
     "scan_metrics",
     "scan_parquet",
+    "session_window",
     "window",
 ]

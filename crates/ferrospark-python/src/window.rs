@@ -214,6 +214,11 @@ fn window_call(
                 frame: frame_of(frame, ordered)?,
             }
         }
+        "session_start" | "session_end" => WindowFunction::Session {
+            time: arg(0)?,
+            gap: n.unwrap_or(0),
+            end: name == "session_end",
+        },
         "lag" | "lead" => WindowFunction::Offset {
             lead: name == "lead",
             input: arg(0)?,

@@ -59,6 +59,17 @@ pub enum WindowFunction {
         /// The frame.
         frame: WindowFrame,
     },
+    /// The session a row belongs to, in a partition ordered by `time`: each row opens
+    /// `[time, time + gap)`, and a row whose time is at most the current session's end joins
+    /// it (the end becomes the latest end seen). The session's start, or its end when `end`.
+    Session {
+        /// The event time (a timestamp in microseconds, never NULL here).
+        time: PhysicalExpr,
+        /// The gap, in microseconds (positive).
+        gap: i64,
+        /// The session's end rather than its start.
+        end: bool,
+    },
     /// An aggregate of each row's frame (`input` `None`: `count(*)`).
     Aggregate {
         /// The aggregate.
@@ -102,6 +113,9 @@ impl WindowFunction {
                     .as_ref()
                     .map_or("NULL".to_string(), |d| d.to_string()),
             ),
+            WindowFunction::Session { end, .. } => {
+                if *end { "session_end" } else { "session_start" }.to_string()
+            }
             WindowFunction::Nth {
                 input, n, from_end, ..
             } => match (*from_end, *n) {
@@ -130,6 +144,7 @@ impl WindowFunction {
             WindowFunction::Offset { input, .. } | WindowFunction::Nth { input, .. } => {
                 Field::new(name, input.data_type(), true)
             }
+            WindowFunction::Session { time, .. } => Field::new(name, time.data_type(), false),
             WindowFunction::Aggregate { agg, input, .. } => {
                 let t = agg
                     .result_type(input.as_ref().map(|i| i.data_type()).as_ref())
@@ -145,6 +160,19 @@ impl WindowFunction {
             WindowFunction::Aggregate { agg, input, frame } => {
                 agg.result_type(input.as_ref().map(|i| i.data_type()).as_ref())?;
                 frame.validate(order_types)
+            }
+            WindowFunction::Session { time, gap, .. } => {
+                if *gap <= 0 {
+                    return Err(FerroError::Analysis(format!(
+                        "a session window's gap must be positive, got {gap} microseconds"
+                    )));
+                }
+                match time.data_type() {
+                    DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, _) => Ok(()),
+                    other => Err(FerroError::Analysis(format!(
+                        "a session window's time `{time}` must be a timestamp, got {other}; cast it"
+                    ))),
+                }
             }
             WindowFunction::Nth { n, frame, .. } => {
                 if *n <= 0 {
@@ -281,6 +309,10 @@ pub(crate) fn evaluate(
             default.as_ref(),
             *ignore_nulls,
         )?,
+        WindowFunction::Session { time, gap, end } => {
+            let t = ferrospark_expr::evaluate(time, batch)?.into_array(n)?;
+            sessions(&t, layout, *gap, *end)?
+        }
         WindowFunction::Nth {
             input,
             n: nth,
@@ -309,6 +341,47 @@ pub(crate) fn evaluate(
             )?
         }
     })
+}
+
+/// Each row's session start (or end) in its partition, rows ordered by time.
+fn sessions(time: &ArrayRef, layout: &Layout, gap: i64, end: bool) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::TimestampMicrosecondType;
+    let t = time.as_primitive::<TimestampMicrosecondType>();
+    if t.null_count() > 0 {
+        return Err(FerroError::Internal(
+            "session times must have their NULL rows dropped first".into(),
+        ));
+    }
+    let n = t.len();
+    let mut out = vec![0i64; n];
+    for &(start, stop) in &layout.partitions {
+        let mut first = start;
+        let (mut s, mut e) = (0i64, 0i64);
+        for i in start..=stop {
+            let opens = i == stop || i == start || t.value(i) > e;
+            if opens && i > start {
+                // Close the session of rows first..i.
+                out[first..i].fill(if end { e } else { s });
+            }
+            if i == stop {
+                break;
+            }
+            let row_end = t.value(i).saturating_add(gap);
+            if opens {
+                first = i;
+                s = t.value(i);
+                e = row_end;
+            } else {
+                e = e.max(row_end);
+            }
+        }
+    }
+    let values = arrow_array::TimestampMicrosecondArray::from(out);
+    Ok(Arc::new(values.with_timezone_opt(match time.data_type() {
+        DataType::Timestamp(_, tz) => tz.clone(),
+        _ => None,
+    })))
 }
 
 /// Every row's frame `[lo, hi)` over the sorted rows of `layout`.

@@ -185,7 +185,9 @@ fn reference(b: &RecordBatch, f: &WindowFunction, desc: bool, ordered: bool) -> 
                     }
                     (bucket + 1).to_string()
                 }
-                WindowFunction::Aggregate { .. } | WindowFunction::Nth { .. } => {
+                WindowFunction::Aggregate { .. }
+                | WindowFunction::Nth { .. }
+                | WindowFunction::Session { .. } => {
                     unreachable!("frames are tested in tests_frames")
                 }
                 WindowFunction::Offset {
@@ -375,4 +377,86 @@ fn bad_arguments_are_analysis_errors() {
     .map(|e| e.to_string())
     .unwrap_or_default();
     assert!(err.contains("positive"), "{err}");
+}
+
+/// Session starts and ends against a naive merge: each row opens `[t, t + gap)`, a row whose
+/// time is at most the open session's end joins it.
+#[test]
+fn sessions_match_a_naive_merge() -> Result<()> {
+    use arrow_array::TimestampMicrosecondArray;
+    let mut rng = StdRng::seed_from_u64(21);
+    let n = 200;
+    let gap = 10i64;
+    let p: Int32Array = (0..n).map(|_| Some(rng.random_range(0..4))).collect();
+    let t: TimestampMicrosecondArray = (0..n).map(|_| Some(rng.random_range(0..30) * 5)).collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("p", DataType::Int32, true),
+        Field::new(
+            "t",
+            DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, None),
+            false,
+        ),
+    ]));
+    let b = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(p.clone()) as ArrayRef, Arc::new(t.clone())],
+    )?;
+    let spec = WindowSpec {
+        partition_by: vec![expr("p", &schema)],
+        order_by: vec![OrderKey::asc(expr("t", &schema))],
+    };
+    let call = |end: bool| WindowCall {
+        name: if end { "e".into() } else { "s".into() },
+        function: WindowFunction::Session {
+            time: expr("t", &schema),
+            gap,
+            end,
+        },
+    };
+    let mut exec = WindowExec::try_new(
+        schema.clone(),
+        spec,
+        vec![call(false), call(true)],
+        7,
+        &MemoryPool::unbounded(),
+    )?;
+    exec.push(&b)?;
+    exec.finish()?;
+    let mut got = Vec::new();
+    while let Some(o) = exec.pull() {
+        for r in 0..o.num_rows() {
+            got.push(
+                (0..4)
+                    .map(|c| cell(o.column(c), r))
+                    .collect::<Vec<_>>()
+                    .join("|"),
+            );
+        }
+    }
+    got.sort();
+    // Naive: per key, sorted times, merged while the next start is at most the end.
+    let mut want = Vec::new();
+    for key in 0..4 {
+        let mut times: Vec<i64> = (0..n)
+            .filter(|&r| p.value(r) == key)
+            .map(|r| t.value(r))
+            .collect();
+        times.sort();
+        let mut i = 0;
+        while i < times.len() {
+            let (s, mut e, mut j) = (times[i], times[i] + gap, i + 1);
+            while j < times.len() && times[j] <= e {
+                e = e.max(times[j] + gap);
+                j += 1;
+            }
+            for &x in &times[i..j] {
+                let ts = |v: i64| cell(&TimestampMicrosecondArray::from(vec![v]), 0);
+                want.push(format!("{key}|{}|{}|{}", ts(x), ts(s), ts(e)));
+            }
+            i = j;
+        }
+    }
+    want.sort();
+    assert_eq!(got, want);
+    Ok(())
 }
