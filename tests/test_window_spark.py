@@ -252,6 +252,19 @@ def _bounds(spec, W):
     return kind, conv.get(lo, lo), conv.get(hi, hi)
 
 
+def _framed(spec, w, o):
+    """PySpark's window `w` and ours `o` with the frame `spec` (``None``: Spark's default)."""
+    from pyspark.sql import Window
+
+    if spec is None:
+        return w, o
+    kind, lo, hi = _bounds(spec, Window)
+    w = w.rowsBetween(lo, hi) if kind == "rows" else w.rangeBetween(lo, hi)
+    kind, lo, hi = _bounds(spec, fs.Window)
+    o = o.rows_between(lo, hi) if kind == "rows" else o.range_between(lo, hi)
+    return w, o
+
+
 @pytest.mark.parametrize("frame", list(FRAMES))
 @pytest.mark.parametrize("desc", [False, True])
 def test_aggregates_over_frames_match_spark(spark, frame, desc):
@@ -267,11 +280,7 @@ def test_aggregates_over_frames_match_spark(spark, frame, desc):
     ours_by = [fs.col("k").desc() if desc else fs.col("k")] + ([] if rng else ["t"])
     w = Window.partitionBy("p").orderBy(*sorted_by)
     o = fs.Window.partition_by("p").order_by(*ours_by)
-    if spec is not None:
-        kind, lo, hi = _bounds(spec, Window)
-        w = w.rowsBetween(lo, hi) if kind == "rows" else w.rangeBetween(lo, hi)
-        okind, olo, ohi = _bounds(spec, fs.Window)
-        o = o.rows_between(olo, ohi) if okind == "rows" else o.range_between(olo, ohi)
+    w, o = _framed(spec, w, o)
     expected = df.select(
         "*",
         F.count(F.lit(1)).over(w).alias("n"),
@@ -370,11 +379,7 @@ def test_nth_first_and_last_values_match_spark(spark, frame):
     rng = spec is not None and spec[0] == "range"
     w = Window.partitionBy("p").orderBy(*(["k"] if rng else ["k", "t"]))
     o = fs.Window.partition_by("p").order_by(*(["k"] if rng else ["k", "t"]))
-    if spec is not None:
-        kind, lo, hi = _bounds(spec, Window)
-        w = w.rowsBetween(lo, hi) if kind == "rows" else w.rangeBetween(lo, hi)
-        okind, olo, ohi = _bounds(spec, fs.Window)
-        o = o.rows_between(olo, ohi) if okind == "rows" else o.range_between(olo, ohi)
+    w, o = _framed(spec, w, o)
     expected = df.select(
         "*",
         F.nth_value("v", 2).over(w).alias("n2"),

@@ -751,6 +751,27 @@ def _order_parts(text: str) -> tuple[str, bool, bool]:
     return m.group(1), m.group(2) == "ASC", m.group(3) == "FIRST"
 
 
+def _native_window(
+    schema: pa.Schema,
+    batches: list[pa.RecordBatch],
+    partition: list[str],
+    order: list[tuple[str, bool, bool]],
+    calls: list[tuple],
+    conf: dict[str, str],
+) -> pa.Table:
+    """The native window pass over `batches`, from the plain-text specification a task gets
+    (native expressions do not travel; each side parses the same text)."""
+    parse = _native.Expr.parse
+    table, _metrics, _plan = _native.window(
+        pa.RecordBatchReader.from_batches(schema, batches),
+        [parse(p) for p in partition],
+        [parse(e).sort(asc, nf) for e, asc, nf in order],
+        [(n, [parse(a) for a in args], k, ign, alias, frame) for n, args, k, ign, alias, frame in calls],
+        conf=conf,
+    )
+    return table
+
+
 def _window_task(partition: list[str], order: list[tuple[str, bool, bool]], calls: list[tuple], conf, schema):
     """Each task: the rows Spark's shuffle gathered for its window partitions, sorted and
     evaluated natively."""
@@ -759,20 +780,7 @@ def _window_task(partition: list[str], order: list[tuple[str, bool, bool]], call
         batches = [b for b in batches if b.num_rows]
         if not batches:
             return
-        table = pa.Table.from_batches(batches)
-        if table.num_rows == 0:
-            return
-        parse = _native.Expr.parse
-        native_calls = [
-            (n, [parse(a) for a in args], k, ign, alias, frame) for n, args, k, ign, alias, frame in calls
-        ]
-        out, _metrics, _plan = _native.window(
-            pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
-            [parse(p) for p in partition],
-            [parse(e).sort(asc, nf) for e, asc, nf in order],
-            native_calls,
-            conf=conf,
-        )
+        out = _native_window(batches[0].schema, batches, partition, order, calls, conf)
         for b in out.to_batches():
             yield pa.RecordBatch.from_arrays(b.columns, schema=schema)
 
@@ -812,18 +820,7 @@ def window(df: DataFrame, exprs: Any) -> DataFrame:
         for i in members:
             name, args, n, ign, alias, frame = items[i]._call()
             calls.append((name, [str(a) for a in args], n, ign, alias, frame))
-        parse = _native.Expr.parse
-        native_calls = [
-            (n, [parse(a) for a in args], k, ign, alias, frame) for n, args, k, ign, alias, frame in calls
-        ]
-        empty, _m, _p = _native.window(
-            pa.RecordBatchReader.from_batches(schema, []),
-            [parse(p) for p in partition],
-            [parse(e).sort(asc, nf) for e, asc, nf in order],
-            native_calls,
-            conf=conf,
-        )
-        named = empty.schema
+        named = _native_window(schema, [], partition, order, calls, conf).schema
         for k, i in enumerate(members):
             names[i] = named.field(len(schema) + k).name
         positional = pa.schema([f.with_name(f"_c{j}") for j, f in enumerate(named)])

@@ -189,8 +189,6 @@ class WindowColumn:
     def _check(self) -> None:
         fn, spec = self._fn, self._spec
         if fn._aggregate:
-            if fn._name in ("mean",):
-                fn._name = "avg"
             if fn._name not in _FRAME_FUNCTIONS:
                 raise UnsupportedError(
                     f"{fn._name}() over a window is not built yet; {', '.join(sorted(_FRAME_FUNCTIONS))} are"

@@ -65,6 +65,14 @@ impl JoinType {
         }
     }
 
+    /// Whether unmatched rows of `side` come out (NULL-extended).
+    pub fn keeps(self, side: BuildSide) -> bool {
+        match side {
+            BuildSide::Left => self.keeps_left(),
+            BuildSide::Right => self.keeps_right(),
+        }
+    }
+
     /// Spark's name for the type.
     pub fn name(self) -> &'static str {
         match self {

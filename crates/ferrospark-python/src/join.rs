@@ -284,6 +284,17 @@ pub(crate) fn join<'py>(
         Ok((out, exec.output_schema(), exec.metrics().clone(), plan))
     });
     let (batches, schema, metrics, plan) = result.py(py)?;
+    table_metrics_plan(py, batches, schema, metrics, plan)
+}
+
+/// `(pyarrow.Table, metrics, plan)`: what an in-process operator call returns.
+pub(crate) fn table_metrics_plan<'py>(
+    py: Python<'py>,
+    batches: Vec<RecordBatch>,
+    schema: SchemaRef,
+    metrics: ferrospark_common::MetricsSet,
+    plan: String,
+) -> PyResult<Bound<'py, PyAny>> {
     let table = PyTable::try_new(batches, schema)?.into_pyarrow(py)?;
     let metrics = metrics_list(py, &[metrics])?;
     (table, metrics.get_item(0)?, plan)
@@ -462,11 +473,7 @@ impl PyJoinPlan {
     /// Whether a built side can be shared by tasks probing independently: no build row is
     /// ever emitted unmatched, so no task needs another's matches.
     fn shares_build(&self) -> bool {
-        let keeps_build = match self.0.build {
-            BuildSide::Left => self.0.join_type.keeps_left(),
-            BuildSide::Right => self.0.join_type.keeps_right(),
-        };
-        !keeps_build && self.0.algorithm != JoinAlgorithm::SortMerge
+        !self.0.join_type.keeps(self.0.build) && self.0.algorithm != JoinAlgorithm::SortMerge
     }
 
     /// The number of key pairs (0 for a nested loop join, whose keys are in its condition).

@@ -11,9 +11,10 @@ use ferrospark_window::{
     WindowFrame, WindowFunction, WindowSpec,
 };
 use pyo3::prelude::*;
-use pyo3_arrow::{PyRecordBatchReader, PyTable};
+use pyo3_arrow::PyRecordBatchReader;
 
-use crate::aggregate::{conform, metrics_list, spark_input_schema};
+use crate::aggregate::{conform, spark_input_schema};
+use crate::join::table_metrics_plan;
 use crate::{config_from, IntoPyResult, PyExpr};
 
 /// One window function as Python describes it: `(name, args, n, ignore_nulls, alias, frame)`;
@@ -303,9 +304,5 @@ pub(crate) fn window<'py>(
         ))
     });
     let (batches, schema, metrics, plan) = result.py(py)?;
-    let table = PyTable::try_new(batches, schema)?.into_pyarrow(py)?;
-    let metrics = metrics_list(py, &[metrics])?;
-    (table, metrics.get_item(0)?, plan)
-        .into_pyobject(py)
-        .map(|t| t.into_any())
+    table_metrics_plan(py, batches, schema, metrics, plan)
 }

@@ -171,6 +171,7 @@ impl WindowExec {
         drop(batch);
         let sorted_keys = arrow_select::take::take_arrays(&all_keys, &order, None)?;
         drop(all_keys);
+        let num_partition = partition_keys.len();
         let mut layout = Self::layout(
             &sorted_keys,
             partition_keys.len(),
@@ -178,9 +179,9 @@ impl WindowExec {
             !order_keys.is_empty(),
         )?;
         layout.ansi = self.ansi;
+        // The single ORDER BY key, sorted and normalised already.
         if let [key] = self.spec.order_by.as_slice() {
-            let values = ferrospark_expr::evaluate(&key.expr, &sorted)?.into_array(n)?;
-            layout.range_key = Some((normalize_key(&values), key.descending));
+            layout.range_key = Some((sorted_keys[num_partition].clone(), key.descending));
         }
         self.metrics.add_elapsed("sort_time_ns", started);
         self.metrics

@@ -540,18 +540,15 @@ impl JoinExec {
 
     /// Whether unmatched build rows come out at the end.
     pub(super) fn keeps_build(&self) -> bool {
-        match self.build_side {
-            BuildSide::Left => self.join_type.keeps_left(),
-            BuildSide::Right => self.join_type.keeps_right(),
-        }
+        self.join_type.keeps(self.build_side)
     }
 
     /// Whether unmatched probe rows come out (NULL-extended).
     fn keeps_probe(&self) -> bool {
-        match self.build_side {
-            BuildSide::Left => self.join_type.keeps_right(),
-            BuildSide::Right => self.join_type.keeps_left(),
-        }
+        self.join_type.keeps(match self.build_side {
+            BuildSide::Left => BuildSide::Right,
+            BuildSide::Right => BuildSide::Left,
+        })
     }
 
     /// The join key columns of a batch of the left side (`left`) or the right one, as the
