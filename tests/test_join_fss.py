@@ -79,9 +79,10 @@ def test_a_broadcast_side_is_built_once_per_python_worker(spark, frames):
     probe = ldf.repartition(8)
     got = fss.join(probe, rdf, "k", "inner", strategy="broadcast_hash")
     assert got.count() == ldf.join(rdf, "k").count()
-    builds = fss.last_spark_join_builds()
+    builds, probes = fss.last_spark_join_builds(), fss.last_spark_join_probes()
     # Fewer builds than probe tasks: each Python worker builds once. local[2] keeps a pool
     # of at most four workers here (earlier jobs ran two Python steps per task).
+    assert probes == 8, probes
     assert builds is not None and 1 <= builds <= 4, builds
 
 

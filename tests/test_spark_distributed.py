@@ -35,6 +35,10 @@ def test_read_parquet_on_local_cluster_equals_spark(tmp_path):
         assert check["rows"] == check["expected"], (name, check)
         assert check["partitions"] >= 1, (name, check)
     assert result["checks"]["all"]["rows"] == 20000
-    # Built once per Python worker (two executors, one core each), not once per task.
-    assert 1 <= result["checks"]["join_broadcast"]["builds"] <= 4, result
+    # Built once per Python worker (two executors, one core each), not once per probe task:
+    # the comparison runs the join in three jobs over the scan's splits, so there are many
+    # probe tasks; a build per task would make the two counts equal.
+    broadcast = result["checks"]["join_broadcast"]
+    assert broadcast["probes"] >= 6, result
+    assert 1 <= broadcast["builds"] < broadcast["probes"], result
     assert proc.returncode == 0, proc.stderr[-3000:]

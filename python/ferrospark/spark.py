@@ -502,9 +502,10 @@ def _collect_side(spark: SparkSession, df: DataFrame, source: _ParquetSource | N
     return pa.Table.from_batches(batches, schema=source.schema) if batches else source.schema.empty_table()
 
 
-def _broadcast_join_task(spec: _JoinSpec, build, probe_source, schema: pa.Schema, builds):
-    """Each probe task: the broadcast side built once per Python worker (``builds`` counts the
-    builds), then this task's rows streamed through a fork of it."""
+def _broadcast_join_task(spec: _JoinSpec, build, probe_source, schema: pa.Schema, counters):
+    """Each probe task: the broadcast side built once per Python worker, then this task's rows
+    streamed through a fork of it. ``counters`` are accumulators of the builds and the tasks."""
+    builds, probes = counters
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         # The worker's own module, imported: a global named here would travel with the
@@ -521,6 +522,7 @@ def _broadcast_join_task(spec: _JoinSpec, build, probe_source, schema: pa.Schema
                 _BUILT.pop(next(iter(_BUILT)))
             _BUILT[spec.token] = built
             builds.add(1)
+        probes.add(1)
         prober = built.fork()
         for b in _batches_of(probe_source, batches):
             for out in prober.probe(b):
@@ -655,11 +657,11 @@ def join(
         with pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
         build = spark.sparkContext.broadcast(sink.getvalue().to_pybytes())
-        builds = spark.sparkContext.accumulator(0)
-        _LAST_BUILDS[0] = builds
+        counters = (spark.sparkContext.accumulator(0), spark.sparkContext.accumulator(0))
+        _LAST_BUILDS[0] = counters
         p = 1 - b
         probe_df, probe_src = (left, right)[p], sources[p]
-        task = _broadcast_join_task(spec, build, probe_src, out_schema, builds)
+        task = _broadcast_join_task(spec, build, probe_src, out_schema, counters)
         frame = probe_src.splits_frame(spark) if probe_src is not None else probe_df
         return _joined(frame, task, named, out_schema)
     _LAST_BUILDS[0] = None
@@ -726,14 +728,22 @@ def last_spark_join_plan() -> str:
 def last_spark_join_builds() -> int | None:
     """How many times the last broadcast :func:`join` built its broadcast side (once per
     Python worker that ran a task of it), once the job has run; ``None`` after a shuffled one."""
-    acc = _LAST_BUILDS[0]
-    return None if acc is None else int(acc.value)
+    counters = _LAST_BUILDS[0]
+    return None if counters is None else int(counters[0].value)
+
+
+def last_spark_join_probes() -> int | None:
+    """How many probe tasks the last broadcast :func:`join` ran (over every job that used its
+    result); ``None`` after a shuffled one."""
+    counters = _LAST_BUILDS[0]
+    return None if counters is None else int(counters[1].value)
 
 
 __all__ = [
     "aggregate",
     "join",
     "last_spark_join_builds",
+    "last_spark_join_probes",
     "last_spark_join_plan",
     "read_parquet",
     "spark_schema",
