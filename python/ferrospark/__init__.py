@@ -34,6 +34,7 @@ from .errors import (
 from .join import join, last_join_metrics, last_join_plan
 from .parquet import ParquetScan, read_parquet, scan_metrics, scan_parquet
 from .session import Session, default_session
+from .session_windows import session_window
 from .window import (
     Window,
     WindowSpec,
@@ -50,7 +51,6 @@ from .window import (
     percent_rank,
     rank,
     row_number,
-    session_window,
     window,
 )
 

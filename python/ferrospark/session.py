@@ -72,9 +72,11 @@ class Session:
 
         return window(data, exprs, session=self)
 
-    def session_window(self, data: Any, time: Any, gap: str, by: Any = (), aggs: Any = ()) -> pa.Table:
+    def session_window(
+        self, data: Any, time: Any, gap: str | Column, by: Any = (), aggs: Any = ()
+    ) -> pa.Table:
         """:func:`ferrospark.session_window` with this session's configuration."""
-        from .window import session_window
+        from .session_windows import session_window
 
         return session_window(data, time, gap, by, aggs, session=self)
 

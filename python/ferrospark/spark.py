@@ -64,6 +64,15 @@ def spark_schema(schema: pa.Schema) -> Any:
         return from_arrow_schema(schema)
 
 
+def arrow_schema(df: DataFrame) -> pa.Schema:
+    """The Arrow schema of the batches ``mapInArrow`` hands a task of ``df`` (timestamps in
+    the session time zone, as Spark converts them)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    tz = df.sparkSession.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
+    return to_arrow_schema(df.schema, timezone=tz)
+
+
 def _read_splits_task(source: _ParquetSource):
     """The function each Spark task runs: read the splits it is given, natively."""
 
@@ -332,7 +341,6 @@ def aggregate(df: DataFrame, by: Any = None, aggs: Any = ()) -> DataFrame:
     path.
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import to_arrow_schema
 
     from .aggregate import _aggs, _keys
 
@@ -352,7 +360,7 @@ def aggregate(df: DataFrame, by: Any = None, aggs: Any = ()) -> DataFrame:
         schema = joined.schema
         current = joined.frame
     else:
-        schema = to_arrow_schema(df.schema)
+        schema = arrow_schema(df)
         current = df
     plan = _native_plan(schema, keys, specs, conf)
     partitions = _shuffle_partitions(spark)
@@ -614,7 +622,6 @@ def join(
     partition natively. ``ferrospark.last_spark_join_plan()`` says what was chosen.
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import to_arrow_schema
 
     from .join import _request, _using_columns
 
@@ -623,7 +630,7 @@ def join(
     kind, using, cond = _request(on, how, condition, strategy)
     sources = (_source_of(left), _source_of(right))
     schemas = tuple(
-        src.schema if src is not None else to_arrow_schema(df.schema)
+        src.schema if src is not None else arrow_schema(df)
         for df, src in zip((left, right), sources, strict=True)
     )
     sizes = tuple(_size_of(df, src) for df, src in zip((left, right), sources, strict=True))
@@ -803,7 +810,6 @@ def window(df: DataFrame, exprs: Any) -> DataFrame:
     specification's partition keys, and each task sorts and evaluates its partitions natively
     in ``mapInArrow``. One shuffle and one native pass per specification, as Spark's planner."""
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import to_arrow_schema
 
     from .window import WindowColumn, WindowFunction
 
@@ -823,7 +829,7 @@ def window(df: DataFrame, exprs: Any) -> DataFrame:
     width = len(df.columns)
     for members in groups.values():
         spec = items[members[0]]._spec
-        schema = to_arrow_schema(current.schema)
+        schema = arrow_schema(current)
         partition = [str(c._expr) for c in spec._partition]
         order = [_order_parts(str(c._expr)) for c in spec._order]
         calls = []
@@ -841,3 +847,159 @@ def window(df: DataFrame, exprs: Any) -> DataFrame:
         current = shuffled.mapInArrow(task, spark_schema(positional)).toDF(*named.names)
     # Input columns, then the window columns in the order they were asked for.
     return current.select(*[current.columns[i] for i in range(width)], *names)
+
+
+def _read_blocks(batches: Iterator[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """The rows of the Arrow IPC blocks Spark's shuffle delivered to this task."""
+    out: list[pa.RecordBatch] = []
+    for batch in batches:
+        for blob in batch.column("_blob").to_pylist():
+            with pa.ipc.open_stream(blob) as reader:
+                out.extend(b for b in reader if b.num_rows)
+    return out
+
+
+def _session_partial_task(
+    spans_schema: pa.Schema,
+    time: str,
+    gap: str | None,
+    end_column: str | None,
+    keys: list[str],
+    specs,
+    conf,
+    route: list[int],
+):
+    """Each input partition: rows to spans, spans merged into this partition's sessions, partial
+    aggregates per (keys, session), written as IPC blocks hash-partitioned on the keys."""
+    from . import session_windows as sw
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        batches = [b for b in batches if b.num_rows]
+        if not batches:
+            return
+        tz = conf["spark.sql.session.timeZone"]
+        table = sw.merge(sw.spans(pa.Table.from_batches(batches), time, gap, tz, end_column), keys, conf)
+        plan = _native_plan(spans_schema, [*keys, f"`{sw.START}`", f"`{sw.END}`"], specs, conf)
+        runner = plan.runner([0])
+        for b in table.to_batches():
+            runner.push(b)
+        blocks = runner.finish_blocks(len(route), len(keys))
+        for at in range(0, len(blocks), _BLOCKS_PER_BATCH):
+            chunk = blocks[at : at + _BLOCKS_PER_BATCH]
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array([route[p] for p, _ in chunk], pa.int32()),
+                    pa.array([b for _, b in chunk], pa.binary()),
+                ],
+                schema=_BLOCKS_SCHEMA,
+            )
+
+    return run
+
+
+def _session_final_task(spans_schema: pa.Schema, keys: list[str], specs, conf, out_schema: pa.Schema):
+    """Each shuffled partition: every partial session of its keys, merged again across the
+    input partitions they came from, then the final aggregates per (keys, session)."""
+    from . import session_windows as sw
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        states = _read_blocks(batches)
+        if not states:
+            return
+        plan = _native_plan(spans_schema, [*keys, f"`{sw.START}`", f"`{sw.END}`"], specs, conf)
+        table = pa.Table.from_batches(states)
+        names = table.column_names[: len(keys)]
+        table = sw.merge(table, [f"`{n}`" for n in names], conf)
+        runner = plan.runner([1])
+        for b in table.to_batches():
+            runner.push(b)
+        for out in runner.finish():
+            yield pa.RecordBatch.from_arrays(out.columns, schema=out_schema)
+
+    return run
+
+
+def _session_complete_task(
+    spans_schema: pa.Schema,
+    time: str,
+    gap: str | None,
+    end_column: str | None,
+    keys: list[str],
+    specs,
+    conf,
+    out_schema: pa.Schema,
+):
+    """Each partition holding all rows of its keys: spans, sessions, and complete aggregates
+    (the path for distinct aggregates, whose partial states do not merge across sessions)."""
+    from . import session_windows as sw
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        batches = [b for b in batches if b.num_rows]
+        if not batches:
+            return
+        tz = conf["spark.sql.session.timeZone"]
+        table = sw.merge(sw.spans(pa.Table.from_batches(batches), time, gap, tz, end_column), keys, conf)
+        plan = _native_plan(spans_schema, [*keys, f"`{sw.START}`", f"`{sw.END}`"], specs, conf)
+        result, _metrics = plan.run(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()))
+        for out in result.to_batches():
+            yield pa.RecordBatch.from_arrays(out.columns, schema=out_schema)
+
+    return run
+
+
+def session_window(df: DataFrame, time: str, gap: Any, by: Any = (), aggs: Any = ()) -> DataFrame:
+    """``df.groupBy(session_window(time, gap), *by).agg(*aggs)`` with ferrospark's operators
+    inside Spark tasks, in Spark's plan shape: each input partition merges its rows into
+    sessions and aggregates them partially; Spark's shuffle gathers each key's partial sessions
+    (as Arrow IPC blocks); each shuffled partition merges them into the final sessions and
+    finishes the aggregates. ``gap`` is a literal (``"10 minutes"``) or a column (a PySpark
+    ``Column`` or ``fs.col``) of intervals: Spark computes each row's end itself.
+
+    Output columns as Spark's: ``session_window`` (``struct<start, end>``), the keys, the
+    aggregates.
+    """
+    from pyspark.sql import Column as SparkColumn
+    from pyspark.sql import functions as F
+
+    from . import session_windows as sw
+    from .aggregate import _aggs, _keys
+
+    spark = df.sparkSession
+    conf = _spark_conf(spark)
+    items = _aggs(aggs)
+    keys = [str(k) for k in _keys(by)]
+    specs = [(a._name, [str(x) for x in a._args], a._distinct, a._ignore_nulls, a._alias) for a in items]
+    end_column: str | None = None
+    literal: str | None = None
+    if isinstance(gap, str):
+        sw.interval_micros(gap)  # a bad literal fails here, on the driver
+        literal = gap
+    else:
+        gap_col = F.expr(str(gap._expr)) if isinstance(gap, Column) else gap
+        if not isinstance(gap_col, SparkColumn):
+            raise TypeError(f"a session window's gap must be a string or a column, got {gap!r}")
+        # Spark's own span end per row (its interval casts and calendar arithmetic).
+        end_column = f"__gap_end_{uuid.uuid4().hex[:8]}"
+        df = df.withColumn(end_column, F.session_window(F.col(time), gap_col)["end"])
+    schema = arrow_schema(df)
+    tz = conf["spark.sql.session.timeZone"]
+    spans_schema = sw.spans(schema.empty_table(), time, literal, tz, end_column).schema
+    plan = _native_plan(spans_schema, [*keys, f"`{sw.START}`", f"`{sw.END}`"], specs, conf)
+    out = plan.output_schema()
+    positional = pa.schema([f.with_name(f"_c{j}") for j, f in enumerate(out)])
+    if plan.num_stages() == 2:
+        route = _routing(_shuffle_partitions(spark) if keys else 1)
+        partial = _session_partial_task(spans_schema, time, literal, end_column, keys, specs, conf, route)
+        blocks = df.mapInArrow(partial, spark_schema(_BLOCKS_SCHEMA))
+        shuffled = blocks.repartition(F.col("_pid")) if keys else blocks.repartition(1)
+        final = _session_final_task(spans_schema, keys, specs, conf, positional)
+        result = shuffled.mapInArrow(final, spark_schema(positional))
+    else:
+        rows = df.repartition(*[F.expr(k) for k in keys]) if keys else df.repartition(1)
+        task = _session_complete_task(spans_schema, time, literal, end_column, keys, specs, conf, positional)
+        result = rows.mapInArrow(task, spark_schema(positional))
+    result = result.toDF(*out.names)
+    n = len(keys)
+    window_struct = F.struct(F.col(f"`{sw.START}`").alias("start"), F.col(f"`{sw.END}`").alias("end"))
+    rest = [F.col(f"`{c}`") for i, c in enumerate(out.names) if i < n or i >= n + 2]
+    return result.select(window_struct.alias("session_window"), *rest)

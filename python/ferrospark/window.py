@@ -349,97 +349,6 @@ def window(
     return table.select(order)
 
 
-#: Microseconds per interval unit (singular, as ``"10 minutes"`` names them).
-_INTERVAL_UNITS = {
-    "microsecond": 1,
-    "millisecond": 1_000,
-    "second": 1_000_000,
-    "minute": 60_000_000,
-    "hour": 3_600_000_000,
-    "day": 86_400_000_000,
-    "week": 7 * 86_400_000_000,
-}
-
-
-def _interval_micros(text: str) -> int:
-    """``"10 minutes"``, ``"1 hour 30 minutes"`` or ``"INTERVAL 10 SECONDS"`` in microseconds."""
-    words = text.lower().replace("interval", " ").replace("'", " ").split()
-    if not words or len(words) % 2:
-        raise AnalysisError(f"{text!r} is not an interval; write it as '10 minutes' or '1 hour 30 minutes'")
-    total = 0
-    for amount, unit in zip(words[::2], words[1::2], strict=True):
-        unit = unit[:-1] if unit.endswith("s") else unit
-        if unit not in _INTERVAL_UNITS:
-            raise AnalysisError(f"{text!r}: unknown interval unit {unit!r}; use {', '.join(_INTERVAL_UNITS)}")
-        try:
-            total += int(float(amount) * _INTERVAL_UNITS[unit])
-        except ValueError:
-            raise AnalysisError(f"{text!r}: {amount!r} is not a number") from None
-    return total
-
-
-def session_window(
-    data: Any,
-    time: ColumnOrName,
-    gap: str,
-    by: ColumnOrName | Sequence[ColumnOrName] = (),
-    aggs: Any = (),
-    *,
-    session: Session | None = None,
-) -> pa.Table:
-    """Spark's ``groupBy(session_window(time, gap), *by).agg(*aggs)``: each row opens
-    ``[time, time + gap)``; rows of one key whose windows touch or overlap (the next start at
-    most the current end) form one session, ending at the latest end. Rows with a NULL time
-    are dropped. Output: ``session_window`` (a struct of ``start`` and ``end``), the keys,
-    then the aggregates.
-
-    Built so far: a literal gap (``"10 minutes"``); a per-row gap expression raises
-    :class:`ferrospark.UnsupportedError`.
-    """
-    import pyarrow.compute as pc
-
-    from .aggregate import aggregate
-    from .session import default_session
-
-    if not isinstance(gap, str):
-        raise UnsupportedError(
-            "a per-row gap expression is not built yet; pass a literal gap such as '10 minutes'"
-        )
-    gap_us = _interval_micros(gap)
-    if gap_us <= 0:
-        raise AnalysisError(f"a session window's gap must be positive, got {gap!r}")
-    s = session or default_session()
-    keys = [by] if isinstance(by, str | Column) else list(by)
-    table = pa.RecordBatchReader.from_stream(_stream(data)).read_all()
-    tcol = _col(time)
-    tname = str(tcol._expr)
-    if tname not in table.column_names:
-        raise AnalysisError(
-            f"session window time `{tname}` is not a column; columns are {table.column_names}"
-        )
-    t = table[tname]
-    if not pa.types.is_timestamp(t.type):
-        raise AnalysisError(f"a session window's time `{tname}` must be a timestamp, got {t.type}; cast it")
-    if t.type.unit != "us":
-        table = table.set_column(
-            table.column_names.index(tname), tname, pc.cast(t, pa.timestamp("us", t.type.tz))
-        )
-    table = table.filter(pc.is_valid(table[tname]))
-    spec = WindowSpec(tuple(_col(k) for k in keys), (tcol,))
-    marks = [
-        WindowColumn(WindowFunction("session_start", [tcol], n=gap_us), spec, "__session_start"),
-        WindowColumn(WindowFunction("session_end", [tcol], n=gap_us), spec, "__session_end"),
-    ]
-    sessions = window(table, marks, session=s)
-    result = aggregate(sessions, ["__session_start", "__session_end", *keys], aggs, session=s)
-    bounds = pa.StructArray.from_arrays(
-        [result["__session_start"].combine_chunks(), result["__session_end"].combine_chunks()],
-        names=["start", "end"],
-    )
-    rest = result.column_names[2:]
-    return pa.table([bounds, *(result[c] for c in rest)], names=["session_window", *rest])
-
-
 def last_window_metrics() -> list[dict[str, int]]:
     """Metrics of each pass of the last :func:`window` call."""
     return [dict(m) for m in WindowResult.last_metrics]
@@ -466,6 +375,5 @@ __all__ = [
     "percent_rank",
     "rank",
     "row_number",
-    "session_window",
     "window",
 ]

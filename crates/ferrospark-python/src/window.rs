@@ -216,8 +216,8 @@ fn window_call(
             }
         }
         "session_start" | "session_end" => WindowFunction::Session {
-            time: arg(0)?,
-            gap: n.unwrap_or(0),
+            start: arg(0)?,
+            stop: arg(1)?,
             end: name == "session_end",
         },
         "lag" | "lead" => WindowFunction::Offset {

@@ -59,14 +59,16 @@ pub enum WindowFunction {
         /// The frame.
         frame: WindowFrame,
     },
-    /// The session a row belongs to, in a partition ordered by `time`: each row opens
-    /// `[time, time + gap)`, and a row whose time is at most the current session's end joins
-    /// it (the end becomes the latest end seen). The session's start, or its end when `end`.
+    /// The session a row belongs to, in a partition ordered by `start`: each row spans
+    /// `[start, stop)`, and a row starting at most at the current session's end joins it (the
+    /// end becomes the latest stop seen). The session's start, or its end when `end`. The rows
+    /// may be events (`stop` = time + gap) or sessions already merged elsewhere: merging
+    /// partial sessions gives the sessions of their rows.
     Session {
-        /// The event time (a timestamp in microseconds, never NULL here).
-        time: PhysicalExpr,
-        /// The gap, in microseconds (positive).
-        gap: i64,
+        /// Where each row's span starts (a timestamp in microseconds, never NULL here).
+        start: PhysicalExpr,
+        /// Where each row's span ends (same type, never NULL, after `start`).
+        stop: PhysicalExpr,
         /// The session's end rather than its start.
         end: bool,
     },
@@ -144,7 +146,7 @@ impl WindowFunction {
             WindowFunction::Offset { input, .. } | WindowFunction::Nth { input, .. } => {
                 Field::new(name, input.data_type(), true)
             }
-            WindowFunction::Session { time, .. } => Field::new(name, time.data_type(), false),
+            WindowFunction::Session { start, .. } => Field::new(name, start.data_type(), false),
             WindowFunction::Aggregate { agg, input, .. } => {
                 let t = agg
                     .result_type(input.as_ref().map(|i| i.data_type()).as_ref())
@@ -161,18 +163,19 @@ impl WindowFunction {
                 agg.result_type(input.as_ref().map(|i| i.data_type()).as_ref())?;
                 frame.validate(order_types)
             }
-            WindowFunction::Session { time, gap, .. } => {
-                if *gap <= 0 {
-                    return Err(FerroError::Analysis(format!(
-                        "a session window's gap must be positive, got {gap} microseconds"
-                    )));
+            WindowFunction::Session { start, stop, .. } => {
+                for e in [start, stop] {
+                    if !matches!(
+                        e.data_type(),
+                        DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, _)
+                    ) {
+                        return Err(FerroError::Analysis(format!(
+                            "a session window's bound `{e}` must be a timestamp in microseconds, got {}; cast it",
+                            e.data_type()
+                        )));
+                    }
                 }
-                match time.data_type() {
-                    DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, _) => Ok(()),
-                    other => Err(FerroError::Analysis(format!(
-                        "a session window's time `{time}` must be a timestamp, got {other}; cast it"
-                    ))),
-                }
+                Ok(())
             }
             WindowFunction::Nth { n, frame, .. } => {
                 if *n <= 0 {
@@ -309,9 +312,10 @@ pub(crate) fn evaluate(
             default.as_ref(),
             *ignore_nulls,
         )?,
-        WindowFunction::Session { time, gap, end } => {
-            let t = ferrospark_expr::evaluate(time, batch)?.into_array(n)?;
-            sessions(&t, layout, *gap, *end)?
+        WindowFunction::Session { start, stop, end } => {
+            let s = ferrospark_expr::evaluate(start, batch)?.into_array(n)?;
+            let e = ferrospark_expr::evaluate(stop, batch)?.into_array(n)?;
+            sessions(&s, &e, layout, *end)?
         }
         WindowFunction::Nth {
             input,
@@ -343,45 +347,42 @@ pub(crate) fn evaluate(
     })
 }
 
-/// Each row's session start (or end) in its partition, rows ordered by time.
-fn sessions(time: &ArrayRef, layout: &Layout, gap: i64, end: bool) -> Result<ArrayRef> {
+/// Each row's session start (or end) in its partition, rows ordered by their span's start.
+fn sessions(start: &ArrayRef, stop: &ArrayRef, layout: &Layout, end: bool) -> Result<ArrayRef> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::TimestampMicrosecondType;
-    let t = time.as_primitive::<TimestampMicrosecondType>();
-    if t.null_count() > 0 {
+    let t = start.as_primitive::<TimestampMicrosecondType>();
+    let u = stop.as_primitive::<TimestampMicrosecondType>();
+    if t.null_count() > 0 || u.null_count() > 0 {
         return Err(FerroError::Internal(
-            "session times must have their NULL rows dropped first".into(),
+            "session bounds must have their NULL rows dropped first".into(),
         ));
     }
-    let n = t.len();
-    let mut out = vec![0i64; n];
-    for &(start, stop) in &layout.partitions {
-        let mut first = start;
-        let (mut s, mut e) = (0i64, 0i64);
-        for i in start..=stop {
-            let opens = i == stop || i == start || t.value(i) > e;
-            if opens && i > start {
-                // Close the session of rows first..i.
-                out[first..i].fill(if end { e } else { s });
-            }
-            if i == stop {
-                break;
-            }
-            let row_end = t.value(i).saturating_add(gap);
-            if opens {
-                first = i;
-                s = t.value(i);
-                e = row_end;
+    let (t, u) = (t.values(), u.values());
+    let mut out = vec![0i64; t.len()];
+    for &(first, stop) in &layout.partitions {
+        if first == stop {
+            continue;
+        }
+        // The open session: its first row, start and end.
+        let (mut open, mut s, mut e) = (first, t[first], u[first]);
+        for i in first + 1..stop {
+            if t[i] > e {
+                out[open..i].fill(if end { e } else { s });
+                (open, s, e) = (i, t[i], u[i]);
             } else {
-                e = e.max(row_end);
+                e = e.max(u[i]);
             }
         }
+        out[open..stop].fill(if end { e } else { s });
     }
     let values = arrow_array::TimestampMicrosecondArray::from(out);
-    Ok(Arc::new(values.with_timezone_opt(match time.data_type() {
-        DataType::Timestamp(_, tz) => tz.clone(),
-        _ => None,
-    })))
+    Ok(Arc::new(values.with_timezone_opt(
+        match start.data_type() {
+            DataType::Timestamp(_, tz) => tz.clone(),
+            _ => None,
+        },
+    )))
 }
 
 /// Every row's frame `[lo, hi)` over the sorted rows of `layout`.

@@ -379,27 +379,36 @@ fn bad_arguments_are_analysis_errors() {
     assert!(err.contains("positive"), "{err}");
 }
 
-/// Session starts and ends against a naive merge: each row opens `[t, t + gap)`, a row whose
-/// time is at most the open session's end joins it.
+/// Session starts and ends against a naive merge: each row opens `[t, t + gap)` with its own
+/// gap, a row whose time is at most the open session's end joins it.
 #[test]
 fn sessions_match_a_naive_merge() -> Result<()> {
     use arrow_array::TimestampMicrosecondArray;
     let mut rng = StdRng::seed_from_u64(21);
     let n = 200;
-    let gap = 10i64;
     let p: Int32Array = (0..n).map(|_| Some(rng.random_range(0..4))).collect();
     let t: TimestampMicrosecondArray = (0..n).map(|_| Some(rng.random_range(0..30) * 5)).collect();
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("p", DataType::Int32, true),
+    let gaps: Vec<i64> = (0..n).map(|_| rng.random_range(1..15)).collect();
+    let u: TimestampMicrosecondArray = (0..n).map(|r| Some(t.value(r) + gaps[r])).collect();
+    let ts_field = |name: &str| {
         Field::new(
-            "t",
+            name,
             DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, None),
             false,
-        ),
+        )
+    };
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("p", DataType::Int32, true),
+        ts_field("t"),
+        ts_field("u"),
     ]));
     let b = RecordBatch::try_new(
         schema.clone(),
-        vec![Arc::new(p.clone()) as ArrayRef, Arc::new(t.clone())],
+        vec![
+            Arc::new(p.clone()) as ArrayRef,
+            Arc::new(t.clone()),
+            Arc::new(u.clone()),
+        ],
     )?;
     let spec = WindowSpec {
         partition_by: vec![expr("p", &schema)],
@@ -408,8 +417,8 @@ fn sessions_match_a_naive_merge() -> Result<()> {
     let call = |end: bool| WindowCall {
         name: if end { "e".into() } else { "s".into() },
         function: WindowFunction::Session {
-            time: expr("t", &schema),
-            gap,
+            start: expr("t", &schema),
+            stop: expr("u", &schema),
             end,
         },
     };
@@ -426,8 +435,9 @@ fn sessions_match_a_naive_merge() -> Result<()> {
     while let Some(o) = exec.pull() {
         for r in 0..o.num_rows() {
             got.push(
-                (0..4)
-                    .map(|c| cell(o.column(c), r))
+                [0, 1, 3, 4]
+                    .iter()
+                    .map(|&c| cell(o.column(c), r))
                     .collect::<Vec<_>>()
                     .join("|"),
             );
@@ -437,19 +447,19 @@ fn sessions_match_a_naive_merge() -> Result<()> {
     // Naive: per key, sorted times, merged while the next start is at most the end.
     let mut want = Vec::new();
     for key in 0..4 {
-        let mut times: Vec<i64> = (0..n)
+        let mut times: Vec<(i64, i64)> = (0..n)
             .filter(|&r| p.value(r) == key)
-            .map(|r| t.value(r))
+            .map(|r| (t.value(r), u.value(r)))
             .collect();
         times.sort();
         let mut i = 0;
         while i < times.len() {
-            let (s, mut e, mut j) = (times[i], times[i] + gap, i + 1);
-            while j < times.len() && times[j] <= e {
-                e = e.max(times[j] + gap);
+            let (s, mut e, mut j) = (times[i].0, times[i].1, i + 1);
+            while j < times.len() && times[j].0 <= e {
+                e = e.max(times[j].1);
                 j += 1;
             }
-            for &x in &times[i..j] {
+            for &(x, _) in &times[i..j] {
                 let ts = |v: i64| cell(&TimestampMicrosecondArray::from(vec![v]), 0);
                 want.push(format!("{key}|{}|{}|{}", ts(x), ts(s), ts(e)));
             }
