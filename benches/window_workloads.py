@@ -1,6 +1,8 @@
-"""Window workloads of ``benches/compare.py`` (issue 5, in progress): "window" is
-row_number() and a running sum(l_extendedprice) over (PARTITION BY l_suppkey ORDER BY
-l_shipdate, l_orderkey, l_linenumber) on lineitem, in every engine.
+"""Window workloads of ``benches/compare.py``: "window" is row_number() and a running
+sum(l_extendedprice) over (PARTITION BY l_suppkey ORDER BY l_shipdate, l_orderkey,
+l_linenumber) on lineitem; "sliding" a ROWS and a RANGE frame; "session" sessions per
+l_suppkey over l_shipdate with a 10-day gap, counted (Spark's session_window, the others
+with lag and a running sum, as the issue measures them).
 
 Each engine reduces its 6M result rows to checksums inside itself (row count, sum of the row
 numbers, sum of the running sums), so timing measures the window and not the transfer of the
@@ -129,6 +131,108 @@ def _spark_sliding(e: Any, paths: dict[str, str]) -> Any:
     return _result(row[0], row[1], row[2])
 
 
+SESSION_GAP_DAYS = 10
+SESSION_SQL = """
+WITH marked AS (
+  SELECT l_suppkey, l_shipdate,
+         CASE WHEN l_shipdate - lag(l_shipdate) OVER w <= {gap} THEN 0 ELSE 1 END AS opens
+  FROM read_parquet('{lineitem}')
+  WINDOW w AS (PARTITION BY l_suppkey ORDER BY l_shipdate)
+), numbered AS (
+  SELECT l_suppkey, l_shipdate,
+         sum(opens) OVER (PARTITION BY l_suppkey ORDER BY l_shipdate, opens DESC
+                          ROWS UNBOUNDED PRECEDING) AS sid
+  FROM marked
+), sessions AS (
+  SELECT count(*) AS n, max(l_shipdate) - min(l_shipdate) + {gap} AS days
+  FROM numbered GROUP BY l_suppkey, sid
+)
+SELECT count(*), sum(n), sum(days) FROM sessions
+"""
+
+
+def _session_result(sessions: Any, rows: Any, days: Any) -> tuple:
+    return (int(sessions), int(rows), int(days))
+
+
+def _describe_sessions(r: Any) -> str:
+    return f"sessions {r[0]}, rows {r[1]}, days {r[2]}"
+
+
+def _session_checksums(out: Any) -> tuple:
+    import pyarrow.compute as pc
+
+    sw = out["session_window"].combine_chunks()
+    length = pc.subtract(pc.struct_field(sw, "end"), pc.struct_field(sw, "start"))
+    days = pc.sum(pc.divide(pc.cast(length, "int64"), 86_400_000_000)).as_py()
+    return _session_result(out.num_rows, pc.sum(out["n"]).as_py(), days)
+
+
+def _fs_session(e: Any, paths: dict[str, str]) -> Any:
+    fs = e.fs
+    data = e.session.read_parquet(paths["lineitem"], columns=["l_suppkey", "l_shipdate"])
+    out = e.session.session_window(
+        data, "l_shipdate", f"{SESSION_GAP_DAYS} days", by="l_suppkey", aggs=[fs.count().alias("n")]
+    )
+    e.notes["metrics"] = fs.last_window_metrics()
+    return _session_checksums(out)
+
+
+def _duck_session(e: Any, paths: dict[str, str]) -> Any:
+    sql = SESSION_SQL.format(lineitem=_glob(paths), gap=SESSION_GAP_DAYS)
+    return _session_result(*e.con.execute(sql).fetchone())
+
+
+def _pl_session(e: Any, paths: dict[str, str]) -> Any:
+    pl = e.pl
+    gap = pl.duration(days=SESSION_GAP_DAYS)
+    out = (
+        pl.scan_parquet(Path(paths["lineitem"]) / "*.parquet")
+        .select("l_suppkey", "l_shipdate")
+        .sort("l_suppkey", "l_shipdate")
+        .with_columns(
+            (pl.col("l_shipdate").diff().over("l_suppkey").fill_null(gap + pl.duration(days=1)) > gap)
+            .cast(pl.UInt32)
+            .cum_sum()
+            .over("l_suppkey")
+            .alias("sid")
+        )
+        .group_by("l_suppkey", "sid")
+        .agg(pl.len().alias("n"), (pl.col("l_shipdate").max() - pl.col("l_shipdate").min()).alias("span"))
+        .select(
+            pl.len(),
+            pl.col("n").sum(),
+            (pl.col("span").dt.total_days() + SESSION_GAP_DAYS).sum(),
+        )
+        .collect()
+    )
+    return _session_result(*out.row(0))
+
+
+def _spark_session(e: Any, paths: dict[str, str]) -> Any:
+    F = e.F  # noqa: N806
+    df = e.spark.read.parquet(paths["lineitem"]).select("l_suppkey", "l_shipdate")
+    sessions = df.groupBy(F.session_window("l_shipdate", f"{SESSION_GAP_DAYS} days"), "l_suppkey").agg(
+        F.count(F.lit(1)).alias("n")
+    )
+    return _spark_session_checksums(F, sessions)
+
+
+def _spark_session_checksums(F: Any, sessions: Any) -> tuple:  # noqa: N803
+    days = (F.unix_micros("session_window.end") - F.unix_micros("session_window.start")) / 86_400_000_000
+    row = sessions.agg(F.count(F.lit(1)), F.sum("n"), F.sum(days)).collect()[0]
+    return _session_result(row[0], row[1], row[2])
+
+
+def _fss_session(e: Any, paths: dict[str, str]) -> Any:
+    fs, fss = e.fs, e.fss
+    df = fss.read_parquet(e.spark, paths["lineitem"], columns=["l_suppkey", "l_shipdate"])
+    sessions = fss.session_window(
+        df, "l_shipdate", f"{SESSION_GAP_DAYS} days", by="l_suppkey", aggs=[fs.count().alias("n")]
+    )
+    return _spark_session_checksums(e.F, sessions)
+
+
 def register_all(c: Any) -> None:
     """Registers the workloads in ``compare`` (passed as its module object)."""
     w = c.register(
@@ -157,3 +261,17 @@ def register_all(c: Any) -> None:
     s.runs["ferrospark"] = _fs_sliding
     s.runs["duckdb"] = _duck_sliding
     s.runs["pyspark"] = _spark_sliding
+    sw = c.register(
+        c.Workload(
+            "session",
+            "sessions per l_suppkey over l_shipdate with a 10-day gap, count per session "
+            "(session_window in ferrospark and Spark; lag + running sum in DuckDB and Polars)",
+            tables=("lineitem",),
+            describe=_describe_sessions,
+        )
+    )
+    sw.runs["ferrospark"] = _fs_session
+    sw.runs["duckdb"] = _duck_session
+    sw.runs["polars"] = _pl_session
+    sw.runs["pyspark"] = _spark_session
+    sw.runs["fss"] = _fss_session

@@ -159,17 +159,28 @@ impl WindowExec {
             nulls_first: o.nulls_first,
         }));
         let all_keys: Vec<ArrayRef> = partition_keys.iter().chain(&order_keys).cloned().collect();
-        let all = converter(&all_keys, &options)?;
         let n = batch.num_rows();
-        let order: Vec<u32> = match &all {
-            Some(rows) => crate::sort::sort_rows(rows),
-            None => (0..n as u32).collect(),
+        let order: Vec<u32> = match ferrospark_sort::sort_dense_keys(&all_keys, &options) {
+            Some(order) => order,
+            None => match converter(&all_keys, &options)? {
+                Some(rows) => ferrospark_sort::sort_rows(&rows),
+                None => (0..n as u32).collect(),
+            },
         };
-        drop(all);
         let order = arrow_array::UInt32Array::from(order);
         let sorted = arrow_select::take::take_record_batch(&batch, &order)?;
+        // A key that is an input column as it is (not computed, not normalised) is that
+        // column sorted already.
+        let sorted_keys = all_keys
+            .iter()
+            .map(
+                |k| match batch.columns().iter().position(|c| Arc::ptr_eq(c, k)) {
+                    Some(i) => Ok(sorted.column(i).clone()),
+                    None => arrow_select::take::take(k.as_ref(), &order, None),
+                },
+            )
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         drop(batch);
-        let sorted_keys = arrow_select::take::take_arrays(&all_keys, &order, None)?;
         drop(all_keys);
         let num_partition = partition_keys.len();
         let mut layout = Self::layout(

@@ -16,7 +16,6 @@ mod aggregates;
 mod exec;
 mod frame;
 mod functions;
-mod sort;
 mod spec;
 #[cfg(test)]
 mod tests;
