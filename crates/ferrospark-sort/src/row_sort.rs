@@ -222,7 +222,7 @@ fn radix_sort(keys: &[u64], from: usize, to: usize) -> Vec<u32> {
         for &(k, _) in &src {
             counts[((k >> shift) & mask) as usize] += 1;
         }
-        if counts.iter().any(|&c| c == src.len()) {
+        if counts.contains(&src.len()) {
             shift += DIGIT_BITS;
             continue;
         }
@@ -402,7 +402,10 @@ mod tests {
         }
         let wide: ArrayRef = Arc::new(Int64Array::from(vec![i64::MIN, 0, i64::MAX]));
         let o = SortOptions::default();
-        assert_eq!(sort_dense_keys(&[wide.clone()], &[o]), Some(vec![0, 1, 2]));
+        assert_eq!(
+            sort_dense_keys(std::slice::from_ref(&wide), &[o]),
+            Some(vec![0, 1, 2])
+        );
         assert_eq!(sort_dense_keys(&[wide.clone(), wide], &[o, o]), None);
     }
 
