@@ -87,6 +87,11 @@ def norm_float(v):
     return v
 
 
+def norm_float_any(v):
+    """``norm_float`` for floats, anything else as it is."""
+    return norm_float(v) if isinstance(v, float) else v
+
+
 _UNIT_TO_US = {"s": 1_000_000, "ms": 1_000, "us": 1}
 
 

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import ferrospark as fs
-from helpers import arrow_rows, assert_same_rows, spark_rows
+from helpers import arrow_rows, assert_same_rows, norm_float_any, spark_rows
 
 pytestmark = pytest.mark.spark
 
@@ -313,6 +313,59 @@ def test_aggregates_over_frames_match_spark(spark, frame, desc):
     )
     assert got.column_names == expected.columns
     assert_same_rows(spark_rows(expected), arrow_rows(got), f"{frame} desc={desc}")
+
+
+@pytest.mark.parametrize("frame", list(FRAMES))
+def test_statistics_and_collections_over_frames_match_spark(spark, frame):
+    """The variance family (Spark's one-pass moments, in row order), bool_and / bool_or, and
+    collect_list / collect_set over every frame kind (lists compared as sorted multisets,
+    since Spark's order among ties and inside a set is its own)."""
+    import pyarrow.compute as pc
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    data = FRAMED.append_column("b", pc.greater(FRAMED["v"], 0))
+    df = spark.createDataFrame(data)
+    spec = FRAMES[frame]
+    rng = spec is not None and spec[0] == "range"
+    w = Window.partitionBy("p").orderBy(*(["k"] if rng else ["k", "t"]))
+    o = fs.Window.partition_by("p").order_by(*(["k"] if rng else ["k", "t"]))
+    w, o = _framed(spec, w, o)
+    expected = df.select(
+        "t",
+        F.stddev("v").over(w).alias("sd"),
+        F.var_pop("f").over(w).alias("vp"),
+        F.variance("d").over(w).alias("vs"),
+        F.stddev_pop("v").over(w).alias("sp"),
+        F.bool_and("b").over(w).alias("all"),
+        F.bool_or("b").over(w).alias("any"),
+        F.array_sort(F.collect_list("v").over(w)).alias("lv"),
+        F.array_sort(F.collect_set("v").over(w)).alias("cv"),
+        F.size(F.collect_set("f").over(w)).alias("nf"),
+    )
+    got = fs.window(
+        data,
+        [
+            fs.stddev("v").over(o).alias("sd"),
+            fs.var_pop("f").over(o).alias("vp"),
+            fs.variance("d").over(o).alias("vs"),
+            fs.stddev_pop("v").over(o).alias("sp"),
+            fs.bool_and("b").over(o).alias("all"),
+            fs.bool_or("b").over(o).alias("any"),
+            fs.collect_list("v").over(o).alias("lv"),
+            fs.collect_set("v").over(o).alias("cv"),
+            fs.collect_set("f").over(o).alias("nf"),
+        ],
+    )
+    got = got.select(["t", "sd", "vp", "vs", "sp", "all", "any", "lv", "cv", "nf"])
+    rows = []
+    for r in got.to_pylist():
+        r["lv"], r["cv"], r["nf"] = tuple(sorted(r["lv"])), tuple(sorted(r["cv"])), len(r["nf"])
+        rows.append(tuple(r.values()))
+    want = [tuple(tuple(x) if isinstance(x, list) else x for x in r) for r in expected.collect()]
+    assert_same_rows(
+        [tuple(map(norm_float_any, r)) for r in want], [tuple(map(norm_float_any, r)) for r in rows], frame
+    )
 
 
 def test_aggregates_over_whole_partitions_and_double_range_keys(spark):

@@ -10,10 +10,15 @@ from __future__ import annotations
 import os as _os
 import warnings as _warnings
 
-# The native allocator (mimalloc) keeps freed pages for a second before returning them to the
-# OS, so back-to-back operators reuse memory instead of page-faulting it in again (15-20% of
-# a large aggregation's time). Must be set before the extension loads; an explicit setting wins.
-_os.environ.setdefault("MIMALLOC_PURGE_DELAY", "1000")
+# The native allocator (mimalloc) keeps the pages it frees instead of returning them to the
+# OS, as DuckDB's buffer pool keeps its memory: on virtual machines a freshly faulted-in page
+# costs so much that an operator run again (the next query, the next Spark task in this
+# worker) took 2-3x longer when its memory had been handed back in between (measured with
+# benches/compare.py, window workload: 2.1 s vs 0.68 s). The process keeps its peak memory,
+# which ferrospark.memory.limit bounds; set MIMALLOC_PURGE_DELAY=1000 (milliseconds) before
+# importing ferrospark to return freed memory after a second instead. Must be set before the
+# extension loads; an explicit setting wins.
+_os.environ.setdefault("MIMALLOC_PURGE_DELAY", "-1")
 
 from . import _native  # noqa: E402
 from . import aggregate as _aggregate

@@ -184,24 +184,23 @@ fn window_call(
             .ok_or_else(|| FerroError::Analysis(format!("{name} needs an argument {}", i + 1)))?;
         bind(&e.0, ctx)
     };
-    let function = match name.as_str() {
+    let frame_agg = name
+        .strip_prefix("agg:")
+        .and_then(FrameAggregate::from_name);
+    let function = if let Some(agg) = frame_agg {
+        WindowFunction::Aggregate {
+            agg,
+            input: if args.is_empty() { None } else { Some(arg(0)?) },
+            frame: frame_of(frame, ordered)?,
+        }
+    } else {
+        match name.as_str() {
         "row_number" => WindowFunction::RowNumber,
         "rank" => WindowFunction::Rank,
         "dense_rank" => WindowFunction::DenseRank,
         "percent_rank" => WindowFunction::PercentRank,
         "cume_dist" => WindowFunction::CumeDist,
         "ntile" => WindowFunction::Ntile(n.unwrap_or(0)),
-        "agg:count" | "agg:sum" | "agg:min" | "agg:max" | "agg:avg" => WindowFunction::Aggregate {
-            agg: match name.as_str() {
-                "agg:count" => FrameAggregate::Count,
-                "agg:sum" => FrameAggregate::Sum,
-                "agg:min" => FrameAggregate::Min,
-                "agg:avg" => FrameAggregate::Avg,
-                _ => FrameAggregate::Max,
-            },
-            input: if args.is_empty() { None } else { Some(arg(0)?) },
-            frame: frame_of(frame, ordered)?,
-        },
         "agg:nth_value" | "agg:first_value" | "agg:last_value" | "agg:first" | "agg:last" => {
             WindowFunction::Nth {
                 input: arg(0)?,
@@ -232,6 +231,7 @@ fn window_call(
                 "`{other}` is not a window function ferrospark runs yet; use row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag or lead"
             )))
         }
+    }
     };
     let name = alias
         .clone()

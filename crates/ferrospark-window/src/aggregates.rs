@@ -20,6 +20,8 @@ use ferrospark_common::decimal::decimal_average;
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::normalize_key;
 
+use crate::statistics::{bool_frames, collect_frames, moments, Moment};
+
 /// An aggregate function over a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameAggregate {
@@ -33,6 +35,22 @@ pub enum FrameAggregate {
     Max,
     /// The mean of the frame's non-NULL values; NULL when there are none.
     Avg,
+    /// `var_samp` / `variance`; NULL for fewer than two values.
+    VarSamp,
+    /// `var_pop`; NULL without values.
+    VarPop,
+    /// `stddev_samp` / `stddev` / `std`; NULL for fewer than two values.
+    StddevSamp,
+    /// `stddev_pop`; NULL without values.
+    StddevPop,
+    /// `bool_and` / `every`: whether every non-NULL value is true.
+    BoolAnd,
+    /// `bool_or` / `some` / `any`: whether any non-NULL value is true.
+    BoolOr,
+    /// The frame's non-NULL values in row order (an empty list, not NULL, for none).
+    CollectList,
+    /// The frame's distinct non-NULL values, each at its first occurrence.
+    CollectSet,
 }
 
 impl FrameAggregate {
@@ -44,7 +62,35 @@ impl FrameAggregate {
             FrameAggregate::Min => "min",
             FrameAggregate::Max => "max",
             FrameAggregate::Avg => "avg",
+            FrameAggregate::VarSamp => "var_samp",
+            FrameAggregate::VarPop => "var_pop",
+            FrameAggregate::StddevSamp => "stddev_samp",
+            FrameAggregate::StddevPop => "stddev_pop",
+            FrameAggregate::BoolAnd => "bool_and",
+            FrameAggregate::BoolOr => "bool_or",
+            FrameAggregate::CollectList => "collect_list",
+            FrameAggregate::CollectSet => "collect_set",
         }
+    }
+
+    /// The aggregate Spark calls `name` (any of its aliases), if windows run it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "count" => FrameAggregate::Count,
+            "sum" => FrameAggregate::Sum,
+            "min" => FrameAggregate::Min,
+            "max" => FrameAggregate::Max,
+            "avg" | "mean" => FrameAggregate::Avg,
+            "var_samp" | "variance" => FrameAggregate::VarSamp,
+            "var_pop" => FrameAggregate::VarPop,
+            "stddev_samp" | "stddev" | "std" => FrameAggregate::StddevSamp,
+            "stddev_pop" => FrameAggregate::StddevPop,
+            "bool_and" | "every" => FrameAggregate::BoolAnd,
+            "bool_or" | "some" | "any" => FrameAggregate::BoolOr,
+            "collect_list" | "array_agg" => FrameAggregate::CollectList,
+            "collect_set" => FrameAggregate::CollectSet,
+            _ => return None,
+        })
     }
 
     /// Spark's result type for an input of type `input` (`None`: `count(*)`).
@@ -65,6 +111,17 @@ impl FrameAggregate {
             (FrameAggregate::Avg, Some(D::Decimal128(p, s))) => {
                 D::Decimal128((*p + 4).min(38), (*s + 4).min(38))
             }
+            (
+                FrameAggregate::VarSamp
+                | FrameAggregate::VarPop
+                | FrameAggregate::StddevSamp
+                | FrameAggregate::StddevPop,
+                Some(t),
+            ) if t.is_numeric() => D::Float64,
+            (FrameAggregate::BoolAnd | FrameAggregate::BoolOr, Some(D::Boolean)) => D::Boolean,
+            (FrameAggregate::CollectList | FrameAggregate::CollectSet, Some(t)) => D::List(
+                Arc::new(arrow_schema::Field::new_list_field(t.clone(), true)),
+            ),
             (f, t) => {
                 return Err(FerroError::Analysis(format!(
                     "{}({}) over a window is not supported yet",
@@ -106,6 +163,20 @@ pub(crate) fn frame_aggregate(
         FrameAggregate::Min | FrameAggregate::Max => {
             extreme(values, partitions, lo, hi, agg == FrameAggregate::Max)
         }
+        FrameAggregate::VarSamp => moments(Moment::VarSamp, values, partitions, lo, hi),
+        FrameAggregate::VarPop => moments(Moment::VarPop, values, partitions, lo, hi),
+        FrameAggregate::StddevSamp => moments(Moment::StddevSamp, values, partitions, lo, hi),
+        FrameAggregate::StddevPop => moments(Moment::StddevPop, values, partitions, lo, hi),
+        FrameAggregate::BoolAnd | FrameAggregate::BoolOr => {
+            bool_frames(agg == FrameAggregate::BoolAnd, values, lo, hi)
+        }
+        FrameAggregate::CollectList | FrameAggregate::CollectSet => collect_frames(
+            agg == FrameAggregate::CollectSet,
+            values,
+            partitions,
+            lo,
+            hi,
+        ),
     }
 }
 

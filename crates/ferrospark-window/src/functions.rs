@@ -151,7 +151,16 @@ impl WindowFunction {
                 let t = agg
                     .result_type(input.as_ref().map(|i| i.data_type()).as_ref())
                     .unwrap_or(DataType::Null);
-                Field::new(name, t, *agg != FrameAggregate::Count)
+                Field::new(
+                    name,
+                    t,
+                    !matches!(
+                        agg,
+                        FrameAggregate::Count
+                            | FrameAggregate::CollectList
+                            | FrameAggregate::CollectSet
+                    ),
+                )
             }
         }
     }

@@ -17,6 +17,7 @@ mod exec;
 mod frame;
 mod functions;
 mod spec;
+mod statistics;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

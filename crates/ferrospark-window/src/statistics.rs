@@ -1,0 +1,220 @@
+//! Frame aggregates beyond sums and extremes: the variance family (Spark's central-moment
+//! buffer `(n, avg, m2)` updated in row order, so results round exactly as Spark's),
+//! `bool_and` / `bool_or` (counts, so any frame is O(1)), and `collect_list` /
+//! `collect_set` (the frame's non-NULL values in row order; the set keeps each value's first
+//! occurrence, NaN equal to NaN and -0.0 to 0.0).
+//!
+//! Frames that all start at the partition's first row are evaluated from one running pass,
+//! as Spark's growing frames are; other frames are computed again from their rows, as Spark's
+//! sliding frames are (for the variance family that is the only way to round as Spark does;
+//! for the collections the output itself is as large as the frames).
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float64Type;
+use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, ListArray, UInt32Array};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::{DataType, Field};
+use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::normalize_key;
+use hashbrown::HashSet;
+
+/// Which statistic of the central moments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Moment {
+    VarSamp,
+    VarPop,
+    StddevSamp,
+    StddevPop,
+}
+
+/// Spark's `(n, avg, m2)` buffer.
+#[derive(Debug, Clone, Copy, Default)]
+struct Moments {
+    n: f64,
+    avg: f64,
+    m2: f64,
+}
+
+impl Moments {
+    fn add(&mut self, x: f64) {
+        let n = self.n + 1.0;
+        let delta = x - self.avg;
+        let delta_n = delta / n;
+        self.avg += delta_n;
+        self.m2 += delta * (delta - delta_n);
+        self.n = n;
+    }
+
+    /// The statistic; `None` where Spark gives NULL (no value, or one for a sample).
+    fn value(&self, m: Moment) -> Option<f64> {
+        let (n, m2) = (self.n, self.m2);
+        match m {
+            Moment::VarPop => (n > 0.0).then(|| m2 / n),
+            Moment::StddevPop => (n > 0.0).then(|| (m2 / n).sqrt()),
+            Moment::VarSamp => (n > 1.0).then(|| m2 / (n - 1.0)),
+            Moment::StddevSamp => (n > 1.0).then(|| (m2 / (n - 1.0)).sqrt()),
+        }
+    }
+}
+
+/// Whether every frame of the partition `start..end` starts at its first row.
+fn growing(start: usize, end: usize, lo: &[u32]) -> bool {
+    lo[start..end].iter().all(|&l| l as usize == start)
+}
+
+/// `m` of each row's frame over the values as doubles (NULLs skipped).
+pub(crate) fn moments(
+    m: Moment,
+    values: &ArrayRef,
+    partitions: &[(usize, usize)],
+    lo: &[u32],
+    hi: &[u32],
+) -> Result<ArrayRef> {
+    let doubles = arrow_cast::cast(values, &DataType::Float64)?;
+    let x = doubles.as_primitive::<Float64Type>();
+    let mut out: Vec<Option<f64>> = vec![None; x.len()];
+    for &(start, end) in partitions {
+        if growing(start, end, lo) {
+            // The buffer after each prefix of the partition, in row order.
+            let mut prefix = Vec::with_capacity(end - start + 1);
+            let mut acc = Moments::default();
+            prefix.push(acc);
+            for r in start..end {
+                if x.is_valid(r) {
+                    acc.add(x.value(r));
+                }
+                prefix.push(acc);
+            }
+            for i in start..end {
+                out[i] = prefix[hi[i] as usize - start].value(m);
+            }
+        } else {
+            for i in start..end {
+                let mut acc = Moments::default();
+                for r in lo[i] as usize..hi[i] as usize {
+                    if x.is_valid(r) {
+                        acc.add(x.value(r));
+                    }
+                }
+                out[i] = acc.value(m);
+            }
+        }
+    }
+    Ok(Arc::new(Float64Array::from(out)))
+}
+
+/// `bool_and` (`all`) or `bool_or` of each row's frame; NULL for a frame without a value.
+pub(crate) fn bool_frames(
+    all: bool,
+    values: &ArrayRef,
+    lo: &[u32],
+    hi: &[u32],
+) -> Result<ArrayRef> {
+    let b = values.as_boolean_opt().ok_or_else(|| {
+        FerroError::Analysis(format!(
+            "{}({}) over a window needs a boolean argument",
+            if all { "bool_and" } else { "bool_or" },
+            values.data_type()
+        ))
+    })?;
+    let n = b.len();
+    let (mut valid, mut trues) = (vec![0u32; n + 1], vec![0u32; n + 1]);
+    for r in 0..n {
+        let v = b.is_valid(r);
+        valid[r + 1] = valid[r] + u32::from(v);
+        trues[r + 1] = trues[r] + u32::from(v && b.value(r));
+    }
+    let out: BooleanArray = (0..n)
+        .map(|i| {
+            let (l, h) = (lo[i] as usize, hi[i] as usize);
+            let (v, t) = (valid[h] - valid[l], trues[h] - trues[l]);
+            (v > 0).then_some(if all { t == v } else { t > 0 })
+        })
+        .collect();
+    Ok(Arc::new(out))
+}
+
+/// `collect_list` or (`distinct`) `collect_set` of each row's frame: a list of the frame's
+/// non-NULL values, never NULL itself.
+pub(crate) fn collect_frames(
+    distinct: bool,
+    values: &ArrayRef,
+    partitions: &[(usize, usize)],
+    lo: &[u32],
+    hi: &[u32],
+) -> Result<ArrayRef> {
+    let n = values.len();
+    // Equal values share an id (normalised as Spark's set compares them).
+    let ids: Option<Vec<u32>> = if distinct {
+        Some(value_ids(values)?)
+    } else {
+        None
+    };
+    let mut indices: Vec<u32> = Vec::new();
+    let mut offsets: Vec<i32> = Vec::with_capacity(n + 1);
+    offsets.push(0);
+    let mut seen: HashSet<u32> = HashSet::new();
+    let mut out_of_range = false;
+    let mut close = |indices: &Vec<u32>, offsets: &mut Vec<i32>| match i32::try_from(indices.len())
+    {
+        Ok(o) => offsets.push(o),
+        Err(_) => out_of_range = true,
+    };
+    for &(start, end) in partitions {
+        if growing(start, end, lo) {
+            // The partition's non-NULL rows (first occurrences for a set) in order; each row's
+            // list is the part of them inside its frame.
+            let mut kept: Vec<u32> = Vec::new();
+            let mut upto = Vec::with_capacity(end - start + 1);
+            upto.push(0usize);
+            seen.clear();
+            for r in start..end {
+                if values.is_valid(r) && ids.as_ref().is_none_or(|ids| seen.insert(ids[r])) {
+                    kept.push(r as u32);
+                }
+                upto.push(kept.len());
+            }
+            for i in start..end {
+                indices.extend_from_slice(&kept[..upto[hi[i] as usize - start]]);
+                close(&indices, &mut offsets);
+            }
+        } else {
+            for i in start..end {
+                seen.clear();
+                for r in lo[i] as usize..hi[i] as usize {
+                    if values.is_valid(r) && ids.as_ref().is_none_or(|ids| seen.insert(ids[r])) {
+                        indices.push(r as u32);
+                    }
+                }
+                close(&indices, &mut offsets);
+            }
+        }
+    }
+    if out_of_range {
+        return Err(FerroError::MemoryLimit(
+            "a window collect_list / collect_set result has over 2^31 values; use a smaller frame"
+                .into(),
+        ));
+    }
+    let taken = arrow_select::take::take(values.as_ref(), &UInt32Array::from(indices), None)?;
+    let field = Arc::new(Field::new_list_field(values.data_type().clone(), true));
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    Ok(Arc::new(ListArray::try_new(field, offsets, taken, None)?))
+}
+
+/// An id per row such that equal values (NaN = NaN, -0.0 = 0.0) share it.
+fn value_ids(values: &ArrayRef) -> Result<Vec<u32>> {
+    let normal = normalize_key(values);
+    let converter = RowConverter::new(vec![SortField::new(normal.data_type().clone())])?;
+    let rows = converter.convert_columns(&[normal])?;
+    let mut ids: hashbrown::HashMap<arrow_row::Row<'_>, u32> = hashbrown::HashMap::new();
+    Ok((0..rows.num_rows())
+        .map(|r| {
+            let next = ids.len() as u32;
+            *ids.entry(rows.row(r)).or_insert(next)
+        })
+        .collect())
+}
