@@ -287,13 +287,14 @@ pub(crate) fn window<'py>(
             .collect::<Result<Vec<_>, _>>()?;
         let pool = MemoryPool::new(cfg.memory_limit()?);
         let mut exec = WindowExec::try_new(schema.clone(), spec, calls, cfg.batch_size()?, &pool)?
-            .with_ansi(cfg.ansi_enabled()?);
+            .with_ansi(cfg.ansi_enabled()?)
+            .with_spill_dir(ferrospark_common::SpillDir::new(cfg.spill_dir()));
         for b in reader {
             exec.push(&conform(b?, &schema)?)?;
         }
         exec.finish()?;
         let mut out: Vec<RecordBatch> = Vec::new();
-        while let Some(b) = exec.pull() {
+        while let Some(b) = exec.pull()? {
             out.push(b);
         }
         Ok((

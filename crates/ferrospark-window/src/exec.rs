@@ -1,25 +1,33 @@
 //! The window operator as a push / finish / pull state machine.
 //!
 //! ```text
-//!   push(batch)* ──finish()──► sort by (partition keys, order keys)
-//!                              cut into partitions and peer groups
-//!                              every function over the sorted rows ──► pull() slices ─► Done
+//!   push(batch)* ─┬─ fits the pool ──────────► finish(): sort everything, every function
+//!                 │                                over the sorted rows ──► pull() slices
+//!                 └─ refused: sort the buffer,
+//!                    spill it as a run ──────► finish(): merge the runs; pull() takes the
+//!                                               merged rows a window partition at a time
+//!                                               and evaluates each as it completes
 //! ```
 //!
-//! The whole input is buffered (reserved from the pool) before anything comes out, as Spark's
-//! `WindowExec` buffers a partition; spilling partitions larger than memory is not built yet.
+//! In memory, the whole input is sorted once. Past the pool's limit the input goes to disk as
+//! sorted runs (Spark's external sort before its `WindowExec`), and only the window partition
+//! being completed is held (Spark's per-partition buffer); one partition larger than the limit
+//! is a [`FerroError::MemoryLimit`] naming its size.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_row::{RowConverter, Rows, SortField};
-use arrow_schema::{Schema, SchemaRef, SortOptions};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::{Field, Schema, SchemaRef, SortOptions};
 use ferrospark_common::{
-    FerroError, MemoryPool, MemoryReservation, MetricValue, MetricsSet, Result,
+    FerroError, MemoryPool, MemoryReservation, MetricValue, MetricsSet, Result, SpillDir,
 };
 use ferrospark_expr::normalize_key;
+use ferrospark_sort::{write_run, Run};
+
+use crate::spill::MergedPartitions;
 
 use crate::functions::{evaluate, Layout, WindowCall};
 use crate::spec::WindowSpec;
@@ -32,6 +40,9 @@ pub const WINDOW_METRICS: &[(&str, MetricValue)] = &[
     ("output_batches", MetricValue::Count),
     ("partitions", MetricValue::Count),
     ("buffered_bytes", MetricValue::Bytes),
+    ("spill_count", MetricValue::Count),
+    ("spilled_rows", MetricValue::Count),
+    ("spilled_bytes", MetricValue::Bytes),
     ("sort_time_ns", MetricValue::TimeNs),
     ("compute_time_ns", MetricValue::TimeNs),
 ];
@@ -49,6 +60,11 @@ pub struct WindowExec {
     finished: bool,
     ansi: bool,
     metrics: MetricsSet,
+    spill_dir: SpillDir,
+    /// Sorted runs spilled so far (each batch: the sort keys, then the input columns).
+    runs: Vec<Run>,
+    /// After `finish` with runs: the merged runs, cut into window partitions.
+    merged: Option<MergedPartitions>,
 }
 
 impl WindowExec {
@@ -79,7 +95,17 @@ impl WindowExec {
             finished: false,
             ansi: true,
             metrics: MetricsSet::new(WINDOW_METRICS),
+            spill_dir: SpillDir::default(),
+            runs: Vec::new(),
+            merged: None,
         })
+    }
+
+    /// Where spilled runs go (`ferrospark.spill.dir`; the system's temporary directory by
+    /// default).
+    pub fn with_spill_dir(mut self, dir: SpillDir) -> Self {
+        self.spill_dir = dir;
+        self
     }
 
     /// Whether an aggregate's overflow is an error (`spark.sql.ansi.enabled`, Spark 4's
@@ -117,22 +143,41 @@ impl WindowExec {
         }
         let bytes = batch.get_array_memory_size() as u64;
         if !self.reservation.try_grow(bytes) {
-            return Err(FerroError::MemoryLimit(format!(
-                "the window's input ({} rows so far) does not fit ferrospark.memory.limit; raise the limit (spilling window partitions is not built yet)",
-                self.metrics.get("input_rows")
-            )));
+            // Refused: the buffer so far goes to disk as a sorted run, then this batch is
+            // buffered again (or, alone larger than the limit, is a run of its own).
+            self.spill_buffered()?;
+            self.buffered.push(batch.clone());
+            if self.reservation.try_grow(bytes) {
+                self.metrics.add("buffered_bytes", bytes);
+            } else {
+                self.spill_buffered()?;
+            }
+            return Ok(());
         }
         self.metrics.add("buffered_bytes", bytes);
         self.buffered.push(batch.clone());
         Ok(())
     }
 
-    /// Ends the input: sorts, evaluates every function, and queues the output.
+    /// Ends the input: in memory, sorts and evaluates everything; with spilled runs, spills
+    /// the rest and starts merging (partitions are evaluated as `pull` reaches them).
     pub fn finish(&mut self) -> Result<()> {
         if self.finished {
             return Ok(());
         }
         self.finished = true;
+        if !self.runs.is_empty() {
+            self.spill_buffered()?;
+            let runs = std::mem::take(&mut self.runs);
+            self.merged = Some(MergedPartitions::new(
+                runs,
+                self.run_schema(),
+                &self.key_options(),
+                self.spec.partition_by.len(),
+                self.batch_size,
+            )?);
+            return Ok(());
+        }
         let batch = arrow_select::concat::concat_batches(&self.input_schema, &self.buffered)?;
         self.buffered.clear();
         if batch.num_rows() == 0 {
@@ -140,35 +185,51 @@ impl WindowExec {
             return Ok(());
         }
         let started = Instant::now();
-        let partition_keys = self.keys(&batch, true)?;
-        let order_keys = self.keys(&batch, false)?;
-        let converter = |keys: &[ArrayRef], options: &[SortOptions]| -> Result<Option<Rows>> {
-            if keys.is_empty() {
-                return Ok(None);
-            }
-            let fields = keys
-                .iter()
-                .zip(options)
-                .map(|(k, o)| SortField::new_with_options(k.data_type().clone(), *o))
-                .collect();
-            Ok(Some(RowConverter::new(fields)?.convert_columns(keys)?))
-        };
-        let mut options = vec![SortOptions::default(); partition_keys.len()];
+        let (sorted, sorted_keys) = self.sort(&batch)?;
+        drop(batch);
+        self.metrics.add_elapsed("sort_time_ns", started);
+        let out = self.evaluate_sorted(&sorted, &sorted_keys)?;
+        self.queue(&out);
+        Ok(())
+    }
+
+    /// The sort keys of `batch`: partition keys then order keys, normalised.
+    fn all_keys(&self, batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+        let mut keys = self.keys(batch, true)?;
+        keys.extend(self.keys(batch, false)?);
+        Ok(keys)
+    }
+
+    /// Partition keys ascending (any fixed order groups them), order keys as asked.
+    fn key_options(&self) -> Vec<SortOptions> {
+        let mut options = vec![SortOptions::default(); self.spec.partition_by.len()];
         options.extend(self.spec.order_by.iter().map(|o| SortOptions {
             descending: o.descending,
             nulls_first: o.nulls_first,
         }));
-        let all_keys: Vec<ArrayRef> = partition_keys.iter().chain(&order_keys).cloned().collect();
+        options
+    }
+
+    /// `batch` sorted by its keys (stable), and the keys sorted alike.
+    fn sort(&self, batch: &RecordBatch) -> Result<(RecordBatch, Vec<ArrayRef>)> {
+        let all_keys = self.all_keys(batch)?;
+        let options = self.key_options();
         let n = batch.num_rows();
         let order: Vec<u32> = match ferrospark_sort::sort_dense_keys(&all_keys, &options) {
             Some(order) => order,
-            None => match converter(&all_keys, &options)? {
-                Some(rows) => ferrospark_sort::sort_rows(&rows),
-                None => (0..n as u32).collect(),
-            },
+            None if all_keys.is_empty() => (0..n as u32).collect(),
+            None => {
+                let fields = all_keys
+                    .iter()
+                    .zip(&options)
+                    .map(|(k, o)| SortField::new_with_options(k.data_type().clone(), *o))
+                    .collect();
+                let rows = RowConverter::new(fields)?.convert_columns(&all_keys)?;
+                ferrospark_sort::sort_rows(&rows)
+            }
         };
         let order = arrow_array::UInt32Array::from(order);
-        let sorted = arrow_select::take::take_record_batch(&batch, &order)?;
+        let sorted = arrow_select::take::take_record_batch(batch, &order)?;
         // A key that is an input column as it is (not computed, not normalised) is that
         // column sorted already.
         let sorted_keys = all_keys
@@ -180,36 +241,87 @@ impl WindowExec {
                 },
             )
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        drop(batch);
-        drop(all_keys);
-        let num_partition = partition_keys.len();
-        let mut layout = Self::layout(
-            &sorted_keys,
-            partition_keys.len(),
-            n,
-            !order_keys.is_empty(),
-        )?;
+        Ok((sorted, sorted_keys))
+    }
+
+    /// Every function over rows sorted by (partition keys, order keys), whole partitions only.
+    fn evaluate_sorted(
+        &mut self,
+        sorted: &RecordBatch,
+        sorted_keys: &[ArrayRef],
+    ) -> Result<RecordBatch> {
+        let num_partition = self.spec.partition_by.len();
+        let ordered = !self.spec.order_by.is_empty();
+        let mut layout = Self::layout(sorted_keys, num_partition, sorted.num_rows(), ordered)?;
         layout.ansi = self.ansi;
         // The single ORDER BY key, sorted and normalised already.
         if let [key] = self.spec.order_by.as_slice() {
             layout.range_key = Some((sorted_keys[num_partition].clone(), key.descending));
         }
-        self.metrics.add_elapsed("sort_time_ns", started);
         self.metrics
             .add("partitions", layout.partitions.len() as u64);
         let started = Instant::now();
         let mut columns = sorted.columns().to_vec();
         for c in &self.calls {
-            columns.push(evaluate(&c.function, &sorted, &layout)?);
+            columns.push(evaluate(&c.function, sorted, &layout)?);
         }
         let out = RecordBatch::try_new(self.output_schema.clone(), columns)?;
         self.metrics.add_elapsed("compute_time_ns", started);
+        Ok(out)
+    }
+
+    /// Queues `out` as output slices of at most `batch_size` rows.
+    fn queue(&mut self, out: &RecordBatch) {
+        let n = out.num_rows();
         let mut at = 0;
         while at < n {
             let len = self.batch_size.min(n - at);
             self.out.push_back(out.slice(at, len));
             at += len;
         }
+    }
+
+    /// The schema of spilled runs: the sort keys (`__key0`, ...), then the input columns.
+    fn run_schema(&self) -> SchemaRef {
+        let exprs = self
+            .spec
+            .partition_by
+            .iter()
+            .chain(self.spec.order_by.iter().map(|o| &o.expr));
+        let mut fields: Vec<Field> = exprs
+            .enumerate()
+            .map(|(i, e)| Field::new(format!("__key{i}"), e.data_type(), true))
+            .collect();
+        fields.extend(
+            self.input_schema
+                .fields()
+                .iter()
+                .map(|f| f.as_ref().clone()),
+        );
+        Arc::new(Schema::new(fields))
+    }
+
+    /// Sorts the buffered batches and writes them to disk as one run; frees their memory.
+    fn spill_buffered(&mut self) -> Result<()> {
+        if self.buffered.is_empty() {
+            return Ok(());
+        }
+        let batch = arrow_select::concat::concat_batches(&self.input_schema, &self.buffered)?;
+        self.buffered.clear();
+        let started = Instant::now();
+        let (sorted, keys) = self.sort(&batch)?;
+        drop(batch);
+        self.metrics.add_elapsed("sort_time_ns", started);
+        let mut columns = keys;
+        columns.extend(sorted.columns().iter().cloned());
+        let schema = self.run_schema();
+        let keyed = RecordBatch::try_new(schema.clone(), columns)?;
+        let file = write_run(&self.spill_dir, &schema, &[keyed], self.batch_size)?;
+        self.metrics.add("spill_count", 1);
+        self.metrics.add("spilled_rows", file.rows() as u64);
+        self.metrics.add("spilled_bytes", file.bytes());
+        self.runs.push(Run::File(file));
+        self.reservation.free();
         Ok(())
     }
 
@@ -269,14 +381,37 @@ impl WindowExec {
         })
     }
 
-    /// The next output batch, if one is ready.
-    pub fn pull(&mut self) -> Option<RecordBatch> {
-        let b = self.out.pop_front()?;
-        self.metrics.add("output_rows", b.num_rows() as u64);
-        self.metrics.add("output_batches", 1);
-        if self.out.is_empty() {
-            self.reservation.free();
+    /// The next output batch; `None` once everything is out. With spilled runs, merged rows
+    /// are read and evaluated a window partition at a time here.
+    pub fn pull(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            if let Some(b) = self.out.pop_front() {
+                self.metrics.add("output_rows", b.num_rows() as u64);
+                self.metrics.add("output_batches", 1);
+                if self.out.is_empty() && self.merged.is_none() {
+                    self.reservation.free();
+                }
+                return Ok(Some(b));
+            }
+            let Some(merged) = self.merged.as_mut() else {
+                return Ok(None);
+            };
+            match merged.next_partitions(&mut self.reservation)? {
+                Some(keyed) => {
+                    let nk = keyed.num_columns() - self.input_schema.fields().len();
+                    let keys = keyed.columns()[..nk].to_vec();
+                    let input = RecordBatch::try_new(
+                        self.input_schema.clone(),
+                        keyed.columns()[nk..].to_vec(),
+                    )?;
+                    let out = self.evaluate_sorted(&input, &keys)?;
+                    self.queue(&out);
+                }
+                None => {
+                    self.merged = None;
+                    self.reservation.free();
+                }
+            }
         }
-        Some(b)
     }
 }

@@ -17,11 +17,14 @@ mod exec;
 mod frame;
 mod functions;
 mod spec;
+mod spill;
 mod statistics;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_frames;
+#[cfg(test)]
+mod tests_spill;
 
 pub use aggregates::FrameAggregate;
 pub use exec::{WindowExec, WINDOW_METRICS};

@@ -262,7 +262,7 @@ fn run(
     }
     exec.finish()?;
     let mut out = vec![String::new(); b.num_rows()];
-    while let Some(o) = exec.pull() {
+    while let Some(o) = exec.pull()? {
         assert!(o.num_rows() <= batch);
         for r in 0..o.num_rows() {
             out.push(format!(
@@ -432,7 +432,7 @@ fn sessions_match_a_naive_merge() -> Result<()> {
     exec.push(&b)?;
     exec.finish()?;
     let mut got = Vec::new();
-    while let Some(o) = exec.pull() {
+    while let Some(o) = exec.pull()? {
         for r in 0..o.num_rows() {
             got.push(
                 [0, 1, 3, 4]

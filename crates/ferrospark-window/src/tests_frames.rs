@@ -18,7 +18,7 @@ use crate::{
     WindowFrame, WindowFunction, WindowSpec,
 };
 
-fn data(seed: u64, n: usize) -> RecordBatch {
+pub(crate) fn data(seed: u64, n: usize) -> RecordBatch {
     let mut rng = StdRng::seed_from_u64(seed);
     let p: Int32Array = (0..n).map(|_| Some(rng.random_range(0..3))).collect();
     let k: Int32Array = (0..n)
@@ -352,7 +352,7 @@ fn run_function(
     }
     exec.finish()?;
     let mut out = vec![String::new(); b.num_rows()];
-    while let Some(o) = exec.pull() {
+    while let Some(o) = exec.pull()? {
         let t = o
             .column(3)
             .as_any()
