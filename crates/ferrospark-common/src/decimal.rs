@@ -45,7 +45,9 @@ fn narrow_average(sum: i256, count: i64, scale: i8, result_scale: i8) -> Option<
     if down > 0 && i128::from(count) >= 10i128.checked_pow(down as u32)? {
         return None;
     }
-    let a = sum.to_i128()?.checked_mul(10i128.checked_pow(shift as u32)?)?;
+    let a = sum
+        .to_i128()?
+        .checked_mul(10i128.checked_pow(shift as u32)?)?;
     let (negative, a, c) = (a < 0, a.unsigned_abs(), count as u128);
     let (q, r) = match u64::try_from(a) {
         // The usual case: a 64-bit division.

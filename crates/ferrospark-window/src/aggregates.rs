@@ -324,6 +324,23 @@ fn float_frame_sums(
     nonempty: &dyn Fn(usize) -> bool,
 ) -> Vec<Option<f64>> {
     let mut out = vec![None; f.len()];
+    if let Some((scaled, unit)) = exactly_summable(f, values) {
+        // Every partial sum is exact, so the frame's sum is the same in any order: prefix
+        // sums, O(1) per frame whatever its shape.
+        let mut prefix = Vec::with_capacity(f.len() + 1);
+        let mut acc = 0i64;
+        prefix.push(acc);
+        for v in &scaled {
+            acc += v;
+            prefix.push(acc);
+        }
+        for (i, o) in out.iter_mut().enumerate() {
+            if nonempty(i) {
+                *o = Some((prefix[hi[i] as usize] - prefix[lo[i] as usize]) as f64 * unit);
+            }
+        }
+        return out;
+    }
     for &(start, end) in partitions {
         if (start..end).all(|i| lo[i] as usize == start) {
             let mut running = Vec::with_capacity(end - start + 1);
@@ -356,6 +373,54 @@ fn float_frame_sums(
         }
     }
     out
+}
+
+/// The values as integers times a power of two `unit` when that is exact and their absolute
+/// values add up below 2^53 units: then every sum of any of them, in any order, is exact in
+/// double (NULL rows count as 0). `None` for NaN, infinities, or values too fine or too large.
+fn exactly_summable(f: &[f64], values: &ArrayRef) -> Option<(Vec<i64>, f64)> {
+    const LIMIT: f64 = 9_007_199_254_740_992.0; // 2^53
+    let valid = |r: usize| values.is_valid(r);
+    // The finest binary fraction any value needs.
+    let mut frac_bits = 0i32;
+    for (r, &v) in f.iter().enumerate() {
+        if !valid(r) || v == 0.0 {
+            continue;
+        }
+        if !v.is_finite() {
+            return None;
+        }
+        let bits = v.to_bits();
+        let exp = ((bits >> 52) & 0x7ff) as i32;
+        let mantissa = bits & ((1u64 << 52) - 1);
+        let (m, e) = if exp == 0 {
+            (mantissa, -1074)
+        } else {
+            (mantissa | (1u64 << 52), exp - 1075)
+        };
+        // v = m * 2^e; its finest bit is 2^(e + trailing zeros of m).
+        let finest = e + m.trailing_zeros() as i32;
+        frac_bits = frac_bits.max(-finest);
+        if frac_bits > 60 {
+            return None;
+        }
+    }
+    let scale = 2f64.powi(frac_bits);
+    let mut total = 0.0f64;
+    let mut scaled = Vec::with_capacity(f.len());
+    for (r, &v) in f.iter().enumerate() {
+        if !valid(r) {
+            scaled.push(0);
+            continue;
+        }
+        let x = v * scale;
+        total += x.abs();
+        if total >= LIMIT {
+            return None;
+        }
+        scaled.push(x as i64);
+    }
+    Some((scaled, 1.0 / scale))
 }
 
 /// The mean of each frame, typed as Spark's `avg`: double for numbers (their sum added in

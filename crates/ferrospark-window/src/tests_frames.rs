@@ -583,3 +583,61 @@ fn frames_spark_refuses_are_analysis_errors() {
     let s = OrderKey::asc(expr("cast(k as string)", &schema));
     assert!(bad(r(Preceding(one), CurrentRow), vec![s]).contains("numeric, date or timestamp"));
 }
+
+/// Sums and means of doubles that add up exactly (quarters, -0.0, NULLs) take the prefix-sum
+/// path on sliding frames; they must equal the row-by-row sums Spark computes.
+#[test]
+fn exactly_summable_doubles_match_a_naive_reference() -> Result<()> {
+    use FrameBound::*;
+    let b = data(7, 120);
+    let v = b
+        .column(4)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .expect("v");
+    let quarters: Float64Array = (0..b.num_rows())
+        .map(|r| match r % 17 {
+            0 => Some(-0.0),
+            _ => v.is_valid(r).then(|| v.value(r) as f64 / 4.0),
+        })
+        .collect();
+    let mut columns = b.columns().to_vec();
+    columns[5] = Arc::new(quarters);
+    let b = RecordBatch::try_new(b.schema(), columns)?;
+    let frames = [
+        WindowFrame {
+            unit: FrameUnit::Rows,
+            start: Preceding(FrameOffset::Int(3)),
+            end: Following(FrameOffset::Int(2)),
+        },
+        WindowFrame {
+            unit: FrameUnit::Rows,
+            start: CurrentRow,
+            end: UnboundedFollowing,
+        },
+        WindowFrame {
+            unit: FrameUnit::Range,
+            start: Preceding(FrameOffset::Int(2)),
+            end: CurrentRow,
+        },
+    ];
+    for frame in frames {
+        let c = Case {
+            frame,
+            key: 1,
+            desc: false,
+        };
+        for agg in [FrameAggregate::Sum, FrameAggregate::Avg] {
+            let want = naive(&b, &c, agg, Some(5));
+            for batch in [1, 7, 8192] {
+                assert_eq!(
+                    run(&b, &c, agg, Some("f"), batch)?,
+                    want,
+                    "{}",
+                    frame.text()
+                );
+            }
+        }
+    }
+    Ok(())
+}
