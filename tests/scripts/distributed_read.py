@@ -124,6 +124,30 @@ def main() -> int:
         ours = fss.join(fss.read_parquet(spark, root), other, cond, "full", strategy="sort_merge")
         theirs = spark.read.parquet(root).join(other, F.col("id") == F.col("rid"), "full")
         checks["join_sort_merge"] = compare(ours, theirs.select(*ours.columns))
+        # Windows across executors: Spark shuffles on the partition key, each task sorts and
+        # evaluates its partitions natively.
+        from pyspark.sql import Window
+
+        o = fs.Window.partition_by("k").order_by("d", "id")
+        ours = fss.window(
+            spark.read.parquet(root),
+            [fs.row_number().over(o).alias("rn"), fs.sum("p").over(o.rows_between(-3, 3)).alias("s3")],
+        )
+        w = Window.partitionBy("k").orderBy("d", "id")
+        theirs = spark.read.parquet(root).select(
+            "*", F.row_number().over(w).alias("rn"), F.sum("p").over(w.rowsBetween(-3, 3)).alias("s3")
+        )
+        checks["window"] = compare(ours, theirs.select(*ours.columns))
+        # Session windows: each input partition merges its own pieces of a key's sessions;
+        # the final merge after Spark's shuffle (on another executor) joins them.
+        events = spark.read.parquet(root).withColumn("ts", F.to_timestamp("d")).repartition(4)
+        ours = fss.session_window(
+            events, "ts", "3 days", by="k", aggs=[fs.count().alias("n"), fs.max("x").alias("mx")]
+        )
+        theirs = events.groupBy(F.session_window("ts", "3 days"), "k").agg(
+            F.count(F.lit(1)).alias("n"), F.max("x").alias("mx")
+        )
+        checks["session_window"] = compare(ours, theirs.select(*ours.columns))
         ok = executors >= 2 and all(c["same"] and c["rows"] == c["expected"] for c in checks.values())
         print(json.dumps({"executors": executors, "checks": checks, "ok": ok}))
         return 0 if ok else 1
