@@ -85,6 +85,15 @@ def _spark(e: Any, paths: dict[str, str]) -> Any:
     return _result(row[0], row[1], row[2])
 
 
+def _fss(e: Any, paths: dict[str, str]) -> Any:
+    fs, fss, F = e.fs, e.fss, e.F  # noqa: N806
+    df = fss.read_parquet(e.spark, paths["lineitem"], columns=COLUMNS)
+    w = fs.Window.partition_by("l_suppkey").order_by(*ORDER)
+    out = fss.window(df, [fs.row_number().over(w).alias("rn"), fs.sum("l_extendedprice").over(w).alias("rs")])
+    row = out.agg(F.count(F.lit(1)), F.sum("rn"), F.sum("rs")).collect()[0]
+    return _result(row[0], row[1], row[2])
+
+
 SLIDING_COLUMNS = ["l_suppkey", "l_shipdate", "l_orderkey", "l_linenumber", "l_quantity", "l_extendedprice"]
 SLIDING_SQL = """
 SELECT count(*), sum(a), sum(m) FROM (
@@ -233,6 +242,18 @@ def _fss_session(e: Any, paths: dict[str, str]) -> Any:
     return _spark_session_checksums(e.F, sessions)
 
 
+def _fss_sliding(e: Any, paths: dict[str, str]) -> Any:
+    fs, fss, F = e.fs, e.fss, e.F  # noqa: N806
+    df = fss.read_parquet(e.spark, paths["lineitem"], columns=SLIDING_COLUMNS)
+    rows = fs.Window.partition_by("l_suppkey").order_by(*ORDER).rows_between(-100, 100)
+    days = fs.Window.partition_by("l_suppkey").order_by("l_shipdate").range_between(-30, 0)
+    out = fss.window(
+        df, [fs.avg("l_quantity").over(rows).alias("a"), fs.min("l_extendedprice").over(days).alias("m")]
+    )
+    row = out.agg(F.count(F.lit(1)), F.sum("a"), F.sum("m")).collect()[0]
+    return _result(row[0], row[1], row[2])
+
+
 def register_all(c: Any) -> None:
     """Registers the workloads in ``compare`` (passed as its module object)."""
     w = c.register(
@@ -248,6 +269,7 @@ def register_all(c: Any) -> None:
     w.runs["duckdb"] = _duck
     w.runs["polars"] = _pl
     w.runs["pyspark"] = _spark
+    w.runs["fss"] = _fss
     s = c.register(
         c.Workload(
             "sliding",
@@ -261,6 +283,7 @@ def register_all(c: Any) -> None:
     s.runs["ferrospark"] = _fs_sliding
     s.runs["duckdb"] = _duck_sliding
     s.runs["pyspark"] = _spark_sliding
+    s.runs["fss"] = _fss_sliding
     sw = c.register(
         c.Workload(
             "session",

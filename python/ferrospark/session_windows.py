@@ -161,7 +161,7 @@ def merge(table: pa.Table, keys: Sequence[str], conf: dict[str, str]) -> pa.Tabl
     replaced by their session's bounds (``keys`` are expression texts over ``table``)."""
     parse = _native.Expr.parse
     span = [parse(f"`{START}`"), parse(f"`{END}`")]
-    merged, _metrics, _plan = _native.window(
+    merged, metrics, plan = _native.window(
         pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
         [parse(k) for k in keys],
         [parse(f"`{START}`").sort(True, True)],
@@ -171,6 +171,9 @@ def merge(table: pa.Table, keys: Sequence[str], conf: dict[str, str]) -> pa.Tabl
         ],
         conf=conf,
     )
+    from .window import WindowResult
+
+    WindowResult.last_metrics, WindowResult.last_plans = [dict(metrics)], [plan]
     at_start, at_end = table.schema.get_field_index(START), table.schema.get_field_index(END)
     merged = merged.set_column(at_start, START, merged["__merged_start"])
     merged = merged.set_column(at_end, END, merged["__merged_end"])
