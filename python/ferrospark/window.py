@@ -153,6 +153,7 @@ _FRAME_FUNCTIONS = {
     "collect_list",
     "array_agg",
     "collect_set",
+    "percentile",
     "first",
     "last",
     "first_value",

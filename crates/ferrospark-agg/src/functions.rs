@@ -211,8 +211,9 @@ fn literal_f64(e: &Expr, what: &str) -> Result<f64> {
     Ok(a.value(0))
 }
 
-/// Percentages of `percentile`: one number, or an `array(...)` of numbers.
-fn percentages(e: &Expr) -> Result<(Vec<f64>, bool)> {
+/// The percentages of `percentile(x, p)` / `percentile(x, array(p1, ...))`, each checked to lie
+/// in `[0, 1]`, and whether they came as an array.
+pub fn percentages(e: &Expr) -> Result<(Vec<f64>, bool)> {
     let (values, as_array) = match e {
         Expr::Function { name, args } if name == "array" => (
             args.iter()

@@ -113,7 +113,9 @@ fn spec_text(partition_by: &[PyExpr], order_by: &[PyExpr]) -> String {
 fn default_name(spec: &CallSpec, function: &WindowFunction, over: &str) -> String {
     let (name, args, ..) = spec;
     let (call, frame) = match function {
-        WindowFunction::Aggregate { frame, .. } | WindowFunction::Nth { frame, .. } => {
+        WindowFunction::Aggregate { frame, .. }
+        | WindowFunction::Nth { frame, .. }
+        | WindowFunction::Percentile { frame, .. } => {
             let mut args: Vec<String> = args.iter().map(|a| a.0.spark_name()).collect();
             if let WindowFunction::Nth { n, .. } = function {
                 if name == "agg:nth_value" {
@@ -201,6 +203,18 @@ fn window_call(
         "percent_rank" => WindowFunction::PercentRank,
         "cume_dist" => WindowFunction::CumeDist,
         "ntile" => WindowFunction::Ntile(n.unwrap_or(0)),
+        "agg:percentile" => {
+            let p = args.get(1).ok_or_else(|| {
+                FerroError::Analysis("percentile needs a percentage argument".into())
+            })?;
+            let (percentages, as_array) = ferrospark_agg::functions::percentages(&p.0)?;
+            WindowFunction::Percentile {
+                input: arg(0)?,
+                percentages,
+                as_array,
+                frame: frame_of(frame, ordered)?,
+            }
+        }
         "agg:nth_value" | "agg:first_value" | "agg:last_value" | "agg:first" | "agg:last" => {
             WindowFunction::Nth {
                 input: arg(0)?,

@@ -72,6 +72,18 @@ pub enum WindowFunction {
         /// The session's end rather than its start.
         end: bool,
     },
+    /// `percentile(input, p)` / `percentile(input, array(p1, ...))` of each row's frame:
+    /// exact, interpolated as Spark's `Percentile`; NULL for a frame without a value.
+    Percentile {
+        /// The values (numbers, read as doubles).
+        input: PhysicalExpr,
+        /// The percentages, each in `[0, 1]`.
+        percentages: Vec<f64>,
+        /// Hand out `array<double>` (percentages given as an array).
+        as_array: bool,
+        /// The rows it aggregates, relative to the current row.
+        frame: WindowFrame,
+    },
     /// An aggregate of each row's frame (`input` `None`: `count(*)`).
     Aggregate {
         /// The aggregate.
@@ -125,6 +137,19 @@ impl WindowFunction {
                 (false, 1) => format!("first_value({input})"),
                 (false, n) => format!("nth_value({input}, {n})"),
             },
+            WindowFunction::Percentile {
+                input,
+                percentages,
+                as_array,
+                ..
+            } => {
+                let p: Vec<String> = percentages.iter().map(|p| p.to_string()).collect();
+                if *as_array {
+                    format!("percentile({input}, array({}), 1)", p.join(", "))
+                } else {
+                    format!("percentile({input}, {}, 1)", p.join(", "))
+                }
+            }
             WindowFunction::Aggregate { agg, input, .. } => format!(
                 "{}({})",
                 agg.name(),
@@ -147,6 +172,14 @@ impl WindowFunction {
                 Field::new(name, input.data_type(), true)
             }
             WindowFunction::Session { start, .. } => Field::new(name, start.data_type(), false),
+            WindowFunction::Percentile { as_array, .. } => {
+                let t = if *as_array {
+                    DataType::List(Arc::new(Field::new_list_field(DataType::Float64, true)))
+                } else {
+                    DataType::Float64
+                };
+                Field::new(name, t, true)
+            }
             WindowFunction::Aggregate { agg, input, .. } => {
                 let t = agg
                     .result_type(input.as_ref().map(|i| i.data_type()).as_ref())
@@ -170,6 +203,25 @@ impl WindowFunction {
         match self {
             WindowFunction::Aggregate { agg, input, frame } => {
                 agg.result_type(input.as_ref().map(|i| i.data_type()).as_ref())?;
+                frame.validate(order_types)
+            }
+            WindowFunction::Percentile {
+                input,
+                percentages,
+                frame,
+                ..
+            } => {
+                if !input.data_type().is_numeric() {
+                    return Err(FerroError::Analysis(format!(
+                        "percentile({input}) over a window needs a numeric argument, got {}",
+                        input.data_type()
+                    )));
+                }
+                if let Some(p) = percentages.iter().find(|p| !(0.0..=1.0).contains(*p)) {
+                    return Err(FerroError::Analysis(format!(
+                        "percentile's percentage must be between 0.0 and 1.0, got {p}"
+                    )));
+                }
                 frame.validate(order_types)
             }
             WindowFunction::Session { start, stop, .. } => {
@@ -336,6 +388,23 @@ pub(crate) fn evaluate(
             let (lo, hi) = frames(frame, layout, n)?;
             let values = ferrospark_expr::evaluate(input, batch)?.into_array(n)?;
             nth_values(&values, &lo, &hi, *nth as usize, *from_end, *ignore_nulls)?
+        }
+        WindowFunction::Percentile {
+            input,
+            percentages,
+            as_array,
+            frame,
+        } => {
+            let (lo, hi) = frames(frame, layout, n)?;
+            let values = ferrospark_expr::evaluate(input, batch)?.into_array(n)?;
+            crate::statistics::percentile_frames(
+                &values,
+                percentages,
+                *as_array,
+                &layout.partitions,
+                &lo,
+                &hi,
+            )?
         }
         WindowFunction::Aggregate { agg, input, frame } => {
             let (lo, hi) = frames(frame, layout, n)?;

@@ -218,3 +218,152 @@ fn value_ids(values: &ArrayRef) -> Result<Vec<u32>> {
         })
         .collect())
 }
+
+/// A double's place in Spark's order of doubles as an integer (NaN above everything, -0.0
+/// equal to 0.0).
+fn order_key(v: f64) -> i64 {
+    let v = if v == 0.0 {
+        0.0
+    } else if v.is_nan() {
+        f64::NAN
+    } else {
+        v
+    };
+    let bits = v.to_bits() as i64;
+    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
+}
+
+/// Counts per rank, with the `k`-th smallest found by binary lifting: O(log n) to add, remove
+/// or select.
+struct Fenwick {
+    tree: Vec<u32>,
+    top: usize,
+}
+
+impl Fenwick {
+    fn new(n: usize) -> Self {
+        Self {
+            tree: vec![0; n + 1],
+            top: if n == 0 {
+                0
+            } else {
+                1 << (usize::BITS - 1 - n.leading_zeros())
+            },
+        }
+    }
+
+    fn add(&mut self, rank: usize, delta: i32) {
+        let mut i = rank + 1;
+        while i < self.tree.len() {
+            self.tree[i] = self.tree[i].wrapping_add_signed(delta);
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// The rank of the `k`-th smallest counted value (from 0).
+    fn select(&self, k: u32) -> usize {
+        let (mut pos, mut rest, mut step) = (0usize, k + 1, self.top);
+        while step > 0 {
+            let next = pos + step;
+            if next < self.tree.len() && self.tree[next] < rest {
+                pos = next;
+                rest -= self.tree[next];
+            }
+            step >>= 1;
+        }
+        pos
+    }
+}
+
+/// Spark's `getPercentile` from the values at the two positions around `(count - 1) * p`.
+fn interpolate(count: u32, p: f64, value_at: &dyn Fn(u32) -> f64) -> f64 {
+    let pos = f64::from(count - 1) * p;
+    let (lo, hi) = (pos.floor(), pos.ceil());
+    let a = value_at(lo as u32);
+    if lo == hi {
+        return a;
+    }
+    let b = value_at(hi as u32);
+    // Spark compares the two keys as boxed doubles: NaN equals NaN, -0.0 differs from 0.0.
+    if a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()) {
+        a
+    } else {
+        a + (pos - lo) * (b - a)
+    }
+}
+
+/// `percentile` of each row's frame. Frames only move forward, so each partition's values
+/// enter and leave a count per rank once: O(n log n) for every frame kind.
+pub(crate) fn percentile_frames(
+    values: &ArrayRef,
+    percentages: &[f64],
+    as_array: bool,
+    partitions: &[(usize, usize)],
+    lo: &[u32],
+    hi: &[u32],
+) -> Result<ArrayRef> {
+    let doubles = arrow_cast::cast(values, &DataType::Float64)?;
+    let x = doubles.as_primitive::<Float64Type>();
+    let n = x.len();
+    let mut results: Vec<Option<Vec<f64>>> = vec![None; n];
+    let mut rank = vec![0usize; n];
+    for &(start, end) in partitions {
+        let mut valid: Vec<usize> = (start..end).filter(|&r| x.is_valid(r)).collect();
+        // Spark keeps -0.0 and 0.0 apart in its percentile counts (boxed doubles), -0.0 first.
+        valid.sort_by_key(|&r| {
+            let v = x.value(r);
+            (order_key(v), v == 0.0 && v.is_sign_positive())
+        });
+        let sorted: Vec<f64> = valid.iter().map(|&r| x.value(r)).collect();
+        for (k, &r) in valid.iter().enumerate() {
+            rank[r] = k;
+        }
+        let mut counts = Fenwick::new(valid.len());
+        let (mut cur_lo, mut cur_hi, mut count) = (start, start, 0u32);
+        for i in start..end {
+            while cur_hi < hi[i] as usize {
+                if x.is_valid(cur_hi) {
+                    counts.add(rank[cur_hi], 1);
+                    count += 1;
+                }
+                cur_hi += 1;
+            }
+            while cur_lo < lo[i] as usize {
+                if x.is_valid(cur_lo) {
+                    counts.add(rank[cur_lo], -1);
+                    count -= 1;
+                }
+                cur_lo += 1;
+            }
+            if count > 0 {
+                let value_at = |k: u32| sorted[counts.select(k)];
+                results[i] = Some(
+                    percentages
+                        .iter()
+                        .map(|&p| interpolate(count, p, &value_at))
+                        .collect(),
+                );
+            }
+        }
+    }
+    if as_array {
+        let mut b =
+            arrow_array::builder::ListBuilder::new(arrow_array::builder::Float64Builder::new());
+        for r in results {
+            match r {
+                Some(v) => {
+                    b.values().append_slice(&v);
+                    b.append(true);
+                }
+                None => b.append(false),
+            }
+        }
+        Ok(Arc::new(b.finish()))
+    } else {
+        let out: Float64Array = results
+            .into_iter()
+            .map(|r| r.and_then(|v| v.first().copied()))
+            .collect();
+        Ok(Arc::new(out))
+    }
+}

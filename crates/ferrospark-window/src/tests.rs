@@ -186,6 +186,7 @@ fn reference(b: &RecordBatch, f: &WindowFunction, desc: bool, ordered: bool) -> 
                     (bucket + 1).to_string()
                 }
                 WindowFunction::Aggregate { .. }
+                | WindowFunction::Percentile { .. }
                 | WindowFunction::Nth { .. }
                 | WindowFunction::Session { .. } => {
                     unreachable!("frames are tested in tests_frames")

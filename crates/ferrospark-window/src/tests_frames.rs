@@ -641,3 +641,92 @@ fn exactly_summable_doubles_match_a_naive_reference() -> Result<()> {
     }
     Ok(())
 }
+
+/// Percentiles through the rank counts against sorting each frame's values (NaN last, -0.0
+/// before 0.0) and interpolating as Spark's `getPercentile`.
+#[test]
+fn percentiles_match_sorting_each_frame() -> Result<()> {
+    use FrameBound::*;
+    let b = data(9, 150);
+    let f = b
+        .column(5)
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .expect("f");
+    let percentages = vec![0.0, 0.3, 0.5, 1.0];
+    let key = |v: f64| {
+        let v = if v.is_nan() { f64::NAN } else { v };
+        let bits = if v == 0.0 { 0 } else { v.to_bits() as i64 };
+        (
+            bits ^ ((((bits >> 63) as u64) >> 1) as i64),
+            v == 0.0 && v.is_sign_positive(),
+        )
+    };
+    for frame in [
+        WindowFrame::default_for(true),
+        WindowFrame {
+            unit: FrameUnit::Rows,
+            start: Preceding(FrameOffset::Int(4)),
+            end: Following(FrameOffset::Int(2)),
+        },
+        WindowFrame {
+            unit: FrameUnit::Range,
+            start: Following(FrameOffset::Int(1)),
+            end: UnboundedFollowing,
+        },
+    ] {
+        let c = Case {
+            frame,
+            key: 1,
+            desc: true,
+        };
+        let want: Vec<String> = (0..b.num_rows())
+            .map(|r| {
+                let (members, pos) = sorted_partition(&b, &c, r);
+                let (lo, hi) = naive_frame(&b, &members, pos, &c);
+                let mut v: Vec<f64> = members[lo..hi]
+                    .iter()
+                    .filter(|&&m| f.is_valid(m))
+                    .map(|&m| f.value(m))
+                    .collect();
+                if v.is_empty() {
+                    return "NULL".into();
+                }
+                v.sort_by_key(|&x| key(x));
+                let items: Vec<String> = percentages
+                    .iter()
+                    .map(|p| {
+                        let at = (v.len() - 1) as f64 * p;
+                        let (l, h) = (at.floor(), at.ceil());
+                        let (a, bb) = (v[l as usize], v[h as usize]);
+                        let x =
+                            if l == h || a.to_bits() == bb.to_bits() || (a.is_nan() && bb.is_nan())
+                            {
+                                a
+                            } else {
+                                a + (at - l) * (bb - a)
+                            };
+                        cell(&Float64Array::from(vec![x]), 0)
+                    })
+                    .collect();
+                format!("[{}]", items.join(", "))
+            })
+            .collect();
+        let schema = b.schema();
+        for batch in [1, 7, 8192] {
+            let function = WindowFunction::Percentile {
+                input: expr("f", &schema),
+                percentages: percentages.clone(),
+                as_array: true,
+                frame,
+            };
+            assert_eq!(
+                run_function(&b, &c, function, batch)?,
+                want,
+                "{}",
+                frame.text()
+            );
+        }
+    }
+    Ok(())
+}
