@@ -789,26 +789,76 @@ def _native_window(
     return table
 
 
-def _window_task(partition: list[str], order: list[tuple[str, bool, bool]], calls: list[tuple], conf, schema):
-    """Each task: the rows Spark's shuffle gathered for its window partitions, sorted and
-    evaluated natively."""
+def _blocks_batch(pids: list[int], blobs: list[bytes]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [pa.array(pids, pa.int32()), pa.array(blobs, pa.binary())], schema=_BLOCKS_SCHEMA
+    )
+
+
+def _to_blocks(
+    batches: Iterator[pa.RecordBatch], schema: pa.Schema, keys: list[str], conf, route: list[int]
+) -> Iterator[pa.RecordBatch]:
+    """Rows hash-partitioned natively on `keys` into IPC blocks tagged for Spark's shuffle."""
+    parse = _native.Expr.parse
+    partitioner = _native.BlockPartitioner(schema, [parse(k) for k in keys], len(route), conf=conf)
+    pids: list[int] = []
+    blobs: list[bytes] = []
+
+    def take(blocks: list[tuple[int, bytes]]) -> None:
+        for p, blob in blocks:
+            pids.append(route[p])
+            blobs.append(blob)
+
+    for b in batches:
+        if b.num_rows:
+            take(partitioner.push(b))
+    take(partitioner.finish())
+    for at in range(0, len(blobs), _BLOCKS_PER_BATCH):
+        yield _blocks_batch(pids[at : at + _BLOCKS_PER_BATCH], blobs[at : at + _BLOCKS_PER_BATCH])
+
+
+def _window_exchange_task(source: _ParquetSource | None, schema: pa.Schema, keys: list[str], conf, route):
+    """The first exchange's map side: a task's rows (read natively when `source` is a native
+    scan) as blocks partitioned on the first specification's partition keys."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        batches = [b for b in batches if b.num_rows]
-        if not batches:
+        yield from _to_blocks(_batches_of(source, batches), schema, keys, conf, route)
+
+    return run
+
+
+def _window_stage_task(passes: list[tuple], conf, then: tuple[list[str], list[int]] | None, out_schema):
+    """A shuffled partition: its blocks decoded, every pass of the stage evaluated natively
+    (specifications sharing the partition keys share the exchange); then the rows go out to
+    Spark, or straight into the next exchange's blocks (`then`: its keys and routing)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rows = _read_blocks(batches)
+        if not rows:
             return
-        out = _native_window(batches[0].schema, batches, partition, order, calls, conf)
-        for b in out.to_batches():
-            yield pa.RecordBatch.from_arrays(b.columns, schema=schema)
+        table = pa.Table.from_batches(rows)
+        for partition, order, calls in passes:
+            table = _native_window(table.schema, table.to_batches(), partition, order, calls, conf)
+        if then is not None:
+            keys, route = then
+            yield from _to_blocks(iter(table.to_batches()), table.schema, keys, conf, route)
+            return
+        for b in table.to_batches():
+            yield pa.RecordBatch.from_arrays(b.columns, schema=out_schema)
 
     return run
 
 
 def window(df: DataFrame, exprs: Any) -> DataFrame:
     """``df.select("*", *exprs)`` for window expressions (``fs.row_number().over(w)``, ...),
-    with ferrospark's window operator inside Spark tasks: Spark shuffles the rows on each
-    specification's partition keys, and each task sorts and evaluates its partitions natively
-    in ``mapInArrow``. One shuffle and one native pass per specification, as Spark's planner."""
+    with ferrospark's window operator inside Spark tasks.
+
+    Spark's plan shape: an exchange on each specification's partition keys (consecutive
+    specifications with the same keys share one, as Spark's planner finds the partitioning
+    already satisfied), then a sort and the window functions per partition. Rows cross the
+    exchanges as Arrow IPC blocks hash-partitioned natively; when ``df`` is exactly what
+    :func:`read_parquet` returned, the first tasks read the files themselves, and between two
+    exchanges the rows never become Spark rows."""
     from pyspark.sql import functions as F
 
     from .window import WindowColumn, WindowFunction
@@ -820,33 +870,52 @@ def window(df: DataFrame, exprs: Any) -> DataFrame:
 
             raise AnalysisError(f"{item!r} is not a window expression: call .over(window_spec) on it")
         item._check()
-    conf = _spark_conf(df.sparkSession)
+    spark = df.sparkSession
+    conf = _spark_conf(spark)
+    source = _source_of(df)
+    schema = source.schema if source is not None else arrow_schema(df)
+    width = len(schema)
     groups: dict[tuple[str, ...], list[int]] = {}
     for i, item in enumerate(items):
         groups.setdefault(item._spec._key(), []).append(i)
-    current = df
     names: list[str] = [""] * len(items)
-    width = len(df.columns)
+    stages: list[tuple[list[str], list[tuple]]] = []
+    current_schema = schema
     for members in groups.values():
         spec = items[members[0]]._spec
-        schema = arrow_schema(current)
         partition = [str(c._expr) for c in spec._partition]
         order = [_order_parts(str(c._expr)) for c in spec._order]
         calls = []
         for i in members:
             name, args, n, ign, alias, frame = items[i]._call()
             calls.append((name, [str(a) for a in args], n, ign, alias, frame))
-        named = _native_window(schema, [], partition, order, calls, conf).schema
+        # The driver plans each pass on no rows: the names and types the tasks will produce.
+        named = _native_window(current_schema, [], partition, order, calls, conf).schema
         for k, i in enumerate(members):
-            names[i] = named.field(len(schema) + k).name
-        positional = pa.schema([f.with_name(f"_c{j}") for j, f in enumerate(named)])
-        shuffled = (
-            current.repartition(*[F.expr(p) for p in partition]) if partition else current.repartition(1)
-        )
-        task = _window_task(partition, order, calls, conf, positional)
-        current = shuffled.mapInArrow(task, spark_schema(positional)).toDF(*named.names)
+            names[i] = named.field(len(current_schema) + k).name
+        current_schema = named
+        if stages and stages[-1][0] == partition:
+            stages[-1][1].append((partition, order, calls))
+        else:
+            stages.append((partition, [(partition, order, calls)]))
+    positional = pa.schema([f.with_name(f"_c{j}") for j, f in enumerate(current_schema)])
+    n = _shuffle_partitions(spark)
+    routes = [_routing(n if partition else 1) for partition, _ in stages]
+    first_keys = stages[0][0]
+    current = source.splits_frame(spark) if source is not None else df
+    task = _window_exchange_task(source, schema, first_keys, conf, routes[0])
+    current = current.mapInArrow(task, spark_schema(_BLOCKS_SCHEMA))
+    for s, (partition, passes) in enumerate(stages):
+        current = current.repartition(F.col("_pid")) if partition else current.repartition(1)
+        last = s == len(stages) - 1
+        then = None if last else (stages[s + 1][0], routes[s + 1])
+        task = _window_stage_task(passes, conf, then, positional)
+        current = current.mapInArrow(task, spark_schema(positional if last else _BLOCKS_SCHEMA))
+    current = current.toDF(*current_schema.names)
     # Input columns, then the window columns in the order they were asked for.
-    return current.select(*[current.columns[i] for i in range(width)], *names)
+    return current.select(
+        *[F.col(f"`{current.columns[i]}`") for i in range(width)], *[F.col(f"`{x}`") for x in names]
+    )
 
 
 def _read_blocks(batches: Iterator[pa.RecordBatch]) -> list[pa.RecordBatch]:

@@ -17,6 +17,7 @@ use ferrospark_expr::{BinaryOp, Expr, Literal, StringMatch};
 use ferrospark_scan::{ParquetScan, ParquetScanOptions, ScanSplit, ScanStream};
 
 mod aggregate;
+mod blocks;
 mod join;
 mod window;
 
@@ -480,6 +481,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<join::PyJoinPlan>()?;
     m.add_class::<join::PyJoinTask>()?;
     m.add_class::<join::PyJoinPartitioner>()?;
+    m.add_class::<blocks::PyBlockPartitioner>()?;
     m.add_function(wrap_pyfunction!(scan_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(scan_parquet_split, m)?)?;
     m.add_function(wrap_pyfunction!(validate_conf, m)?)?;
