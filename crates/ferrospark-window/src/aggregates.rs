@@ -341,6 +341,7 @@ fn float_frame_sums(
         }
         return out;
     }
+    let mut sliding: Vec<(usize, usize)> = Vec::new();
     for &(start, end) in partitions {
         if (start..end).all(|i| lo[i] as usize == start) {
             let mut running = Vec::with_capacity(end - start + 1);
@@ -358,21 +359,109 @@ fn float_frame_sums(
                 }
             }
         } else {
-            for (i, o) in out.iter_mut().enumerate().take(end).skip(start) {
-                if nonempty(i) {
-                    let mut acc = 0.0f64;
-                    let (l, h) = (lo[i] as usize, hi[i] as usize);
-                    for (r, x) in f.iter().enumerate().take(h).skip(l) {
-                        if values.is_valid(r) {
-                            acc += x;
-                        }
-                    }
-                    *o = Some(acc);
-                }
+            sliding.push((start, end));
+        }
+    }
+    if sliding.is_empty() {
+        return out;
+    }
+    // A NULL adds 0.0, which changes no sum: Spark's sum starts at 0.0 and adds values to
+    // it, so it is never -0.0, the one value 0.0 would change.
+    let dense: Vec<f64> = (0..f.len())
+        .map(|r| if values.is_valid(r) { f[r] } else { 0.0 })
+        .collect();
+    let sums = sliding_sums(&dense, lo, hi, &sliding);
+    for &(start, end) in &sliding {
+        for i in start..end {
+            if nonempty(i) {
+                out[i] = Some(sums[i]);
             }
         }
     }
     out
+}
+
+/// Frames summed in row order, as Spark sums them: whole partitions split between two
+/// threads, eight frames at a time per thread (eight independent chains of additions keep the
+/// floating-point unit busy; each frame's own additions stay in order).
+fn sliding_sums(d: &[f64], lo: &[u32], hi: &[u32], partitions: &[(usize, usize)]) -> Vec<f64> {
+    let n = d.len();
+    let mut sums = vec![0.0f64; n];
+    // The first partition starting past half of the work goes to the second thread.
+    let work: usize = partitions.iter().map(|&(s, e)| e - s).sum();
+    let mut done = 0;
+    let mut cut = partitions.len();
+    for (k, &(s, e)) in partitions.iter().enumerate() {
+        if done >= work / 2 {
+            cut = k;
+            break;
+        }
+        done += e - s;
+    }
+    let (first, second) = partitions.split_at(cut);
+    let split_row = second.first().map_or(n, |&(s, _)| s);
+    let (left, right) = sums.split_at_mut(split_row);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for &(s, e) in second {
+                frame_sums_into(d, lo, hi, s..e, right, split_row);
+            }
+        });
+        for &(s, e) in first {
+            frame_sums_into(d, lo, hi, s..e, left, 0);
+        }
+    });
+    sums
+}
+
+/// `out[i - offset]` = the in-order sum of `d[lo[i]..hi[i]]`, for the rows `rows`.
+fn frame_sums_into(
+    d: &[f64],
+    lo: &[u32],
+    hi: &[u32],
+    rows: std::ops::Range<usize>,
+    out: &mut [f64],
+    offset: usize,
+) {
+    const LANES: usize = 8;
+    let mut i = rows.start;
+    while i + LANES <= rows.end {
+        let l0 = lo[i] as usize;
+        let len = |k: usize| (hi[i + k] - lo[i + k]) as usize;
+        let common = (0..LANES).map(len).min().unwrap_or(0);
+        let mut acc = [0.0f64; LANES];
+        if (0..LANES).all(|k| lo[i + k] as usize == l0 + k) {
+            // Frames one row apart (a sliding ROWS frame): lane k reads base[r + k].
+            let base = &d[l0..l0 + LANES - 1 + common];
+            for r in 0..common {
+                let w = &base[r..r + LANES];
+                for k in 0..LANES {
+                    acc[k] += w[k];
+                }
+            }
+        } else {
+            for r in 0..common {
+                for (k, a) in acc.iter_mut().enumerate() {
+                    *a += d[lo[i + k] as usize + r];
+                }
+            }
+        }
+        for (k, a) in acc.iter_mut().enumerate() {
+            let l = lo[i + k] as usize;
+            for x in &d[l + common..hi[i + k] as usize] {
+                *a += x;
+            }
+            out[i + k - offset] = *a;
+        }
+        i += LANES;
+    }
+    for i in i..rows.end {
+        let mut a = 0.0f64;
+        for x in &d[lo[i] as usize..hi[i] as usize] {
+            a += x;
+        }
+        out[i - offset] = a;
+    }
 }
 
 /// The values as integers times a power of two `unit` when that is exact and their absolute
