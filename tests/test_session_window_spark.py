@@ -221,3 +221,18 @@ def test_session_window_errors():
         fs.session_window(EVENTS, "v", "10 minutes", by="user", aggs=[fs.count()])
     with pytest.raises(fs.AnalysisError, match="not a column"):
         fs.session_window(EVENTS, "ts", fs.col("nope"), by="user", aggs=[fs.count()])
+
+
+def test_fss_session_window_reads_a_native_scan_in_its_first_tasks(spark, tmp_path):
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    from ferrospark import spark as fss
+
+    path = tmp_path / "events.parquet"
+    pq.write_table(pa.concat_tables([_events(s, 300) for s in (8, 9)]), path, row_group_size=100)
+    df = fss.read_parquet(spark, str(path))
+    got = fss.session_window(df, "ts", "10 minutes", by="user", aggs=_fs_aggs())
+    theirs = spark.read.parquet(str(path))
+    expected = _spark_rows(theirs.groupBy(F.session_window("ts", "10 minutes"), "user").agg(*_spark_aggs()))
+    assert_same_rows(expected, _spark_rows(got), "fss sessions over a native scan")

@@ -937,13 +937,15 @@ def _session_partial_task(
     specs,
     conf,
     route: list[int],
+    source: _ParquetSource | None,
 ):
-    """Each input partition: rows to spans, spans merged into this partition's sessions, partial
-    aggregates per (keys, session), written as IPC blocks hash-partitioned on the keys."""
+    """Each input partition (read natively when `source` is a native scan): rows to spans,
+    spans merged into this partition's sessions, partial aggregates per (keys, session),
+    written as IPC blocks hash-partitioned on the keys."""
     from . import session_windows as sw
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        batches = [b for b in batches if b.num_rows]
+        batches = [b for b in _batches_of(source, batches) if b.num_rows]
         if not batches:
             return
         tz = conf["spark.sql.session.timeZone"]
@@ -1050,7 +1052,9 @@ def session_window(df: DataFrame, time: str, gap: Any, by: Any = (), aggs: Any =
         # Spark's own span end per row (its interval casts and calendar arithmetic).
         end_column = f"__gap_end_{uuid.uuid4().hex[:8]}"
         df = df.withColumn(end_column, F.session_window(F.col(time), gap_col)["end"])
-    schema = arrow_schema(df)
+    # A literal gap over a native scan: the first tasks read the files themselves.
+    source = _source_of(df) if end_column is None else None
+    schema = source.schema if source is not None else arrow_schema(df)
     tz = conf["spark.sql.session.timeZone"]
     spans_schema = sw.spans(schema.empty_table(), time, literal, tz, end_column).schema
     plan = _native_plan(spans_schema, [*keys, f"`{sw.START}`", f"`{sw.END}`"], specs, conf)
@@ -1058,8 +1062,11 @@ def session_window(df: DataFrame, time: str, gap: Any, by: Any = (), aggs: Any =
     positional = pa.schema([f.with_name(f"_c{j}") for j, f in enumerate(out)])
     if plan.num_stages() == 2:
         route = _routing(_shuffle_partitions(spark) if keys else 1)
-        partial = _session_partial_task(spans_schema, time, literal, end_column, keys, specs, conf, route)
-        blocks = df.mapInArrow(partial, spark_schema(_BLOCKS_SCHEMA))
+        partial = _session_partial_task(
+            spans_schema, time, literal, end_column, keys, specs, conf, route, source
+        )
+        frame = source.splits_frame(spark) if source is not None else df
+        blocks = frame.mapInArrow(partial, spark_schema(_BLOCKS_SCHEMA))
         shuffled = blocks.repartition(F.col("_pid")) if keys else blocks.repartition(1)
         final = _session_final_task(spans_schema, keys, specs, conf, positional)
         result = shuffled.mapInArrow(final, spark_schema(positional))
