@@ -178,7 +178,7 @@ def _print_metrics(metrics: dict[str, int]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m ferrospark.demo",
-        description="Scan-and-filter TPC-H lineitem with plain Spark and ferrospark.",
+        description="Scan, filter, aggregate and sessionize TPC-H lineitem with plain Spark and ferrospark.",
     )
     parser.add_argument("--scale", type=float, default=1, help="TPC-H scale factor (default 1)")
     parser.add_argument("--data", help="data directory (default data/tpch-sf<scale>)")
@@ -264,6 +264,53 @@ def main(argv: list[str] | None = None) -> int:
             )
             if not agg_agree:
                 _print_groups(groups_a, groups_g, "(a)", "(c)")
+
+        # (d) session windows: Spark's own groupBy(session_window(...)) against
+        # fss.session_window (partial sessions per task, merged after Spark's shuffle).
+        def sessions_of(df) -> tuple[int, int, int]:
+            from pyspark.sql import functions as F
+
+            days = (
+                F.unix_micros("session_window.end") - F.unix_micros("session_window.start")
+            ) / 86_400_000_000
+            row = df.agg(F.count(F.lit(1)), F.sum("n"), F.sum(days)).collect()[0]
+            return int(row[0]), int(row[1]), int(row[2])
+
+        def spark_sessions() -> tuple[int, int, int]:
+            from pyspark.sql import functions as F
+
+            items = spark.read.parquet(lineitem).select("l_suppkey", "l_shipdate")
+            out = items.groupBy(F.session_window("l_shipdate", "10 days"), "l_suppkey").agg(
+                F.count(F.lit(1)).alias("n")
+            )
+            return sessions_of(out)
+
+        def ferro_sessions() -> tuple[int, int, int]:
+            items = fss.read_parquet(spark, lineitem, columns=["l_suppkey", "l_shipdate"])
+            out = fss.session_window(
+                items, "l_shipdate", "10 days", by="l_suppkey", aggs=[fs.count().alias("n")]
+            )
+            return sessions_of(out)
+
+        print("\nrunning (d) sessions per supplier, 10-day gap: Spark's session_window ...", flush=True)
+        ran_s = _attempt("(d) Spark session windows", lambda: _timed(spark_sessions, args.reps))
+        print("running (d) fss.session_window ...", flush=True)
+        ran_f = _attempt("(d) ferrospark session windows", lambda: _timed(ferro_sessions, args.reps))
+        if ran_s is None or ran_f is None:
+            failed.append("(d) session windows")
+        else:
+            (sa, time_sa, _), (sf, time_sf, _) = ran_s, ran_f
+            sessions_agree = sa == sf
+            agree &= sessions_agree
+            print(f"{'':<26} {'(a) plain Spark':>22} {'(d) fss.session_window':>24}")
+            print(f"{'sessions':<26} {sa[0]:>22,} {sf[0]:>24,}")
+            print(f"{'rows in sessions':<26} {sa[1]:>22,} {sf[1]:>24,}")
+            print(f"{'session days':<26} {sa[2]:>22,} {sf[2]:>24,}")
+            print(f"{'median seconds':<26} {time_sa:>22.3f} {time_sf:>24.3f}")
+            print(f"{'speed-up vs plain Spark':<26} {'1.00x':>22} {time_sa / time_sf:>23.2f}x")
+            print(
+                "results agree" if sessions_agree else "RESULTS DISAGREE between Spark and fss.session_window"
+            )
 
         # 4. in-process reads
         state: dict[str, Any] = {}
