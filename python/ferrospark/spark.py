@@ -206,6 +206,18 @@ def _native_plan(schema: pa.Schema, keys: list[str], specs: list[tuple], conf: d
     return _native.plan_aggregate(schema, by, aggs, conf)
 
 
+def _grouping_text(by: Any, aggs: Any) -> tuple[list[str], list[tuple]]:
+    """Grouping keys and aggregates as the text every task parses again (native expressions
+    do not travel): `(keys, [(name, args, distinct, ignore_nulls, alias)])`."""
+    from .aggregate import _aggs, _keys
+
+    keys = [str(k) for k in _keys(by)]
+    specs = [
+        (a._name, [str(x) for x in a._args], a._distinct, a._ignore_nulls, a._alias) for a in _aggs(aggs)
+    ]
+    return keys, specs
+
+
 def _steps(plan) -> list[tuple[list[int], int | None]]:
     """Groups consecutive steps that run in one task: ([steps], exchange keys after them)."""
     groups: list[tuple[list[int], int | None]] = []
@@ -342,13 +354,9 @@ def aggregate(df: DataFrame, by: Any = None, aggs: Any = ()) -> DataFrame:
     """
     from pyspark.sql import functions as F
 
-    from .aggregate import _aggs, _keys
-
     spark = df.sparkSession
     conf = _spark_conf(spark)
-    items = _aggs(aggs)
-    keys = [str(k) for k in _keys(by)]
-    specs = [(a._name, [str(x) for x in a._args], a._distinct, a._ignore_nulls, a._alias) for a in items]
+    keys, specs = _grouping_text(by, aggs)
     source: _ParquetSource | _JoinFeed | None = _source_of(df)
     joined = _join_of(df)
     if source is not None:
@@ -1033,13 +1041,10 @@ def session_window(df: DataFrame, time: str, gap: Any, by: Any = (), aggs: Any =
     from pyspark.sql import functions as F
 
     from . import session_windows as sw
-    from .aggregate import _aggs, _keys
 
     spark = df.sparkSession
     conf = _spark_conf(spark)
-    items = _aggs(aggs)
-    keys = [str(k) for k in _keys(by)]
-    specs = [(a._name, [str(x) for x in a._args], a._distinct, a._ignore_nulls, a._alias) for a in items]
+    keys, specs = _grouping_text(by, aggs)
     end_column: str | None = None
     literal: str | None = None
     if isinstance(gap, str):

@@ -9,6 +9,7 @@ pub mod decimal;
 pub mod error;
 pub mod memory;
 pub mod metrics;
+pub mod order;
 pub mod spill;
 
 pub use config::{parse_byte_size, Config};

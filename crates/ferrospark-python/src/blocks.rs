@@ -21,22 +21,46 @@ use crate::{config_from, IntoPyResult, PyExpr};
 /// task, with the task's memory bounded.
 const FLUSH_BYTES: usize = 64 << 20;
 
-struct State {
-    keys: Vec<PhysicalExpr>,
-    schema: SchemaRef,
-    partitions: usize,
+/// Rows held until enough of them make large blocks, with their (normalised) key columns.
+#[derive(Default)]
+pub(crate) struct PendingBlocks {
     batches: Vec<RecordBatch>,
     key_columns: Vec<Vec<ArrayRef>>,
     bytes: usize,
 }
 
-impl State {
-    fn flush(&mut self) -> Result<Vec<(u32, Vec<u8>)>, FerroError> {
+impl PendingBlocks {
+    /// Holds `batch`; once enough bytes are held, writes them all as blocks.
+    pub(crate) fn add(
+        &mut self,
+        batch: RecordBatch,
+        keys: Vec<ArrayRef>,
+        partitions: usize,
+    ) -> Result<Vec<(u32, Vec<u8>)>, FerroError> {
+        self.bytes += batch.get_array_memory_size();
+        self.batches.push(batch);
+        self.key_columns.push(keys);
+        if self.bytes >= FLUSH_BYTES {
+            self.flush(partitions)
+        } else {
+            Ok(Vec::new())
+        }
+    }
+
+    /// Every held row as blocks, hash-partitioned on its keys into `partitions`.
+    pub(crate) fn flush(&mut self, partitions: usize) -> Result<Vec<(u32, Vec<u8>)>, FerroError> {
         let batches = std::mem::take(&mut self.batches);
         let keys = std::mem::take(&mut self.key_columns);
         self.bytes = 0;
-        partition_blocks_by(&batches, &keys, self.partitions)
+        partition_blocks_by(&batches, &keys, partitions)
     }
+}
+
+struct State {
+    keys: Vec<PhysicalExpr>,
+    schema: SchemaRef,
+    partitions: usize,
+    pending: PendingBlocks,
 }
 
 /// One task's rows hash-partitioned on `keys` (normalised as Spark groups them: one NaN,
@@ -44,7 +68,11 @@ impl State {
 #[pyclass(name = "BlockPartitioner", module = "ferrospark._native", frozen)]
 pub(crate) struct PyBlockPartitioner(Mutex<State>);
 
-fn block_list<'py>(py: Python<'py>, blocks: Vec<(u32, Vec<u8>)>) -> PyResult<Bound<'py, PyList>> {
+/// `(partition, bytes)` blocks as a Python list of `(int, bytes)`.
+pub(crate) fn block_list<'py>(
+    py: Python<'py>,
+    blocks: Vec<(u32, Vec<u8>)>,
+) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for (p, bytes) in blocks {
         list.append((p, PyBytes::new(py, &bytes)))?;
@@ -83,9 +111,7 @@ impl PyBlockPartitioner {
             },
             keys,
             schema,
-            batches: Vec::new(),
-            key_columns: Vec::new(),
-            bytes: 0,
+            pending: PendingBlocks::default(),
         })))
     }
 
@@ -105,14 +131,8 @@ impl PyBlockPartitioner {
                         Ok(normalize_key(&a))
                     })
                     .collect::<Result<Vec<_>, FerroError>>()?;
-                s.bytes += batch.get_array_memory_size();
-                s.batches.push(batch);
-                s.key_columns.push(keys);
-                if s.bytes >= FLUSH_BYTES {
-                    s.flush()
-                } else {
-                    Ok(Vec::new())
-                }
+                let partitions = s.partitions;
+                s.pending.add(batch, keys, partitions)
             })
             .py(py)?;
         block_list(py, blocks)
@@ -121,7 +141,11 @@ impl PyBlockPartitioner {
     /// The blocks of the rows still held.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let blocks = py
-            .detach(|| self.0.lock().unwrap_or_else(|p| p.into_inner()).flush())
+            .detach(|| {
+                let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+                let partitions = s.partitions;
+                s.pending.flush(partitions)
+            })
             .py(py)?;
         block_list(py, blocks)
     }

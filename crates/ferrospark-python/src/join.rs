@@ -4,12 +4,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use arrow_array::cast::AsArray;
-use ferrospark_agg::exchange::{partition_blocks_by, read_block};
-use pyo3::types::{PyBytes, PyList};
-use pyo3_arrow::{PyArray, PyRecordBatch, PySchema};
-
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
+use ferrospark_agg::exchange::read_block;
 use ferrospark_common::{Config, FerroError, MemoryPool, SpillDir};
 use ferrospark_expr::types::{comparison_type, spark_type_name};
 use ferrospark_expr::BinaryOp;
@@ -19,9 +16,11 @@ use ferrospark_join::{
     JoinSelectionInput, JoinStrategy, JoinType,
 };
 use pyo3::prelude::*;
-use pyo3_arrow::{PyRecordBatchReader, PyTable};
+use pyo3::types::PyList;
+use pyo3_arrow::{PyArray, PyRecordBatch, PyRecordBatchReader, PySchema, PyTable};
 
 use crate::aggregate::{conform, metrics_list, spark_input_schema};
+use crate::blocks::{block_list, PendingBlocks};
 use crate::{config_from, IntoPyResult, PyExpr};
 
 type Reader = Box<dyn arrow_array::RecordBatchReader + Send>;
@@ -518,48 +517,23 @@ impl PyJoinPlan {
             } else {
                 partitions.max(1)
             },
-            batches: Vec::new(),
-            keys: Vec::new(),
-            bytes: 0,
+            pending: PendingBlocks::default(),
         })))
     }
 }
-
-/// Rows a partitioner holds before it writes them out as blocks: blocks stay large (a few per
-/// partition per task, not one per partition per batch) while a task's memory stays bounded.
-const PARTITIONER_FLUSH_BYTES: usize = 64 << 20;
 
 struct PartitionerState {
     exec: JoinExec,
     left: bool,
     schema: SchemaRef,
     partitions: usize,
-    batches: Vec<RecordBatch>,
-    keys: Vec<Vec<arrow_array::ArrayRef>>,
-    bytes: usize,
-}
-
-impl PartitionerState {
-    fn flush(&mut self) -> Result<Vec<(u32, Vec<u8>)>, FerroError> {
-        let batches = std::mem::take(&mut self.batches);
-        let keys = std::mem::take(&mut self.keys);
-        self.bytes = 0;
-        partition_blocks_by(&batches, &keys, self.partitions)
-    }
+    pending: PendingBlocks,
 }
 
 /// One task's rows of one join side, hash-partitioned on the join keys (as the join compares
 /// them: both sides alike) and written as Arrow IPC blocks: `(partition, bytes)` pairs.
 #[pyclass(name = "JoinPartitioner", module = "ferrospark._native", frozen)]
 pub(crate) struct PyJoinPartitioner(Mutex<PartitionerState>);
-
-fn block_list<'py>(py: Python<'py>, blocks: Vec<(u32, Vec<u8>)>) -> PyResult<Bound<'py, PyList>> {
-    let list = PyList::empty(py);
-    for (p, bytes) in blocks {
-        list.append((p, PyBytes::new(py, &bytes)))?;
-    }
-    Ok(list)
-}
 
 #[pymethods]
 impl PyJoinPartitioner {
@@ -571,14 +545,8 @@ impl PyJoinPartitioner {
                 let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
                 let batch = conform(batch, &s.schema)?;
                 let keys = s.exec.key_columns(s.left, &batch)?;
-                s.bytes += batch.get_array_memory_size();
-                s.batches.push(batch);
-                s.keys.push(keys);
-                if s.bytes >= PARTITIONER_FLUSH_BYTES {
-                    s.flush()
-                } else {
-                    Ok(Vec::new())
-                }
+                let partitions = s.partitions;
+                s.pending.add(batch, keys, partitions)
             })
             .py(py)?;
         block_list(py, blocks)
@@ -587,7 +555,11 @@ impl PyJoinPartitioner {
     /// The blocks of the rows still held.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let blocks = py
-            .detach(|| self.0.lock().unwrap_or_else(|p| p.into_inner()).flush())
+            .detach(|| {
+                let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+                let partitions = s.partitions;
+                s.pending.flush(partitions)
+            })
             .py(py)?;
         block_list(py, blocks)
     }

@@ -17,6 +17,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, ListArray, UInt32
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, Field};
+use ferrospark_common::order::f64_order_key;
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::normalize_key;
 use hashbrown::HashSet;
@@ -219,20 +220,6 @@ fn value_ids(values: &ArrayRef) -> Result<Vec<u32>> {
         .collect())
 }
 
-/// A double's place in Spark's order of doubles as an integer (NaN above everything, -0.0
-/// equal to 0.0).
-fn order_key(v: f64) -> i64 {
-    let v = if v == 0.0 {
-        0.0
-    } else if v.is_nan() {
-        f64::NAN
-    } else {
-        v
-    };
-    let bits = v.to_bits() as i64;
-    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
-}
-
 /// Counts per rank, with the `k`-th smallest found by binary lifting: O(log n) to add, remove
 /// or select.
 struct Fenwick {
@@ -312,7 +299,7 @@ pub(crate) fn percentile_frames(
         // Spark keeps -0.0 and 0.0 apart in its percentile counts (boxed doubles), -0.0 first.
         valid.sort_by_key(|&r| {
             let v = x.value(r);
-            (order_key(v), v == 0.0 && v.is_sign_positive())
+            (f64_order_key(v), v == 0.0 && v.is_sign_positive())
         });
         let sorted: Vec<f64> = valid.iter().map(|&r| x.value(r)).collect();
         for (k, &r) in valid.iter().enumerate() {

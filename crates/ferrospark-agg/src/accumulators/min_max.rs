@@ -15,19 +15,7 @@ use ferrospark_common::{FerroError, Result};
 
 use super::{for_each_valid, nulls_from, EmitTo, GroupsAccumulator};
 
-/// Spark's ordering of doubles as an integer key: -0.0 = 0.0, every NaN equal and greatest.
-#[inline]
-pub(crate) fn f64_order_key(v: f64) -> i64 {
-    let v = if v == 0.0 {
-        0.0
-    } else if v.is_nan() {
-        f64::NAN
-    } else {
-        v
-    };
-    let bits = v.to_bits() as i64;
-    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
-}
+pub(crate) use ferrospark_common::order::f64_order_key;
 
 /// min/max over a primitive type, compared by `key`.
 pub struct PrimitiveMinMax<T: ArrowPrimitiveType, K: Ord> {
