@@ -325,15 +325,7 @@ def _steps_task(
             return
         num_keys, route = exchange
         blocks = runner.finish_blocks(len(route), num_keys)
-        for at in range(0, len(blocks), _BLOCKS_PER_BATCH):
-            chunk = blocks[at : at + _BLOCKS_PER_BATCH]
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array([route[p] for p, _ in chunk], pa.int32()),
-                    pa.array([b for _, b in chunk], pa.binary()),
-                ],
-                schema=_BLOCKS_SCHEMA,
-            )
+        yield from _routed_blocks(blocks, route)
 
     return run
 
@@ -797,6 +789,14 @@ def _native_window(
     return table
 
 
+def _routed_blocks(blocks: list[tuple[int, bytes]], route: list[int]) -> Iterator[pa.RecordBatch]:
+    """`(partition, bytes)` blocks as batches for Spark, each tagged with its partition's
+    routing value."""
+    for at in range(0, len(blocks), _BLOCKS_PER_BATCH):
+        chunk = blocks[at : at + _BLOCKS_PER_BATCH]
+        yield _blocks_batch([route[p] for p, _ in chunk], [b for _, b in chunk])
+
+
 def _blocks_batch(pids: list[int], blobs: list[bytes]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
         [pa.array(pids, pa.int32()), pa.array(blobs, pa.binary())], schema=_BLOCKS_SCHEMA
@@ -963,15 +963,7 @@ def _session_partial_task(
         for b in table.to_batches():
             runner.push(b)
         blocks = runner.finish_blocks(len(route), len(keys))
-        for at in range(0, len(blocks), _BLOCKS_PER_BATCH):
-            chunk = blocks[at : at + _BLOCKS_PER_BATCH]
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array([route[p] for p, _ in chunk], pa.int32()),
-                    pa.array([b for _, b in chunk], pa.binary()),
-                ],
-                schema=_BLOCKS_SCHEMA,
-            )
+        yield from _routed_blocks(blocks, route)
 
     return run
 
