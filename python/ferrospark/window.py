@@ -154,6 +154,7 @@ _FRAME_FUNCTIONS = {
     "array_agg",
     "collect_set",
     "percentile",
+    "approx_count_distinct",
     "first",
     "last",
     "first_value",

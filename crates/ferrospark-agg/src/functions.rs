@@ -192,7 +192,8 @@ pub struct AggregateExpr {
     ansi: bool,
 }
 
-fn literal_f64(e: &Expr, what: &str) -> Result<f64> {
+/// A constant argument (`what` names it in errors) as a double.
+pub fn literal_f64(e: &Expr, what: &str) -> Result<f64> {
     let lit = match e {
         Expr::Literal(l) => l,
         Expr::Negative(inner) => return literal_f64(inner, what).map(|v| -v),

@@ -115,7 +115,8 @@ fn default_name(spec: &CallSpec, function: &WindowFunction, over: &str) -> Strin
     let (call, frame) = match function {
         WindowFunction::Aggregate { frame, .. }
         | WindowFunction::Nth { frame, .. }
-        | WindowFunction::Percentile { frame, .. } => {
+        | WindowFunction::Percentile { frame, .. }
+        | WindowFunction::ApproxCountDistinct { frame, .. } => {
             let mut args: Vec<String> = args.iter().map(|a| a.0.spark_name()).collect();
             if let WindowFunction::Nth { n, .. } = function {
                 if name == "agg:nth_value" {
@@ -203,6 +204,17 @@ fn window_call(
         "percent_rank" => WindowFunction::PercentRank,
         "cume_dist" => WindowFunction::CumeDist,
         "ntile" => WindowFunction::Ntile(n.unwrap_or(0)),
+        "agg:approx_count_distinct" => WindowFunction::ApproxCountDistinct {
+            input: arg(0)?,
+            relative_sd: match args.get(1) {
+                Some(e) => ferrospark_agg::functions::literal_f64(
+                    &e.0,
+                    "approx_count_distinct's relativeSD",
+                )?,
+                None => 0.05,
+            },
+            frame: frame_of(frame, ordered)?,
+        },
         "agg:percentile" => {
             let p = args.get(1).ok_or_else(|| {
                 FerroError::Analysis("percentile needs a percentage argument".into())

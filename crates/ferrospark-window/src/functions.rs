@@ -84,6 +84,16 @@ pub enum WindowFunction {
         /// The rows it aggregates, relative to the current row.
         frame: WindowFrame,
     },
+    /// `approx_count_distinct(input, relative_sd)` of each row's frame: Spark's HyperLogLog++
+    /// over Spark's xxhash64 of the values, so the estimates are Spark's.
+    ApproxCountDistinct {
+        /// The values counted.
+        input: PhysicalExpr,
+        /// The relative standard deviation asked for (0.05 by default).
+        relative_sd: f64,
+        /// The rows it counts, relative to the current row.
+        frame: WindowFrame,
+    },
     /// An aggregate of each row's frame (`input` `None`: `count(*)`).
     Aggregate {
         /// The aggregate.
@@ -150,6 +160,9 @@ impl WindowFunction {
                     format!("percentile({input}, {}, 1)", p.join(", "))
                 }
             }
+            WindowFunction::ApproxCountDistinct { input, .. } => {
+                format!("approx_count_distinct({input})")
+            }
             WindowFunction::Aggregate { agg, input, .. } => format!(
                 "{}({})",
                 agg.name(),
@@ -172,6 +185,7 @@ impl WindowFunction {
                 Field::new(name, input.data_type(), true)
             }
             WindowFunction::Session { start, .. } => Field::new(name, start.data_type(), false),
+            WindowFunction::ApproxCountDistinct { .. } => Field::new(name, DataType::Int64, false),
             WindowFunction::Percentile { as_array, .. } => {
                 let t = if *as_array {
                     DataType::List(Arc::new(Field::new_list_field(DataType::Float64, true)))
@@ -203,6 +217,13 @@ impl WindowFunction {
         match self {
             WindowFunction::Aggregate { agg, input, frame } => {
                 agg.result_type(input.as_ref().map(|i| i.data_type()).as_ref())?;
+                frame.validate(order_types)
+            }
+            WindowFunction::ApproxCountDistinct {
+                relative_sd, frame, ..
+            } => {
+                ferrospark_agg::accumulators::hll::HyperLogLogPlusPlus::new(*relative_sd)
+                    .map_err(FerroError::Analysis)?;
                 frame.validate(order_types)
             }
             WindowFunction::Percentile {
@@ -401,6 +422,21 @@ pub(crate) fn evaluate(
                 &values,
                 percentages,
                 *as_array,
+                &layout.partitions,
+                &lo,
+                &hi,
+            )?
+        }
+        WindowFunction::ApproxCountDistinct {
+            input,
+            relative_sd,
+            frame,
+        } => {
+            let (lo, hi) = frames(frame, layout, n)?;
+            let values = ferrospark_expr::evaluate(input, batch)?.into_array(n)?;
+            crate::statistics::approx_distinct_frames(
+                &values,
+                *relative_sd,
                 &layout.partitions,
                 &lo,
                 &hi,

@@ -354,3 +354,57 @@ pub(crate) fn percentile_frames(
         Ok(Arc::new(out))
     }
 }
+
+/// `approx_count_distinct` of each row's frame: Spark's HyperLogLog++ registers over Spark's
+/// xxhash64 (seed 42) of the non-NULL values. Growing frames update one set of registers
+/// row by row, and the estimate is computed again only when a register changed. Other frames
+/// build their registers again per frame, as Spark does.
+pub(crate) fn approx_distinct_frames(
+    values: &ArrayRef,
+    relative_sd: f64,
+    partitions: &[(usize, usize)],
+    lo: &[u32],
+    hi: &[u32],
+) -> Result<ArrayRef> {
+    use ferrospark_agg::accumulators::hll::{
+        spark_xxhash64_column, HyperLogLogPlusPlus, SPARK_HASH_SEED,
+    };
+    let hll = HyperLogLogPlusPlus::new(relative_sd).map_err(FerroError::Analysis)?;
+    let hashes = spark_xxhash64_column(values.as_ref(), SPARK_HASH_SEED)
+        .map_err(|e| FerroError::Unsupported(format!("approx_count_distinct: {e}")))?;
+    let mut out = vec![0i64; values.len()];
+    for &(start, end) in partitions {
+        if growing(start, end, lo) {
+            let mut registers = hll.new_registers();
+            let mut added = start;
+            let mut estimate = 0i64;
+            let mut stale = false;
+            for i in start..end {
+                while added < hi[i] as usize {
+                    if let Some(h) = hashes[added] {
+                        // Only the hash's own register can change.
+                        let at = (h >> (64 - hll.precision())) as usize;
+                        let before = registers.get(at).copied();
+                        hll.update(&mut registers, h);
+                        stale |= registers.get(at).copied() != before;
+                    }
+                    added += 1;
+                }
+                if stale {
+                    estimate = hll.estimate(&registers);
+                    stale = false;
+                }
+                out[i] = estimate;
+            }
+        } else {
+            for i in start..end {
+                let mut registers = hll.new_registers();
+                for h in hashes[lo[i] as usize..hi[i] as usize].iter().flatten() {
+                    hll.update(&mut registers, *h);
+                }
+                out[i] = hll.estimate(&registers);
+            }
+        }
+    }
+    Ok(Arc::new(arrow_array::Int64Array::from(out)))
+}

@@ -187,6 +187,7 @@ fn reference(b: &RecordBatch, f: &WindowFunction, desc: bool, ordered: bool) -> 
                 }
                 WindowFunction::Aggregate { .. }
                 | WindowFunction::Percentile { .. }
+                | WindowFunction::ApproxCountDistinct { .. }
                 | WindowFunction::Nth { .. }
                 | WindowFunction::Session { .. } => {
                     unreachable!("frames are tested in tests_frames")
