@@ -83,17 +83,27 @@ def _gap_of_text(text: str) -> int | None:
         return None
 
 
-def _column_name(c: ColumnOrName, what: str) -> str:
+def _values(table: pa.Table, c: ColumnOrName, what: str, conf: dict[str, str]) -> tuple[pa.ChunkedArray, str]:
+    """A column named by `c`, or the values of the expression `c` over `table` (evaluated
+    natively, e.g. ``fs.col("day").cast("timestamp")``), and its text for messages."""
     expr = col(c) if isinstance(c, str) else c
     if not isinstance(expr, Column):
-        raise TypeError(f"{what} must be a column name or fs.col(...), got {type(c).__name__!r}")
-    return str(expr._expr).strip("`")
+        raise TypeError(f"{what} must be a column name or an expression such as fs.col(...), got {c!r}")
+    text = str(expr._expr).strip("`")
+    if text in table.column_names:
+        return table[text], text
+    missing = [r for r in expr._expr.column_refs() if r not in table.column_names]
+    if missing:
+        raise AnalysisError(f"{what} `{text}` names no column {missing}; columns are {table.column_names}")
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+    out = _native.project(reader, [expr._expr], conf=conf)
+    values = out.column(0)
+    return (values if values.num_chunks else pa.chunked_array([], values.type)), text
 
 
-def _time_micros(table: pa.Table, name: str, tz: str) -> pa.ChunkedArray:
-    """The time column as microsecond timestamps; a date is its midnight in the session time
-    zone, as Spark casts it."""
-    t = table[name]
+def _time_micros(t: pa.ChunkedArray, text: str, tz: str) -> pa.ChunkedArray:
+    """Times as microsecond timestamps; a date is its midnight in the session time zone, as
+    Spark casts it."""
     if pa.types.is_date(t.type):
         local = pc.cast(pc.cast(t, pa.date32()), pa.timestamp("us"))
         return (
@@ -103,17 +113,13 @@ def _time_micros(table: pa.Table, name: str, tz: str) -> pa.ChunkedArray:
         )
     if not pa.types.is_timestamp(t.type):
         raise AnalysisError(
-            f"a session window's time `{name}` must be a timestamp or a date, got {t.type}; cast it"
+            f"a session window's time `{text}` must be a timestamp or a date, got {t.type}; cast it"
         )
     return t if t.type.unit == "us" else pc.cast(t, pa.timestamp("us", t.type.tz))
 
 
-def _gap_micros(table: pa.Table, gap: Column) -> pa.ChunkedArray:
-    """A per-row gap column in microseconds: interval strings as Spark casts them, durations."""
-    name = _column_name(gap, "a session window's gap")
-    if name not in table.column_names:
-        raise AnalysisError(f"session window gap `{name}` is not a column; columns are {table.column_names}")
-    g = table[name]
+def _gap_micros(g: pa.ChunkedArray, text: str) -> pa.ChunkedArray:
+    """Per-row gaps in microseconds: interval strings as Spark casts them, durations."""
     if pa.types.is_string(g.type) or pa.types.is_large_string(g.type) or pa.types.is_string_view(g.type):
         # Few distinct gaps in practice: each distinct text is parsed once.
         codes = pc.dictionary_encode(pc.cast(g, pa.string())).combine_chunks()
@@ -122,30 +128,34 @@ def _gap_micros(table: pa.Table, gap: Column) -> pa.ChunkedArray:
     if pa.types.is_duration(g.type):
         return pc.cast(pc.cast(g, pa.duration("us")), pa.int64())
     raise AnalysisError(
-        f"a session window's gap `{name}` must be interval strings ('10 minutes') or durations, got {g.type}"
+        f"a session window's gap `{text}` must be interval strings ('10 minutes') or durations, got {g.type}"
     )
 
 
 def spans(
-    table: pa.Table, time: ColumnOrName, gap: str | Column | None, tz: str, end_column: str | None = None
+    table: pa.Table,
+    time: ColumnOrName,
+    gap: str | Column | None,
+    tz: str,
+    end_column: str | None = None,
+    conf: dict[str, str] | None = None,
 ) -> pa.Table:
     """``table`` with each row's span (``START``, ``END``) appended, and the rows Spark drops
-    (NULL time, NULL gap, a span ending at or before its start) dropped. With ``end_column``
-    (spans Spark computed itself), that column is each row's end and is dropped."""
-    tname = _column_name(time, "a session window's time")
-    if tname not in table.column_names:
-        raise AnalysisError(
-            f"session window time `{tname}` is not a column; columns are {table.column_names}"
-        )
-    start = _time_micros(table, tname, tz)
+    (NULL time, NULL gap, a span ending at or before its start) dropped. ``time`` and a
+    per-row ``gap`` are columns or expressions. With ``end_column`` (spans Spark computed
+    itself), that column is each row's end and is dropped."""
+    conf = {**(conf or {}), "spark.sql.session.timeZone": tz}
+    t, ttext = _values(table, time, "a session window's time", conf)
+    start = _time_micros(t, ttext, tz)
     start_us = pc.cast(start, pa.int64())
     if end_column is not None:
-        end_us = pc.cast(_time_micros(table, end_column, tz), pa.int64())
+        end_us = pc.cast(_time_micros(table[end_column], end_column, tz), pa.int64())
         table = table.drop_columns([end_column])
     elif isinstance(gap, str):
         end_us = pc.add_checked(start_us, pa.scalar(interval_micros(gap), pa.int64()))
     elif isinstance(gap, Column):
-        end_us = pc.add_checked(start_us, _gap_micros(table, gap))
+        g, gtext = _values(table, gap, "a session window's gap", conf)
+        end_us = pc.add_checked(start_us, _gap_micros(g, gtext))
     else:
         raise TypeError(
             f"a session window's gap must be a string such as '10 minutes' or fs.col(...), got {gap!r}"
@@ -216,7 +226,7 @@ def session_window(
     key_texts = [str((col(k) if isinstance(k, str) else k)._expr) for k in keys]
     table = pa.RecordBatchReader.from_stream(_stream(data)).read_all()
     tz = s.conf.get("spark.sql.session.timeZone", "UTC")
-    sessions = merge(spans(table, time, gap, tz), key_texts, s.conf)
+    sessions = merge(spans(table, time, gap, tz, conf=s.conf), key_texts, s.conf)
     result = aggregate(sessions, [START, END, *keys], aggs, session=s)
     return with_struct(result)
 

@@ -1018,7 +1018,7 @@ def _session_complete_task(
     return run
 
 
-def session_window(df: DataFrame, time: str, gap: Any, by: Any = (), aggs: Any = ()) -> DataFrame:
+def session_window(df: DataFrame, time: Any, gap: Any, by: Any = (), aggs: Any = ()) -> DataFrame:
     """``df.groupBy(session_window(time, gap), *by).agg(*aggs)`` with ferrospark's operators
     inside Spark tasks, in Spark's plan shape: each input partition merges its rows into
     sessions and aggregates them partially; Spark's shuffle gathers each key's partial sessions
@@ -1039,6 +1039,12 @@ def session_window(df: DataFrame, time: str, gap: Any, by: Any = (), aggs: Any =
     keys, specs = _grouping_text(by, aggs)
     end_column: str | None = None
     literal: str | None = None
+    if not isinstance(time, str):
+        # A time expression: Spark evaluates it into a column the tasks read.
+        expr = F.expr(str(time._expr)) if isinstance(time, Column) else time
+        time_name = f"__session_time_{uuid.uuid4().hex[:8]}"
+        df = df.withColumn(time_name, expr)
+        time = time_name
     if isinstance(gap, str):
         sw.interval_micros(gap)  # a bad literal fails here, on the driver
         literal = gap

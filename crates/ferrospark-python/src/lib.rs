@@ -478,6 +478,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(join::join, m)?)?;
     m.add_function(wrap_pyfunction!(join::join_type_name, m)?)?;
     m.add_function(wrap_pyfunction!(window::window, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::project, m)?)?;
     m.add_class::<join::PyJoinPlan>()?;
     m.add_class::<join::PyJoinTask>()?;
     m.add_class::<join::PyJoinPartitioner>()?;
