@@ -480,7 +480,7 @@ def test_nth_first_and_last_values_match_spark(spark, frame):
 
 
 def test_window_past_the_memory_limit_spills_and_matches_spark(spark):
-    """200k rows in 2,000 window partitions under a 2 MB limit: the input is sorted and
+    """200k rows in 8,000 window partitions (an int and a string key) under a 2 MB limit: the input is sorted and
     spilled in runs, merged back, and evaluated a partition at a time (metrics say so), with
     the same rows as Spark's."""
     import pyarrow.compute as pc
@@ -494,13 +494,15 @@ def test_window_past_the_memory_limit_spills_and_matches_spark(spark):
             "g": pa.array(
                 [rng.randrange(2000) if rng.random() > 0.01 else None for _ in range(n)], pa.int64()
             ),
+            # A string key too: the spilled runs merge on the row format of both.
+            "h": pa.array([rng.choice(["x", "é", "日本", ""]) for _ in range(n)], pa.string()),
             "o": pa.array([rng.choice([None, NAN, -0.0, 0.0, 1.5, 2.5]) for _ in range(n)], pa.float64()),
             "t": pa.array(range(n), pa.int64()),
             "v": pa.array([rng.randint(-1000, 1000) for _ in range(n)], pa.int64()),
         }
     )
     limited = fs.Session(conf={"ferrospark.memory.limit": "2m", "ferrospark.batch.size": "4096"})
-    o = fs.Window.partition_by("g").order_by(fs.col("o").desc(), "t")
+    o = fs.Window.partition_by("g", "h").order_by(fs.col("o").desc(), "t")
     got = limited.window(
         pa.Table.from_batches(big.to_batches(max_chunksize=8192)),
         [
@@ -512,7 +514,7 @@ def test_window_past_the_memory_limit_spills_and_matches_spark(spark):
     )
     (m,) = fs.last_window_metrics()
     assert m["spill_count"] >= 2 and m["spilled_rows"] == n, m
-    w = Window.partitionBy("g").orderBy(F.col("o").desc(), "t")
+    w = Window.partitionBy("g", "h").orderBy(F.col("o").desc(), "t")
     expected = spark.createDataFrame(big).select(
         "*",
         F.row_number().over(w).alias("rn"),
