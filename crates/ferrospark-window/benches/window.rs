@@ -166,6 +166,15 @@ fn benches(c: &mut Criterion) {
             )
         })
     });
+    g.bench_function(
+        "stddev of doubles over rows ±100 (in Spark's order)",
+        |b| {
+            b.iter(|| {
+                let f = vec![agg(FrameAggregate::StddevSamp, "x", rows(100, 100))];
+                run(s, &batches, &["ts", "t"], f, None)
+            })
+        },
+    );
     g.bench_function("min over a 30-minute range", |b| {
         let frame = WindowFrame {
             unit: FrameUnit::Range,

@@ -385,14 +385,32 @@ fn float_frame_sums(
 /// threads, eight frames at a time per thread (eight independent chains of additions keep the
 /// floating-point unit busy; each frame's own additions stay in order).
 fn sliding_sums(d: &[f64], lo: &[u32], hi: &[u32], partitions: &[(usize, usize)]) -> Vec<f64> {
-    let n = d.len();
-    let mut sums = vec![0.0f64; n];
+    let mut sums = vec![0.0f64; d.len()];
+    on_two_threads(partitions, &mut sums, &|(s, e), out, offset| {
+        frame_sums_into(d, lo, hi, s..e, out, offset)
+    });
+    sums
+}
+
+/// Work on one partition `(start, end)`, writing its rows' results into a slice that starts at
+/// row `offset`.
+pub(crate) type PartitionWork<'a, T> = dyn Fn((usize, usize), &mut [T], usize) + Sync + 'a;
+
+/// Runs `work(partition, out, offset)` over whole partitions split between two threads by
+/// row count; `out` is the part of `results` (indexed by row) holding the thread's rows, and
+/// `offset` the row number of its first element.
+pub(crate) fn on_two_threads<T: Send>(
+    partitions: &[(usize, usize)],
+    results: &mut [T],
+    work: &PartitionWork<'_, T>,
+) {
+    let n = results.len();
     // The first partition starting past half of the work goes to the second thread.
-    let work: usize = partitions.iter().map(|&(s, e)| e - s).sum();
+    let total: usize = partitions.iter().map(|&(s, e)| e - s).sum();
     let mut done = 0;
     let mut cut = partitions.len();
     for (k, &(s, e)) in partitions.iter().enumerate() {
-        if done >= work / 2 {
+        if done >= total / 2 {
             cut = k;
             break;
         }
@@ -400,18 +418,17 @@ fn sliding_sums(d: &[f64], lo: &[u32], hi: &[u32], partitions: &[(usize, usize)]
     }
     let (first, second) = partitions.split_at(cut);
     let split_row = second.first().map_or(n, |&(s, _)| s);
-    let (left, right) = sums.split_at_mut(split_row);
+    let (left, right) = results.split_at_mut(split_row);
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            for &(s, e) in second {
-                frame_sums_into(d, lo, hi, s..e, right, split_row);
+            for &p in second {
+                work(p, right, split_row);
             }
         });
-        for &(s, e) in first {
-            frame_sums_into(d, lo, hi, s..e, left, 0);
+        for &p in first {
+            work(p, left, 0);
         }
     });
-    sums
 }
 
 /// `out[i - offset]` = the in-order sum of `d[lo[i]..hi[i]]`, for the rows `rows`.

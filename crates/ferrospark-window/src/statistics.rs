@@ -22,6 +22,8 @@ use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::normalize_key;
 use hashbrown::HashSet;
 
+use crate::aggregates::on_two_threads;
+
 /// Which statistic of the central moments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Moment {
@@ -77,6 +79,7 @@ pub(crate) fn moments(
     let doubles = arrow_cast::cast(values, &DataType::Float64)?;
     let x = doubles.as_primitive::<Float64Type>();
     let mut out: Vec<Option<f64>> = vec![None; x.len()];
+    let mut sliding: Vec<(usize, usize)> = Vec::new();
     for &(start, end) in partitions {
         if growing(start, end, lo) {
             // The buffer after each prefix of the partition, in row order.
@@ -93,18 +96,69 @@ pub(crate) fn moments(
                 out[i] = prefix[hi[i] as usize - start].value(m);
             }
         } else {
+            sliding.push((start, end));
+        }
+    }
+    if !sliding.is_empty() {
+        let valid: Vec<bool> = (0..x.len()).map(|r| x.is_valid(r)).collect();
+        let mut buffers = vec![Moments::default(); x.len()];
+        on_two_threads(&sliding, &mut buffers, &|(s, e), buf, offset| {
+            frame_moments_into(x.values(), &valid, lo, hi, s..e, buf, offset)
+        });
+        for &(start, end) in &sliding {
             for i in start..end {
-                let mut acc = Moments::default();
-                for r in lo[i] as usize..hi[i] as usize {
-                    if x.is_valid(r) {
-                        acc.add(x.value(r));
-                    }
-                }
-                out[i] = acc.value(m);
+                out[i] = buffers[i].value(m);
             }
         }
     }
     Ok(Arc::new(Float64Array::from(out)))
+}
+
+/// Each row's frame buffer, built in row order as Spark builds it; four frames side by side
+/// (independent chains of divisions keep the floating-point unit busy).
+fn frame_moments_into(
+    x: &[f64],
+    valid: &[bool],
+    lo: &[u32],
+    hi: &[u32],
+    rows: std::ops::Range<usize>,
+    out: &mut [Moments],
+    offset: usize,
+) {
+    const LANES: usize = 4;
+    let mut i = rows.start;
+    while i + LANES <= rows.end {
+        let len = |k: usize| (hi[i + k] - lo[i + k]) as usize;
+        let common = (0..LANES).map(len).min().unwrap_or(0);
+        let mut acc = [Moments::default(); LANES];
+        for r in 0..common {
+            for (k, a) in acc.iter_mut().enumerate() {
+                let at = lo[i + k] as usize + r;
+                if valid[at] {
+                    a.add(x[at]);
+                }
+            }
+        }
+        for (k, a) in acc.iter().enumerate() {
+            let mut a = *a;
+            for at in lo[i + k] as usize + common..hi[i + k] as usize {
+                if valid[at] {
+                    a.add(x[at]);
+                }
+            }
+            out[i + k - offset] = a;
+        }
+        i += LANES;
+    }
+    for i in i..rows.end {
+        let mut a = Moments::default();
+        for at in lo[i] as usize..hi[i] as usize {
+            if valid[at] {
+                a.add(x[at]);
+            }
+        }
+        out[i - offset] = a;
+    }
 }
 
 /// `bool_and` (`all`) or `bool_or` of each row's frame; NULL for a frame without a value.
