@@ -524,3 +524,44 @@ def test_window_past_the_memory_limit_spills_and_matches_spark(spark):
     )
     assert_same_rows(spark_rows(expected), arrow_rows(got), "spilled window")
     assert pc.sum(got["rn"]).as_py() > n
+
+
+def test_one_window_partition_past_the_memory_limit_goes_wide_and_matches_spark(spark):
+    """No PARTITION BY: 100k rows are one window partition, larger than the 3 MB limit. Its
+    rows go to a spill file and only the columns the functions read stay in memory (metrics
+    say so), with the same rows as Spark's."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    n = 100_000
+    rng = random.Random(12)
+    big = pa.table(
+        {
+            "s": pa.array([rng.choice(["alpha", "beta", "日本語テキスト", ""]) * 3 for _ in range(n)]),
+            "t": pa.array(rng.sample(range(n), n), pa.int64()),
+            "v": pa.array(
+                [rng.randint(-1000, 1000) if rng.random() > 0.1 else None for _ in range(n)], pa.int64()
+            ),
+            "x": pa.array([rng.random() for _ in range(n)], pa.float64()),
+        }
+    )
+    limited = fs.Session(conf={"ferrospark.memory.limit": "3m", "ferrospark.batch.size": "4096"})
+    o = fs.Window.order_by("t")
+    got = limited.window(
+        pa.Table.from_batches(big.to_batches(max_chunksize=4096)),
+        [
+            fs.row_number().over(o).alias("rn"),
+            fs.sum("v").over(o.rows_between(-5, 5)).alias("s11"),
+            fs.lag("v", 2).over(o).alias("lag2"),
+        ],
+    )
+    (m,) = fs.last_window_metrics()
+    assert m["wide_partitions"] == 1 and m["spill_count"] >= 1, m
+    w = Window.orderBy("t")
+    expected = spark.createDataFrame(big).select(
+        "*",
+        F.row_number().over(w).alias("rn"),
+        F.sum("v").over(w.rowsBetween(-5, 5)).alias("s11"),
+        F.lag("v", 2).over(w).alias("lag2"),
+    )
+    assert_same_rows(spark_rows(expected), arrow_rows(got), "one wide partition")

@@ -27,7 +27,7 @@ use ferrospark_common::{
 use ferrospark_expr::normalize_key;
 use ferrospark_sort::{write_run, Run};
 
-use crate::spill::MergedPartitions;
+use crate::spill::{MergedPartitions, Piece};
 
 use crate::functions::{evaluate, Layout, WindowCall};
 use crate::spec::WindowSpec;
@@ -43,6 +43,7 @@ pub const WINDOW_METRICS: &[(&str, MetricValue)] = &[
     ("spill_count", MetricValue::Count),
     ("spilled_rows", MetricValue::Count),
     ("spilled_bytes", MetricValue::Bytes),
+    ("wide_partitions", MetricValue::Count),
     ("sort_time_ns", MetricValue::TimeNs),
     ("compute_time_ns", MetricValue::TimeNs),
 ];
@@ -65,6 +66,32 @@ pub struct WindowExec {
     runs: Vec<Run>,
     /// After `finish` with runs: the merged runs, cut into window partitions.
     merged: Option<MergedPartitions>,
+    /// A wide partition being handed out: its rows read back, its computed columns attached.
+    wide: Option<WideOutput>,
+}
+
+/// A partition too large for memory, coming out: its rows read back from its spill file in
+/// order, with the slices of the functions' columns computed from its read columns.
+struct WideOutput {
+    reader: ferrospark_common::SpillReader,
+    _file: ferrospark_common::SpillFile,
+    computed: Vec<ArrayRef>,
+    at: usize,
+    num_keys: usize,
+}
+
+impl WideOutput {
+    /// The next output batch, `None` when the partition is out.
+    fn next_batch(&mut self, schema: &SchemaRef) -> Result<Option<RecordBatch>> {
+        let Some(batch) = self.reader.next().transpose()? else {
+            return Ok(None);
+        };
+        let n = batch.num_rows();
+        let mut columns = batch.columns()[self.num_keys..].to_vec();
+        columns.extend(self.computed.iter().map(|c| c.slice(self.at, n)));
+        self.at += n;
+        Ok(Some(RecordBatch::try_new(schema.clone(), columns)?))
+    }
 }
 
 impl WindowExec {
@@ -98,6 +125,7 @@ impl WindowExec {
             spill_dir: SpillDir::default(),
             runs: Vec::new(),
             merged: None,
+            wide: None,
         })
     }
 
@@ -169,12 +197,21 @@ impl WindowExec {
         if !self.runs.is_empty() {
             self.spill_buffered()?;
             let runs = std::mem::take(&mut self.runs);
+            let mut read: Vec<usize> = self
+                .calls
+                .iter()
+                .flat_map(|c| c.function.column_indices())
+                .collect();
+            read.sort_unstable();
+            read.dedup();
             self.merged = Some(MergedPartitions::new(
                 runs,
                 self.run_schema(),
                 &self.key_options(),
                 self.spec.partition_by.len(),
                 self.batch_size,
+                &read,
+                self.spill_dir.clone(),
             )?);
             return Ok(());
         }
@@ -244,12 +281,24 @@ impl WindowExec {
         Ok((sorted, sorted_keys))
     }
 
-    /// Every function over rows sorted by (partition keys, order keys), whole partitions only.
+    /// Every function over rows sorted by (partition keys, order keys), whole partitions only:
+    /// the input columns followed by the functions' columns.
     fn evaluate_sorted(
         &mut self,
         sorted: &RecordBatch,
         sorted_keys: &[ArrayRef],
     ) -> Result<RecordBatch> {
+        let columns = self.evaluate_columns(sorted, sorted_keys)?;
+        Ok(RecordBatch::try_new(self.output_schema.clone(), columns)?)
+    }
+
+    /// The columns of [`Self::evaluate_sorted`] (input columns that no function reads may be
+    /// NULL-typed placeholders, as a wide partition's are).
+    fn evaluate_columns(
+        &mut self,
+        sorted: &RecordBatch,
+        sorted_keys: &[ArrayRef],
+    ) -> Result<Vec<ArrayRef>> {
         let num_partition = self.spec.partition_by.len();
         let ordered = !self.spec.order_by.is_empty();
         let mut layout = Self::layout(sorted_keys, num_partition, sorted.num_rows(), ordered)?;
@@ -265,9 +314,8 @@ impl WindowExec {
         for c in &self.calls {
             columns.push(evaluate(&c.function, sorted, &layout)?);
         }
-        let out = RecordBatch::try_new(self.output_schema.clone(), columns)?;
         self.metrics.add_elapsed("compute_time_ns", started);
-        Ok(out)
+        Ok(columns)
     }
 
     /// Queues `out` as output slices of at most `batch_size` rows.
@@ -388,17 +436,27 @@ impl WindowExec {
             if let Some(b) = self.out.pop_front() {
                 self.metrics.add("output_rows", b.num_rows() as u64);
                 self.metrics.add("output_batches", 1);
-                if self.out.is_empty() && self.merged.is_none() {
+                if self.out.is_empty() && self.merged.is_none() && self.wide.is_none() {
                     self.reservation.free();
                 }
                 return Ok(Some(b));
             }
+            if let Some(wide) = self.wide.as_mut() {
+                match wide.next_batch(&self.output_schema)? {
+                    Some(out) => self.out.push_back(out),
+                    None => {
+                        self.wide = None;
+                        self.reservation.free();
+                    }
+                }
+                continue;
+            }
             let Some(merged) = self.merged.as_mut() else {
                 return Ok(None);
             };
+            let nk = self.spec.partition_by.len() + self.spec.order_by.len();
             match merged.next_partitions(&mut self.reservation)? {
-                Some(keyed) => {
-                    let nk = keyed.num_columns() - self.input_schema.fields().len();
+                Some(Piece::Rows(keyed)) => {
                     let keys = keyed.columns()[..nk].to_vec();
                     let input = RecordBatch::try_new(
                         self.input_schema.clone(),
@@ -406,6 +464,30 @@ impl WindowExec {
                     )?;
                     let out = self.evaluate_sorted(&input, &keys)?;
                     self.queue(&out);
+                }
+                Some(Piece::Wide { file, narrow }) => {
+                    self.metrics.add("wide_partitions", 1);
+                    let keys = narrow.columns()[..nk].to_vec();
+                    let fields: Vec<_> = narrow.schema().fields()[nk..].to_vec();
+                    let input = RecordBatch::try_new(
+                        Arc::new(Schema::new(fields)),
+                        narrow.columns()[nk..].to_vec(),
+                    )?;
+                    let computed =
+                        self.evaluate_columns(&input, &keys)?[input.num_columns()..].to_vec();
+                    drop(input);
+                    drop(narrow);
+                    let bytes: usize = computed.iter().map(|c| c.get_array_memory_size()).sum();
+                    // The read columns are gone; the computed ones are held instead.
+                    self.reservation.free();
+                    self.reservation.grow(bytes as u64)?;
+                    self.wide = Some(WideOutput {
+                        reader: file.read()?,
+                        _file: file,
+                        computed,
+                        at: 0,
+                        num_keys: nk,
+                    });
                 }
                 None => {
                     self.merged = None;

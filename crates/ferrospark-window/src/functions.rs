@@ -171,6 +171,30 @@ impl WindowFunction {
         }
     }
 
+    /// The input columns the function reads (by index).
+    pub fn column_indices(&self) -> Vec<usize> {
+        let exprs: Vec<&PhysicalExpr> = match self {
+            WindowFunction::RowNumber
+            | WindowFunction::Rank
+            | WindowFunction::DenseRank
+            | WindowFunction::PercentRank
+            | WindowFunction::CumeDist
+            | WindowFunction::Ntile(_) => vec![],
+            WindowFunction::Offset { input, default, .. } => {
+                std::iter::once(input).chain(default.as_ref()).collect()
+            }
+            WindowFunction::Nth { input, .. }
+            | WindowFunction::Percentile { input, .. }
+            | WindowFunction::ApproxCountDistinct { input, .. } => vec![input],
+            WindowFunction::Session { start, stop, .. } => vec![start, stop],
+            WindowFunction::Aggregate { input, .. } => input.iter().collect(),
+        };
+        let mut out: Vec<usize> = exprs.iter().flat_map(|e| e.column_indices()).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The output field named `name`.
     pub fn field(&self, name: &str) -> Field {
         match self {
