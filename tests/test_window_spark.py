@@ -565,3 +565,45 @@ def test_one_window_partition_past_the_memory_limit_goes_wide_and_matches_spark(
         F.lag("v", 2).over(w).alias("lag2"),
     )
     assert_same_rows(spark_rows(expected), arrow_rows(got), "one wide partition")
+
+
+def test_running_float_frames_opt_in_equals_spark_up_to_rounding(spark):
+    """``ferrospark.window.exactFloatFrames=false``: sliding sums, means and deviations of
+    doubles in O(n) from running buffers, equal to Spark's up to rounding (Spark's last bit
+    needs its order of additions, which the default keeps)."""
+    import math
+
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    fast = fs.Session(conf={"ferrospark.window.exactFloatFrames": "false"})
+    o = fs.Window.partition_by("p").order_by("k", "t").rows_between(-7, 3)
+    got = fast.window(
+        FRAMED,
+        [fs.sum("f").over(o).alias("s"), fs.avg("f").over(o).alias("a"), fs.stddev("f").over(o).alias("dev")],
+    )
+    w = Window.partitionBy("p").orderBy("k", "t").rowsBetween(-7, 3)
+    want = {
+        r["t"]: (r["s"], r["a"], r["dev"])
+        for r in spark.createDataFrame(FRAMED)
+        .select(
+            "t",
+            F.sum("f").over(w).alias("s"),
+            F.avg("f").over(w).alias("a"),
+            F.stddev("f").over(w).alias("dev"),
+        )
+        .collect()
+    }
+
+    def close(x, y):
+        if x is None or y is None:
+            return x is None and y is None
+        if math.isnan(x) or math.isnan(y):
+            return math.isnan(x) and math.isnan(y)
+        return math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-6)
+
+    for t, s, a, d in zip(*(got[c].to_pylist() for c in ["t", "s", "a", "dev"]), strict=True):
+        ws, wa, wd = want[t]
+        assert close(s, ws) and close(a, wa) and close(d, wd), (t, (s, a, d), want[t])
+    with pytest.raises(fs.ConfigError):
+        fs.Session(conf={"ferrospark.window.exactFloatFrames": "sometimes"})

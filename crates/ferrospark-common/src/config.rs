@@ -28,6 +28,8 @@ pub const PARQUET_METADATA_CACHE_SIZE: &str = "ferrospark.parquet.metadataCache.
 pub const DEFAULT_METADATA_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 /// Decide a dictionary-encoded filter column on its dictionary codes (default true).
 pub const SCAN_DICTIONARY_CODES: &str = "ferrospark.scan.dictionaryCodeFilter";
+/// Window frames of doubles in Spark's order of additions (default true), or O(n).
+pub const WINDOW_EXACT_FLOAT_FRAMES: &str = "ferrospark.window.exactFloatFrames";
 /// Spark's ANSI mode (default true in Spark 4): overflow raises instead of wrapping.
 pub const ANSI_ENABLED: &str = "spark.sql.ansi.enabled";
 /// Keys an object-hash aggregation holds before it falls back to sort-based aggregation.
@@ -116,7 +118,8 @@ impl Config {
             | PARQUET_FILTER_PUSHDOWN
             | PARQUET_BLOOM_FILTER
             | PARQUET_DICTIONARY_FILTER
-            | SCAN_DICTIONARY_CODES => {
+            | SCAN_DICTIONARY_CODES
+            | WINDOW_EXACT_FLOAT_FRAMES => {
                 probe.get_bool(&key, true)?;
             }
             _ => {}
@@ -227,6 +230,12 @@ impl Config {
     /// `spark.sql.shuffle.partitions`, default 200 as in Spark.
     pub fn shuffle_partitions(&self) -> Result<usize> {
         self.get_positive(SHUFFLE_PARTITIONS, 200)
+    }
+
+    /// `ferrospark.window.exactFloatFrames`, default true: sliding frames of doubles and the
+    /// variance family give Spark's last bit (O(n·w)); false: O(n), equal up to rounding.
+    pub fn window_exact_float_frames(&self) -> Result<bool> {
+        self.get_bool(WINDOW_EXACT_FLOAT_FRAMES, true)
     }
 
     /// `spark.sql.ansi.enabled`, default true as in Spark 4.

@@ -314,6 +314,7 @@ pub(crate) fn window<'py>(
         let pool = MemoryPool::new(cfg.memory_limit()?);
         let mut exec = WindowExec::try_new(schema.clone(), spec, calls, cfg.batch_size()?, &pool)?
             .with_ansi(cfg.ansi_enabled()?)
+            .with_exact_float_frames(cfg.window_exact_float_frames()?)
             .with_spill_dir(ferrospark_common::SpillDir::new(cfg.spill_dir()));
         for b in reader {
             exec.push(&conform(b?, &schema)?)?;

@@ -22,6 +22,18 @@ use ferrospark_expr::normalize_key;
 
 use crate::statistics::{bool_frames, collect_frames, moments, Moment};
 
+/// How frame aggregates compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FrameOptions {
+    /// An integral or decimal overflow is an error (`spark.sql.ansi.enabled`); else it wraps
+    /// (integral) or is NULL (decimal), as Spark's legacy mode.
+    pub ansi: bool,
+    /// Doubles on sliding frames are added in Spark's order, frame by frame (O(n·w), Spark's
+    /// last bit); `false` (`ferrospark.window.exactFloatFrames=false`): one compensated
+    /// running sum that rows enter and leave (O(n), equal to Spark's up to rounding).
+    pub exact_floats: bool,
+}
+
 /// An aggregate function over a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameAggregate {
@@ -143,7 +155,7 @@ pub(crate) fn frame_aggregate(
     lo: &[u32],
     hi: &[u32],
     n: usize,
-    ansi: bool,
+    opts: FrameOptions,
 ) -> Result<ArrayRef> {
     let Some(values) = values else {
         // count(*)
@@ -158,15 +170,43 @@ pub(crate) fn frame_aggregate(
                 .collect();
             Ok(Arc::new(out))
         }
-        FrameAggregate::Sum => sum(values, partitions, lo, hi, n, ansi),
-        FrameAggregate::Avg => avg(values, partitions, lo, hi, n, ansi),
+        FrameAggregate::Sum => sum(values, partitions, lo, hi, n, opts),
+        FrameAggregate::Avg => avg(values, partitions, lo, hi, n, opts),
         FrameAggregate::Min | FrameAggregate::Max => {
             extreme(values, partitions, lo, hi, agg == FrameAggregate::Max)
         }
-        FrameAggregate::VarSamp => moments(Moment::VarSamp, values, partitions, lo, hi),
-        FrameAggregate::VarPop => moments(Moment::VarPop, values, partitions, lo, hi),
-        FrameAggregate::StddevSamp => moments(Moment::StddevSamp, values, partitions, lo, hi),
-        FrameAggregate::StddevPop => moments(Moment::StddevPop, values, partitions, lo, hi),
+        FrameAggregate::VarSamp => moments(
+            Moment::VarSamp,
+            values,
+            partitions,
+            lo,
+            hi,
+            opts.exact_floats,
+        ),
+        FrameAggregate::VarPop => moments(
+            Moment::VarPop,
+            values,
+            partitions,
+            lo,
+            hi,
+            opts.exact_floats,
+        ),
+        FrameAggregate::StddevSamp => moments(
+            Moment::StddevSamp,
+            values,
+            partitions,
+            lo,
+            hi,
+            opts.exact_floats,
+        ),
+        FrameAggregate::StddevPop => moments(
+            Moment::StddevPop,
+            values,
+            partitions,
+            lo,
+            hi,
+            opts.exact_floats,
+        ),
         FrameAggregate::BoolAnd | FrameAggregate::BoolOr => {
             bool_frames(agg == FrameAggregate::BoolAnd, values, lo, hi)
         }
@@ -204,9 +244,10 @@ fn sum(
     lo: &[u32],
     hi: &[u32],
     n: usize,
-    ansi: bool,
+    opts: FrameOptions,
 ) -> Result<ArrayRef> {
     use DataType as D;
+    let ansi = opts.ansi;
     let counts = prefix_counts(values);
     let nonempty = |i: usize| counts[hi[i] as usize] > counts[lo[i] as usize];
     match values.data_type() {
@@ -255,7 +296,8 @@ fn sum(
         }
         D::Float32 | D::Float64 => {
             let f = as_f64(values)?;
-            let sums = float_frame_sums(&f, values, partitions, lo, hi, &nonempty);
+            let sums =
+                float_frame_sums(&f, values, partitions, lo, hi, &nonempty, opts.exact_floats);
             Ok(Arc::new(Float64Array::from(sums)))
         }
         other => Err(FerroError::Analysis(format!(
@@ -322,6 +364,7 @@ fn float_frame_sums(
     lo: &[u32],
     hi: &[u32],
     nonempty: &dyn Fn(usize) -> bool,
+    exact: bool,
 ) -> Vec<Option<f64>> {
     let mut out = vec![None; f.len()];
     if let Some((scaled, unit)) = exactly_summable(f, values) {
@@ -370,7 +413,15 @@ fn float_frame_sums(
     let dense: Vec<f64> = (0..f.len())
         .map(|r| if values.is_valid(r) { f[r] } else { 0.0 })
         .collect();
-    let sums = sliding_sums(&dense, lo, hi, &sliding);
+    let sums = if exact {
+        sliding_sums(&dense, lo, hi, &sliding)
+    } else {
+        let mut sums = vec![0.0f64; dense.len()];
+        for &(s, e) in &sliding {
+            moving_sums(&dense, lo, hi, s..e, &mut sums);
+        }
+        sums
+    };
     for &(start, end) in &sliding {
         for i in start..end {
             if nonempty(i) {
@@ -379,6 +430,65 @@ fn float_frame_sums(
         }
     }
     out
+}
+
+/// Each frame's sum from one running sum that rows enter and leave as the frame moves
+/// forward (frames only move forward): Neumaier-compensated over the finite values, with
+/// NaN and infinities counted apart so that they leave again. O(n).
+fn moving_sums(d: &[f64], lo: &[u32], hi: &[u32], rows: std::ops::Range<usize>, out: &mut [f64]) {
+    #[derive(Default)]
+    struct Moving {
+        sum: f64,
+        carry: f64,
+        nan: u32,
+        pos_inf: u32,
+        neg_inf: u32,
+    }
+    impl Moving {
+        fn add(&mut self, x: f64, sign: f64) {
+            if x.is_nan() {
+                self.nan = self.nan.wrapping_add_signed(sign as i32);
+            } else if x == f64::INFINITY {
+                self.pos_inf = self.pos_inf.wrapping_add_signed(sign as i32);
+            } else if x == f64::NEG_INFINITY {
+                self.neg_inf = self.neg_inf.wrapping_add_signed(sign as i32);
+            } else {
+                let x = x * sign;
+                let t = self.sum + x;
+                if self.sum.abs() >= x.abs() {
+                    self.carry += (self.sum - t) + x;
+                } else {
+                    self.carry += (x - t) + self.sum;
+                }
+                self.sum = t;
+            }
+        }
+        fn value(&self) -> f64 {
+            if self.nan > 0 || (self.pos_inf > 0 && self.neg_inf > 0) {
+                f64::NAN
+            } else if self.pos_inf > 0 {
+                f64::INFINITY
+            } else if self.neg_inf > 0 {
+                f64::NEG_INFINITY
+            } else {
+                // Spark's sum starts at 0.0: never -0.0.
+                (self.sum + self.carry) + 0.0
+            }
+        }
+    }
+    let mut m = Moving::default();
+    let (mut cur_lo, mut cur_hi) = (rows.start, rows.start);
+    for i in rows {
+        while cur_hi < hi[i] as usize {
+            m.add(d[cur_hi], 1.0);
+            cur_hi += 1;
+        }
+        while cur_lo < lo[i] as usize {
+            m.add(d[cur_lo], -1.0);
+            cur_lo += 1;
+        }
+        out[i] = m.value();
+    }
 }
 
 /// Frames summed in row order, as Spark sums them: whole partitions split between two
@@ -538,9 +648,10 @@ fn avg(
     lo: &[u32],
     hi: &[u32],
     n: usize,
-    ansi: bool,
+    opts: FrameOptions,
 ) -> Result<ArrayRef> {
     use DataType as D;
+    let ansi = opts.ansi;
     let counts = prefix_counts(values);
     let count = |i: usize| counts[hi[i] as usize] - counts[lo[i] as usize];
     let nonempty = |i: usize| count(i) > 0;
@@ -598,7 +709,7 @@ fn avg(
                     })
                     .collect()
             } else {
-                float_frame_sums(&f, values, partitions, lo, hi, &nonempty)
+                float_frame_sums(&f, values, partitions, lo, hi, &nonempty, opts.exact_floats)
             };
             let out: Float64Array = (0..n)
                 .map(|i| sums[i].map(|s| s / count(i) as f64))

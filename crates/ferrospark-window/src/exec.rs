@@ -60,6 +60,7 @@ pub struct WindowExec {
     reservation: MemoryReservation,
     finished: bool,
     ansi: bool,
+    exact_floats: bool,
     metrics: MetricsSet,
     spill_dir: SpillDir,
     /// Sorted runs spilled so far (each batch: the sort keys, then the input columns).
@@ -121,6 +122,7 @@ impl WindowExec {
             reservation: pool.reservation("WindowExec"),
             finished: false,
             ansi: true,
+            exact_floats: true,
             metrics: MetricsSet::new(WINDOW_METRICS),
             spill_dir: SpillDir::default(),
             runs: Vec::new(),
@@ -140,6 +142,14 @@ impl WindowExec {
     /// default) or wraps / gives NULL as Spark's legacy mode does.
     pub fn with_ansi(mut self, ansi: bool) -> Self {
         self.ansi = ansi;
+        self
+    }
+
+    /// Whether sliding frames of doubles and the variance family are computed in Spark's
+    /// order (the default: Spark's last bit, O(n·w)) or from one running buffer (O(n), equal
+    /// up to rounding): `ferrospark.window.exactFloatFrames`.
+    pub fn with_exact_float_frames(mut self, exact: bool) -> Self {
+        self.exact_floats = exact;
         self
     }
 
@@ -303,6 +313,7 @@ impl WindowExec {
         let ordered = !self.spec.order_by.is_empty();
         let mut layout = Self::layout(sorted_keys, num_partition, sorted.num_rows(), ordered)?;
         layout.ansi = self.ansi;
+        layout.exact_floats = self.exact_floats;
         // The single ORDER BY key, sorted and normalised already.
         if let [key] = self.spec.order_by.as_slice() {
             layout.range_key = Some((sorted_keys[num_partition].clone(), key.descending));
@@ -426,6 +437,7 @@ impl WindowExec {
             peer_end,
             range_key: None,
             ansi: true,
+            exact_floats: true,
         })
     }
 

@@ -328,6 +328,9 @@ pub(crate) struct Layout {
     pub range_key: Option<(ArrayRef, bool)>,
     /// Whether overflow is an error (`spark.sql.ansi.enabled`).
     pub ansi: bool,
+    /// Sliding frames of doubles and the variance family in Spark's order (see
+    /// `FrameOptions::exact_floats`).
+    pub exact_floats: bool,
 }
 
 /// `function` for every row of `batch` (sorted as `layout` describes).
@@ -479,7 +482,10 @@ pub(crate) fn evaluate(
                 &lo,
                 &hi,
                 n,
-                layout.ansi,
+                crate::aggregates::FrameOptions {
+                    ansi: layout.ansi,
+                    exact_floats: layout.exact_floats,
+                },
             )?
         }
     })

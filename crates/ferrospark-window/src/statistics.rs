@@ -51,6 +51,21 @@ impl Moments {
         self.n = n;
     }
 
+    /// The buffer of both buffers' rows (Spark's `merge` of central moments).
+    fn merged(&self, other: &Moments) -> Moments {
+        let n = self.n + other.n;
+        if n == 0.0 {
+            return Moments::default();
+        }
+        let delta = other.avg - self.avg;
+        let delta_n = delta / n;
+        Moments {
+            n,
+            avg: self.avg + delta_n * other.n,
+            m2: self.m2 + other.m2 + delta * delta_n * self.n * other.n,
+        }
+    }
+
     /// The statistic; `None` where Spark gives NULL (no value, or one for a sample).
     fn value(&self, m: Moment) -> Option<f64> {
         let (n, m2) = (self.n, self.m2);
@@ -75,6 +90,7 @@ pub(crate) fn moments(
     partitions: &[(usize, usize)],
     lo: &[u32],
     hi: &[u32],
+    exact: bool,
 ) -> Result<ArrayRef> {
     let doubles = arrow_cast::cast(values, &DataType::Float64)?;
     let x = doubles.as_primitive::<Float64Type>();
@@ -99,7 +115,11 @@ pub(crate) fn moments(
             sliding.push((start, end));
         }
     }
-    if !sliding.is_empty() {
+    if !sliding.is_empty() && !exact {
+        for &(start, end) in &sliding {
+            moving_moments(m, x, lo, hi, start..end, &mut out);
+        }
+    } else if !sliding.is_empty() {
         let valid: Vec<bool> = (0..x.len()).map(|r| x.is_valid(r)).collect();
         let mut buffers = vec![Moments::default(); x.len()];
         on_two_threads(&sliding, &mut buffers, &|(s, e), buf, offset| {
@@ -112,6 +132,58 @@ pub(crate) fn moments(
         }
     }
     Ok(Arc::new(Float64Array::from(out)))
+}
+
+/// `m` of each frame from buffers that rows enter and leave as the frame moves forward, kept
+/// as a two-stack queue of Spark's `(n, avg, m2)` buffers merged pairwise (as Spark merges
+/// partial buffers): nothing is ever subtracted, so no cancellation builds up. O(n) amortised,
+/// equal to Spark's up to rounding.
+fn moving_moments(
+    m: Moment,
+    x: &arrow_array::Float64Array,
+    lo: &[u32],
+    hi: &[u32],
+    rows: std::ops::Range<usize>,
+    out: &mut [Option<f64>],
+) {
+    let one = |r: usize| {
+        let mut b = Moments::default();
+        if x.is_valid(r) {
+            b.add(x.value(r));
+        }
+        b
+    };
+    // `front`: (row, buffer of that row and every row after it in `front`), oldest on top.
+    let mut front: Vec<Moments> = Vec::new();
+    let mut back_rows: Vec<usize> = Vec::new();
+    let mut back = Moments::default();
+    let (mut cur_lo, mut cur_hi) = (rows.start, rows.start);
+    for i in rows {
+        while cur_hi < hi[i] as usize {
+            back = back.merged(&one(cur_hi));
+            back_rows.push(cur_hi);
+            cur_hi += 1;
+        }
+        while cur_lo < lo[i] as usize {
+            if front.is_empty() {
+                // Move the back rows over, newest first, each buffer holding the rows after it.
+                let mut acc = Moments::default();
+                for &r in back_rows.iter().rev() {
+                    acc = one(r).merged(&acc);
+                    front.push(acc);
+                }
+                back_rows.clear();
+                back = Moments::default();
+            }
+            front.pop();
+            cur_lo += 1;
+        }
+        let total = match front.last() {
+            Some(f) => f.merged(&back),
+            None => back,
+        };
+        out[i] = total.value(m);
+    }
 }
 
 /// Each row's frame buffer, built in row order as Spark builds it; four frames side by side

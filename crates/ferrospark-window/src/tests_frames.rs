@@ -332,6 +332,16 @@ fn run_function(
     function: WindowFunction,
     batch: usize,
 ) -> Result<Vec<String>> {
+    run_function_with(b, c, function, batch, true)
+}
+
+fn run_function_with(
+    b: &RecordBatch,
+    c: &Case,
+    function: WindowFunction,
+    batch: usize,
+    exact_floats: bool,
+) -> Result<Vec<String>> {
     let schema = b.schema();
     let key = expr(["p", "k", "o"][c.key], &schema);
     let spec = WindowSpec {
@@ -346,7 +356,8 @@ fn run_function(
         name: "w".into(),
         function,
     };
-    let mut exec = WindowExec::try_new(schema, spec, vec![call], batch, &MemoryPool::unbounded())?;
+    let mut exec = WindowExec::try_new(schema, spec, vec![call], batch, &MemoryPool::unbounded())?
+        .with_exact_float_frames(exact_floats);
     for off in (0..b.num_rows()).step_by(batch) {
         exec.push(&b.slice(off, batch.min(b.num_rows() - off)))?;
     }
@@ -726,6 +737,86 @@ fn percentiles_match_sorting_each_frame() -> Result<()> {
                 "{}",
                 frame.text()
             );
+        }
+    }
+    Ok(())
+}
+
+/// `ferrospark.window.exactFloatFrames=false`: sums, means and the variance family of doubles
+/// on sliding and shrinking frames from one running buffer equal the exact ones up to
+/// rounding, with NaN, infinities, -0.0 and NULLs in the data.
+#[test]
+fn running_float_frames_equal_the_exact_ones_up_to_rounding() -> Result<()> {
+    use FrameBound::*;
+    let mut b = data(11, 300);
+    // Infinities among the doubles too.
+    let f = b
+        .column(5)
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .expect("f");
+    let with_inf: Float64Array = (0..f.len())
+        .map(|r| match r % 53 {
+            7 => Some(f64::INFINITY),
+            19 => Some(f64::NEG_INFINITY),
+            _ => f.is_valid(r).then(|| f.value(r)),
+        })
+        .collect();
+    let mut columns = b.columns().to_vec();
+    columns[5] = Arc::new(with_inf);
+    b = RecordBatch::try_new(b.schema(), columns)?;
+    let frames = [
+        WindowFrame {
+            unit: FrameUnit::Rows,
+            start: Preceding(FrameOffset::Int(4)),
+            end: Following(FrameOffset::Int(3)),
+        },
+        WindowFrame {
+            unit: FrameUnit::Rows,
+            start: CurrentRow,
+            end: UnboundedFollowing,
+        },
+        WindowFrame {
+            unit: FrameUnit::Range,
+            start: Preceding(FrameOffset::Int(1)),
+            end: Following(FrameOffset::Int(2)),
+        },
+    ];
+    let close = |a: &str, e: &str| -> bool {
+        match (a.parse::<f64>(), e.parse::<f64>()) {
+            (Ok(x), Ok(y)) if x.is_nan() || y.is_nan() => x.is_nan() && y.is_nan(),
+            (Ok(x), Ok(y)) if x.is_infinite() || y.is_infinite() => x == y,
+            (Ok(x), Ok(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+            _ => a == e,
+        }
+    };
+    for frame in frames {
+        let c = Case {
+            frame,
+            key: 1,
+            desc: false,
+        };
+        for agg in [
+            FrameAggregate::Sum,
+            FrameAggregate::Avg,
+            FrameAggregate::VarSamp,
+            FrameAggregate::StddevPop,
+        ] {
+            let function = WindowFunction::Aggregate {
+                agg,
+                input: Some(expr("f", &b.schema())),
+                frame,
+            };
+            let exact = run_function_with(&b, &c, function.clone(), 7, true)?;
+            let running = run_function_with(&b, &c, function, 7, false)?;
+            for (r, (a, e)) in running.iter().zip(&exact).enumerate() {
+                assert!(
+                    close(a, e),
+                    "{} {} row {r}: {a} vs {e}",
+                    agg.name(),
+                    frame.text()
+                );
+            }
         }
     }
     Ok(())
