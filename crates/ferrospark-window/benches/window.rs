@@ -97,6 +97,17 @@ fn run(
     functions: Vec<WindowFunction>,
     limit: Option<u64>,
 ) -> usize {
+    run_with(schema, batches, order, functions, limit, true)
+}
+
+fn run_with(
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    order: &[&str],
+    functions: Vec<WindowFunction>,
+    limit: Option<u64>,
+    exact_floats: bool,
+) -> usize {
     let spec = WindowSpec {
         partition_by: vec![expr("p", schema)],
         order_by: order
@@ -113,7 +124,9 @@ fn run(
         })
         .collect();
     let pool = MemoryPool::new(limit);
-    let mut exec = WindowExec::try_new(schema.clone(), spec, calls, BATCH, &pool).expect("window");
+    let mut exec = WindowExec::try_new(schema.clone(), spec, calls, BATCH, &pool)
+        .expect("window")
+        .with_exact_float_frames(exact_floats);
     for b in batches {
         exec.push(b).expect("push");
     }
@@ -172,6 +185,18 @@ fn benches(c: &mut Criterion) {
             b.iter(|| {
                 let f = vec![agg(FrameAggregate::StddevSamp, "x", rows(100, 100))];
                 run(s, &batches, &["ts", "t"], f, None)
+            })
+        },
+    );
+    g.bench_function(
+        "avg and stddev of doubles over rows ±100, running (opt-in O(n))",
+        |b| {
+            b.iter(|| {
+                let f = vec![
+                    agg(FrameAggregate::Avg, "x", rows(100, 100)),
+                    agg(FrameAggregate::StddevSamp, "x", rows(100, 100)),
+                ];
+                run_with(s, &batches, &["ts", "t"], f, None, false)
             })
         },
     );
