@@ -84,6 +84,8 @@ def test_a_broadcast_side_is_built_once_per_python_worker(spark, frames):
     # of at most four workers here (earlier jobs ran two Python steps per task).
     assert probes == 8, probes
     assert builds is not None and 1 <= builds <= 4, builds
+    # Exactly one build per worker process that probed, counted apart from the builds.
+    assert builds == fss.last_spark_join_workers(), (builds, fss.last_spark_join_workers())
 
 
 def test_auto_follows_spark_sizes(spark, frames, parquet_sides):

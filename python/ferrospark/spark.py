@@ -510,10 +510,22 @@ def _collect_side(spark: SparkSession, df: DataFrame, source: _ParquetSource | N
     return pa.Table.from_batches(batches, schema=source.schema) if batches else source.schema.empty_table()
 
 
+class _DistinctSet:
+    """An accumulator parameter: the union of the sets the tasks add."""
+
+    def zero(self, value: set) -> set:
+        return set()
+
+    def addInPlace(self, a: set, b: set) -> set:  # noqa: N802 - PySpark's name
+        a |= b
+        return a
+
+
 def _broadcast_join_task(spec: _JoinSpec, build, probe_source, schema: pa.Schema, counters):
     """Each probe task: the broadcast side built once per Python worker, then this task's rows
-    streamed through a fork of it. ``counters`` are accumulators of the builds and the tasks."""
-    builds, probes = counters
+    streamed through a fork of it. ``counters`` are accumulators of the builds, the tasks and
+    the Python workers (host and process) that ran them."""
+    builds, probes, workers = counters
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         # The worker's own module, imported: a global named here would travel with the
@@ -531,6 +543,10 @@ def _broadcast_join_task(spec: _JoinSpec, build, probe_source, schema: pa.Schema
             _BUILT[spec.token] = built
             builds.add(1)
         probes.add(1)
+        import os
+        import socket
+
+        workers.add({(socket.gethostname(), os.getpid())})
         prober = built.fork()
         for b in _batches_of(probe_source, batches):
             for out in prober.probe(b):
@@ -664,7 +680,8 @@ def join(
         with pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
         build = spark.sparkContext.broadcast(sink.getvalue().to_pybytes())
-        counters = (spark.sparkContext.accumulator(0), spark.sparkContext.accumulator(0))
+        sc = spark.sparkContext
+        counters = (sc.accumulator(0), sc.accumulator(0), sc.accumulator(set(), _DistinctSet()))
         _LAST_BUILDS[0] = counters
         p = 1 - b
         probe_df, probe_src = (left, right)[p], sources[p]
@@ -739,6 +756,14 @@ def last_spark_join_builds() -> int | None:
     return None if counters is None else int(counters[0].value)
 
 
+def last_spark_join_workers() -> int | None:
+    """How many distinct Python workers ran probe tasks of the last broadcast :func:`join`:
+    each builds the broadcast side once, so this equals :func:`last_spark_join_builds`;
+    ``None`` after a shuffled one."""
+    counters = _LAST_BUILDS[0]
+    return None if counters is None else len(counters[2].value)
+
+
 def last_spark_join_probes() -> int | None:
     """How many probe tasks the last broadcast :func:`join` ran (over every job that used its
     result); ``None`` after a shuffled one."""
@@ -751,6 +776,7 @@ __all__ = [
     "join",
     "last_spark_join_builds",
     "last_spark_join_probes",
+    "last_spark_join_workers",
     "last_spark_join_plan",
     "read_parquet",
     "spark_schema",

@@ -118,6 +118,7 @@ def main() -> int:
         checks["join_broadcast"] = compare(ours, spark.read.parquet(root).join(names, "k", "left"))
         checks["join_broadcast"]["builds"] = fss.last_spark_join_builds()
         checks["join_broadcast"]["probes"] = fss.last_spark_join_probes()
+        checks["join_broadcast"]["workers"] = fss.last_spark_join_workers()
         other = spark.read.parquet(root).select(F.col("id").alias("rid"), F.col("s").alias("rs"))
         other = other.filter("rid % 3 = 0").repartition(3)
         cond = fs.col("id") == fs.col("rid")
