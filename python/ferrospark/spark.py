@@ -564,22 +564,8 @@ def _side_blocks_task(spec: _JoinSpec, left: bool, source, route: list[int]):
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         partitioner = spec.plan().partitioner(left, len(route))
-        pids: list[int] = []
-        blobs: list[bytes] = []
-
-        def take(blocks: list[tuple[int, bytes]]) -> None:
-            for p, blob in blocks:
-                pids.append(route[p])
-                blobs.append(blob)
-
-        for b in _batches_of(source, batches):
-            take(partitioner.push(b))
-            if len(blobs) >= _BLOCKS_PER_BATCH:
-                yield _side_blocks(pids, tag, blobs)
-                pids, blobs = [], []
-        take(partitioner.finish())
-        for at in range(0, len(blobs), _BLOCKS_PER_BATCH):
-            yield _side_blocks(pids[at : at + _BLOCKS_PER_BATCH], tag, blobs[at : at + _BLOCKS_PER_BATCH])
+        for pids, blobs in _partitioned_blocks(partitioner, _batches_of(source, batches), route):
+            yield _side_blocks(pids, tag, blobs)
 
     return run
 
@@ -829,12 +815,12 @@ def _blocks_batch(pids: list[int], blobs: list[bytes]) -> pa.RecordBatch:
     )
 
 
-def _to_blocks(
-    batches: Iterator[pa.RecordBatch], schema: pa.Schema, keys: list[str], conf, route: list[int]
-) -> Iterator[pa.RecordBatch]:
-    """Rows hash-partitioned natively on `keys` into IPC blocks tagged for Spark's shuffle."""
-    parse = _native.Expr.parse
-    partitioner = _native.BlockPartitioner(schema, [parse(k) for k in keys], len(route), conf=conf)
+def _partitioned_blocks(
+    partitioner, batches: Iterator[pa.RecordBatch], route: list[int]
+) -> Iterator[tuple[list[int], list[bytes]]]:
+    """A native partitioner's IPC blocks for `batches`, each tagged with its partition's
+    routing value, handed on in chunks of `_BLOCKS_PER_BATCH` as they fill (a task never
+    holds all of its blocks)."""
     pids: list[int] = []
     blobs: list[bytes] = []
 
@@ -846,9 +832,22 @@ def _to_blocks(
     for b in batches:
         if b.num_rows:
             take(partitioner.push(b))
+        if len(blobs) >= _BLOCKS_PER_BATCH:
+            yield pids, blobs
+            pids, blobs = [], []
     take(partitioner.finish())
     for at in range(0, len(blobs), _BLOCKS_PER_BATCH):
-        yield _blocks_batch(pids[at : at + _BLOCKS_PER_BATCH], blobs[at : at + _BLOCKS_PER_BATCH])
+        yield pids[at : at + _BLOCKS_PER_BATCH], blobs[at : at + _BLOCKS_PER_BATCH]
+
+
+def _to_blocks(
+    batches: Iterator[pa.RecordBatch], schema: pa.Schema, keys: list[str], conf, route: list[int]
+) -> Iterator[pa.RecordBatch]:
+    """Rows hash-partitioned natively on `keys` into IPC blocks tagged for Spark's shuffle."""
+    parse = _native.Expr.parse
+    partitioner = _native.BlockPartitioner(schema, [parse(k) for k in keys], len(route), conf=conf)
+    for pids, blobs in _partitioned_blocks(partitioner, batches, route):
+        yield _blocks_batch(pids, blobs)
 
 
 def _window_exchange_task(source: _ParquetSource | None, schema: pa.Schema, keys: list[str], conf, route):
@@ -962,39 +961,58 @@ def _read_blocks(batches: Iterator[pa.RecordBatch]) -> list[pa.RecordBatch]:
     return out
 
 
-def _session_partial_task(
-    spans_schema: pa.Schema,
-    time: str,
-    gap: str | None,
-    end_column: str | None,
-    keys: list[str],
-    specs,
-    conf,
-    route: list[int],
-    source: _ParquetSource | None,
-):
+class _SessionSpec:
+    """What every task of one session-window job needs, as plain text (native expressions do
+    not travel): the span schema, where spans come from, the keys and the aggregates."""
+
+    def __init__(
+        self,
+        spans_schema: pa.Schema,
+        time: str,
+        gap: str | None,
+        end_column: str | None,
+        keys: list[str],
+        specs: list[tuple],
+        conf: dict[str, str],
+    ) -> None:
+        self.spans_schema = spans_schema
+        self.time, self.gap, self.end_column = time, gap, end_column
+        self.keys, self.specs, self.conf = keys, specs, conf
+
+    def plan(self):
+        """The aggregation grouped by (keys, session start, session end)."""
+        from . import session_windows as sw
+
+        keys = [*self.keys, f"`{sw.START}`", f"`{sw.END}`"]
+        return _native_plan(self.spans_schema, keys, self.specs, self.conf)
+
+    def sessions(self, batches: list[pa.RecordBatch]) -> pa.Table:
+        """Rows to spans, merged into the sessions these rows alone make."""
+        from . import session_windows as sw
+
+        tz = self.conf["spark.sql.session.timeZone"]
+        spans = sw.spans(pa.Table.from_batches(batches), self.time, self.gap, tz, self.end_column)
+        return sw.merge(spans, self.keys, self.conf)
+
+
+def _session_partial_task(spec: _SessionSpec, route: list[int], source: _ParquetSource | None):
     """Each input partition (read natively when `source` is a native scan): rows to spans,
     spans merged into this partition's sessions, partial aggregates per (keys, session),
     written as IPC blocks hash-partitioned on the keys."""
-    from . import session_windows as sw
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         batches = [b for b in _batches_of(source, batches) if b.num_rows]
         if not batches:
             return
-        tz = conf["spark.sql.session.timeZone"]
-        table = sw.merge(sw.spans(pa.Table.from_batches(batches), time, gap, tz, end_column), keys, conf)
-        plan = _native_plan(spans_schema, [*keys, f"`{sw.START}`", f"`{sw.END}`"], specs, conf)
-        runner = plan.runner([0])
-        for b in table.to_batches():
+        runner = spec.plan().runner([0])
+        for b in spec.sessions(batches).to_batches():
             runner.push(b)
-        blocks = runner.finish_blocks(len(route), len(keys))
-        yield from _routed_blocks(blocks, route)
+        yield from _routed_blocks(runner.finish_blocks(len(route), len(spec.keys)), route)
 
     return run
 
 
-def _session_final_task(spans_schema: pa.Schema, keys: list[str], specs, conf, out_schema: pa.Schema):
+def _session_final_task(spec: _SessionSpec, out_schema: pa.Schema):
     """Each shuffled partition: every partial session of its keys, merged again across the
     input partitions they came from, then the final aggregates per (keys, session)."""
     from . import session_windows as sw
@@ -1003,11 +1021,10 @@ def _session_final_task(spans_schema: pa.Schema, keys: list[str], specs, conf, o
         states = _read_blocks(batches)
         if not states:
             return
-        plan = _native_plan(spans_schema, [*keys, f"`{sw.START}`", f"`{sw.END}`"], specs, conf)
         table = pa.Table.from_batches(states)
-        names = table.column_names[: len(keys)]
-        table = sw.merge(table, [f"`{n}`" for n in names], conf)
-        runner = plan.runner([1])
+        names = table.column_names[: len(spec.keys)]
+        table = sw.merge(table, [f"`{n}`" for n in names], spec.conf)
+        runner = spec.plan().runner([1])
         for b in table.to_batches():
             runner.push(b)
         for out in runner.finish():
@@ -1016,28 +1033,18 @@ def _session_final_task(spans_schema: pa.Schema, keys: list[str], specs, conf, o
     return run
 
 
-def _session_complete_task(
-    spans_schema: pa.Schema,
-    time: str,
-    gap: str | None,
-    end_column: str | None,
-    keys: list[str],
-    specs,
-    conf,
-    out_schema: pa.Schema,
-):
+def _session_complete_task(spec: _SessionSpec, out_schema: pa.Schema):
     """Each partition holding all rows of its keys: spans, sessions, and complete aggregates
     (the path for distinct aggregates, whose partial states do not merge across sessions)."""
-    from . import session_windows as sw
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         batches = [b for b in batches if b.num_rows]
         if not batches:
             return
-        tz = conf["spark.sql.session.timeZone"]
-        table = sw.merge(sw.spans(pa.Table.from_batches(batches), time, gap, tz, end_column), keys, conf)
-        plan = _native_plan(spans_schema, [*keys, f"`{sw.START}`", f"`{sw.END}`"], specs, conf)
-        result, _metrics = plan.run(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()))
+        table = spec.sessions(batches)
+        result, _metrics = spec.plan().run(
+            pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+        )
         for out in result.to_batches():
             yield pa.RecordBatch.from_arrays(out.columns, schema=out_schema)
 
@@ -1086,22 +1093,21 @@ def session_window(df: DataFrame, time: Any, gap: Any, by: Any = (), aggs: Any =
     schema = source.schema if source is not None else arrow_schema(df)
     tz = conf["spark.sql.session.timeZone"]
     spans_schema = sw.spans(schema.empty_table(), time, literal, tz, end_column).schema
-    plan = _native_plan(spans_schema, [*keys, f"`{sw.START}`", f"`{sw.END}`"], specs, conf)
+    spec = _SessionSpec(spans_schema, time, literal, end_column, keys, specs, conf)
+    plan = spec.plan()
     out = plan.output_schema()
     positional = pa.schema([f.with_name(f"_c{j}") for j, f in enumerate(out)])
     if plan.num_stages() == 2:
         route = _routing(_shuffle_partitions(spark) if keys else 1)
-        partial = _session_partial_task(
-            spans_schema, time, literal, end_column, keys, specs, conf, route, source
-        )
+        partial = _session_partial_task(spec, route, source)
         frame = source.splits_frame(spark) if source is not None else df
         blocks = frame.mapInArrow(partial, spark_schema(_BLOCKS_SCHEMA))
         shuffled = blocks.repartition(F.col("_pid")) if keys else blocks.repartition(1)
-        final = _session_final_task(spans_schema, keys, specs, conf, positional)
+        final = _session_final_task(spec, positional)
         result = shuffled.mapInArrow(final, spark_schema(positional))
     else:
         rows = df.repartition(*[F.expr(k) for k in keys]) if keys else df.repartition(1)
-        task = _session_complete_task(spans_schema, time, literal, end_column, keys, specs, conf, positional)
+        task = _session_complete_task(spec, positional)
         result = rows.mapInArrow(task, spark_schema(positional))
     result = result.toDF(*out.names)
     n = len(keys)

@@ -10,6 +10,7 @@ use arrow_schema::SchemaRef;
 use ferrospark_agg::exchange::partition_blocks_by;
 use ferrospark_common::FerroError;
 use ferrospark_expr::{bind, normalize_key, BindContext, PhysicalExpr};
+use ferrospark_join::JoinExec;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use pyo3_arrow::{PyRecordBatch, PySchema};
@@ -56,17 +57,59 @@ impl PendingBlocks {
     }
 }
 
+/// Where a partitioner's keys come from.
+pub(crate) enum KeySource {
+    /// Expressions over the rows, normalised as Spark groups them (one NaN, -0.0 = 0.0).
+    Exprs(Vec<PhysicalExpr>),
+    /// One side of a join: its keys as the join compares them, so both sides agree.
+    JoinSide {
+        /// The join operator (only its key handling is used).
+        exec: Box<JoinExec>,
+        /// The left side (else the right).
+        left: bool,
+    },
+}
+
+impl KeySource {
+    fn columns(&self, batch: &RecordBatch) -> Result<Vec<ArrayRef>, FerroError> {
+        match self {
+            KeySource::Exprs(keys) => keys
+                .iter()
+                .map(|k| {
+                    let a = ferrospark_expr::evaluate(k, batch)?.into_array(batch.num_rows())?;
+                    Ok(normalize_key(&a))
+                })
+                .collect(),
+            KeySource::JoinSide { exec, left } => exec.key_columns(*left, batch),
+        }
+    }
+}
+
 struct State {
-    keys: Vec<PhysicalExpr>,
+    keys: KeySource,
     schema: SchemaRef,
     partitions: usize,
     pending: PendingBlocks,
 }
 
-/// One task's rows hash-partitioned on `keys` (normalised as Spark groups them: one NaN,
-/// -0.0 = 0.0) into `partitions` (one without keys), as `(partition, bytes)` IPC blocks.
+/// One task's rows hash-partitioned on their keys into `partitions` (one without keys), as
+/// `(partition, bytes)` IPC blocks: on key expressions (the window's exchange), or on one
+/// side's join keys (`JoinPlan.partitioner`).
 #[pyclass(name = "BlockPartitioner", module = "ferrospark._native", frozen)]
 pub(crate) struct PyBlockPartitioner(Mutex<State>);
+
+impl PyBlockPartitioner {
+    /// A partitioner of batches of `schema` on `keys` into `partitions` (rows without keys
+    /// belong in one: pass 1).
+    pub(crate) fn from_keys(keys: KeySource, schema: SchemaRef, partitions: usize) -> Self {
+        Self(Mutex::new(State {
+            partitions: partitions.max(1),
+            keys,
+            schema,
+            pending: PendingBlocks::default(),
+        }))
+    }
+}
 
 /// `(partition, bytes)` blocks as a Python list of `(int, bytes)`.
 pub(crate) fn block_list<'py>(
@@ -103,16 +146,8 @@ impl PyBlockPartitioner {
             .map(|k| bind(&k.0, &ctx))
             .collect::<Result<Vec<_>, _>>()
             .py(py)?;
-        Ok(Self(Mutex::new(State {
-            partitions: if keys.is_empty() {
-                1
-            } else {
-                partitions.max(1)
-            },
-            keys,
-            schema,
-            pending: PendingBlocks::default(),
-        })))
+        let partitions = if keys.is_empty() { 1 } else { partitions };
+        Ok(Self::from_keys(KeySource::Exprs(keys), schema, partitions))
     }
 
     /// Adds a batch; returns blocks when enough rows are held to write them.
@@ -122,15 +157,7 @@ impl PyBlockPartitioner {
             .detach(|| -> Result<_, FerroError> {
                 let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
                 let batch = conform(batch, &s.schema)?;
-                let keys = s
-                    .keys
-                    .iter()
-                    .map(|k| {
-                        let a =
-                            ferrospark_expr::evaluate(k, &batch)?.into_array(batch.num_rows())?;
-                        Ok(normalize_key(&a))
-                    })
-                    .collect::<Result<Vec<_>, FerroError>>()?;
+                let keys = s.keys.columns(&batch)?;
                 let partitions = s.partitions;
                 s.pending.add(batch, keys, partitions)
             })

@@ -20,7 +20,7 @@ use pyo3::types::PyList;
 use pyo3_arrow::{PyArray, PyRecordBatch, PyRecordBatchReader, PySchema, PyTable};
 
 use crate::aggregate::{conform, metrics_list, spark_input_schema};
-use crate::blocks::{block_list, PendingBlocks};
+use crate::blocks::{KeySource, PyBlockPartitioner};
 use crate::{config_from, IntoPyResult, PyExpr};
 
 type Reader = Box<dyn arrow_array::RecordBatchReader + Send>;
@@ -505,63 +505,21 @@ impl PyJoinPlan {
         py: Python<'_>,
         left: bool,
         partitions: usize,
-    ) -> PyResult<PyJoinPartitioner> {
+    ) -> PyResult<PyBlockPartitioner> {
         let exec = self.0.exec().py(py)?;
         let schema = if left { &self.0.left } else { &self.0.right };
-        Ok(PyJoinPartitioner(Mutex::new(PartitionerState {
-            exec,
-            left,
-            schema: schema.clone(),
-            partitions: if self.0.left_keys.is_empty() {
+        Ok(PyBlockPartitioner::from_keys(
+            KeySource::JoinSide {
+                exec: Box::new(exec),
+                left,
+            },
+            schema.clone(),
+            if self.0.left_keys.is_empty() {
                 1
             } else {
-                partitions.max(1)
+                partitions
             },
-            pending: PendingBlocks::default(),
-        })))
-    }
-}
-
-struct PartitionerState {
-    exec: JoinExec,
-    left: bool,
-    schema: SchemaRef,
-    partitions: usize,
-    pending: PendingBlocks,
-}
-
-/// One task's rows of one join side, hash-partitioned on the join keys (as the join compares
-/// them: both sides alike) and written as Arrow IPC blocks: `(partition, bytes)` pairs.
-#[pyclass(name = "JoinPartitioner", module = "ferrospark._native", frozen)]
-pub(crate) struct PyJoinPartitioner(Mutex<PartitionerState>);
-
-#[pymethods]
-impl PyJoinPartitioner {
-    /// Adds a batch; returns blocks when enough rows are held to write them.
-    fn push<'py>(&self, py: Python<'py>, batch: PyRecordBatch) -> PyResult<Bound<'py, PyList>> {
-        let batch = batch.into_inner();
-        let blocks = py
-            .detach(|| -> Result<_, FerroError> {
-                let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
-                let batch = conform(batch, &s.schema)?;
-                let keys = s.exec.key_columns(s.left, &batch)?;
-                let partitions = s.partitions;
-                s.pending.add(batch, keys, partitions)
-            })
-            .py(py)?;
-        block_list(py, blocks)
-    }
-
-    /// The blocks of the rows still held.
-    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let blocks = py
-            .detach(|| {
-                let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
-                let partitions = s.partitions;
-                s.pending.flush(partitions)
-            })
-            .py(py)?;
-        block_list(py, blocks)
+        ))
     }
 }
 

@@ -481,7 +481,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks::project, m)?)?;
     m.add_class::<join::PyJoinPlan>()?;
     m.add_class::<join::PyJoinTask>()?;
-    m.add_class::<join::PyJoinPartitioner>()?;
     m.add_class::<blocks::PyBlockPartitioner>()?;
     m.add_function(wrap_pyfunction!(scan_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(scan_parquet_split, m)?)?;

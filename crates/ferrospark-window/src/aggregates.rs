@@ -367,26 +367,10 @@ fn float_frame_sums(
     exact: bool,
 ) -> Vec<Option<f64>> {
     let mut out = vec![None; f.len()];
-    if let Some((scaled, unit)) = exactly_summable(f, values) {
-        // Every partial sum is exact, so the frame's sum is the same in any order: prefix
-        // sums, O(1) per frame whatever its shape.
-        let mut prefix = Vec::with_capacity(f.len() + 1);
-        let mut acc = 0i64;
-        prefix.push(acc);
-        for v in &scaled {
-            acc += v;
-            prefix.push(acc);
-        }
-        for (i, o) in out.iter_mut().enumerate() {
-            if nonempty(i) {
-                *o = Some((prefix[hi[i] as usize] - prefix[lo[i] as usize]) as f64 * unit);
-            }
-        }
-        return out;
-    }
     let mut sliding: Vec<(usize, usize)> = Vec::new();
     for &(start, end) in partitions {
-        if (start..end).all(|i| lo[i] as usize == start) {
+        if growing(start, end, lo) {
+            // Spark's own order of additions: one running sum.
             let mut running = Vec::with_capacity(end - start + 1);
             let mut acc = 0.0f64;
             running.push(acc);
@@ -406,6 +390,25 @@ fn float_frame_sums(
         }
     }
     if sliding.is_empty() {
+        return out;
+    }
+    if let Some((scaled, unit)) = exactly_summable(f, values) {
+        // Every partial sum is exact, so the frame's sum is the same in any order: prefix
+        // sums, O(1) per frame whatever its shape.
+        let mut prefix = Vec::with_capacity(f.len() + 1);
+        let mut acc = 0i64;
+        prefix.push(acc);
+        for v in &scaled {
+            acc += v;
+            prefix.push(acc);
+        }
+        for &(start, end) in &sliding {
+            for i in start..end {
+                if nonempty(i) {
+                    out[i] = Some((prefix[hi[i] as usize] - prefix[lo[i] as usize]) as f64 * unit);
+                }
+            }
+        }
         return out;
     }
     // A NULL adds 0.0, which changes no sum: Spark's sum starts at 0.0 and adds values to
@@ -430,6 +433,11 @@ fn float_frame_sums(
         }
     }
     out
+}
+
+/// Whether every frame of the partition `start..end` starts at its first row.
+pub(crate) fn growing(start: usize, end: usize, lo: &[u32]) -> bool {
+    lo[start..end].iter().all(|&l| l as usize == start)
 }
 
 /// Each frame's sum from one running sum that rows enter and leave as the frame moves

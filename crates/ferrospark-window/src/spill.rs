@@ -121,10 +121,7 @@ impl MergedPartitions {
             return self.wide(rows, reservation).map(Some);
         }
         loop {
-            let next = match self.lookahead.take() {
-                Some(b) => Some(b),
-                None => self.merger.next_batch()?,
-            };
+            let next = self.next_merged()?;
             let Some(batch) = next else {
                 if self.pending.is_empty() {
                     return Ok(None);
@@ -173,10 +170,7 @@ impl MergedPartitions {
         }
         drop(parts);
         loop {
-            let next = match self.lookahead.take() {
-                Some(b) => Some(b),
-                None => self.merger.next_batch()?,
-            };
+            let next = self.next_merged()?;
             let Some(batch) = next else { break };
             if !self.same_partition(&tail, &batch)? {
                 self.lookahead = Some(batch);
@@ -233,6 +227,14 @@ impl MergedPartitions {
         Ok(())
     }
 
+    /// The batch put aside after a wide partition, else the next merged batch.
+    fn next_merged(&mut self) -> Result<Option<RecordBatch>> {
+        match self.lookahead.take() {
+            Some(b) => Ok(Some(b)),
+            None => self.merger.next_batch(),
+        }
+    }
+
     /// Whether `b`'s first row is in the partition of `a`'s (one-row) last row.
     fn same_partition(&self, a: &RecordBatch, b: &RecordBatch) -> Result<bool> {
         let Some(converter) = &self.partition_keys else {
@@ -264,14 +266,10 @@ impl MergedPartitions {
 
     /// Whether `batch`'s first row is in the pending rows' partition.
     fn continues_pending(&self, batch: &RecordBatch) -> Result<bool> {
-        let (Some(converter), Some(last)) = (&self.partition_keys, self.pending.last()) else {
-            return Ok(true);
-        };
-        let np = self.num_partition;
-        let tail = last.slice(last.num_rows() - 1, 1);
-        let a = converter.convert_columns(&tail.columns()[..np])?;
-        let b = converter.convert_columns(&batch.slice(0, 1).columns()[..np])?;
-        Ok(a.row(0) == b.row(0))
+        match self.pending.last() {
+            Some(last) => self.same_partition(&last.slice(last.num_rows() - 1, 1), batch),
+            None => Ok(true),
+        }
     }
 
     /// Adds rows to the pending partition, reserving their memory; `Err(rows)` (nothing

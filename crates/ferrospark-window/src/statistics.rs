@@ -22,7 +22,7 @@ use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::normalize_key;
 use hashbrown::HashSet;
 
-use crate::aggregates::on_two_threads;
+use crate::aggregates::{growing, on_two_threads};
 
 /// Which statistic of the central moments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,11 +76,6 @@ impl Moments {
             Moment::StddevSamp => (n > 1.0).then(|| (m2 / (n - 1.0)).sqrt()),
         }
     }
-}
-
-/// Whether every frame of the partition `start..end` starts at its first row.
-fn growing(start: usize, end: usize, lo: &[u32]) -> bool {
-    lo[start..end].iter().all(|&l| l as usize == start)
 }
 
 /// `m` of each row's frame over the values as doubles (NULLs skipped).
