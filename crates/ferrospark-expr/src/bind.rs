@@ -528,6 +528,11 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
             let args: Vec<PhysicalExpr> = args.iter().map(b).collect::<Result<_>>()?;
             bind_function(expr, func, args)?
         }
+        Expr::Aggregate { name, .. } => {
+            return Err(FerroError::Analysis(format!(
+                "aggregate function {name} is not allowed in \"{expr}\": aggregates belong in a SELECT list, HAVING or agg()"
+            )))
+        }
     })
 }
 

@@ -526,6 +526,19 @@ pub enum Expr {
         /// arguments
         args: Vec<Expr>,
     },
+    /// An aggregate call with Spark's modifiers (`count(DISTINCT x)`, `first(x) IGNORE NULLS`).
+    /// Plain aggregate calls from SQL text parse as [`Expr::Function`]; the query planner
+    /// treats both as aggregates. Not valid inside a scalar expression.
+    Aggregate {
+        /// lower-case function name
+        name: String,
+        /// arguments
+        args: Vec<Expr>,
+        /// `DISTINCT`
+        distinct: bool,
+        /// `IGNORE NULLS`
+        ignore_nulls: bool,
+    },
 }
 
 /// Builders, so Rust callers read like the Python API.
@@ -635,7 +648,9 @@ impl Expr {
                 expr.visit(f);
                 pattern.visit(f);
             }
-            Expr::Function { args, .. } => args.iter().for_each(|e| e.visit(f)),
+            Expr::Function { args, .. } | Expr::Aggregate { args, .. } => {
+                args.iter().for_each(|e| e.visit(f))
+            }
         }
     }
 
@@ -740,6 +755,21 @@ impl Expr {
             Expr::Alias { name, .. } => name.clone(),
             Expr::SortKey { expr, .. } => expr.spark_name(),
             Expr::Function { name, args } => format!("{name}({})", list(args)),
+            Expr::Aggregate {
+                name,
+                args,
+                distinct,
+                ignore_nulls,
+            } => {
+                let args = if args.is_empty() && name == "count" {
+                    "1".to_string()
+                } else {
+                    list(args)
+                };
+                let d = if *distinct { "DISTINCT " } else { "" };
+                let n = if *ignore_nulls { " IGNORE NULLS" } else { "" };
+                format!("{name}({d}{args}){n}")
+            }
         }
     }
 
@@ -932,6 +962,28 @@ impl fmt::Display for Expr {
                     write!(f, "{a}")?;
                 }
                 f.write_str(")")
+            }
+            Expr::Aggregate {
+                name,
+                args,
+                distinct,
+                ignore_nulls,
+            } => {
+                write!(f, "{name}(")?;
+                if *distinct {
+                    f.write_str("DISTINCT ")?;
+                }
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_str(")")?;
+                if *ignore_nulls {
+                    f.write_str(" IGNORE NULLS")?;
+                }
+                Ok(())
             }
         }
     }

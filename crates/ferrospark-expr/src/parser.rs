@@ -109,6 +109,12 @@ fn unsupported(what: impl std::fmt::Display, text: &str) -> FerroError {
     ))
 }
 
+/// Converts one expression of a parsed SQL statement; `text` is the statement, for messages.
+/// The query planner calls this for every expression outside subqueries and window calls.
+pub fn convert_ast(e: &ast::Expr, text: &str) -> Result<Expr> {
+    convert(e, text)
+}
+
 fn boxed(e: &ast::Expr, text: &str) -> Result<Box<Expr>> {
     convert(e, text).map(Box::new)
 }
@@ -389,18 +395,37 @@ fn value_literal(v: &Value, text: &str) -> Result<Literal> {
 
 fn function(f: &ast::Function, text: &str) -> Result<Expr> {
     let name = f.name.to_string().to_ascii_lowercase();
+    let mut distinct = false;
     let args: Vec<Expr> = match &f.args {
         FunctionArguments::None => Vec::new(),
-        FunctionArguments::List(list) if list.duplicate_treatment.is_none() => list
-            .args
-            .iter()
-            .map(|a| match a {
-                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => convert(e, text),
-                other => Err(unsupported(format!("argument {other}"), text)),
-            })
-            .collect::<Result<_>>()?,
+        FunctionArguments::List(list) => {
+            distinct = matches!(
+                list.duplicate_treatment,
+                Some(ast::DuplicateTreatment::Distinct)
+            );
+            list.args
+                .iter()
+                .map(|a| match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => convert(e, text),
+                    // count(*) counts rows: the same as count() here.
+                    FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if name == "count" => {
+                        Ok(Expr::Literal(Literal::integer(1)))
+                    }
+                    other => Err(unsupported(format!("argument {other}"), text)),
+                })
+                .collect::<Result<_>>()?
+        }
         other => return Err(unsupported(format!("arguments {other}"), text)),
     };
+    let ignore_nulls = matches!(f.null_treatment, Some(ast::NullTreatment::IgnoreNulls));
+    if distinct || ignore_nulls {
+        return Ok(Expr::Aggregate {
+            name,
+            args,
+            distinct,
+            ignore_nulls,
+        });
+    }
     let two = |args: Vec<Expr>| -> Result<(Box<Expr>, Box<Expr>)> {
         let mut it = args.into_iter();
         match (it.next(), it.next(), it.next()) {
