@@ -304,7 +304,15 @@ impl AggregatePlan {
         input: impl IntoIterator<Item = Result<RecordBatch>>,
         cfg: &Config,
     ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
-        let options = options_for(cfg)?;
+        self.run_complete_with(input, options_for(cfg)?)
+    }
+
+    /// [`AggregatePlan::run_complete`] with given operator options (a query's shared pool).
+    pub fn run_complete_with(
+        &self,
+        input: impl IntoIterator<Item = Result<RecordBatch>>,
+        options: AggregateOptions,
+    ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
         if let [first, _] = self.stages.as_slice() {
             let complete = AggregateStage {
                 aggs: first
@@ -340,7 +348,21 @@ impl AggregatePlan {
             &(dyn Fn() -> Result<HashAggregateExec> + Sync),
         ) -> Result<Vec<HashAggregateExec>>,
     {
-        let options = options_for(cfg)?;
+        self.run_parallel_with(options_for(cfg)?, cfg.scan_threads()?, produce)
+    }
+
+    /// [`AggregatePlan::run_parallel`] with given operator options and final-step threads.
+    pub fn run_parallel_with<P>(
+        &self,
+        options: AggregateOptions,
+        threads: usize,
+        produce: P,
+    ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)>
+    where
+        P: FnOnce(
+            &(dyn Fn() -> Result<HashAggregateExec> + Sync),
+        ) -> Result<Vec<HashAggregateExec>>,
+    {
         let first = self.first_stage()?;
         let make = || first.exec(options.clone());
         let execs = produce(&make)?;
@@ -353,7 +375,6 @@ impl AggregatePlan {
             }
             partials.extend(out);
         }
-        let threads = cfg.scan_threads()?;
         let (out, mut metrics) = match self.stages.as_slice() {
             // The final step of a two-step plan runs on every thread, each owning some keys.
             [first, last] if threads > 1 && !first.keys.is_empty() => {

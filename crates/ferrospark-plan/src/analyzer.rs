@@ -1,0 +1,243 @@
+//! The analyzer: names to attributes, types checked through binding, Spark's error classes.
+//!
+//! Resolution happens as a plan is built (by the SQL planner and by DataFrame calls), so an
+//! unknown column fails at the call that names it, as in PySpark. A [`Scope`] is what a
+//! name can see: the input's attributes and, inside a subquery, the outer query's (an outer
+//! reference is recorded so the subquery can be decorrelated into a join).
+
+use std::cell::RefCell;
+
+use arrow_schema::DataType;
+use ferrospark_common::{Config, FerroError, Result};
+use ferrospark_expr::{bind, BindContext, Expr};
+
+use crate::logical::expr_util::{map_children, transform_down};
+use crate::logical::{attrs_schema, Attr};
+
+/// Names visible to an expression.
+#[derive(Debug)]
+pub struct Scope<'a> {
+    /// The input's attributes.
+    pub attrs: Vec<Attr>,
+    /// The enclosing query's scope, for correlated subqueries.
+    pub outer: Option<&'a Scope<'a>>,
+    /// Outer attributes this scope's expressions referenced.
+    pub outer_refs: RefCell<Vec<Attr>>,
+    /// `spark.sql.caseSensitive`.
+    pub case_sensitive: bool,
+}
+
+impl<'a> Scope<'a> {
+    /// A scope over `attrs`.
+    pub fn new(attrs: Vec<Attr>, case_sensitive: bool) -> Self {
+        Self {
+            attrs,
+            outer: None,
+            outer_refs: RefCell::new(Vec::new()),
+            case_sensitive,
+        }
+    }
+
+    /// A scope over `attrs` nested in `outer`.
+    pub fn nested(attrs: Vec<Attr>, outer: &'a Scope<'a>) -> Self {
+        Self {
+            attrs,
+            outer: Some(outer),
+            outer_refs: RefCell::new(Vec::new()),
+            case_sensitive: outer.case_sensitive,
+        }
+    }
+
+    fn same(&self, a: &str, b: &str) -> bool {
+        if self.case_sensitive {
+            a == b
+        } else {
+            a.eq_ignore_ascii_case(b)
+        }
+    }
+
+    /// Attributes named `name`, optionally under qualifier `q`.
+    fn lookup(&self, q: Option<&str>, name: &str) -> Vec<&Attr> {
+        let mut out: Vec<&Attr> = Vec::new();
+        for a in &self.attrs {
+            let name_ok = self.same(&a.name, name) || a.key() == name;
+            let q_ok = match q {
+                None => true,
+                Some(q) => a.qualifier.as_deref().is_some_and(|aq| self.same(aq, q)),
+            };
+            if name_ok && q_ok && !out.iter().any(|o| o.id == a.id) {
+                out.push(a);
+            }
+        }
+        out
+    }
+
+    /// Resolves a possibly qualified name here, then in the outer scopes.
+    pub fn resolve_name(&self, q: Option<&str>, name: &str) -> Result<Option<Attr>> {
+        let found = self.lookup(q, name);
+        match found.as_slice() {
+            [one] => return Ok(Some((*one).clone())),
+            [] => {}
+            many => {
+                let names: Vec<String> = many
+                    .iter()
+                    .map(|a| match &a.qualifier {
+                        Some(q) => format!("`{q}`.`{}`", a.name),
+                        None => format!("`{}`", a.name),
+                    })
+                    .collect();
+                return Err(FerroError::Analysis(format!(
+                    "[AMBIGUOUS_REFERENCE] Reference `{}` is ambiguous, could be: [{}]. Qualify it with a table alias.",
+                    display_name(q, name),
+                    names.join(", ")
+                )));
+            }
+        }
+        if let Some(outer) = self.outer {
+            if let Some(a) = outer.resolve_name(q, name)? {
+                let mut refs = self.outer_refs.borrow_mut();
+                if !refs.iter().any(|r| r.id == a.id) {
+                    refs.push(a.clone());
+                }
+                return Ok(Some(a));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every name visible here, for suggestions.
+    fn visible_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .attrs
+            .iter()
+            .map(|a| match &a.qualifier {
+                Some(q) => format!("`{q}`.`{}`", a.name),
+                None => format!("`{}`", a.name),
+            })
+            .collect();
+        if let Some(o) = self.outer {
+            out.extend(o.visible_names());
+        }
+        out
+    }
+
+    /// `[UNRESOLVED_COLUMN]` for `name`, suggesting the closest visible names.
+    pub fn unresolved(&self, q: Option<&str>, name: &str) -> FerroError {
+        let wanted = display_name(q, name).to_ascii_lowercase();
+        let mut names = self.visible_names();
+        names.sort_by_key(|n| edit_distance(&n.replace('`', "").to_ascii_lowercase(), &wanted));
+        names.dedup();
+        names.truncate(5);
+        FerroError::Analysis(format!(
+            "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `{}` cannot be resolved. Did you mean one of the following? [{}].",
+            display_name(q, name),
+            names.join(", ")
+        ))
+    }
+}
+
+fn display_name(q: Option<&str>, name: &str) -> String {
+    match q {
+        Some(q) => format!("{q}`.`{name}"),
+        None => name.to_string(),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Resolves every column reference of `e` in `scope` to an attribute key.
+pub fn resolve_expr(e: &Expr, scope: &Scope<'_>) -> Result<Expr> {
+    transform_down(e, &mut |x| {
+        Ok(match x {
+            Expr::Column(name) => {
+                if name == "*" {
+                    return Err(FerroError::Analysis(
+                        "[INVALID_USAGE_OF_STAR_OR_REGEX] `*` is only allowed in a SELECT list or count(*)"
+                            .into(),
+                    ));
+                }
+                match scope.resolve_name(None, name)? {
+                    Some(a) => Some(a.column()),
+                    None => return Err(scope.unresolved(None, name)),
+                }
+            }
+            Expr::Field(inner, field) => match inner.as_ref() {
+                // `t.col`: a qualified column first, a struct field otherwise.
+                Expr::Column(q) => match scope.resolve_name(Some(q), field)? {
+                    Some(a) => Some(a.column()),
+                    None => match scope.resolve_name(None, q)? {
+                        Some(a) => Some(Expr::Field(Box::new(a.column()), field.clone())),
+                        None => return Err(scope.unresolved(Some(q), field)),
+                    },
+                },
+                // `db.t.col`: the table qualifier is the last part.
+                Expr::Field(db, t) if matches!(db.as_ref(), Expr::Column(_)) => {
+                    match scope.resolve_name(Some(t), field)? {
+                        Some(a) => Some(a.column()),
+                        None => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+    })
+}
+
+/// Type and nullability of a resolved expression over `attrs`.
+pub fn expr_type(e: &Expr, attrs: &[Attr], cfg: &Config) -> Result<DataType> {
+    let schema = attrs_schema(attrs);
+    let ctx = BindContext {
+        schema: &schema,
+        session_tz: cfg.session_time_zone(),
+    };
+    Ok(bind(e, &ctx)?.data_type())
+}
+
+/// Whether a resolved expression can be NULL (conservative: true unless obviously not).
+pub fn expr_nullable(e: &Expr, attrs: &[Attr]) -> bool {
+    match e {
+        Expr::Column(k) => attrs
+            .iter()
+            .find(|a| a.key() == *k)
+            .is_none_or(|a| a.nullable),
+        Expr::Literal(l) => l.is_null(),
+        Expr::Alias { expr, .. } => expr_nullable(expr, attrs),
+        Expr::IsNull(_) | Expr::IsNotNull(_) => false,
+        _ => true,
+    }
+}
+
+/// Replaces every occurrence of a subtree equal to one of `from` by the matching `to`.
+pub fn substitute(e: &Expr, pairs: &[(Expr, Expr)]) -> Result<Expr> {
+    transform_down(e, &mut |x| {
+        Ok(pairs
+            .iter()
+            .find(|(f, _)| f == x)
+            .map(|(_, t)| t.clone()))
+    })
+}
+
+/// Strips aliases nested below the top of an expression (Spark's `CleanupAliases`).
+pub fn strip_inner_aliases(e: &Expr) -> Result<Expr> {
+    map_children(e, &mut |c| {
+        let inner = match c {
+            Expr::Alias { expr, .. } => expr.as_ref(),
+            other => other,
+        };
+        strip_inner_aliases(inner)
+    })
+}

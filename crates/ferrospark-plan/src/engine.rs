@@ -1,0 +1,172 @@
+//! A session's query engine: its temp views, planning SQL, optimizing, executing, explaining.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use arrow_schema::{Field, Schema, SchemaRef};
+use ferrospark_common::{Config, FerroError, Result};
+
+use crate::builder::PlanBuilder;
+use crate::logical::{explain_logical, LogicalPlan};
+use crate::optimizer::optimize;
+use crate::physical::planner::PhysicalPlanner;
+use crate::physical::scan::rename;
+use crate::physical::{explain_physical, BatchStream, ExecutionPlan, TaskContext};
+use crate::sql::{plan_sql, ExplainMode, SqlStatement, TableProvider};
+
+/// Temp views, the plan builder and the configuration of one session.
+#[derive(Debug)]
+pub struct QueryEngine {
+    /// Builds resolved plans.
+    pub builder: PlanBuilder,
+    views: RwLock<HashMap<String, Arc<LogicalPlan>>>,
+}
+
+/// A running query: its output stream and the operators producing it.
+pub struct QueryResult {
+    /// Batches with the user's column names.
+    pub stream: BatchStream,
+    /// The output schema.
+    pub schema: SchemaRef,
+    /// The physical plan (metrics fill in as the stream is read).
+    pub physical: Arc<dyn ExecutionPlan>,
+}
+
+impl TableProvider for QueryEngine {
+    fn table(&self, name: &str) -> Option<Arc<LogicalPlan>> {
+        self.views.read().ok()?.get(name).cloned()
+    }
+    fn table_names(&self) -> Vec<String> {
+        self.views
+            .read()
+            .map(|v| v.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+impl QueryEngine {
+    /// An engine under `cfg`.
+    pub fn new(cfg: Config) -> Self {
+        Self {
+            builder: PlanBuilder::new(cfg),
+            views: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.builder.cfg
+    }
+
+    /// Registers `plan` as temp view `name` (`createOrReplaceTempView`; with `replace` false,
+    /// an existing name is an error as `createTempView` raises).
+    pub fn register_view(&self, name: &str, plan: Arc<LogicalPlan>, replace: bool) -> Result<()> {
+        let key = name.to_ascii_lowercase();
+        let mut views = self
+            .views
+            .write()
+            .map_err(|_| FerroError::Internal("view catalog poisoned".into()))?;
+        if !replace && views.contains_key(&key) {
+            return Err(FerroError::Analysis(format!(
+                "[TEMP_TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create the temporary view `{name}` because it already exists. Choose a different name, drop or replace the existing view"
+            )));
+        }
+        views.insert(key, plan);
+        Ok(())
+    }
+
+    /// Drops a temp view; whether it existed.
+    pub fn drop_view(&self, name: &str) -> bool {
+        self.views
+            .write()
+            .map(|mut v| v.remove(&name.to_ascii_lowercase()).is_some())
+            .unwrap_or(false)
+    }
+
+    /// Plans one SQL statement.
+    pub fn sql(&self, text: &str) -> Result<SqlStatement> {
+        plan_sql(text, &self.builder, self)
+    }
+
+    /// The plan a table name refers to.
+    pub fn table(&self, name: &str) -> Result<Arc<LogicalPlan>> {
+        match TableProvider::table(self, &name.to_ascii_lowercase()) {
+            Some(p) => self.builder.fresh_ids(&p),
+            None => Err(FerroError::Analysis(format!(
+                "[TABLE_OR_VIEW_NOT_FOUND] The table or view `{name}` cannot be found. Register it with createOrReplaceTempView."
+            ))),
+        }
+    }
+
+    /// The optimized plan and the rules that changed it.
+    pub fn optimize(&self, plan: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<&'static str>)> {
+        optimize(plan, self.config())
+    }
+
+    /// The physical plan of an optimized plan.
+    pub fn physical(&self, optimized: &Arc<LogicalPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+        PhysicalPlanner::new(self.config()).create(optimized)
+    }
+
+    /// The user-facing schema of a plan (names without ids).
+    pub fn output_schema(plan: &LogicalPlan) -> SchemaRef {
+        Arc::new(Schema::new(
+            plan.output()
+                .iter()
+                .map(|a| Field::new(&a.name, a.data_type.clone(), a.nullable))
+                .collect::<Vec<_>>(),
+        ))
+    }
+
+    /// Optimizes, plans and starts `plan`.
+    pub fn execute(&self, plan: &Arc<LogicalPlan>) -> Result<QueryResult> {
+        let (optimized, _) = self.optimize(plan)?;
+        let physical = self.physical(&optimized)?;
+        let ctx = Arc::new(TaskContext::new(self.config())?);
+        let schema = Self::output_schema(plan);
+        let out = schema.clone();
+        let stream = physical.execute(&ctx)?.map(move |b| rename(b?, &out));
+        Ok(QueryResult {
+            stream: Box::new(stream),
+            schema,
+            physical,
+        })
+    }
+
+    /// Spark's EXPLAIN text of `plan` in `mode`.
+    pub fn explain(&self, plan: &Arc<LogicalPlan>, mode: ExplainMode) -> Result<String> {
+        let (optimized, rules) = self.optimize(plan)?;
+        let physical = self.physical(&optimized)?;
+        let phys = explain_physical(&physical, false);
+        Ok(match mode {
+            ExplainMode::Simple => format!("== Physical Plan ==\n{phys}"),
+            ExplainMode::Extended => format!(
+                "== Analyzed Logical Plan ==\n{}\n== Optimized Logical Plan ==\n{}\n== Physical Plan ==\n{phys}\nRules applied: {}\n",
+                explain_logical(plan),
+                explain_logical(&optimized),
+                rules.join(", ")
+            ),
+            ExplainMode::Formatted => {
+                let mut s = format!("== Physical Plan ==\n{phys}\n");
+                let mut n = 0;
+                formatted(&physical, &mut n, &mut s);
+                s
+            }
+        })
+    }
+}
+
+fn formatted(plan: &Arc<dyn ExecutionPlan>, n: &mut usize, out: &mut String) {
+    *n += 1;
+    let fields: Vec<String> = plan.schema().fields().iter().map(|f| f.name().clone()).collect();
+    out.push_str(&format!(
+        "({n}) {}\nOutput [{}]: [{}]\nArguments: {}\n\n",
+        plan.name(),
+        fields.len(),
+        fields.join(", "),
+        plan.describe()
+    ));
+    for c in plan.children() {
+        formatted(&c, n, out);
+    }
+}

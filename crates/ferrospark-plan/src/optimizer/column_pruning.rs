@@ -1,0 +1,198 @@
+//! `ColumnPruning`: every node keeps only the columns something above it reads, down to the
+//! scans, which then decode only those columns (TPC-H Q1 reads 7 of lineitem's 16).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use ferrospark_common::{Config, Result};
+use ferrospark_join::JoinType;
+
+use super::OptimizerRule;
+use crate::logical::expr_util::column_keys;
+use crate::logical::{Attr, LogicalPlan};
+
+/// Prunes unused columns.
+pub struct ColumnPruning;
+
+fn refs<'a>(exprs: impl IntoIterator<Item = &'a ferrospark_expr::Expr>) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for e in exprs {
+        out.extend(column_keys(e));
+    }
+    out
+}
+
+/// A projection of `plan` to the `required` columns when it outputs more (none for scans,
+/// which prune themselves).
+fn narrow(plan: Arc<LogicalPlan>, required: &HashSet<String>) -> Arc<LogicalPlan> {
+    let out = plan.output();
+    if out.iter().all(|a| required.contains(&a.key())) || matches!(plan.as_ref(), LogicalPlan::Scan { .. } | LogicalPlan::Project { .. }) {
+        return plan;
+    }
+    let exprs: Vec<_> = out
+        .iter()
+        .filter(|a| required.contains(&a.key()))
+        .map(|a| (a.column(), a.clone()))
+        .collect();
+    Arc::new(LogicalPlan::Project { input: plan, exprs })
+}
+
+fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<LogicalPlan>> {
+    Ok(match plan.as_ref() {
+        LogicalPlan::Scan {
+            source,
+            attrs,
+            projection,
+            filters,
+            name,
+        } => {
+            let current: Vec<usize> = projection.clone().unwrap_or_else(|| (0..attrs.len()).collect());
+            let kept: Vec<usize> = current
+                .into_iter()
+                .filter(|&i| required.contains(&attrs[i].key()))
+                .collect();
+            Arc::new(LogicalPlan::Scan {
+                source: source.clone(),
+                attrs: attrs.clone(),
+                projection: Some(kept),
+                filters: filters.clone(),
+                name: name.clone(),
+            })
+        }
+        LogicalPlan::Project { input, exprs } => {
+            let kept: Vec<_> = exprs
+                .iter()
+                .filter(|(_, a)| required.contains(&a.key()))
+                .cloned()
+                .collect();
+            let need = refs(kept.iter().map(|(e, _)| e));
+            let child = prune(input, &need)?;
+            // A projection that only passes its input's columns through is dropped.
+            let identity = kept.len() == child.output().len()
+                && kept
+                    .iter()
+                    .zip(child.output())
+                    .all(|((e, a), c)| *e == c.column() && a.id == c.id);
+            if identity {
+                child
+            } else {
+                Arc::new(LogicalPlan::Project {
+                    input: child,
+                    exprs: kept,
+                })
+            }
+        }
+        LogicalPlan::Filter { input, predicate } => {
+            let mut need = required.clone();
+            need.extend(column_keys(predicate));
+            Arc::new(LogicalPlan::Filter {
+                input: prune(input, &need)?,
+                predicate: predicate.clone(),
+            })
+        }
+        LogicalPlan::Sort { input, keys } => {
+            let mut need = required.clone();
+            need.extend(refs(keys.iter().map(|k| &k.expr)));
+            Arc::new(LogicalPlan::Sort {
+                input: prune(input, &need)?,
+                keys: keys.clone(),
+            })
+        }
+        LogicalPlan::Limit { input, skip, fetch } => Arc::new(LogicalPlan::Limit {
+            input: prune(input, required)?,
+            skip: *skip,
+            fetch: *fetch,
+        }),
+        LogicalPlan::Aggregate { input, group, aggs } => {
+            let aggs: Vec<_> = aggs
+                .iter()
+                .filter(|(_, a)| required.contains(&a.key()))
+                .cloned()
+                .collect();
+            let mut need = refs(group.iter().map(|(e, _)| e));
+            need.extend(refs(aggs.iter().flat_map(|(c, _)| c.args.iter())));
+            Arc::new(LogicalPlan::Aggregate {
+                input: prune(input, &need)?,
+                group: group.clone(),
+                aggs,
+            })
+        }
+        LogicalPlan::Join {
+            left,
+            right,
+            join_type,
+            condition,
+            hint,
+        } => {
+            let mut need = required.clone();
+            if let Some(c) = condition {
+                need.extend(column_keys(c));
+            }
+            let lk: HashSet<String> = left.output().iter().map(Attr::key).filter(|k| need.contains(k)).collect();
+            let rk: HashSet<String> = right.output().iter().map(Attr::key).filter(|k| need.contains(k)).collect();
+            let l = narrow(prune(left, &lk)?, &lk);
+            let r = narrow(prune(right, &rk)?, &rk);
+            let _ = join_type == &JoinType::Inner;
+            Arc::new(LogicalPlan::Join {
+                left: l,
+                right: r,
+                join_type: *join_type,
+                condition: condition.clone(),
+                hint: *hint,
+            })
+        }
+        LogicalPlan::SubqueryAlias { input, alias, attrs } => {
+            let child = prune(input, required)?;
+            let keep: HashSet<u64> = child.output().iter().map(|a| a.id).collect();
+            Arc::new(LogicalPlan::SubqueryAlias {
+                input: child,
+                alias: alias.clone(),
+                attrs: attrs.iter().filter(|a| keep.contains(&a.id)).cloned().collect(),
+            })
+        }
+        LogicalPlan::Union { inputs, attrs } => {
+            let positions: Vec<usize> = (0..attrs.len())
+                .filter(|&i| required.contains(&attrs[i].key()))
+                .collect();
+            let new_inputs = inputs
+                .iter()
+                .map(|i| {
+                    let out = i.output();
+                    let need: HashSet<String> = positions.iter().map(|&p| out[p].key()).collect();
+                    let child = prune(i, &need)?;
+                    let exprs = positions.iter().map(|&p| (out[p].column(), out[p].clone())).collect();
+                    Ok(Arc::new(LogicalPlan::Project { input: child, exprs }))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Arc::new(LogicalPlan::Union {
+                inputs: new_inputs,
+                attrs: positions.iter().map(|&p| attrs[p].clone()).collect(),
+            })
+        }
+        _ => {
+            let kids = plan
+                .children()
+                .into_iter()
+                .map(|k| {
+                    let all: HashSet<String> = k.output().iter().map(Attr::key).collect();
+                    prune(k, &all)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            if kids.is_empty() {
+                plan.clone()
+            } else {
+                Arc::new(plan.with_children(kids))
+            }
+        }
+    })
+}
+
+impl OptimizerRule for ColumnPruning {
+    fn name(&self) -> &'static str {
+        "ColumnPruning"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>, _cfg: &Config) -> Result<Arc<LogicalPlan>> {
+        let all: HashSet<String> = plan.output().iter().map(Attr::key).collect();
+        prune(plan, &all)
+    }
+}

@@ -1,0 +1,61 @@
+//! `ConstantFolding`: subexpressions that read no column are evaluated once, at planning
+//! (`DATE '1998-12-01' - INTERVAL '90' DAY` becomes a date the scan can prune with).
+
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchOptions};
+use arrow_schema::Schema;
+use ferrospark_common::{Config, Result};
+use ferrospark_expr::{bind, evaluate, BindContext, Expr, Literal};
+
+use super::OptimizerRule;
+use crate::logical::expr_util::{is_aggregate_call, transform_down};
+use crate::logical::rewrite_expressions;
+use crate::logical::LogicalPlan;
+
+/// Folds column-free subexpressions into literals.
+pub struct ConstantFolding;
+
+fn foldable(e: &Expr) -> bool {
+    let mut ok = !matches!(e, Expr::Literal(_) | Expr::Alias { .. } | Expr::SortKey { .. });
+    e.visit(&mut |x| {
+        ok &= !matches!(x, Expr::Column(_))
+            && !is_aggregate_call(x)
+            && !matches!(x, Expr::Function { name, .. } if name.starts_with("__") || matches!(name.as_str(), "rand" | "randn" | "uuid" | "current_timestamp" | "now"));
+    });
+    ok
+}
+
+/// `e` with every foldable subtree evaluated.
+pub fn fold(e: &Expr, cfg: &Config) -> Result<Expr> {
+    let empty = Arc::new(Schema::empty());
+    let one = RecordBatch::try_new_with_options(
+        empty.clone(),
+        vec![],
+        &RecordBatchOptions::new().with_row_count(Some(1)),
+    )?;
+    let ctx = BindContext {
+        schema: &empty,
+        session_tz: cfg.session_time_zone(),
+    };
+    transform_down(e, &mut |x| {
+        if !foldable(x) {
+            return Ok(None);
+        }
+        // A subtree that fails (1/0 under ANSI) stays, to fail where it runs.
+        let Ok(p) = bind(x, &ctx) else { return Ok(None) };
+        let Ok(v) = evaluate(&p, &one).and_then(|v| v.into_array(1)) else {
+            return Ok(None);
+        };
+        Ok(Some(Expr::Literal(Literal::new(v))))
+    })
+}
+
+impl OptimizerRule for ConstantFolding {
+    fn name(&self) -> &'static str {
+        "ConstantFolding"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>, cfg: &Config) -> Result<Arc<LogicalPlan>> {
+        plan.transform_up(&mut |node| rewrite_expressions(&node, &mut |e| fold(e, cfg)))
+    }
+}

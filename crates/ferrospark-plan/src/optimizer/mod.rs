@@ -1,0 +1,84 @@
+//! The optimizer: Catalyst's rules, each a small named file, run in order as Spark's batches
+//! run them. A rule can be switched off by name (`ferrospark.optimizer.excludedRules`, as
+//! Spark's `spark.sql.optimizer.excludedRules`), which the tests use to compare plans with
+//! and without each rule.
+
+mod boolean_simplification;
+mod column_pruning;
+mod constant_folding;
+mod eliminate_subquery_aliases;
+mod push_down_predicates;
+mod reorder_join;
+
+use std::sync::Arc;
+
+use ferrospark_common::{Config, FerroError, Result};
+
+pub use boolean_simplification::BooleanSimplification;
+pub use column_pruning::ColumnPruning;
+pub use constant_folding::ConstantFolding;
+pub use eliminate_subquery_aliases::EliminateSubqueryAliases;
+pub use push_down_predicates::PushDownPredicates;
+pub use reorder_join::ReorderJoin;
+
+use crate::logical::LogicalPlan;
+
+/// One rewrite of a logical plan that keeps its result.
+pub trait OptimizerRule {
+    /// Catalyst's name for the rule.
+    fn name(&self) -> &'static str;
+    /// The rewritten plan.
+    fn apply(&self, plan: &Arc<LogicalPlan>, cfg: &Config) -> Result<Arc<LogicalPlan>>;
+}
+
+/// Spark's config key listing rules to skip (comma-separated names).
+pub const EXCLUDED_RULES: &str = "spark.sql.optimizer.excludedRules";
+
+/// Every rule, in the order they run.
+pub fn rules() -> Vec<Box<dyn OptimizerRule>> {
+    vec![
+        Box::new(EliminateSubqueryAliases),
+        Box::new(ConstantFolding),
+        Box::new(BooleanSimplification),
+        Box::new(PushDownPredicates),
+        Box::new(ReorderJoin),
+        Box::new(PushDownPredicates),
+        Box::new(ColumnPruning),
+    ]
+}
+
+/// Runs every rule not excluded by `spark.sql.optimizer.excludedRules`; returns the plan and
+/// the names of the rules that changed it.
+pub fn optimize(plan: &Arc<LogicalPlan>, cfg: &Config) -> Result<(Arc<LogicalPlan>, Vec<&'static str>)> {
+    let excluded: Vec<String> = cfg
+        .get(EXCLUDED_RULES)
+        .unwrap_or("")
+        .split(',')
+        .map(|s| s.trim().rsplit('.').next().unwrap_or("").to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let all = rules();
+    for e in &excluded {
+        if !all.iter().any(|r| r.name() == e) {
+            let names: Vec<&str> = all.iter().map(|r| r.name()).collect();
+            return Err(FerroError::Config(format!(
+                "{EXCLUDED_RULES}: unknown rule `{e}`; the rules are {}",
+                names.join(", ")
+            )));
+        }
+    }
+    let mut plan = plan.clone();
+    let mut applied = Vec::new();
+    for rule in all {
+        if excluded.iter().any(|e| e == rule.name()) {
+            continue;
+        }
+        let before = crate::logical::explain_logical(&plan);
+        plan = rule.apply(&plan, cfg)?;
+        if crate::logical::explain_logical(&plan) != before && !applied.contains(&rule.name()) {
+            applied.push(rule.name());
+        }
+    }
+    Ok((plan, applied))
+}
+

@@ -1,0 +1,170 @@
+//! `HashAggregate`: the aggregation engine of `ferrospark-agg` behind the operator trait.
+//! Over a Parquet scan it runs fused: one partial aggregation per scan thread, then the final
+//! step on every thread (Spark's partial / final split without an exchange in between).
+
+use std::sync::{Arc, Mutex};
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, SchemaRef};
+use ferrospark_agg::{AggregateCall, AggregateExpr, AggregateOptions, AggregatePlan, AGG_METRICS};
+use ferrospark_common::{Config, MetricsSet, Result};
+use ferrospark_expr::Expr;
+
+use super::scan::{rename, ParquetScanExec};
+use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
+use crate::logical::{attrs_schema, expr_text, AggCall, Attr};
+
+/// The engine's call for a logical aggregate call, output named `key`.
+pub fn engine_call(call: &AggCall, key: Option<&str>) -> AggregateCall {
+    AggregateCall {
+        name: call.name.clone(),
+        args: call.args.clone(),
+        distinct: call.distinct,
+        ignore_nulls: call.ignore_nulls,
+        alias: key.map(str::to_string),
+    }
+}
+
+/// Spark's result type of `call` over `input`.
+pub fn agg_result_type(call: &AggCall, input: &[Attr], cfg: &Config) -> Result<DataType> {
+    let schema = attrs_schema(input);
+    let e = AggregateExpr::bind(
+        &engine_call(call, None),
+        &schema,
+        cfg.ansi_enabled()?,
+        cfg.session_time_zone(),
+    )?;
+    Ok(e.result_type())
+}
+
+/// `HashAggregate(keys, functions)` in complete mode (or partial + final fused into a scan).
+#[derive(Debug)]
+pub struct HashAggregateExec {
+    /// Input.
+    pub input: Arc<dyn ExecutionPlan>,
+    /// Grouping expressions, each aliased to its output key.
+    pub group: Vec<Expr>,
+    /// Aggregate calls, each aliased to its output key.
+    pub calls: Vec<AggregateCall>,
+    /// Output schema.
+    pub schema: SchemaRef,
+    /// The scan this aggregation runs inside, when its input is one.
+    pub fused_scan: Option<Arc<ParquetScanExec>>,
+    metrics: MetricsSet,
+    steps: Mutex<String>,
+}
+
+impl HashAggregateExec {
+    /// An aggregation of `input`.
+    pub fn new(
+        input: Arc<dyn ExecutionPlan>,
+        group: Vec<Expr>,
+        calls: Vec<AggregateCall>,
+        schema: SchemaRef,
+        fused_scan: Option<Arc<ParquetScanExec>>,
+    ) -> Self {
+        Self {
+            input,
+            group,
+            calls,
+            schema,
+            fused_scan,
+            metrics: metrics_with(AGG_METRICS),
+            steps: Mutex::new(String::new()),
+        }
+    }
+
+    fn run(&self, ctx: &Arc<TaskContext>) -> Result<Vec<RecordBatch>> {
+        let in_schema = self.input.schema();
+        let plan = AggregatePlan::new(&in_schema, &self.group, &self.calls, &ctx.cfg)?;
+        let options = AggregateOptions::from_config(&ctx.cfg, ctx.pool.clone())?;
+        let (out, metrics) = match &self.fused_scan {
+            Some(scan_exec) => {
+                let scan = scan_exec.plan_scan(ctx)?;
+                let r = plan.run_parallel_with(options, ctx.cfg.scan_threads()?, |make| {
+                    scan.fold_tasks(make, |exec, b| exec.push(&rename(b, &in_schema)?))
+                });
+                scan_exec.record_scan_metrics();
+                r?
+            }
+            None => {
+                let input = self.input.execute(ctx)?;
+                plan.run_complete_with(input, options)?
+            }
+        };
+        for m in &metrics {
+            for (name, v) in m.snapshot() {
+                if name != "output_rows" && name != "output_batches" {
+                    self.metrics.add(name, v);
+                }
+            }
+        }
+        if let Ok(mut s) = self.steps.lock() {
+            *s = format!("{} step(s)", metrics.len());
+        }
+        out.into_iter().map(|b| rename(b, &self.schema)).collect()
+    }
+}
+
+impl ExecutionPlan for HashAggregateExec {
+    fn name(&self) -> String {
+        "HashAggregate".into()
+    }
+    fn describe(&self) -> String {
+        let keys: Vec<String> = self
+            .group
+            .iter()
+            .map(|g| match g {
+                Expr::Alias { expr, .. } => expr_text(expr),
+                other => expr_text(other),
+            })
+            .collect();
+        let funcs: Vec<String> = self
+            .calls
+            .iter()
+            .map(|c| {
+                let args: Vec<String> = c.args.iter().map(expr_text).collect();
+                format!(
+                    "{}({}{})",
+                    c.name,
+                    if c.distinct { "distinct " } else { "" },
+                    args.join(", ")
+                )
+            })
+            .collect();
+        let mut s = format!("(keys=[{}], functions=[{}])", keys.join(", "), funcs.join(", "));
+        if self.fused_scan.is_some() {
+            s.push_str(" [partial steps fused into the scan]");
+        }
+        s
+    }
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+    fn children(&self) -> Vec<Arc<dyn ExecutionPlan>> {
+        vec![self.input.clone()]
+    }
+    fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
+        let me = ExecHandle::new(self, ctx)?;
+        Ok(counted(me, self.metrics.clone()))
+    }
+    fn metrics(&self) -> &MetricsSet {
+        &self.metrics
+    }
+}
+
+/// Runs the aggregation on the first pull.
+struct ExecHandle;
+
+impl ExecHandle {
+    fn new(agg: &HashAggregateExec, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
+        // The operator is shared behind an Arc by the planner; running eagerly on first
+        // pull needs the result, not the borrow, so compute here lazily through a closure
+        // over what the run needs.
+        let out = agg.run(ctx);
+        Ok(match out {
+            Ok(batches) => Box::new(batches.into_iter().map(Ok)),
+            Err(e) => Box::new(std::iter::once(Err(e))),
+        })
+    }
+}

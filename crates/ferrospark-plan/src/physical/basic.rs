@@ -1,0 +1,291 @@
+//! Streaming operators: `Filter`, `Project`, `Limit` / offset, `Union`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{RecordBatch, RecordBatchOptions};
+use arrow_schema::SchemaRef;
+use ferrospark_common::{MetricsSet, Result};
+use ferrospark_expr::{bind, bind_predicate, evaluate, filter_batch, BindContext, Expr, PhysicalExpr};
+
+use super::scan::rename;
+use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
+use crate::logical::expr_text;
+
+/// `Filter predicate`.
+#[derive(Debug)]
+pub struct FilterExec {
+    /// Input.
+    pub input: Arc<dyn ExecutionPlan>,
+    /// The predicate over the input's keys.
+    pub predicate: Expr,
+    metrics: MetricsSet,
+}
+
+impl FilterExec {
+    /// A filter of `input`.
+    pub fn new(input: Arc<dyn ExecutionPlan>, predicate: Expr) -> Self {
+        Self {
+            input,
+            predicate,
+            metrics: metrics_with(&[]),
+        }
+    }
+}
+
+impl ExecutionPlan for FilterExec {
+    fn name(&self) -> String {
+        "Filter".into()
+    }
+    fn describe(&self) -> String {
+        expr_text(&self.predicate)
+    }
+    fn schema(&self) -> SchemaRef {
+        self.input.schema()
+    }
+    fn children(&self) -> Vec<Arc<dyn ExecutionPlan>> {
+        vec![self.input.clone()]
+    }
+    fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
+        let schema = self.input.schema();
+        let p = bind_predicate(
+            &self.predicate,
+            &BindContext {
+                schema: &schema,
+                session_tz: ctx.cfg.session_time_zone(),
+            },
+        )?;
+        let input = self.input.execute(ctx)?;
+        let m = self.metrics.clone();
+        let stream = input.map(move |b| {
+            let t = Instant::now();
+            let out = filter_batch(&b?, &p);
+            m.add_elapsed("elapsed_compute_ns", t);
+            out
+        });
+        Ok(counted(Box::new(stream.filter(|b| !matches!(b, Ok(b) if b.num_rows() == 0))), self.metrics.clone()))
+    }
+    fn metrics(&self) -> &MetricsSet {
+        &self.metrics
+    }
+}
+
+/// `Project [exprs]`.
+#[derive(Debug)]
+pub struct ProjectExec {
+    /// Input.
+    pub input: Arc<dyn ExecutionPlan>,
+    /// Expressions over the input's keys, one per output field.
+    pub exprs: Vec<Expr>,
+    /// Output schema.
+    pub schema: SchemaRef,
+    metrics: MetricsSet,
+}
+
+impl ProjectExec {
+    /// A projection of `input`.
+    pub fn new(input: Arc<dyn ExecutionPlan>, exprs: Vec<Expr>, schema: SchemaRef) -> Self {
+        Self {
+            input,
+            exprs,
+            schema,
+            metrics: metrics_with(&[]),
+        }
+    }
+}
+
+/// Evaluates bound expressions over a batch into a batch of `schema`.
+pub fn project_batch(b: &RecordBatch, exprs: &[PhysicalExpr], schema: &SchemaRef) -> Result<RecordBatch> {
+    let cols = exprs
+        .iter()
+        .zip(schema.fields())
+        .map(|(e, f)| {
+            let a = evaluate(e, b)?.into_array(b.num_rows())?;
+            if a.data_type() == f.data_type() {
+                Ok(a)
+            } else {
+                Ok(arrow_cast::cast(&a, f.data_type())?)
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        cols,
+        &RecordBatchOptions::new().with_row_count(Some(b.num_rows())),
+    )?)
+}
+
+impl ExecutionPlan for ProjectExec {
+    fn name(&self) -> String {
+        "Project".into()
+    }
+    fn describe(&self) -> String {
+        let items: Vec<String> = self
+            .exprs
+            .iter()
+            .zip(self.schema.fields())
+            .map(|(e, f)| match e {
+                Expr::Column(c) if c == f.name() => c.clone(),
+                other => format!("{} AS {}", expr_text(other), f.name()),
+            })
+            .collect();
+        format!("[{}]", items.join(", "))
+    }
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+    fn children(&self) -> Vec<Arc<dyn ExecutionPlan>> {
+        vec![self.input.clone()]
+    }
+    fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
+        let in_schema = self.input.schema();
+        let bctx = BindContext {
+            schema: &in_schema,
+            session_tz: ctx.cfg.session_time_zone(),
+        };
+        let bound = self
+            .exprs
+            .iter()
+            .map(|e| bind(e, &bctx))
+            .collect::<Result<Vec<_>>>()?;
+        let schema = self.schema.clone();
+        let input = self.input.execute(ctx)?;
+        let m = self.metrics.clone();
+        let stream = input.map(move |b| {
+            let t = Instant::now();
+            let out = project_batch(&b?, &bound, &schema);
+            m.add_elapsed("elapsed_compute_ns", t);
+            out
+        });
+        Ok(counted(Box::new(stream), self.metrics.clone()))
+    }
+    fn metrics(&self) -> &MetricsSet {
+        &self.metrics
+    }
+}
+
+/// `GlobalLimit` with an offset: skips `skip` rows, keeps `fetch`.
+#[derive(Debug)]
+pub struct LimitExec {
+    /// Input.
+    pub input: Arc<dyn ExecutionPlan>,
+    /// Rows skipped.
+    pub skip: usize,
+    /// Rows kept.
+    pub fetch: Option<usize>,
+    metrics: MetricsSet,
+}
+
+impl LimitExec {
+    /// A limit over `input`.
+    pub fn new(input: Arc<dyn ExecutionPlan>, skip: usize, fetch: Option<usize>) -> Self {
+        Self {
+            input,
+            skip,
+            fetch,
+            metrics: metrics_with(&[]),
+        }
+    }
+}
+
+impl ExecutionPlan for LimitExec {
+    fn name(&self) -> String {
+        "GlobalLimit".into()
+    }
+    fn describe(&self) -> String {
+        match self.fetch {
+            Some(n) if self.skip > 0 => format!("{n}, {}", self.skip),
+            Some(n) => format!("{n}"),
+            None => format!("offset {}", self.skip),
+        }
+    }
+    fn schema(&self) -> SchemaRef {
+        self.input.schema()
+    }
+    fn children(&self) -> Vec<Arc<dyn ExecutionPlan>> {
+        vec![self.input.clone()]
+    }
+    fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
+        let mut skip = self.skip;
+        let mut left = self.fetch.unwrap_or(usize::MAX);
+        if left == 0 {
+            return Ok(Box::new(std::iter::empty()));
+        }
+        let mut input = self.input.execute(ctx)?;
+        let stream = std::iter::from_fn(move || {
+            while left > 0 {
+                let b = match input.next()? {
+                    Ok(b) => b,
+                    Err(e) => return Some(Err(e)),
+                };
+                let n = b.num_rows();
+                if skip >= n {
+                    skip -= n;
+                    continue;
+                }
+                let start = skip;
+                skip = 0;
+                let len = (n - start).min(left);
+                left -= len;
+                return Some(Ok(b.slice(start, len)));
+            }
+            None
+        });
+        Ok(counted(Box::new(stream), self.metrics.clone()))
+    }
+    fn metrics(&self) -> &MetricsSet {
+        &self.metrics
+    }
+}
+
+/// `Union`: the inputs one after another.
+#[derive(Debug)]
+pub struct UnionExec {
+    /// Inputs (same column types).
+    pub inputs: Vec<Arc<dyn ExecutionPlan>>,
+    /// Output schema.
+    pub schema: SchemaRef,
+    metrics: MetricsSet,
+}
+
+impl UnionExec {
+    /// A union of `inputs`.
+    pub fn new(inputs: Vec<Arc<dyn ExecutionPlan>>, schema: SchemaRef) -> Self {
+        Self {
+            inputs,
+            schema,
+            metrics: metrics_with(&[]),
+        }
+    }
+}
+
+impl ExecutionPlan for UnionExec {
+    fn name(&self) -> String {
+        "Union".into()
+    }
+    fn describe(&self) -> String {
+        String::new()
+    }
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+    fn children(&self) -> Vec<Arc<dyn ExecutionPlan>> {
+        self.inputs.clone()
+    }
+    fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
+        let streams = self
+            .inputs
+            .iter()
+            .map(|i| i.execute(ctx))
+            .collect::<Result<Vec<_>>>()?;
+        let schema = self.schema.clone();
+        let stream = streams
+            .into_iter()
+            .flatten()
+            .map(move |b| rename(b?, &schema));
+        Ok(counted(Box::new(stream), self.metrics.clone()))
+    }
+    fn metrics(&self) -> &MetricsSet {
+        &self.metrics
+    }
+}

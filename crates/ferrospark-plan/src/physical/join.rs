@@ -1,0 +1,227 @@
+//! Joins: the operators of `ferrospark-join` (broadcast / shuffled hash, sort-merge, nested
+//! loop, cartesian) behind the operator trait. The build side is read first, then the probe
+//! side streams through.
+
+use std::sync::Arc;
+
+use arrow_schema::SchemaRef;
+use ferrospark_common::{MetricsSet, Result};
+use ferrospark_expr::{bind, BindContext, Expr};
+use ferrospark_join::{
+    join_schema, BuildSide, JoinAlgorithm, JoinExec, JoinStrategy, JoinType, JOIN_METRICS,
+};
+
+use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
+use crate::logical::expr_text;
+
+/// A join operator: equi-keys, a residual condition, the strategy Spark's JoinSelection chose.
+#[derive(Debug)]
+pub struct JoinPlanExec {
+    /// Left input.
+    pub left: Arc<dyn ExecutionPlan>,
+    /// Right input.
+    pub right: Arc<dyn ExecutionPlan>,
+    /// Join type.
+    pub join_type: JoinType,
+    /// Left keys (over the left schema).
+    pub left_keys: Vec<Expr>,
+    /// Right keys (over the right schema).
+    pub right_keys: Vec<Expr>,
+    /// `<=>` keys.
+    pub null_safe: Vec<bool>,
+    /// Residual condition over left then right columns.
+    pub condition: Option<Expr>,
+    /// The strategy.
+    pub strategy: JoinStrategy,
+    /// The side built.
+    pub build_side: BuildSide,
+    metrics: MetricsSet,
+}
+
+impl JoinPlanExec {
+    /// A join of `left` and `right`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        left: Arc<dyn ExecutionPlan>,
+        right: Arc<dyn ExecutionPlan>,
+        join_type: JoinType,
+        left_keys: Vec<Expr>,
+        right_keys: Vec<Expr>,
+        null_safe: Vec<bool>,
+        condition: Option<Expr>,
+        strategy: JoinStrategy,
+        build_side: BuildSide,
+    ) -> Self {
+        Self {
+            left,
+            right,
+            join_type,
+            left_keys,
+            right_keys,
+            null_safe,
+            condition,
+            strategy,
+            build_side,
+            metrics: metrics_with(JOIN_METRICS),
+        }
+    }
+
+    fn algorithm(&self) -> JoinAlgorithm {
+        match self.strategy {
+            JoinStrategy::BroadcastHash | JoinStrategy::ShuffledHash => JoinAlgorithm::Hash,
+            JoinStrategy::SortMerge => JoinAlgorithm::SortMerge,
+            JoinStrategy::BroadcastNestedLoop | JoinStrategy::Cartesian => JoinAlgorithm::NestedLoop,
+        }
+    }
+}
+
+impl ExecutionPlan for JoinPlanExec {
+    fn name(&self) -> String {
+        match self.strategy {
+            JoinStrategy::BroadcastHash => "BroadcastHashJoin",
+            JoinStrategy::ShuffledHash => "ShuffledHashJoin",
+            JoinStrategy::SortMerge => "SortMergeJoin",
+            JoinStrategy::BroadcastNestedLoop => "BroadcastNestedLoopJoin",
+            JoinStrategy::Cartesian => "CartesianProduct",
+        }
+        .into()
+    }
+    fn describe(&self) -> String {
+        let lk: Vec<String> = self.left_keys.iter().map(expr_text).collect();
+        let rk: Vec<String> = self.right_keys.iter().map(expr_text).collect();
+        let mut s = String::new();
+        if !lk.is_empty() {
+            s.push_str(&format!("[{}], [{}], ", lk.join(", "), rk.join(", ")));
+        }
+        s.push_str(&self.join_type.name().to_string());
+        if !matches!(self.strategy, JoinStrategy::SortMerge | JoinStrategy::Cartesian) {
+            s.push_str(match self.build_side {
+                BuildSide::Left => ", BuildLeft",
+                BuildSide::Right => ", BuildRight",
+            });
+        }
+        if let Some(c) = &self.condition {
+            s.push_str(&format!(", {}", expr_text(c)));
+        }
+        s
+    }
+    fn schema(&self) -> SchemaRef {
+        join_schema(&self.left.schema(), &self.right.schema(), self.join_type)
+    }
+    fn children(&self) -> Vec<Arc<dyn ExecutionPlan>> {
+        vec![self.left.clone(), self.right.clone()]
+    }
+    fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
+        let (ls, rs) = (self.left.schema(), self.right.schema());
+        let tz = ctx.cfg.session_time_zone();
+        let lk = self
+            .left_keys
+            .iter()
+            .map(|k| bind(k, &BindContext { schema: &ls, session_tz: tz }))
+            .collect::<Result<Vec<_>>>()?;
+        let rk = self
+            .right_keys
+            .iter()
+            .map(|k| bind(k, &BindContext { schema: &rs, session_tz: tz }))
+            .collect::<Result<Vec<_>>>()?;
+        let joined = join_schema(&ls, &rs, JoinType::Inner);
+        let cond = self
+            .condition
+            .as_ref()
+            .map(|c| {
+                ferrospark_expr::bind_predicate(c, &BindContext { schema: &joined, session_tz: tz })
+            })
+            .transpose()?;
+        let mut exec = JoinExec::try_new(
+            ls,
+            rs,
+            lk,
+            rk,
+            self.null_safe.clone(),
+            cond,
+            self.join_type,
+            self.algorithm(),
+            self.build_side,
+            ctx.batch_size,
+            &ctx.pool,
+        )?
+        .with_spill_dir(ctx.spill_dir.clone())
+        .with_sort_merge_fallback(self.strategy == JoinStrategy::ShuffledHash);
+        let (build, probe) = match self.build_side {
+            BuildSide::Left => (&self.left, &self.right),
+            BuildSide::Right => (&self.right, &self.left),
+        };
+        for b in build.execute(ctx)? {
+            exec.push_build(&b?)?;
+        }
+        exec.finish_build()?;
+        let stream = JoinStream {
+            exec,
+            probe: probe.execute(ctx)?,
+            state: ProbeState::Probing,
+            metrics: self.metrics.clone(),
+        };
+        Ok(counted(Box::new(stream), self.metrics.clone()))
+    }
+    fn metrics(&self) -> &MetricsSet {
+        &self.metrics
+    }
+}
+
+/// ```text
+/// Probing --probe side ends--> Finishing (unmatched build rows) --> Done
+/// ```
+enum ProbeState {
+    Probing,
+    Finishing,
+    Done,
+}
+
+struct JoinStream {
+    exec: JoinExec,
+    probe: BatchStream,
+    state: ProbeState,
+    metrics: MetricsSet,
+}
+
+impl JoinStream {
+    fn step(&mut self) -> Result<Option<arrow_array::RecordBatch>> {
+        loop {
+            if let Some(b) = self.exec.pull()? {
+                return Ok(Some(b));
+            }
+            match self.state {
+                ProbeState::Probing => match self.probe.next() {
+                    Some(b) => self.exec.push_probe(&b?)?,
+                    None => {
+                        self.exec.finish()?;
+                        self.state = ProbeState::Finishing;
+                    }
+                },
+                ProbeState::Finishing => {
+                    self.state = ProbeState::Done;
+                    for (name, v) in self.exec.metrics().snapshot() {
+                        if name != "output_rows" && name != "output_batches" {
+                            self.metrics.add(name, v);
+                        }
+                    }
+                }
+                ProbeState::Done => return Ok(None),
+            }
+        }
+    }
+}
+
+impl Iterator for JoinStream {
+    type Item = Result<arrow_array::RecordBatch>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.step() {
+            Ok(Some(b)) => Some(Ok(b)),
+            Ok(None) => None,
+            Err(e) => {
+                self.state = ProbeState::Done;
+                Some(Err(e))
+            }
+        }
+    }
+}

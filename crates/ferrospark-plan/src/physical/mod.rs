@@ -1,0 +1,146 @@
+//! The physical plan: one [`ExecutionPlan`] trait every operator implements, and batches
+//! streamed between them.
+//!
+//! `execute` returns a pull stream of batches. Streaming operators (filter, projection,
+//! limit, union, a join's probe side) transform batches as they pass; operators that must see
+//! all their input first (aggregation, sort, a join's build side, window) consume their child
+//! when first pulled. One [`TaskContext`] per query carries its configuration and its memory
+//! pool, so `ferrospark.memory.limit` bounds the whole query.
+
+pub mod aggregate;
+pub mod basic;
+pub mod join;
+pub mod planner;
+pub mod scan;
+pub mod sort;
+pub mod stats;
+
+use std::fmt::{Debug, Write};
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use ferrospark_common::{Config, MemoryPool, MetricValue, MetricsSet, Result, SpillDir};
+
+/// A stream of batches.
+pub type BatchStream = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+
+/// What one query's operators share.
+#[derive(Debug)]
+pub struct TaskContext {
+    /// Session configuration.
+    pub cfg: Config,
+    /// The query's memory pool (`ferrospark.memory.limit`).
+    pub pool: MemoryPool,
+    /// Where operators spill.
+    pub spill_dir: SpillDir,
+    /// Rows per output batch.
+    pub batch_size: usize,
+}
+
+impl TaskContext {
+    /// A context for one query under `cfg`.
+    pub fn new(cfg: &Config) -> Result<Self> {
+        Ok(Self {
+            pool: MemoryPool::new(cfg.memory_limit()?),
+            spill_dir: SpillDir::new(cfg.spill_dir()),
+            batch_size: cfg.batch_size()?,
+            cfg: cfg.clone(),
+        })
+    }
+}
+
+/// The metrics every operator records.
+pub const BASE_METRICS: &[(&str, MetricValue)] = &[
+    ("output_rows", MetricValue::Count),
+    ("output_batches", MetricValue::Count),
+    ("elapsed_compute_ns", MetricValue::TimeNs),
+];
+
+/// A metrics set with the base counters and `extra`.
+pub fn metrics_with(extra: &[(&'static str, MetricValue)]) -> MetricsSet {
+    let mut all: Vec<(&'static str, MetricValue)> = BASE_METRICS.to_vec();
+    for e in extra {
+        if !all.iter().any(|(n, _)| *n == e.0) {
+            all.push(*e);
+        }
+    }
+    MetricsSet::new(&all)
+}
+
+/// A physical operator.
+pub trait ExecutionPlan: Send + Sync + Debug {
+    /// Spark's name for the operator (`Filter`, `HashAggregate`, `BroadcastHashJoin`, ...).
+    fn name(&self) -> String;
+    /// The rest of its EXPLAIN line (keys, functions, pushed filters, ...).
+    fn describe(&self) -> String;
+    /// Its output schema (fields named `name#id`).
+    fn schema(&self) -> SchemaRef;
+    /// Its inputs.
+    fn children(&self) -> Vec<Arc<dyn ExecutionPlan>>;
+    /// Starts producing its output.
+    fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream>;
+    /// Its metrics (meaningful once run).
+    fn metrics(&self) -> &MetricsSet;
+}
+
+/// Counts a stream's output rows and batches into `metrics`.
+pub fn counted(stream: BatchStream, metrics: MetricsSet) -> BatchStream {
+    Box::new(stream.inspect(move |b| {
+        if let Ok(b) = b {
+            metrics.add("output_rows", b.num_rows() as u64);
+            metrics.add("output_batches", 1);
+        }
+    }))
+}
+
+/// Spark-style text of a physical plan: `*`-free operator lines, children under `+- `,
+/// each with its metrics when `with_metrics`.
+pub fn explain_physical(plan: &Arc<dyn ExecutionPlan>, with_metrics: bool) -> String {
+    let mut out = String::new();
+    walk(plan.as_ref(), "", "", with_metrics, &mut out);
+    out
+}
+
+fn metrics_text(m: &MetricsSet) -> String {
+    let mut parts = Vec::new();
+    for (name, v) in m.snapshot() {
+        if v == 0 && name != "output_rows" {
+            continue;
+        }
+        if name.ends_with("_ns") {
+            parts.push(format!("{}={:.1} ms", name.trim_end_matches("_ns"), v as f64 / 1e6));
+        } else if name.ends_with("bytes") {
+            parts.push(format!("{name}={:.1} MiB", v as f64 / (1024.0 * 1024.0)));
+        } else {
+            parts.push(format!("{name}={v}"));
+        }
+    }
+    parts.join(", ")
+}
+
+fn walk(plan: &dyn ExecutionPlan, first: &str, rest: &str, with_metrics: bool, out: &mut String) {
+    let d = plan.describe();
+    let _ = write!(out, "{first}{}", plan.name());
+    if !d.is_empty() {
+        let _ = write!(out, " {d}");
+    }
+    if with_metrics {
+        let _ = write!(out, "  [{}]", metrics_text(plan.metrics()));
+    }
+    out.push('\n');
+    let kids = plan.children();
+    let n = kids.len();
+    for (i, k) in kids.iter().enumerate() {
+        if i + 1 < n {
+            walk(k.as_ref(), &format!("{rest}:- "), &format!("{rest}:  "), with_metrics, out);
+        } else {
+            walk(k.as_ref(), &format!("{rest}+- "), &format!("{rest}   "), with_metrics, out);
+        }
+    }
+}
+
+/// Collects a stream.
+pub fn collect(stream: BatchStream) -> Result<Vec<RecordBatch>> {
+    stream.collect()
+}

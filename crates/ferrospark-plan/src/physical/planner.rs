@@ -1,0 +1,283 @@
+//! Logical to physical: each node to its operator, Spark's `JoinSelection` on estimated sizes,
+//! equi-keys extracted from join conditions (`ExtractEquiJoinKeys`), aggregation fused into a
+//! Parquet scan below it, `ORDER BY ... LIMIT` as a top-K.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use ferrospark_common::{Config, FerroError, Result};
+use ferrospark_expr::{BinaryOp, Expr};
+use ferrospark_join::{select_join, BuildSide, JoinSelectionInput, JoinStrategy, JoinType};
+
+use super::aggregate::{engine_call, HashAggregateExec};
+use super::basic::{FilterExec, LimitExec, ProjectExec, UnionExec};
+use super::join::JoinPlanExec;
+use super::scan::{ConstantRowsExec, MemoryScanExec, ParquetScanExec};
+use super::sort::SortExec;
+use super::stats::size_in_bytes;
+use super::ExecutionPlan;
+use crate::logical::expr_util::{column_keys, conjoin, replace_columns, split_conjuncts};
+use crate::logical::{attrs_schema, expr_text, Attr, LogicalPlan, ScanSource};
+
+/// Plans physical operators for optimized logical plans under a session configuration.
+pub struct PhysicalPlanner<'a> {
+    cfg: &'a Config,
+}
+
+/// Equi-keys and the rest of a join condition.
+pub struct EquiJoin {
+    /// Left keys.
+    pub left: Vec<Expr>,
+    /// Right keys.
+    pub right: Vec<Expr>,
+    /// `<=>`?
+    pub null_safe: Vec<bool>,
+    /// What is left of the condition.
+    pub residual: Option<Expr>,
+}
+
+/// Splits `condition` into equalities between one side and the other, and the rest.
+pub fn extract_equi_keys(condition: Option<&Expr>, left: &[Attr], right: &[Attr]) -> EquiJoin {
+    let lk: HashSet<String> = left.iter().map(Attr::key).collect();
+    let rk: HashSet<String> = right.iter().map(Attr::key).collect();
+    let mut out = EquiJoin {
+        left: vec![],
+        right: vec![],
+        null_safe: vec![],
+        residual: None,
+    };
+    let mut rest = Vec::new();
+    for c in condition.map(split_conjuncts).unwrap_or_default() {
+        if let Expr::Binary {
+            left: a,
+            op: op @ (BinaryOp::Eq | BinaryOp::EqNullSafe),
+            right: b,
+        } = &c
+        {
+            let (ka, kb) = (column_keys(a), column_keys(b));
+            let within = |k: &HashSet<String>, side: &HashSet<String>| !k.is_empty() && k.is_subset(side);
+            if within(&ka, &lk) && within(&kb, &rk) {
+                out.left.push((**a).clone());
+                out.right.push((**b).clone());
+                out.null_safe.push(*op == BinaryOp::EqNullSafe);
+                continue;
+            }
+            if within(&ka, &rk) && within(&kb, &lk) {
+                out.left.push((**b).clone());
+                out.right.push((**a).clone());
+                out.null_safe.push(*op == BinaryOp::EqNullSafe);
+                continue;
+            }
+        }
+        rest.push(c);
+    }
+    out.residual = conjoin(rest);
+    out
+}
+
+impl<'a> PhysicalPlanner<'a> {
+    /// A planner under `cfg`.
+    pub fn new(cfg: &'a Config) -> Self {
+        Self { cfg }
+    }
+
+    fn parquet_scan(&self, plan: &LogicalPlan) -> Result<Option<Arc<ParquetScanExec>>> {
+        let LogicalPlan::Scan {
+            source: ScanSource::Parquet { paths, .. },
+            attrs,
+            filters,
+            name,
+            ..
+        } = plan
+        else {
+            return Ok(None);
+        };
+        let mut out = plan.output();
+        if out.is_empty() {
+            // Row counts still need a column to read: the narrowest one.
+            if let Some(a) = attrs.iter().min_by_key(|a| super::stats::row_size(std::slice::from_ref(a))) {
+                out.push(a.clone());
+            }
+        }
+        let columns: Vec<String> = out.iter().map(|a| a.name.clone()).collect();
+        let by_name = |k: &str| {
+            attrs
+                .iter()
+                .find(|a| a.key() == k)
+                .map(|a| Expr::Column(a.name.clone()))
+        };
+        let filter = conjoin(filters.iter().map(|f| replace_columns(f, &by_name)));
+        Ok(Some(Arc::new(ParquetScanExec::new(
+            paths.clone(),
+            columns,
+            filter,
+            filters.iter().map(expr_text).collect(),
+            attrs_schema(&out),
+            name.clone(),
+        ))))
+    }
+
+    /// The operator tree of `plan`.
+    pub fn create(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(match plan.as_ref() {
+            LogicalPlan::Scan {
+                source,
+                attrs,
+                projection,
+                filters,
+                ..
+            } => match source {
+                ScanSource::Parquet { .. } => match self.parquet_scan(plan)? {
+                    Some(s) => {
+                        let s: Arc<dyn ExecutionPlan> = s;
+                        if plan.output().is_empty() {
+                            Arc::new(ProjectExec::new(s, vec![], attrs_schema(&[])))
+                        } else {
+                            s
+                        }
+                    }
+                    None => return Err(FerroError::Internal("not a parquet scan".into())),
+                },
+                ScanSource::Memory { batches } => {
+                    let proj = projection.clone().unwrap_or_else(|| (0..attrs.len()).collect());
+                    Arc::new(MemoryScanExec::new(
+                        batches.clone(),
+                        proj,
+                        conjoin(filters.iter().cloned()),
+                        attrs_schema(attrs),
+                        attrs_schema(&plan.output()),
+                    ))
+                }
+            },
+            LogicalPlan::OneRow => Arc::new(ConstantRowsExec::new(1, attrs_schema(&[]))),
+            LogicalPlan::Empty { attrs } => Arc::new(ConstantRowsExec::new(0, attrs_schema(attrs))),
+            LogicalPlan::Project { input, exprs } => Arc::new(ProjectExec::new(
+                self.create(input)?,
+                exprs.iter().map(|(e, _)| e.clone()).collect(),
+                attrs_schema(&plan.output()),
+            )),
+            LogicalPlan::Filter { input, predicate } => {
+                Arc::new(FilterExec::new(self.create(input)?, predicate.clone()))
+            }
+            LogicalPlan::SubqueryAlias { input, .. } => self.create(input)?,
+            LogicalPlan::Aggregate { input, group, aggs } => {
+                let fused = self.parquet_scan(input)?.filter(|_| !input.output().is_empty());
+                let child: Arc<dyn ExecutionPlan> = match &fused {
+                    Some(s) => s.clone(),
+                    None => self.create(input)?,
+                };
+                let group_exprs = group
+                    .iter()
+                    .map(|(e, a)| Expr::Alias {
+                        expr: Box::new(e.clone()),
+                        name: a.key(),
+                    })
+                    .collect();
+                let calls = aggs
+                    .iter()
+                    .map(|(c, a)| engine_call(c, Some(&a.key())))
+                    .collect();
+                Arc::new(HashAggregateExec::new(
+                    child,
+                    group_exprs,
+                    calls,
+                    attrs_schema(&plan.output()),
+                    fused,
+                ))
+            }
+            LogicalPlan::Join {
+                left,
+                right,
+                join_type,
+                condition,
+                hint,
+            } => self.join(left, right, *join_type, condition.as_ref(), *hint)?,
+            LogicalPlan::Sort { input, keys } => {
+                Arc::new(SortExec::new(self.create(input)?, keys.clone(), None))
+            }
+            LogicalPlan::Limit { input, skip, fetch } => {
+                let child = match (input.as_ref(), fetch) {
+                    (LogicalPlan::Sort { input: si, keys }, Some(n)) => Arc::new(SortExec::new(
+                        self.create(si)?,
+                        keys.clone(),
+                        Some(skip + n),
+                    )) as Arc<dyn ExecutionPlan>,
+                    _ => self.create(input)?,
+                };
+                Arc::new(LimitExec::new(child, *skip, *fetch))
+            }
+            LogicalPlan::Union { inputs, .. } => Arc::new(UnionExec::new(
+                inputs.iter().map(|i| self.create(i)).collect::<Result<_>>()?,
+                attrs_schema(&plan.output()),
+            )),
+            LogicalPlan::Window { .. } => {
+                return Err(FerroError::Unsupported(
+                    "window functions inside a query plan (fs.window runs them over a table)".into(),
+                ))
+            }
+            LogicalPlan::SetOp { .. } => {
+                return Err(FerroError::Internal(
+                    "set operations are rewritten to joins before planning".into(),
+                ))
+            }
+        })
+    }
+
+    fn join(
+        &self,
+        left: &Arc<LogicalPlan>,
+        right: &Arc<LogicalPlan>,
+        join_type: JoinType,
+        condition: Option<&Expr>,
+        hint: Option<JoinStrategy>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let keys = extract_equi_keys(condition, &left.output(), &right.output());
+        let input = JoinSelectionInput {
+            join_type,
+            has_equi_keys: !keys.left.is_empty(),
+            keys_orderable: true,
+            left_bytes: size_in_bytes(left),
+            right_bytes: size_in_bytes(right),
+            broadcast_threshold: self.cfg.auto_broadcast_threshold()?,
+            prefer_sort_merge: self.cfg.prefer_sort_merge_join()?,
+            shuffle_partitions: self.cfg.shuffle_partitions()? as u64,
+            hint,
+        };
+        let (strategy, build_side) = select_join(&input)?;
+        let (l, r) = (self.create(left)?, self.create(right)?);
+        let nested = matches!(
+            strategy,
+            JoinStrategy::BroadcastNestedLoop | JoinStrategy::Cartesian
+        );
+        if nested {
+            // Nested loops evaluate the whole condition on each pair.
+            let build_side = if matches!(join_type, JoinType::RightOuter) {
+                BuildSide::Left
+            } else {
+                build_side
+            };
+            return Ok(Arc::new(JoinPlanExec::new(
+                l,
+                r,
+                join_type,
+                vec![],
+                vec![],
+                vec![],
+                condition.cloned(),
+                strategy,
+                build_side,
+            )));
+        }
+        Ok(Arc::new(JoinPlanExec::new(
+            l,
+            r,
+            join_type,
+            keys.left,
+            keys.right,
+            keys.null_safe,
+            keys.residual,
+            strategy,
+            build_side,
+        )))
+    }
+}

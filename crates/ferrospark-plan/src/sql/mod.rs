@@ -1,0 +1,578 @@
+//! Spark SQL text to resolved logical plans: `SELECT` with joins, subqueries, grouping,
+//! ordering, set operations and CTEs, and `EXPLAIN`.
+//!
+//! Subqueries and windowed calls inside expressions are lifted out of the parsed statement
+//! first (each replaced by a placeholder call naming its slot), so the expression converter
+//! sees plain expressions; the planner then turns each placeholder into a join (EXISTS and IN
+//! into semi / anti joins, scalar subqueries into a left outer join, correlated ones through
+//! an aggregate grouped by the correlation keys, as Catalyst's `RewritePredicateSubquery`
+//! and `RewriteCorrelatedScalarSubquery` do).
+
+mod select;
+mod subquery;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::parser::convert_ast;
+use ferrospark_expr::{Expr, Literal};
+use ferrospark_join::{JoinStrategy, JoinType};
+use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier, Statement, TableFactor};
+use sqlparser::dialect::DatabricksDialect;
+use sqlparser::parser::Parser;
+
+use crate::analyzer::Scope;
+use crate::builder::{JoinOn, PlanBuilder};
+use crate::logical::{LogicalPlan, SetOpKind};
+
+/// Tables a query can name: temp views and tables of the session's catalog.
+pub trait TableProvider {
+    /// The plan of table `name` (already lower-cased), if it exists.
+    fn table(&self, name: &str) -> Option<Arc<LogicalPlan>>;
+    /// Known table names, for messages.
+    fn table_names(&self) -> Vec<String>;
+}
+
+/// What `EXPLAIN` asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExplainMode {
+    /// The physical plan only.
+    Simple,
+    /// Parsed, analyzed and optimized logical plans and the physical plan.
+    Extended,
+    /// The physical plan as an outline plus a section per operator.
+    Formatted,
+}
+
+/// A planned statement.
+#[derive(Debug, Clone)]
+pub enum SqlStatement {
+    /// A query.
+    Query(Arc<LogicalPlan>),
+    /// `EXPLAIN [mode] query`.
+    Explain(Arc<LogicalPlan>, ExplainMode),
+}
+
+/// Plans one SQL statement.
+pub fn plan_sql(text: &str, builder: &PlanBuilder, tables: &dyn TableProvider) -> Result<SqlStatement> {
+    let (body, explain) = strip_explain(text);
+    let dialect = DatabricksDialect {};
+    let parse_err = |e: &dyn std::fmt::Display| {
+        FerroError::Analysis(format!(
+            "[PARSE_SYNTAX_ERROR] Syntax error in SQL statement: {e}\n== SQL ==\n{}",
+            text.trim()
+        ))
+    };
+    let mut statements = Parser::new(&dialect)
+        .with_recursion_limit(512)
+        .try_with_sql(body)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(|e| parse_err(&e))?;
+    if statements.len() != 1 {
+        return Err(parse_err(&format!(
+            "expected one statement, found {}",
+            statements.len()
+        )));
+    }
+    let statement = statements.remove(0);
+    let Statement::Query(mut query) = statement else {
+        return Err(FerroError::Unsupported(format!(
+            "only queries (SELECT, VALUES, WITH ...) and EXPLAIN run here, not `{}`",
+            first_words(body)
+        )));
+    };
+    let planner = SqlPlanner::new(builder, tables, text);
+    planner.lift(&mut query);
+    let plan = planner.query(&query, None)?;
+    Ok(match explain {
+        Some(mode) => SqlStatement::Explain(plan, mode),
+        None => SqlStatement::Query(plan),
+    })
+}
+
+fn first_words(s: &str) -> String {
+    s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+/// Splits a leading `EXPLAIN [EXTENDED | FORMATTED | ...]` off the statement.
+fn strip_explain(text: &str) -> (&str, Option<ExplainMode>) {
+    let t = text.trim_start();
+    let word = |s: &str| -> (String, usize) {
+        let end = s
+            .find(|c: char| c.is_whitespace() || c == '(')
+            .unwrap_or(s.len());
+        (s[..end].to_ascii_uppercase(), end)
+    };
+    let (w, n) = word(t);
+    if w != "EXPLAIN" {
+        return (text, None);
+    }
+    let rest = t[n..].trim_start();
+    let (w2, n2) = word(rest);
+    match w2.as_str() {
+        "EXTENDED" => (&rest[n2..], Some(ExplainMode::Extended)),
+        "FORMATTED" => (&rest[n2..], Some(ExplainMode::Formatted)),
+        "CODEGEN" | "COST" => (&rest[n2..], Some(ExplainMode::Simple)),
+        _ => (rest, Some(ExplainMode::Simple)),
+    }
+}
+
+/// A subquery or windowed call lifted out of an expression.
+#[derive(Debug, Clone)]
+pub(crate) enum Lifted {
+    /// `(SELECT ...)` used as a value.
+    Scalar(ast::Query),
+    /// `[NOT] EXISTS (SELECT ...)`.
+    Exists(ast::Query, bool),
+    /// `x [NOT] IN (SELECT ...)`.
+    In(ast::Query, bool),
+    /// `f(...) OVER (...)`, kept for when SQL window calls are planned.
+    #[allow(dead_code)]
+    Window(ast::Function),
+}
+
+/// Placeholder function names the lifted parts leave behind.
+pub(crate) const SUBQUERY_FN: &str = "__subquery";
+pub(crate) const WINDOW_FN: &str = "__window";
+
+pub(crate) struct SqlPlanner<'a> {
+    pub(crate) builder: &'a PlanBuilder,
+    tables: &'a dyn TableProvider,
+    pub(crate) text: &'a str,
+    pub(crate) lifted: RefCell<Vec<Lifted>>,
+    ctes: RefCell<Vec<HashMap<String, Arc<LogicalPlan>>>>,
+}
+
+fn placeholder(name: &str, slot: usize, extra: Option<ast::Expr>) -> ast::Expr {
+    let mut args = vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+        ast::Expr::value(ast::Value::Number(slot.to_string(), false)),
+    ))];
+    if let Some(e) = extra {
+        args.push(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)));
+    }
+    ast::Expr::Function(ast::Function {
+        name: ast::ObjectName::from(vec![ast::Ident::new(name)]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args,
+            clauses: vec![],
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: vec![],
+    })
+}
+
+impl<'a> SqlPlanner<'a> {
+    fn new(builder: &'a PlanBuilder, tables: &'a dyn TableProvider, text: &'a str) -> Self {
+        Self {
+            builder,
+            tables,
+            text,
+            lifted: RefCell::new(Vec::new()),
+            ctes: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Replaces every subquery and windowed call in `query`'s expressions (nested queries
+    /// included) by a placeholder.
+    fn lift(&self, query: &mut ast::Query) {
+        let _ = ast::visit_expressions_mut(query, |e: &mut ast::Expr| {
+            let taken = std::mem::replace(e, ast::Expr::value(ast::Value::Null));
+            let mut lifted = self.lifted.borrow_mut();
+            let slot = lifted.len();
+            *e = match taken {
+                ast::Expr::Subquery(q) => {
+                    lifted.push(Lifted::Scalar(*q));
+                    placeholder(SUBQUERY_FN, slot, None)
+                }
+                ast::Expr::Exists { subquery, negated } => {
+                    lifted.push(Lifted::Exists(*subquery, negated));
+                    placeholder(SUBQUERY_FN, slot, None)
+                }
+                ast::Expr::InSubquery {
+                    expr,
+                    subquery,
+                    negated,
+                } => {
+                    lifted.push(Lifted::In(*subquery, negated));
+                    placeholder(SUBQUERY_FN, slot, Some(*expr))
+                }
+                ast::Expr::Function(f) if f.over.is_some() => {
+                    lifted.push(Lifted::Window(f));
+                    placeholder(WINDOW_FN, slot, None)
+                }
+                other => other,
+            };
+            ControlFlow::<()>::Continue(())
+        });
+    }
+
+    /// Converts an expression of the statement.
+    pub(crate) fn expr(&self, e: &ast::Expr) -> Result<Expr> {
+        convert_ast(e, self.text)
+    }
+
+    pub(crate) fn query(&self, q: &ast::Query, outer: Option<&Scope<'_>>) -> Result<Arc<LogicalPlan>> {
+        let pushed_ctes = if let Some(with) = &q.with {
+            if with.recursive {
+                return Err(FerroError::Unsupported("WITH RECURSIVE".into()));
+            }
+            self.ctes.borrow_mut().push(HashMap::new());
+            for cte in &with.cte_tables {
+                let plan = self.query(&cte.query, outer)?;
+                let plan = self.rename_columns(plan, &cte.alias)?;
+                let name = cte.alias.name.value.to_ascii_lowercase();
+                if let Some(top) = self.ctes.borrow_mut().last_mut() {
+                    top.insert(name, plan);
+                }
+            }
+            true
+        } else {
+            false
+        };
+        let result = self.query_body(q, outer);
+        if pushed_ctes {
+            self.ctes.borrow_mut().pop();
+        }
+        result
+    }
+
+    fn query_body(&self, q: &ast::Query, outer: Option<&Scope<'_>>) -> Result<Arc<LogicalPlan>> {
+        let order_by: Vec<ast::OrderByExpr> = match &q.order_by {
+            None => Vec::new(),
+            Some(ob) => match &ob.kind {
+                ast::OrderByKind::Expressions(list) => list.clone(),
+                ast::OrderByKind::All(_) => {
+                    return Err(FerroError::Unsupported("ORDER BY ALL".into()))
+                }
+            },
+        };
+        let mut plan = match q.body.as_ref() {
+            SetExpr::Select(s) => self.select(s, &order_by, outer)?,
+            other => {
+                let plan = self.set_expr(other, outer)?;
+                if order_by.is_empty() {
+                    plan
+                } else {
+                    self.order_by_output(plan, &order_by)?
+                }
+            }
+        };
+        if let Some(limit) = &q.limit_clause {
+            let (limit, offset) = match limit {
+                ast::LimitClause::LimitOffset { limit, offset, .. } => {
+                    (limit.clone(), offset.as_ref().map(|o| o.value.clone()))
+                }
+                ast::LimitClause::OffsetCommaLimit { offset, limit } => {
+                    (Some(limit.clone()), Some(offset.clone()))
+                }
+            };
+            let fetch = limit.map(|l| self.count_literal(&l, "LIMIT")).transpose()?;
+            let skip = offset
+                .map(|o| self.count_literal(&o, "OFFSET"))
+                .transpose()?
+                .unwrap_or(0);
+            plan = PlanBuilder::limit(plan, skip, fetch);
+        }
+        Ok(plan)
+    }
+
+    fn count_literal(&self, e: &ast::Expr, what: &str) -> Result<usize> {
+        let v = self.expr(e)?;
+        if let Expr::Literal(l) = &v {
+            if let Some(n) = literal_i64(l) {
+                if n >= 0 {
+                    return Ok(n as usize);
+                }
+            }
+        }
+        Err(FerroError::Analysis(format!(
+            "[INVALID_LIMIT_LIKE_EXPRESSION] The {what} expression `{e}` must be a non-negative integer literal"
+        )))
+    }
+
+    /// ORDER BY over a set operation's output (names and ordinals only).
+    fn order_by_output(&self, plan: Arc<LogicalPlan>, order: &[ast::OrderByExpr]) -> Result<Arc<LogicalPlan>> {
+        let out = plan.output();
+        let mut keys = Vec::new();
+        for o in order {
+            let e = self.expr(&o.expr)?;
+            let e = match &e {
+                Expr::Literal(l) => match literal_i64(l) {
+                    Some(i) if i >= 1 && (i as usize) <= out.len() => out[i as usize - 1].column(),
+                    _ => return Err(ordinal_error(l, out.len())),
+                },
+                other => other.clone(),
+            };
+            keys.push(sort_key(e, &o.options));
+        }
+        self.builder.sort(plan, &keys)
+    }
+
+    fn set_expr(&self, s: &SetExpr, outer: Option<&Scope<'_>>) -> Result<Arc<LogicalPlan>> {
+        match s {
+            SetExpr::Select(sel) => self.select(sel, &[], outer),
+            SetExpr::Query(q) => self.query(q, outer),
+            SetExpr::Values(v) => self.values(v),
+            SetExpr::SetOperation {
+                left,
+                op,
+                set_quantifier,
+                right,
+            } => {
+                let l = self.set_expr(left, outer)?;
+                let r = self.set_expr(right, outer)?;
+                let all = matches!(set_quantifier, SetQuantifier::All);
+                let by_name = matches!(
+                    set_quantifier,
+                    SetQuantifier::ByName | SetQuantifier::AllByName | SetQuantifier::DistinctByName
+                );
+                let r = if by_name { self.reorder_by_name(&l, r)? } else { r };
+                match op {
+                    SetOperator::Union => {
+                        let u = self.builder.union(vec![l, r])?;
+                        if all {
+                            Ok(u)
+                        } else {
+                            self.builder.distinct(u)
+                        }
+                    }
+                    SetOperator::Intersect | SetOperator::Except | SetOperator::Minus => {
+                        let kind = if matches!(op, SetOperator::Intersect) {
+                            SetOpKind::Intersect
+                        } else {
+                            SetOpKind::Except
+                        };
+                        crate::setops::set_op(self.builder, l, r, kind, all)
+                    }
+                }
+            }
+            other => Err(FerroError::Unsupported(format!("`{other}` as a query"))),
+        }
+    }
+
+    fn reorder_by_name(&self, left: &Arc<LogicalPlan>, right: Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        let items: Vec<Expr> = left
+            .output()
+            .iter()
+            .map(|a| Expr::Column(a.name.clone()))
+            .collect();
+        self.builder.project(right, &items)
+    }
+
+    /// `VALUES (...), (...)`: an in-memory relation of constant rows.
+    fn values(&self, v: &ast::Values) -> Result<Arc<LogicalPlan>> {
+        let rows: Vec<Vec<Expr>> = v
+            .rows
+            .iter()
+            .map(|r| r.content.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>>>())
+            .collect::<Result<_>>()?;
+        crate::values::values_plan(self.builder, &rows)
+    }
+
+    /// Renames a plan's output columns (`AS t(a, b)`, `WITH t(a, b) AS ...`).
+    fn rename_columns(&self, plan: Arc<LogicalPlan>, alias: &ast::TableAlias) -> Result<Arc<LogicalPlan>> {
+        let plan = if alias.columns.is_empty() {
+            plan
+        } else {
+            let out = plan.output();
+            if out.len() != alias.columns.len() {
+                return Err(FerroError::Analysis(format!(
+                    "[ASSIGNMENT_ARITY_MISMATCH] `{}` names {} columns but its query has {}",
+                    alias.name.value,
+                    alias.columns.len(),
+                    out.len()
+                )));
+            }
+            let exprs = out
+                .iter()
+                .zip(&alias.columns)
+                .map(|(a, c)| {
+                    let na = self.builder.attr(&c.name.value, a.data_type.clone(), a.nullable);
+                    (a.column(), na)
+                })
+                .collect();
+            PlanBuilder::project_resolved(plan, exprs)
+        };
+        Ok(PlanBuilder::alias(plan, &alias.name.value))
+    }
+
+    pub(crate) fn from(&self, from: &[ast::TableWithJoins], outer: Option<&Scope<'_>>) -> Result<Arc<LogicalPlan>> {
+        let mut plan: Option<Arc<LogicalPlan>> = None;
+        for twj in from {
+            let item = self.table_with_joins(twj, outer)?;
+            plan = Some(match plan {
+                None => item,
+                // Comma joins are inner joins without a condition; the optimizer pulls the
+                // WHERE conditions into them and orders them (ReorderJoin).
+                Some(p) => self
+                    .builder
+                    .join(p, item, JoinOn::None, JoinType::Inner, None)?,
+            });
+        }
+        Ok(plan.unwrap_or_else(|| Arc::new(LogicalPlan::OneRow)))
+    }
+
+    fn table_with_joins(&self, twj: &ast::TableWithJoins, outer: Option<&Scope<'_>>) -> Result<Arc<LogicalPlan>> {
+        let mut plan = self.table_factor(&twj.relation, outer)?;
+        for j in &twj.joins {
+            let right = self.table_factor(&j.relation, outer)?;
+            use ast::JoinOperator as J;
+            let (jt, c) = match &j.join_operator {
+                J::Join(c) | J::Inner(c) => (JoinType::Inner, c),
+                J::Left(c) | J::LeftOuter(c) => (JoinType::LeftOuter, c),
+                J::Right(c) | J::RightOuter(c) => (JoinType::RightOuter, c),
+                J::FullOuter(c) => (JoinType::FullOuter, c),
+                J::CrossJoin(c) => (JoinType::Inner, c),
+                J::Semi(c) | J::LeftSemi(c) => (JoinType::LeftSemi, c),
+                J::Anti(c) | J::LeftAnti(c) => (JoinType::LeftAnti, c),
+                other => {
+                    return Err(FerroError::Unsupported(format!("join `{other:?}`")));
+                }
+            };
+            let on = match c {
+                ast::JoinConstraint::On(e) => {
+                    let cond = self.expr(e)?;
+                    if cond.to_string().contains(SUBQUERY_FN) {
+                        return Err(FerroError::Unsupported(
+                            "subqueries in a join's ON condition; move them to WHERE".into(),
+                        ));
+                    }
+                    JoinOn::Condition(cond)
+                }
+                ast::JoinConstraint::Using(names) => JoinOn::Using(
+                    names
+                        .iter()
+                        .map(|n| n.to_string().trim_matches('`').to_string())
+                        .collect(),
+                ),
+                ast::JoinConstraint::Natural => {
+                    let l = plan.output();
+                    let r = right.output();
+                    let common: Vec<String> = l
+                        .iter()
+                        .filter(|a| r.iter().any(|b| b.name.eq_ignore_ascii_case(&a.name)))
+                        .map(|a| a.name.clone())
+                        .collect();
+                    if common.is_empty() {
+                        JoinOn::None
+                    } else {
+                        JoinOn::Using(common)
+                    }
+                }
+                ast::JoinConstraint::None => JoinOn::None,
+            };
+            let hint = self.hint_for(&right).or_else(|| self.hint_for(&plan));
+            plan = self.builder.join(plan, right, on, jt, hint)?;
+        }
+        Ok(plan)
+    }
+
+    fn hint_for(&self, _plan: &Arc<LogicalPlan>) -> Option<JoinStrategy> {
+        None
+    }
+
+    fn table_factor(&self, t: &TableFactor, outer: Option<&Scope<'_>>) -> Result<Arc<LogicalPlan>> {
+        match t {
+            TableFactor::Table { name, alias, .. } => {
+                let parts: Vec<String> = name
+                    .0
+                    .iter()
+                    .map(|p| p.to_string().trim_matches('`').to_string())
+                    .collect();
+                let plan = self.named_table(&parts)?;
+                let default_alias = parts.last().cloned().unwrap_or_default();
+                match alias {
+                    Some(a) => self.rename_columns(plan, a),
+                    None => Ok(PlanBuilder::alias(plan, &default_alias)),
+                }
+            }
+            TableFactor::Derived {
+                subquery, alias, ..
+            } => {
+                let plan = self.query(subquery, outer)?;
+                match alias {
+                    Some(a) => self.rename_columns(plan, a),
+                    None => Ok(plan),
+                }
+            }
+            TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
+                let plan = self.table_with_joins(table_with_joins, outer)?;
+                match alias {
+                    Some(a) => self.rename_columns(plan, a),
+                    None => Ok(plan),
+                }
+            }
+            other => Err(FerroError::Unsupported(format!("`{other}` in FROM"))),
+        }
+    }
+
+    /// A table by name: a CTE, a temp view or catalog table, or ``parquet.`path` ``.
+    fn named_table(&self, parts: &[String]) -> Result<Arc<LogicalPlan>> {
+        if let [format, path] = parts {
+            if format.eq_ignore_ascii_case("parquet") && (path.contains('/') || path.contains('.')) {
+                return self
+                    .builder
+                    .scan_parquet(&[PathBuf::from(path)], path);
+            }
+        }
+        let name = parts.join(".").to_ascii_lowercase();
+        for scope in self.ctes.borrow().iter().rev() {
+            if let Some(p) = scope.get(&name) {
+                return self.builder.fresh_ids(p);
+            }
+        }
+        if let Some(p) = self.tables.table(&name) {
+            return self.builder.fresh_ids(&p);
+        }
+        let mut known = self.tables.table_names();
+        known.sort();
+        Err(FerroError::Analysis(format!(
+            "[TABLE_OR_VIEW_NOT_FOUND] The table or view `{}` cannot be found. Verify the spelling; known tables and views: [{}]. Register one with createOrReplaceTempView.",
+            parts.join("`.`"),
+            known.join(", ")
+        )))
+    }
+}
+
+pub(crate) fn literal_i64(l: &Literal) -> Option<i64> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int32Type, Int64Type};
+    use arrow_array::Array;
+    let a = l.array();
+    if a.is_null(0) {
+        return None;
+    }
+    match a.data_type() {
+        arrow_schema::DataType::Int32 => Some(a.as_primitive::<Int32Type>().value(0) as i64),
+        arrow_schema::DataType::Int64 => Some(a.as_primitive::<Int64Type>().value(0)),
+        _ => None,
+    }
+}
+
+pub(crate) fn ordinal_error(l: &Literal, n: usize) -> FerroError {
+    FerroError::Analysis(format!(
+        "[ORDER_BY_POS_OUT_OF_RANGE] ORDER BY position {l} is not in select list (valid range is [1, {n}])"
+    ))
+}
+
+/// An ORDER BY item as a sort key with Spark's defaults (ASC NULLS FIRST, DESC NULLS LAST).
+pub(crate) fn sort_key(e: Expr, o: &ast::OrderByOptions) -> Expr {
+    let ascending = !matches!(o.sort, Some(ast::OrderBySort::Desc));
+    Expr::SortKey {
+        expr: Box::new(e),
+        ascending,
+        nulls_first: o.nulls_first.unwrap_or(ascending),
+    }
+}

@@ -1,0 +1,325 @@
+//! One `SELECT` block: FROM, WHERE, GROUP BY, HAVING, the select list, DISTINCT, ORDER BY.
+
+use std::sync::Arc;
+
+use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::Expr;
+use sqlparser::ast;
+
+use super::{literal_i64, ordinal_error, sort_key, SqlPlanner, WINDOW_FN};
+use crate::analyzer::{resolve_expr, strip_inner_aliases, Scope};
+use crate::builder::PlanBuilder;
+use crate::logical::expr_util::{contains_aggregate, split_conjuncts, unalias};
+use crate::logical::{Attr, LogicalPlan};
+
+/// A select-list item as written, and its resolved form.
+struct Item {
+    written: Expr,
+}
+
+impl<'a> SqlPlanner<'a> {
+    pub(crate) fn select(
+        &self,
+        s: &ast::Select,
+        order_by: &[ast::OrderByExpr],
+        outer: Option<&Scope<'_>>,
+    ) -> Result<Arc<LogicalPlan>> {
+        if s.having.is_some() && matches!(s.group_by, ast::GroupByExpr::All(_)) {
+            return Err(FerroError::Unsupported("GROUP BY ALL".into()));
+        }
+        let mut plan = self.from(&s.from, outer)?;
+        let from_attrs = plan.output();
+
+        // WHERE: subquery conjuncts become semi / anti joins, the rest one filter.
+        if let Some(w) = &s.selection {
+            let pred = self.expr(w)?;
+            let mut rest = Vec::new();
+            for c in split_conjuncts(&pred) {
+                let scope = self.scope_over(&plan, outer);
+                match self.predicate_subquery(&plan, &c, &scope)? {
+                    Some(joined) => plan = joined,
+                    None => rest.push(c),
+                }
+            }
+            if let Some(p) = crate::logical::expr_util::conjoin(rest) {
+                let scope = self.scope_over(&plan, outer);
+                let resolved = resolve_expr(&p, &scope)?;
+                let (p2, resolved) = self.scalar_subqueries(plan, resolved, &scope)?;
+                plan = self.builder.filter_resolved(p2, resolved)?;
+            }
+        }
+
+        // The select list, `*` expanded over the FROM clause's columns.
+        let mut items: Vec<Item> = Vec::new();
+        for si in &s.projection {
+            match si {
+                ast::SelectItem::UnnamedExpr(e) => items.push(Item {
+                    written: self.expr(e)?,
+                }),
+                ast::SelectItem::ExprWithAlias { expr, alias } => items.push(Item {
+                    written: Expr::Alias {
+                        expr: Box::new(self.expr(expr)?),
+                        name: alias.value.clone(),
+                    },
+                }),
+                ast::SelectItem::Wildcard(_) => {
+                    items.extend(from_attrs.iter().map(|a| Item {
+                        written: a.column(),
+                    }));
+                }
+                ast::SelectItem::QualifiedWildcard(kind, _) => {
+                    let q = kind.to_string();
+                    let q = q.rsplit('.').next().unwrap_or(&q).trim_matches('`').to_string();
+                    let matching: Vec<&Attr> = from_attrs
+                        .iter()
+                        .filter(|a| a.qualifier.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(&q)))
+                        .collect();
+                    if matching.is_empty() {
+                        return Err(FerroError::Analysis(format!(
+                            "[CANNOT_RESOLVE_STAR_EXPAND] Cannot resolve `{q}`.* given input columns {}",
+                            from_attrs.iter().map(|a| format!("`{}`", a.name)).collect::<Vec<_>>().join(", ")
+                        )));
+                    }
+                    items.extend(matching.into_iter().map(|a| Item {
+                        written: a.column(),
+                    }));
+                }
+                other => return Err(FerroError::Unsupported(format!("select item `{other}`"))),
+            }
+        }
+        if items.iter().any(|i| i.written.to_string().contains(WINDOW_FN)) {
+            return Err(FerroError::Unsupported(
+                "window functions in SQL text (use DataFrame.withColumn(f.over(w)) or fs.window)".into(),
+            ));
+        }
+
+        let group_written: Vec<Expr> = match &s.group_by {
+            ast::GroupByExpr::Expressions(list, mods) => {
+                if !mods.is_empty() {
+                    return Err(FerroError::Unsupported("GROUP BY ... WITH ROLLUP / CUBE".into()));
+                }
+                list.iter().map(|e| self.group_item(e, &items)).collect::<Result<_>>()?
+            }
+            ast::GroupByExpr::All(_) => items
+                .iter()
+                .filter(|i| !contains_aggregate(&i.written))
+                .map(|i| unalias(&i.written).clone())
+                .collect(),
+        };
+        let having = s.having.as_ref().map(|h| self.expr(h)).transpose()?;
+        let orders: Vec<Expr> = order_by
+            .iter()
+            .map(|o| Ok(sort_key(self.expr(&o.expr)?, &o.options)))
+            .collect::<Result<_>>()?;
+
+        let is_agg = !group_written.is_empty()
+            || items.iter().any(|i| contains_aggregate(&i.written))
+            || having.as_ref().is_some_and(contains_aggregate);
+
+        let scope = self.scope_over(&plan, outer);
+        // Select-list aliases, for HAVING and ORDER BY names the input does not have.
+        let aliases: Vec<(String, Expr)> = items
+            .iter()
+            .filter_map(|i| match &i.written {
+                Expr::Alias { expr, name } => Some((name.clone(), (**expr).clone())),
+                _ => None,
+            })
+            .collect();
+        let with_aliases = |e: &Expr| -> Result<Expr> {
+            crate::logical::expr_util::transform_down(e, &mut |x| {
+                Ok(match x {
+                    Expr::Column(n) if scope.resolve_name(None, n).ok().flatten().is_none() => aliases
+                        .iter()
+                        .find(|(a, _)| a.eq_ignore_ascii_case(n))
+                        .map(|(_, e)| e.clone()),
+                    _ => None,
+                })
+            })
+        };
+
+        let resolved_items: Vec<Expr> = items
+            .iter()
+            .map(|i| resolve_expr(&i.written, &scope))
+            .collect::<Result<_>>()?;
+        let resolved_having = having
+            .as_ref()
+            .map(|h| resolve_expr(&with_aliases(h)?, &scope))
+            .transpose()?;
+
+        // ORDER BY keys that name an output column or position sort by it; others are
+        // evaluated below the projection and carried as hidden columns.
+        enum OrderRef {
+            Output(usize),
+            Expr(Expr),
+        }
+        let mut order_refs: Vec<(OrderRef, bool, bool)> = Vec::new();
+        for o in &orders {
+            let Expr::SortKey {
+                expr,
+                ascending,
+                nulls_first,
+            } = o
+            else {
+                continue;
+            };
+            let r = match expr.as_ref() {
+                Expr::Literal(l) => match literal_i64(l) {
+                    Some(i) if i >= 1 && (i as usize) <= items.len() => OrderRef::Output(i as usize - 1),
+                    _ => return Err(ordinal_error(l, items.len())),
+                },
+                Expr::Column(n)
+                    if items.iter().filter(|i| i.written.output_name().eq_ignore_ascii_case(n)).count() == 1
+                        && (matches!(items.iter().find(|i| i.written.output_name().eq_ignore_ascii_case(n)).map(|i| &i.written), Some(Expr::Alias { .. }))
+                            || scope.resolve_name(None, n).ok().flatten().is_none()) =>
+                {
+                    let pos = items
+                        .iter()
+                        .position(|i| i.written.output_name().eq_ignore_ascii_case(n))
+                        .unwrap_or(0);
+                    OrderRef::Output(pos)
+                }
+                other => OrderRef::Expr(resolve_expr(&with_aliases(other)?, &scope)?),
+            };
+            order_refs.push((r, *ascending, *nulls_first));
+        }
+
+        let (mut plan, final_items, final_having, order_exprs) = if is_agg {
+            let group_resolved: Vec<Expr> = group_written
+                .iter()
+                .map(|g| resolve_expr(g, &scope))
+                .collect::<Result<_>>()?;
+            let mut results: Vec<Expr> = resolved_items.clone();
+            let nh = resolved_having.is_some();
+            results.extend(resolved_having.clone());
+            let order_positions: Vec<usize> = order_refs
+                .iter()
+                .filter_map(|(r, _, _)| match r {
+                    OrderRef::Expr(e) => {
+                        results.push(e.clone());
+                        Some(results.len() - 1)
+                    }
+                    OrderRef::Output(_) => None,
+                })
+                .collect();
+            let (agg, rewritten) =
+                self.builder
+                    .aggregate(plan, &group_written, group_resolved, &results)?;
+            let n = resolved_items.len();
+            let items2 = rewritten[..n].to_vec();
+            let having2 = if nh { Some(rewritten[n].clone()) } else { None };
+            let orders2: Vec<Expr> = order_positions.iter().map(|&i| rewritten[i].clone()).collect();
+            (agg, items2, having2, orders2)
+        } else {
+            let orders2 = order_refs
+                .iter()
+                .filter_map(|(r, _, _)| match r {
+                    OrderRef::Expr(e) => Some(e.clone()),
+                    OrderRef::Output(_) => None,
+                })
+                .collect();
+            (plan, resolved_items, resolved_having, orders2)
+        };
+
+        if let Some(h) = final_having {
+            let hscope = self.scope_over(&plan, outer);
+            let (p2, h2) = self.scalar_subqueries(plan, h, &hscope)?;
+            plan = self.builder.filter_resolved(p2, h2)?;
+        }
+
+        // Scalar subqueries in the select list join below the projection.
+        let mut projected: Vec<(Expr, Attr)> = Vec::new();
+        let mut final_resolved = Vec::new();
+        for r in final_items {
+            let pscope = self.scope_over(&plan, outer);
+            let (p2, r2) = self.scalar_subqueries(plan, r, &pscope)?;
+            plan = p2;
+            final_resolved.push(r2);
+        }
+        let input_attrs = plan.output();
+        for (item, r) in items.iter().zip(final_resolved) {
+            projected.push(self.builder.named(&item.written, r, &input_attrs)?);
+        }
+        let visible = projected.len();
+
+        // Hidden ORDER BY columns: an expression equal to a projected one sorts by it.
+        let mut sort_cols: Vec<Expr> = Vec::new();
+        let mut hidden = order_exprs.into_iter();
+        for (r, _, _) in &order_refs {
+            let col = match r {
+                OrderRef::Output(i) => projected[*i].1.column(),
+                OrderRef::Expr(_) => {
+                    let e = strip_inner_aliases(&hidden.next().unwrap_or_else(|| Expr::Column("?".into())))?;
+                    match projected.iter().find(|(pe, _)| *pe == e) {
+                        Some((_, a)) => a.column(),
+                        None if s.distinct.is_some() => {
+                            return Err(FerroError::Analysis(format!(
+                                "[MISSING_ATTRIBUTES] ORDER BY {} must appear in the SELECT DISTINCT list",
+                                e
+                            )))
+                        }
+                        None => {
+                            let (e2, a) = self.builder.named(&e, e.clone(), &input_attrs)?;
+                            let c = a.column();
+                            projected.push((e2, a));
+                            c
+                        }
+                    }
+                }
+            };
+            sort_cols.push(col);
+        }
+        let out_attrs: Vec<Attr> = projected[..visible].iter().map(|(_, a)| a.clone()).collect();
+        plan = PlanBuilder::project_resolved(plan, projected);
+        if s.distinct.is_some() {
+            plan = self.builder.distinct(plan)?;
+        }
+        if !sort_cols.is_empty() {
+            let keys = sort_cols
+                .into_iter()
+                .zip(&order_refs)
+                .map(|(c, (_, asc, nf))| crate::logical::SortExpr {
+                    expr: c,
+                    ascending: *asc,
+                    nulls_first: *nf,
+                })
+                .collect();
+            plan = Arc::new(LogicalPlan::Sort { input: plan, keys });
+            if plan.output().len() != visible {
+                let exprs = out_attrs.iter().map(|a| (a.column(), a.clone())).collect();
+                plan = PlanBuilder::project_resolved(plan, exprs);
+            }
+        }
+        Ok(plan)
+    }
+
+    /// A GROUP BY item: an ordinal or a select alias stands for that select item.
+    fn group_item(&self, e: &ast::Expr, items: &[Item]) -> Result<Expr> {
+        let g = self.expr(e)?;
+        if let Expr::Literal(l) = &g {
+            if let Some(i) = literal_i64(l) {
+                if i < 1 || i as usize > items.len() {
+                    return Err(FerroError::Analysis(format!(
+                        "[GROUP_BY_POS_OUT_OF_RANGE] GROUP BY position {i} is not in select list (valid range is [1, {}])",
+                        items.len()
+                    )));
+                }
+                let item = unalias(&items[i as usize - 1].written).clone();
+                if contains_aggregate(&item) {
+                    return Err(FerroError::Analysis(format!(
+                        "[GROUP_BY_POS_AGGREGATE] GROUP BY {i} refers to an expression {item} that contains an aggregate function"
+                    )));
+                }
+                return Ok(item);
+            }
+        }
+        Ok(g)
+    }
+
+    /// The scope of expressions over `plan`, nested in `outer`.
+    pub(crate) fn scope_over<'s>(&self, plan: &LogicalPlan, outer: Option<&'s Scope<'s>>) -> Scope<'s> {
+        match outer {
+            Some(o) => Scope::nested(plan.output(), o),
+            None => Scope::new(plan.output(), self.builder.case_sensitive()),
+        }
+    }
+}
