@@ -39,6 +39,8 @@ from .errors import (
 from .join import join, last_join_metrics, last_join_plan
 from .parquet import ParquetScan, read_parquet, scan_metrics, scan_parquet
 from .session import Session, default_session
+from . import functions  # noqa: E402 - PySpark's module of functions
+from .dataframe import DataFrame, GroupedData, Row
 from .session_windows import session_window
 from .window import (
     Window,
@@ -73,6 +75,10 @@ __all__ = [
     *_aggregate.__all__,
     "AnalysisError",
     "Column",
+    "DataFrame",
+    "GroupedData",
+    "Row",
+    "functions",
     "ConfigError",
     "FerroError",
     "FerroIOError",

@@ -23,6 +23,8 @@ class Session:
 
     def __init__(self, conf: Mapping[str, object] | None = None) -> None:
         self._conf: dict[str, str] = {}
+        self._engine: _native.QueryEngine | None = None
+        self._views: dict[str, Any] = {}
         for k, v in (conf or {}).items():
             self.set(k, v)
 
@@ -31,6 +33,58 @@ class Session:
         text = str(value).lower() if isinstance(value, bool) else str(value)
         _native.validate_conf({key: text})
         self._conf[key] = text
+        if self._engine is not None:
+            # The engine plans under a fixed configuration: make a new one, views kept.
+            self._engine = None
+
+    # -- queries ------------------------------------------------------------------------
+    @property
+    def _query_engine(self) -> _native.QueryEngine:
+        if self._engine is None:
+            self._engine = _native.QueryEngine(self._conf)
+            for name, (df, replace) in self._views.items():
+                self._engine.register_view(name, df._plan, replace)
+        return self._engine
+
+    def sql(self, sqlQuery: str) -> Any:
+        """Runs Spark SQL: a lazy :class:`~ferrospark.dataframe.DataFrame` for a query; for
+        ``EXPLAIN ...`` a one-row DataFrame with the plan text in column ``plan``."""
+        from .dataframe import DataFrame
+
+        plan, explain = self._query_engine.sql(sqlQuery)
+        if explain is not None:
+            text = plan.explain(explain)
+            return self.createDataFrame(pa.table({"plan": [text]}))
+        return DataFrame(plan, self)
+
+    @property
+    def read(self) -> DataFrameReader:
+        """``session.read.parquet(path)``: lazy DataFrames over files."""
+        return DataFrameReader(self)
+
+    def table(self, tableName: str) -> Any:
+        """The DataFrame of a temp view."""
+        from .dataframe import DataFrame
+
+        return DataFrame(self._query_engine.table(tableName), self)
+
+    def createDataFrame(self, data: Any, schema: Any = None) -> Any:
+        """A DataFrame from Arrow data (anything with ``__arrow_c_stream__``), a pandas
+        DataFrame, or a list of rows (tuples, dicts or Rows) with ``schema`` as a list of names,
+        a ``pyarrow.Schema`` or a DDL string (``"a int, b string"``)."""
+        from .dataframe import DataFrame
+
+        table = _to_arrow(data, schema)
+        return DataFrame(self._query_engine.from_arrow(table), self)
+
+    def _register_view(self, name: str, df: Any, replace: bool) -> None:
+        self._query_engine.register_view(name, df._plan, replace)
+        self._views[name.lower()] = (df, True)
+
+    def dropTempView(self, viewName: str) -> bool:
+        """Drops a temp view; whether it existed."""
+        self._views.pop(viewName.lower(), None)
+        return self._query_engine.drop_view(viewName)
 
     @property
     def conf(self) -> dict[str, str]:
@@ -96,6 +150,56 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session(conf={self._conf!r})"
+
+
+class DataFrameReader:
+    """``session.read``: file sources as lazy DataFrames."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def parquet(self, *paths: str) -> Any:
+        """Parquet files: a file, several, or directories (hive partitions become columns)."""
+        from .dataframe import DataFrame
+
+        flat: list[str] = []
+        for p in paths:
+            flat.extend([str(x) for x in p] if isinstance(p, (list, tuple)) else [str(p)])
+        return DataFrame(self._session._query_engine.read_parquet(flat), self._session)
+
+
+def _ddl_schema(text: str) -> pa.Schema:
+    from ._types import arrow_type, split_ddl
+
+    return pa.schema([pa.field(n, arrow_type(t)) for n, t in split_ddl(text)])
+
+
+def _to_arrow(data: Any, schema: Any) -> Any:
+    if isinstance(schema, str):
+        schema = _ddl_schema(schema)
+    if hasattr(data, "__arrow_c_stream__") or isinstance(data, (pa.Table, pa.RecordBatch)):
+        t = pa.table(data) if not isinstance(data, pa.Table) else data
+        return t.cast(schema) if isinstance(schema, pa.Schema) else t
+    if type(data).__name__ == "DataFrame" and hasattr(data, "to_dict"):  # pandas
+        return pa.Table.from_pandas(data, preserve_index=False)
+    rows = list(data)
+    if isinstance(schema, pa.Schema):
+        names = schema.names
+    elif schema is not None:
+        names = list(schema)
+    elif rows and isinstance(rows[0], dict):
+        names = list(rows[0])
+    elif rows and hasattr(rows[0], "__fields__"):
+        names = list(rows[0].__fields__)
+    else:
+        width = len(rows[0]) if rows else 0
+        names = [f"_{i + 1}" for i in range(width)]
+    cols = list(zip(*[[r[n] for n in names] if isinstance(r, dict) else list(r) for r in rows])) or [
+        [] for _ in names
+    ]
+    if isinstance(schema, pa.Schema):
+        return pa.table([pa.array(list(c), type=f.type) for c, f in zip(cols, schema)], schema=schema)
+    return pa.table({n: pa.array(list(c)) for n, c in zip(names, cols)})
 
 
 _DEFAULT: Session | None = None

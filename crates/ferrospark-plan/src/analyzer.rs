@@ -105,6 +105,17 @@ impl<'a> Scope<'a> {
         Ok(None)
     }
 
+    /// The attributes of the enclosing scopes (what correlated expressions may read).
+    pub fn outer_attrs(&self) -> Vec<Attr> {
+        let mut out = Vec::new();
+        let mut o = self.outer;
+        while let Some(s) = o {
+            out.extend(s.attrs.iter().cloned());
+            o = s.outer;
+        }
+        out
+    }
+
     /// Every name visible here, for suggestions.
     fn visible_names(&self) -> Vec<String> {
         let mut out: Vec<String> = self

@@ -212,18 +212,21 @@ impl PlanBuilder {
     pub fn filter(&self, input: Arc<LogicalPlan>, predicate: &Expr) -> Result<Arc<LogicalPlan>> {
         let scope = self.scope(&input);
         let p = resolve_expr(predicate, &scope)?;
-        self.filter_resolved(input, p)
+        self.filter_resolved(input, p, &[])
     }
 
-    /// A filter on a resolved predicate, type-checked as a boolean.
-    pub fn filter_resolved(&self, input: Arc<LogicalPlan>, predicate: Expr) -> Result<Arc<LogicalPlan>> {
+    /// A filter on a resolved predicate, type-checked as a boolean; `outer` are the attributes
+    /// of enclosing queries a correlated predicate may read.
+    pub fn filter_resolved(&self, input: Arc<LogicalPlan>, predicate: Expr, outer: &[Attr]) -> Result<Arc<LogicalPlan>> {
         if contains_aggregate(&predicate) {
             return Err(FerroError::Analysis(format!(
                 "[INVALID_WHERE_CONDITION] The WHERE condition {} contains an aggregate; use HAVING",
                 strip_ids(&predicate.to_string())
             )));
         }
-        let dt = expr_type(&predicate, &input.output(), &self.cfg)?;
+        let mut visible = input.output();
+        visible.extend(outer.iter().cloned());
+        let dt = expr_type(&predicate, &visible, &self.cfg)?;
         if !matches!(dt, DataType::Boolean | DataType::Null) {
             return Err(FerroError::Analysis(format!(
                 "[DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN] Cannot resolve filter {}: it is {dt}, not BOOLEAN",

@@ -19,6 +19,7 @@ use ferrospark_scan::{ParquetScan, ParquetScanOptions, ScanSplit, ScanStream};
 mod aggregate;
 mod blocks;
 mod join;
+mod plan;
 mod window;
 
 // glibc malloc hands large batch buffers back to the kernel after each scan, so every scan
@@ -83,6 +84,17 @@ impl PyExpr {
     #[staticmethod]
     fn parse(py: Python<'_>, text: &str) -> PyResult<Self> {
         ferrospark_expr::parse_expr(text).map(PyExpr).py(py)
+    }
+
+    /// An aggregate call (`sum(x)`, `count(DISTINCT x)`, `first(x) IGNORE NULLS`).
+    #[staticmethod]
+    fn aggregate(name: &str, args: Vec<PyExpr>, distinct: bool, ignore_nulls: bool) -> Self {
+        PyExpr(Expr::Aggregate {
+            name: name.to_ascii_lowercase(),
+            args: args.into_iter().map(|a| a.0).collect(),
+            distinct,
+            ignore_nulls,
+        })
     }
 
     #[staticmethod]
@@ -469,6 +481,8 @@ fn is_release_build() -> bool {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyExpr>()?;
+    m.add_class::<plan::PyQueryEngine>()?;
+    m.add_class::<plan::PyPlan>()?;
     m.add_class::<PyParquetScan>()?;
     m.add_class::<PyBatchStream>()?;
     m.add_class::<aggregate::PyAggregatePlan>()?;

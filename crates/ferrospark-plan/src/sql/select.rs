@@ -45,7 +45,7 @@ impl<'a> SqlPlanner<'a> {
                 let scope = self.scope_over(&plan, outer);
                 let resolved = resolve_expr(&p, &scope)?;
                 let (p2, resolved) = self.scalar_subqueries(plan, resolved, &scope)?;
-                plan = self.builder.filter_resolved(p2, resolved)?;
+                plan = self.builder.filter_resolved(p2, resolved, &scope.outer_attrs())?;
             }
         }
 
@@ -184,6 +184,11 @@ impl<'a> SqlPlanner<'a> {
         }
 
         let (mut plan, final_items, final_having, order_exprs) = if is_agg {
+            // GROUP BY names the input first, then select-list aliases (spark.sql.groupByAliases).
+            let group_written: Vec<Expr> = group_written
+                .iter()
+                .map(&with_aliases)
+                .collect::<Result<_>>()?;
             let group_resolved: Vec<Expr> = group_written
                 .iter()
                 .map(|g| resolve_expr(g, &scope))
@@ -223,7 +228,7 @@ impl<'a> SqlPlanner<'a> {
         if let Some(h) = final_having {
             let hscope = self.scope_over(&plan, outer);
             let (p2, h2) = self.scalar_subqueries(plan, h, &hscope)?;
-            plan = self.builder.filter_resolved(p2, h2)?;
+            plan = self.builder.filter_resolved(p2, h2, &hscope.outer_attrs())?;
         }
 
         // Scalar subqueries in the select list join below the projection.
@@ -235,7 +240,8 @@ impl<'a> SqlPlanner<'a> {
             plan = p2;
             final_resolved.push(r2);
         }
-        let input_attrs = plan.output();
+        let mut input_attrs = plan.output();
+        input_attrs.extend(scope.outer_attrs());
         for (item, r) in items.iter().zip(final_resolved) {
             projected.push(self.builder.named(&item.written, r, &input_attrs)?);
         }

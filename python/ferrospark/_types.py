@@ -1,0 +1,97 @@
+"""Spark's names for Arrow types (``bigint``, ``decimal(15,2)``, ``timestamp``)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+
+def spark_type_name(t: pa.DataType) -> str:
+    """The Spark SQL type name of an Arrow type, as ``DataFrame.dtypes`` shows it."""
+    if pa.types.is_boolean(t):
+        return "boolean"
+    if pa.types.is_int8(t):
+        return "tinyint"
+    if pa.types.is_int16(t):
+        return "smallint"
+    if pa.types.is_int32(t):
+        return "int"
+    if pa.types.is_int64(t):
+        return "bigint"
+    if pa.types.is_float32(t):
+        return "float"
+    if pa.types.is_float64(t):
+        return "double"
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "binary"
+    if pa.types.is_date32(t):
+        return "date"
+    if pa.types.is_timestamp(t):
+        return "timestamp" if t.tz else "timestamp_ntz"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return f"array<{spark_type_name(t.value_type)}>"
+    if pa.types.is_struct(t):
+        return "struct<" + ",".join(f"{f.name}:{spark_type_name(f.type)}" for f in t) + ">"
+    if pa.types.is_map(t):
+        return f"map<{spark_type_name(t.key_type)},{spark_type_name(t.item_type)}>"
+    if pa.types.is_null(t):
+        return "void"
+    return str(t)
+
+
+_SIMPLE = {
+    "boolean": pa.bool_(),
+    "tinyint": pa.int8(),
+    "byte": pa.int8(),
+    "smallint": pa.int16(),
+    "short": pa.int16(),
+    "int": pa.int32(),
+    "integer": pa.int32(),
+    "bigint": pa.int64(),
+    "long": pa.int64(),
+    "float": pa.float32(),
+    "real": pa.float32(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "binary": pa.binary(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "timestamp_ntz": pa.timestamp("us"),
+}
+
+
+def arrow_type(name: str) -> pa.DataType:
+    """The Arrow type of a Spark SQL type name (``int``, ``decimal(10,2)``, ...)."""
+    n = name.strip().lower()
+    if n in _SIMPLE:
+        return _SIMPLE[n]
+    if n.startswith("decimal"):
+        inner = n[len("decimal") :].strip("() ")
+        p, _, s = inner.partition(",")
+        return pa.decimal128(int(p or 10), int(s or 0))
+    from .errors import AnalysisError
+
+    raise AnalysisError(f"[UNSUPPORTED_DATATYPE] unsupported data type {name!r} in a schema string")
+
+
+def split_ddl(text: str) -> list[tuple[str, str]]:
+    """``"a int, b decimal(10,2)"`` as ``[("a", "int"), ("b", "decimal(10,2)")]``."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    if cur.strip():
+        parts.append(cur)
+    out = []
+    for p in parts:
+        name, _, t = p.strip().partition(" ")
+        out.append((name.strip("`"), t.strip().lstrip(":").strip()))
+    return out
