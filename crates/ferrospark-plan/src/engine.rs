@@ -125,7 +125,12 @@ impl QueryEngine {
         let ctx = Arc::new(TaskContext::new(self.config())?);
         let schema = Self::output_schema(plan);
         let out = schema.clone();
-        let stream = physical.execute(&ctx)?.map(move |b| rename(b?, &out));
+        // A plan that streams inside a scan runs on every scan thread; others stream.
+        let stream: BatchStream = match physical.pipeline(&ctx)? {
+            Some(p) => Box::new(p.collect()?.into_iter().map(Ok)),
+            None => physical.execute(&ctx)?,
+        };
+        let stream = stream.map(move |b| rename(b?, &out));
         Ok(QueryResult {
             stream: Box::new(stream),
             schema,

@@ -78,15 +78,11 @@ impl HashAggregateExec {
         let in_schema = self.input.schema();
         let plan = AggregatePlan::new(&in_schema, &self.group, &self.calls, &ctx.cfg)?;
         let options = AggregateOptions::from_config(&ctx.cfg, ctx.pool.clone())?;
-        let (out, metrics) = match &self.fused_scan {
-            Some(scan_exec) => {
-                let scan = scan_exec.plan_scan(ctx)?;
-                let r = plan.run_parallel_with(options, ctx.cfg.scan_threads()?, |make| {
-                    scan.fold_tasks(make, |exec, b| exec.push(&rename(b, &in_schema)?))
-                });
-                scan_exec.record_scan_metrics();
-                r?
-            }
+        let (out, metrics) = match self.input.pipeline(ctx)? {
+            // Each scan thread runs the streaming operators below and its own partial step.
+            Some(p) => plan.run_parallel_with(options, ctx.cfg.scan_threads()?, |make| {
+                p.run(make, |exec, b| exec.push(&b))
+            })?,
             None => {
                 let input = self.input.execute(ctx)?;
                 plan.run_complete_with(input, options)?
@@ -133,8 +129,8 @@ impl ExecutionPlan for HashAggregateExec {
             })
             .collect();
         let mut s = format!("(keys=[{}], functions=[{}])", keys.join(", "), funcs.join(", "));
-        if self.fused_scan.is_some() {
-            s.push_str(" [partial steps fused into the scan]");
+        if self.input.streams_in_scan() {
+            s.push_str(" [partial steps run in the scan threads]");
         }
         s
     }

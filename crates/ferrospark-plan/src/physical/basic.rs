@@ -9,6 +9,7 @@ use ferrospark_common::{MetricsSet, Result};
 use ferrospark_expr::{bind, bind_predicate, evaluate, filter_batch, BindContext, Expr, PhysicalExpr};
 
 use super::scan::rename;
+use super::pipeline::{FnOp, OpFactory, Pipeline};
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::expr_text;
 
@@ -67,6 +68,37 @@ impl ExecutionPlan for FilterExec {
     }
     fn metrics(&self) -> &MetricsSet {
         &self.metrics
+    }
+    fn streams_in_scan(&self) -> bool {
+        self.input.streams_in_scan()
+    }
+    fn pipeline(&self, ctx: &Arc<TaskContext>) -> Result<Option<Pipeline>> {
+        let Some(p) = self.input.pipeline(ctx)? else {
+            return Ok(None);
+        };
+        let schema = self.input.schema();
+        let pred = bind_predicate(
+            &self.predicate,
+            &BindContext {
+                schema: &schema,
+                session_tz: ctx.cfg.session_time_zone(),
+            },
+        )?;
+        let metrics = self.metrics.clone();
+        let op: OpFactory = Arc::new(move || {
+            let pred = pred.clone();
+            Ok(FnOp::boxed(
+                move |b, out| {
+                    let f = filter_batch(&b, &pred)?;
+                    if f.num_rows() > 0 {
+                        out.push(f);
+                    }
+                    Ok(())
+                },
+                metrics.clone(),
+            ))
+        });
+        Ok(Some(p.then(op)))
     }
 }
 
@@ -161,6 +193,37 @@ impl ExecutionPlan for ProjectExec {
     }
     fn metrics(&self) -> &MetricsSet {
         &self.metrics
+    }
+    fn streams_in_scan(&self) -> bool {
+        self.input.streams_in_scan()
+    }
+    fn pipeline(&self, ctx: &Arc<TaskContext>) -> Result<Option<Pipeline>> {
+        let Some(p) = self.input.pipeline(ctx)? else {
+            return Ok(None);
+        };
+        let in_schema = self.input.schema();
+        let bctx = BindContext {
+            schema: &in_schema,
+            session_tz: ctx.cfg.session_time_zone(),
+        };
+        let bound = self
+            .exprs
+            .iter()
+            .map(|e| bind(e, &bctx))
+            .collect::<Result<Vec<_>>>()?;
+        let schema = self.schema.clone();
+        let metrics = self.metrics.clone();
+        let op: OpFactory = Arc::new(move || {
+            let (bound, schema) = (bound.clone(), schema.clone());
+            Ok(FnOp::boxed(
+                move |b, out| {
+                    out.push(project_batch(&b, &bound, &schema)?);
+                    Ok(())
+                },
+                metrics.clone(),
+            ))
+        });
+        Ok(Some(p.then(op)))
     }
 }
 

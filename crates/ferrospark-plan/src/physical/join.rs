@@ -2,15 +2,16 @@
 //! loop, cartesian) behind the operator trait. The build side is read first, then the probe
 //! side streams through.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow_schema::SchemaRef;
-use ferrospark_common::{MetricsSet, Result};
+use ferrospark_common::{FerroError, MetricsSet, Result};
 use ferrospark_expr::{bind, BindContext, Expr};
 use ferrospark_join::{
     join_schema, BuildSide, JoinAlgorithm, JoinExec, JoinStrategy, JoinType, JOIN_METRICS,
 };
 
+use super::pipeline::{FnOp, OpFactory, Pipeline};
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::expr_text;
 
@@ -39,6 +40,77 @@ pub struct JoinPlanExec {
 }
 
 impl JoinPlanExec {
+    /// Whether the probe side can stream on several threads against one built side (no
+    /// build rows kept unmatched, a hash table to share).
+    fn forkable(&self) -> bool {
+        self.algorithm() == JoinAlgorithm::Hash
+            && match (self.join_type, self.build_side) {
+                (JoinType::Inner, _) => true,
+                (
+                    JoinType::LeftOuter
+                    | JoinType::LeftSemi
+                    | JoinType::LeftAnti
+                    | JoinType::NullAwareAnti,
+                    BuildSide::Right,
+                ) => true,
+                (JoinType::RightOuter, BuildSide::Left) => true,
+                _ => false,
+            }
+    }
+
+    /// The operator with its build side read and indexed.
+    fn build(&self, ctx: &Arc<TaskContext>) -> Result<JoinExec> {
+        let (ls, rs) = (self.left.schema(), self.right.schema());
+        let tz = ctx.cfg.session_time_zone();
+        let lk = self
+            .left_keys
+            .iter()
+            .map(|k| bind(k, &BindContext { schema: &ls, session_tz: tz }))
+            .collect::<Result<Vec<_>>>()?;
+        let rk = self
+            .right_keys
+            .iter()
+            .map(|k| bind(k, &BindContext { schema: &rs, session_tz: tz }))
+            .collect::<Result<Vec<_>>>()?;
+        let joined = join_schema(&ls, &rs, JoinType::Inner);
+        let cond = self
+            .condition
+            .as_ref()
+            .map(|c| {
+                ferrospark_expr::bind_predicate(c, &BindContext { schema: &joined, session_tz: tz })
+            })
+            .transpose()?;
+        let mut exec = JoinExec::try_new(
+            ls,
+            rs,
+            lk,
+            rk,
+            self.null_safe.clone(),
+            cond,
+            self.join_type,
+            self.algorithm(),
+            self.build_side,
+            ctx.batch_size,
+            &ctx.pool,
+        )?
+        .with_spill_dir(ctx.spill_dir.clone())
+        .with_sort_merge_fallback(self.strategy == JoinStrategy::ShuffledHash);
+        let build = match self.build_side {
+            BuildSide::Left => &self.left,
+            BuildSide::Right => &self.right,
+        };
+        for b in super::collect_parallel(build, ctx)? {
+            exec.push_build(&b)?;
+        }
+        exec.finish_build()?;
+        for (name, v) in exec.metrics().snapshot() {
+            if name.starts_with("build") {
+                self.metrics.add(name, v);
+            }
+        }
+        Ok(exec)
+    }
+
     /// A join of `left` and `right`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -112,49 +184,11 @@ impl ExecutionPlan for JoinPlanExec {
         vec![self.left.clone(), self.right.clone()]
     }
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
-        let (ls, rs) = (self.left.schema(), self.right.schema());
-        let tz = ctx.cfg.session_time_zone();
-        let lk = self
-            .left_keys
-            .iter()
-            .map(|k| bind(k, &BindContext { schema: &ls, session_tz: tz }))
-            .collect::<Result<Vec<_>>>()?;
-        let rk = self
-            .right_keys
-            .iter()
-            .map(|k| bind(k, &BindContext { schema: &rs, session_tz: tz }))
-            .collect::<Result<Vec<_>>>()?;
-        let joined = join_schema(&ls, &rs, JoinType::Inner);
-        let cond = self
-            .condition
-            .as_ref()
-            .map(|c| {
-                ferrospark_expr::bind_predicate(c, &BindContext { schema: &joined, session_tz: tz })
-            })
-            .transpose()?;
-        let mut exec = JoinExec::try_new(
-            ls,
-            rs,
-            lk,
-            rk,
-            self.null_safe.clone(),
-            cond,
-            self.join_type,
-            self.algorithm(),
-            self.build_side,
-            ctx.batch_size,
-            &ctx.pool,
-        )?
-        .with_spill_dir(ctx.spill_dir.clone())
-        .with_sort_merge_fallback(self.strategy == JoinStrategy::ShuffledHash);
-        let (build, probe) = match self.build_side {
-            BuildSide::Left => (&self.left, &self.right),
-            BuildSide::Right => (&self.right, &self.left),
+        let exec = self.build(ctx)?;
+        let probe = match self.build_side {
+            BuildSide::Left => &self.right,
+            BuildSide::Right => &self.left,
         };
-        for b in build.execute(ctx)? {
-            exec.push_build(&b?)?;
-        }
-        exec.finish_build()?;
         let stream = JoinStream {
             exec,
             probe: probe.execute(ctx)?,
@@ -162,6 +196,51 @@ impl ExecutionPlan for JoinPlanExec {
             metrics: self.metrics.clone(),
         };
         Ok(counted(Box::new(stream), self.metrics.clone()))
+    }
+    fn streams_in_scan(&self) -> bool {
+        self.forkable()
+            && match self.build_side {
+                BuildSide::Left => self.right.streams_in_scan(),
+                BuildSide::Right => self.left.streams_in_scan(),
+            }
+    }
+    fn pipeline(&self, ctx: &Arc<TaskContext>) -> Result<Option<Pipeline>> {
+        if !self.forkable() {
+            return Ok(None);
+        }
+        let probe = match self.build_side {
+            BuildSide::Left => &self.right,
+            BuildSide::Right => &self.left,
+        };
+        if !probe.streams_in_scan() {
+            return Ok(None);
+        }
+        let exec = self.build(ctx)?;
+        if !exec.can_fork_probe() {
+            return Ok(None);
+        }
+        let Some(p) = probe.pipeline(ctx)? else {
+            return Ok(None);
+        };
+        let base = Arc::new(Mutex::new(exec));
+        let metrics = self.metrics.clone();
+        let op: OpFactory = Arc::new(move || {
+            let mut fork = base
+                .lock()
+                .map_err(|_| FerroError::Internal("join build poisoned".into()))?
+                .fork_probe()?;
+            Ok(FnOp::boxed(
+                move |b, out| {
+                    fork.push_probe(&b)?;
+                    while let Some(o) = fork.pull()? {
+                        out.push(o);
+                    }
+                    Ok(())
+                },
+                metrics.clone(),
+            ))
+        });
+        Ok(Some(p.then(op)))
     }
     fn metrics(&self) -> &MetricsSet {
         &self.metrics
@@ -201,7 +280,7 @@ impl JoinStream {
                 ProbeState::Finishing => {
                     self.state = ProbeState::Done;
                     for (name, v) in self.exec.metrics().snapshot() {
-                        if name != "output_rows" && name != "output_batches" {
+                        if name != "output_rows" && name != "output_batches" && !name.starts_with("build") {
                             self.metrics.add(name, v);
                         }
                     }

@@ -10,6 +10,7 @@
 pub mod aggregate;
 pub mod basic;
 pub mod join;
+pub mod pipeline;
 pub mod planner;
 pub mod scan;
 pub mod sort;
@@ -82,6 +83,24 @@ pub trait ExecutionPlan: Send + Sync + Debug {
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream>;
     /// Its metrics (meaningful once run).
     fn metrics(&self) -> &MetricsSet;
+    /// When the operator can run inside the worker threads of a Parquet scan below it (a
+    /// scan, a filter, a projection, a built join's probe side): that parallel pipeline.
+    fn pipeline(&self, _ctx: &Arc<TaskContext>) -> Result<Option<pipeline::Pipeline>> {
+        Ok(None)
+    }
+    /// Whether [`ExecutionPlan::pipeline`] gives a pipeline (known before running).
+    fn streams_in_scan(&self) -> bool {
+        false
+    }
+}
+
+/// Runs `plan` to completion: on every scan thread when it forms a pipeline, else as one
+/// stream.
+pub fn collect_parallel(plan: &Arc<dyn ExecutionPlan>, ctx: &Arc<TaskContext>) -> Result<Vec<RecordBatch>> {
+    match plan.pipeline(ctx)? {
+        Some(p) => p.collect(),
+        None => plan.execute(ctx)?.collect(),
+    }
 }
 
 /// Counts a stream's output rows and batches into `metrics`.

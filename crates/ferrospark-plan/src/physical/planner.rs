@@ -161,11 +161,7 @@ impl<'a> PhysicalPlanner<'a> {
             }
             LogicalPlan::SubqueryAlias { input, .. } => self.create(input)?,
             LogicalPlan::Aggregate { input, group, aggs } => {
-                let fused = self.parquet_scan(input)?.filter(|_| !input.output().is_empty());
-                let child: Arc<dyn ExecutionPlan> = match &fused {
-                    Some(s) => s.clone(),
-                    None => self.create(input)?,
-                };
+                let child = self.create(input)?;
                 let group_exprs = group
                     .iter()
                     .map(|(e, a)| Expr::Alias {
@@ -182,7 +178,7 @@ impl<'a> PhysicalPlanner<'a> {
                     group_exprs,
                     calls,
                     attrs_schema(&plan.output()),
-                    fused,
+                    None,
                 ))
             }
             LogicalPlan::Join {

@@ -11,6 +11,7 @@ use ferrospark_expr::{bind_predicate, filter_batch, BindContext, Expr};
 use ferrospark_scan::parquet::SCAN_METRICS;
 use ferrospark_scan::{ParquetScan, ParquetScanOptions};
 
+use super::pipeline::{FnOp, OpFactory, Pipeline};
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::expr_text;
 
@@ -129,6 +130,30 @@ impl ExecutionPlan for ParquetScanExec {
     }
     fn metrics(&self) -> &MetricsSet {
         &self.metrics
+    }
+    fn streams_in_scan(&self) -> bool {
+        true
+    }
+    fn pipeline(&self, ctx: &Arc<TaskContext>) -> Result<Option<Pipeline>> {
+        let scan = self.plan_scan(ctx)?;
+        let schema = self.schema.clone();
+        let metrics = self.metrics.clone();
+        let rename_op: OpFactory = Arc::new(move || {
+            let schema = schema.clone();
+            Ok(FnOp::boxed(
+                move |b, out| {
+                    out.push(rename(b, &schema)?);
+                    Ok(())
+                },
+                metrics.clone(),
+            ))
+        });
+        let scan_metrics = (scan.metrics().clone(), self.metrics.clone());
+        Ok(Some(Pipeline {
+            scan,
+            ops: vec![rename_op],
+            scan_metrics,
+        }))
     }
 }
 

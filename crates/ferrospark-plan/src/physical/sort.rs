@@ -38,7 +38,7 @@ impl SortExec {
 
     fn run(&self, ctx: &Arc<TaskContext>) -> Result<Vec<RecordBatch>> {
         let schema = self.input.schema();
-        let batches: Vec<RecordBatch> = self.input.execute(ctx)?.collect::<Result<_>>()?;
+        let batches: Vec<RecordBatch> = super::collect_parallel(&self.input, ctx)?;
         let mut reservation = ctx.pool.reservation("Sort");
         reservation.grow(batches.iter().map(|b| b.get_array_memory_size() as u64).sum())?;
         let all = arrow_select::concat::concat_batches(&schema, &batches)?;

@@ -1,0 +1,126 @@
+//! Parallel pipelines: streaming operators run inside a Parquet scan's worker threads.
+//!
+//! ```text
+//!   scan thread 1: decode row group ─▶ filter ─▶ project ─▶ probe ─▶ probe ─▶ sink 1 (partial agg)
+//!   scan thread 2: decode row group ─▶ filter ─▶ project ─▶ probe ─▶ probe ─▶ sink 2
+//!                                                                            └─▶ final step
+//! ```
+//! A node that can stream (filter, projection, the probe side of a built hash join) extends
+//! its child's pipeline with a per-thread [`BatchOp`]; a node that must see all its input
+//! (aggregation, sort, a join's build side, the query's result) runs the pipeline with one
+//! sink per thread. Every thread claims row groups from the same scan, so parallelism comes
+//! from row groups, not only from files.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use ferrospark_common::{MetricsSet, Result};
+use ferrospark_scan::ParquetScan;
+
+/// One thread's instance of a streaming operator.
+pub trait BatchOp: Send {
+    /// Transforms one batch, appending its output to `out`.
+    fn apply(&mut self, batch: RecordBatch, out: &mut Vec<RecordBatch>) -> Result<()>;
+}
+
+/// Makes one thread's instance of an operator.
+pub type OpFactory = Arc<dyn Fn() -> Result<Box<dyn BatchOp>> + Send + Sync>;
+
+/// A planned scan and the operators its threads run on each batch.
+pub struct Pipeline {
+    /// The planned reader.
+    pub scan: ParquetScan,
+    /// Operators, first to last.
+    pub ops: Vec<OpFactory>,
+    /// Where the reader's counters go when the run ends: (reader's, node's).
+    pub scan_metrics: (MetricsSet, MetricsSet),
+}
+
+impl Pipeline {
+    /// This pipeline with `op` after its operators.
+    pub fn then(mut self, op: OpFactory) -> Self {
+        self.ops.push(op);
+        self
+    }
+
+    /// Runs the pipeline on every scan thread, each feeding its own sink made by
+    /// `make_sink`; returns the sinks.
+    pub fn run<S, M, C>(&self, make_sink: M, consume: C) -> Result<Vec<S>>
+    where
+        S: Send,
+        M: Fn() -> Result<S> + Sync,
+        C: Fn(&mut S, RecordBatch) -> Result<()> + Sync,
+    {
+        let make = || -> Result<(Vec<Box<dyn BatchOp>>, S)> {
+            let ops = self.ops.iter().map(|f| f()).collect::<Result<Vec<_>>>()?;
+            Ok((ops, make_sink()?))
+        };
+        let states = self.scan.fold_tasks(make, |(ops, sink), batch| {
+            let mut cur = vec![batch];
+            for op in ops.iter_mut() {
+                let mut next = Vec::with_capacity(cur.len());
+                for b in cur {
+                    op.apply(b, &mut next)?;
+                }
+                if next.is_empty() {
+                    return Ok(());
+                }
+                cur = next;
+            }
+            for b in cur {
+                consume(sink, b)?;
+            }
+            Ok(())
+        });
+        let (from, to) = &self.scan_metrics;
+        for (name, v) in from.snapshot() {
+            to.add(name, v);
+        }
+        Ok(states?.into_iter().map(|(_, s)| s).collect())
+    }
+
+    /// Runs the pipeline collecting every output batch (in no particular order).
+    pub fn collect(&self) -> Result<Vec<RecordBatch>> {
+        Ok(self
+            .run(|| Ok(Vec::new()), |v: &mut Vec<RecordBatch>, b| {
+                v.push(b);
+                Ok(())
+            })?
+            .into_iter()
+            .flatten()
+            .collect())
+    }
+}
+
+/// A [`BatchOp`] from a closure, counting its output into `metrics`.
+pub struct FnOp<F> {
+    f: F,
+    metrics: MetricsSet,
+}
+
+impl<F> FnOp<F>
+where
+    F: FnMut(RecordBatch, &mut Vec<RecordBatch>) -> Result<()> + Send + 'static,
+{
+    /// Boxes `f`.
+    pub fn boxed(f: F, metrics: MetricsSet) -> Box<dyn BatchOp> {
+        Box::new(FnOp { f, metrics })
+    }
+}
+
+impl<F> BatchOp for FnOp<F>
+where
+    F: FnMut(RecordBatch, &mut Vec<RecordBatch>) -> Result<()> + Send,
+{
+    fn apply(&mut self, batch: RecordBatch, out: &mut Vec<RecordBatch>) -> Result<()> {
+        let t = std::time::Instant::now();
+        let before = out.len();
+        (self.f)(batch, out)?;
+        self.metrics.add_elapsed("elapsed_compute_ns", t);
+        for b in &out[before..] {
+            self.metrics.add("output_rows", b.num_rows() as u64);
+            self.metrics.add("output_batches", 1);
+        }
+        Ok(())
+    }
+}
