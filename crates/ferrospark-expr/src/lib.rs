@@ -26,6 +26,7 @@
 //! bound form with Spark's implicit casts made explicit.
 
 pub mod bind;
+mod depth;
 pub mod eval;
 pub mod expr;
 mod normalize;
@@ -38,6 +39,7 @@ pub mod types;
 mod tests;
 
 pub use bind::{bind, bind_predicate, resolve_column, BindContext};
+pub use depth::{check_expr_depth, expr_depth, parse_expr_checked, MAX_EXPR_DEPTH};
 pub use eval::{evaluate, evaluate_predicate, filter_batch, pack_bits, ColumnarValue};
 pub use expr::{BinaryOp, Expr, Literal, StringMatch};
 pub use normalize::normalize_key;

@@ -23,6 +23,7 @@ pub fn parse_expr(text: &str) -> Result<Expr> {
     };
     reject_bare_not_null(text, &dialect).map_err(|e| fail(&e))?;
     let mut parser = Parser::new(&dialect)
+        .with_recursion_limit(crate::MAX_EXPR_DEPTH)
         .try_with_sql(text)
         .map_err(|e| fail(&e))?;
     let ast = parser.parse_expr().map_err(|e| fail(&e))?;
