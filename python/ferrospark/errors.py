@@ -43,11 +43,20 @@ class MemoryLimitError(FerroError, MemoryError):
     """Memory could not be granted and spilling could not help."""
 
 
+class InternalError(FerroError):
+    """A bug in ferrospark: a broken invariant or a Rust panic inside a native call.
+
+    The message names what went wrong (the panic's message and location) and asks to report
+    it. The process and the session stay usable: the failed call is the only one affected.
+    """
+
+
 __all__ = [
     "AnalysisError",
     "ConfigError",
     "FerroError",
     "FerroIOError",
+    "InternalError",
     "MemoryLimitError",
     "ParquetError",
     "PathNotFoundError",

@@ -44,6 +44,57 @@ pub const PREFER_SORT_MERGE: &str = "spark.sql.join.preferSortMergeJoin";
 /// Partitions of a shuffle.
 pub const SHUFFLE_PARTITIONS: &str = "spark.sql.shuffle.partitions";
 
+/// Every `ferrospark.*` key ferrospark reads. Setting any other `ferrospark.*` key is an error
+/// (a typo would otherwise be ignored silently); `spark.*` and other keys are accepted as
+/// Spark accepts them. A test checks that every `"ferrospark.…"` key in the code base is here.
+pub const KNOWN_FERROSPARK_KEYS: &[&str] = &[
+    BATCH_SIZE,
+    SCAN_FILTER_BATCH_SIZE,
+    SCAN_THREADS,
+    MEMORY_LIMIT,
+    SPILL_DIR,
+    PARQUET_METADATA_CACHE_SIZE,
+    SCAN_DICTIONARY_CODES,
+    WINDOW_EXACT_FLOAT_FRAMES,
+];
+
+/// The prefix of ferrospark's own keys, which are checked against [`KNOWN_FERROSPARK_KEYS`].
+const FERROSPARK_PREFIX: &str = "ferrospark.";
+
+/// Levenshtein distance between two keys, compared case-insensitively.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_ascii_lowercase().chars().collect();
+    let b: Vec<char> = b.to_ascii_lowercase().chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The known ferrospark key closest to `key`.
+fn closest_key(key: &str) -> &'static str {
+    KNOWN_FERROSPARK_KEYS
+        .iter()
+        .copied()
+        .min_by_key(|k| edit_distance(key, k))
+        .unwrap_or(BATCH_SIZE)
+}
+
+/// `ConfigError` for a `ferrospark.*` key ferrospark does not know, suggesting the closest one.
+fn unknown_key(key: &str) -> FerroError {
+    let known = KNOWN_FERROSPARK_KEYS.join(", ");
+    FerroError::Config(format!(
+        "unknown configuration key '{key}'; did you mean '{}'? ferrospark's keys are: {known}",
+        closest_key(key)
+    ))
+}
+
 /// An immutable-by-convention map of configuration keys to string values, as Spark keeps them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
@@ -70,7 +121,8 @@ impl Config {
         Ok(cfg)
     }
 
-    /// Sets a key, checking the value now so a bad option fails where it is given.
+    /// Sets a key, checking the value now so a bad option fails where it is given. Unknown
+    /// `ferrospark.*` keys are refused (with the closest known key); other keys are kept.
     pub fn set(&mut self, key: impl Into<String>, value: impl Into<String>) -> Result<()> {
         let key = key.into();
         let value = value.into();
@@ -121,6 +173,9 @@ impl Config {
             | SCAN_DICTIONARY_CODES
             | WINDOW_EXACT_FLOAT_FRAMES => {
                 probe.get_bool(&key, true)?;
+            }
+            k if k.starts_with(FERROSPARK_PREFIX) && !KNOWN_FERROSPARK_KEYS.contains(&k) => {
+                return Err(unknown_key(k));
             }
             _ => {}
         }
@@ -314,5 +369,106 @@ mod tests {
         c.set("spark.some.unknown", "x")
             .expect("unknown keys are kept");
         assert_eq!(c.get("spark.some.unknown"), Some("x"));
+    }
+
+    #[test]
+    fn unknown_ferrospark_keys_fail_with_a_suggestion() {
+        let mut c = Config::new();
+        // Typos built at run time, so the scan of the sources below does not see them as keys.
+        let typo = format!("{FERROSPARK_PREFIX}memroy.limit");
+        let err = c.set(&typo, "1g").expect_err("a typo").to_string();
+        assert!(err.contains(&format!("'{typo}'")), "{err}");
+        assert!(
+            err.contains("did you mean 'ferrospark.memory.limit'"),
+            "{err}"
+        );
+        let typo = format!("{FERROSPARK_PREFIX}batchsize");
+        let err = c.set(typo, "10").expect_err("a typo").to_string();
+        assert!(
+            err.contains("did you mean 'ferrospark.batch.size'"),
+            "{err}"
+        );
+        assert_eq!(c.get(&format!("{FERROSPARK_PREFIX}memroy.limit")), None);
+        for key in KNOWN_FERROSPARK_KEYS {
+            assert_eq!(closest_key(key), *key);
+        }
+        c.set("spark.executor.memory", "4g")
+            .expect("spark keys are Spark's to judge");
+        c.set(SPILL_DIR, "/tmp").expect("known");
+    }
+
+    /// Every `"ferrospark.<key>"` string in the Rust and Python sources (other than Python
+    /// module names such as `ferrospark.errors`) must be a known key, so a key read somewhere
+    /// can always be set.
+    #[test]
+    fn every_key_in_the_code_base_is_known() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let package = root.join("python/ferrospark");
+        let is_module = |name: &str| {
+            let first = name.split('.').next().unwrap_or(name);
+            first.starts_with('_')
+                || package.join(format!("{first}.py")).exists()
+                || package.join(first).is_dir()
+        };
+        let mut files = Vec::new();
+        let mut dirs = vec![
+            root.join("crates"),
+            root.join("python"),
+            root.join("tests"),
+            root.join("benches"),
+        ];
+        while let Some(dir) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path
+                    .extension()
+                    .is_some_and(|e| e == "rs" || e == "py" || e == "pyi")
+                {
+                    files.push(path);
+                }
+            }
+        }
+        assert!(
+            files.len() > 20,
+            "sources not found under {}",
+            root.display()
+        );
+        let mut found = 0;
+        let mut unknown = Vec::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            for quote in ['"', '\u{27}'] {
+                let pattern = format!("{quote}{FERROSPARK_PREFIX}");
+                for (at, _) in text.match_indices(&pattern) {
+                    let rest = &text[at + 1..];
+                    let Some(end) = rest.find(quote) else {
+                        continue;
+                    };
+                    let key = &rest[..end];
+                    let name = &key[FERROSPARK_PREFIX.len()..];
+                    let is_key = !name.is_empty()
+                        && name
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_');
+                    if !is_key || is_module(name) {
+                        continue;
+                    }
+                    found += 1;
+                    if !KNOWN_FERROSPARK_KEYS.contains(&key) {
+                        unknown.push(format!("{key} in {}", file.display()));
+                    }
+                }
+            }
+        }
+        assert!(found > 0, "no ferrospark keys found: is the scan broken?");
+        assert!(
+            unknown.is_empty(),
+            "keys used but missing from KNOWN_FERROSPARK_KEYS: {unknown:?}"
+        );
     }
 }

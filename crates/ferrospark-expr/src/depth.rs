@@ -26,9 +26,10 @@ pub const MAX_EXPR_DEPTH: usize = 1000;
 
 /// Texts whose nesting bound is at most this are parsed on the calling thread.
 const INLINE_BOUND: usize = 200;
-/// Stack given to a parse per level of the text's nesting bound: measured at under 1 KB per
-/// level of an operator chain (two tokens) in release builds, 16 KB in debug builds.
-const STACK_PER_LEVEL: usize = if cfg!(debug_assertions) { 8192 } else { 1024 };
+/// Stack given to a parse per level of the text's nesting bound: the expression parser was
+/// measured at under 1 KB per level of an operator chain (two tokens) in release builds and
+/// 16 KB in debug builds; the SQL planner, which makes several recursive passes, gets 4x that.
+const STACK_PER_LEVEL: usize = if cfg!(debug_assertions) { 32768 } else { 4096 };
 /// Largest stack a parse may ask for (address space only: pages are touched as used).
 const MAX_PARSE_STACK: usize = 1 << 30;
 /// Texts that might nest deeper than this are refused without parsing.
@@ -92,10 +93,11 @@ pub fn expr_depth(expr: &Expr) -> usize {
     depth_up_to(expr, usize::MAX).unwrap_or(usize::MAX)
 }
 
-/// The error for an expression nesting deeper than [`MAX_EXPR_DEPTH`]; `what` says how deep.
+/// The error for an expression nesting deeper than [`MAX_EXPR_DEPTH`]; `what` says how deep,
+/// as in "it nests {what} ferrospark's limit" ("deeper than").
 pub fn too_deep_error(what: &str) -> FerroError {
     FerroError::Analysis(format!(
-        "[FAILED_TO_PARSE_TOO_COMPLEX] The expression is too complex: it nests {what}, more than \
+        "[FAILED_TO_PARSE_TOO_COMPLEX] The expression is too complex: it nests {what} \
          ferrospark's limit of {MAX_EXPR_DEPTH} levels (each operator of a chain such as \
          a + b + c + ... adds a level). To mitigate this, restructure it: combine many terms \
          pairwise into a balanced tree (reduce the list in halves), use isin(...) / IN (...) \
@@ -109,9 +111,7 @@ pub fn too_deep_error(what: &str) -> FerroError {
 pub fn check_expr_depth(expr: &Expr) -> Result<()> {
     match depth_up_to(expr, MAX_EXPR_DEPTH) {
         Some(_) => Ok(()),
-        None => Err(too_deep_error(&format!(
-            "more than {MAX_EXPR_DEPTH} levels deep"
-        ))),
+        None => Err(too_deep_error("deeper than")),
     }
 }
 
@@ -171,27 +171,40 @@ pub fn text_depth_bound(text: &str) -> Option<usize> {
 }
 
 /// [`crate::parse_expr`] that cannot overflow the stack: texts that might nest deeply are
-/// parsed on a thread whose stack fits their nesting bound, and a result deeper than
-/// [`MAX_EXPR_DEPTH`] is refused (and dropped on that thread) with the
+/// parsed on a thread whose stack fits their nesting bound ([`with_stack_for_text`]), and a
+/// result deeper than [`MAX_EXPR_DEPTH`] is refused (and dropped on that thread) with the
 /// `FAILED_TO_PARSE_TOO_COMPLEX` error.
 pub fn parse_expr_checked(text: &str) -> Result<Expr> {
-    let bound = text_depth_bound(text).unwrap_or(0);
-    let parse = || {
+    with_stack_for_text(text, || {
         let e = crate::parse_expr(text).map_err(|e| match &e {
             FerroError::Analysis(m) if m.contains("recursion limit exceeded") => {
-                too_deep_error(&format!("more than {MAX_EXPR_DEPTH} levels deep"))
+                too_deep_error("deeper than")
             }
             _ => e,
         })?;
         check_expr_depth(&e)?;
         Ok(e)
-    };
+    })
+}
+
+/// Runs `f`, which parses or plans `text` recursively, where the stack is sure to be deep
+/// enough: on the calling thread when the text cannot nest more than a couple of hundred
+/// levels, else on a thread whose stack fits the text's nesting bound (address space only:
+/// pages are touched as used). `f` should check the depth of what it builds and drop a tree
+/// that is too deep before returning, so that only trees within [`MAX_EXPR_DEPTH`] leave that
+/// thread. Texts whose bound passes a million-odd levels are refused without running `f`.
+pub fn with_stack_for_text<T, F>(text: &str, f: F) -> Result<T>
+where
+    T: Send,
+    F: FnOnce() -> Result<T> + Send,
+{
+    let bound = text_depth_bound(text).unwrap_or(0);
     if bound <= INLINE_BOUND {
-        return parse();
+        return f();
     }
     if bound > MAX_BOUND {
         return Err(too_deep_error(&format!(
-            "up to {bound} levels deep (by its tokens)"
+            "up to {bound} levels (counting its tokens), past"
         )));
     }
     let stack = 16 * 1024 * 1024 + bound * STACK_PER_LEVEL;
@@ -199,16 +212,19 @@ pub fn parse_expr_checked(text: &str) -> Result<Expr> {
         let handle = std::thread::Builder::new()
             .name("ferrospark-parse".into())
             .stack_size(stack)
-            .spawn_scoped(s, parse)
+            .spawn_scoped(s, f)
             .map_err(|e| {
                 FerroError::Internal(format!(
-                    "cannot start a thread to parse a deep expression: {e}"
+                    "cannot start a thread to parse a deeply nested text: {e}"
                 ))
             })?;
-        handle.join().unwrap_or_else(|_| {
-            Err(FerroError::Internal(
-                "the expression parser panicked".into(),
-            ))
+        handle.join().unwrap_or_else(|p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(FerroError::Internal(format!("the parser panicked: {msg}")))
         })
     })
 }

@@ -39,7 +39,9 @@ pub mod types;
 mod tests;
 
 pub use bind::{bind, bind_predicate, resolve_column, BindContext};
-pub use depth::{check_expr_depth, expr_depth, parse_expr_checked, MAX_EXPR_DEPTH};
+pub use depth::{
+    check_expr_depth, expr_depth, parse_expr_checked, with_stack_for_text, MAX_EXPR_DEPTH,
+};
 pub use eval::{evaluate, evaluate_predicate, filter_batch, pack_bits, ColumnarValue};
 pub use expr::{BinaryOp, Expr, Literal, StringMatch};
 pub use normalize::normalize_key;

@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3_arrow::{PyArray, PyRecordBatch, PyRecordBatchReader, PySchema, PyTable};
 
-use crate::{config_from, to_py, IntoPyResult, PyExpr, PyParquetScan};
+use crate::{config_from, to_py, Detach, IntoPyResult, PyExpr, PyParquetScan};
 
 /// `(name, args, distinct, ignore_nulls, alias)` as the Python layer sends an aggregate.
 pub(crate) type CallSpec = (String, Vec<PyExpr>, bool, bool, Option<String>);
@@ -219,7 +219,7 @@ impl PyAggregatePlan {
     fn run<'py>(&self, py: Python<'py>, data: PyRecordBatchReader) -> PyResult<Bound<'py, PyAny>> {
         let reader = data.into_reader()?;
         let target = self.input_schema.clone();
-        let result = py.detach(|| {
+        let result = py.run_detached(|| {
             let input = reader.map(|b| conform(b.map_err(FerroError::from)?, &target));
             self.plan.run_complete(input, &self.cfg)
         });
@@ -230,7 +230,7 @@ impl PyAggregatePlan {
     /// step, then the partial results are merged.
     fn run_scan<'py>(&self, py: Python<'py>, scan: &PyParquetScan) -> PyResult<Bound<'py, PyAny>> {
         let scan = scan.0.clone();
-        let result = py.detach(|| {
+        let result = py.run_detached(|| {
             let first = match self.plan.stages.first() {
                 Some(stage) => Some(stage.exec(Default::default())?),
                 None => None,
@@ -316,7 +316,7 @@ impl PyStageRunner {
     /// Adds one batch to the first step.
     fn push(&self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<()> {
         let batch = batch.into_inner();
-        py.detach(|| {
+        py.run_detached(|| {
             let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
             s.push(batch)
         })
@@ -326,7 +326,7 @@ impl PyStageRunner {
     /// Reads a planned scan (one Spark split) straight into the first step, natively.
     fn push_scan(&self, py: Python<'_>, scan: &PyParquetScan) -> PyResult<()> {
         let scan = scan.0.clone();
-        py.detach(|| {
+        py.run_detached(|| {
             let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
             let s = &mut *s;
             let (scan, target) = match &s.target {
@@ -354,7 +354,7 @@ impl PyStageRunner {
     /// Spark's shuffle delivered them) to the first step.
     fn push_blocks(&self, py: Python<'_>, blocks: PyArray) -> PyResult<()> {
         let (array, _) = blocks.into_inner();
-        py.detach(|| {
+        py.run_detached(|| {
             let values: Vec<&[u8]> = match array.data_type() {
                 DataType::Binary => array.as_binary::<i32>().iter().flatten().collect(),
                 DataType::LargeBinary => array.as_binary::<i64>().iter().flatten().collect(),
@@ -386,7 +386,7 @@ impl PyStageRunner {
         num_keys: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let blocks = py
-            .detach(|| partition_blocks(&self.run_to_end()?, num_keys, partitions))
+            .run_detached(|| partition_blocks(&self.run_to_end()?, num_keys, partitions))
             .py(py)?;
         let list = PyList::empty(py);
         for (p, bytes) in blocks {
@@ -397,7 +397,7 @@ impl PyStageRunner {
 
     /// Ends the input; returns the last step's output batches.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let out = py.detach(|| self.run_to_end()).py(py)?;
+        let out = py.run_detached(|| self.run_to_end()).py(py)?;
         let list = PyList::empty(py);
         for b in out {
             if b.num_rows() > 0 || b.num_columns() == 0 {

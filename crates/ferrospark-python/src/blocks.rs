@@ -16,7 +16,7 @@ use pyo3::types::{PyBytes, PyList};
 use pyo3_arrow::{PyRecordBatch, PySchema};
 
 use crate::aggregate::{conform, spark_input_schema};
-use crate::{config_from, IntoPyResult, PyExpr};
+use crate::{config_from, Detach, IntoPyResult, PyExpr};
 
 /// Bytes of rows held before they are written as blocks: a few large blocks per partition per
 /// task, with the task's memory bounded.
@@ -154,7 +154,7 @@ impl PyBlockPartitioner {
     fn push<'py>(&self, py: Python<'py>, batch: PyRecordBatch) -> PyResult<Bound<'py, PyList>> {
         let batch = batch.into_inner();
         let blocks = py
-            .detach(|| -> Result<_, FerroError> {
+            .run_detached(|| -> Result<_, FerroError> {
                 let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
                 let batch = conform(batch, &s.schema)?;
                 let keys = s.keys.columns(&batch)?;
@@ -168,7 +168,7 @@ impl PyBlockPartitioner {
     /// The blocks of the rows still held.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let blocks = py
-            .detach(|| {
+            .run_detached(|| {
                 let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
                 let partitions = s.partitions;
                 s.pending.flush(partitions)
@@ -191,7 +191,7 @@ pub(crate) fn project<'py>(
     let cfg = config_from(py, conf)?;
     let reader = data.into_reader()?;
     let (batches, schema) = py
-        .detach(move || -> Result<_, FerroError> {
+        .run_detached(move || -> Result<_, FerroError> {
             let input = spark_input_schema(&reader.schema());
             let ctx = BindContext {
                 schema: &input,

@@ -21,7 +21,7 @@ use pyo3_arrow::{PyArray, PyRecordBatch, PyRecordBatchReader, PySchema, PyTable}
 
 use crate::aggregate::{conform, metrics_list, spark_input_schema};
 use crate::blocks::{KeySource, PyBlockPartitioner};
-use crate::{config_from, IntoPyResult, PyExpr};
+use crate::{config_from, Detach, IntoPyResult, PyExpr};
 
 type Reader = Box<dyn arrow_array::RecordBatchReader + Send>;
 
@@ -261,7 +261,7 @@ pub(crate) fn join<'py>(
     let (left, right) = (left.into_reader()?, right.into_reader()?);
     let strategy = strategy.to_string();
     let how = how.to_string();
-    let result = py.detach(move || -> Result<_, FerroError> {
+    let result = py.run_detached(move || -> Result<_, FerroError> {
         let using = using.unwrap_or_default();
         let condition = condition.map(|c| c.0);
         let request = JoinRequest::parse(&how, &using, condition.as_ref(), &strategy)?;
@@ -536,7 +536,7 @@ impl PyJoinTask {
     where
         T: Send,
     {
-        py.detach(|| {
+        py.run_detached(|| {
             let mut exec = self.0.lock().unwrap_or_else(|p| p.into_inner());
             f(&mut exec)
         })

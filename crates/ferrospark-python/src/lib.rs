@@ -2,10 +2,13 @@
 //! every decision lives in the engine crates.
 
 use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use arrow_array::{RecordBatchIterator, RecordBatchReader};
+use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -15,9 +18,11 @@ use ferrospark_common::{Config, FerroError};
 use ferrospark_expr::types::{parse_data_type, spark_type_name};
 use ferrospark_expr::{BinaryOp, Expr, Literal, StringMatch};
 use ferrospark_scan::{ParquetScan, ParquetScanOptions, ScanSplit, ScanStream};
+use guard::{guarded, Detach};
 
 mod aggregate;
 mod blocks;
+mod guard;
 mod join;
 mod plan;
 mod window;
@@ -40,7 +45,7 @@ fn to_py(py: Python<'_>, e: FerroError) -> PyErr {
         FerroError::Config(_) => "ConfigError",
         FerroError::Unsupported(_) => "UnsupportedError",
         FerroError::MemoryLimit(_) => "MemoryLimitError",
-        FerroError::Internal(_) => "FerroError",
+        FerroError::Internal(_) => "InternalError",
     };
     let message = e.to_string();
     let made = py
@@ -72,6 +77,42 @@ fn boxed(e: &PyExpr) -> Box<Expr> {
     Box::new(e.0.clone())
 }
 
+/// A new expression node, refused with `AnalysisError` when it would nest deeper than
+/// [`ferrospark_expr::MAX_EXPR_DEPTH`] (every recursive pass over it must fit a thread's stack).
+fn node(py: Python<'_>, e: Expr) -> PyResult<PyExpr> {
+    ferrospark_expr::check_expr_depth(&e).py(py)?;
+    Ok(PyExpr(e))
+}
+
+/// Refuses a logical plan holding an expression deeper than
+/// [`ferrospark_expr::MAX_EXPR_DEPTH`] (walked without recursion, children too).
+fn check_plan_depth(plan: &ferrospark_plan::LogicalPlan) -> Result<(), FerroError> {
+    let mut stack = vec![plan];
+    while let Some(node) = stack.pop() {
+        for e in node.expressions() {
+            ferrospark_expr::check_expr_depth(e)?;
+        }
+        stack.extend(node.children().into_iter().map(|c| &**c));
+    }
+    Ok(())
+}
+
+/// Plans SQL text where deep nesting cannot overflow the stack: on a thread sized for the
+/// text when it may nest deeply, refusing plans with too deep an expression (`AnalysisError`).
+fn plan_sql_checked(
+    engine: &ferrospark_plan::QueryEngine,
+    text: &str,
+) -> Result<ferrospark_plan::SqlStatement, FerroError> {
+    ferrospark_expr::with_stack_for_text(text, || {
+        let st = engine.sql(text)?;
+        match &st {
+            ferrospark_plan::SqlStatement::Query(p)
+            | ferrospark_plan::SqlStatement::Explain(p, _) => check_plan_depth(p)?,
+        }
+        Ok(st)
+    })
+}
+
 #[pymethods]
 impl PyExpr {
     /// A column reference by name.
@@ -83,18 +124,29 @@ impl PyExpr {
     /// Parses Spark SQL expression text.
     #[staticmethod]
     fn parse(py: Python<'_>, text: &str) -> PyResult<Self> {
-        ferrospark_expr::parse_expr(text).map(PyExpr).py(py)
+        py.run_detached(|| ferrospark_expr::parse_expr_checked(text))
+            .map(PyExpr)
+            .py(py)
     }
 
     /// An aggregate call (`sum(x)`, `count(DISTINCT x)`, `first(x) IGNORE NULLS`).
     #[staticmethod]
-    fn aggregate(name: &str, args: Vec<PyExpr>, distinct: bool, ignore_nulls: bool) -> Self {
-        PyExpr(Expr::Aggregate {
-            name: name.to_ascii_lowercase(),
-            args: args.into_iter().map(|a| a.0).collect(),
-            distinct,
-            ignore_nulls,
-        })
+    fn aggregate(
+        py: Python<'_>,
+        name: &str,
+        args: Vec<PyExpr>,
+        distinct: bool,
+        ignore_nulls: bool,
+    ) -> PyResult<Self> {
+        node(
+            py,
+            Expr::Aggregate {
+                name: name.to_ascii_lowercase(),
+                args: args.into_iter().map(|a| a.0).collect(),
+                distinct,
+                ignore_nulls,
+            },
+        )
     }
 
     #[staticmethod]
@@ -151,55 +203,79 @@ impl PyExpr {
     }
     /// A function call by Spark name.
     #[staticmethod]
-    fn function(name: &str, args: Vec<PyExpr>) -> Self {
-        PyExpr(Expr::Function {
-            name: name.to_ascii_lowercase(),
-            args: args.into_iter().map(|a| a.0).collect(),
-        })
+    fn function(py: Python<'_>, name: &str, args: Vec<PyExpr>) -> PyResult<Self> {
+        node(
+            py,
+            Expr::Function {
+                name: name.to_ascii_lowercase(),
+                args: args.into_iter().map(|a| a.0).collect(),
+            },
+        )
     }
 
     fn binary(&self, py: Python<'_>, op: &str, other: &PyExpr) -> PyResult<Self> {
         let op = BinaryOp::from_name(op)
             .ok_or_else(|| to_py(py, FerroError::Analysis(format!("unknown operator '{op}'"))))?;
-        Ok(PyExpr(self.0.clone().binary(op, other.0.clone())))
+        node(py, self.0.clone().binary(op, other.0.clone()))
     }
-    fn not_(&self) -> Self {
-        PyExpr(Expr::Not(boxed(self)))
+    fn not_(&self, py: Python<'_>) -> PyResult<Self> {
+        node(py, Expr::Not(boxed(self)))
     }
-    fn negative(&self) -> Self {
-        PyExpr(Expr::Negative(boxed(self)))
+    fn negative(&self, py: Python<'_>) -> PyResult<Self> {
+        node(py, Expr::Negative(boxed(self)))
     }
-    fn is_null(&self) -> Self {
-        PyExpr(Expr::IsNull(boxed(self)))
+    fn is_null(&self, py: Python<'_>) -> PyResult<Self> {
+        node(py, Expr::IsNull(boxed(self)))
     }
-    fn is_not_null(&self) -> Self {
-        PyExpr(Expr::IsNotNull(boxed(self)))
+    fn is_not_null(&self, py: Python<'_>) -> PyResult<Self> {
+        node(py, Expr::IsNotNull(boxed(self)))
     }
     #[pyo3(signature = (values, negated=false))]
-    fn isin(&self, values: Vec<PyExpr>, negated: bool) -> Self {
-        PyExpr(Expr::InList {
-            expr: boxed(self),
-            list: values.into_iter().map(|v| v.0).collect(),
-            negated,
-        })
+    fn isin(&self, py: Python<'_>, values: Vec<PyExpr>, negated: bool) -> PyResult<Self> {
+        node(
+            py,
+            Expr::InList {
+                expr: boxed(self),
+                list: values.into_iter().map(|v| v.0).collect(),
+                negated,
+            },
+        )
     }
     #[pyo3(signature = (low, high, negated=false))]
-    fn between(&self, low: &PyExpr, high: &PyExpr, negated: bool) -> Self {
-        PyExpr(Expr::Between {
-            expr: boxed(self),
-            low: boxed(low),
-            high: boxed(high),
-            negated,
-        })
+    fn between(
+        &self,
+        py: Python<'_>,
+        low: &PyExpr,
+        high: &PyExpr,
+        negated: bool,
+    ) -> PyResult<Self> {
+        node(
+            py,
+            Expr::Between {
+                expr: boxed(self),
+                low: boxed(low),
+                high: boxed(high),
+                negated,
+            },
+        )
     }
     #[pyo3(signature = (pattern, negated=false, case_insensitive=false))]
-    fn like(&self, pattern: &PyExpr, negated: bool, case_insensitive: bool) -> Self {
-        PyExpr(Expr::Like {
-            expr: boxed(self),
-            pattern: boxed(pattern),
-            negated,
-            case_insensitive,
-        })
+    fn like(
+        &self,
+        py: Python<'_>,
+        pattern: &PyExpr,
+        negated: bool,
+        case_insensitive: bool,
+    ) -> PyResult<Self> {
+        node(
+            py,
+            Expr::Like {
+                expr: boxed(self),
+                pattern: boxed(pattern),
+                negated,
+                case_insensitive,
+            },
+        )
     }
     fn string_match(&self, py: Python<'_>, op: &str, pattern: &PyExpr) -> PyResult<Self> {
         let op = match op {
@@ -213,35 +289,47 @@ impl PyExpr {
                 ))
             }
         };
-        Ok(PyExpr(Expr::StringMatch {
-            op,
-            expr: boxed(self),
-            pattern: boxed(pattern),
-        }))
+        node(
+            py,
+            Expr::StringMatch {
+                op,
+                expr: boxed(self),
+                pattern: boxed(pattern),
+            },
+        )
     }
     fn cast(&self, py: Python<'_>, type_name: &str) -> PyResult<Self> {
         // Validate now so a typo fails where it is written.
         parse_data_type(type_name, "UTC").py(py)?;
-        Ok(PyExpr(Expr::Cast {
-            expr: boxed(self),
-            type_name: type_name.to_ascii_uppercase(),
-        }))
+        node(
+            py,
+            Expr::Cast {
+                expr: boxed(self),
+                type_name: type_name.to_ascii_uppercase(),
+            },
+        )
     }
-    fn alias(&self, name: &str) -> Self {
-        PyExpr(Expr::Alias {
-            expr: boxed(self),
-            name: name.to_string(),
-        })
+    fn alias(&self, py: Python<'_>, name: &str) -> PyResult<Self> {
+        node(
+            py,
+            Expr::Alias {
+                expr: boxed(self),
+                name: name.to_string(),
+            },
+        )
     }
-    fn field(&self, name: &str) -> Self {
-        PyExpr(Expr::Field(boxed(self), name.to_string()))
+    fn field(&self, py: Python<'_>, name: &str) -> PyResult<Self> {
+        node(py, Expr::Field(boxed(self), name.to_string()))
     }
-    fn sort(&self, ascending: bool, nulls_first: bool) -> Self {
-        PyExpr(Expr::SortKey {
-            expr: boxed(self),
-            ascending,
-            nulls_first,
-        })
+    fn sort(&self, py: Python<'_>, ascending: bool, nulls_first: bool) -> PyResult<Self> {
+        node(
+            py,
+            Expr::SortKey {
+                expr: boxed(self),
+                ascending,
+                nulls_first,
+            },
+        )
     }
     fn output_name(&self) -> String {
         self.0.output_name()
@@ -293,22 +381,74 @@ fn options(
 #[pyclass(name = "ParquetScan", module = "ferrospark._native", frozen)]
 struct PyParquetScan(Arc<ParquetScan>);
 
-/// Batches of a running scan, pulled one at a time (the GIL is released while waiting).
+/// How often a Python thread waiting for a batch wakes up to run Python's signal handlers.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Batches of a running scan, pulled one at a time.
+///
+/// A pump thread owns the scan's stream and hands its batches over a one-slot channel; the
+/// caller waits with the GIL released and wakes every [`SIGNAL_POLL`] to run Python's signal
+/// handlers, so Ctrl-C (`KeyboardInterrupt`) stops a read even while one batch takes long to
+/// come (a filter that rejects most rows). Closing, or dropping, the stream drops the channel:
+/// the pump then stops at its next batch and the scan's workers with it.
 #[pyclass(name = "BatchStream", module = "ferrospark._native", frozen)]
-struct PyBatchStream(Mutex<Option<ScanStream>>);
+struct PyBatchStream(Mutex<Option<Receiver<Result<RecordBatch, FerroError>>>>);
+
+/// What one wait for a batch gave.
+enum Waited {
+    Batch(RecordBatch),
+    End,
+    Pending,
+}
+
+impl PyBatchStream {
+    fn start(mut stream: ScanStream) -> Result<Self, FerroError> {
+        let (tx, rx) = sync_channel(1);
+        std::thread::Builder::new()
+            .name("ferrospark-stream".into())
+            .spawn(move || loop {
+                let next = catch_unwind(AssertUnwindSafe(|| stream.next()))
+                    .unwrap_or_else(|p| Some(Err(guard::panic_error(p))));
+                let Some(item) = next else { break };
+                let failed = item.is_err();
+                if tx.send(item).is_err() || failed {
+                    break;
+                }
+            })
+            .map_err(|e| FerroError::Internal(format!("cannot start a scan reader thread: {e}")))?;
+        Ok(PyBatchStream(Mutex::new(Some(rx))))
+    }
+}
 
 #[pymethods]
 impl PyBatchStream {
-    /// The next batch as a `pyarrow.RecordBatch`, or `None` at the end.
+    /// The next batch as a `pyarrow.RecordBatch`, or `None` at the end. Signals (Ctrl-C) are
+    /// handled while waiting; an exception from a handler closes the stream.
     fn next_batch<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let next = py.detach(|| {
-            let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            guard.as_mut().and_then(|s| s.next())
-        });
-        match next {
-            None => Ok(None),
-            Some(Err(e)) => Err(to_py(py, e)),
-            Some(Ok(b)) => PyRecordBatch::new(b).into_pyarrow(py).map(Some),
+        loop {
+            let waited = py
+                .run_detached(|| {
+                    let guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+                    let Some(rx) = guard.as_ref() else {
+                        return Ok(Waited::End);
+                    };
+                    match rx.recv_timeout(SIGNAL_POLL) {
+                        Ok(item) => item.map(Waited::Batch),
+                        Err(RecvTimeoutError::Timeout) => Ok(Waited::Pending),
+                        Err(RecvTimeoutError::Disconnected) => Ok(Waited::End),
+                    }
+                })
+                .py(py)?;
+            match waited {
+                Waited::Batch(b) => return PyRecordBatch::new(b).into_pyarrow(py).map(Some),
+                Waited::End => return Ok(None),
+                Waited::Pending => {
+                    if let Err(e) = py.check_signals() {
+                        self.close();
+                        return Err(e);
+                    }
+                }
+            }
         }
     }
 
@@ -326,8 +466,8 @@ impl PyParquetScan {
         PySchema::new(self.0.schema()).into_pyarrow(py)
     }
     /// Starts reading; batches come from the returned stream's `next_batch()`.
-    fn stream(&self) -> PyBatchStream {
-        PyBatchStream(Mutex::new(Some(self.0.execute())))
+    fn stream(&self, py: Python<'_>) -> PyResult<PyBatchStream> {
+        guarded(py, || PyBatchStream::start(self.0.execute()).py(py))
     }
     /// Arrow C stream export: zero-copy for pyarrow, polars, duckdb.
     #[pyo3(signature = (requested_schema=None))]
@@ -336,23 +476,28 @@ impl PyParquetScan {
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let schema = self.0.schema();
-        let reader: Box<dyn RecordBatchReader + Send> = Box::new(self.0.execute().into_reader());
-        let reader = RecordBatchIterator::new(reader, schema);
-        let obj = PyRecordBatchReader::new(Box::new(reader)).into_pyobject(py)?;
-        obj.call_method1("__arrow_c_stream__", (requested_schema,))
+        guarded(py, || {
+            let schema = self.0.schema();
+            let reader: Box<dyn RecordBatchReader + Send> =
+                Box::new(self.0.execute().into_reader());
+            let reader = RecordBatchIterator::new(reader, schema);
+            let obj = PyRecordBatchReader::new(Box::new(reader)).into_pyobject(py)?;
+            obj.call_method1("__arrow_c_stream__", (requested_schema,))
+        })
     }
     /// Counters as a dict (plan counts now, the rest as batches are read).
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (k, v) in self.0.metrics().snapshot() {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
+        guarded(py, || {
+            let d = PyDict::new(py);
+            for (k, v) in self.0.metrics().snapshot() {
+                d.set_item(k, v)?;
+            }
+            Ok(d)
+        })
     }
     /// A readable plan summary.
-    fn explain(&self) -> String {
-        self.0.explain()
+    fn explain(&self, py: Python<'_>) -> PyResult<String> {
+        guarded(py, || Ok(self.0.explain()))
     }
     /// `(name, spark type name)` of the partition columns.
     fn partition_fields(&self) -> Vec<(String, String)> {
@@ -371,9 +516,10 @@ impl PyParquetScan {
     /// `max_bytes` defaults to the configuration's `spark.sql.files.maxPartitionBytes`.
     #[pyo3(signature = (max_bytes=None))]
     fn splits<'py>(&self, py: Python<'py>, max_bytes: Option<u64>) -> PyResult<Bound<'py, PyList>> {
-        let out = PyList::empty(py);
         let max_bytes = max_bytes.unwrap_or_else(|| self.0.max_partition_bytes());
-        for s in self.0.splits(max_bytes) {
+        let splits = guarded(py, || Ok(self.0.splits(max_bytes)))?;
+        let out = PyList::empty(py);
+        for s in splits {
             let d = PyDict::new(py);
             d.set_item("path", s.path.to_string_lossy().into_owned())?;
             d.set_item("row_groups", s.row_groups)?;
@@ -398,7 +544,7 @@ fn scan_parquet(
     spark_types: bool,
 ) -> PyResult<PyParquetScan> {
     let o = options(py, columns, filter, conf, batch_size, spark_types)?;
-    let scan = py.detach(|| ParquetScan::try_new(&paths, o)).py(py)?;
+    let scan = py.run_detached(|| ParquetScan::try_new(&paths, o)).py(py)?;
     Ok(PyParquetScan(Arc::new(scan)))
 }
 
@@ -437,7 +583,7 @@ fn scan_parquet_split(
         bytes: 0,
     };
     let scan = py
-        .detach(|| ParquetScan::for_split(&split, fields, o))
+        .run_detached(|| ParquetScan::for_split(&split, fields, o))
         .py(py)?;
     Ok(PyParquetScan(Arc::new(scan)))
 }
@@ -480,6 +626,7 @@ fn is_release_build() -> bool {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    guard::install_panic_hook();
     m.add_class::<PyExpr>()?;
     m.add_class::<plan::PyQueryEngine>()?;
     m.add_class::<plan::PyPlan>()?;
@@ -503,6 +650,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_byte_size, m)?)?;
     m.add_function(wrap_pyfunction!(parquet_metadata_cache_stats, m)?)?;
     m.add_function(wrap_pyfunction!(clear_parquet_metadata_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(guard::panic_for_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

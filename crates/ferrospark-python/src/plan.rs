@@ -14,7 +14,7 @@ use ferrospark_join::{JoinStrategy, JoinType};
 use ferrospark_plan::logical::{Attr, LogicalPlan, SetOpKind};
 use ferrospark_plan::{ExecutionPlan, ExplainMode, JoinOn, PlanBuilder, QueryEngine, SqlStatement};
 
-use crate::{config_from, IntoPyResult, PyExpr};
+use crate::{config_from, Detach, IntoPyResult, PyExpr};
 
 /// A session's query engine: temp views, SQL, DataFrame plans.
 #[pyclass(name = "QueryEngine", module = "ferrospark._native", frozen)]
@@ -73,7 +73,9 @@ impl PyQueryEngine {
     /// Plans a SQL statement: `(plan, explain_mode or None)`.
     fn sql(&self, py: Python<'_>, text: &str) -> PyResult<(PyPlan, Option<String>)> {
         let engine = self.0.clone();
-        let st = py.detach(|| engine.sql(text)).py(py)?;
+        let st = py
+            .run_detached(|| crate::plan_sql_checked(&engine, text))
+            .py(py)?;
         Ok(match st {
             SqlStatement::Query(p) => (PyPlan::new(self.0.clone(), p), None),
             SqlStatement::Explain(p, mode) => {
@@ -96,7 +98,7 @@ impl PyQueryEngine {
             .unwrap_or_default();
         let engine = self.0.clone();
         let plan = py
-            .detach(|| engine.builder.scan_parquet(&paths, &name))
+            .run_detached(|| engine.builder.scan_parquet(&paths, &name))
             .py(py)?;
         Ok(PyPlan::new(self.0.clone(), plan))
     }
@@ -402,7 +404,7 @@ impl PyPlan {
         let m = explain_mode(mode).py(py)?;
         let engine = self.engine.clone();
         let plan = self.plan.clone();
-        py.detach(|| engine.explain(&plan, m)).py(py)
+        py.run_detached(|| engine.explain(&plan, m)).py(py)
     }
 
     /// The physical plan of the last run, with each operator's metrics.
@@ -419,7 +421,7 @@ impl PyPlan {
         let engine = self.engine.clone();
         let plan = self.plan.clone();
         let (batches, schema, physical) = py
-            .detach(move || -> Result<_, FerroError> {
+            .run_detached(move || -> Result<_, FerroError> {
                 let r = engine.execute(&plan)?;
                 let batches: Vec<RecordBatch> = r.stream.collect::<Result<_, _>>()?;
                 Ok((batches, r.schema, r.physical))
@@ -440,7 +442,7 @@ impl PyPlan {
     ) -> PyResult<Bound<'py, PyAny>> {
         let engine = self.engine.clone();
         let plan = self.plan.clone();
-        let r = py.detach(move || engine.execute(&plan)).py(py)?;
+        let r = py.run_detached(move || engine.execute(&plan)).py(py)?;
         if let Ok(mut l) = self.last_run.lock() {
             *l = Some(r.physical.clone());
         }

@@ -15,7 +15,7 @@ use pyo3_arrow::PyRecordBatchReader;
 
 use crate::aggregate::{conform, spark_input_schema};
 use crate::join::table_metrics_plan;
-use crate::{config_from, IntoPyResult, PyExpr};
+use crate::{config_from, Detach, IntoPyResult, PyExpr};
 
 /// One window function as Python describes it: `(name, args, n, ignore_nulls, alias, frame)`;
 /// `n` is ntile's bucket count or lag / lead's offset, `args` the value (and lag / lead's
@@ -280,7 +280,7 @@ pub(crate) fn window<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = config_from(py, conf)?;
     let reader = data.into_reader()?;
-    let result = py.detach(move || -> Result<_, FerroError> {
+    let result = py.run_detached(move || -> Result<_, FerroError> {
         let schema = spark_input_schema(&reader.schema());
         let ctx = BindContext::new(&schema);
         let spec = WindowSpec {
