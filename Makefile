@@ -45,11 +45,13 @@ bench: build
 bench-rust:
 	cargo bench -p ferrospark-scan
 
-lint: venv
+# Style and static checks; the stub check imports the built extension, so it needs `build`.
+lint: build
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	$(VENV)/bin/ruff check python tests benches
 	$(VENV)/bin/ruff format --check python tests benches
+	$(PY) tests/check_stubs.py
 
 fmt: venv
 	cargo fmt --all
