@@ -103,7 +103,8 @@ impl PlanBuilder {
         let options = ParquetScanOptions::from_config(&self.cfg)?;
         let scan = ParquetScan::try_new(paths, options)?;
         let size_bytes = list_files(paths)?.files.iter().map(|f| f.size).sum();
-        let attrs = self.schema_attrs(&scan.schema(), None);
+        // Columns carry Spark's types: the reader's string views become plain strings.
+        let attrs = self.schema_attrs(&crate::conform::spark_input_schema(&scan.schema()), None);
         Ok(Arc::new(LogicalPlan::Scan {
             source: ScanSource::Parquet {
                 paths: paths.to_vec(),
@@ -118,7 +119,7 @@ impl PlanBuilder {
 
     /// A relation over Arrow batches of `schema`.
     pub fn scan_memory(&self, schema: SchemaRef, batches: Vec<RecordBatch>, name: &str) -> Arc<LogicalPlan> {
-        let attrs = self.schema_attrs(&schema, None);
+        let attrs = self.schema_attrs(&crate::conform::spark_input_schema(&schema), None);
         Arc::new(LogicalPlan::Scan {
             source: ScanSource::Memory {
                 batches: Arc::new(batches),

@@ -12,6 +12,7 @@
 
 pub mod analyzer;
 pub mod builder;
+pub mod conform;
 pub mod engine;
 pub mod logical;
 pub mod optimizer;

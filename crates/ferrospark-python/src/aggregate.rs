@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+pub(crate) use ferrospark_plan::conform::{conform, spark_input_schema};
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_agg::exchange::{partition_blocks, read_block};
 use ferrospark_agg::{AggregateCall, AggregatePlan, HashAggregateExec};
 use ferrospark_common::{Config, FerroError, MetricsSet};
-use ferrospark_expr::types::spark_equivalent;
 use ferrospark_scan::ParquetScan;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -34,17 +34,6 @@ fn calls_from(specs: Vec<CallSpec>) -> Vec<AggregateCall> {
         .collect()
 }
 
-/// The schema with every top-level column in the type Spark computes with (dictionaries
-/// decoded, views and large types made plain, unsigned widened).
-pub(crate) fn spark_input_schema(schema: &Schema) -> SchemaRef {
-    Arc::new(Schema::new(
-        schema
-            .fields()
-            .iter()
-            .map(|f| Field::new(f.name(), spark_equivalent(f.data_type()), f.is_nullable()))
-            .collect::<Vec<_>>(),
-    ))
-}
 
 /// The scan feeding `first` (the first aggregation step), reading the string keys the step
 /// can group on codes dictionary-encoded, and the schema its batches are conformed to (the
@@ -77,86 +66,6 @@ fn with_dictionary_keys(
     Ok((scan, Arc::new(Schema::new(fields))))
 }
 
-/// Casts a batch to `target` (same columns) where types differ.
-pub(crate) fn conform(batch: RecordBatch, target: &SchemaRef) -> Result<RecordBatch, FerroError> {
-    if batch.schema().fields() == target.fields() {
-        return Ok(batch);
-    }
-    let columns = batch
-        .columns()
-        .iter()
-        .zip(target.fields())
-        .map(|(c, f)| {
-            if c.data_type() == f.data_type() {
-                Ok(c.clone())
-            } else if matches!(
-                (c.data_type(), f.data_type()),
-                (DataType::Utf8View, DataType::Utf8)
-            ) {
-                views_to_utf8(c.as_string_view())
-            } else {
-                Ok(arrow_cast::cast(c.as_ref(), f.data_type())?)
-            }
-        })
-        .collect::<Result<Vec<ArrayRef>, FerroError>>()?;
-    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    Ok(RecordBatch::try_new_with_options(
-        target.clone(),
-        columns,
-        &options,
-    )?)
-}
-
-/// The scan's string views as a plain string array: one pass sizing the buffers, one copying
-/// the bytes (arrow's cast appends value by value through a builder).
-fn views_to_utf8(a: &arrow_array::StringViewArray) -> Result<ArrayRef, FerroError> {
-    let views = a.views();
-    let nulls = a.nulls().filter(|n| n.null_count() > 0);
-    let len_of = |i: usize| {
-        if nulls.is_some_and(|n| n.is_null(i)) {
-            0
-        } else {
-            views[i] as u32 as usize
-        }
-    };
-    let total: usize = (0..views.len()).map(len_of).sum();
-    let too_big = || {
-        FerroError::Unsupported(
-            "a batch holds more than 2 GiB of strings; use a smaller ferrospark.batch.size".into(),
-        )
-    };
-    i32::try_from(total).map_err(|_| too_big())?;
-    let buffers = a.data_buffers();
-    let mut bytes: Vec<u8> = Vec::with_capacity(total);
-    let mut offsets: Vec<i32> = Vec::with_capacity(views.len() + 1);
-    offsets.push(0);
-    for (i, &v) in views.iter().enumerate() {
-        let n = len_of(i);
-        if n <= 12 {
-            // Short values (flags, codes) byte by byte: cheaper than a copy call each.
-            let inline = v.to_le_bytes();
-            for &b in &inline[4..4 + n] {
-                bytes.push(b);
-            }
-        } else {
-            let buffer = (v >> 64) as u32 as usize;
-            let start = (v >> 96) as u32 as usize;
-            let data = buffers
-                .get(buffer)
-                .and_then(|b| b.as_slice().get(start..start + n))
-                .ok_or_else(|| {
-                    FerroError::Internal("a string view points past its buffers".into())
-                })?;
-            bytes.extend_from_slice(data);
-        }
-        offsets.push(bytes.len() as i32);
-    }
-    Ok(Arc::new(arrow_array::StringArray::try_new(
-        arrow_buffer::OffsetBuffer::new(offsets.into()),
-        bytes.into(),
-        a.nulls().cloned(),
-    )?))
-}
 
 pub(crate) fn metrics_list<'py>(
     py: Python<'py>,

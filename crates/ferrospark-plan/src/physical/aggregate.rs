@@ -5,11 +5,12 @@
 use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_agg::{AggregateCall, AggregateExpr, AggregateOptions, AggregatePlan, AGG_METRICS};
 use ferrospark_common::{Config, MetricsSet, Result};
 use ferrospark_expr::Expr;
 
+use super::pipeline::{FnOp, Pipeline};
 use super::scan::{rename, ParquetScanExec};
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::{attrs_schema, expr_text, AggCall, Attr};
@@ -35,6 +36,52 @@ pub fn agg_result_type(call: &AggCall, input: &[Attr], cfg: &Config) -> Result<D
         cfg.session_time_zone(),
     )?;
     Ok(e.result_type())
+}
+
+/// When the aggregation reads a bare scan, the string keys it can group on dictionary codes
+/// come out of the scan dictionary-encoded (Parquet's dictionary pages become the arrays'
+/// dictionaries), so no key string is materialised per row.
+fn dictionary_keys(
+    p: &mut Pipeline,
+    first: &ferrospark_agg::HashAggregateExec,
+    in_schema: &SchemaRef,
+    metrics: &MetricsSet,
+) -> Result<()> {
+    let columns = first.dictionary_input_columns();
+    if columns.is_empty() || p.ops.len() != 1 {
+        return Ok(());
+    }
+    let scan = p.scan.with_dictionary_output(&columns)?;
+    let fields: Vec<Field> = scan
+        .schema()
+        .fields()
+        .iter()
+        .zip(in_schema.fields())
+        .map(|(from, planned)| match from.data_type() {
+            DataType::Dictionary(_, v) if v.as_ref() == planned.data_type() => planned
+                .as_ref()
+                .clone()
+                .with_data_type(from.data_type().clone()),
+            _ => planned.as_ref().clone(),
+        })
+        .collect();
+    let target: SchemaRef = Arc::new(Schema::new(fields));
+    p.scan_metrics.0 = scan.metrics().clone();
+    p.scan = scan;
+    // The scan node's rows are counted where they leave the scan, as before.
+    let _ = metrics;
+    let m = p.scan_metrics.1.clone();
+    p.ops = vec![Arc::new(move || {
+        let target = target.clone();
+        Ok(FnOp::boxed(
+            move |b, out| {
+                out.push(crate::conform::conform(b, &target)?);
+                Ok(())
+            },
+            m.clone(),
+        ))
+    })];
+    Ok(())
 }
 
 /// `HashAggregate(keys, functions)` in complete mode (or partial + final fused into a scan).
@@ -80,9 +127,13 @@ impl HashAggregateExec {
         let options = AggregateOptions::from_config(&ctx.cfg, ctx.pool.clone())?;
         let (out, metrics) = match self.input.pipeline(ctx)? {
             // Each scan thread runs the streaming operators below and its own partial step.
-            Some(p) => plan.run_parallel_with(options, ctx.cfg.scan_threads()?, |make| {
-                p.run(make, |exec, b| exec.push(&b))
-            })?,
+            Some(mut p) => {
+                let first = plan.first_stage()?.exec(options.clone())?;
+                dictionary_keys(&mut p, &first, &in_schema, &self.metrics)?;
+                plan.run_parallel_with(options, ctx.cfg.scan_threads()?, |make| {
+                    p.run(make, |exec, b| exec.push(&b))
+                })?
+            }
             None => {
                 let input = self.input.execute(ctx)?;
                 plan.run_complete_with(input, options)?

@@ -12,6 +12,7 @@ use ferrospark_scan::parquet::SCAN_METRICS;
 use ferrospark_scan::{ParquetScan, ParquetScanOptions};
 
 use super::pipeline::{FnOp, OpFactory, Pipeline};
+use crate::conform::conform;
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::expr_text;
 
@@ -112,7 +113,7 @@ impl ExecutionPlan for ParquetScanExec {
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
         let scan = self.plan_scan(ctx)?;
         let schema = self.schema.clone();
-        let stream = scan.execute().map(move |b| rename(b?, &schema));
+        let stream = scan.execute().map(move |b| conform(b?, &schema));
         let scan_metrics = scan.metrics().clone();
         let own = self.metrics.clone();
         let mut done = false;
@@ -142,7 +143,7 @@ impl ExecutionPlan for ParquetScanExec {
             let schema = schema.clone();
             Ok(FnOp::boxed(
                 move |b, out| {
-                    out.push(rename(b, &schema)?);
+                    out.push(conform(b, &schema)?);
                     Ok(())
                 },
                 metrics.clone(),
@@ -237,7 +238,7 @@ impl ExecutionPlan for MemoryScanExec {
             }
         }
         let stream = slices.into_iter().map(move |b| {
-            let b = crate::physical::scan::conform_types(b, &full)?;
+            let b = conform(b, &full)?;
             let b = match &predicate {
                 Some(p) => filter_batch(&b, p)?,
                 None => b,
@@ -254,27 +255,6 @@ impl ExecutionPlan for MemoryScanExec {
     fn metrics(&self) -> &MetricsSet {
         &self.metrics
     }
-}
-
-/// Renames (and, where Arrow spells a type differently, casts) a user batch to `schema`.
-pub fn conform_types(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
-    let cols = batch
-        .columns()
-        .iter()
-        .zip(schema.fields())
-        .map(|(c, f)| {
-            if c.data_type() == f.data_type() {
-                Ok(c.clone())
-            } else {
-                Ok(arrow_cast::cast(c, f.data_type())?)
-            }
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(RecordBatch::try_new_with_options(
-        schema.clone(),
-        cols,
-        &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
-    )?)
 }
 
 /// `Scan OneRowRelation` (one row, no columns) or an empty relation.
