@@ -163,33 +163,244 @@ abs = _scalar("abs")  # noqa: A001 - Spark's name
 upper = _scalar("upper")
 lower = _scalar("lower")
 length = _scalar("length")
-trim = _scalar("trim")
-ltrim = _scalar("ltrim")
-rtrim = _scalar("rtrim")
+char_length = _scalar("char_length")
 concat = _scalar("concat")
-substring = _scalar("substring")
+initcap = _scalar("initcap")
+reverse = _scalar("reverse")
+ascii = _scalar("ascii")  # noqa: A001 - Spark's name
 year = _scalar("year")
 month = _scalar("month")
+day = _scalar("day")
 dayofmonth = _scalar("dayofmonth")
+dayofyear = _scalar("dayofyear")
 quarter = _scalar("quarter")
 dayofweek = _scalar("dayofweek")
-round = _scalar("round")  # noqa: A001 - Spark's name
+weekday = _scalar("weekday")
+weekofyear = _scalar("weekofyear")
+hour = _scalar("hour")
+minute = _scalar("minute")
+second = _scalar("second")
+last_day = _scalar("last_day")
+unix_date = _scalar("unix_date")
 bround = _scalar("bround")
 floor = _scalar("floor")
 ceil = _scalar("ceil")
+ceiling = _scalar("ceiling")
 sqrt = _scalar("sqrt")
+cbrt = _scalar("cbrt")
 exp = _scalar("exp")
+expm1 = _scalar("expm1")
+ln = _scalar("ln")
+log10 = _scalar("log10")
+log2 = _scalar("log2")
+log1p = _scalar("log1p")
+sin = _scalar("sin")
+cos = _scalar("cos")
+tan = _scalar("tan")
+asin = _scalar("asin")
+acos = _scalar("acos")
+atan = _scalar("atan")
+atan2 = _scalar("atan2")
+degrees = _scalar("degrees")
+radians = _scalar("radians")
+rint = _scalar("rint")
+signum = _scalar("signum")
+sign = _scalar("sign")
+negative = _scalar("negative")
+positive = _scalar("positive")
 pow = _scalar("pow")  # noqa: A001 - Spark's name
+power = _scalar("power")
+pmod = _scalar("pmod")
 greatest = _scalar("greatest")
 least = _scalar("least")
+nanvl = _scalar("nanvl")
 datediff = _scalar("datediff")
 date_add = _scalar("date_add")
 date_sub = _scalar("date_sub")
+dateadd = _scalar("dateadd")
 add_months = _scalar("add_months")
-regexp_replace = _scalar("regexp_replace")
-regexp_extract = _scalar("regexp_extract")
-lpad = _scalar("lpad")
-rpad = _scalar("rpad")
+make_date = _scalar("make_date")
+nvl = _scalar("nvl")
+ifnull = _scalar("ifnull")
+nullif = _scalar("nullif")
+nvl2 = _scalar("nvl2")
+left = _scalar("left")
+right = _scalar("right")
+replace = _scalar("replace")
+
+
+def _l(x: Any) -> Column:
+    """A literal unless already a column: PySpark's ``str`` arguments that are values
+    (patterns, formats, pad text), not column names."""
+    return x if isinstance(x, Column) else lit(x)
+
+
+def _call_mixed(name: str, *args: Any) -> Column:
+    return Column(_native.Expr.function(name, [a._expr for a in args]))
+
+
+def round(c: ColumnOrName, scale: int = 0) -> Column:  # noqa: A001 - Spark's name
+    """HALF_UP rounding to ``scale`` digits."""
+    return _call_mixed("round", _c(c), lit(scale))
+
+
+def log(arg1: Any, arg2: ColumnOrName | None = None) -> Column:
+    """``log(x)`` is the natural logarithm; ``log(base, x)`` the logarithm to ``base``."""
+    if arg2 is None:
+        return _call("ln", arg1)
+    return _call_mixed("log", _l(arg1), _c(arg2))
+
+
+def substring(s: ColumnOrName, pos: Any, len: Any) -> Column:  # noqa: A002 - Spark's name
+    """Characters ``pos`` (from 1; negative from the end) onwards, ``len`` of them."""
+    return _call_mixed("substring", _c(s), _l(pos), _l(len))
+
+
+def substr(s: ColumnOrName, pos: Any, len: Any = None) -> Column:  # noqa: A002
+    """``substring``; without ``len`` to the end."""
+    args = [_c(s), _c(pos)] + ([] if len is None else [_c(len)])
+    return _call_mixed("substring", *args)
+
+
+def _trim(name: str, c: ColumnOrName, chars: str | None) -> Column:
+    return _call_mixed(name, _c(c)) if chars is None else _call_mixed(name, _c(c), _l(chars))
+
+
+def trim(c: ColumnOrName, trim: str | None = None) -> Column:
+    """Strips spaces (or the characters of ``trim``) from both ends."""
+    return _trim("trim", c, trim)
+
+
+def ltrim(c: ColumnOrName, trim: str | None = None) -> Column:
+    """Strips spaces (or ``trim``'s characters) from the start."""
+    return _trim("ltrim", c, trim)
+
+
+def rtrim(c: ColumnOrName, trim: str | None = None) -> Column:
+    """Strips spaces (or ``trim``'s characters) from the end."""
+    return _trim("rtrim", c, trim)
+
+
+def btrim(c: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
+    """``trim`` with the characters as a column or literal."""
+    return _trim("btrim", c, trim)
+
+
+def lpad(c: ColumnOrName, len: int, pad: str) -> Column:  # noqa: A002 - Spark's name
+    """Left-padded (or cut) to ``len`` characters."""
+    return _call_mixed("lpad", _c(c), _l(len), _l(pad))
+
+
+def rpad(c: ColumnOrName, len: int, pad: str) -> Column:  # noqa: A002 - Spark's name
+    """Right-padded (or cut) to ``len`` characters."""
+    return _call_mixed("rpad", _c(c), _l(len), _l(pad))
+
+
+def repeat(c: ColumnOrName, n: Any) -> Column:
+    """The string ``n`` times."""
+    return _call_mixed("repeat", _c(c), _l(n))
+
+
+def instr(c: ColumnOrName, substr: str) -> Column:
+    """1-based position of ``substr`` (0 when absent)."""
+    return _call_mixed("instr", _c(c), _l(substr))
+
+
+def locate(substr: str, c: ColumnOrName, pos: int = 1) -> Column:
+    """1-based position of ``substr`` at or after ``pos``."""
+    return _call_mixed("locate", _l(substr), _c(c), lit(pos))
+
+
+def translate(c: ColumnOrName, matching: str, replace: str) -> Column:
+    """Replaces each character of ``matching`` by the one at its position in ``replace``."""
+    return _call_mixed("translate", _c(c), _l(matching), _l(replace))
+
+
+def regexp_replace(c: ColumnOrName, pattern: Any, replacement: Any) -> Column:
+    """Every match of ``pattern`` replaced (Java's ``$1`` group references)."""
+    return _call_mixed("regexp_replace", _c(c), _l(pattern), _l(replacement))
+
+
+def regexp_extract(c: ColumnOrName, pattern: str, idx: int) -> Column:
+    """Group ``idx`` of the first match, or ``''``."""
+    return _call_mixed("regexp_extract", _c(c), _l(pattern), lit(idx))
+
+
+def rlike(c: ColumnOrName, pattern: Any) -> Column:
+    """True where ``pattern`` matches anywhere."""
+    return _call_mixed("rlike", _c(c), _l(pattern))
+
+
+def split(c: ColumnOrName, pattern: str, limit: int = -1) -> Column:
+    """The pieces between matches of ``pattern``, an ARRAY<STRING>."""
+    return _call_mixed("split", _c(c), _l(pattern), lit(limit))
+
+
+def date_format(c: ColumnOrName, format: str) -> Column:  # noqa: A002 - Spark's name
+    """The timestamp as text in Java's pattern letters."""
+    return _call_mixed("date_format", _c(c), _l(format))
+
+
+def to_date(c: ColumnOrName, format: str | None = None) -> Column:  # noqa: A002
+    """Text parsed as a DATE (as CAST without ``format``)."""
+    return _call("to_date", c) if format is None else _call_mixed("to_date", _c(c), _l(format))
+
+
+def to_timestamp(c: ColumnOrName, format: str | None = None) -> Column:  # noqa: A002
+    """Text parsed as a TIMESTAMP in the session time zone."""
+    if format is None:
+        return _call("to_timestamp", c)
+    return _call_mixed("to_timestamp", _c(c), _l(format))
+
+
+def unix_timestamp(
+    timestamp: ColumnOrName | None = None,
+    format: str = "yyyy-MM-dd HH:mm:ss",  # noqa: A002
+) -> Column:
+    """Seconds since the epoch (of text in ``format``, or of a timestamp)."""
+    if timestamp is None:
+        return _call_mixed("unix_timestamp")
+    return _call_mixed("unix_timestamp", _c(timestamp), _l(format))
+
+
+def from_unixtime(c: ColumnOrName, format: str = "yyyy-MM-dd HH:mm:ss") -> Column:  # noqa: A002
+    """Seconds since the epoch as text in the session time zone."""
+    return _call_mixed("from_unixtime", _c(c), _l(format))
+
+
+def date_trunc(format: str, timestamp: ColumnOrName) -> Column:  # noqa: A002
+    """The timestamp truncated to ``format`` ('year', 'month', 'day', 'hour', ...)."""
+    return _call_mixed("date_trunc", _l(format), _c(timestamp))
+
+
+def trunc(date: ColumnOrName, format: str) -> Column:  # noqa: A002
+    """The date truncated to ``format`` ('year', 'quarter', 'month', 'week')."""
+    return _call_mixed("trunc", _c(date), _l(format))
+
+
+def next_day(date: ColumnOrName, dayOfWeek: str) -> Column:  # noqa: N803 - Spark's name
+    """The first date after ``date`` that falls on ``dayOfWeek``."""
+    return _call_mixed("next_day", _c(date), _l(dayOfWeek))
+
+
+def months_between(date1: ColumnOrName, date2: ColumnOrName, roundOff: bool = True) -> Column:  # noqa: N803
+    """Months from ``date2`` to ``date1`` (Spark's 31-day-month fraction)."""
+    return _call_mixed("months_between", _c(date1), _c(date2), lit(roundOff))
+
+
+def current_date() -> Column:
+    """Today in the session time zone."""
+    return _call_mixed("current_date")
+
+
+def current_timestamp() -> Column:
+    """Now."""
+    return _call_mixed("current_timestamp")
+
+
+def try_divide(left: ColumnOrName, right: ColumnOrName) -> Column:
+    """``left / right``, NULL where ``right`` is 0."""
+    return _call("try_divide", left, right)
 
 
 def concat_ws(sep: str, *cols: ColumnOrName) -> Column:
@@ -203,88 +414,155 @@ def count_if(c: ColumnOrName) -> AggColumn:
 
 
 __all__ = [
-    "AggColumn",
-    "Column",
     "abs",
+    "acos",
     "add_months",
+    "AggColumn",
     "approx_count_distinct",
     "asc",
     "asc_nulls_first",
     "asc_nulls_last",
+    "ascii",
+    "asin",
+    "atan",
+    "atan2",
     "avg",
     "bool_and",
     "bool_or",
     "bround",
+    "btrim",
+    "cbrt",
     "ceil",
+    "ceiling",
+    "char_length",
     "coalesce",
     "col",
     "collect_list",
     "collect_set",
+    "Column",
     "column",
     "concat",
     "concat_ws",
+    "cos",
     "count",
-    "countDistinct",
     "count_distinct",
     "count_if",
+    "countDistinct",
     "cume_dist",
+    "current_date",
+    "current_timestamp",
     "date_add",
+    "date_format",
     "date_sub",
+    "date_trunc",
+    "dateadd",
     "datediff",
+    "day",
     "dayofmonth",
     "dayofweek",
+    "dayofyear",
+    "degrees",
     "dense_rank",
     "desc",
     "desc_nulls_first",
     "desc_nulls_last",
     "exp",
+    "expm1",
     "expr",
     "first",
     "first_value",
     "floor",
+    "from_unixtime",
     "greatest",
+    "hour",
+    "ifnull",
+    "initcap",
+    "instr",
     "isnan",
     "isnull",
     "lag",
     "last",
+    "last_day",
     "last_value",
     "lead",
     "least",
+    "left",
     "length",
     "lit",
+    "ln",
+    "locate",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
     "lower",
     "lpad",
     "ltrim",
+    "make_date",
     "max",
     "mean",
     "min",
+    "minute",
     "month",
+    "months_between",
+    "nanvl",
+    "negative",
+    "next_day",
     "nth_value",
     "ntile",
+    "nullif",
+    "nvl",
+    "nvl2",
     "percent_rank",
     "percentile",
+    "pmod",
+    "positive",
     "pow",
+    "power",
     "quarter",
+    "radians",
     "rank",
     "regexp_extract",
     "regexp_replace",
+    "repeat",
+    "replace",
+    "reverse",
+    "right",
+    "rint",
+    "rlike",
     "round",
     "row_number",
     "rpad",
     "rtrim",
+    "second",
+    "sign",
+    "signum",
+    "sin",
+    "split",
     "sqrt",
     "stddev",
     "stddev_pop",
     "stddev_samp",
+    "substr",
     "substring",
     "sum",
-    "sumDistinct",
     "sum_distinct",
+    "sumDistinct",
+    "tan",
+    "to_date",
+    "to_timestamp",
+    "translate",
     "trim",
+    "trunc",
+    "try_divide",
+    "unix_date",
+    "unix_timestamp",
     "upper",
     "var_pop",
     "var_samp",
     "variance",
+    "weekday",
+    "weekofyear",
     "when",
     "year",
 ]

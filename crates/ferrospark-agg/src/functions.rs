@@ -251,6 +251,7 @@ impl AggregateExpr {
         let ctx = BindContext {
             schema,
             session_tz: tz,
+            ansi: true,
         };
         let name = call.output_name();
         let wrong_args = |n: &str| {

@@ -107,6 +107,7 @@ impl AggregatePlan {
         let ctx = BindContext {
             schema,
             session_tz: tz,
+            ansi,
         };
         let keys = by
             .iter()

@@ -10,7 +10,7 @@ use chrono::NaiveDate;
 use ferrospark_common::{FerroError, Result};
 
 use crate::expr::{BinaryOp, Expr, Literal};
-use crate::physical::{PhysicalExpr, ScalarFunction};
+use crate::physical::PhysicalExpr;
 use crate::types::{
     adjust_precision_scale, comparison_type, is_decimal, is_floating, is_numeric, is_string,
     parse_data_type, spark_equivalent, spark_type_name, wider_numeric,
@@ -23,6 +23,9 @@ pub struct BindContext<'a> {
     pub schema: &'a Schema,
     /// `spark.sql.session.timeZone`, for TIMESTAMP literals.
     pub session_tz: &'a str,
+    /// `spark.sql.ansi.enabled`: overflow, division by zero and bad casts raise (true) or
+    /// give NULL / wrap (false).
+    pub ansi: bool,
 }
 
 impl<'a> BindContext<'a> {
@@ -31,7 +34,18 @@ impl<'a> BindContext<'a> {
         Self {
             schema,
             session_tz: "UTC",
+            ansi: true,
         }
+    }
+
+    /// The same context in another session time zone.
+    pub fn with_tz(self, session_tz: &'a str) -> Self {
+        Self { session_tz, ..self }
+    }
+
+    /// The same context with `spark.sql.ansi.enabled` set to `ansi`.
+    pub fn with_ansi(self, ansi: bool) -> Self {
+        Self { ansi, ..self }
     }
 }
 
@@ -88,7 +102,7 @@ fn unresolved<'a>(name: &str, available: impl Iterator<Item = &'a str>) -> Ferro
     ))
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
@@ -116,8 +130,14 @@ pub fn cast_to(e: PhysicalExpr, to: &DataType) -> PhysicalExpr {
         PhysicalExpr::Cast {
             expr: Box::new(e),
             to: to.clone(),
+            safe: false,
         }
     }
+}
+
+/// `e` as a BOOLEAN condition (NULL literals typed as BOOLEAN).
+pub(crate) fn cast_boolean(expr: &Expr, e: PhysicalExpr) -> Result<PhysicalExpr> {
+    require_boolean(expr, e, "a condition")
 }
 
 /// The exact decimal type of an integer literal (`DecimalType.fromLiteral`), so `q < 24`
@@ -251,7 +271,29 @@ fn typed_string(type_name: &str, value: &str, tz: &str) -> Result<Literal> {
     }
 }
 
-fn arithmetic(expr: &Expr, op: BinaryOp, l: PhysicalExpr, r: PhysicalExpr) -> Result<PhysicalExpr> {
+/// Binds `l op r` for `+ - * / %` with Spark's result types; `fail_on_error` is ANSI mode.
+pub(crate) fn arithmetic(
+    expr: &Expr,
+    op: BinaryOp,
+    l: PhysicalExpr,
+    r: PhysicalExpr,
+    ctx: &BindContext<'_>,
+    fail_on_error: bool,
+) -> Result<PhysicalExpr> {
+    if let Some(e) =
+        crate::functions::datetime::bind_datetime_arithmetic(expr, op, l.clone(), r.clone(), ctx)?
+    {
+        return Ok(e);
+    }
+    // Spark's ANSI coercion reads a string operand of arithmetic as a DOUBLE.
+    let as_number = |e: PhysicalExpr| {
+        if is_string(&e.data_type()) {
+            cast_to(e, &DataType::Float64)
+        } else {
+            e
+        }
+    };
+    let (l, r) = (as_number(l), as_number(r));
     let (lt, rt) = (
         spark_equivalent(&l.data_type()),
         spark_equivalent(&r.data_type()),
@@ -317,6 +359,7 @@ fn arithmetic(expr: &Expr, op: BinaryOp, l: PhysicalExpr, r: PhysicalExpr) -> Re
         left: Box::new(cast_to(l, &operand_type_l)),
         right: Box::new(cast_to(r, &operand_type_r)),
         data_type: result,
+        fail_on_error,
     })
 }
 
@@ -430,7 +473,7 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
                         right: Box::new(cast_to(r, &t)),
                     }
                 }
-                op => arithmetic(expr, *op, l, r)?,
+                op => arithmetic(expr, *op, l, r, ctx, ctx.ansi)?,
             }
         }
         Expr::InList {
@@ -494,7 +537,14 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
             expr: Box::new(require_string(expr, b(e)?, "string match")?),
             pattern: Box::new(require_string(expr, b(pattern)?, "string match")?),
         },
-        Expr::Cast { expr: e, type_name } => {
+        Expr::Cast {
+            expr: e,
+            type_name,
+        }
+        | Expr::TryCast {
+            expr: e,
+            type_name,
+        } => {
             let to = parse_data_type(type_name, ctx.session_tz)?;
             let inner = b(e)?;
             let from = inner.data_type();
@@ -508,10 +558,28 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
                     ),
                 ));
             }
-            PhysicalExpr::Cast {
-                expr: Box::new(inner),
-                to,
+            if from == to {
+                inner
+            } else {
+                PhysicalExpr::Cast {
+                    expr: Box::new(inner),
+                    to,
+                    safe: matches!(expr, Expr::TryCast { .. }) || !ctx.ansi,
+                }
             }
+        }
+        Expr::Case { branches, otherwise } => {
+            let call = crate::functions::Call {
+                expr,
+                name: "CASE",
+                ctx,
+            };
+            let branches = branches
+                .iter()
+                .map(|(c, v)| Ok((require_boolean(expr, b(c)?, "CASE WHEN")?, b(v)?)))
+                .collect::<Result<Vec<_>>>()?;
+            let otherwise = otherwise.as_deref().map(b).transpose()?;
+            crate::functions::case(&call, branches, otherwise)?
         }
         Expr::Alias { expr: e, .. } => b(e)?,
         Expr::SortKey { .. } => {
@@ -520,101 +588,28 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
             )))
         }
         Expr::Function { name, args } => {
-            let func = ScalarFunction::from_name(name).ok_or_else(|| {
-                FerroError::Analysis(format!(
-                    "[UNRESOLVED_ROUTINE] Cannot resolve routine `{name}` in \"{expr}\" (supported here: isnan, abs, lower, upper, length, coalesce)"
-                ))
-            })?;
+            let name = name.to_ascii_lowercase();
+            if matches!(name.as_str(), "date_part" | "datepart" | "extract") && args.len() == 2 {
+                if let Expr::Literal(l) = &args[0] {
+                    if let Some(field) = l.array().as_any().downcast_ref::<arrow_array::StringArray>() {
+                        let field = field.value(0).to_string();
+                        let call = crate::functions::Call {
+                            expr,
+                            name: &name,
+                            ctx,
+                        };
+                        return crate::functions::datetime::bind_extract(&call, &field, b(&args[1])?);
+                    }
+                }
+            }
             let args: Vec<PhysicalExpr> = args.iter().map(b).collect::<Result<_>>()?;
-            bind_function(expr, func, args)?
+            crate::functions::bind_call(expr, &name, args, ctx)?
         }
         Expr::Aggregate { name, .. } => {
             return Err(FerroError::Analysis(format!(
                 "aggregate function {name} is not allowed in \"{expr}\": aggregates belong in a SELECT list, HAVING or agg()"
             )))
         }
-    })
-}
-
-fn bind_function(
-    expr: &Expr,
-    func: ScalarFunction,
-    args: Vec<PhysicalExpr>,
-) -> Result<PhysicalExpr> {
-    let arity = |n: usize| {
-        if args.len() == n {
-            Ok(())
-        } else {
-            Err(FerroError::Analysis(format!(
-                "[WRONG_NUM_ARGS] \"{expr}\" takes {n} argument(s), got {}",
-                args.len()
-            )))
-        }
-    };
-    let (args, data_type) = match func {
-        ScalarFunction::IsNan => {
-            arity(1)?;
-            let dt = args[0].data_type();
-            if !is_floating(&dt) && !is_numeric(&dt) {
-                return Err(mismatch(
-                    expr,
-                    format!("isnan needs a number, got {}", spark_type_name(&dt)),
-                ));
-            }
-            (
-                vec![cast_to(args[0].clone(), &DataType::Float64)],
-                DataType::Boolean,
-            )
-        }
-        ScalarFunction::Abs => {
-            arity(1)?;
-            let dt = spark_equivalent(&args[0].data_type());
-            if !is_numeric(&dt) {
-                return Err(mismatch(
-                    expr,
-                    format!("abs needs a number, got {}", spark_type_name(&dt)),
-                ));
-            }
-            (vec![cast_to(args[0].clone(), &dt)], dt)
-        }
-        ScalarFunction::Lower | ScalarFunction::Upper => {
-            arity(1)?;
-            (
-                vec![require_string(expr, args[0].clone(), "lower/upper")?],
-                DataType::Utf8,
-            )
-        }
-        ScalarFunction::Length => {
-            arity(1)?;
-            (
-                vec![require_string(expr, args[0].clone(), "length")?],
-                DataType::Int32,
-            )
-        }
-        ScalarFunction::Coalesce => {
-            if args.is_empty() {
-                return Err(FerroError::Analysis(format!(
-                    "[WRONG_NUM_ARGS] \"{expr}\" needs arguments"
-                )));
-            }
-            let mut t = DataType::Null;
-            for a in &args {
-                let at = spark_equivalent(&a.data_type());
-                t = if t == DataType::Null {
-                    at
-                } else {
-                    comparison_type(&t, &at).ok_or_else(|| {
-                        mismatch(expr, "coalesce arguments have no common type".into())
-                    })?
-                };
-            }
-            (args.into_iter().map(|a| cast_to(a, &t)).collect(), t)
-        }
-    };
-    Ok(PhysicalExpr::Function {
-        func,
-        args,
-        data_type,
     })
 }
 
@@ -649,11 +644,13 @@ fn fold_constants(e: PhysicalExpr) -> Result<PhysicalExpr> {
             left,
             right,
             data_type,
+            fail_on_error,
         } => PhysicalExpr::Arithmetic {
             op,
             left: Box::new(fold_constants(*left)?),
             right: Box::new(fold_constants(*right)?),
             data_type,
+            fail_on_error,
         },
         PhysicalExpr::InList {
             expr,

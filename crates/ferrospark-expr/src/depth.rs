@@ -46,8 +46,21 @@ fn push_children<'a>(e: &'a Expr, out: &mut Vec<(&'a Expr, usize)>, depth: usize
         | Expr::IsNull(c)
         | Expr::IsNotNull(c)
         | Expr::Cast { expr: c, .. }
+        | Expr::TryCast { expr: c, .. }
         | Expr::Alias { expr: c, .. }
         | Expr::SortKey { expr: c, .. } => out.push((c, d)),
+        Expr::Case {
+            branches,
+            otherwise,
+        } => {
+            for (c, v) in branches {
+                out.push((c, d));
+                out.push((v, d));
+            }
+            if let Some(o) = otherwise {
+                out.push((o, d));
+            }
+        }
         Expr::Binary { left, right, .. } => {
             out.push((left, d));
             out.push((right, d));

@@ -21,7 +21,7 @@ use arrow_schema::DataType;
 use ferrospark_common::{FerroError, Result};
 
 use crate::expr::{BinaryOp, StringMatch};
-use crate::physical::{PhysicalExpr, ScalarFunction};
+use crate::physical::PhysicalExpr;
 use crate::types::{is_decimal, is_floating, is_integral, is_string};
 
 /// The value of an expression over a batch: a column, or one value standing for every row.
@@ -42,7 +42,8 @@ impl ColumnarValue {
         }
     }
 
-    fn is_scalar(&self) -> bool {
+    /// Whether the value is one literal for every row.
+    pub fn is_scalar(&self) -> bool {
         matches!(self, ColumnarValue::Scalar(_))
     }
 
@@ -118,7 +119,20 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
             left,
             right,
             data_type,
-        } => arithmetic(*op, ev(left)?, ev(right)?, data_type, n)?,
+            fail_on_error,
+        } => {
+            let (l, r) = (ev(left)?, ev(right)?);
+            if *fail_on_error {
+                arithmetic(*op, l, r, data_type, n)?
+            } else {
+                lenient_arithmetic(*op, l, r, data_type, n)?
+            }
+        }
+        PhysicalExpr::Case {
+            branches,
+            otherwise,
+            data_type,
+        } => case_when(branches, otherwise.as_deref(), data_type, batch)?,
         PhysicalExpr::InList {
             expr,
             list,
@@ -172,10 +186,10 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
             };
             ColumnarValue::from_result(Arc::new(out), scalar)
         }
-        PhysicalExpr::Cast { expr, to } => ev(expr)?.map(|a| cast_value(a, to))?,
+        PhysicalExpr::Cast { expr, to, safe } => ev(expr)?.map(|a| cast_value(a, to, *safe))?,
         PhysicalExpr::Function { func, args, .. } => {
             let vals: Vec<ColumnarValue> = args.iter().map(ev).collect::<Result<_>>()?;
-            function(*func, vals, n)?
+            func.evaluate(&vals, n)?
         }
     })
 }
@@ -809,12 +823,17 @@ fn parse_spark_double(s: &str) -> Option<f64> {
     }
 }
 
-fn cast_value(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+fn cast_value(a: &ArrayRef, to: &DataType, safe: bool) -> Result<ArrayRef> {
     if a.data_type() == to {
         return Ok(a.clone());
     }
+    if to == &DataType::Utf8 {
+        if let Some(text) = crate::cast::to_spark_string(a)? {
+            return Ok(text);
+        }
+    }
     let options = CastOptions {
-        safe: false,
+        safe,
         ..Default::default()
     };
     // Spark: a timestamp as a number is seconds since the epoch (with the fraction).
@@ -845,6 +864,7 @@ fn cast_value(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
                 .iter()
                 .map(|v| match v {
                     None => Ok(None),
+                    Some(s) if safe => Ok(parse_spark_double(s)),
                     Some(s) => parse_spark_double(s).map(Some).ok_or_else(|| {
                         FerroError::Arithmetic(format!(
                             "[CAST_INVALID_INPUT] The value '{s}' of the type \"STRING\" cannot be cast to \"DOUBLE\" because it is malformed."
@@ -868,64 +888,7 @@ fn cast_value(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     Ok(cast_with_options(a, to, &options)?)
 }
 
-fn function(func: ScalarFunction, vals: Vec<ColumnarValue>, n: usize) -> Result<ColumnarValue> {
-    let scalar = vals.iter().all(ColumnarValue::is_scalar);
-    let len = if scalar { 1 } else { n };
-    let arrays: Vec<ArrayRef> = vals
-        .into_iter()
-        .map(|v| {
-            if scalar {
-                Ok(s_of(&v))
-            } else {
-                v.into_array(len)
-            }
-        })
-        .collect::<Result<_>>()?;
-    let first = arrays
-        .first()
-        .ok_or_else(|| FerroError::Internal("function without arguments".into()))?;
-    let out: ArrayRef = match func {
-        ScalarFunction::IsNan => {
-            let f = first.as_primitive::<Float64Type>();
-            Arc::new(BooleanArray::from_iter(
-                (0..f.len()).map(|i| Some(f.is_valid(i) && f.value(i).is_nan())),
-            ))
-        }
-        ScalarFunction::Abs => abs(first)?,
-        ScalarFunction::Lower => Arc::new(
-            first
-                .as_string::<i32>()
-                .iter()
-                .map(|v| v.map(str::to_lowercase))
-                .collect::<StringArray>(),
-        ),
-        ScalarFunction::Upper => Arc::new(
-            first
-                .as_string::<i32>()
-                .iter()
-                .map(|v| v.map(str::to_uppercase))
-                .collect::<StringArray>(),
-        ),
-        ScalarFunction::Length => Arc::new(
-            first
-                .as_string::<i32>()
-                .iter()
-                .map(|v| v.map(|s| s.chars().count() as i32))
-                .collect::<Int32Array>(),
-        ),
-        ScalarFunction::Coalesce => {
-            let mut acc = first.clone();
-            for next in &arrays[1..] {
-                let keep = is_not_null(&acc)?;
-                acc = arrow_select::zip::zip(&keep, &acc, next)?;
-            }
-            acc
-        }
-    };
-    Ok(ColumnarValue::from_result(out, scalar))
-}
-
-fn abs(a: &ArrayRef) -> Result<ArrayRef> {
+pub(crate) fn abs(a: &ArrayRef) -> Result<ArrayRef> {
     let overflow =
         || arrow_schema::ArrowError::ArithmeticOverflow("abs of the minimum value".into());
     macro_rules! int_abs {
@@ -956,4 +919,142 @@ fn abs(a: &ArrayRef) -> Result<ArrayRef> {
         ),
         other => return Err(FerroError::Internal(format!("abs of {other}"))),
     })
+}
+
+/// `CASE`: conditions are evaluated in order on the rows no earlier branch took, and each
+/// value only on the rows that take its branch, so an error in a branch no row takes is not
+/// raised (Spark evaluates CASE lazily row by row).
+fn case_when(
+    branches: &[(PhysicalExpr, PhysicalExpr)],
+    otherwise: Option<&PhysicalExpr>,
+    data_type: &DataType,
+    batch: &RecordBatch,
+) -> Result<ColumnarValue> {
+    let n = batch.num_rows();
+    // Which branch each row takes; branches.len() stands for ELSE.
+    let mut chosen: Vec<u32> = vec![branches.len() as u32; n];
+    let mut open: Vec<usize> = (0..n).collect();
+    for (k, (cond, _)) in branches.iter().enumerate() {
+        if open.is_empty() {
+            break;
+        }
+        let sub = if open.len() == n {
+            batch.clone()
+        } else {
+            take_rows(batch, &open)?
+        };
+        let hit = evaluate_predicate(cond, &sub)?;
+        let mut still = Vec::with_capacity(open.len());
+        for (j, &row) in open.iter().enumerate() {
+            if hit.is_valid(j) && hit.value(j) {
+                chosen[row] = k as u32;
+            } else {
+                still.push(row);
+            }
+        }
+        open = still;
+    }
+    let mut values: Vec<ArrayRef> = Vec::new();
+    let mut slot_of: Vec<Option<(usize, Vec<usize>)>> = Vec::new();
+    for k in 0..=branches.len() {
+        let rows: Vec<usize> = (0..n).filter(|&r| chosen[r] as usize == k).collect();
+        if rows.is_empty() {
+            slot_of.push(None);
+            continue;
+        }
+        let value = if k < branches.len() {
+            Some(&branches[k].1)
+        } else {
+            otherwise
+        };
+        let arr = match value {
+            Some(v) => {
+                let sub = if rows.len() == n {
+                    batch.clone()
+                } else {
+                    take_rows(batch, &rows)?
+                };
+                let a = evaluate(v, &sub)?.into_array(rows.len())?;
+                if a.data_type() != data_type {
+                    cast_with_options(&a, data_type, &CastOptions::default())?
+                } else {
+                    a
+                }
+            }
+            None => arrow_array::new_null_array(data_type, rows.len()),
+        };
+        if rows.len() == n {
+            return Ok(ColumnarValue::Array(arr));
+        }
+        values.push(arr);
+        slot_of.push(Some((values.len() - 1, rows)));
+    }
+    let mut pos: Vec<(usize, usize)> = vec![(0, 0); n];
+    for (idx, rows) in slot_of.into_iter().flatten() {
+        for (j, r) in rows.into_iter().enumerate() {
+            pos[r] = (idx, j);
+        }
+    }
+    let refs: Vec<&dyn Array> = values.iter().map(|a| a.as_ref()).collect();
+    Ok(ColumnarValue::Array(arrow_select::interleave::interleave(
+        &refs, &pos,
+    )?))
+}
+
+fn take_rows(batch: &RecordBatch, rows: &[usize]) -> Result<RecordBatch> {
+    let idx = UInt32Array::from(rows.iter().map(|&r| r as u32).collect::<Vec<_>>());
+    let cols = batch
+        .columns()
+        .iter()
+        .map(|c| arrow_select::take::take(c, &idx, None))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.len()));
+    Ok(RecordBatch::try_new_with_options(
+        batch.schema(),
+        cols,
+        &options,
+    )?)
+}
+
+/// Arithmetic with `spark.sql.ansi.enabled=false`: a zero divisor gives NULL, integers wrap
+/// on overflow, a decimal that overflows is NULL.
+fn lenient_arithmetic(
+    op: BinaryOp,
+    l: ColumnarValue,
+    r: ColumnarValue,
+    out: &DataType,
+    n: usize,
+) -> Result<ColumnarValue> {
+    let r = if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && has_zero(&r) {
+        r.map(|a| {
+            let zero = arrow_array::new_null_array(a.data_type(), 1);
+            let zero = cast_with_options(
+                &(Arc::new(Int32Array::from(vec![0])) as ArrayRef),
+                a.data_type(),
+                &CastOptions::default(),
+            )
+            .unwrap_or(zero);
+            let is_zero = arrow_ord::cmp::eq(a, &Scalar::new(zero))?;
+            Ok(arrow_select::nullif::nullif(a, &is_zero)?)
+        })?
+    } else {
+        r
+    };
+    if is_integral(out) {
+        let scalar = l.is_scalar() && r.is_scalar();
+        let (a, b) = (l.datum(), r.datum());
+        let res = match op {
+            BinaryOp::Plus => numeric::add_wrapping(a, b)?,
+            BinaryOp::Minus => numeric::sub_wrapping(a, b)?,
+            BinaryOp::Multiply => numeric::mul_wrapping(a, b)?,
+            _ => return arithmetic(op, l, r, out, n),
+        };
+        return Ok(ColumnarValue::from_result(res, scalar));
+    }
+    match arithmetic(op, l, r, out, n) {
+        Err(FerroError::Arithmetic(_)) if is_decimal(out) => Ok(ColumnarValue::Scalar(
+            Scalar::new(arrow_array::new_null_array(out, 1)),
+        )),
+        other => other,
+    }
 }

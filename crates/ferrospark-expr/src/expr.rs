@@ -394,6 +394,38 @@ impl fmt::Display for Literal {
                     None => write!(f, "CAST(NULL AS {})", spark_type_name(dt)),
                 }
             }
+            DataType::Interval(arrow_schema::IntervalUnit::YearMonth) => {
+                let v = a
+                    .as_any()
+                    .downcast_ref::<arrow_array::IntervalYearMonthArray>()
+                    .map_or(0, |x| x.value(0));
+                write!(f, "INTERVAL '{v}' MONTH")
+            }
+            DataType::Interval(arrow_schema::IntervalUnit::DayTime) => {
+                let v = a
+                    .as_any()
+                    .downcast_ref::<arrow_array::IntervalDayTimeArray>()
+                    .map_or(0, |x| x.value(0).days);
+                write!(f, "INTERVAL '{v}' DAY")
+            }
+            DataType::Duration(TimeUnit::Microsecond) => {
+                let v = a
+                    .as_any()
+                    .downcast_ref::<arrow_array::DurationMicrosecondArray>()
+                    .map_or(0, |x| x.value(0));
+                let sign = if v < 0 { "-" } else { "" };
+                let u = v.unsigned_abs();
+                let secs = u / 1_000_000;
+                write!(
+                    f,
+                    "INTERVAL '{sign}{} {:02}:{:02}:{:02}.{:06}' DAY TO SECOND",
+                    secs / 86_400,
+                    secs / 3600 % 24,
+                    secs / 60 % 60,
+                    secs % 60,
+                    u % 1_000_000
+                )
+            }
             other => write!(f, "<literal of type {other}>"),
         }
     }
@@ -502,6 +534,21 @@ pub enum Expr {
         expr: Box<Expr>,
         /// Spark type name of the target
         type_name: String,
+    },
+    /// `try_cast(e AS type)`: NULL where the cast fails.
+    TryCast {
+        /// converted value
+        expr: Box<Expr>,
+        /// Spark type name of the target
+        type_name: String,
+    },
+    /// `CASE WHEN c1 THEN v1 ... [ELSE e] END` (a simple `CASE x WHEN a ...` parses into
+    /// this searched form with `x = a` conditions).
+    Case {
+        /// (condition, value) in order
+        branches: Vec<(Expr, Expr)>,
+        /// the ELSE value (NULL when absent)
+        otherwise: Option<Box<Expr>>,
     },
     /// `e AS name`
     Alias {
@@ -627,8 +674,21 @@ impl Expr {
             | Expr::IsNull(e)
             | Expr::IsNotNull(e)
             | Expr::Cast { expr: e, .. }
+            | Expr::TryCast { expr: e, .. }
             | Expr::Alias { expr: e, .. }
             | Expr::SortKey { expr: e, .. } => e.visit(f),
+            Expr::Case {
+                branches,
+                otherwise,
+            } => {
+                for (c, v) in branches {
+                    c.visit(f);
+                    v.visit(f);
+                }
+                if let Some(o) = otherwise {
+                    o.visit(f);
+                }
+            }
             Expr::Binary { left, right, .. } => {
                 left.visit(f);
                 right.visit(f);
@@ -751,6 +811,27 @@ impl Expr {
                     expr.spark_name(),
                     type_name.to_ascii_uppercase()
                 )
+            }
+            Expr::TryCast { expr, type_name } => {
+                format!(
+                    "TRY_CAST({} AS {})",
+                    expr.spark_name(),
+                    type_name.to_ascii_uppercase()
+                )
+            }
+            Expr::Case {
+                branches,
+                otherwise,
+            } => {
+                let mut out = String::from("CASE");
+                for (c, v) in branches {
+                    out.push_str(&format!(" WHEN {} THEN {}", c.spark_name(), v.spark_name()));
+                }
+                if let Some(o) = otherwise {
+                    out.push_str(&format!(" ELSE {}", o.spark_name()));
+                }
+                out.push_str(" END");
+                out
             }
             Expr::Alias { name, .. } => name.clone(),
             Expr::SortKey { expr, .. } => expr.spark_name(),
@@ -937,6 +1018,22 @@ impl fmt::Display for Expr {
             }
             Expr::Cast { expr, type_name } => {
                 write!(f, "CAST({expr} AS {})", type_name.to_ascii_uppercase())
+            }
+            Expr::TryCast { expr, type_name } => {
+                write!(f, "TRY_CAST({expr} AS {})", type_name.to_ascii_uppercase())
+            }
+            Expr::Case {
+                branches,
+                otherwise,
+            } => {
+                f.write_str("CASE")?;
+                for (c, v) in branches {
+                    write!(f, " WHEN {c} THEN {v}")?;
+                }
+                if let Some(o) = otherwise {
+                    write!(f, " ELSE {o}")?;
+                }
+                f.write_str(" END")
             }
             Expr::Alias { expr, name } => {
                 write!(f, "{} AS ", Child(expr, 1))?;

@@ -26,9 +26,12 @@
 //! bound form with Spark's implicit casts made explicit.
 
 pub mod bind;
+mod cast;
 mod depth;
 pub mod eval;
 pub mod expr;
+pub mod functions;
+mod interval;
 mod normalize;
 pub mod parser;
 pub mod physical;

@@ -186,6 +186,18 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
                 BinaryOperator::Multiply => BinaryOp::Multiply,
                 BinaryOperator::Divide => BinaryOp::Divide,
                 BinaryOperator::Modulo => BinaryOp::Modulo,
+                BinaryOperator::StringConcat => {
+                    return Ok(Expr::Function {
+                        name: "concat".into(),
+                        args: vec![convert(left, text)?, convert(right, text)?],
+                    })
+                }
+                BinaryOperator::MyIntegerDivide | BinaryOperator::DuckIntegerDivide => {
+                    return Ok(Expr::Function {
+                        name: "div".into(),
+                        args: vec![convert(left, text)?, convert(right, text)?],
+                    })
+                }
                 other => return Err(unsupported(format!("operator {other}"), text)),
             };
             Expr::Binary {
@@ -272,6 +284,128 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
             expr: boxed(expr, text)?,
             type_name: data_type.to_string(),
         }),
+        A::Cast {
+            kind: CastKind::TryCast | CastKind::SafeCast,
+            expr,
+            data_type,
+            format: None,
+        } => Expr::TryCast {
+            expr: boxed(expr, text)?,
+            type_name: data_type.to_string(),
+        },
+        A::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
+            let operand = operand.as_deref().map(|o| convert(o, text)).transpose()?;
+            let branches = conditions
+                .iter()
+                .map(|w| {
+                    let c = convert(&w.condition, text)?;
+                    let c = match &operand {
+                        Some(o) => Expr::Binary {
+                            left: Box::new(o.clone()),
+                            op: BinaryOp::Eq,
+                            right: Box::new(c),
+                        },
+                        None => c,
+                    };
+                    Ok((c, convert(&w.result, text)?))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Expr::Case {
+                branches,
+                otherwise: else_result.as_deref().map(|e| boxed(e, text)).transpose()?,
+            }
+        }
+        A::Interval(iv) => Expr::Literal(crate::interval::interval_literal(iv, text)?),
+        A::Extract { field, expr, .. } => Expr::Function {
+            name: "date_part".into(),
+            args: vec![
+                Expr::Literal(Literal::string(&field.to_string())),
+                convert(expr, text)?,
+            ],
+        },
+        A::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            let mut args = vec![convert(expr, text)?];
+            args.push(match substring_from {
+                Some(f) => convert(f, text)?,
+                None => Expr::Literal(Literal::integer(1)),
+            });
+            if let Some(l) = substring_for {
+                args.push(convert(l, text)?);
+            }
+            Expr::Function {
+                name: "substring".into(),
+                args,
+            }
+        }
+        A::Trim {
+            trim_where,
+            trim_what,
+            expr,
+            trim_characters,
+        } => {
+            let name = match trim_where {
+                Some(ast::TrimWhereField::Leading) => "ltrim",
+                Some(ast::TrimWhereField::Trailing) => "rtrim",
+                _ => "trim",
+            };
+            let mut args = vec![convert(expr, text)?];
+            if let Some(w) = trim_what {
+                args.push(convert(w, text)?);
+            } else if let Some(cs) = trim_characters {
+                for c in cs {
+                    args.push(convert(c, text)?);
+                }
+            }
+            Expr::Function {
+                name: name.into(),
+                args,
+            }
+        }
+        A::Position { expr, r#in } => Expr::Function {
+            name: "locate".into(),
+            args: vec![convert(expr, text)?, convert(r#in, text)?],
+        },
+        A::RLike {
+            negated,
+            expr,
+            pattern,
+            ..
+        } => {
+            let call = Expr::Function {
+                name: "rlike".into(),
+                args: vec![convert(expr, text)?, convert(pattern, text)?],
+            };
+            if *negated {
+                Expr::Not(Box::new(call))
+            } else {
+                call
+            }
+        }
+        A::Ceil { expr, field } | A::Floor { expr, field } => {
+            let name = if matches!(e, A::Ceil { .. }) {
+                "ceil"
+            } else {
+                "floor"
+            };
+            let mut args = vec![convert(expr, text)?];
+            if let ast::CeilFloorKind::Scale(v) = field {
+                args.push(Expr::Literal(value_literal(&v.value, text)?));
+            }
+            Expr::Function {
+                name: name.into(),
+                args,
+            }
+        }
         A::Function(f) => function(f, text)?,
         other => return Err(unsupported(format!("'{other}'"), text)),
     })
@@ -437,6 +571,9 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
         }
     };
     Ok(match name.as_str() {
+        "try_cast" | "cast" => {
+            return Err(unsupported(format!("{name} without AS"), text));
+        }
         "startswith" | "endswith" | "contains" => {
             let op = match name.as_str() {
                 "startswith" => StringMatch::StartsWith,

@@ -7,48 +7,7 @@ use arrow_schema::DataType;
 
 use crate::expr::{BinaryOp, Literal, StringMatch};
 
-/// Scalar functions ferrospark evaluates natively.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScalarFunction {
-    /// `isnan(x)`: true for NaN, false otherwise (also for NULL).
-    IsNan,
-    /// `abs(x)`
-    Abs,
-    /// `lower(s)`
-    Lower,
-    /// `upper(s)`
-    Upper,
-    /// `length(s)` in characters
-    Length,
-    /// `coalesce(a, b, ...)`
-    Coalesce,
-}
-
-impl ScalarFunction {
-    /// Looks a function up by its Spark name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "isnan" => ScalarFunction::IsNan,
-            "abs" => ScalarFunction::Abs,
-            "lower" | "lcase" => ScalarFunction::Lower,
-            "upper" | "ucase" => ScalarFunction::Upper,
-            "length" | "char_length" | "character_length" => ScalarFunction::Length,
-            "coalesce" => ScalarFunction::Coalesce,
-            _ => return None,
-        })
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            ScalarFunction::IsNan => "isnan",
-            ScalarFunction::Abs => "abs",
-            ScalarFunction::Lower => "lower",
-            ScalarFunction::Upper => "upper",
-            ScalarFunction::Length => "length",
-            ScalarFunction::Coalesce => "coalesce",
-        }
-    }
-}
+pub use crate::functions::ScalarFunction;
 
 /// A typed, resolved expression ready to run over batches of one schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,6 +65,9 @@ pub enum PhysicalExpr {
         right: Box<PhysicalExpr>,
         /// result type
         data_type: DataType,
+        /// ANSI: overflow and division by zero raise; otherwise integers wrap and a zero
+        /// divisor gives NULL
+        fail_on_error: bool,
     },
     /// `IN` over candidates of the tested value's type.
     InList {
@@ -136,12 +98,25 @@ pub enum PhysicalExpr {
         /// fixed text
         pattern: Box<PhysicalExpr>,
     },
-    /// ANSI cast.
+    /// A cast: ANSI (a value that does not convert raises) unless `safe`, where it becomes
+    /// NULL (`try_cast`, or `spark.sql.ansi.enabled=false`).
     Cast {
         /// input
         expr: Box<PhysicalExpr>,
         /// target type
         to: DataType,
+        /// NULL instead of an error
+        safe: bool,
+    },
+    /// `CASE WHEN c THEN v ... ELSE e END`: each value evaluated only on the rows that take
+    /// its branch.
+    Case {
+        /// (condition, value) in order
+        branches: Vec<(PhysicalExpr, PhysicalExpr)>,
+        /// ELSE (NULL when absent)
+        otherwise: Option<Box<PhysicalExpr>>,
+        /// result type
+        data_type: DataType,
     },
     /// A scalar function.
     Function {
@@ -161,6 +136,7 @@ impl PhysicalExpr {
             PhysicalExpr::Column { data_type, .. }
             | PhysicalExpr::Field { data_type, .. }
             | PhysicalExpr::Arithmetic { data_type, .. }
+            | PhysicalExpr::Case { data_type, .. }
             | PhysicalExpr::Function { data_type, .. } => data_type.clone(),
             PhysicalExpr::Literal(l) => l.data_type().clone(),
             PhysicalExpr::Negative(e) => e.data_type(),
@@ -227,6 +203,19 @@ impl PhysicalExpr {
                 list.iter().for_each(|e| e.walk(f));
             }
             PhysicalExpr::Function { args, .. } => args.iter().for_each(|e| e.walk(f)),
+            PhysicalExpr::Case {
+                branches,
+                otherwise,
+                ..
+            } => {
+                for (c, v) in branches {
+                    c.walk(f);
+                    v.walk(f);
+                }
+                if let Some(o) = otherwise {
+                    o.walk(f);
+                }
+            }
         }
     }
 
@@ -293,10 +282,24 @@ impl PhysicalExpr {
                 left,
                 right,
                 data_type,
+                fail_on_error,
             } => PhysicalExpr::Arithmetic {
                 op: *op,
                 left: r(left),
                 right: r(right),
+                data_type: data_type.clone(),
+                fail_on_error: *fail_on_error,
+            },
+            PhysicalExpr::Case {
+                branches,
+                otherwise,
+                data_type,
+            } => PhysicalExpr::Case {
+                branches: branches
+                    .iter()
+                    .map(|(c, v)| (c.transform(f), v.transform(f)))
+                    .collect(),
+                otherwise: otherwise.as_ref().map(|o| r(o)),
                 data_type: data_type.clone(),
             },
             PhysicalExpr::InList {
@@ -324,7 +327,8 @@ impl PhysicalExpr {
                 expr: r(expr),
                 pattern: r(pattern),
             },
-            PhysicalExpr::Cast { expr, to } => PhysicalExpr::Cast {
+            PhysicalExpr::Cast { expr, to, safe } => PhysicalExpr::Cast {
+                safe: *safe,
                 expr: r(expr),
                 to: to.clone(),
             },
@@ -333,7 +337,7 @@ impl PhysicalExpr {
                 args,
                 data_type,
             } => PhysicalExpr::Function {
-                func: *func,
+                func: func.clone(),
                 args: args.iter().map(|e| e.transform(f)).collect(),
                 data_type: data_type.clone(),
             },
@@ -397,8 +401,23 @@ impl fmt::Display for PhysicalExpr {
             PhysicalExpr::StringMatch { op, expr, pattern } => {
                 write!(f, "{op:?}({expr}, {pattern})")
             }
-            PhysicalExpr::Cast { expr, to } => {
-                write!(f, "cast({expr} as {})", crate::types::spark_type_name(to))
+            PhysicalExpr::Cast { expr, to, safe } => {
+                let name = if *safe { "try_cast" } else { "cast" };
+                write!(f, "{name}({expr} as {})", crate::types::spark_type_name(to))
+            }
+            PhysicalExpr::Case {
+                branches,
+                otherwise,
+                ..
+            } => {
+                f.write_str("CASE")?;
+                for (c, v) in branches {
+                    write!(f, " WHEN {c} THEN {v}")?;
+                }
+                if let Some(o) = otherwise {
+                    write!(f, " ELSE {o}")?;
+                }
+                f.write_str(" END")
             }
             PhysicalExpr::Function { func, args, .. } => {
                 write!(f, "{}(", func.name())?;

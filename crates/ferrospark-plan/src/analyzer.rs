@@ -214,6 +214,7 @@ pub fn expr_type(e: &Expr, attrs: &[Attr], cfg: &Config) -> Result<DataType> {
     let ctx = BindContext {
         schema: &schema,
         session_tz: cfg.session_time_zone(),
+        ansi: cfg.ansi_enabled().unwrap_or(true),
     };
     Ok(bind(e, &ctx)?.data_type())
 }
@@ -235,10 +236,7 @@ pub fn expr_nullable(e: &Expr, attrs: &[Attr]) -> bool {
 /// Replaces every occurrence of a subtree equal to one of `from` by the matching `to`.
 pub fn substitute(e: &Expr, pairs: &[(Expr, Expr)]) -> Result<Expr> {
     transform_down(e, &mut |x| {
-        Ok(pairs
-            .iter()
-            .find(|(f, _)| f == x)
-            .map(|(_, t)| t.clone()))
+        Ok(pairs.iter().find(|(f, _)| f == x).map(|(_, t)| t.clone()))
     })
 }
 

@@ -118,7 +118,12 @@ impl PlanBuilder {
     }
 
     /// A relation over Arrow batches of `schema`.
-    pub fn scan_memory(&self, schema: SchemaRef, batches: Vec<RecordBatch>, name: &str) -> Arc<LogicalPlan> {
+    pub fn scan_memory(
+        &self,
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+        name: &str,
+    ) -> Arc<LogicalPlan> {
         let attrs = self.schema_attrs(&crate::conform::spark_input_schema(&schema), None);
         Arc::new(LogicalPlan::Scan {
             source: ScanSource::Memory {
@@ -218,7 +223,12 @@ impl PlanBuilder {
 
     /// A filter on a resolved predicate, type-checked as a boolean; `outer` are the attributes
     /// of enclosing queries a correlated predicate may read.
-    pub fn filter_resolved(&self, input: Arc<LogicalPlan>, predicate: Expr, outer: &[Attr]) -> Result<Arc<LogicalPlan>> {
+    pub fn filter_resolved(
+        &self,
+        input: Arc<LogicalPlan>,
+        predicate: Expr,
+        outer: &[Attr],
+    ) -> Result<Arc<LogicalPlan>> {
         if contains_aggregate(&predicate) {
             return Err(FerroError::Analysis(format!(
                 "[INVALID_WHERE_CONDITION] The WHERE condition {} contains an aggregate; use HAVING",

@@ -99,7 +99,10 @@ impl QueryEngine {
     }
 
     /// The optimized plan and the rules that changed it.
-    pub fn optimize(&self, plan: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<&'static str>)> {
+    pub fn optimize(
+        &self,
+        plan: &Arc<LogicalPlan>,
+    ) -> Result<(Arc<LogicalPlan>, Vec<&'static str>)> {
         optimize(plan, self.config())
     }
 
@@ -163,7 +166,12 @@ impl QueryEngine {
 
 fn formatted(plan: &Arc<dyn ExecutionPlan>, n: &mut usize, out: &mut String) {
     *n += 1;
-    let fields: Vec<String> = plan.schema().fields().iter().map(|f| f.name().clone()).collect();
+    let fields: Vec<String> = plan
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
     out.push_str(&format!(
         "({n}) {}\nOutput [{}]: [{}]\nArguments: {}\n\n",
         plan.name(),

@@ -28,6 +28,7 @@ pub fn values_plan(builder: &PlanBuilder, rows: &[Vec<Expr>]) -> Result<Arc<Logi
     let ctx = BindContext {
         schema: &empty,
         session_tz: builder.cfg.session_time_zone(),
+        ansi: builder.cfg.ansi_enabled().unwrap_or(true),
     };
     let mut cells: Vec<Vec<ArrayRef>> = vec![Vec::new(); width];
     for row in rows {

@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-pub(crate) use ferrospark_plan::conform::{conform, spark_input_schema};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_agg::exchange::{partition_blocks, read_block};
 use ferrospark_agg::{AggregateCall, AggregatePlan, HashAggregateExec};
 use ferrospark_common::{Config, FerroError, MetricsSet};
+pub(crate) use ferrospark_plan::conform::{conform, spark_input_schema};
 use ferrospark_scan::ParquetScan;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -33,7 +33,6 @@ fn calls_from(specs: Vec<CallSpec>) -> Vec<AggregateCall> {
         })
         .collect()
 }
-
 
 /// The scan feeding `first` (the first aggregation step), reading the string keys the step
 /// can group on codes dictionary-encoded, and the schema its batches are conformed to (the
@@ -65,7 +64,6 @@ fn with_dictionary_keys(
         .collect();
     Ok((scan, Arc::new(Schema::new(fields))))
 }
-
 
 pub(crate) fn metrics_list<'py>(
     py: Python<'py>,

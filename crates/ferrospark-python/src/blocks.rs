@@ -140,6 +140,7 @@ impl PyBlockPartitioner {
         let ctx = BindContext {
             schema: &schema,
             session_tz: cfg.session_time_zone(),
+            ansi: cfg.ansi_enabled().unwrap_or(true),
         };
         let keys = keys
             .iter()
@@ -196,6 +197,7 @@ pub(crate) fn project<'py>(
             let ctx = BindContext {
                 schema: &input,
                 session_tz: cfg.session_time_zone(),
+                ansi: cfg.ansi_enabled().unwrap_or(true),
             };
             let bound = exprs
                 .iter()

@@ -122,8 +122,16 @@ impl PyQueryEngine {
     }
 
     /// Registers a temp view.
-    fn register_view(&self, py: Python<'_>, name: &str, plan: &PyPlan, replace: bool) -> PyResult<()> {
-        self.0.register_view(name, plan.plan.clone(), replace).py(py)
+    fn register_view(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        plan: &PyPlan,
+        replace: bool,
+    ) -> PyResult<()> {
+        self.0
+            .register_view(name, plan.plan.clone(), replace)
+            .py(py)
     }
 
     /// Drops a temp view; whether it existed.
@@ -166,12 +174,18 @@ impl PyPlan {
     }
 
     fn select(&self, py: Python<'_>, items: Vec<PyExpr>) -> PyResult<PyPlan> {
-        let p = self.builder().project(self.plan.clone(), &exprs(&items)).py(py)?;
+        let p = self
+            .builder()
+            .project(self.plan.clone(), &exprs(&items))
+            .py(py)?;
         Ok(self.of(p))
     }
 
     fn filter(&self, py: Python<'_>, predicate: PyExpr) -> PyResult<PyPlan> {
-        let p = self.builder().filter(self.plan.clone(), &predicate.0).py(py)?;
+        let p = self
+            .builder()
+            .filter(self.plan.clone(), &predicate.0)
+            .py(py)?;
         Ok(self.of(p))
     }
 
@@ -195,7 +209,11 @@ impl PyPlan {
             let (node, rewritten) =
                 b.aggregate(self.plan.clone(), &group_written, group_resolved, &results)?;
             let input = node.output();
-            let written: Vec<Expr> = group_written.iter().chain(agg_written.iter()).cloned().collect();
+            let written: Vec<Expr> = group_written
+                .iter()
+                .chain(agg_written.iter())
+                .cloned()
+                .collect();
             let items = written
                 .iter()
                 .zip(rewritten)
@@ -231,7 +249,10 @@ impl PyPlan {
     }
 
     fn sort(&self, py: Python<'_>, keys: Vec<PyExpr>) -> PyResult<PyPlan> {
-        let p = self.builder().sort(self.plan.clone(), &exprs(&keys)).py(py)?;
+        let p = self
+            .builder()
+            .sort(self.plan.clone(), &exprs(&keys))
+            .py(py)?;
         Ok(self.of(p))
     }
 
@@ -274,13 +295,25 @@ impl PyPlan {
                     }
                 })
                 .collect();
-            let (node, rewritten) = b.aggregate(self.plan.clone(), &group_written, group_written.clone(), &results)?;
+            let (node, rewritten) = b.aggregate(
+                self.plan.clone(),
+                &group_written,
+                group_written.clone(),
+                &results,
+            )?;
             let input = node.output();
             let items = out
                 .iter()
                 .zip(rewritten)
                 .map(|(a, r)| {
-                    let (e, na) = b.named(&Expr::Alias { expr: Box::new(a.column()), name: a.name.clone() }, r, &input)?;
+                    let (e, na) = b.named(
+                        &Expr::Alias {
+                            expr: Box::new(a.column()),
+                            name: a.name.clone(),
+                        },
+                        r,
+                        &input,
+                    )?;
                     Ok((e, na))
                 })
                 .collect::<Result<Vec<_>, FerroError>>()?;
@@ -290,7 +323,13 @@ impl PyPlan {
     }
 
     #[pyo3(signature = (other, by_name=false, allow_missing=false))]
-    fn union(&self, py: Python<'_>, other: &PyPlan, by_name: bool, allow_missing: bool) -> PyResult<PyPlan> {
+    fn union(
+        &self,
+        py: Python<'_>,
+        other: &PyPlan,
+        by_name: bool,
+        allow_missing: bool,
+    ) -> PyResult<PyPlan> {
         let b = self.builder();
         let run = || -> Result<Arc<LogicalPlan>, FerroError> {
             let right = if by_name {
@@ -329,8 +368,14 @@ impl PyPlan {
         } else {
             SetOpKind::Except
         };
-        let p = ferrospark_plan::setops::set_op(self.builder(), self.plan.clone(), other.plan.clone(), kind, all)
-            .py(py)?;
+        let p = ferrospark_plan::setops::set_op(
+            self.builder(),
+            self.plan.clone(),
+            other.plan.clone(),
+            kind,
+            all,
+        )
+        .py(py)?;
         Ok(self.of(p))
     }
 
@@ -339,7 +384,12 @@ impl PyPlan {
     }
 
     /// `withColumns`: replaces columns of the same name in place, appends the others.
-    fn with_columns(&self, py: Python<'_>, names: Vec<String>, values: Vec<PyExpr>) -> PyResult<PyPlan> {
+    fn with_columns(
+        &self,
+        py: Python<'_>,
+        names: Vec<String>,
+        values: Vec<PyExpr>,
+    ) -> PyResult<PyPlan> {
         let out = self.plan.output();
         let mut items: Vec<Expr> = Vec::new();
         let mut used = vec![false; names.len()];
@@ -372,7 +422,11 @@ impl PyPlan {
             .plan
             .output()
             .iter()
-            .filter(|a| !names.iter().any(|n| n.eq_ignore_ascii_case(&a.name) || *n == a.key()))
+            .filter(|a| {
+                !names
+                    .iter()
+                    .any(|n| n.eq_ignore_ascii_case(&a.name) || *n == a.key())
+            })
             .map(|a| PyExpr(a.column()))
             .collect();
         self.select(py, items)
@@ -448,7 +502,8 @@ impl PyPlan {
         }
         let schema = r.schema.clone();
         let it = r.stream.map(|b| b.map_err(arrow_schema::ArrowError::from));
-        let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(it, schema));
+        let reader: Box<dyn RecordBatchReader + Send> =
+            Box::new(RecordBatchIterator::new(it, schema));
         let obj = PyRecordBatchReader::new(reader).into_pyobject(py)?;
         obj.call_method1("__arrow_c_stream__", (requested_schema,))
     }

@@ -62,6 +62,23 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Expr>) -> Resul
             expr: b(expr, f)?,
             type_name: type_name.clone(),
         },
+        Expr::TryCast { expr, type_name } => Expr::TryCast {
+            expr: b(expr, f)?,
+            type_name: type_name.clone(),
+        },
+        Expr::Case {
+            branches,
+            otherwise,
+        } => Expr::Case {
+            branches: branches
+                .iter()
+                .map(|(c, v)| Ok((f(c)?, f(v)?)))
+                .collect::<Result<_>>()?,
+            otherwise: match otherwise {
+                Some(o) => Some(b(o, f)?),
+                None => None,
+            },
+        },
         Expr::Alias { expr, name } => Expr::Alias {
             expr: b(expr, f)?,
             name: name.clone(),

@@ -478,7 +478,9 @@ pub fn rewrite_expressions(
     f: &mut dyn FnMut(&Expr) -> ferrospark_common::Result<Expr>,
 ) -> ferrospark_common::Result<Arc<LogicalPlan>> {
     let all = |v: &[Expr], f: &mut dyn FnMut(&Expr) -> ferrospark_common::Result<Expr>| {
-        v.iter().map(|e| f(e)).collect::<ferrospark_common::Result<Vec<_>>>()
+        v.iter()
+            .map(|e| f(e))
+            .collect::<ferrospark_common::Result<Vec<_>>>()
     };
     Ok(Arc::new(match node.as_ref() {
         LogicalPlan::Scan {

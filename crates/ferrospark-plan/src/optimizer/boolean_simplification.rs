@@ -37,22 +37,30 @@ fn bool_lit(e: &Expr) -> Option<Option<bool>> {
 fn simplify(e: &Expr) -> Result<Expr> {
     transform_up(e, &mut |x| {
         Ok(match &x {
-            Expr::Binary { left, op: BinaryOp::And, right } => {
-                match (bool_lit(left), bool_lit(right)) {
-                    (Some(Some(true)), _) => (**right).clone(),
-                    (_, Some(Some(true))) => (**left).clone(),
-                    (Some(Some(false)), _) | (_, Some(Some(false))) => Expr::Literal(Literal::boolean(false)),
-                    _ => x,
+            Expr::Binary {
+                left,
+                op: BinaryOp::And,
+                right,
+            } => match (bool_lit(left), bool_lit(right)) {
+                (Some(Some(true)), _) => (**right).clone(),
+                (_, Some(Some(true))) => (**left).clone(),
+                (Some(Some(false)), _) | (_, Some(Some(false))) => {
+                    Expr::Literal(Literal::boolean(false))
                 }
-            }
-            Expr::Binary { left, op: BinaryOp::Or, right } => {
-                match (bool_lit(left), bool_lit(right)) {
-                    (Some(Some(false)), _) => (**right).clone(),
-                    (_, Some(Some(false))) => (**left).clone(),
-                    (Some(Some(true)), _) | (_, Some(Some(true))) => Expr::Literal(Literal::boolean(true)),
-                    _ => x,
+                _ => x,
+            },
+            Expr::Binary {
+                left,
+                op: BinaryOp::Or,
+                right,
+            } => match (bool_lit(left), bool_lit(right)) {
+                (Some(Some(false)), _) => (**right).clone(),
+                (_, Some(Some(false))) => (**left).clone(),
+                (Some(Some(true)), _) | (_, Some(Some(true))) => {
+                    Expr::Literal(Literal::boolean(true))
                 }
-            }
+                _ => x,
+            },
             Expr::Not(inner) => match inner.as_ref() {
                 Expr::Not(y) => (**y).clone(),
                 _ => match bool_lit(inner) {

@@ -26,7 +26,12 @@ fn refs<'a>(exprs: impl IntoIterator<Item = &'a ferrospark_expr::Expr>) -> HashS
 /// which prune themselves).
 fn narrow(plan: Arc<LogicalPlan>, required: &HashSet<String>) -> Arc<LogicalPlan> {
     let out = plan.output();
-    if out.iter().all(|a| required.contains(&a.key())) || matches!(plan.as_ref(), LogicalPlan::Scan { .. } | LogicalPlan::Project { .. }) {
+    if out.iter().all(|a| required.contains(&a.key()))
+        || matches!(
+            plan.as_ref(),
+            LogicalPlan::Scan { .. } | LogicalPlan::Project { .. }
+        )
+    {
         return plan;
     }
     let exprs: Vec<_> = out
@@ -46,7 +51,9 @@ fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<Logi
             filters,
             name,
         } => {
-            let current: Vec<usize> = projection.clone().unwrap_or_else(|| (0..attrs.len()).collect());
+            let current: Vec<usize> = projection
+                .clone()
+                .unwrap_or_else(|| (0..attrs.len()).collect());
             let kept: Vec<usize> = current
                 .into_iter()
                 .filter(|&i| required.contains(&attrs[i].key()))
@@ -128,8 +135,18 @@ fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<Logi
             if let Some(c) = condition {
                 need.extend(column_keys(c));
             }
-            let lk: HashSet<String> = left.output().iter().map(Attr::key).filter(|k| need.contains(k)).collect();
-            let rk: HashSet<String> = right.output().iter().map(Attr::key).filter(|k| need.contains(k)).collect();
+            let lk: HashSet<String> = left
+                .output()
+                .iter()
+                .map(Attr::key)
+                .filter(|k| need.contains(k))
+                .collect();
+            let rk: HashSet<String> = right
+                .output()
+                .iter()
+                .map(Attr::key)
+                .filter(|k| need.contains(k))
+                .collect();
             let l = narrow(prune(left, &lk)?, &lk);
             let r = narrow(prune(right, &rk)?, &rk);
             let _ = join_type == &JoinType::Inner;
@@ -141,13 +158,21 @@ fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<Logi
                 hint: *hint,
             })
         }
-        LogicalPlan::SubqueryAlias { input, alias, attrs } => {
+        LogicalPlan::SubqueryAlias {
+            input,
+            alias,
+            attrs,
+        } => {
             let child = prune(input, required)?;
             let keep: HashSet<u64> = child.output().iter().map(|a| a.id).collect();
             Arc::new(LogicalPlan::SubqueryAlias {
                 input: child,
                 alias: alias.clone(),
-                attrs: attrs.iter().filter(|a| keep.contains(&a.id)).cloned().collect(),
+                attrs: attrs
+                    .iter()
+                    .filter(|a| keep.contains(&a.id))
+                    .cloned()
+                    .collect(),
             })
         }
         LogicalPlan::Union { inputs, attrs } => {
@@ -160,8 +185,14 @@ fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<Logi
                     let out = i.output();
                     let need: HashSet<String> = positions.iter().map(|&p| out[p].key()).collect();
                     let child = prune(i, &need)?;
-                    let exprs = positions.iter().map(|&p| (out[p].column(), out[p].clone())).collect();
-                    Ok(Arc::new(LogicalPlan::Project { input: child, exprs }))
+                    let exprs = positions
+                        .iter()
+                        .map(|&p| (out[p].column(), out[p].clone()))
+                        .collect();
+                    Ok(Arc::new(LogicalPlan::Project {
+                        input: child,
+                        exprs,
+                    }))
                 })
                 .collect::<Result<Vec<_>>>()?;
             Arc::new(LogicalPlan::Union {

@@ -17,7 +17,10 @@ use crate::logical::LogicalPlan;
 pub struct ConstantFolding;
 
 fn foldable(e: &Expr) -> bool {
-    let mut ok = !matches!(e, Expr::Literal(_) | Expr::Alias { .. } | Expr::SortKey { .. });
+    let mut ok = !matches!(
+        e,
+        Expr::Literal(_) | Expr::Alias { .. } | Expr::SortKey { .. }
+    );
     e.visit(&mut |x| {
         ok &= !matches!(x, Expr::Column(_))
             && !is_aggregate_call(x)
@@ -37,13 +40,16 @@ pub fn fold(e: &Expr, cfg: &Config) -> Result<Expr> {
     let ctx = BindContext {
         schema: &empty,
         session_tz: cfg.session_time_zone(),
+        ansi: cfg.ansi_enabled().unwrap_or(true),
     };
     transform_down(e, &mut |x| {
         if !foldable(x) {
             return Ok(None);
         }
         // A subtree that fails (1/0 under ANSI) stays, to fail where it runs.
-        let Ok(p) = bind(x, &ctx) else { return Ok(None) };
+        let Ok(p) = bind(x, &ctx) else {
+            return Ok(None);
+        };
         let Ok(v) = evaluate(&p, &one).and_then(|v| v.into_array(1)) else {
             return Ok(None);
         };

@@ -49,7 +49,10 @@ pub fn rules() -> Vec<Box<dyn OptimizerRule>> {
 
 /// Runs every rule not excluded by `spark.sql.optimizer.excludedRules`; returns the plan and
 /// the names of the rules that changed it.
-pub fn optimize(plan: &Arc<LogicalPlan>, cfg: &Config) -> Result<(Arc<LogicalPlan>, Vec<&'static str>)> {
+pub fn optimize(
+    plan: &Arc<LogicalPlan>,
+    cfg: &Config,
+) -> Result<(Arc<LogicalPlan>, Vec<&'static str>)> {
     let excluded: Vec<String> = cfg
         .get(EXCLUDED_RULES)
         .unwrap_or("")
@@ -81,4 +84,3 @@ pub fn optimize(plan: &Arc<LogicalPlan>, cfg: &Config) -> Result<(Arc<LogicalPla
     }
     Ok((plan, applied))
 }
-

@@ -12,7 +12,9 @@ use ferrospark_expr::Expr;
 use ferrospark_join::JoinType;
 
 use super::OptimizerRule;
-use crate::logical::expr_util::{column_keys, conjoin, contains_aggregate, replace_columns, split_conjuncts};
+use crate::logical::expr_util::{
+    column_keys, conjoin, contains_aggregate, replace_columns, split_conjuncts,
+};
 use crate::logical::{Attr, LogicalPlan};
 
 /// Pushes filters down.
@@ -61,9 +63,9 @@ fn push(plan: &Arc<LogicalPlan>, preds: Vec<Expr>) -> Result<Arc<LogicalPlan>> {
                     .map(|(e, _)| e.clone())
             };
             let (down, up): (Vec<Expr>, Vec<Expr>) = pushable.into_iter().partition(|p| {
-                column_keys(p).iter().all(|k| {
-                    sub(k).is_some_and(|e| deterministic(&e) && !contains_aggregate(&e))
-                })
+                column_keys(p)
+                    .iter()
+                    .all(|k| sub(k).is_some_and(|e| deterministic(&e) && !contains_aggregate(&e)))
             });
             let down = down.iter().map(|p| replace_columns(p, &sub)).collect();
             let node = Arc::new(LogicalPlan::Project {
@@ -115,7 +117,10 @@ fn push(plan: &Arc<LogicalPlan>, preds: Vec<Expr>) -> Result<Arc<LogicalPlan>> {
                             .position(|a| a.key() == k)
                             .map(|p| out[p].column())
                     };
-                    push(i, pushable.iter().map(|p| replace_columns(p, &sub)).collect())
+                    push(
+                        i,
+                        pushable.iter().map(|p| replace_columns(p, &sub)).collect(),
+                    )
                 })
                 .collect::<Result<_>>()?;
             Arc::new(LogicalPlan::Union {
@@ -146,7 +151,10 @@ fn push(plan: &Arc<LogicalPlan>, preds: Vec<Expr>) -> Result<Arc<LogicalPlan>> {
                         }
                     }
                 }
-                JoinType::LeftOuter | JoinType::LeftSemi | JoinType::LeftAnti | JoinType::NullAwareAnti => {
+                JoinType::LeftOuter
+                | JoinType::LeftSemi
+                | JoinType::LeftAnti
+                | JoinType::NullAwareAnti => {
                     for p in pushable {
                         if within(&p, &lk) {
                             to_left.push(p)

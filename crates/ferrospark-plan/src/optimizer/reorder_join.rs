@@ -31,7 +31,14 @@ fn flatten(plan: &Arc<LogicalPlan>, items: &mut Vec<Arc<LogicalPlan>>, conds: &m
             conds.extend(condition.iter().flat_map(split_conjuncts));
         }
         LogicalPlan::Filter { input, predicate }
-            if matches!(input.as_ref(), LogicalPlan::Join { join_type: JoinType::Inner, hint: None, .. }) =>
+            if matches!(
+                input.as_ref(),
+                LogicalPlan::Join {
+                    join_type: JoinType::Inner,
+                    hint: None,
+                    ..
+                }
+            ) =>
         {
             flatten(input, items, conds);
             conds.extend(split_conjuncts(predicate));
@@ -52,14 +59,18 @@ fn ordered(mut items: Vec<Arc<LogicalPlan>>, mut conds: Vec<Expr>) -> Arc<Logica
             let pk = keys(p);
             conds.iter().any(|c| {
                 let ck = column_keys(c);
-                !ck.is_subset(&jk) && !ck.is_subset(&pk) && ck.iter().all(|k| jk.contains(k) || pk.contains(k))
+                !ck.is_subset(&jk)
+                    && !ck.is_subset(&pk)
+                    && ck.iter().all(|k| jk.contains(k) || pk.contains(k))
             })
         };
         let pos = items.iter().position(|p| connects(p)).unwrap_or(0);
         let right = items.remove(pos);
         let mut all = jk;
         all.extend(keys(&right));
-        let (here, rest): (Vec<Expr>, Vec<Expr>) = conds.into_iter().partition(|c| column_keys(c).is_subset(&all));
+        let (here, rest): (Vec<Expr>, Vec<Expr>) = conds
+            .into_iter()
+            .partition(|c| column_keys(c).is_subset(&all));
         conds = rest;
         joined = Arc::new(LogicalPlan::Join {
             left: joined,
@@ -80,9 +91,20 @@ fn ordered(mut items: Vec<Arc<LogicalPlan>>, mut conds: Vec<Expr>) -> Arc<Logica
 
 fn reorder(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
     let is_inner_tree = match plan.as_ref() {
-        LogicalPlan::Join { join_type: JoinType::Inner, hint: None, .. } => true,
+        LogicalPlan::Join {
+            join_type: JoinType::Inner,
+            hint: None,
+            ..
+        } => true,
         LogicalPlan::Filter { input, .. } => {
-            matches!(input.as_ref(), LogicalPlan::Join { join_type: JoinType::Inner, hint: None, .. })
+            matches!(
+                input.as_ref(),
+                LogicalPlan::Join {
+                    join_type: JoinType::Inner,
+                    hint: None,
+                    ..
+                }
+            )
         }
         _ => false,
     };
@@ -94,7 +116,11 @@ fn reorder(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
             return Ok(ordered(items, conds));
         }
     }
-    let kids = plan.children().into_iter().map(reorder).collect::<Result<Vec<_>>>()?;
+    let kids = plan
+        .children()
+        .into_iter()
+        .map(reorder)
+        .collect::<Result<Vec<_>>>()?;
     Ok(if kids.is_empty() {
         plan.clone()
     } else {

@@ -179,7 +179,11 @@ impl ExecutionPlan for HashAggregateExec {
                 )
             })
             .collect();
-        let mut s = format!("(keys=[{}], functions=[{}])", keys.join(", "), funcs.join(", "));
+        let mut s = format!(
+            "(keys=[{}], functions=[{}])",
+            keys.join(", "),
+            funcs.join(", ")
+        );
         if self.input.streams_in_scan() {
             s.push_str(" [partial steps run in the scan threads]");
         }

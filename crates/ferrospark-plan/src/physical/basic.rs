@@ -6,10 +6,12 @@ use std::time::Instant;
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
 use ferrospark_common::{MetricsSet, Result};
-use ferrospark_expr::{bind, bind_predicate, evaluate, filter_batch, BindContext, Expr, PhysicalExpr};
+use ferrospark_expr::{
+    bind, bind_predicate, evaluate, filter_batch, BindContext, Expr, PhysicalExpr,
+};
 
-use super::scan::rename;
 use super::pipeline::{FnOp, OpFactory, Pipeline};
+use super::scan::rename;
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::expr_text;
 
@@ -54,6 +56,7 @@ impl ExecutionPlan for FilterExec {
             &BindContext {
                 schema: &schema,
                 session_tz: ctx.cfg.session_time_zone(),
+                ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
             },
         )?;
         let input = self.input.execute(ctx)?;
@@ -64,7 +67,10 @@ impl ExecutionPlan for FilterExec {
             m.add_elapsed("elapsed_compute_ns", t);
             out
         });
-        Ok(counted(Box::new(stream.filter(|b| !matches!(b, Ok(b) if b.num_rows() == 0))), self.metrics.clone()))
+        Ok(counted(
+            Box::new(stream.filter(|b| !matches!(b, Ok(b) if b.num_rows() == 0))),
+            self.metrics.clone(),
+        ))
     }
     fn metrics(&self) -> &MetricsSet {
         &self.metrics
@@ -82,6 +88,7 @@ impl ExecutionPlan for FilterExec {
             &BindContext {
                 schema: &schema,
                 session_tz: ctx.cfg.session_time_zone(),
+                ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
             },
         )?;
         let metrics = self.metrics.clone();
@@ -127,7 +134,11 @@ impl ProjectExec {
 }
 
 /// Evaluates bound expressions over a batch into a batch of `schema`.
-pub fn project_batch(b: &RecordBatch, exprs: &[PhysicalExpr], schema: &SchemaRef) -> Result<RecordBatch> {
+pub fn project_batch(
+    b: &RecordBatch,
+    exprs: &[PhysicalExpr],
+    schema: &SchemaRef,
+) -> Result<RecordBatch> {
     let cols = exprs
         .iter()
         .zip(schema.fields())
@@ -174,6 +185,7 @@ impl ExecutionPlan for ProjectExec {
         let bctx = BindContext {
             schema: &in_schema,
             session_tz: ctx.cfg.session_time_zone(),
+            ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
         };
         let bound = self
             .exprs
@@ -205,6 +217,7 @@ impl ExecutionPlan for ProjectExec {
         let bctx = BindContext {
             schema: &in_schema,
             session_tz: ctx.cfg.session_time_zone(),
+            ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
         };
         let bound = self
             .exprs

@@ -62,22 +62,48 @@ impl JoinPlanExec {
     fn build(&self, ctx: &Arc<TaskContext>) -> Result<JoinExec> {
         let (ls, rs) = (self.left.schema(), self.right.schema());
         let tz = ctx.cfg.session_time_zone();
+        let ansi = ctx.cfg.ansi_enabled()?;
         let lk = self
             .left_keys
             .iter()
-            .map(|k| bind(k, &BindContext { schema: &ls, session_tz: tz }))
+            .map(|k| {
+                bind(
+                    k,
+                    &BindContext {
+                        schema: &ls,
+                        session_tz: tz,
+                        ansi,
+                    },
+                )
+            })
             .collect::<Result<Vec<_>>>()?;
         let rk = self
             .right_keys
             .iter()
-            .map(|k| bind(k, &BindContext { schema: &rs, session_tz: tz }))
+            .map(|k| {
+                bind(
+                    k,
+                    &BindContext {
+                        schema: &rs,
+                        session_tz: tz,
+                        ansi,
+                    },
+                )
+            })
             .collect::<Result<Vec<_>>>()?;
         let joined = join_schema(&ls, &rs, JoinType::Inner);
         let cond = self
             .condition
             .as_ref()
             .map(|c| {
-                ferrospark_expr::bind_predicate(c, &BindContext { schema: &joined, session_tz: tz })
+                ferrospark_expr::bind_predicate(
+                    c,
+                    &BindContext {
+                        schema: &joined,
+                        session_tz: tz,
+                        ansi,
+                    },
+                )
             })
             .transpose()?;
         let mut exec = JoinExec::try_new(
@@ -142,7 +168,9 @@ impl JoinPlanExec {
         match self.strategy {
             JoinStrategy::BroadcastHash | JoinStrategy::ShuffledHash => JoinAlgorithm::Hash,
             JoinStrategy::SortMerge => JoinAlgorithm::SortMerge,
-            JoinStrategy::BroadcastNestedLoop | JoinStrategy::Cartesian => JoinAlgorithm::NestedLoop,
+            JoinStrategy::BroadcastNestedLoop | JoinStrategy::Cartesian => {
+                JoinAlgorithm::NestedLoop
+            }
         }
     }
 }
@@ -166,7 +194,10 @@ impl ExecutionPlan for JoinPlanExec {
             s.push_str(&format!("[{}], [{}], ", lk.join(", "), rk.join(", ")));
         }
         s.push_str(&self.join_type.name().to_string());
-        if !matches!(self.strategy, JoinStrategy::SortMerge | JoinStrategy::Cartesian) {
+        if !matches!(
+            self.strategy,
+            JoinStrategy::SortMerge | JoinStrategy::Cartesian
+        ) {
             s.push_str(match self.build_side {
                 BuildSide::Left => ", BuildLeft",
                 BuildSide::Right => ", BuildRight",
@@ -280,7 +311,10 @@ impl JoinStream {
                 ProbeState::Finishing => {
                     self.state = ProbeState::Done;
                     for (name, v) in self.exec.metrics().snapshot() {
-                        if name != "output_rows" && name != "output_batches" && !name.starts_with("build") {
+                        if name != "output_rows"
+                            && name != "output_batches"
+                            && !name.starts_with("build")
+                        {
                             self.metrics.add(name, v);
                         }
                     }

@@ -96,7 +96,10 @@ pub trait ExecutionPlan: Send + Sync + Debug {
 
 /// Runs `plan` to completion: on every scan thread when it forms a pipeline, else as one
 /// stream.
-pub fn collect_parallel(plan: &Arc<dyn ExecutionPlan>, ctx: &Arc<TaskContext>) -> Result<Vec<RecordBatch>> {
+pub fn collect_parallel(
+    plan: &Arc<dyn ExecutionPlan>,
+    ctx: &Arc<TaskContext>,
+) -> Result<Vec<RecordBatch>> {
     match plan.pipeline(ctx)? {
         Some(p) => p.collect(),
         None => plan.execute(ctx)?.collect(),
@@ -128,7 +131,11 @@ fn metrics_text(m: &MetricsSet) -> String {
             continue;
         }
         if name.ends_with("_ns") {
-            parts.push(format!("{}={:.1} ms", name.trim_end_matches("_ns"), v as f64 / 1e6));
+            parts.push(format!(
+                "{}={:.1} ms",
+                name.trim_end_matches("_ns"),
+                v as f64 / 1e6
+            ));
         } else if name.ends_with("bytes") {
             parts.push(format!("{name}={:.1} MiB", v as f64 / (1024.0 * 1024.0)));
         } else {
@@ -152,9 +159,21 @@ fn walk(plan: &dyn ExecutionPlan, first: &str, rest: &str, with_metrics: bool, o
     let n = kids.len();
     for (i, k) in kids.iter().enumerate() {
         if i + 1 < n {
-            walk(k.as_ref(), &format!("{rest}:- "), &format!("{rest}:  "), with_metrics, out);
+            walk(
+                k.as_ref(),
+                &format!("{rest}:- "),
+                &format!("{rest}:  "),
+                with_metrics,
+                out,
+            );
         } else {
-            walk(k.as_ref(), &format!("{rest}+- "), &format!("{rest}   "), with_metrics, out);
+            walk(
+                k.as_ref(),
+                &format!("{rest}+- "),
+                &format!("{rest}   "),
+                with_metrics,
+                out,
+            );
         }
     }
 }

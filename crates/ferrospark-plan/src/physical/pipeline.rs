@@ -82,10 +82,13 @@ impl Pipeline {
     /// Runs the pipeline collecting every output batch (in no particular order).
     pub fn collect(&self) -> Result<Vec<RecordBatch>> {
         Ok(self
-            .run(|| Ok(Vec::new()), |v: &mut Vec<RecordBatch>, b| {
-                v.push(b);
-                Ok(())
-            })?
+            .run(
+                || Ok(Vec::new()),
+                |v: &mut Vec<RecordBatch>, b| {
+                    v.push(b);
+                    Ok(())
+                },
+            )?
             .into_iter()
             .flatten()
             .collect())

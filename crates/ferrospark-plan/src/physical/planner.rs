@@ -55,7 +55,8 @@ pub fn extract_equi_keys(condition: Option<&Expr>, left: &[Attr], right: &[Attr]
         } = &c
         {
             let (ka, kb) = (column_keys(a), column_keys(b));
-            let within = |k: &HashSet<String>, side: &HashSet<String>| !k.is_empty() && k.is_subset(side);
+            let within =
+                |k: &HashSet<String>, side: &HashSet<String>| !k.is_empty() && k.is_subset(side);
             if within(&ka, &lk) && within(&kb, &rk) {
                 out.left.push((**a).clone());
                 out.right.push((**b).clone());
@@ -95,7 +96,10 @@ impl<'a> PhysicalPlanner<'a> {
         let mut out = plan.output();
         if out.is_empty() {
             // Row counts still need a column to read: the narrowest one.
-            if let Some(a) = attrs.iter().min_by_key(|a| super::stats::row_size(std::slice::from_ref(a))) {
+            if let Some(a) = attrs
+                .iter()
+                .min_by_key(|a| super::stats::row_size(std::slice::from_ref(a)))
+            {
                 out.push(a.clone());
             }
         }
@@ -139,7 +143,9 @@ impl<'a> PhysicalPlanner<'a> {
                     None => return Err(FerroError::Internal("not a parquet scan".into())),
                 },
                 ScanSource::Memory { batches } => {
-                    let proj = projection.clone().unwrap_or_else(|| (0..attrs.len()).collect());
+                    let proj = projection
+                        .clone()
+                        .unwrap_or_else(|| (0..attrs.len()).collect());
                     Arc::new(MemoryScanExec::new(
                         batches.clone(),
                         proj,
@@ -197,18 +203,23 @@ impl<'a> PhysicalPlanner<'a> {
                         self.create(si)?,
                         keys.clone(),
                         Some(skip + n),
-                    )) as Arc<dyn ExecutionPlan>,
+                    ))
+                        as Arc<dyn ExecutionPlan>,
                     _ => self.create(input)?,
                 };
                 Arc::new(LimitExec::new(child, *skip, *fetch))
             }
             LogicalPlan::Union { inputs, .. } => Arc::new(UnionExec::new(
-                inputs.iter().map(|i| self.create(i)).collect::<Result<_>>()?,
+                inputs
+                    .iter()
+                    .map(|i| self.create(i))
+                    .collect::<Result<_>>()?,
                 attrs_schema(&plan.output()),
             )),
             LogicalPlan::Window { .. } => {
                 return Err(FerroError::Unsupported(
-                    "window functions inside a query plan (fs.window runs them over a table)".into(),
+                    "window functions inside a query plan (fs.window runs them over a table)"
+                        .into(),
                 ))
             }
             LogicalPlan::SetOp { .. } => {

@@ -12,8 +12,8 @@ use ferrospark_scan::parquet::SCAN_METRICS;
 use ferrospark_scan::{ParquetScan, ParquetScanOptions};
 
 use super::pipeline::{FnOp, OpFactory, Pipeline};
-use crate::conform::conform;
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
+use crate::conform::conform;
 use crate::logical::expr_text;
 
 /// Gives `batch` the schema `schema` (same columns, names `name#id`).
@@ -95,7 +95,12 @@ impl ExecutionPlan for ParquetScanExec {
         "FileScan parquet".into()
     }
     fn describe(&self) -> String {
-        let fields: Vec<&str> = self.schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let fields: Vec<&str> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
         format!(
             "{}[{}] PushedFilters: [{}], ReadSchema: struct<{}>",
             self.table,
@@ -199,7 +204,12 @@ impl ExecutionPlan for MemoryScanExec {
         "LocalTableScan".into()
     }
     fn describe(&self) -> String {
-        let fields: Vec<&str> = self.schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let fields: Vec<&str> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
         let mut s = format!("[{}]", fields.join(", "));
         if let Some(f) = &self.filter {
             s.push_str(&format!(", Filter: {}", expr_text(f)));
@@ -219,6 +229,7 @@ impl ExecutionPlan for MemoryScanExec {
                 &BindContext {
                     schema: &self.full_schema,
                     session_tz: ctx.cfg.session_time_zone(),
+                    ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
                 },
             )?),
             None => None,
@@ -304,7 +315,10 @@ impl ExecutionPlan for ConstantRowsExec {
             vec![],
             &RecordBatchOptions::new().with_row_count(Some(1)),
         )?;
-        Ok(counted(Box::new(std::iter::once(Ok(b))), self.metrics.clone()))
+        Ok(counted(
+            Box::new(std::iter::once(Ok(b))),
+            self.metrics.clone(),
+        ))
     }
     fn metrics(&self) -> &MetricsSet {
         &self.metrics

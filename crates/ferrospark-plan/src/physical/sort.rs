@@ -40,7 +40,12 @@ impl SortExec {
         let schema = self.input.schema();
         let batches: Vec<RecordBatch> = super::collect_parallel(&self.input, ctx)?;
         let mut reservation = ctx.pool.reservation("Sort");
-        reservation.grow(batches.iter().map(|b| b.get_array_memory_size() as u64).sum())?;
+        reservation.grow(
+            batches
+                .iter()
+                .map(|b| b.get_array_memory_size() as u64)
+                .sum(),
+        )?;
         let all = arrow_select::concat::concat_batches(&schema, &batches)?;
         drop(batches);
         let n = all.num_rows();
@@ -51,6 +56,7 @@ impl SortExec {
         let bctx = BindContext {
             schema: &schema,
             session_tz: ctx.cfg.session_time_zone(),
+            ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
         };
         let mut cols = Vec::new();
         let mut fields = Vec::new();
@@ -69,7 +75,11 @@ impl SortExec {
         let converter = RowConverter::new(fields)?;
         let rows = converter.convert_columns(&cols)?;
         let mut idx: Vec<u32> = (0..n as u32).collect();
-        let cmp = |a: &u32, b: &u32| rows.row(*a as usize).cmp(&rows.row(*b as usize)).then(a.cmp(b));
+        let cmp = |a: &u32, b: &u32| {
+            rows.row(*a as usize)
+                .cmp(&rows.row(*b as usize))
+                .then(a.cmp(b))
+        };
         match self.fetch {
             Some(k) if k < n => {
                 if k > 0 {

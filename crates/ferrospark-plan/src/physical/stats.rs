@@ -23,7 +23,10 @@ fn default_size(t: &DataType) -> u64 {
 
 /// Bytes of one row of `attrs`, with Spark's 8-byte row overhead.
 pub fn row_size(attrs: &[Attr]) -> u64 {
-    8 + attrs.iter().map(|a| default_size(&a.data_type)).sum::<u64>()
+    8 + attrs
+        .iter()
+        .map(|a| default_size(&a.data_type))
+        .sum::<u64>()
 }
 
 /// Estimated output bytes of `plan`.
@@ -67,7 +70,9 @@ pub fn size_in_bytes(plan: &LogicalPlan) -> u64 {
             }
         }
         LogicalPlan::Limit { input, fetch, .. } => match fetch {
-            Some(n) => (*n as u64).saturating_mul(row_size(&plan.output())).min(size_in_bytes(input)),
+            Some(n) => (*n as u64)
+                .saturating_mul(row_size(&plan.output()))
+                .min(size_in_bytes(input)),
             None => size_in_bytes(input),
         },
         LogicalPlan::Join {
@@ -78,11 +83,18 @@ pub fn size_in_bytes(plan: &LogicalPlan) -> u64 {
         } => {
             use ferrospark_join::JoinType;
             match join_type {
-                JoinType::LeftSemi | JoinType::LeftAnti | JoinType::NullAwareAnti => size_in_bytes(left),
-                _ => size_in_bytes(left).saturating_mul(size_in_bytes(right)).max(1),
+                JoinType::LeftSemi | JoinType::LeftAnti | JoinType::NullAwareAnti => {
+                    size_in_bytes(left)
+                }
+                _ => size_in_bytes(left)
+                    .saturating_mul(size_in_bytes(right))
+                    .max(1),
             }
         }
-        LogicalPlan::Union { inputs, .. } => inputs.iter().map(|i| size_in_bytes(i)).fold(0u64, u64::saturating_add),
+        LogicalPlan::Union { inputs, .. } => inputs
+            .iter()
+            .map(|i| size_in_bytes(i))
+            .fold(0u64, u64::saturating_add),
         LogicalPlan::SetOp { left, .. } => size_in_bytes(left),
     }
 }

@@ -58,7 +58,11 @@ pub enum SqlStatement {
 }
 
 /// Plans one SQL statement.
-pub fn plan_sql(text: &str, builder: &PlanBuilder, tables: &dyn TableProvider) -> Result<SqlStatement> {
+pub fn plan_sql(
+    text: &str,
+    builder: &PlanBuilder,
+    tables: &dyn TableProvider,
+) -> Result<SqlStatement> {
     let (body, explain) = strip_explain(text);
     let dialect = DatabricksDialect {};
     let parse_err = |e: &dyn std::fmt::Display| {
@@ -220,7 +224,11 @@ impl<'a> SqlPlanner<'a> {
         convert_ast(e, self.text)
     }
 
-    pub(crate) fn query(&self, q: &ast::Query, outer: Option<&Scope<'_>>) -> Result<Arc<LogicalPlan>> {
+    pub(crate) fn query(
+        &self,
+        q: &ast::Query,
+        outer: Option<&Scope<'_>>,
+    ) -> Result<Arc<LogicalPlan>> {
         let pushed_ctes = if let Some(with) = &q.with {
             if with.recursive {
                 return Err(FerroError::Unsupported("WITH RECURSIVE".into()));
@@ -300,7 +308,11 @@ impl<'a> SqlPlanner<'a> {
     }
 
     /// ORDER BY over a set operation's output (names and ordinals only).
-    fn order_by_output(&self, plan: Arc<LogicalPlan>, order: &[ast::OrderByExpr]) -> Result<Arc<LogicalPlan>> {
+    fn order_by_output(
+        &self,
+        plan: Arc<LogicalPlan>,
+        order: &[ast::OrderByExpr],
+    ) -> Result<Arc<LogicalPlan>> {
         let out = plan.output();
         let mut keys = Vec::new();
         for o in order {
@@ -333,9 +345,15 @@ impl<'a> SqlPlanner<'a> {
                 let all = matches!(set_quantifier, SetQuantifier::All);
                 let by_name = matches!(
                     set_quantifier,
-                    SetQuantifier::ByName | SetQuantifier::AllByName | SetQuantifier::DistinctByName
+                    SetQuantifier::ByName
+                        | SetQuantifier::AllByName
+                        | SetQuantifier::DistinctByName
                 );
-                let r = if by_name { self.reorder_by_name(&l, r)? } else { r };
+                let r = if by_name {
+                    self.reorder_by_name(&l, r)?
+                } else {
+                    r
+                };
                 match op {
                     SetOperator::Union => {
                         let u = self.builder.union(vec![l, r])?;
@@ -359,7 +377,11 @@ impl<'a> SqlPlanner<'a> {
         }
     }
 
-    fn reorder_by_name(&self, left: &Arc<LogicalPlan>, right: Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+    fn reorder_by_name(
+        &self,
+        left: &Arc<LogicalPlan>,
+        right: Arc<LogicalPlan>,
+    ) -> Result<Arc<LogicalPlan>> {
         let items: Vec<Expr> = left
             .output()
             .iter()
@@ -373,13 +395,22 @@ impl<'a> SqlPlanner<'a> {
         let rows: Vec<Vec<Expr>> = v
             .rows
             .iter()
-            .map(|r| r.content.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>>>())
+            .map(|r| {
+                r.content
+                    .iter()
+                    .map(|e| self.expr(e))
+                    .collect::<Result<Vec<_>>>()
+            })
             .collect::<Result<_>>()?;
         crate::values::values_plan(self.builder, &rows)
     }
 
     /// Renames a plan's output columns (`AS t(a, b)`, `WITH t(a, b) AS ...`).
-    fn rename_columns(&self, plan: Arc<LogicalPlan>, alias: &ast::TableAlias) -> Result<Arc<LogicalPlan>> {
+    fn rename_columns(
+        &self,
+        plan: Arc<LogicalPlan>,
+        alias: &ast::TableAlias,
+    ) -> Result<Arc<LogicalPlan>> {
         let plan = if alias.columns.is_empty() {
             plan
         } else {
@@ -396,7 +427,9 @@ impl<'a> SqlPlanner<'a> {
                 .iter()
                 .zip(&alias.columns)
                 .map(|(a, c)| {
-                    let na = self.builder.attr(&c.name.value, a.data_type.clone(), a.nullable);
+                    let na = self
+                        .builder
+                        .attr(&c.name.value, a.data_type.clone(), a.nullable);
                     (a.column(), na)
                 })
                 .collect();
@@ -405,7 +438,11 @@ impl<'a> SqlPlanner<'a> {
         Ok(PlanBuilder::alias(plan, &alias.name.value))
     }
 
-    pub(crate) fn from(&self, from: &[ast::TableWithJoins], outer: Option<&Scope<'_>>) -> Result<Arc<LogicalPlan>> {
+    pub(crate) fn from(
+        &self,
+        from: &[ast::TableWithJoins],
+        outer: Option<&Scope<'_>>,
+    ) -> Result<Arc<LogicalPlan>> {
         let mut plan: Option<Arc<LogicalPlan>> = None;
         for twj in from {
             let item = self.table_with_joins(twj, outer)?;
@@ -421,7 +458,11 @@ impl<'a> SqlPlanner<'a> {
         Ok(plan.unwrap_or_else(|| Arc::new(LogicalPlan::OneRow)))
     }
 
-    fn table_with_joins(&self, twj: &ast::TableWithJoins, outer: Option<&Scope<'_>>) -> Result<Arc<LogicalPlan>> {
+    fn table_with_joins(
+        &self,
+        twj: &ast::TableWithJoins,
+        outer: Option<&Scope<'_>>,
+    ) -> Result<Arc<LogicalPlan>> {
         let mut plan = self.table_factor(&twj.relation, outer)?;
         for j in &twj.joins {
             let right = self.table_factor(&j.relation, outer)?;
@@ -521,10 +562,9 @@ impl<'a> SqlPlanner<'a> {
     /// A table by name: a CTE, a temp view or catalog table, or ``parquet.`path` ``.
     fn named_table(&self, parts: &[String]) -> Result<Arc<LogicalPlan>> {
         if let [format, path] = parts {
-            if format.eq_ignore_ascii_case("parquet") && (path.contains('/') || path.contains('.')) {
-                return self
-                    .builder
-                    .scan_parquet(&[PathBuf::from(path)], path);
+            if format.eq_ignore_ascii_case("parquet") && (path.contains('/') || path.contains('.'))
+            {
+                return self.builder.scan_parquet(&[PathBuf::from(path)], path);
             }
         }
         let name = parts.join(".").to_ascii_lowercase();

@@ -45,7 +45,9 @@ impl<'a> SqlPlanner<'a> {
                 let scope = self.scope_over(&plan, outer);
                 let resolved = resolve_expr(&p, &scope)?;
                 let (p2, resolved) = self.scalar_subqueries(plan, resolved, &scope)?;
-                plan = self.builder.filter_resolved(p2, resolved, &scope.outer_attrs())?;
+                plan = self
+                    .builder
+                    .filter_resolved(p2, resolved, &scope.outer_attrs())?;
             }
         }
 
@@ -69,10 +71,19 @@ impl<'a> SqlPlanner<'a> {
                 }
                 ast::SelectItem::QualifiedWildcard(kind, _) => {
                     let q = kind.to_string();
-                    let q = q.rsplit('.').next().unwrap_or(&q).trim_matches('`').to_string();
+                    let q = q
+                        .rsplit('.')
+                        .next()
+                        .unwrap_or(&q)
+                        .trim_matches('`')
+                        .to_string();
                     let matching: Vec<&Attr> = from_attrs
                         .iter()
-                        .filter(|a| a.qualifier.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(&q)))
+                        .filter(|a| {
+                            a.qualifier
+                                .as_deref()
+                                .is_some_and(|x| x.eq_ignore_ascii_case(&q))
+                        })
                         .collect();
                     if matching.is_empty() {
                         return Err(FerroError::Analysis(format!(
@@ -87,18 +98,26 @@ impl<'a> SqlPlanner<'a> {
                 other => return Err(FerroError::Unsupported(format!("select item `{other}`"))),
             }
         }
-        if items.iter().any(|i| i.written.to_string().contains(WINDOW_FN)) {
+        if items
+            .iter()
+            .any(|i| i.written.to_string().contains(WINDOW_FN))
+        {
             return Err(FerroError::Unsupported(
-                "window functions in SQL text (use DataFrame.withColumn(f.over(w)) or fs.window)".into(),
+                "window functions in SQL text (use DataFrame.withColumn(f.over(w)) or fs.window)"
+                    .into(),
             ));
         }
 
         let group_written: Vec<Expr> = match &s.group_by {
             ast::GroupByExpr::Expressions(list, mods) => {
                 if !mods.is_empty() {
-                    return Err(FerroError::Unsupported("GROUP BY ... WITH ROLLUP / CUBE".into()));
+                    return Err(FerroError::Unsupported(
+                        "GROUP BY ... WITH ROLLUP / CUBE".into(),
+                    ));
                 }
-                list.iter().map(|e| self.group_item(e, &items)).collect::<Result<_>>()?
+                list.iter()
+                    .map(|e| self.group_item(e, &items))
+                    .collect::<Result<_>>()?
             }
             ast::GroupByExpr::All(_) => items
                 .iter()
@@ -128,10 +147,12 @@ impl<'a> SqlPlanner<'a> {
         let with_aliases = |e: &Expr| -> Result<Expr> {
             crate::logical::expr_util::transform_down(e, &mut |x| {
                 Ok(match x {
-                    Expr::Column(n) if scope.resolve_name(None, n).ok().flatten().is_none() => aliases
-                        .iter()
-                        .find(|(a, _)| a.eq_ignore_ascii_case(n))
-                        .map(|(_, e)| e.clone()),
+                    Expr::Column(n) if scope.resolve_name(None, n).ok().flatten().is_none() => {
+                        aliases
+                            .iter()
+                            .find(|(a, _)| a.eq_ignore_ascii_case(n))
+                            .map(|(_, e)| e.clone())
+                    }
                     _ => None,
                 })
             })
@@ -164,13 +185,24 @@ impl<'a> SqlPlanner<'a> {
             };
             let r = match expr.as_ref() {
                 Expr::Literal(l) => match literal_i64(l) {
-                    Some(i) if i >= 1 && (i as usize) <= items.len() => OrderRef::Output(i as usize - 1),
+                    Some(i) if i >= 1 && (i as usize) <= items.len() => {
+                        OrderRef::Output(i as usize - 1)
+                    }
                     _ => return Err(ordinal_error(l, items.len())),
                 },
                 Expr::Column(n)
-                    if items.iter().filter(|i| i.written.output_name().eq_ignore_ascii_case(n)).count() == 1
-                        && (matches!(items.iter().find(|i| i.written.output_name().eq_ignore_ascii_case(n)).map(|i| &i.written), Some(Expr::Alias { .. }))
-                            || scope.resolve_name(None, n).ok().flatten().is_none()) =>
+                    if items
+                        .iter()
+                        .filter(|i| i.written.output_name().eq_ignore_ascii_case(n))
+                        .count()
+                        == 1
+                        && (matches!(
+                            items
+                                .iter()
+                                .find(|i| i.written.output_name().eq_ignore_ascii_case(n))
+                                .map(|i| &i.written),
+                            Some(Expr::Alias { .. })
+                        ) || scope.resolve_name(None, n).ok().flatten().is_none()) =>
                 {
                     let pos = items
                         .iter()
@@ -212,7 +244,10 @@ impl<'a> SqlPlanner<'a> {
             let n = resolved_items.len();
             let items2 = rewritten[..n].to_vec();
             let having2 = if nh { Some(rewritten[n].clone()) } else { None };
-            let orders2: Vec<Expr> = order_positions.iter().map(|&i| rewritten[i].clone()).collect();
+            let orders2: Vec<Expr> = order_positions
+                .iter()
+                .map(|&i| rewritten[i].clone())
+                .collect();
             (agg, items2, having2, orders2)
         } else {
             let orders2 = order_refs
@@ -228,7 +263,9 @@ impl<'a> SqlPlanner<'a> {
         if let Some(h) = final_having {
             let hscope = self.scope_over(&plan, outer);
             let (p2, h2) = self.scalar_subqueries(plan, h, &hscope)?;
-            plan = self.builder.filter_resolved(p2, h2, &hscope.outer_attrs())?;
+            plan = self
+                .builder
+                .filter_resolved(p2, h2, &hscope.outer_attrs())?;
         }
 
         // Scalar subqueries in the select list join below the projection.
@@ -254,7 +291,9 @@ impl<'a> SqlPlanner<'a> {
             let col = match r {
                 OrderRef::Output(i) => projected[*i].1.column(),
                 OrderRef::Expr(_) => {
-                    let e = strip_inner_aliases(&hidden.next().unwrap_or_else(|| Expr::Column("?".into())))?;
+                    let e = strip_inner_aliases(
+                        &hidden.next().unwrap_or_else(|| Expr::Column("?".into())),
+                    )?;
                     match projected.iter().find(|(pe, _)| *pe == e) {
                         Some((_, a)) => a.column(),
                         None if s.distinct.is_some() => {
@@ -274,7 +313,10 @@ impl<'a> SqlPlanner<'a> {
             };
             sort_cols.push(col);
         }
-        let out_attrs: Vec<Attr> = projected[..visible].iter().map(|(_, a)| a.clone()).collect();
+        let out_attrs: Vec<Attr> = projected[..visible]
+            .iter()
+            .map(|(_, a)| a.clone())
+            .collect();
         plan = PlanBuilder::project_resolved(plan, projected);
         if s.distinct.is_some() {
             plan = self.builder.distinct(plan)?;
@@ -322,7 +364,11 @@ impl<'a> SqlPlanner<'a> {
     }
 
     /// The scope of expressions over `plan`, nested in `outer`.
-    pub(crate) fn scope_over<'s>(&self, plan: &LogicalPlan, outer: Option<&'s Scope<'s>>) -> Scope<'s> {
+    pub(crate) fn scope_over<'s>(
+        &self,
+        plan: &LogicalPlan,
+        outer: Option<&'s Scope<'s>>,
+    ) -> Scope<'s> {
         match outer {
             Some(o) => Scope::nested(plan.output(), o),
             None => Scope::new(plan.output(), self.builder.case_sensitive()),

@@ -193,8 +193,9 @@ pub(crate) fn pull_correlated(
     Ok(match plan.as_ref() {
         LogicalPlan::Filter { input, predicate } => {
             let (inp, mut preds) = pull_correlated(input, outer)?;
-            let (corr, local): (Vec<Expr>, Vec<Expr>) =
-                split_conjuncts(predicate).into_iter().partition(reads_outer);
+            let (corr, local): (Vec<Expr>, Vec<Expr>) = split_conjuncts(predicate)
+                .into_iter()
+                .partition(reads_outer);
             preds.extend(corr);
             let node = match conjoin(local) {
                 Some(p) => Arc::new(LogicalPlan::Filter {
@@ -224,7 +225,13 @@ pub(crate) fn pull_correlated(
             let mut group = group.clone();
             let available = inp.output();
             for p in &preds {
-                let is_eq = matches!(p, Expr::Binary { op: ferrospark_expr::BinaryOp::Eq | ferrospark_expr::BinaryOp::EqNullSafe, .. });
+                let is_eq = matches!(
+                    p,
+                    Expr::Binary {
+                        op: ferrospark_expr::BinaryOp::Eq | ferrospark_expr::BinaryOp::EqNullSafe,
+                        ..
+                    }
+                );
                 if !is_eq {
                     return Err(FerroError::Unsupported(format!(
                         "a correlated predicate that is not an equality ({}) inside an aggregating subquery",

@@ -391,6 +391,7 @@ impl ParquetScan {
                 let ctx = BindContext {
                     schema: &table_schema,
                     session_tz: &options.session_tz,
+                    ansi: true,
                 };
                 Some(bind_predicate(e, &ctx)?)
             }

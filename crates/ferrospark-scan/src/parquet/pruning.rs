@@ -145,7 +145,7 @@ impl std::fmt::Display for PruningPredicate {
 fn column_ref(e: &PhysicalExpr) -> Option<(usize, Option<DataType>)> {
     match e {
         PhysicalExpr::Column { index, .. } => Some((*index, None)),
-        PhysicalExpr::Cast { expr, to } => match expr.as_ref() {
+        PhysicalExpr::Cast { expr, to, .. } => match expr.as_ref() {
             PhysicalExpr::Column {
                 index, data_type, ..
             } if order_preserving(data_type, to) => Some((*index, Some(to.clone()))),
@@ -186,6 +186,7 @@ fn stat(kind: usize, col: usize, cast: &Option<DataType>, schema: &Schema) -> Ph
         Some(to) if kind != 2 => PhysicalExpr::Cast {
             expr: Box::new(base),
             to: to.clone(),
+            safe: false,
         },
         _ => base,
     }

@@ -1,0 +1,1141 @@
+//! Date and timestamp functions with Spark's calendar rules: fields of a timestamp are read in
+//! the session time zone, `add_months` clamps to the month's last day, `months_between` is
+//! Spark's 31-day-month formula rounded to 8 digits, `dayofweek` counts from Sunday = 1,
+//! patterns are Java's letters ([`super::format`]). Dates are days since 1970-01-01
+//! (`Date32`); timestamps are microseconds (`Timestamp(us, zone)`).
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::timezone::Tz;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, IntervalYearMonthType,
+    TimestampMicrosecondType,
+};
+use arrow_array::{Array, ArrayRef, PrimitiveArray};
+use arrow_schema::{DataType, TimeUnit};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, Offset, TimeZone, Timelike};
+use ferrospark_common::{FerroError, Result};
+
+use super::format::Pattern;
+use super::{build_prims, build_strings, Args, Bound, Call, ScalarFunction};
+use crate::bind::cast_to;
+use crate::expr::Literal;
+use crate::physical::PhysicalExpr;
+use crate::types::spark_equivalent;
+
+/// A field read from a date or timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DatePart {
+    /// `year`
+    Year,
+    /// `quarter` (1-4)
+    Quarter,
+    /// `month`
+    Month,
+    /// `day` / `dayofmonth`
+    Day,
+    /// `dayofweek`: 1 = Sunday .. 7 = Saturday
+    DayOfWeek,
+    /// `EXTRACT(DAYOFWEEK_ISO ...)`: 1 = Monday .. 7 = Sunday
+    DayOfWeekIso,
+    /// `weekday`: 0 = Monday .. 6 = Sunday
+    WeekDay,
+    /// `dayofyear`
+    DayOfYear,
+    /// `weekofyear`: ISO week
+    WeekOfYear,
+    /// `hour`
+    Hour,
+    /// `minute`
+    Minute,
+    /// `second`
+    Second,
+}
+
+/// A date or timestamp function. `tz` is the session time zone the function reads local
+/// times in; `ansi` whether bad input raises (`spark.sql.ansi.enabled`) or gives NULL.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DateFn {
+    /// A field of a date (or a timestamp, read in `tz`).
+    Part {
+        /// which field
+        part: DatePart,
+        /// session zone
+        tz: String,
+    },
+    /// `EXTRACT(SECOND FROM ts)`: seconds with the fraction, DECIMAL(8,6).
+    SecondWithFraction {
+        /// session zone
+        tz: String,
+    },
+    /// `date_add(d, n)` (and `date_sub` with `n` negated)
+    DateAdd,
+    /// `datediff(end, start)`
+    DateDiff,
+    /// `add_months(d, n)` / `d + INTERVAL n MONTH`
+    AddMonths,
+    /// `ts + INTERVAL n MONTH`: months added to the local time in `tz`.
+    TimestampAddMonths {
+        /// session zone
+        tz: String,
+    },
+    /// `months_between(t1, t2[, roundOff])`
+    MonthsBetween {
+        /// session zone
+        tz: String,
+    },
+    /// `last_day(d)`
+    LastDay,
+    /// `next_day(d, 'Mon')`
+    NextDay {
+        /// ANSI: a bad day name raises
+        ansi: bool,
+    },
+    /// `date_trunc(fmt, ts)`
+    DateTrunc {
+        /// session zone
+        tz: String,
+    },
+    /// `trunc(d, fmt)`
+    Trunc,
+    /// `date_format(ts, fmt)` / `from_unixtime(secs, fmt)` (after conversion)
+    DateFormat {
+        /// session zone
+        tz: String,
+    },
+    /// `to_date(s, fmt)`
+    ParseDate {
+        /// raise rather than NULL on text that does not match
+        ansi: bool,
+    },
+    /// `to_timestamp(s, fmt)`
+    ParseTimestamp {
+        /// session zone the text's local time is in
+        tz: String,
+        /// raise rather than NULL
+        ansi: bool,
+    },
+    /// `unix_timestamp(ts)`: seconds since the epoch
+    UnixSeconds,
+    /// `from_unixtime(secs)` as a timestamp (then formatted)
+    SecondsToTimestamp,
+    /// `make_date(y, m, d)`
+    MakeDate {
+        /// raise rather than NULL on an invalid date
+        ansi: bool,
+    },
+    /// `unix_date(d)`: days since the epoch
+    UnixDate,
+}
+
+impl DateFn {
+    /// Spark's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            DateFn::Part { part, .. } => match part {
+                DatePart::Year => "year",
+                DatePart::Quarter => "quarter",
+                DatePart::Month => "month",
+                DatePart::Day => "day",
+                DatePart::DayOfWeek => "dayofweek",
+                DatePart::DayOfWeekIso => "dayofweek_iso",
+                DatePart::WeekDay => "weekday",
+                DatePart::DayOfYear => "dayofyear",
+                DatePart::WeekOfYear => "weekofyear",
+                DatePart::Hour => "hour",
+                DatePart::Minute => "minute",
+                DatePart::Second => "second",
+            },
+            DateFn::SecondWithFraction { .. } => "second",
+            DateFn::DateAdd => "date_add",
+            DateFn::DateDiff => "datediff",
+            DateFn::AddMonths | DateFn::TimestampAddMonths { .. } => "add_months",
+            DateFn::MonthsBetween { .. } => "months_between",
+            DateFn::LastDay => "last_day",
+            DateFn::NextDay { .. } => "next_day",
+            DateFn::DateTrunc { .. } => "date_trunc",
+            DateFn::Trunc => "trunc",
+            DateFn::DateFormat { .. } => "date_format",
+            DateFn::ParseDate { .. } => "to_date",
+            DateFn::ParseTimestamp { .. } => "to_timestamp",
+            DateFn::UnixSeconds => "unix_timestamp",
+            DateFn::SecondsToTimestamp => "timestamp_seconds",
+            DateFn::MakeDate { .. } => "make_date",
+            DateFn::UnixDate => "unix_date",
+        }
+    }
+
+    pub(crate) fn evaluate(&self, a: &Args) -> Result<ArrayRef> {
+        let n = a.rows();
+        match self {
+            DateFn::Part { part, tz } => {
+                let tz = zone(tz)?;
+                match a.array(0).data_type() {
+                    DataType::Date32 => {
+                        let d = a.prim::<Date32Type>(0)?;
+                        build_prims::<Int32Type>(n, |i| {
+                            Ok(d.get(i).and_then(date_of).map(|d| {
+                                part_of(*part, &d.and_hms_opt(0, 0, 0).unwrap_or_default())
+                            }))
+                        })
+                    }
+                    _ => {
+                        let t = a.prim::<TimestampMicrosecondType>(0)?;
+                        build_prims::<Int32Type>(n, |i| {
+                            Ok(t.get(i)
+                                .and_then(|us| local(us, &tz))
+                                .map(|l| part_of(*part, &l)))
+                        })
+                    }
+                }
+            }
+            DateFn::SecondWithFraction { tz } => {
+                let tz = zone(tz)?;
+                let t = a.prim::<TimestampMicrosecondType>(0)?;
+                let out: PrimitiveArray<Decimal128Type> = (0..n)
+                    .map(|i| {
+                        t.get(i).and_then(|us| local(us, &tz)).map(|l| {
+                            l.second() as i128 * 1_000_000 + (l.nanosecond() / 1000) as i128
+                        })
+                    })
+                    .collect();
+                Ok(Arc::new(out.with_precision_and_scale(8, 6)?))
+            }
+            DateFn::DateAdd => {
+                let d = a.prim::<Date32Type>(0)?;
+                let k = a.prim::<Int32Type>(1)?;
+                let out: PrimitiveArray<Date32Type> = (0..n)
+                    .map(|i| match (d.get(i), k.get(i)) {
+                        (Some(d), Some(k)) => Some(d.wrapping_add(k)),
+                        _ => None,
+                    })
+                    .collect();
+                Ok(Arc::new(out))
+            }
+            DateFn::DateDiff => {
+                let e = a.prim::<Date32Type>(0)?;
+                let s = a.prim::<Date32Type>(1)?;
+                build_prims::<Int32Type>(n, |i| {
+                    Ok(match (e.get(i), s.get(i)) {
+                        (Some(e), Some(s)) => Some(e.wrapping_sub(s)),
+                        _ => None,
+                    })
+                })
+            }
+            DateFn::AddMonths => {
+                let d = a.prim::<Date32Type>(0)?;
+                let k = months_arg(a, 1)?;
+                let out: PrimitiveArray<Date32Type> = (0..n)
+                    .map(|i| match (d.get(i).and_then(date_of), k(i)) {
+                        (Some(d), Some(k)) => add_months(d, k).map(days_of),
+                        _ => None,
+                    })
+                    .collect();
+                Ok(Arc::new(out))
+            }
+            DateFn::TimestampAddMonths { tz } => {
+                let z = zone(tz)?;
+                let t = a.prim::<TimestampMicrosecondType>(0)?;
+                let k = months_arg(a, 1)?;
+                let out: PrimitiveArray<TimestampMicrosecondType> = (0..n)
+                    .map(|i| match (t.get(i).and_then(|us| local(us, &z)), k(i)) {
+                        (Some(l), Some(k)) => add_months(l.date(), k)
+                            .and_then(|d| from_local(&d.and_time(l.time()), &z)),
+                        _ => None,
+                    })
+                    .collect();
+                Ok(Arc::new(out.with_timezone(tz.as_str())))
+            }
+            DateFn::MonthsBetween { tz } => {
+                let z = zone(tz)?;
+                let t1 = a.prim::<TimestampMicrosecondType>(0)?;
+                let t2 = a.prim::<TimestampMicrosecondType>(1)?;
+                let round = if a.len() > 2 {
+                    Some(a.array(2).as_boolean().clone())
+                } else {
+                    None
+                };
+                let round_scalar = a.is_scalar(2.min(a.len().saturating_sub(1)));
+                build_prims::<Float64Type>(n, |i| {
+                    let r = match &round {
+                        Some(r) => {
+                            let j = if round_scalar { 0 } else { i };
+                            if r.is_null(j) {
+                                return Ok(None);
+                            }
+                            r.value(j)
+                        }
+                        None => true,
+                    };
+                    Ok(
+                        match (
+                            t1.get(i).and_then(|v| local(v, &z)),
+                            t2.get(i).and_then(|v| local(v, &z)),
+                        ) {
+                            (Some(x), Some(y)) => Some(months_between(&x, &y, r)),
+                            _ => None,
+                        },
+                    )
+                })
+            }
+            DateFn::LastDay => {
+                let d = a.prim::<Date32Type>(0)?;
+                let out: PrimitiveArray<Date32Type> = (0..n)
+                    .map(|i| d.get(i).and_then(date_of).and_then(last_day).map(days_of))
+                    .collect();
+                Ok(Arc::new(out))
+            }
+            DateFn::NextDay { ansi } => {
+                let d = a.prim::<Date32Type>(0)?;
+                let name = a.str(1)?;
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    let (Some(day), Some(nm)) = (d.get(i).and_then(date_of), name.get(i)) else {
+                        out.push(None);
+                        continue;
+                    };
+                    match weekday_of(nm) {
+                        Some(w) => {
+                            let cur = day.weekday().num_days_from_monday() as i64;
+                            let mut delta = (w as i64 - cur).rem_euclid(7);
+                            if delta == 0 {
+                                delta = 7;
+                            }
+                            out.push(Some(days_of(day + Duration::days(delta))));
+                        }
+                        None if *ansi => {
+                            return Err(FerroError::Analysis(format!(
+                                "[ILLEGAL_DAY_OF_WEEK] Illegal input for day of week: {nm}."
+                            )))
+                        }
+                        None => out.push(None),
+                    }
+                }
+                Ok(Arc::new(PrimitiveArray::<Date32Type>::from(out)))
+            }
+            DateFn::DateTrunc { tz } => {
+                let z = zone(tz)?;
+                let fmt = a.str(0)?;
+                let t = a.prim::<TimestampMicrosecondType>(1)?;
+                let out: PrimitiveArray<TimestampMicrosecondType> = (0..n)
+                    .map(|i| {
+                        let (Some(f), Some(us)) = (fmt.get(i), t.get(i)) else {
+                            return None;
+                        };
+                        let l = local(us, &z)?;
+                        let tr = trunc_local(&l, &f.to_ascii_uppercase())?;
+                        from_local(&tr, &z)
+                    })
+                    .collect();
+                Ok(Arc::new(out.with_timezone(tz.as_str())))
+            }
+            DateFn::Trunc => {
+                let d = a.prim::<Date32Type>(0)?;
+                let fmt = a.str(1)?;
+                let out: PrimitiveArray<Date32Type> = (0..n)
+                    .map(|i| {
+                        let (Some(day), Some(f)) = (d.get(i).and_then(date_of), fmt.get(i)) else {
+                            return None;
+                        };
+                        let f = f.to_ascii_uppercase();
+                        if !matches!(
+                            f.as_str(),
+                            "YEAR" | "YYYY" | "YY" | "QUARTER" | "MONTH" | "MM" | "MON" | "WEEK"
+                        ) {
+                            return None;
+                        }
+                        trunc_local(&day.and_hms_opt(0, 0, 0)?, &f).map(|t| days_of(t.date()))
+                    })
+                    .collect();
+                Ok(Arc::new(out))
+            }
+            DateFn::DateFormat { tz } => {
+                let z = zone(tz)?;
+                let t = a.prim::<TimestampMicrosecondType>(0)?;
+                let fmt = a.str(1)?;
+                let mut compiled: Option<(String, Pattern)> = None;
+                build_strings(n, |i, out| {
+                    let (Some(us), Some(f)) = (t.get(i), fmt.get(i)) else {
+                        return Ok(false);
+                    };
+                    if compiled.as_ref().is_none_or(|(p, _)| p != f) {
+                        compiled = Some((f.to_string(), Pattern::new(f)?));
+                    }
+                    let Some((_, p)) = &compiled else {
+                        return Ok(false);
+                    };
+                    let Some(utc) = DateTime::from_timestamp_micros(us) else {
+                        return Ok(false);
+                    };
+                    let l = utc.with_timezone(&z);
+                    let offset = l.offset().fix().local_minus_utc();
+                    p.format(&l.naive_local(), tz, offset, out);
+                    Ok(true)
+                })
+            }
+            DateFn::ParseDate { ansi } => {
+                let s = a.str(0)?;
+                let fmt = a.str(1)?;
+                let mut out = Vec::with_capacity(n);
+                let mut compiled: Option<(String, Pattern)> = None;
+                for i in 0..n {
+                    let (Some(v), Some(f)) = (s.get(i), fmt.get(i)) else {
+                        out.push(None);
+                        continue;
+                    };
+                    if compiled.as_ref().is_none_or(|(p, _)| p != f) {
+                        compiled = Some((f.to_string(), Pattern::new(f)?));
+                    }
+                    let parsed = compiled.as_ref().and_then(|(_, p)| p.parse(v));
+                    match parsed {
+                        Some(t) => out.push(Some(days_of(t.date()))),
+                        None if *ansi => return Err(cannot_parse(v, f)),
+                        None => out.push(None),
+                    }
+                }
+                Ok(Arc::new(PrimitiveArray::<Date32Type>::from(out)))
+            }
+            DateFn::ParseTimestamp { tz, ansi } => {
+                let z = zone(tz)?;
+                let s = a.str(0)?;
+                let fmt = a.str(1)?;
+                let mut out = Vec::with_capacity(n);
+                let mut compiled: Option<(String, Pattern)> = None;
+                for i in 0..n {
+                    let (Some(v), Some(f)) = (s.get(i), fmt.get(i)) else {
+                        out.push(None);
+                        continue;
+                    };
+                    if compiled.as_ref().is_none_or(|(p, _)| p != f) {
+                        compiled = Some((f.to_string(), Pattern::new(f)?));
+                    }
+                    let parsed = compiled
+                        .as_ref()
+                        .and_then(|(_, p)| p.parse(v))
+                        .and_then(|t| from_local(&t, &z));
+                    match parsed {
+                        Some(t) => out.push(Some(t)),
+                        None if *ansi => return Err(cannot_parse(v, f)),
+                        None => out.push(None),
+                    }
+                }
+                Ok(Arc::new(
+                    PrimitiveArray::<TimestampMicrosecondType>::from(out)
+                        .with_timezone(tz.as_str()),
+                ))
+            }
+            DateFn::UnixSeconds => {
+                let t = a.prim::<TimestampMicrosecondType>(0)?;
+                build_prims::<Int64Type>(n, |i| Ok(t.get(i).map(|us| us.div_euclid(1_000_000))))
+            }
+            DateFn::SecondsToTimestamp => {
+                let s = a.prim::<Int64Type>(0)?;
+                let out: PrimitiveArray<TimestampMicrosecondType> = (0..n)
+                    .map(|i| s.get(i).and_then(|v| v.checked_mul(1_000_000)))
+                    .collect();
+                Ok(Arc::new(out.with_timezone("UTC")))
+            }
+            DateFn::MakeDate { ansi } => {
+                let y = a.prim::<Int32Type>(0)?;
+                let m = a.prim::<Int32Type>(1)?;
+                let d = a.prim::<Int32Type>(2)?;
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    let (Some(y), Some(m), Some(d)) = (y.get(i), m.get(i), d.get(i)) else {
+                        out.push(None);
+                        continue;
+                    };
+                    match NaiveDate::from_ymd_opt(y, m.max(0) as u32, d.max(0) as u32) {
+                        Some(date) => out.push(Some(days_of(date))),
+                        None if *ansi => {
+                            return Err(FerroError::Arithmetic(format!(
+                                "[DATETIME_FIELD_OUT_OF_BOUNDS] Invalid date: year {y}, month {m}, day {d}. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
+                            )))
+                        }
+                        None => out.push(None),
+                    }
+                }
+                Ok(Arc::new(PrimitiveArray::<Date32Type>::from(out)))
+            }
+            DateFn::UnixDate => {
+                let d = a.prim::<Date32Type>(0)?;
+                build_prims::<Int32Type>(n, |i| Ok(d.get(i)))
+            }
+        }
+    }
+}
+
+fn cannot_parse(v: &str, f: &str) -> FerroError {
+    FerroError::Arithmetic(format!(
+        "[CANNOT_PARSE_TIMESTAMP] Text '{v}' could not be parsed with the pattern '{f}'. Use `try_to_timestamp` to tolerate invalid input string and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
+    ))
+}
+
+/// The month count of argument `i`: an INT or a year-month interval.
+fn months_arg(a: &Args, i: usize) -> Result<impl Fn(usize) -> Option<i32> + '_> {
+    let arr = a.array(i);
+    let scalar = a.is_scalar(i);
+    let values: &PrimitiveArray<Int32Type> = match arr.data_type() {
+        DataType::Int32 => arr.as_primitive::<Int32Type>(),
+        DataType::Interval(arrow_schema::IntervalUnit::YearMonth) => {
+            // Same layout: months as i32.
+            let ym = arr.as_primitive::<IntervalYearMonthType>();
+            return Ok(Box::new(move |r: usize| {
+                let r = if scalar { 0 } else { r };
+                ym.is_valid(r).then(|| ym.value(r))
+            }) as Box<dyn Fn(usize) -> Option<i32>>);
+        }
+        other => {
+            return Err(FerroError::Internal(format!(
+                "months argument of type {other}"
+            )))
+        }
+    };
+    Ok(Box::new(move |r: usize| {
+        let r = if scalar { 0 } else { r };
+        values.is_valid(r).then(|| values.value(r))
+    }))
+}
+
+/// The session zone.
+pub fn zone(tz: &str) -> Result<Tz> {
+    tz.parse::<Tz>()
+        .map_err(|e| FerroError::Config(format!("spark.sql.session.timeZone '{tz}': {e}")))
+}
+
+const EPOCH_DAYS_FROM_CE: i32 = 719_163;
+
+/// The date of a day number.
+pub fn date_of(days: i32) -> Option<NaiveDate> {
+    NaiveDate::from_num_days_from_ce_opt(days.checked_add(EPOCH_DAYS_FROM_CE)?)
+}
+
+/// The day number of a date.
+pub fn days_of(d: NaiveDate) -> i32 {
+    d.num_days_from_ce() - EPOCH_DAYS_FROM_CE
+}
+
+/// Local date-time of a timestamp in `tz`.
+pub fn local(us: i64, tz: &Tz) -> Option<NaiveDateTime> {
+    Some(
+        DateTime::from_timestamp_micros(us)?
+            .with_timezone(tz)
+            .naive_local(),
+    )
+}
+
+/// Timestamp of a local date-time in `tz` (the earlier instant in an overlap; a time in a gap
+/// moves forward by the gap, as Java's `ZonedDateTime.of` does).
+pub fn from_local(l: &NaiveDateTime, tz: &Tz) -> Option<i64> {
+    match tz.from_local_datetime(l) {
+        chrono::LocalResult::Single(t) => Some(t.timestamp_micros()),
+        chrono::LocalResult::Ambiguous(a, _) => Some(a.timestamp_micros()),
+        chrono::LocalResult::None => {
+            let later = *l + Duration::hours(1);
+            tz.from_local_datetime(&later)
+                .earliest()
+                .map(|t| t.timestamp_micros())
+        }
+    }
+}
+
+fn part_of(part: DatePart, t: &NaiveDateTime) -> i32 {
+    match part {
+        DatePart::Year => t.year(),
+        DatePart::Quarter => (t.month0() / 3 + 1) as i32,
+        DatePart::Month => t.month() as i32,
+        DatePart::Day => t.day() as i32,
+        DatePart::DayOfWeek => t.weekday().num_days_from_sunday() as i32 + 1,
+        DatePart::DayOfWeekIso => t.weekday().number_from_monday() as i32,
+        DatePart::WeekDay => t.weekday().num_days_from_monday() as i32,
+        DatePart::DayOfYear => t.ordinal() as i32,
+        DatePart::WeekOfYear => t.iso_week().week() as i32,
+        DatePart::Hour => t.hour() as i32,
+        DatePart::Minute => t.minute() as i32,
+        DatePart::Second => t.second() as i32,
+    }
+}
+
+fn last_day(d: NaiveDate) -> Option<NaiveDate> {
+    let (y, m) = if d.month() == 12 {
+        (d.year() + 1, 1)
+    } else {
+        (d.year(), d.month() + 1)
+    };
+    NaiveDate::from_ymd_opt(y, m, 1)?.pred_opt()
+}
+
+/// Spark's `add_months`: the same day of the month, or the month's last day when it has fewer.
+pub fn add_months(d: NaiveDate, months: i32) -> Option<NaiveDate> {
+    let total = d.year() as i64 * 12 + d.month0() as i64 + months as i64;
+    let y = total.div_euclid(12) as i32;
+    let m = total.rem_euclid(12) as u32 + 1;
+    let first = NaiveDate::from_ymd_opt(y, m, 1)?;
+    let last = last_day(first)?.day();
+    NaiveDate::from_ymd_opt(y, m, d.day().min(last))
+}
+
+fn months_between(x: &NaiveDateTime, y: &NaiveDateTime, round_off: bool) -> f64 {
+    let month_diff =
+        (x.year() as i64 * 12 + x.month() as i64) - (y.year() as i64 * 12 + y.month() as i64);
+    let (dx, dy) = (x.date(), y.date());
+    let both_last = last_day(dx) == Some(dx) && last_day(dy) == Some(dy);
+    if dx.day() == dy.day() || both_last {
+        return month_diff as f64;
+    }
+    let secs = |t: &NaiveDateTime| t.num_seconds_from_midnight() as i64;
+    let seconds_diff = (dx.day() as i64 - dy.day() as i64) * 86_400 + secs(x) - secs(y);
+    let diff = month_diff as f64 + seconds_diff as f64 / (31.0 * 86_400.0);
+    if round_off {
+        // Java's Math.round: half up.
+        (diff * 1e8 + 0.5).floor() / 1e8
+    } else {
+        diff
+    }
+}
+
+fn weekday_of(name: &str) -> Option<u32> {
+    let n = name.trim().to_ascii_uppercase();
+    Some(match n.as_str() {
+        "MO" | "MON" | "MONDAY" => 0,
+        "TU" | "TUE" | "TUESDAY" => 1,
+        "WE" | "WED" | "WEDNESDAY" => 2,
+        "TH" | "THU" | "THURSDAY" => 3,
+        "FR" | "FRI" | "FRIDAY" => 4,
+        "SA" | "SAT" | "SATURDAY" => 5,
+        "SU" | "SUN" | "SUNDAY" => 6,
+        _ => return None,
+    })
+}
+
+/// Truncates a local date-time to `unit` (Spark's `date_trunc` / `trunc` units).
+fn trunc_local(t: &NaiveDateTime, unit: &str) -> Option<NaiveDateTime> {
+    let d = t.date();
+    let midnight = |d: NaiveDate| d.and_hms_opt(0, 0, 0);
+    match unit {
+        "YEAR" | "YYYY" | "YY" => midnight(NaiveDate::from_ymd_opt(d.year(), 1, 1)?),
+        "QUARTER" => midnight(NaiveDate::from_ymd_opt(
+            d.year(),
+            d.month0() / 3 * 3 + 1,
+            1,
+        )?),
+        "MONTH" | "MM" | "MON" => midnight(NaiveDate::from_ymd_opt(d.year(), d.month(), 1)?),
+        "WEEK" => midnight(d - Duration::days(d.weekday().num_days_from_monday() as i64)),
+        "DAY" | "DD" => midnight(d),
+        "HOUR" => d.and_hms_opt(t.hour(), 0, 0),
+        "MINUTE" => d.and_hms_opt(t.hour(), t.minute(), 0),
+        "SECOND" => d.and_hms_opt(t.hour(), t.minute(), t.second()),
+        "MILLISECOND" => d.and_hms_micro_opt(
+            t.hour(),
+            t.minute(),
+            t.second(),
+            t.nanosecond() / 1_000_000 * 1000,
+        ),
+        "MICROSECOND" => Some(*t),
+        _ => None,
+    }
+}
+
+/// The session's timestamp type.
+pub fn timestamp_type(tz: &str) -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, Some(tz.into()))
+}
+
+/// Casts a bound argument to DATE the way Spark's implicit casts do (timestamps in the session
+/// zone, strings parsed).
+pub(crate) fn date_arg(call: &Call<'_, '_>, i: usize, a: PhysicalExpr) -> Result<PhysicalExpr> {
+    match spark_equivalent(&a.data_type()) {
+        DataType::Date32 => Ok(a),
+        DataType::Timestamp(..) => Ok(cast_to(a, &DataType::Date32)),
+        DataType::Utf8 | DataType::Null => Ok(cast_to(a, &DataType::Date32)),
+        _ => Err(call.wrong_type(i, &a, "the \"DATE\" type")),
+    }
+}
+
+/// Casts a bound argument to the session's TIMESTAMP (dates at local midnight, strings
+/// parsed in the session zone).
+pub(crate) fn timestamp_arg(
+    call: &Call<'_, '_>,
+    i: usize,
+    a: PhysicalExpr,
+) -> Result<PhysicalExpr> {
+    let tz = call.ctx.session_tz;
+    match spark_equivalent(&a.data_type()) {
+        DataType::Timestamp(_, Some(_)) => Ok(cast_to(a, &timestamp_type(tz))),
+        DataType::Timestamp(_, None) | DataType::Date32 | DataType::Utf8 | DataType::Null => {
+            Ok(cast_to(a, &timestamp_type(tz)))
+        }
+        _ => Err(call.wrong_type(i, &a, "the \"TIMESTAMP\" type")),
+    }
+}
+
+const DEFAULT_FORMAT: &str = "yyyy-MM-dd HH:mm:ss";
+
+pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound> {
+    let tz = call.ctx.session_tz.to_string();
+    let ansi = call.ctx.ansi;
+    let f = |f: DateFn| ScalarFunction::Date(f);
+    let part = |p: DatePart| DateFn::Part {
+        part: p,
+        tz: tz.clone(),
+    };
+    let date_part = match call.name {
+        "year" => Some(DatePart::Year),
+        "quarter" => Some(DatePart::Quarter),
+        "month" => Some(DatePart::Month),
+        "day" | "dayofmonth" => Some(DatePart::Day),
+        "dayofweek" => Some(DatePart::DayOfWeek),
+        "weekday" => Some(DatePart::WeekDay),
+        "dayofyear" => Some(DatePart::DayOfYear),
+        "weekofyear" => Some(DatePart::WeekOfYear),
+        _ => None,
+    };
+    if let Some(p) = date_part {
+        call.arity(&args, 1, 1)?;
+        let d = date_arg(call, 0, args[0].clone())?;
+        return Ok(Bound::Done(call.function(
+            f(part(p)),
+            vec![d],
+            DataType::Int32,
+        )));
+    }
+    let time_part = match call.name {
+        "hour" => Some(DatePart::Hour),
+        "minute" => Some(DatePart::Minute),
+        "second" => Some(DatePart::Second),
+        _ => None,
+    };
+    if let Some(p) = time_part {
+        call.arity(&args, 1, 1)?;
+        let t = timestamp_arg(call, 0, args[0].clone())?;
+        return Ok(Bound::Done(call.function(
+            f(part(p)),
+            vec![t],
+            DataType::Int32,
+        )));
+    }
+    let str_lit = |s: &str| PhysicalExpr::Literal(Literal::string(s));
+    Ok(Bound::Done(match call.name {
+        "date_add" | "date_sub" | "dateadd" => {
+            call.arity(&args, 2, 2)?;
+            let d = date_arg(call, 0, args[0].clone())?;
+            let k = call.int_arg(1, args[1].clone(), &DataType::Int32)?;
+            let k = if call.name == "date_sub" {
+                PhysicalExpr::Negative(Box::new(k))
+            } else {
+                k
+            };
+            call.function(f(DateFn::DateAdd), vec![d, k], DataType::Date32)
+        }
+        "datediff" => {
+            call.arity(&args, 2, 2)?;
+            let e = date_arg(call, 0, args[0].clone())?;
+            let s = date_arg(call, 1, args[1].clone())?;
+            call.function(f(DateFn::DateDiff), vec![e, s], DataType::Int32)
+        }
+        "add_months" => {
+            call.arity(&args, 2, 2)?;
+            let d = date_arg(call, 0, args[0].clone())?;
+            let k = call.int_arg(1, args[1].clone(), &DataType::Int32)?;
+            call.function(f(DateFn::AddMonths), vec![d, k], DataType::Date32)
+        }
+        "months_between" => {
+            call.arity(&args, 2, 3)?;
+            let mut v = vec![
+                timestamp_arg(call, 0, args[0].clone())?,
+                timestamp_arg(call, 1, args[1].clone())?,
+            ];
+            if let Some(r) = args.get(2) {
+                v.push(crate::bind::cast_boolean(call.expr, r.clone())?);
+            }
+            call.function(f(DateFn::MonthsBetween { tz }), v, DataType::Float64)
+        }
+        "last_day" => {
+            call.arity(&args, 1, 1)?;
+            let d = date_arg(call, 0, args[0].clone())?;
+            call.function(f(DateFn::LastDay), vec![d], DataType::Date32)
+        }
+        "next_day" => {
+            call.arity(&args, 2, 2)?;
+            let d = date_arg(call, 0, args[0].clone())?;
+            let s = call.string_arg(1, args[1].clone())?;
+            call.function(f(DateFn::NextDay { ansi }), vec![d, s], DataType::Date32)
+        }
+        "date_trunc" => {
+            call.arity(&args, 2, 2)?;
+            let u = call.string_arg(0, args[0].clone())?;
+            let t = timestamp_arg(call, 1, args[1].clone())?;
+            let out = timestamp_type(&tz);
+            call.function(f(DateFn::DateTrunc { tz }), vec![u, t], out)
+        }
+        "trunc" => {
+            call.arity(&args, 2, 2)?;
+            let d = date_arg(call, 0, args[0].clone())?;
+            let u = call.string_arg(1, args[1].clone())?;
+            call.function(f(DateFn::Trunc), vec![d, u], DataType::Date32)
+        }
+        "date_format" => {
+            call.arity(&args, 2, 2)?;
+            let t = timestamp_arg(call, 0, args[0].clone())?;
+            let p = call.string_arg(1, args[1].clone())?;
+            call.function(f(DateFn::DateFormat { tz }), vec![t, p], DataType::Utf8)
+        }
+        "to_date" => {
+            call.arity(&args, 1, 2)?;
+            match args.get(1) {
+                None => date_arg(call, 0, args[0].clone())?,
+                Some(p) => {
+                    let s = call.string_arg(0, args[0].clone())?;
+                    let p = call.string_arg(1, p.clone())?;
+                    call.function(f(DateFn::ParseDate { ansi }), vec![s, p], DataType::Date32)
+                }
+            }
+        }
+        "to_timestamp" => {
+            call.arity(&args, 1, 2)?;
+            match args.get(1) {
+                None => timestamp_arg(call, 0, args[0].clone())?,
+                Some(p) => {
+                    let s = call.string_arg(0, args[0].clone())?;
+                    let p = call.string_arg(1, p.clone())?;
+                    let out = timestamp_type(&tz);
+                    call.function(f(DateFn::ParseTimestamp { tz, ansi }), vec![s, p], out)
+                }
+            }
+        }
+        "unix_timestamp" | "to_unix_timestamp" => {
+            call.arity(&args, 0, 2)?;
+            let t = match args.first() {
+                None => PhysicalExpr::Literal(now_literal(&tz)),
+                Some(a) if spark_equivalent(&a.data_type()) == DataType::Utf8 => {
+                    let p = match args.get(1) {
+                        Some(p) => call.string_arg(1, p.clone())?,
+                        None => str_lit(DEFAULT_FORMAT),
+                    };
+                    call.function(
+                        f(DateFn::ParseTimestamp {
+                            tz: tz.clone(),
+                            ansi,
+                        }),
+                        vec![a.clone(), p],
+                        timestamp_type(&tz),
+                    )
+                }
+                Some(a) => timestamp_arg(call, 0, a.clone())?,
+            };
+            call.function(f(DateFn::UnixSeconds), vec![t], DataType::Int64)
+        }
+        "from_unixtime" => {
+            call.arity(&args, 1, 2)?;
+            let secs = match spark_equivalent(&args[0].data_type()) {
+                t if crate::types::is_numeric(&t) || t == DataType::Null || t == DataType::Utf8 => {
+                    cast_to(args[0].clone(), &DataType::Int64)
+                }
+                _ => return Err(call.wrong_type(0, &args[0], "the \"BIGINT\" type")),
+            };
+            let p = match args.get(1) {
+                Some(p) => call.string_arg(1, p.clone())?,
+                None => str_lit(DEFAULT_FORMAT),
+            };
+            let t = call.function(
+                f(DateFn::SecondsToTimestamp),
+                vec![secs],
+                timestamp_type("UTC"),
+            );
+            call.function(f(DateFn::DateFormat { tz }), vec![t, p], DataType::Utf8)
+        }
+        "make_date" => {
+            call.arity(&args, 3, 3)?;
+            let v = args
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| call.int_arg(i, a, &DataType::Int32))
+                .collect::<Result<Vec<_>>>()?;
+            call.function(f(DateFn::MakeDate { ansi }), v, DataType::Date32)
+        }
+        "unix_date" => {
+            call.arity(&args, 1, 1)?;
+            let d = date_arg(call, 0, args[0].clone())?;
+            call.function(f(DateFn::UnixDate), vec![d], DataType::Int32)
+        }
+        "current_date" | "curdate" => {
+            call.arity(&args, 0, 0)?;
+            let now = chrono::Utc::now().with_timezone(&zone(&tz)?);
+            PhysicalExpr::Literal(Literal::new(Arc::new(arrow_array::Date32Array::from(
+                vec![days_of(now.date_naive())],
+            ))))
+        }
+        "current_timestamp" | "now" | "localtimestamp" => {
+            call.arity(&args, 0, 0)?;
+            PhysicalExpr::Literal(now_literal(&tz))
+        }
+        _ => return Ok(Bound::NotMine(args)),
+    }))
+}
+
+fn now_literal(tz: &str) -> Literal {
+    let us = chrono::Utc::now().timestamp_micros();
+    Literal::new(Arc::new(
+        arrow_array::TimestampMicrosecondArray::from(vec![us]).with_timezone(tz),
+    ))
+}
+
+/// `EXTRACT(field FROM e)` / `date_part('field', e)`.
+pub(crate) fn bind_extract(
+    call: &Call<'_, '_>,
+    field: &str,
+    e: PhysicalExpr,
+) -> Result<PhysicalExpr> {
+    let tz = call.ctx.session_tz.to_string();
+    let f = field.to_ascii_uppercase();
+    let date_part = match f.as_str() {
+        "YEAR" | "Y" | "YEARS" | "YR" | "YRS" => Some(DatePart::Year),
+        "QUARTER" | "QTR" => Some(DatePart::Quarter),
+        "MONTH" | "MON" | "MONS" | "MONTHS" => Some(DatePart::Month),
+        "DAY" | "D" | "DAYS" => Some(DatePart::Day),
+        "DAYOFWEEK" | "DOW" => Some(DatePart::DayOfWeek),
+        "DAYOFWEEK_ISO" | "DOW_ISO" => Some(DatePart::DayOfWeekIso),
+        "DOY" => Some(DatePart::DayOfYear),
+        "WEEK" | "W" | "WEEKS" => Some(DatePart::WeekOfYear),
+        _ => None,
+    };
+    if let Some(p) = date_part {
+        let d = date_arg(call, 0, e)?;
+        return Ok(call.function(
+            ScalarFunction::Date(DateFn::Part { part: p, tz }),
+            vec![d],
+            DataType::Int32,
+        ));
+    }
+    let time_part = match f.as_str() {
+        "HOUR" | "H" | "HOURS" | "HR" | "HRS" => Some(DatePart::Hour),
+        "MINUTE" | "M" | "MIN" | "MINS" | "MINUTES" => Some(DatePart::Minute),
+        _ => None,
+    };
+    if spark_equivalent(&e.data_type()) == DataType::Date32
+        && (time_part.is_some() || f.starts_with('S'))
+    {
+        return Err(call.wrong_type(0, &e, "the \"TIMESTAMP\" type"));
+    }
+    if let Some(p) = time_part {
+        let t = timestamp_arg(call, 0, e)?;
+        return Ok(call.function(
+            ScalarFunction::Date(DateFn::Part { part: p, tz }),
+            vec![t],
+            DataType::Int32,
+        ));
+    }
+    if matches!(f.as_str(), "SECOND" | "S" | "SEC" | "SECONDS" | "SECS") {
+        let t = timestamp_arg(call, 0, e)?;
+        return Ok(call.function(
+            ScalarFunction::Date(DateFn::SecondWithFraction { tz }),
+            vec![t],
+            DataType::Decimal128(8, 6),
+        ));
+    }
+    Err(FerroError::Analysis(format!(
+        "[INVALID_EXTRACT_FIELD] Cannot extract {field} from \"{}\".",
+        call.expr
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("test date")
+    }
+
+    #[test]
+    fn add_months_clamps_to_the_month_end() {
+        assert_eq!(add_months(d("2023-01-31"), 1), Some(d("2023-02-28")));
+        assert_eq!(add_months(d("2024-01-31"), 1), Some(d("2024-02-29")));
+        assert_eq!(add_months(d("2023-02-28"), 1), Some(d("2023-03-28")));
+        assert_eq!(add_months(d("2023-03-15"), -15), Some(d("2021-12-15")));
+    }
+
+    #[test]
+    fn months_between_follows_spark() {
+        let t = |s: &str| NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").expect("test ts");
+        assert_eq!(
+            months_between(&t("1997-02-28 10:30:00"), &t("1996-10-30 00:00:00"), true),
+            3.94959677
+        );
+        assert_eq!(
+            months_between(&t("2024-02-29 00:00:00"), &t("2023-11-30 00:00:00"), true),
+            3.0
+        );
+    }
+
+    #[test]
+    fn day_numbers_round_trip() {
+        assert_eq!(days_of(d("1970-01-01")), 0);
+        assert_eq!(date_of(-1), Some(d("1969-12-31")));
+    }
+}
+
+/// `date ± n`, `date ± INTERVAL`, `timestamp ± INTERVAL`: what Spark's analyzer turns these
+/// into (`DateAdd`, `DateAddYMInterval`, `TimestampAddYMInterval`, `TimeAdd`). `None` when
+/// neither side is a date, timestamp or interval.
+pub(crate) fn bind_datetime_arithmetic(
+    expr: &crate::expr::Expr,
+    op: crate::expr::BinaryOp,
+    l: PhysicalExpr,
+    r: PhysicalExpr,
+    ctx: &crate::bind::BindContext<'_>,
+) -> Result<Option<PhysicalExpr>> {
+    use crate::expr::BinaryOp;
+    use arrow_schema::IntervalUnit;
+    let (lt, rt) = (
+        spark_equivalent(&l.data_type()),
+        spark_equivalent(&r.data_type()),
+    );
+    let temporal = |t: &DataType| {
+        matches!(
+            t,
+            DataType::Date32
+                | DataType::Timestamp(..)
+                | DataType::Interval(_)
+                | DataType::Duration(_)
+        )
+    };
+    if !temporal(&lt) && !temporal(&rt) {
+        return Ok(None);
+    }
+    let (ln, rn) = (
+        crate::types::spark_type_name(&lt),
+        crate::types::spark_type_name(&rt),
+    );
+    let unsupported = || {
+        FerroError::Analysis(format!(
+            "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES] Cannot resolve \"{expr}\" due to data type mismatch: the left and right operands of the binary operator have incompatible types ({ln} and {rn})."
+        ))
+    };
+    if !matches!(op, BinaryOp::Plus | BinaryOp::Minus) {
+        return Err(unsupported());
+    }
+    // `interval + date` reads as `date + interval`.
+    let (l, r, lt, rt) =
+        if op == BinaryOp::Plus && !matches!(lt, DataType::Date32 | DataType::Timestamp(..)) {
+            (r, l, rt, lt)
+        } else {
+            (l, r, lt, rt)
+        };
+    let minus = op == BinaryOp::Minus;
+    let call = Call {
+        expr,
+        name: if minus { "-" } else { "+" },
+        ctx,
+    };
+    let tz = ctx.session_tz.to_string();
+    let negate = |e: PhysicalExpr| -> Result<PhysicalExpr> {
+        if !minus {
+            return Ok(e);
+        }
+        match &e {
+            PhysicalExpr::Literal(lit) => Ok(PhysicalExpr::Literal(negate_literal(lit)?)),
+            _ => Ok(PhysicalExpr::Negative(Box::new(e))),
+        }
+    };
+    let literal_days = |e: &PhysicalExpr| -> Option<i32> {
+        match e {
+            PhysicalExpr::Literal(l) => l
+                .array()
+                .as_any()
+                .downcast_ref::<arrow_array::IntervalDayTimeArray>()
+                .filter(|a| a.is_valid(0))
+                .map(|a| a.value(0).days),
+            _ => None,
+        }
+    };
+    let micros_of = |e: PhysicalExpr| -> Result<PhysicalExpr> {
+        Ok(match literal_days(&e) {
+            Some(d) => PhysicalExpr::Literal(Literal::bigint(d as i64 * 86_400_000_000)),
+            None => cast_to(e, &DataType::Int64),
+        })
+    };
+    let ts_plus_micros = |t: PhysicalExpr, us: PhysicalExpr| -> Result<PhysicalExpr> {
+        let sum = PhysicalExpr::Arithmetic {
+            op: BinaryOp::Plus,
+            left: Box::new(cast_to(t, &DataType::Int64)),
+            right: Box::new(negate(us)?),
+            data_type: DataType::Int64,
+            fail_on_error: true,
+        };
+        Ok(cast_to(sum, &timestamp_type(&tz)))
+    };
+    Ok(Some(match (&lt, &rt) {
+        (DataType::Date32, t) if crate::types::is_integral(t) && !matches!(t, DataType::Int64) => {
+            call.function(
+                ScalarFunction::Date(DateFn::DateAdd),
+                vec![l, negate(cast_to(r, &DataType::Int32))?],
+                DataType::Date32,
+            )
+        }
+        (DataType::Date32, DataType::Interval(IntervalUnit::DayTime)) => {
+            let days = literal_days(&r).ok_or_else(unsupported)?;
+            let k = PhysicalExpr::Literal(Literal::integer(days as i64));
+            call.function(
+                ScalarFunction::Date(DateFn::DateAdd),
+                vec![l, negate(k)?],
+                DataType::Date32,
+            )
+        }
+        (DataType::Date32, DataType::Interval(IntervalUnit::YearMonth)) => call.function(
+            ScalarFunction::Date(DateFn::AddMonths),
+            vec![l, negate(r)?],
+            DataType::Date32,
+        ),
+        (DataType::Date32, DataType::Duration(_)) => {
+            let t = timestamp_arg(&call, 0, l)?;
+            ts_plus_micros(t, cast_to(r, &DataType::Int64))?
+        }
+        (
+            DataType::Timestamp(..),
+            DataType::Duration(_) | DataType::Interval(IntervalUnit::DayTime),
+        ) => {
+            let t = timestamp_arg(&call, 0, l)?;
+            ts_plus_micros(t, micros_of(r)?)?
+        }
+        (DataType::Timestamp(..), DataType::Interval(IntervalUnit::YearMonth)) => {
+            let t = timestamp_arg(&call, 0, l)?;
+            call.function(
+                ScalarFunction::Date(DateFn::TimestampAddMonths { tz: tz.clone() }),
+                vec![t, negate(r)?],
+                timestamp_type(&tz),
+            )
+        }
+        _ => return Err(unsupported()),
+    }))
+}
+
+/// `-literal` for day counts and intervals.
+fn negate_literal(l: &Literal) -> Result<Literal> {
+    use arrow_schema::IntervalUnit;
+    let a = l.array();
+    if a.is_null(0) {
+        return Ok(l.clone());
+    }
+    Ok(match a.data_type() {
+        DataType::Interval(IntervalUnit::YearMonth) => {
+            Literal::new(Arc::new(arrow_array::IntervalYearMonthArray::from(vec![
+                -a.as_primitive::<IntervalYearMonthType>().value(0),
+            ])))
+        }
+        DataType::Int32 => Literal::integer(-(a.as_primitive::<Int32Type>().value(0) as i64)),
+        DataType::Int64 => Literal::bigint(-a.as_primitive::<Int64Type>().value(0)),
+        DataType::Duration(TimeUnit::Microsecond) => {
+            Literal::new(Arc::new(arrow_array::DurationMicrosecondArray::from(vec![
+                -a.as_primitive::<arrow_array::types::DurationMicrosecondType>()
+                    .value(0),
+            ])))
+        }
+        other => {
+            return Err(FerroError::Internal(format!(
+                "negating a literal of type {other}"
+            )))
+        }
+    })
+}

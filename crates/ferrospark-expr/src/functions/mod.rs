@@ -1,0 +1,622 @@
+//! Spark's scalar functions: lookup by name, binding (Spark's implicit casts and result types)
+//! and evaluation over Arrow columns.
+//!
+//! Each family lives in its own file with its own enum: [`string`], [`regex`], [`datetime`],
+//! [`math`]. Conditional forms (`CASE`, `IF`, `NVL`, `NULLIF`, ...) bind to
+//! [`PhysicalExpr::Case`], which evaluates each branch only on the rows that take it (so an
+//! ANSI error in a branch no row takes is not raised, as in Spark).
+//!
+//! Arguments arrive as [`ColumnarValue`]s; [`Args`] gives each function row-wise typed views
+//! in which a literal argument reads as the same value on every row.
+
+pub mod datetime;
+mod format;
+pub mod math;
+pub mod regex;
+pub mod string;
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::ArrowPrimitiveType;
+use arrow_array::{Array, ArrayRef, PrimitiveArray, Scalar, StringArray};
+use arrow_schema::DataType;
+use ferrospark_common::{FerroError, Result};
+
+use crate::bind::BindContext;
+use crate::eval::ColumnarValue;
+use crate::expr::{Expr, Literal};
+use crate::physical::PhysicalExpr;
+use crate::types::{comparison_type, spark_equivalent, spark_type_name};
+
+pub use datetime::DateFn;
+pub use math::MathFn;
+pub use regex::RegexFn;
+pub use string::StringFn;
+
+/// Scalar functions ferrospark evaluates natively.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScalarFunction {
+    /// Numbers: `abs`, `round`, `floor`, `pow`, `greatest`, ...
+    Math(MathFn),
+    /// Strings: `substring`, `concat`, `trim`, `lpad`, ...
+    Str(StringFn),
+    /// Regular expressions: `rlike`, `regexp_extract`, `regexp_replace`, `split`.
+    Regex(RegexFn),
+    /// Dates and timestamps: `year`, `date_add`, `date_format`, ...
+    Date(DateFn),
+    /// `coalesce(a, b, ...)`: the first non-NULL argument.
+    Coalesce,
+}
+
+impl ScalarFunction {
+    /// The function's Spark name, as plans print it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ScalarFunction::Math(f) => f.name(),
+            ScalarFunction::Str(f) => f.name(),
+            ScalarFunction::Regex(f) => f.name(),
+            ScalarFunction::Date(f) => f.name(),
+            ScalarFunction::Coalesce => "coalesce",
+        }
+    }
+
+    /// Evaluates the function over its argument values for a batch of `n` rows.
+    pub fn evaluate(&self, args: &[ColumnarValue], n: usize) -> Result<ColumnarValue> {
+        let args = Args::new(args, n)?;
+        let out = match self {
+            ScalarFunction::Math(f) => f.evaluate(&args)?,
+            ScalarFunction::Str(f) => f.evaluate(&args)?,
+            ScalarFunction::Regex(f) => f.evaluate(&args)?,
+            ScalarFunction::Date(f) => f.evaluate(&args)?,
+            ScalarFunction::Coalesce => {
+                let mut acc = args.array(0).clone();
+                for i in 1..args.len() {
+                    let keep = arrow_arith::boolean::is_not_null(&acc)?;
+                    acc = arrow_select::zip::zip(&keep, &acc, args.array(i))?;
+                }
+                acc
+            }
+        };
+        Ok(args.wrap(out))
+    }
+}
+
+/// The names [`bind_call`] knows, for "did you mean" messages.
+pub const FUNCTION_NAMES: &[&str] = &[
+    "abs",
+    "acos",
+    "add_months",
+    "ascii",
+    "asin",
+    "atan",
+    "atan2",
+    "bround",
+    "btrim",
+    "cbrt",
+    "ceil",
+    "ceiling",
+    "char_length",
+    "character_length",
+    "coalesce",
+    "concat",
+    "concat_ws",
+    "cos",
+    "current_date",
+    "current_timestamp",
+    "date_add",
+    "date_format",
+    "date_sub",
+    "date_trunc",
+    "dateadd",
+    "datediff",
+    "day",
+    "dayofmonth",
+    "dayofweek",
+    "dayofyear",
+    "degrees",
+    "div",
+    "e",
+    "exp",
+    "expm1",
+    "extract",
+    "floor",
+    "from_unixtime",
+    "greatest",
+    "hour",
+    "if",
+    "ifnull",
+    "initcap",
+    "instr",
+    "isnan",
+    "isnotnull",
+    "isnull",
+    "last_day",
+    "lcase",
+    "least",
+    "left",
+    "len",
+    "length",
+    "ln",
+    "locate",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "lower",
+    "lpad",
+    "ltrim",
+    "make_date",
+    "minute",
+    "mod",
+    "month",
+    "months_between",
+    "nanvl",
+    "negative",
+    "next_day",
+    "nullif",
+    "nvl",
+    "nvl2",
+    "pi",
+    "pmod",
+    "position",
+    "positive",
+    "pow",
+    "power",
+    "quarter",
+    "radians",
+    "regexp",
+    "regexp_extract",
+    "regexp_like",
+    "regexp_replace",
+    "repeat",
+    "replace",
+    "reverse",
+    "right",
+    "rint",
+    "rlike",
+    "round",
+    "rpad",
+    "rtrim",
+    "second",
+    "sign",
+    "signum",
+    "sin",
+    "split",
+    "sqrt",
+    "substr",
+    "substring",
+    "tan",
+    "to_date",
+    "to_timestamp",
+    "translate",
+    "trim",
+    "trunc",
+    "try_divide",
+    "ucase",
+    "unix_date",
+    "unix_timestamp",
+    "upper",
+    "weekday",
+    "weekofyear",
+    "year",
+];
+
+/// Binds a call of `name` over bound `args`; `expr` is the whole call, for messages.
+pub fn bind_call(
+    expr: &Expr,
+    name: &str,
+    args: Vec<PhysicalExpr>,
+    ctx: &BindContext<'_>,
+) -> Result<PhysicalExpr> {
+    let call = Call { expr, name, ctx };
+    if let Some(e) = bind_conditional(&call, &args)? {
+        return Ok(e);
+    }
+    if matches!(name, "coalesce" | "nvl" | "ifnull") {
+        return call.coalesce(args);
+    }
+    let bound = match math::bind(&call, args)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match string::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match regex::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    match datetime::bind(&call, bound)? {
+        Bound::Done(e) => Ok(e),
+        Bound::NotMine(_) => Err(unknown_function(name, expr)),
+    }
+}
+
+fn unknown_function(name: &str, expr: &Expr) -> FerroError {
+    let near = FUNCTION_NAMES
+        .iter()
+        .min_by_key(|c| crate::bind::edit_distance(c, name))
+        .filter(|c| crate::bind::edit_distance(c, name) <= 2);
+    let hint = near
+        .map(|n| format!(" Did you mean `{n}`?"))
+        .unwrap_or_default();
+    FerroError::Analysis(format!(
+        "[UNRESOLVED_ROUTINE] Cannot resolve routine `{name}` in \"{expr}\".{hint} Verify the spelling; the supported functions are listed in docs/queries.md."
+    ))
+}
+
+/// What a family's binder returns: the bound call, or the arguments back when the name is
+/// not one of its functions.
+pub(crate) enum Bound {
+    Done(PhysicalExpr),
+    NotMine(Vec<PhysicalExpr>),
+}
+
+/// A call being bound: its name, the whole expression (for messages) and the context.
+pub(crate) struct Call<'a, 'b> {
+    pub expr: &'a Expr,
+    pub name: &'a str,
+    pub ctx: &'a BindContext<'b>,
+}
+
+impl Call<'_, '_> {
+    /// `[WRONG_NUM_ARGS]` unless the call has `lo..=hi` arguments.
+    pub fn arity(&self, args: &[PhysicalExpr], lo: usize, hi: usize) -> Result<()> {
+        if (lo..=hi).contains(&args.len()) {
+            return Ok(());
+        }
+        let want = if lo == hi {
+            format!("{lo}")
+        } else if hi == usize::MAX {
+            format!("at least {lo}")
+        } else {
+            format!("{lo} to {hi}")
+        };
+        Err(FerroError::Analysis(format!(
+            "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `{}` requires {want} parameters but the actual number is {} in \"{}\".",
+            self.name,
+            args.len(),
+            self.expr
+        )))
+    }
+
+    /// `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE]` for argument `i`.
+    pub fn wrong_type(&self, i: usize, arg: &PhysicalExpr, wanted: &str) -> FerroError {
+        FerroError::Analysis(format!(
+            "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve \"{}\" due to data type mismatch: parameter {} requires {wanted}, however \"{arg}\" has the type {}.",
+            self.expr,
+            i + 1,
+            spark_type_name(&arg.data_type())
+        ))
+    }
+
+    /// A function node.
+    pub fn function(
+        &self,
+        func: ScalarFunction,
+        args: Vec<PhysicalExpr>,
+        data_type: DataType,
+    ) -> PhysicalExpr {
+        PhysicalExpr::Function {
+            func,
+            args,
+            data_type,
+        }
+    }
+
+    /// Casts argument `i` to a string as Spark's implicit cast does (numbers, dates, ... are
+    /// printed; binary is refused).
+    pub fn string_arg(&self, i: usize, a: PhysicalExpr) -> Result<PhysicalExpr> {
+        let t = spark_equivalent(&a.data_type());
+        match t {
+            DataType::Utf8 => Ok(crate::bind::cast_to(a, &DataType::Utf8)),
+            DataType::Null => Ok(PhysicalExpr::Literal(Literal::null(&DataType::Utf8))),
+            DataType::Binary | DataType::Struct(_) | DataType::List(_) | DataType::Map(..) => {
+                Err(self.wrong_type(i, &a, "the \"STRING\" type"))
+            }
+            _ => Ok(crate::bind::cast_to(a, &DataType::Utf8)),
+        }
+    }
+
+    /// Casts argument `i` to an integer type `to` (integral arguments only, as Spark's
+    /// implicit casts for positions and lengths; strings are parsed as Spark casts them).
+    pub fn int_arg(&self, i: usize, a: PhysicalExpr, to: &DataType) -> Result<PhysicalExpr> {
+        let t = spark_equivalent(&a.data_type());
+        if crate::types::is_integral(&t) || t == DataType::Null || t == DataType::Utf8 {
+            Ok(crate::bind::cast_to(a, to))
+        } else {
+            Err(self.wrong_type(i, &a, &format!("the \"{}\" type", spark_type_name(to))))
+        }
+    }
+
+    /// Casts argument `i` to DOUBLE (numbers and strings).
+    pub fn double_arg(&self, i: usize, a: PhysicalExpr) -> Result<PhysicalExpr> {
+        let t = spark_equivalent(&a.data_type());
+        if crate::types::is_numeric(&t) || t == DataType::Null || t == DataType::Utf8 {
+            Ok(crate::bind::cast_to(a, &DataType::Float64))
+        } else {
+            Err(self.wrong_type(i, &a, "the \"DOUBLE\" type"))
+        }
+    }
+
+    /// The type all `args` widen to, as Spark's `findWiderCommonType` for CASE, COALESCE,
+    /// GREATEST and LEAST.
+    pub fn common_type(&self, args: &[&PhysicalExpr]) -> Result<DataType> {
+        let mut t = DataType::Null;
+        for a in args {
+            let at = spark_equivalent(&a.data_type());
+            t = if t == DataType::Null {
+                at
+            } else if at == DataType::Null {
+                t
+            } else {
+                comparison_type(&t, &at).ok_or_else(|| {
+                    FerroError::Analysis(format!(
+                        "[DATATYPE_MISMATCH.DATA_DIFF_TYPES] Cannot resolve \"{}\" due to data type mismatch: the arguments of `{}` should all have the same type, but they are {} and {}.",
+                        self.expr,
+                        self.name,
+                        spark_type_name(&t),
+                        spark_type_name(&at)
+                    ))
+                })?
+            };
+        }
+        Ok(t)
+    }
+
+    fn coalesce(&self, args: Vec<PhysicalExpr>) -> Result<PhysicalExpr> {
+        if self.name == "coalesce" {
+            self.arity(&args, 1, usize::MAX)?;
+        } else {
+            self.arity(&args, 2, 2)?;
+        }
+        let t = self.common_type(&args.iter().collect::<Vec<_>>())?;
+        let args: Vec<PhysicalExpr> = args
+            .into_iter()
+            .map(|a| crate::bind::cast_to(a, &t))
+            .collect();
+        Ok(self.function(ScalarFunction::Coalesce, args, t))
+    }
+}
+
+/// `if`, `nullif`, `nvl2`, `nanvl`, `try_divide` and the null tests as functions.
+fn bind_conditional(call: &Call<'_, '_>, args: &[PhysicalExpr]) -> Result<Option<PhysicalExpr>> {
+    let null_of = |t: &DataType| PhysicalExpr::Literal(Literal::null(t));
+    Ok(Some(match call.name {
+        "if" | "iff" => {
+            call.arity(args, 3, 3)?;
+            let cond = crate::bind::cast_boolean(call.expr, args[0].clone())?;
+            case(call, vec![(cond, args[1].clone())], Some(args[2].clone()))?
+        }
+        "nullif" => {
+            call.arity(args, 2, 2)?;
+            let t = call.common_type(&[&args[0], &args[1]])?;
+            let eq = PhysicalExpr::Compare {
+                op: crate::expr::BinaryOp::Eq,
+                left: Box::new(crate::bind::cast_to(args[0].clone(), &t)),
+                right: Box::new(crate::bind::cast_to(args[1].clone(), &t)),
+            };
+            let out = spark_equivalent(&args[0].data_type());
+            PhysicalExpr::Case {
+                branches: vec![(eq, null_of(&out))],
+                otherwise: Some(Box::new(crate::bind::cast_to(args[0].clone(), &out))),
+                data_type: out,
+            }
+        }
+        "nvl2" => {
+            call.arity(args, 3, 3)?;
+            let cond = PhysicalExpr::IsNotNull(Box::new(args[0].clone()));
+            case(call, vec![(cond, args[1].clone())], Some(args[2].clone()))?
+        }
+        "isnull" => {
+            call.arity(args, 1, 1)?;
+            PhysicalExpr::IsNull(Box::new(args[0].clone()))
+        }
+        "isnotnull" => {
+            call.arity(args, 1, 1)?;
+            PhysicalExpr::IsNotNull(Box::new(args[0].clone()))
+        }
+        _ => return Ok(None),
+    }))
+}
+
+/// `CASE WHEN c1 THEN v1 ... [ELSE e] END` with the values widened to one type.
+pub(crate) fn case(
+    call: &Call<'_, '_>,
+    branches: Vec<(PhysicalExpr, PhysicalExpr)>,
+    otherwise: Option<PhysicalExpr>,
+) -> Result<PhysicalExpr> {
+    let mut values: Vec<&PhysicalExpr> = branches.iter().map(|(_, v)| v).collect();
+    if let Some(o) = &otherwise {
+        values.push(o);
+    }
+    let t = call.common_type(&values)?;
+    Ok(PhysicalExpr::Case {
+        branches: branches
+            .into_iter()
+            .map(|(c, v)| (c, crate::bind::cast_to(v, &t)))
+            .collect(),
+        otherwise: otherwise.map(|o| Box::new(crate::bind::cast_to(o, &t))),
+        data_type: t,
+    })
+}
+
+/// A function's arguments over one batch: all literal (evaluated once, one row) or columns of
+/// `n` rows, literals read as the same value on every row.
+pub struct Args {
+    arrays: Vec<ArrayRef>,
+    scalar: Vec<bool>,
+    len: usize,
+    all_scalar: bool,
+}
+
+impl Args {
+    fn new(vals: &[ColumnarValue], n: usize) -> Result<Self> {
+        let all_scalar = !vals.is_empty() && vals.iter().all(ColumnarValue::is_scalar);
+        let mut arrays = Vec::with_capacity(vals.len());
+        let mut scalar = Vec::with_capacity(vals.len());
+        for v in vals {
+            match v {
+                ColumnarValue::Array(a) => {
+                    arrays.push(a.clone());
+                    scalar.push(false);
+                }
+                ColumnarValue::Scalar(s) => {
+                    arrays.push(s.clone().into_inner());
+                    scalar.push(!all_scalar);
+                }
+            }
+        }
+        Ok(Self {
+            arrays,
+            scalar,
+            len: if all_scalar { 1 } else { n },
+            all_scalar,
+        })
+    }
+
+    /// Rows of the result.
+    pub fn rows(&self) -> usize {
+        self.len
+    }
+
+    /// Number of arguments.
+    pub fn len(&self) -> usize {
+        self.arrays.len()
+    }
+
+    /// True when the call has no arguments.
+    pub fn is_empty(&self) -> bool {
+        self.arrays.is_empty()
+    }
+
+    /// Argument `i` as a full column of [`Args::rows`] rows.
+    pub fn array(&self, i: usize) -> &ArrayRef {
+        &self.arrays[i]
+    }
+
+    /// Argument `i` materialised to [`Args::rows`] rows.
+    pub fn full(&self, i: usize) -> Result<ArrayRef> {
+        if self.scalar[i] {
+            ColumnarValue::Scalar(Scalar::new(self.arrays[i].clone())).into_array(self.len)
+        } else {
+            Ok(self.arrays[i].clone())
+        }
+    }
+
+    /// Whether argument `i` is one value for every row.
+    pub fn is_scalar(&self, i: usize) -> bool {
+        self.scalar[i] || self.all_scalar
+    }
+
+    /// Argument `i` as strings.
+    pub fn str(&self, i: usize) -> Result<StrView<'_>> {
+        let a = self.arrays[i].as_string_opt::<i32>().ok_or_else(|| {
+            FerroError::Internal(format!(
+                "argument {i} is {} where a string was bound",
+                self.arrays[i].data_type()
+            ))
+        })?;
+        Ok(StrView {
+            a,
+            scalar: self.scalar[i],
+        })
+    }
+
+    /// Argument `i` as primitives of type `T`.
+    pub fn prim<T: ArrowPrimitiveType>(&self, i: usize) -> Result<PrimView<'_, T>> {
+        let a = self.arrays[i].as_primitive_opt::<T>().ok_or_else(|| {
+            FerroError::Internal(format!(
+                "argument {i} is {} where {} was bound",
+                self.arrays[i].data_type(),
+                T::DATA_TYPE
+            ))
+        })?;
+        Ok(PrimView {
+            a,
+            scalar: self.scalar[i],
+        })
+    }
+
+    /// The constant value of a literal string argument (`None` for a column or NULL).
+    pub fn const_str(&self, i: usize) -> Option<&str> {
+        if !self.is_scalar(i) {
+            return None;
+        }
+        let a = self.arrays[i].as_string_opt::<i32>()?;
+        a.is_valid(0).then(|| a.value(0))
+    }
+
+    fn wrap(&self, out: ArrayRef) -> ColumnarValue {
+        if self.all_scalar {
+            ColumnarValue::Scalar(Scalar::new(out))
+        } else {
+            ColumnarValue::Array(out)
+        }
+    }
+}
+
+/// Row-wise access to a string argument.
+#[derive(Clone, Copy)]
+pub struct StrView<'a> {
+    a: &'a StringArray,
+    scalar: bool,
+}
+
+impl<'a> StrView<'a> {
+    /// Row `i` (NULL as `None`).
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&'a str> {
+        let i = if self.scalar { 0 } else { i };
+        self.a.is_valid(i).then(|| self.a.value(i))
+    }
+}
+
+/// Row-wise access to a primitive argument.
+#[derive(Clone, Copy)]
+pub struct PrimView<'a, T: ArrowPrimitiveType> {
+    a: &'a PrimitiveArray<T>,
+    scalar: bool,
+}
+
+impl<T: ArrowPrimitiveType> PrimView<'_, T> {
+    /// Row `i` (NULL as `None`).
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<T::Native> {
+        let i = if self.scalar { 0 } else { i };
+        self.a.is_valid(i).then(|| self.a.value(i))
+    }
+}
+
+/// Builds a string column row by row into one reused buffer: `f` writes row `i` and says
+/// whether it is valid (false makes it NULL).
+pub fn build_strings(
+    n: usize,
+    mut f: impl FnMut(usize, &mut String) -> Result<bool>,
+) -> Result<ArrayRef> {
+    let mut b = arrow_array::builder::StringBuilder::with_capacity(n, n * 8);
+    let mut buf = String::new();
+    for i in 0..n {
+        buf.clear();
+        if f(i, &mut buf)? {
+            b.append_value(&buf);
+        } else {
+            b.append_null();
+        }
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// Builds a primitive column row by row.
+pub fn build_prims<T: ArrowPrimitiveType>(
+    n: usize,
+    mut f: impl FnMut(usize) -> Result<Option<T::Native>>,
+) -> Result<ArrayRef> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        out.push(f(i)?);
+    }
+    Ok(Arc::new(PrimitiveArray::<T>::from_iter(out)))
+}

@@ -1,0 +1,267 @@
+//! Regular-expression functions (`rlike`, `regexp_extract`, `regexp_replace`, `split`) over
+//! the `regex` crate. A literal pattern is compiled once per batch; a pattern column once per
+//! distinct value in a row run. Java's replacement syntax (`$1`, `\$`) is translated.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, BooleanArray};
+use arrow_schema::{DataType, Field};
+use ferrospark_common::{FerroError, Result};
+use regex::Regex;
+
+use super::{build_strings, Args, Bound, Call, ScalarFunction};
+use crate::physical::PhysicalExpr;
+
+/// A regular-expression function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegexFn {
+    /// `rlike(s, pattern)` / `s RLIKE pattern` / `regexp_like`: a match anywhere.
+    RLike,
+    /// `regexp_extract(s, pattern[, group])`
+    Extract,
+    /// `regexp_replace(s, pattern, replacement[, position])`
+    Replace,
+    /// `split(s, pattern[, limit])`
+    Split,
+}
+
+impl RegexFn {
+    /// Spark's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RegexFn::RLike => "rlike",
+            RegexFn::Extract => "regexp_extract",
+            RegexFn::Replace => "regexp_replace",
+            RegexFn::Split => "split",
+        }
+    }
+
+    pub(crate) fn evaluate(self, a: &Args) -> Result<ArrayRef> {
+        let n = a.rows();
+        let s = a.str(0)?;
+        let p = a.str(1)?;
+        let mut cache = PatternCache::default();
+        match self {
+            RegexFn::RLike => {
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    out.push(match (s.get(i), p.get(i)) {
+                        (Some(v), Some(p)) => Some(cache.get(p)?.is_match(v)),
+                        _ => None,
+                    });
+                }
+                Ok(Arc::new(BooleanArray::from(out)))
+            }
+            RegexFn::Extract => {
+                let g = if a.len() > 2 {
+                    Some(a.prim::<Int32Type>(2)?)
+                } else {
+                    None
+                };
+                build_strings(n, |i, out| {
+                    let (Some(v), Some(pat)) = (s.get(i), p.get(i)) else {
+                        return Ok(false);
+                    };
+                    let idx = match &g {
+                        Some(g) => match g.get(i) {
+                            Some(g) => g,
+                            None => return Ok(false),
+                        },
+                        None => 1,
+                    };
+                    let re = cache.get(pat)?;
+                    let groups = re.captures_len() as i32 - 1;
+                    if idx < 0 || idx > groups {
+                        return Err(FerroError::Analysis(format!(
+                            "[INVALID_PARAMETER_VALUE.REGEX_GROUP_INDEX] The value of parameter `idx` in `regexp_extract` is invalid: expects group index between 0 and {groups}, but got {idx}."
+                        )));
+                    }
+                    if let Some(c) = re.captures(v) {
+                        if let Some(m) = c.get(idx as usize) {
+                            out.push_str(m.as_str());
+                        }
+                    }
+                    Ok(true)
+                })
+            }
+            RegexFn::Replace => {
+                let r = a.str(2)?;
+                let pos = if a.len() > 3 {
+                    Some(a.prim::<Int32Type>(3)?)
+                } else {
+                    None
+                };
+                build_strings(n, |i, out| {
+                    let (Some(v), Some(pat), Some(rep)) = (s.get(i), p.get(i), r.get(i)) else {
+                        return Ok(false);
+                    };
+                    let from = match &pos {
+                        Some(p) => match p.get(i) {
+                            Some(p) if p >= 1 => p as usize - 1,
+                            Some(p) => {
+                                return Err(FerroError::Analysis(format!(
+                                    "[INVALID_PARAMETER_VALUE.REGEXP_REPLACE_POSITION] position must be positive, got {p}"
+                                )))
+                            }
+                            None => return Ok(false),
+                        },
+                        None => 0,
+                    };
+                    let re = cache.get(pat)?;
+                    let split = v.char_indices().nth(from).map_or(v.len(), |(b, _)| b);
+                    out.push_str(&v[..split]);
+                    out.push_str(&re.replace_all(&v[split..], java_replacement(rep).as_str()));
+                    Ok(true)
+                })
+            }
+            RegexFn::Split => {
+                let limit = if a.len() > 2 {
+                    Some(a.prim::<Int32Type>(2)?)
+                } else {
+                    None
+                };
+                let mut b = ListBuilder::new(StringBuilder::new())
+                    .with_field(Arc::new(Field::new("element", DataType::Utf8, false)));
+                for i in 0..n {
+                    let (Some(v), Some(pat)) = (s.get(i), p.get(i)) else {
+                        b.append(false);
+                        continue;
+                    };
+                    let lim = match &limit {
+                        Some(l) => l.get(i).unwrap_or(-1),
+                        None => -1,
+                    };
+                    for part in java_split(v, cache.get(pat)?, lim) {
+                        b.values().append_value(part);
+                    }
+                    b.append(true);
+                }
+                Ok(Arc::new(b.finish()))
+            }
+        }
+    }
+}
+
+/// Compiled patterns of one evaluation, by text.
+#[derive(Default)]
+struct PatternCache {
+    last: Option<(String, Regex)>,
+}
+
+impl PatternCache {
+    fn get(&mut self, pattern: &str) -> Result<&Regex> {
+        let hit = matches!(&self.last, Some((p, _)) if p == pattern);
+        if !hit {
+            let re = Regex::new(pattern).map_err(|e| {
+                FerroError::Analysis(format!(
+                    "[INVALID_PARAMETER_VALUE.PATTERN] The value of parameter `regexp` is invalid: '{pattern}': {e}"
+                ))
+            })?;
+            self.last = Some((pattern.to_string(), re));
+        }
+        match &self.last {
+            Some((_, re)) => Ok(re),
+            None => Err(FerroError::Internal("pattern cache empty".into())),
+        }
+    }
+}
+
+/// Java's `Matcher.appendReplacement` syntax (`$1`, `\$` for a dollar) in the regex crate's
+/// (`${1}`, `$$`).
+fn java_replacement(rep: &str) -> String {
+    let mut out = String::with_capacity(rep.len());
+    let mut chars = rep.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    if n == '$' {
+                        out.push_str("$$");
+                    } else {
+                        out.push(n);
+                    }
+                }
+            }
+            '$' => {
+                let mut digits = String::new();
+                while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                    digits.push(*d);
+                    chars.next();
+                }
+                if digits.is_empty() {
+                    out.push_str("$$");
+                } else {
+                    out.push_str(&format!("${{{digits}}}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Java's `String.split(regex, limit)`: a zero-width match at the start adds no leading empty
+/// string; `limit > 0` caps the pieces; `limit <= 0` keeps trailing empty strings (Spark
+/// passes -1 for its default).
+fn java_split<'a>(v: &'a str, re: &Regex, limit: i32) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut last = 0;
+    for m in re.find_iter(v) {
+        if limit > 0 && out.len() as i32 == limit - 1 {
+            break;
+        }
+        if m.end() == 0 {
+            continue;
+        }
+        if m.start() == m.end() && m.start() >= v.len() {
+            break;
+        }
+        out.push(&v[last..m.start()]);
+        last = m.end();
+    }
+    out.push(&v[last..]);
+    if limit == 0 {
+        while out.len() > 1 && out.last().is_some_and(|s| s.is_empty()) {
+            out.pop();
+        }
+    }
+    out
+}
+
+pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound> {
+    let (f, lo, hi) = match call.name {
+        "rlike" | "regexp" | "regexp_like" => (RegexFn::RLike, 2, 2),
+        "regexp_extract" => (RegexFn::Extract, 2, 3),
+        "regexp_replace" => (RegexFn::Replace, 3, 4),
+        "split" => (RegexFn::Split, 2, 3),
+        _ => return Ok(Bound::NotMine(args)),
+    };
+    call.arity(&args, lo, hi)?;
+    let int_from = match f {
+        RegexFn::Replace => 3,
+        _ => 2,
+    };
+    let args = args
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if i >= int_from {
+                call.int_arg(i, a, &DataType::Int32)
+            } else {
+                call.string_arg(i, a)
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let t = match f {
+        RegexFn::RLike => DataType::Boolean,
+        RegexFn::Split => DataType::List(Arc::new(Field::new("element", DataType::Utf8, false))),
+        _ => DataType::Utf8,
+    };
+    Ok(Bound::Done(call.function(
+        ScalarFunction::Regex(f),
+        args,
+        t,
+    )))
+}
