@@ -15,10 +15,10 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from helpers import arrow_rows, assert_same_rows, spark_rows
 
 import ferrospark as fs
 from ferrospark import functions as F
+from helpers import arrow_rows, assert_same_rows, spark_rows
 
 RULES = [
     "EliminateSubqueryAliases",
@@ -45,7 +45,8 @@ def _facts(n: int = 600, seed: int = 11) -> pa.Table:
                 "q": rnd.randint(-50, 50) if rnd.random() > 0.1 else None,
                 "price": Decimal(rnd.randint(-99999, 99999)) / 100 if rnd.random() > 0.08 else None,
                 "d": dt.date(1995, 1, 1) + dt.timedelta(days=rnd.randint(0, 1500)),
-                "ts": dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=rnd.randint(0, 10**7)),
+                "ts": dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)
+                + dt.timedelta(seconds=rnd.randint(0, 10**7)),
                 "dim": rnd.randint(0, 12),
             }
         )
@@ -69,7 +70,21 @@ def _dims() -> pa.Table:
     return pa.table(
         {
             "dim": pa.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13], pa.int32()),
-            "name": ["zero", "one", "two", "three", None, "five", "six", "seven", "eight", "nine", "ten", "ü", "x"],
+            "name": [
+                "zero",
+                "one",
+                "two",
+                "three",
+                None,
+                "five",
+                "six",
+                "seven",
+                "eight",
+                "nine",
+                "ten",
+                "ü",
+                "x",
+            ],
             "grp": pa.array([0, 0, 1, 1, 2, 2, None, 0, 1, 2, 0, 1, 2], pa.int32()),
         }
     )
@@ -137,7 +152,14 @@ QUERIES = {
     "date_filter": "SELECT count(*) FROM facts WHERE d BETWEEN DATE '1996-01-01' AND DATE '1996-12-31'",
 }
 
-ORDERED = {"order_nulls", "order_limit", "limit_offset", "group_by_ordinal_having", "comma_join", "group_by_alias_order_agg"}
+ORDERED = {
+    "order_nulls",
+    "order_limit",
+    "limit_offset",
+    "group_by_ordinal_having",
+    "comma_join",
+    "group_by_alias_order_agg",
+}
 
 
 def _rows(df) -> list[tuple]:
@@ -205,7 +227,9 @@ def test_dataframe_methods(fss, sp):
         lambda s, F: s.table("dims").select("dim").subtract(s.table("facts").select("dim")),
         lambda s, F: s.table("facts").where("q IS NULL").selectExpr("id", "k"),
         lambda s, F: s.table("facts").agg(F.min("d"), F.max("ts"), F.count_distinct("k")),
-        lambda s, F: s.table("dims").crossJoin(s.table("dims").select(F.col("dim").alias("d2"))).filter("dim < 2"),
+        lambda s, F: (
+            s.table("dims").crossJoin(s.table("dims").select(F.col("dim").alias("d2"))).filter("dim < 2")
+        ),
     ]:
         assert_same_rows(spark_rows(build(sp, PF)), _rows(build(fss, F)))
     assert fss.table("facts").count() == sp.table("facts").count()
@@ -233,7 +257,9 @@ def test_bad_input_raises_analysis_errors_and_session_keeps_working(fss):
 
 
 def test_explain_shows_pushdown_and_pruning(fss):
-    df = fss.sql("SELECT k, sum(q) FROM facts f JOIN dims d ON f.dim = d.dim WHERE f.q > 3 AND d.grp = 1 GROUP BY k")
+    df = fss.sql(
+        "SELECT k, sum(q) FROM facts f JOIN dims d ON f.dim = d.dim WHERE f.q > 3 AND d.grp = 1 GROUP BY k"
+    )
     text = df._plan.explain("extended")
     assert "== Physical Plan ==" in text and "== Optimized Logical Plan ==" in text
     assert "HashAggregate" in text

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from helpers import arrow_rows, assert_same_rows, spark_rows
 
 import ferrospark as fs
 from ferrospark.tpch import TABLES, ensure_tpch
 from ferrospark.tpch_queries import QUERIES
+from helpers import arrow_rows, assert_same_rows, spark_rows
 
 
 @pytest.fixture(scope="module")

@@ -20,10 +20,14 @@ import warnings as _warnings
 # extension loads; an explicit setting wins.
 _os.environ.setdefault("MIMALLOC_PURGE_DELAY", "-1")
 
-from . import _native  # noqa: E402
+from . import (
+    _native,  # noqa: E402
+    functions,  # noqa: E402 - PySpark's module of functions
+)
 from . import aggregate as _aggregate
 from .aggregate import *  # noqa: F403 - the aggregate functions (fs.sum, fs.count, ...)
 from .column import Column, col, column, expr, lit
+from .dataframe import DataFrame, GroupedData, Row
 from .errors import (
     AnalysisError,
     ConfigError,
@@ -40,8 +44,6 @@ from .errors import (
 from .join import join, last_join_metrics, last_join_plan
 from .parquet import ParquetScan, read_parquet, scan_metrics, scan_parquet
 from .session import Session, default_session
-from . import functions  # noqa: E402 - PySpark's module of functions
-from .dataframe import DataFrame, GroupedData, Row
 from .session_windows import session_window
 from .window import (
     Window,

@@ -163,14 +163,6 @@ class Column:
     def between(self, low: Any, high: Any) -> Column:
         return Column(self._expr.between(_literal(low), _literal(high)))
 
-    def isNull(self) -> Column:  # noqa: N802 - PySpark's name
-        """``IS NULL``."""
-        return self.is_null()
-
-    def isNotNull(self) -> Column:  # noqa: N802 - PySpark's name
-        """``IS NOT NULL``."""
-        return self.is_not_null()
-
     def eqNullSafe(self, other: Any) -> Column:  # noqa: N802 - PySpark's name
         """``<=>``."""
         return self.eq_null_safe(other)
@@ -181,13 +173,7 @@ class Column:
 
     def substr(self, start: Any, length: Any) -> Column:
         """``substring(self, start, length)``."""
-        return Column(
-            _native.Expr.function("substring", [self._expr, _literal(start), _literal(length)])
-        )
-
-    def astype(self, data_type: str) -> Column:
-        """``cast``."""
-        return self.cast(data_type)
+        return Column(_native.Expr.function("substring", [self._expr, _literal(start), _literal(length)]))
 
     def like(self, pattern: str) -> Column:
         return Column(self._expr.like(_literal(pattern)))

@@ -18,6 +18,7 @@ import pyarrow as pa
 from . import _native
 from .aggregate import AggColumn
 from .column import Column, col, expr
+from .window import WindowColumn
 
 if TYPE_CHECKING:
     from .session import Session
@@ -31,9 +32,13 @@ def _to_expr(c: Any) -> _native.Expr:
         name, args, distinct, ignore_nulls, alias = c._spec()
         e = _native.Expr.aggregate(name, list(args), distinct, ignore_nulls)
         return e.alias(alias) if alias else e
+    if isinstance(c, WindowColumn):
+        return c._window_expr()
     if isinstance(c, str):
         return col(c)._expr
-    raise TypeError(f"expected a column name, a Column or an aggregate, got {type(c).__name__!r}")
+    raise TypeError(
+        f"expected a column name, a Column, an aggregate or a window function, got {type(c).__name__!r}"
+    )
 
 
 def _flatten(cols: Sequence[Any]) -> list[Any]:
@@ -105,7 +110,9 @@ class GroupedData:
             numeric = [
                 f.name
                 for f in self._df.schema
-                if (pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type))
+                if (
+                    pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)
+                )
                 and f.name not in keys
             ]
             cols = numeric

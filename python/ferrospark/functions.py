@@ -262,8 +262,13 @@ def substr(s: ColumnOrName, pos: Any, len: Any = None) -> Column:  # noqa: A002
     return _call_mixed("substring", *args)
 
 
-def _trim(name: str, c: ColumnOrName, chars: str | None) -> Column:
-    return _call_mixed(name, _c(c)) if chars is None else _call_mixed(name, _c(c), _l(chars))
+def _trim(name: str, c: ColumnOrName, chars: Any) -> Column:
+    if chars is None:
+        return _call_mixed(name, _c(c))
+    # Spark SQL's two-argument trim / ltrim / rtrim name the characters first; btrim does not.
+    if name == "btrim":
+        return _call_mixed(name, _c(c), _l(chars))
+    return _call_mixed(name, _l(chars), _c(c))
 
 
 def trim(c: ColumnOrName, trim: str | None = None) -> Column:

@@ -204,6 +204,30 @@ class WindowColumn:
         name = f"agg:{fn._name}" if fn._aggregate else fn._name
         return (name, [a._expr for a in fn._args], fn._n, fn._ignore_nulls, self._alias, frame)
 
+    def _window_expr(self) -> _native.Expr:
+        """The call as one expression (``f(...) OVER (...)``) for DataFrame methods."""
+        self._check()
+        fn, spec = self._fn, self._spec
+        args = [a._expr for a in fn._args]
+        if fn._name == "ntile":
+            args = [_native.Expr.lit_int(fn._n or 0)]
+        elif fn._name in ("lag", "lead"):
+            default = args[1:] or [_native.Expr.lit_null()]
+            args = [args[0], _native.Expr.lit_int(fn._n if fn._n is not None else 1), *default]
+        elif fn._name == "nth_value":
+            args = [args[0], _native.Expr.lit_int(fn._n or 1)]
+        if fn._aggregate or fn._ignore_nulls:
+            func = _native.Expr.aggregate(fn._name, args, False, fn._ignore_nulls)
+        else:
+            func = _native.Expr.function(fn._name, args)
+        frame = None
+        if fn._aggregate and spec._frame is not None:
+            kind, lo, hi = spec._frame
+            frame = (kind == "rows", _bound_text(lo), _bound_text(hi))
+        order = [c._expr if _is_sort_key(c) else c.asc()._expr for c in spec._order]
+        e = _native.Expr.window(func, [c._expr for c in spec._partition], order, frame)
+        return e.alias(self._alias) if self._alias else e
+
     def _check(self) -> None:
         fn, spec = self._fn, self._spec
         if fn._aggregate:
@@ -231,6 +255,11 @@ class WindowColumn:
 
 #: Offsets this far from zero mean unbounded (PySpark's ``Window`` does the same).
 _UNBOUNDED_THRESHOLD = sys.maxsize
+
+
+def _is_sort_key(c: Column) -> bool:
+    text = str(c)
+    return text.endswith(" NULLS FIRST") or text.endswith(" NULLS LAST")
 
 
 def _bound_text(v: float) -> str:

@@ -44,6 +44,9 @@ pub const PREFER_SORT_MERGE: &str = "spark.sql.join.preferSortMergeJoin";
 /// Partitions of a shuffle.
 pub const SHUFFLE_PARTITIONS: &str = "spark.sql.shuffle.partitions";
 
+/// In-process plans prefer hash joins over sort-merge joins.
+pub const PREFER_HASH_JOIN: &str = "ferrospark.join.preferHashJoin";
+
 /// Every `ferrospark.*` key ferrospark reads. Setting any other `ferrospark.*` key is an error
 /// (a typo would otherwise be ignored silently); `spark.*` and other keys are accepted as
 /// Spark accepts them. A test checks that every `"ferrospark.…"` key in the code base is here.
@@ -56,6 +59,7 @@ pub const KNOWN_FERROSPARK_KEYS: &[&str] = &[
     PARQUET_METADATA_CACHE_SIZE,
     SCAN_DICTIONARY_CODES,
     WINDOW_EXACT_FLOAT_FRAMES,
+    PREFER_HASH_JOIN,
 ];
 
 /// The prefix of ferrospark's own keys, which are checked against [`KNOWN_FERROSPARK_KEYS`].
@@ -280,6 +284,13 @@ impl Config {
     /// `spark.sql.join.preferSortMergeJoin`, default true as in Spark.
     pub fn prefer_sort_merge_join(&self) -> Result<bool> {
         self.get_bool(PREFER_SORT_MERGE, true)
+    }
+
+    /// `ferrospark.join.preferHashJoin`, default true: in-process query plans build a hash
+    /// table where Spark would sort-merge (the join falls back to sort-merge past the memory
+    /// limit). `false` plans exactly Spark's strategies.
+    pub fn prefer_hash_join(&self) -> Result<bool> {
+        self.get_bool(PREFER_HASH_JOIN, true)
     }
 
     /// `spark.sql.shuffle.partitions`, default 200 as in Spark.

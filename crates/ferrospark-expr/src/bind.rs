@@ -130,8 +130,24 @@ pub fn cast_to(e: PhysicalExpr, to: &DataType) -> PhysicalExpr {
         PhysicalExpr::Cast {
             expr: Box::new(e),
             to: to.clone(),
-            safe: false,
+            mode: crate::physical::CastMode::Ansi,
         }
+    }
+}
+
+/// `e` cast to `to` with the session's cast mode (legacy casts without ANSI).
+pub(crate) fn cast_in(e: PhysicalExpr, to: &DataType, ctx: &BindContext<'_>) -> PhysicalExpr {
+    if &e.data_type() == to {
+        return e;
+    }
+    PhysicalExpr::Cast {
+        expr: Box::new(e),
+        to: to.clone(),
+        mode: if ctx.ansi {
+            crate::physical::CastMode::Ansi
+        } else {
+            crate::physical::CastMode::Legacy
+        },
     }
 }
 
@@ -548,7 +564,7 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
             let to = parse_data_type(type_name, ctx.session_tz)?;
             let inner = b(e)?;
             let from = inner.data_type();
-            if !crate::eval::can_cast(&from, &to) {
+            if !crate::eval::can_cast(&from, &to) || !crate::cast::spark_allows(&from, &to) {
                 return Err(mismatch(
                     expr,
                     format!(
@@ -564,7 +580,13 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
                 PhysicalExpr::Cast {
                     expr: Box::new(inner),
                     to,
-                    safe: matches!(expr, Expr::TryCast { .. }) || !ctx.ansi,
+                    mode: if matches!(expr, Expr::TryCast { .. }) {
+                        crate::physical::CastMode::Try
+                    } else if ctx.ansi {
+                        crate::physical::CastMode::Ansi
+                    } else {
+                        crate::physical::CastMode::Legacy
+                    },
                 }
             }
         }
@@ -576,12 +598,27 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
             };
             let branches = branches
                 .iter()
-                .map(|(c, v)| Ok((require_boolean(expr, b(c)?, "CASE WHEN")?, b(v)?)))
+                .map(|(c, v)| {
+                    let c = b(c)?;
+                    // An untyped NULL is not a condition (Spark: CASE WHEN NULL is a type error).
+                    if c.data_type() == DataType::Null {
+                        return Err(mismatch(
+                            expr,
+                            "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] CASE WHEN requires a BOOLEAN condition, got VOID".into(),
+                        ));
+                    }
+                    Ok((require_boolean(expr, c, "CASE WHEN")?, b(v)?))
+                })
                 .collect::<Result<Vec<_>>>()?;
             let otherwise = otherwise.as_deref().map(b).transpose()?;
             crate::functions::case(&call, branches, otherwise)?
         }
         Expr::Alias { expr: e, .. } => b(e)?,
+        Expr::Window { .. } => {
+            return Err(FerroError::Analysis(format!(
+                "[UNSUPPORTED_EXPR_FOR_WINDOW] window function \"{expr}\" is only allowed in a SELECT list, select() or withColumn()"
+            )))
+        }
         Expr::SortKey { .. } => {
             return Err(FerroError::Analysis(format!(
                 "a sort key (\"{expr}\") is only allowed where an ordering is expected"

@@ -6,7 +6,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, TimestampMicrosecondType};
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, TimeUnit};
-use ferrospark_common::Result;
+use ferrospark_common::{FerroError, Result};
 
 use crate::functions::build_strings;
 
@@ -130,4 +130,344 @@ mod tests {
         assert_eq!(java_double_string(-0.0), "-0.0");
         assert_eq!(java_double_string(1234567.0), "1234567.0");
     }
+}
+
+/// Whether Spark's analyzer allows `CAST(from AS to)` (Arrow allows more: dates to
+/// numbers, booleans to dates).
+pub fn spark_allows(from: &DataType, to: &DataType) -> bool {
+    use crate::types::is_numeric;
+    let date = |t: &DataType| matches!(t, DataType::Date32);
+    let temporal = |t: &DataType| matches!(t, DataType::Date32 | DataType::Timestamp(..));
+    !((date(from) && (is_numeric(to) || to == &DataType::Boolean))
+        || ((is_numeric(from) || from == &DataType::Boolean) && date(to))
+        || (from == &DataType::Boolean && temporal(to))
+        || (temporal(from) && to == &DataType::Boolean && date(from)))
+}
+
+fn overflow(value: impl std::fmt::Display, from: &DataType, to: &DataType) -> FerroError {
+    FerroError::Arithmetic(format!(
+        "[CAST_OVERFLOW] The value {value} of the type \"{}\" cannot be cast to \"{}\" due to an overflow. Use `try_cast` to tolerate overflow and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error.",
+        crate::types::spark_type_name(from),
+        crate::types::spark_type_name(to)
+    ))
+}
+
+fn invalid(value: &str, to: &DataType) -> FerroError {
+    FerroError::Arithmetic(format!(
+        "[CAST_INVALID_INPUT] The value '{value}' of the type \"STRING\" cannot be cast to \"{}\" because it is malformed. Correct the value as per the syntax, or change its target type. Use `try_cast` to tolerate malformed input and return NULL instead.",
+        crate::types::spark_type_name(to)
+    ))
+}
+
+/// Spark's text-to-DATE rule: `[+-]yyyy[-m[m][-d[d]]]`, then optionally `T` or a space and
+/// anything (a time); surrounding white space ignored.
+pub fn parse_spark_date(s: &str) -> Option<i32> {
+    let t = s.trim_matches(|c: char| c.is_whitespace() || c.is_control());
+    let (t, _) = match t.find(['T', ' ']) {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t, ""),
+    };
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let mut parts = body.split('-');
+    let y = parts.next()?;
+    if y.len() < 4 || y.len() > 7 || !y.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let num = |p: Option<&str>| -> Option<Option<u32>> {
+        match p {
+            None => Some(None),
+            Some(v) if (1..=2).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_digit()) => {
+                Some(v.parse().ok())
+            }
+            Some(_) => None,
+        }
+    };
+    let m = num(parts.next())?.unwrap_or(1);
+    let d = num(parts.next())?.unwrap_or(1);
+    if parts.next().is_some() {
+        return None;
+    }
+    let y: i32 = y.parse().ok()?;
+    let y = if neg { -y } else { y };
+    chrono::NaiveDate::from_ymd_opt(y, m, d).map(crate::functions::datetime::days_of)
+}
+
+/// Casts Spark does differently from Arrow; `None` hands the cast to Arrow.
+pub fn spark_cast(
+    a: &ArrayRef,
+    to: &DataType,
+    mode: crate::physical::CastMode,
+) -> Result<Option<ArrayRef>> {
+    use crate::physical::CastMode;
+    let safe = mode != CastMode::Ansi;
+    let legacy = mode == CastMode::Legacy;
+    use arrow_array::types::{Date32Type, Decimal128Type, Int64Type};
+    use arrow_array::PrimitiveArray;
+    use std::sync::Arc;
+    let from = a.data_type();
+    let n = a.len();
+    Ok(Some(match (from, to) {
+        (DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View, DataType::Date32) => {
+            let s = arrow_cast::cast(a, &DataType::Utf8)?;
+            let s = s.as_string::<i32>();
+            let mut out = Vec::with_capacity(n);
+            for v in s.iter() {
+                out.push(match v {
+                    None => None,
+                    Some(text) => match parse_spark_date(text) {
+                        Some(d) => Some(d),
+                        None if safe => None,
+                        None => return Err(invalid(text, to)),
+                    },
+                });
+            }
+            Arc::new(PrimitiveArray::<Date32Type>::from(out))
+        }
+        (
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View,
+            DataType::Timestamp(TimeUnit::Microsecond, tz),
+        ) => {
+            let s = arrow_cast::cast(a, &DataType::Utf8)?;
+            let s = s.as_string::<i32>();
+            let zone = match tz {
+                Some(z) => Some(crate::functions::datetime::zone(z)?),
+                None => None,
+            };
+            let mut out = Vec::with_capacity(n);
+            for v in s.iter() {
+                out.push(match v {
+                    None => None,
+                    Some(text) => {
+                        let t = text.trim_matches(|c: char| c.is_whitespace() || c.is_control());
+                        let parsed = match parse_spark_date(t).filter(|_| !t.contains([':', 'T', ' '])) {
+                            // A bare date is midnight in the zone.
+                            Some(d) => crate::functions::datetime::date_of(d)
+                                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                                .and_then(|l| match &zone {
+                                    Some(z) => crate::functions::datetime::from_local(&l, z),
+                                    None => Some(l.and_utc().timestamp_micros()),
+                                }),
+                            None => {
+                                let one = arrow_array::StringArray::from(vec![t]);
+                                arrow_cast::cast(&one, to).ok().and_then(|r| {
+                                    let r = r.as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+                                    r.is_valid(0).then(|| r.value(0))
+                                })
+                            }
+                        };
+                        match parsed {
+                            Some(v) => Some(v),
+                            None if safe => None,
+                            None => return Err(invalid(text, to)),
+                        }
+                    }
+                });
+            }
+            Arc::new(
+                PrimitiveArray::<arrow_array::types::TimestampMicrosecondType>::from(out)
+                    .with_timezone_opt(tz.clone()),
+            )
+        }
+        // A timestamp as a number is seconds since the epoch (floored for integers).
+        (DataType::Timestamp(TimeUnit::Microsecond, _), t) if crate::types::is_integral(t) => {
+            let us = a.as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+            let secs: PrimitiveArray<Int64Type> = us.unary(|v| v.div_euclid(1_000_000));
+            return integral_narrow(&(Arc::new(secs) as ArrayRef), to, mode).map(Some);
+        }
+        // A number as a timestamp is seconds since the epoch (fractions truncated to micros).
+        (t, DataType::Timestamp(TimeUnit::Microsecond, tz)) if crate::types::is_numeric(t) => {
+            let secs = arrow_cast::cast(a, &DataType::Float64)?;
+            let secs = secs.as_primitive::<arrow_array::types::Float64Type>();
+            let exact_ints = crate::types::is_integral(t);
+            let ints = if exact_ints {
+                Some(arrow_cast::cast(a, &DataType::Int64)?)
+            } else {
+                None
+            };
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                if secs.is_null(i) {
+                    out.push(None);
+                    continue;
+                }
+                let v = match &ints {
+                    Some(ints) => ints
+                        .as_primitive::<Int64Type>()
+                        .value(i)
+                        .checked_mul(1_000_000),
+                    None => {
+                        let x = secs.value(i);
+                        (x.is_finite() && (x * 1e6).abs() < 9.2e18).then(|| (x * 1e6) as i64)
+                    }
+                };
+                match v {
+                    Some(v) => out.push(Some(v)),
+                    None if safe => out.push(None),
+                    None => return Err(overflow(secs.value(i), t, to)),
+                }
+            }
+            Arc::new(
+                PrimitiveArray::<arrow_array::types::TimestampMicrosecondType>::from(out)
+                    .with_timezone_opt(tz.clone()),
+            )
+        }
+        // Doubles to decimals round their decimal text HALF_UP (Spark goes through BigDecimal).
+        (DataType::Float64 | DataType::Float32, DataType::Decimal128(p, s)) => {
+            let f = arrow_cast::cast(a, &DataType::Float64)?;
+            let f = f.as_primitive::<arrow_array::types::Float64Type>();
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                if f.is_null(i) {
+                    out.push(None);
+                    continue;
+                }
+                let x = f.value(i);
+                let v = crate::functions::math::round_f64(x, *s as i32, false);
+                let unscaled = decimal_unscaled(v, *s);
+                match unscaled.filter(|u| u.unsigned_abs() < 10u128.pow(*p as u32)) {
+                    Some(u) => out.push(Some(u)),
+                    None if safe => out.push(None),
+                    None => return Err(overflow(x, from, to)),
+                }
+            }
+            Arc::new(PrimitiveArray::<Decimal128Type>::from(out).with_precision_and_scale(*p, *s)?)
+        }
+        // Decimals to doubles through their text: one correct rounding (BigDecimal.doubleValue).
+        (DataType::Decimal128(_, s), DataType::Float64) => {
+            let d = a.as_primitive::<Decimal128Type>();
+            let out: arrow_array::Float64Array = d
+                .iter()
+                .map(|v| {
+                    v.map(|v| {
+                        crate::expr::format_decimal(v, *s)
+                            .parse::<f64>()
+                            .unwrap_or(f64::NAN)
+                    })
+                })
+                .collect();
+            Arc::new(out)
+        }
+        // Legacy casts of text to integers read a decimal number and truncate it ('1.5' is 1).
+        (DataType::Utf8, t) if legacy && crate::types::is_integral(t) => {
+            let s = a.as_string::<i32>();
+            let (lo, hi) = int_range(t);
+            let out: PrimitiveArray<Int64Type> = s
+                .iter()
+                .map(|v| {
+                    let v = v?.trim_matches(|c: char| c.is_whitespace() || c.is_control());
+                    if let Ok(i) = v.parse::<i64>() {
+                        return (lo..=hi).contains(&i).then_some(i);
+                    }
+                    let lit = crate::expr::Literal::decimal_from_str(v)?;
+                    let DataType::Decimal128(_, sc) = lit.data_type() else {
+                        return None;
+                    };
+                    let u = lit.array().as_primitive::<Decimal128Type>().value(0);
+                    let whole = u / 10i128.checked_pow(*sc as u32)?;
+                    i64::try_from(whole).ok().filter(|i| (lo..=hi).contains(i))
+                })
+                .collect();
+            arrow_cast::cast(&(Arc::new(out) as ArrayRef), to)?
+        }
+        (f, t) if crate::types::is_integral(f) && crate::types::is_integral(t) => {
+            return integral_narrow(a, to, mode).map(Some)
+        }
+        (DataType::Float64 | DataType::Float32, t) if crate::types::is_integral(t) => {
+            let f = arrow_cast::cast(a, &DataType::Float64)?;
+            let f = f.as_primitive::<arrow_array::types::Float64Type>();
+            let (lo, hi) = int_range(t);
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                if f.is_null(i) {
+                    out.push(None);
+                    continue;
+                }
+                let x = f.value(i).trunc();
+                if x.is_nan() || x < lo as f64 || x > hi as f64 {
+                    if !legacy && safe {
+                        out.push(None);
+                        continue;
+                    }
+                    if legacy {
+                        // Java's (int) / (long) of a double saturates; NaN is 0.
+                        out.push(Some((f.value(i) as i64).clamp(lo, hi)));
+                        continue;
+                    }
+                    return Err(overflow(java_double_string(f.value(i)), from, to));
+                }
+                out.push(Some(x as i64));
+            }
+            let wide: ArrayRef = Arc::new(PrimitiveArray::<Int64Type>::from(out));
+            arrow_cast::cast(&wide, to)?
+        }
+        _ => return Ok(None),
+    }))
+}
+
+fn decimal_unscaled(v: f64, scale: i8) -> Option<i128> {
+    let text = format!("{v}");
+    let lit = crate::expr::Literal::decimal_from_str(&text)?;
+    let (digits_scale, unscaled) = match lit.data_type() {
+        DataType::Decimal128(_, s) => (
+            *s,
+            lit.array()
+                .as_primitive::<arrow_array::types::Decimal128Type>()
+                .value(0),
+        ),
+        _ => return None,
+    };
+    let diff = scale as i32 - digits_scale as i32;
+    if diff >= 0 {
+        unscaled.checked_mul(10i128.checked_pow(diff as u32)?)
+    } else {
+        Some(unscaled / 10i128.checked_pow((-diff) as u32)?)
+    }
+}
+
+fn int_range(t: &DataType) -> (i64, i64) {
+    match t {
+        DataType::Int8 => (i8::MIN as i64, i8::MAX as i64),
+        DataType::Int16 => (i16::MIN as i64, i16::MAX as i64),
+        DataType::Int32 => (i32::MIN as i64, i32::MAX as i64),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+/// Integer to integer: ANSI raises CAST_OVERFLOW, legacy keeps the low bits (Java's cast).
+fn integral_narrow(
+    a: &ArrayRef,
+    to: &DataType,
+    mode: crate::physical::CastMode,
+) -> Result<ArrayRef> {
+    use crate::physical::CastMode;
+    use arrow_array::types::Int64Type;
+    let wide = arrow_cast::cast(a, &DataType::Int64)?;
+    let wide = wide.as_primitive::<Int64Type>();
+    let (lo, hi) = int_range(to);
+    let mut out = Vec::with_capacity(wide.len());
+    for v in wide.iter() {
+        out.push(match v {
+            Some(x) if x < lo || x > hi => {
+                if mode == CastMode::Ansi {
+                    return Err(overflow(x, a.data_type(), to));
+                }
+                if mode == CastMode::Try {
+                    out.push(None);
+                    continue;
+                }
+                Some(match to {
+                    DataType::Int8 => x as i8 as i64,
+                    DataType::Int16 => x as i16 as i64,
+                    DataType::Int32 => x as i32 as i64,
+                    _ => x,
+                })
+            }
+            other => other,
+        });
+    }
+    let out: ArrayRef = std::sync::Arc::new(arrow_array::PrimitiveArray::<Int64Type>::from(out));
+    Ok(arrow_cast::cast(&out, to)?)
 }

@@ -10,7 +10,7 @@
 //! `sqlparser` turns into a left-deep tree of any depth without hitting its recursion limit
 //! (operator chains are parsed in a loop).
 
-use sqlparser::dialect::DatabricksDialect;
+use crate::dialect::SparkDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 use ferrospark_common::{FerroError, Result};
@@ -49,6 +49,16 @@ fn push_children<'a>(e: &'a Expr, out: &mut Vec<(&'a Expr, usize)>, depth: usize
         | Expr::TryCast { expr: c, .. }
         | Expr::Alias { expr: c, .. }
         | Expr::SortKey { expr: c, .. } => out.push((c, d)),
+        Expr::Window {
+            func,
+            partition_by,
+            order_by,
+            ..
+        } => {
+            out.push((func, d));
+            out.extend(partition_by.iter().map(|c| (c, d)));
+            out.extend(order_by.iter().map(|c| (c, d)));
+        }
         Expr::Case {
             branches,
             otherwise,
@@ -133,9 +143,7 @@ pub fn check_expr_depth(expr: &Expr) -> Result<()> {
 /// per token it holds directly, plus the deepest group inside it. `None` when the text does
 /// not tokenize (the parser then reports the error).
 pub fn text_depth_bound(text: &str) -> Option<usize> {
-    let tokens = Tokenizer::new(&DatabricksDialect {}, text)
-        .tokenize()
-        .ok()?;
+    let tokens = Tokenizer::new(&SparkDialect {}, text).tokenize().ok()?;
     // Per open group: (direct tokens of the current part, deepest group in the current part,
     // deepest finished part).
     let mut groups: Vec<(usize, usize, usize)> = vec![(0, 0, 0)];

@@ -186,7 +186,7 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
             };
             ColumnarValue::from_result(Arc::new(out), scalar)
         }
-        PhysicalExpr::Cast { expr, to, safe } => ev(expr)?.map(|a| cast_value(a, to, *safe))?,
+        PhysicalExpr::Cast { expr, to, mode } => ev(expr)?.map(|a| cast_value(a, to, *mode))?,
         PhysicalExpr::Function { func, args, .. } => {
             let vals: Vec<ColumnarValue> = args.iter().map(ev).collect::<Result<_>>()?;
             func.evaluate(&vals, n)?
@@ -480,6 +480,12 @@ fn divide_by_zero() -> FerroError {
     )
 }
 
+fn remainder_by_zero() -> FerroError {
+    FerroError::Arithmetic(
+        "[REMAINDER_BY_ZERO] Remainder by zero. Use `try_mod` to tolerate divisor being 0 and return NULL instead, or guard the divisor (e.g. NULLIF(x, 0)).".into(),
+    )
+}
+
 fn arithmetic(
     op: BinaryOp,
     l: ColumnarValue,
@@ -488,7 +494,11 @@ fn arithmetic(
     n: usize,
 ) -> Result<ColumnarValue> {
     if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && has_zero(&r) {
-        return Err(divide_by_zero());
+        return Err(if op == BinaryOp::Modulo {
+            remainder_by_zero()
+        } else {
+            divide_by_zero()
+        });
     }
     let scalar = l.is_scalar() && r.is_scalar();
     if let DataType::Decimal128(p, s) = out {
@@ -787,7 +797,7 @@ fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Resu
             }
             BinaryOp::Modulo => {
                 if b == i256::ZERO {
-                    return Err(divide_by_zero().into());
+                    return Err(remainder_by_zero().into());
                 }
                 rescale(a, s1, ms)
                     .zip(rescale(b, s2, ms))
@@ -823,7 +833,8 @@ fn parse_spark_double(s: &str) -> Option<f64> {
     }
 }
 
-fn cast_value(a: &ArrayRef, to: &DataType, safe: bool) -> Result<ArrayRef> {
+fn cast_value(a: &ArrayRef, to: &DataType, mode: crate::physical::CastMode) -> Result<ArrayRef> {
+    let safe = mode != crate::physical::CastMode::Ansi;
     if a.data_type() == to {
         return Ok(a.clone());
     }
@@ -831,6 +842,9 @@ fn cast_value(a: &ArrayRef, to: &DataType, safe: bool) -> Result<ArrayRef> {
         if let Some(text) = crate::cast::to_spark_string(a)? {
             return Ok(text);
         }
+    }
+    if let Some(done) = crate::cast::spark_cast(a, to, mode)? {
+        return Ok(done);
     }
     let options = CastOptions {
         safe,
@@ -1034,7 +1048,8 @@ fn lenient_arithmetic(
                 &CastOptions::default(),
             )
             .unwrap_or(zero);
-            let is_zero = arrow_ord::cmp::eq(a, &Scalar::new(zero))?;
+            // -0.0 is a zero divisor too.
+            let is_zero = arrow_ord::cmp::eq(&crate::normalize_key(a), &Scalar::new(zero))?;
             Ok(arrow_select::nullif::nullif(a, &is_zero)?)
         })?
     } else {

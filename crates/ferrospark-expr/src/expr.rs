@@ -454,6 +454,78 @@ pub fn format_decimal(unscaled: i128, scale: i8) -> String {
     }
 }
 
+/// A window frame as written: `ROWS` / `RANGE BETWEEN start AND end`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameSpec {
+    /// `ROWS` (true) or `RANGE` (false).
+    pub rows: bool,
+    /// Start bound.
+    pub start: FrameEdge,
+    /// End bound.
+    pub end: FrameEdge,
+}
+
+/// One edge of a frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrameEdge {
+    /// `UNBOUNDED PRECEDING`
+    UnboundedPreceding,
+    /// `n PRECEDING` (n as written: a literal)
+    Preceding(Expr),
+    /// `CURRENT ROW`
+    CurrentRow,
+    /// `n FOLLOWING`
+    Following(Expr),
+    /// `UNBOUNDED FOLLOWING`
+    UnboundedFollowing,
+}
+
+impl fmt::Display for FrameEdge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FrameEdge::UnboundedPreceding => f.write_str("UNBOUNDED PRECEDING"),
+            FrameEdge::Preceding(e) => write!(f, "{e} PRECEDING"),
+            FrameEdge::CurrentRow => f.write_str("CURRENT ROW"),
+            FrameEdge::Following(e) => write!(f, "{e} FOLLOWING"),
+            FrameEdge::UnboundedFollowing => f.write_str("UNBOUNDED FOLLOWING"),
+        }
+    }
+}
+
+impl fmt::Display for FrameSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} BETWEEN {} AND {}",
+            if self.rows { "ROWS" } else { "RANGE" },
+            self.start,
+            self.end
+        )
+    }
+}
+
+/// The text inside `OVER (...)`.
+fn over_text(
+    partition_by: &[Expr],
+    order_by: &[Expr],
+    frame: Option<&FrameSpec>,
+    name: fn(&Expr) -> String,
+) -> String {
+    let mut parts = Vec::new();
+    if !partition_by.is_empty() {
+        let keys: Vec<String> = partition_by.iter().map(name).collect();
+        parts.push(format!("PARTITION BY {}", keys.join(", ")));
+    }
+    if !order_by.is_empty() {
+        let keys: Vec<String> = order_by.iter().map(name).collect();
+        parts.push(format!("ORDER BY {}", keys.join(", ")));
+    }
+    if let Some(fr) = frame {
+        parts.push(fr.to_string());
+    }
+    parts.join(" ")
+}
+
 /// A logical expression, as the user wrote it: names not yet resolved, types not yet checked.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
@@ -549,6 +621,19 @@ pub enum Expr {
         branches: Vec<(Expr, Expr)>,
         /// the ELSE value (NULL when absent)
         otherwise: Option<Box<Expr>>,
+    },
+    /// `f(...) OVER (PARTITION BY ... ORDER BY ... frame)`: a window function call. Valid in
+    /// a SELECT list (or `select` / `withColumn`), where the planner computes it in a
+    /// `Window` node below the projection.
+    Window {
+        /// the function call ([`Expr::Function`] or [`Expr::Aggregate`])
+        func: Box<Expr>,
+        /// PARTITION BY keys
+        partition_by: Vec<Expr>,
+        /// ORDER BY keys ([`Expr::SortKey`]s)
+        order_by: Vec<Expr>,
+        /// the frame, if written
+        frame: Option<Box<FrameSpec>>,
     },
     /// `e AS name`
     Alias {
@@ -677,6 +762,16 @@ impl Expr {
             | Expr::TryCast { expr: e, .. }
             | Expr::Alias { expr: e, .. }
             | Expr::SortKey { expr: e, .. } => e.visit(f),
+            Expr::Window {
+                func,
+                partition_by,
+                order_by,
+                ..
+            } => {
+                func.visit(f);
+                partition_by.iter().for_each(|e| e.visit(f));
+                order_by.iter().for_each(|e| e.visit(f));
+            }
             Expr::Case {
                 branches,
                 otherwise,
@@ -833,6 +928,16 @@ impl Expr {
                 out.push_str(" END");
                 out
             }
+            Expr::Window {
+                func,
+                partition_by,
+                order_by,
+                frame,
+            } => format!(
+                "{} OVER ({})",
+                func.spark_name(),
+                over_text(partition_by, order_by, frame.as_deref(), Expr::spark_name)
+            ),
             Expr::Alias { name, .. } => name.clone(),
             Expr::SortKey { expr, .. } => expr.spark_name(),
             Expr::Function { name, args } => format!("{name}({})", list(args)),
@@ -1022,6 +1127,16 @@ impl fmt::Display for Expr {
             Expr::TryCast { expr, type_name } => {
                 write!(f, "TRY_CAST({expr} AS {})", type_name.to_ascii_uppercase())
             }
+            Expr::Window {
+                func,
+                partition_by,
+                order_by,
+                frame,
+            } => write!(
+                f,
+                "{func} OVER ({})",
+                over_text(partition_by, order_by, frame.as_deref(), |e| e.to_string())
+            ),
             Expr::Case {
                 branches,
                 otherwise,

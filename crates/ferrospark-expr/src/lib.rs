@@ -28,6 +28,7 @@
 pub mod bind;
 mod cast;
 mod depth;
+pub mod dialect;
 pub mod eval;
 pub mod expr;
 pub mod functions;
@@ -49,5 +50,5 @@ pub use eval::{evaluate, evaluate_predicate, filter_batch, pack_bits, ColumnarVa
 pub use expr::{BinaryOp, Expr, Literal, StringMatch};
 pub use normalize::normalize_key;
 pub use parser::parse_expr;
-pub use physical::{PhysicalExpr, ScalarFunction};
+pub use physical::{CastMode, PhysicalExpr, ScalarFunction};
 pub use shared::SharedExprs;

@@ -1,11 +1,11 @@
 //! Spark SQL expression text (`"a < 5 AND b IS NOT NULL"`) to [`Expr`], through `sqlparser`'s
 //! Databricks dialect (backquoted identifiers, backslash escapes and `<=>` as in Spark).
 
+use crate::dialect::SparkDialect;
 use sqlparser::ast::{
     self, BinaryOperator, CastKind, FunctionArg, FunctionArgExpr, FunctionArguments, UnaryOperator,
     Value,
 };
-use sqlparser::dialect::DatabricksDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 
@@ -15,7 +15,7 @@ use crate::expr::{BinaryOp, Expr, Literal, StringMatch};
 
 /// Parses one Spark SQL expression. Errors are [`FerroError::Analysis`] quoting the text.
 pub fn parse_expr(text: &str) -> Result<Expr> {
-    let dialect = DatabricksDialect {};
+    let dialect = SparkDialect {};
     let fail = |e: &dyn std::fmt::Display| {
         FerroError::Analysis(format!(
             "[PARSE_SYNTAX_ERROR] cannot parse expression \"{text}\": {e}"
@@ -64,10 +64,7 @@ pub fn parse_expr(text: &str) -> Result<Expr> {
 }
 
 /// sqlparser accepts Postgres' `x NOT NULL` / `x NOTNULL`; Spark does not.
-fn reject_bare_not_null(
-    text: &str,
-    dialect: &DatabricksDialect,
-) -> std::result::Result<(), String> {
+fn reject_bare_not_null(text: &str, dialect: &SparkDialect) -> std::result::Result<(), String> {
     use sqlparser::tokenizer::{Token, Tokenizer};
     let tokens = Tokenizer::new(dialect, text)
         .tokenize()
@@ -335,6 +332,11 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
             ..
         } => {
             let mut args = vec![convert(expr, text)?];
+            if substring_from.is_none() && substring_for.is_none() {
+                return Err(FerroError::Analysis(format!(
+                    "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `substring` requires 2 or 3 parameters but the actual number is 1 in \"{text}\"."
+                )));
+            }
             args.push(match substring_from {
                 Some(f) => convert(f, text)?,
                 None => Expr::Literal(Literal::integer(1)),
@@ -360,7 +362,7 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
             };
             let mut args = vec![convert(expr, text)?];
             if let Some(w) = trim_what {
-                args.push(convert(w, text)?);
+                args.insert(0, convert(w, text)?);
             } else if let Some(cs) = trim_characters {
                 for c in cs {
                     args.push(convert(c, text)?);
@@ -406,6 +408,7 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
                 args,
             }
         }
+        A::Function(f) if f.over.is_some() => windowed(f, text)?,
         A::Function(f) => function(f, text)?,
         other => return Err(unsupported(format!("'{other}'"), text)),
     })
@@ -586,6 +589,92 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
         "isnull" => Expr::IsNull(two_or_one(args, &name, text)?),
         "isnotnull" => Expr::IsNotNull(two_or_one(args, &name, text)?),
         _ => Expr::Function { name, args },
+    })
+}
+
+/// `f(...) OVER (...)`. A named window (`OVER w`) must have been replaced by its
+/// definition (the SQL planner does that from the WINDOW clause).
+fn windowed(f: &ast::Function, text: &str) -> Result<Expr> {
+    let spec = match &f.over {
+        Some(ast::WindowType::WindowSpec(spec)) if spec.window_name.is_none() => spec,
+        Some(other) => {
+            return Err(FerroError::Analysis(format!(
+                "[MISSING_WINDOW_SPECIFICATION] Window specification `{other}` is not defined in the WINDOW clause of \"{text}\""
+            )))
+        }
+        None => return function(f, text),
+    };
+    let mut plain = f.clone();
+    plain.over = None;
+    let null_treatment = plain.null_treatment.take();
+    let mut func = function(&plain, text)?;
+    if matches!(null_treatment, Some(ast::NullTreatment::IgnoreNulls)) {
+        func = match func {
+            Expr::Function { name, args } | Expr::Aggregate { name, args, .. } => Expr::Aggregate {
+                name,
+                args,
+                distinct: false,
+                ignore_nulls: true,
+            },
+            other => other,
+        };
+    }
+    let partition_by = spec
+        .partition_by
+        .iter()
+        .map(|e| convert(e, text))
+        .collect::<Result<Vec<_>>>()?;
+    let order_by = spec
+        .order_by
+        .iter()
+        .map(|o| {
+            let ascending = !matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            Ok(Expr::SortKey {
+                expr: boxed(&o.expr, text)?,
+                ascending,
+                nulls_first: o.options.nulls_first.unwrap_or(ascending),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let frame = match &spec.window_frame {
+        None => None,
+        Some(w) => {
+            let rows = match w.units {
+                ast::WindowFrameUnits::Rows => true,
+                ast::WindowFrameUnits::Range => false,
+                ast::WindowFrameUnits::Groups => {
+                    return Err(unsupported("GROUPS frames", text));
+                }
+            };
+            let edge = |b: &ast::WindowFrameBound| -> Result<crate::expr::FrameEdge> {
+                use crate::expr::FrameEdge;
+                Ok(match b {
+                    ast::WindowFrameBound::CurrentRow => FrameEdge::CurrentRow,
+                    ast::WindowFrameBound::Preceding(None) => FrameEdge::UnboundedPreceding,
+                    ast::WindowFrameBound::Following(None) => FrameEdge::UnboundedFollowing,
+                    ast::WindowFrameBound::Preceding(Some(e)) => {
+                        FrameEdge::Preceding(convert(e, text)?)
+                    }
+                    ast::WindowFrameBound::Following(Some(e)) => {
+                        FrameEdge::Following(convert(e, text)?)
+                    }
+                })
+            };
+            Some(Box::new(crate::expr::FrameSpec {
+                rows,
+                start: edge(&w.start_bound)?,
+                end: match &w.end_bound {
+                    Some(b) => edge(b)?,
+                    None => crate::expr::FrameEdge::CurrentRow,
+                },
+            }))
+        }
+    };
+    Ok(Expr::Window {
+        func: Box::new(func),
+        partition_by,
+        order_by,
+        frame,
     })
 }
 

@@ -9,6 +9,18 @@ use crate::expr::{BinaryOp, Literal, StringMatch};
 
 pub use crate::functions::ScalarFunction;
 
+/// What a cast does with a value that does not convert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CastMode {
+    /// `spark.sql.ansi.enabled=true`: raise `CAST_INVALID_INPUT` / `CAST_OVERFLOW`.
+    Ansi,
+    /// `spark.sql.ansi.enabled=false`: integers wrap, doubles saturate, malformed text is
+    /// NULL.
+    Legacy,
+    /// `try_cast`: NULL.
+    Try,
+}
+
 /// A typed, resolved expression ready to run over batches of one schema.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PhysicalExpr {
@@ -98,15 +110,14 @@ pub enum PhysicalExpr {
         /// fixed text
         pattern: Box<PhysicalExpr>,
     },
-    /// A cast: ANSI (a value that does not convert raises) unless `safe`, where it becomes
-    /// NULL (`try_cast`, or `spark.sql.ansi.enabled=false`).
+    /// A cast; `mode` says what a value that does not convert becomes.
     Cast {
         /// input
         expr: Box<PhysicalExpr>,
         /// target type
         to: DataType,
-        /// NULL instead of an error
-        safe: bool,
+        /// ANSI (raise), legacy (wrap / NULL) or try (NULL)
+        mode: CastMode,
     },
     /// `CASE WHEN c THEN v ... ELSE e END`: each value evaluated only on the rows that take
     /// its branch.
@@ -327,8 +338,8 @@ impl PhysicalExpr {
                 expr: r(expr),
                 pattern: r(pattern),
             },
-            PhysicalExpr::Cast { expr, to, safe } => PhysicalExpr::Cast {
-                safe: *safe,
+            PhysicalExpr::Cast { expr, to, mode } => PhysicalExpr::Cast {
+                mode: *mode,
                 expr: r(expr),
                 to: to.clone(),
             },
@@ -401,8 +412,12 @@ impl fmt::Display for PhysicalExpr {
             PhysicalExpr::StringMatch { op, expr, pattern } => {
                 write!(f, "{op:?}({expr}, {pattern})")
             }
-            PhysicalExpr::Cast { expr, to, safe } => {
-                let name = if *safe { "try_cast" } else { "cast" };
+            PhysicalExpr::Cast { expr, to, mode } => {
+                let name = if *mode == CastMode::Try {
+                    "try_cast"
+                } else {
+                    "cast"
+                };
                 write!(f, "{name}({expr} as {})", crate::types::spark_type_name(to))
             }
             PhysicalExpr::Case {

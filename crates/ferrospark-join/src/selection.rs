@@ -136,6 +136,35 @@ impl JoinSelectionInput {
     }
 }
 
+/// The in-process choice: Spark's, except that where Spark would sort-merge (which pays for
+/// sorting both sides so that a cluster's partitions stay bounded) one process builds a hash
+/// table on the smaller side instead. The hash join still turns into a sort-merge join when
+/// its build side outgrows `ferrospark.memory.limit`, so memory stays bounded; hints are kept.
+///
+/// `local_bytes` are finer size estimates of the (left, right) sides for choosing the side to
+/// build when Spark would shuffle.
+pub fn select_join_in_process(
+    i: &JoinSelectionInput,
+    local_bytes: (u64, u64),
+) -> Result<(JoinStrategy, BuildSide)> {
+    let chosen = select_join(i)?;
+    if matches!(
+        chosen.0,
+        JoinStrategy::SortMerge | JoinStrategy::ShuffledHash
+    ) && i.hint.is_none()
+    {
+        let local = JoinSelectionInput {
+            left_bytes: local_bytes.0,
+            right_bytes: local_bytes.1,
+            ..i.clone()
+        };
+        if let Some(side) = local.smaller(|s| shuffled_buildable(i.join_type, s)) {
+            return Ok((JoinStrategy::ShuffledHash, side));
+        }
+    }
+    Ok(chosen)
+}
+
 /// Spark's choice of operator and build side (the build side is irrelevant to sort-merge
 /// and cartesian joins, reported as the right). An explicit strategy the operator cannot run
 /// for this join type is an error saying so.

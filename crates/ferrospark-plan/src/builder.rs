@@ -15,7 +15,8 @@ use ferrospark_scan::{list_files, ParquetScan, ParquetScanOptions};
 
 use crate::analyzer::{expr_nullable, expr_type, resolve_expr, strip_inner_aliases, Scope};
 use crate::logical::expr_util::{
-    conjoin, contains_aggregate, is_aggregate_call, replace_columns, transform_down,
+    conjoin, contains_aggregate, contains_window, is_aggregate_call, replace_columns,
+    transform_down, transform_down_outside_windows,
 };
 use crate::logical::{AggCall, Attr, IdGen, LogicalPlan, ScanSource, SortExpr};
 
@@ -40,7 +41,7 @@ pub enum JoinOn {
 }
 
 /// Strips `#id` suffixes, for names derived from resolved expressions.
-fn strip_ids(s: &str) -> String {
+pub(crate) fn strip_ids(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -196,8 +197,27 @@ impl PlanBuilder {
         Ok((body, self.attr(&name, dt, nullable)))
     }
 
-    /// `SELECT items FROM input` (no aggregates).
+    /// `SELECT items FROM input` (no aggregates; window calls are computed in `Window` nodes
+    /// below the projection).
     pub fn project(&self, input: Arc<LogicalPlan>, items: &[Expr]) -> Result<Arc<LogicalPlan>> {
+        let (input, items) = if items.iter().any(contains_window) {
+            let scope = self.scope(&input);
+            let resolved = items
+                .iter()
+                .map(|i| {
+                    transform_down(i, &mut |x| {
+                        Ok(match x {
+                            Expr::Window { .. } => Some(resolve_expr(x, &scope)?),
+                            _ => None,
+                        })
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            self.extract_windows(input, resolved)?
+        } else {
+            (input, items.to_vec())
+        };
+        let items = &items[..];
         let scope = self.scope(&input);
         let exprs = self.project_items(items, &scope)?;
         if let Some((e, _)) = exprs.iter().find(|(e, _)| contains_aggregate(e)) {
@@ -280,7 +300,7 @@ impl PlanBuilder {
         let mut aggs: Vec<(AggCall, Attr, Expr)> = Vec::new();
         for r in results {
             let mut err = None;
-            let _ = transform_down(r, &mut |x| {
+            let _ = transform_down_outside_windows(r, &mut |x| {
                 if !is_aggregate_call(x) {
                     return Ok(None);
                 }
@@ -311,7 +331,7 @@ impl PlanBuilder {
         let rewritten = results
             .iter()
             .map(|r| {
-                let e = transform_down(r, &mut |x| {
+                let e = transform_down_outside_windows(r, &mut |x| {
                     Ok(pairs.iter().find(|(f, _)| f == x).map(|(_, t)| t.clone()))
                 })?;
                 // Anything still reading an input column is neither grouped nor aggregated.

@@ -20,6 +20,7 @@ pub mod physical;
 pub mod setops;
 pub mod sql;
 pub mod values;
+mod windows;
 
 pub use builder::{JoinOn, PlanBuilder};
 pub use engine::{QueryEngine, QueryResult};

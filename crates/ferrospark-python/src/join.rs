@@ -64,7 +64,7 @@ fn using_keys(
                 PhysicalExpr::Cast {
                     expr: Box::new(e),
                     to: t.clone(),
-                    safe: false,
+                    mode: ferrospark_expr::physical::CastMode::Ansi,
                 }
             }
         };

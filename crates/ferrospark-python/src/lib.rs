@@ -149,6 +149,60 @@ impl PyExpr {
         )
     }
 
+    /// `func OVER (PARTITION BY partition_by ORDER BY order_by frame)`; `frame` is
+    /// `(rows, start, end)` with each bound `unbounded_preceding`, `unbounded_following` or a
+    /// signed offset (0: the current row).
+    #[staticmethod]
+    #[pyo3(signature = (func, partition_by, order_by, frame=None))]
+    fn window(
+        py: Python<'_>,
+        func: PyExpr,
+        partition_by: Vec<PyExpr>,
+        order_by: Vec<PyExpr>,
+        frame: Option<(bool, String, String)>,
+    ) -> PyResult<Self> {
+        use ferrospark_expr::expr::{FrameEdge, FrameSpec};
+        let edge = |t: &str| -> Result<FrameEdge, FerroError> {
+            Ok(match t {
+                "unbounded_preceding" => FrameEdge::UnboundedPreceding,
+                "unbounded_following" => FrameEdge::UnboundedFollowing,
+                t => {
+                    let negative = t.starts_with('-');
+                    let body = t.trim_start_matches('-');
+                    let lit = match body.parse::<i64>() {
+                        Ok(v) => Literal::integer(v),
+                        Err(_) => Literal::double(body.parse::<f64>().map_err(|_| {
+                            FerroError::Config(format!("`{t}` is not a window frame bound"))
+                        })?),
+                    };
+                    let zero = body.parse::<f64>().is_ok_and(|v| v == 0.0);
+                    match (zero, negative) {
+                        (true, _) => FrameEdge::CurrentRow,
+                        (false, true) => FrameEdge::Preceding(Expr::Literal(lit)),
+                        (false, false) => FrameEdge::Following(Expr::Literal(lit)),
+                    }
+                }
+            })
+        };
+        let frame = match frame {
+            Some((rows, start, end)) => Some(Box::new(FrameSpec {
+                rows,
+                start: edge(&start).map_err(|e| to_py(py, e))?,
+                end: edge(&end).map_err(|e| to_py(py, e))?,
+            })),
+            None => None,
+        };
+        node(
+            py,
+            Expr::Window {
+                func: Box::new(func.0),
+                partition_by: partition_by.into_iter().map(|a| a.0).collect(),
+                order_by: order_by.into_iter().map(|a| a.0).collect(),
+                frame,
+            },
+        )
+    }
+
     #[staticmethod]
     fn lit_null() -> Self {
         PyExpr(Expr::lit(Literal::null(&arrow_schema::DataType::Null)))

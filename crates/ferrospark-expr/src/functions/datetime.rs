@@ -116,10 +116,18 @@ pub enum DateFn {
         /// raise rather than NULL
         ansi: bool,
     },
-    /// `unix_timestamp(ts)`: seconds since the epoch
+    /// `unix_timestamp(ts)`: seconds since the epoch, truncated toward zero
     UnixSeconds,
+    /// `unix_seconds` / `unix_millis` / `unix_micros`: floor of the timestamp in units of
+    /// this many microseconds
+    UnixUnits(i64),
     /// `from_unixtime(secs)` as a timestamp (then formatted)
     SecondsToTimestamp,
+    /// Microseconds since the epoch as a timestamp in `tz` (interval arithmetic).
+    MicrosToTimestamp {
+        /// session zone
+        tz: String,
+    },
     /// `make_date(y, m, d)`
     MakeDate {
         /// raise rather than NULL on an invalid date
@@ -160,7 +168,11 @@ impl DateFn {
             DateFn::ParseDate { .. } => "to_date",
             DateFn::ParseTimestamp { .. } => "to_timestamp",
             DateFn::UnixSeconds => "unix_timestamp",
+            DateFn::UnixUnits(1) => "unix_micros",
+            DateFn::UnixUnits(1000) => "unix_millis",
+            DateFn::UnixUnits(_) => "unix_seconds",
             DateFn::SecondsToTimestamp => "timestamp_seconds",
+            DateFn::MicrosToTimestamp { .. } => "timestamp_micros",
             DateFn::MakeDate { .. } => "make_date",
             DateFn::UnixDate => "unix_date",
         }
@@ -426,8 +438,14 @@ impl DateFn {
                 ))
             }
             DateFn::UnixSeconds => {
+                // unix_timestamp truncates toward zero (1969-12-31 23:59:59.5 is 0).
                 let t = a.prim::<TimestampMicrosecondType>(0)?;
-                build_prims::<Int64Type>(n, |i| Ok(t.get(i).map(|us| us.div_euclid(1_000_000))))
+                build_prims::<Int64Type>(n, |i| Ok(t.get(i).map(|us| us / 1_000_000)))
+            }
+            DateFn::UnixUnits(per) => {
+                let t = a.prim::<TimestampMicrosecondType>(0)?;
+                let per = *per;
+                build_prims::<Int64Type>(n, |i| Ok(t.get(i).map(|us| us.div_euclid(per))))
             }
             DateFn::SecondsToTimestamp => {
                 let s = a.prim::<Int64Type>(0)?;
@@ -435,6 +453,12 @@ impl DateFn {
                     .map(|i| s.get(i).and_then(|v| v.checked_mul(1_000_000)))
                     .collect();
                 Ok(Arc::new(out.with_timezone("UTC")))
+            }
+            DateFn::MicrosToTimestamp { tz } => {
+                let us = a.prim::<Int64Type>(0)?;
+                let out: PrimitiveArray<TimestampMicrosecondType> =
+                    (0..n).map(|i| us.get(i)).collect();
+                Ok(Arc::new(out.with_timezone(tz.as_str())))
             }
             DateFn::MakeDate { ansi } => {
                 let y = a.prim::<Int32Type>(0)?;
@@ -648,7 +672,7 @@ pub(crate) fn date_arg(call: &Call<'_, '_>, i: usize, a: PhysicalExpr) -> Result
     match spark_equivalent(&a.data_type()) {
         DataType::Date32 => Ok(a),
         DataType::Timestamp(..) => Ok(cast_to(a, &DataType::Date32)),
-        DataType::Utf8 | DataType::Null => Ok(cast_to(a, &DataType::Date32)),
+        DataType::Utf8 | DataType::Null => Ok(crate::bind::cast_in(a, &DataType::Date32, call.ctx)),
         _ => Err(call.wrong_type(i, &a, "the \"DATE\" type")),
     }
 }
@@ -664,7 +688,7 @@ pub(crate) fn timestamp_arg(
     match spark_equivalent(&a.data_type()) {
         DataType::Timestamp(_, Some(_)) => Ok(cast_to(a, &timestamp_type(tz))),
         DataType::Timestamp(_, None) | DataType::Date32 | DataType::Utf8 | DataType::Null => {
-            Ok(cast_to(a, &timestamp_type(tz)))
+            Ok(crate::bind::cast_in(a, &timestamp_type(tz), call.ctx))
         }
         _ => Err(call.wrong_type(i, &a, "the \"TIMESTAMP\" type")),
     }
@@ -844,6 +868,35 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
                 timestamp_type("UTC"),
             );
             call.function(f(DateFn::DateFormat { tz }), vec![t, p], DataType::Utf8)
+        }
+        "unix_seconds" | "unix_millis" | "unix_micros" => {
+            call.arity(&args, 1, 1)?;
+            let t = timestamp_arg(call, 0, args[0].clone())?;
+            let per = match call.name {
+                "unix_seconds" => 1_000_000,
+                "unix_millis" => 1000,
+                _ => 1,
+            };
+            call.function(f(DateFn::UnixUnits(per)), vec![t], DataType::Int64)
+        }
+        "timestamp_seconds" => {
+            call.arity(&args, 1, 1)?;
+            let secs = cast_to(args[0].clone(), &DataType::Int64);
+            let t = call.function(
+                f(DateFn::SecondsToTimestamp),
+                vec![secs],
+                timestamp_type("UTC"),
+            );
+            cast_to(t, &timestamp_type(&tz))
+        }
+        "date_from_unix_date" => {
+            call.arity(&args, 1, 1)?;
+            let d = call.int_arg(0, args[0].clone(), &DataType::Int32)?;
+            PhysicalExpr::Cast {
+                expr: Box::new(d),
+                to: DataType::Date32,
+                mode: crate::physical::CastMode::Ansi,
+            }
         }
         "make_date" => {
             call.arity(&args, 3, 3)?;
@@ -1057,14 +1110,24 @@ pub(crate) fn bind_datetime_arithmetic(
         })
     };
     let ts_plus_micros = |t: PhysicalExpr, us: PhysicalExpr| -> Result<PhysicalExpr> {
+        // Microseconds, not Spark's seconds-since-epoch cast.
+        let micros = call.function(
+            ScalarFunction::Date(DateFn::UnixUnits(1)),
+            vec![t],
+            DataType::Int64,
+        );
         let sum = PhysicalExpr::Arithmetic {
             op: BinaryOp::Plus,
-            left: Box::new(cast_to(t, &DataType::Int64)),
+            left: Box::new(micros),
             right: Box::new(negate(us)?),
             data_type: DataType::Int64,
             fail_on_error: true,
         };
-        Ok(cast_to(sum, &timestamp_type(&tz)))
+        Ok(call.function(
+            ScalarFunction::Date(DateFn::MicrosToTimestamp { tz: tz.clone() }),
+            vec![sum],
+            timestamp_type(&tz),
+        ))
     };
     Ok(Some(match (&lt, &rt) {
         (DataType::Date32, t) if crate::types::is_integral(t) && !matches!(t, DataType::Int64) => {

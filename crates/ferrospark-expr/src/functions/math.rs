@@ -25,8 +25,11 @@ use crate::types::{is_decimal, is_floating, is_integral, is_numeric, spark_equiv
 /// A mathematical function.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MathFn {
-    /// `abs(x)`
-    Abs,
+    /// `abs(x)`; without ANSI the minimum integer stays itself (Java's wrap)
+    Abs {
+        /// raise on overflow
+        ansi: bool,
+    },
     /// `isnan(x)`
     IsNan,
     /// `round(x, d)` (HALF_UP) or `bround(x, d)` (HALF_EVEN); `d` is a literal.
@@ -35,6 +38,13 @@ pub enum MathFn {
         scale: i32,
         /// banker's rounding
         half_even: bool,
+    },
+    /// `floor(x, d)` or `ceil(x, d)`: DECIMAL rounded toward -inf / +inf at `d` digits.
+    FloorCeilScale {
+        /// digits after the point (negative: before it)
+        scale: i32,
+        /// ceil rather than floor
+        ceil: bool,
     },
     /// `floor(x)` or `ceil(x)`
     FloorCeil {
@@ -173,13 +183,16 @@ impl MathFn {
     /// Spark's name.
     pub fn name(self) -> &'static str {
         match self {
-            MathFn::Abs => "abs",
+            MathFn::Abs { .. } => "abs",
             MathFn::IsNan => "isnan",
             MathFn::Round {
                 half_even: false, ..
             } => "round",
             MathFn::Round { .. } => "bround",
-            MathFn::FloorCeil { ceil: false } => "floor",
+            MathFn::FloorCeil { ceil: false } | MathFn::FloorCeilScale { ceil: false, .. } => {
+                "floor"
+            }
+            MathFn::FloorCeilScale { .. } => "ceil",
             MathFn::FloorCeil { ceil: true } => "ceil",
             MathFn::Unary(u) => u.name(),
             MathFn::Pow => "power",
@@ -198,7 +211,8 @@ impl MathFn {
     pub(crate) fn evaluate(self, a: &Args) -> Result<ArrayRef> {
         let n = a.rows();
         match self {
-            MathFn::Abs => crate::eval::abs(a.array(0)),
+            MathFn::Abs { ansi: true } => crate::eval::abs(a.array(0)),
+            MathFn::Abs { ansi: false } => wrapping_abs(a.array(0)),
             MathFn::IsNan => {
                 let f = a.array(0).as_primitive::<Float64Type>();
                 Ok(Arc::new(BooleanArray::from_iter(
@@ -207,6 +221,7 @@ impl MathFn {
             }
             MathFn::Round { scale, half_even } => round(&a.full(0)?, scale, half_even),
             MathFn::FloorCeil { ceil } => floor_ceil(&a.full(0)?, ceil),
+            MathFn::FloorCeilScale { scale, ceil } => decimal_floor_ceil(&a.full(0)?, scale, ceil),
             MathFn::Unary(u) => {
                 let x = a.prim::<Float64Type>(0)?;
                 build_prims::<Float64Type>(n, |i| Ok(x.get(i).and_then(|v| u.apply(v))))
@@ -232,10 +247,12 @@ impl MathFn {
                 let mut acc = a.full(0)?;
                 for i in 1..a.len() {
                     let next = a.full(i)?;
+                    // Spark's order: -0.0 equals 0.0 (ties keep the earlier argument).
+                    let (nk, ak) = (crate::normalize_key(&next), crate::normalize_key(&acc));
                     let better = if greatest {
-                        arrow_ord::cmp::gt(&next, &acc)?
+                        arrow_ord::cmp::gt(&nk, &ak)?
                     } else {
-                        arrow_ord::cmp::lt(&next, &acc)?
+                        arrow_ord::cmp::lt(&nk, &ak)?
                     };
                     let take: BooleanArray = (0..acc.len())
                         .map(|r| {
@@ -278,6 +295,16 @@ impl MathFn {
 
 /// Rounds a double the way Spark does: through its shortest decimal text.
 pub fn round_f64(x: f64, scale: i32, half_even: bool) -> f64 {
+    let r = round_f64_signed(x, scale, half_even);
+    // Spark rounds through BigDecimal, which has no negative zero.
+    if r == 0.0 {
+        0.0
+    } else {
+        r
+    }
+}
+
+fn round_f64_signed(x: f64, scale: i32, half_even: bool) -> f64 {
     if !x.is_finite() {
         return x;
     }
@@ -433,6 +460,58 @@ fn round(a: &ArrayRef, scale: i32, half_even: bool) -> Result<ArrayRef> {
     })
 }
 
+fn decimal_floor_ceil(a: &ArrayRef, scale: i32, ceil: bool) -> Result<ArrayRef> {
+    let DataType::Decimal128(p, s) = a.data_type() else {
+        return Err(FerroError::Internal(format!(
+            "floor/ceil with a scale of {}",
+            a.data_type()
+        )));
+    };
+    let DataType::Decimal128(op, os) = round_decimal_type(*p, *s, scale) else {
+        return Err(FerroError::Internal("floor/ceil type".into()));
+    };
+    let s = *s as i32;
+    let out: PrimitiveArray<Decimal128Type> = a
+        .as_primitive::<Decimal128Type>()
+        .iter()
+        .map(|v| {
+            v.and_then(|v| {
+                if scale >= s {
+                    return Some(v);
+                }
+                let d = pow10_i128((s - scale) as u32)?;
+                let q = v.div_euclid(d);
+                let q = if ceil && v.rem_euclid(d) != 0 {
+                    q + 1
+                } else {
+                    q
+                };
+                if scale < 0 {
+                    q.checked_mul(pow10_i128((-scale) as u32)?)
+                } else {
+                    Some(q)
+                }
+            })
+        })
+        .collect();
+    Ok(Arc::new(out.with_precision_and_scale(op, os)?))
+}
+
+fn wrapping_abs(a: &ArrayRef) -> Result<ArrayRef> {
+    macro_rules! wrap {
+        ($t:ty) => {
+            Arc::new(a.as_primitive::<$t>().unary::<_, $t>(|x| x.wrapping_abs())) as ArrayRef
+        };
+    }
+    Ok(match a.data_type() {
+        DataType::Int8 => wrap!(Int8Type),
+        DataType::Int16 => wrap!(Int16Type),
+        DataType::Int32 => wrap!(Int32Type),
+        DataType::Int64 => wrap!(Int64Type),
+        _ => crate::eval::abs(a)?,
+    })
+}
+
 fn floor_ceil(a: &ArrayRef, ceil: bool) -> Result<ArrayRef> {
     Ok(match a.data_type() {
         DataType::Float64 => Arc::new(
@@ -467,6 +546,12 @@ fn floor_ceil(a: &ArrayRef, ceil: bool) -> Result<ArrayRef> {
     })
 }
 
+fn remainder_by_zero() -> FerroError {
+    FerroError::Arithmetic(
+        "[REMAINDER_BY_ZERO] Remainder by zero. Use `try_mod` to tolerate divisor being 0 and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error.".into(),
+    )
+}
+
 fn divide_by_zero() -> FerroError {
     FerroError::Arithmetic(
         "[DIVIDE_BY_ZERO] Division by zero. Use `try_divide` to tolerate divisor being 0 and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error.".into(),
@@ -486,7 +571,7 @@ fn pmod(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
                 let (v, m) = (x.value(i), y.value(i));
                 if m == 0 {
                     if ansi {
-                        return Err(divide_by_zero());
+                        return Err(remainder_by_zero());
                     }
                     out.push(None);
                     continue;
@@ -520,7 +605,7 @@ fn pmod(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
                 let (v, m) = (x.value(i), y.value(i));
                 if m == 0.0 {
                     if ansi {
-                        return Err(divide_by_zero());
+                        return Err(remainder_by_zero());
                     }
                     out.push(None);
                     continue;
@@ -644,7 +729,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             call.arity(&args, 1, 1)?;
             let t = numeric(0, &args[0])?;
             call.function(
-                ScalarFunction::Math(MathFn::Abs),
+                ScalarFunction::Math(MathFn::Abs { ansi }),
                 vec![cast_to(args[0].clone(), &t)],
                 t,
             )
@@ -695,6 +780,29 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
                 }),
                 vec![cast_to(args[0].clone(), &t)],
                 out,
+            )
+        }
+        "floor" | "ceil" | "ceiling" if args.len() == 2 => {
+            let scale = literal_int(call, &args[1])?;
+            let t = numeric(0, &args[0])?;
+            let input = match &t {
+                DataType::Decimal128(..) => t.clone(),
+                DataType::Int8 => DataType::Decimal128(3, 0),
+                DataType::Int16 => DataType::Decimal128(5, 0),
+                DataType::Int32 => DataType::Decimal128(10, 0),
+                DataType::Int64 => DataType::Decimal128(20, 0),
+                _ => DataType::Decimal128(30, 15),
+            };
+            let DataType::Decimal128(p, s) = input else {
+                return Err(FerroError::Internal("floor/ceil input".into()));
+            };
+            call.function(
+                ScalarFunction::Math(MathFn::FloorCeilScale {
+                    scale,
+                    ceil: call.name != "floor",
+                }),
+                vec![cast_to(args[0].clone(), &input)],
+                round_decimal_type(p, s, scale),
             )
         }
         "floor" | "ceil" | "ceiling" => {

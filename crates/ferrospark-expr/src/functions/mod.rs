@@ -70,10 +70,10 @@ impl ScalarFunction {
             ScalarFunction::Regex(f) => f.evaluate(&args)?,
             ScalarFunction::Date(f) => f.evaluate(&args)?,
             ScalarFunction::Coalesce => {
-                let mut acc = args.array(0).clone();
+                let mut acc = args.full(0)?;
                 for i in 1..args.len() {
                     let keep = arrow_arith::boolean::is_not_null(&acc)?;
-                    acc = arrow_select::zip::zip(&keep, &acc, args.array(i))?;
+                    acc = arrow_select::zip::zip(&keep, &acc, &args.full(i)?)?;
                 }
                 acc
             }
@@ -347,10 +347,24 @@ impl Call<'_, '_> {
         let mut t = DataType::Null;
         for a in args {
             let at = spark_equivalent(&a.data_type());
+            let string_and =
+                |s: &DataType, o: &DataType| *s == DataType::Utf8 && (crate::types::is_numeric(o));
             t = if t == DataType::Null {
                 at
             } else if at == DataType::Null {
                 t
+            } else if string_and(&t, &at) || string_and(&at, &t) {
+                // Spark's ANSI coercion: a string beside a number becomes a BIGINT (or a
+                // DOUBLE / DECIMAL beside those), cast when the value is read; legacy mode
+                // makes both strings.
+                let o = if t == DataType::Utf8 { &at } else { &t };
+                if !self.ctx.ansi {
+                    DataType::Utf8
+                } else if crate::types::is_integral(o) {
+                    DataType::Int64
+                } else {
+                    o.clone()
+                }
             } else {
                 comparison_type(&t, &at).ok_or_else(|| {
                     FerroError::Analysis(format!(

@@ -154,7 +154,7 @@ impl PatternCache {
     fn get(&mut self, pattern: &str) -> Result<&Regex> {
         let hit = matches!(&self.last, Some((p, _)) if p == pattern);
         if !hit {
-            let re = Regex::new(pattern).map_err(|e| {
+            let re = Regex::new(&java_classes(pattern)).map_err(|e| {
                 FerroError::Analysis(format!(
                     "[INVALID_PARAMETER_VALUE.PATTERN] The value of parameter `regexp` is invalid: '{pattern}': {e}"
                 ))
@@ -166,6 +166,32 @@ impl PatternCache {
             None => Err(FerroError::Internal("pattern cache empty".into())),
         }
     }
+}
+
+/// Java's `\w`, `\d` and `\s` are ASCII classes (the regex crate's are Unicode ones).
+fn java_classes(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('w') => out.push_str("[0-9A-Za-z_]"),
+            Some('W') => out.push_str("[^0-9A-Za-z_]"),
+            Some('d') => out.push_str("[0-9]"),
+            Some('D') => out.push_str("[^0-9]"),
+            Some('s') => out.push_str("[\\t\\n\\x0B\\f\\r ]"),
+            Some('S') => out.push_str("[^\\t\\n\\x0B\\f\\r ]"),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// Java's `Matcher.appendReplacement` syntax (`$1`, `\$` for a dollar) in the regex crate's

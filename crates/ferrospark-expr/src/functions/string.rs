@@ -53,6 +53,10 @@ pub enum StringFn {
     Ascii,
     /// `translate(s, from, to)`
     Translate,
+    /// `octet_length(s)`: UTF-8 bytes
+    OctetLength,
+    /// `bit_length(s)`: UTF-8 bits
+    BitLength,
 }
 
 impl StringFn {
@@ -78,6 +82,8 @@ impl StringFn {
             StringFn::Repeat => "repeat",
             StringFn::Ascii => "ascii",
             StringFn::Translate => "translate",
+            StringFn::OctetLength => "octet_length",
+            StringFn::BitLength => "bit_length",
         }
     }
 
@@ -86,6 +92,11 @@ impl StringFn {
         match self {
             StringFn::Upper => map1(a, |s, out| out.push_str(&s.to_uppercase())),
             StringFn::Lower => map1(a, |s, out| out.push_str(&s.to_lowercase())),
+            StringFn::OctetLength | StringFn::BitLength => {
+                let s = a.str(0)?;
+                let k = if self == StringFn::BitLength { 8 } else { 1 };
+                build_prims::<Int32Type>(n, |i| Ok(s.get(i).map(|v| (v.len() * k) as i32)))
+            }
             StringFn::Length => {
                 let s = a.str(0)?;
                 build_prims::<Int32Type>(n, |i| Ok(s.get(i).map(|v| v.chars().count() as i32)))
@@ -341,6 +352,10 @@ pub fn substring_sql(s: &str, pos: i32, len: i32) -> &str {
 
 /// 1-based character position of `f` in `v` at or after character `from`, 0 when absent.
 fn char_position(v: &str, f: &str, from: usize) -> i32 {
+    // Spark's `UTF8String.indexOf` finds the empty string at 0 whatever the start.
+    if f.is_empty() {
+        return 1;
+    }
     let start_byte = match v.char_indices().nth(from) {
         Some((b, _)) => b,
         None if from == v.chars().count() => v.len(),
@@ -380,6 +395,20 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         "upper" | "ucase" => (StringFn::Upper, 1, 1),
         "lower" | "lcase" => (StringFn::Lower, 1, 1),
         "length" | "char_length" | "character_length" | "len" => (StringFn::Length, 1, 1),
+        "octet_length" | "bit_length" => {
+            call.arity(&args, 1, 1)?;
+            let s = call.string_arg(0, args[0].clone())?;
+            let f = if call.name == "octet_length" {
+                StringFn::OctetLength
+            } else {
+                StringFn::BitLength
+            };
+            return Ok(Bound::Done(call.function(
+                ScalarFunction::Str(f),
+                vec![s],
+                DataType::Int32,
+            )));
+        }
         "concat" => (StringFn::Concat, 0, usize::MAX),
         "concat_ws" => (StringFn::ConcatWs, 1, usize::MAX),
         "substring" | "substr" => (StringFn::Substring, 2, 3),
@@ -410,6 +439,12 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         _ => return Ok(Bound::NotMine(args)),
     };
     call.arity(&args, lo, hi)?;
+    // Spark's SQL `trim(chars, s)` / `ltrim(chars, s)` / `rtrim(chars, s)` name the characters
+    // first (btrim takes the string first); evaluation takes the string first.
+    let mut args = args;
+    if matches!(call.name, "trim" | "ltrim" | "rtrim") && args.len() == 2 {
+        args.swap(0, 1);
+    }
     let int_at: &[usize] = match f {
         StringFn::Substring => &[1, 2],
         StringFn::LPad | StringFn::RPad | StringFn::Repeat => &[1],

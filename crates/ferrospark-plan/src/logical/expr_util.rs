@@ -66,6 +66,17 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Expr>) -> Resul
             expr: b(expr, f)?,
             type_name: type_name.clone(),
         },
+        Expr::Window {
+            func,
+            partition_by,
+            order_by,
+            frame,
+        } => Expr::Window {
+            func: b(func, f)?,
+            partition_by: partition_by.iter().map(&mut *f).collect::<Result<_>>()?,
+            order_by: order_by.iter().map(&mut *f).collect::<Result<_>>()?,
+            frame: frame.clone(),
+        },
         Expr::Case {
             branches,
             otherwise,
@@ -107,8 +118,6 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Expr>) -> Resul
             distinct: *distinct,
             ignore_nulls: *ignore_nulls,
         },
-        #[allow(unreachable_patterns)]
-        other => other.clone(),
     })
 }
 
@@ -209,11 +218,56 @@ pub fn is_aggregate_call(e: &Expr) -> bool {
     }
 }
 
-/// Whether `e` contains an aggregate call anywhere.
+/// Whether `e` contains an aggregate call (a window's own function does not count, its
+/// arguments and keys do: `sum(x) OVER w` is no aggregate, `rank() OVER (ORDER BY sum(x))`
+/// reads one).
 pub fn contains_aggregate(e: &Expr) -> bool {
     let mut found = false;
-    e.visit(&mut |x| found |= is_aggregate_call(x));
+    let _ = transform_down_outside_windows(e, &mut |x| {
+        found |= is_aggregate_call(x);
+        Ok(None)
+    });
     found
+}
+
+/// Whether `e` contains a window function call.
+pub fn contains_window(e: &Expr) -> bool {
+    let mut found = false;
+    e.visit(&mut |x| found |= matches!(x, Expr::Window { .. }));
+    found
+}
+
+/// [`transform_down`] that, at a window call, rewrites its function's arguments, keys and
+/// ORDER BY but never hands `f` the window's function itself.
+pub fn transform_down_outside_windows(
+    e: &Expr,
+    f: &mut dyn FnMut(&Expr) -> Result<Option<Expr>>,
+) -> Result<Expr> {
+    if let Expr::Window {
+        func,
+        partition_by,
+        order_by,
+        frame,
+    } = e
+    {
+        let func = map_children(func, &mut |c| transform_down_outside_windows(c, f))?;
+        return Ok(Expr::Window {
+            func: Box::new(func),
+            partition_by: partition_by
+                .iter()
+                .map(|c| transform_down_outside_windows(c, f))
+                .collect::<Result<_>>()?,
+            order_by: order_by
+                .iter()
+                .map(|c| transform_down_outside_windows(c, f))
+                .collect::<Result<_>>()?,
+            frame: frame.clone(),
+        });
+    }
+    if let Some(r) = f(e)? {
+        return Ok(r);
+    }
+    map_children(e, &mut |c| transform_down_outside_windows(c, f))
 }
 
 /// Strips a top-level alias.

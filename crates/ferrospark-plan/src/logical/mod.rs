@@ -133,31 +133,7 @@ pub struct WindowCallExpr {
     pub frame: Option<FrameSpec>,
 }
 
-/// A window frame as written.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FrameSpec {
-    /// `ROWS` (true) or `RANGE` (false).
-    pub rows: bool,
-    /// Start bound.
-    pub start: FrameEdge,
-    /// End bound.
-    pub end: FrameEdge,
-}
-
-/// One edge of a frame.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FrameEdge {
-    /// `UNBOUNDED PRECEDING`
-    UnboundedPreceding,
-    /// `n PRECEDING` (n as written: a literal)
-    Preceding(Expr),
-    /// `CURRENT ROW`
-    CurrentRow,
-    /// `n FOLLOWING`
-    Following(Expr),
-    /// `UNBOUNDED FOLLOWING`
-    UnboundedFollowing,
-}
+pub use ferrospark_expr::expr::{FrameEdge, FrameSpec};
 
 /// Set operations besides UNION.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,7 @@
 //! `BooleanSimplification` and `PruneFilters`: `x AND true` is `x`, `x OR true` is `true`,
-//! a filter that is always true disappears, one that is never true becomes an empty relation.
+//! `(a AND b) OR (a AND c)` is `a AND (b OR c)` (so a join key written in every branch of a
+//! disjunction, as TPC-H Q19 writes it, becomes an equi-join key), a filter that is always
+//! true disappears, one that is never true becomes an empty relation.
 
 use std::sync::Arc;
 
@@ -9,7 +11,7 @@ use ferrospark_common::{Config, Result};
 use ferrospark_expr::{BinaryOp, Expr, Literal};
 
 use super::OptimizerRule;
-use crate::logical::expr_util::transform_up;
+use crate::logical::expr_util::{conjoin, split_conjuncts, transform_up};
 use crate::logical::{rewrite_expressions, LogicalPlan};
 
 /// Simplifies boolean expressions and constant filters.
@@ -59,7 +61,7 @@ fn simplify(e: &Expr) -> Result<Expr> {
                 (Some(Some(true)), _) | (_, Some(Some(true))) => {
                     Expr::Literal(Literal::boolean(true))
                 }
-                _ => x,
+                _ => factor_common(&x).unwrap_or(x),
             },
             Expr::Not(inner) => match inner.as_ref() {
                 Expr::Not(y) => (**y).clone(),
@@ -71,6 +73,55 @@ fn simplify(e: &Expr) -> Result<Expr> {
             _ => x,
         })
     })
+}
+
+fn disjuncts(e: &Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Binary {
+            left,
+            op: BinaryOp::Or,
+            right,
+        } => {
+            disjuncts(left, out);
+            disjuncts(right, out);
+        }
+        other => out.push(other.clone()),
+    }
+}
+
+/// `(a AND b) OR (a AND c)` as `a AND (b OR c)`; `None` when the branches share nothing.
+fn factor_common(or: &Expr) -> Option<Expr> {
+    let mut branches = Vec::new();
+    disjuncts(or, &mut branches);
+    let conj: Vec<Vec<Expr>> = branches.iter().map(split_conjuncts).collect();
+    let common: Vec<Expr> = conj
+        .first()?
+        .iter()
+        .filter(|c| conj[1..].iter().all(|b| b.contains(c)))
+        .fold(Vec::new(), |mut acc, c| {
+            if !acc.contains(c) {
+                acc.push(c.clone());
+            }
+            acc
+        });
+    if common.is_empty() {
+        return None;
+    }
+    let rests: Vec<Option<Expr>> = conj
+        .into_iter()
+        .map(|b| conjoin(b.into_iter().filter(|c| !common.contains(c))))
+        .collect();
+    // A branch left with nothing is true, and so is the whole disjunction of the rests.
+    let rest = if rests.iter().any(Option::is_none) {
+        None
+    } else {
+        rests.into_iter().flatten().reduce(|a, b| Expr::Binary {
+            left: Box::new(a),
+            op: BinaryOp::Or,
+            right: Box::new(b),
+        })
+    };
+    conjoin(common.into_iter().chain(rest))
 }
 
 impl OptimizerRule for BooleanSimplification {
@@ -91,5 +142,37 @@ impl OptimizerRule for BooleanSimplification {
                 _ => node,
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrospark_expr::parse_expr;
+
+    fn simplified(text: &str) -> String {
+        simplify(&parse_expr(text).expect("parses"))
+            .expect("simplifies")
+            .to_string()
+    }
+
+    #[test]
+    fn common_conjuncts_leave_a_disjunction() {
+        assert_eq!(
+            simplified("(k = j AND a > 1) OR (k = j AND b < 2) OR (c = 3 AND k = j)"),
+            "k = j AND (a > 1 OR b < 2 OR c = 3)"
+        );
+        assert_eq!(simplified("(k = j AND a > 1) OR k = j"), "k = j");
+        assert_eq!(
+            simplified("(a > 1 AND b > 1) OR c > 1"),
+            "a > 1 AND b > 1 OR c > 1"
+        );
+    }
+
+    #[test]
+    fn constants_fold_away() {
+        assert_eq!(simplified("a > 1 AND true"), "a > 1");
+        assert_eq!(simplified("a > 1 OR true"), "true");
+        assert_eq!(simplified("NOT NOT a > 1"), "a > 1");
     }
 }

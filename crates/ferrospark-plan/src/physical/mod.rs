@@ -15,6 +15,7 @@ pub mod planner;
 pub mod scan;
 pub mod sort;
 pub mod stats;
+pub mod window;
 
 use std::fmt::{Debug, Write};
 use std::sync::Arc;

@@ -14,7 +14,7 @@ use super::basic::{FilterExec, LimitExec, ProjectExec, UnionExec};
 use super::join::JoinPlanExec;
 use super::scan::{ConstantRowsExec, MemoryScanExec, ParquetScanExec};
 use super::sort::SortExec;
-use super::stats::size_in_bytes;
+use super::stats::{local_size_in_bytes, size_in_bytes};
 use super::ExecutionPlan;
 use crate::logical::expr_util::{column_keys, conjoin, replace_columns, split_conjuncts};
 use crate::logical::{attrs_schema, expr_text, Attr, LogicalPlan, ScanSource};
@@ -216,12 +216,10 @@ impl<'a> PhysicalPlanner<'a> {
                     .collect::<Result<_>>()?,
                 attrs_schema(&plan.output()),
             )),
-            LogicalPlan::Window { .. } => {
-                return Err(FerroError::Unsupported(
-                    "window functions inside a query plan (fs.window runs them over a table)"
-                        .into(),
-                ))
-            }
+            LogicalPlan::Window { input, exprs } => Arc::new(super::window::WindowPlanExec::new(
+                self.create(input)?,
+                exprs.clone(),
+            )),
             LogicalPlan::SetOp { .. } => {
                 return Err(FerroError::Internal(
                     "set operations are rewritten to joins before planning".into(),
@@ -250,7 +248,14 @@ impl<'a> PhysicalPlanner<'a> {
             shuffle_partitions: self.cfg.shuffle_partitions()? as u64,
             hint,
         };
-        let (strategy, build_side) = select_join(&input)?;
+        let (strategy, build_side) = if self.cfg.prefer_hash_join()? {
+            ferrospark_join::select_join_in_process(
+                &input,
+                (local_size_in_bytes(left), local_size_in_bytes(right)),
+            )?
+        } else {
+            select_join(&input)?
+        };
         let (l, r) = (self.create(left)?, self.create(right)?);
         let nested = matches!(
             strategy,

@@ -29,8 +29,25 @@ pub fn row_size(attrs: &[Attr]) -> u64 {
         .sum::<u64>()
 }
 
-/// Estimated output bytes of `plan`.
+/// Estimated output bytes of `plan`, as Spark estimates them (for Spark's join selection).
 pub fn size_in_bytes(plan: &LogicalPlan) -> u64 {
+    estimate(plan, false)
+}
+
+/// A finer estimate for choosing which side of an in-process hash join to build: filters
+/// keep half their input per conjunct (at most four halvings, as a planner without column
+/// statistics guesses) and an equi-join keeps about as many rows as its larger side (a key
+/// / foreign-key join) rather than the product Spark assumes.
+pub fn local_size_in_bytes(plan: &LogicalPlan) -> u64 {
+    estimate(plan, true)
+}
+
+fn selectivity(conjuncts: usize, size: u64) -> u64 {
+    size >> conjuncts.min(4)
+}
+
+fn estimate(plan: &LogicalPlan, local: bool) -> u64 {
+    let size_in_bytes = |p: &LogicalPlan| estimate(p, local);
     let scaled = |child: u64, child_attrs: &[Attr], out: &[Attr]| -> u64 {
         let cw = row_size(child_attrs).max(1);
         ((child as u128 * row_size(out) as u128) / cw as u128).min(u64::MAX as u128) as u64
@@ -40,6 +57,7 @@ pub fn size_in_bytes(plan: &LogicalPlan) -> u64 {
             source,
             attrs,
             projection,
+            filters,
             ..
         } => {
             let full = match source {
@@ -49,10 +67,18 @@ pub fn size_in_bytes(plan: &LogicalPlan) -> u64 {
                     .map(|b| b.get_array_memory_size() as u64)
                     .sum(),
             };
-            match projection {
+            let read = match projection {
                 Some(_) => scaled(full, attrs, &plan.output()),
                 None => full,
+            };
+            if local {
+                selectivity(filters.len(), read).max(1)
+            } else {
+                read
             }
+        }
+        LogicalPlan::Filter { input, predicate } if local => {
+            selectivity(predicate.conjuncts().len(), size_in_bytes(input)).max(1)
         }
         LogicalPlan::OneRow => 1,
         LogicalPlan::Empty { .. } => 1,
@@ -86,6 +112,11 @@ pub fn size_in_bytes(plan: &LogicalPlan) -> u64 {
                 JoinType::LeftSemi | JoinType::LeftAnti | JoinType::NullAwareAnti => {
                     size_in_bytes(left)
                 }
+                _ if local && has_equi_condition(plan) => {
+                    let (l, r) = (size_in_bytes(left), size_in_bytes(right));
+                    let wider = if l >= r { left } else { right };
+                    scaled(l.max(r), &wider.output(), &plan.output())
+                }
                 _ => size_in_bytes(left)
                     .saturating_mul(size_in_bytes(right))
                     .max(1),
@@ -97,4 +128,19 @@ pub fn size_in_bytes(plan: &LogicalPlan) -> u64 {
             .fold(0u64, u64::saturating_add),
         LogicalPlan::SetOp { left, .. } => size_in_bytes(left),
     }
+}
+
+fn has_equi_condition(plan: &LogicalPlan) -> bool {
+    let LogicalPlan::Join {
+        left,
+        right,
+        condition,
+        ..
+    } = plan
+    else {
+        return false;
+    };
+    let keys =
+        super::planner::extract_equi_keys(condition.as_ref(), &left.output(), &right.output());
+    !keys.left.is_empty()
 }

@@ -18,11 +18,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::dialect::SparkDialect;
 use ferrospark_expr::parser::convert_ast;
 use ferrospark_expr::{Expr, Literal};
 use ferrospark_join::{JoinStrategy, JoinType};
 use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier, Statement, TableFactor};
-use sqlparser::dialect::DatabricksDialect;
 use sqlparser::parser::Parser;
 
 use crate::analyzer::Scope;
@@ -64,7 +64,7 @@ pub fn plan_sql(
     tables: &dyn TableProvider,
 ) -> Result<SqlStatement> {
     let (body, explain) = strip_explain(text);
-    let dialect = DatabricksDialect {};
+    let dialect = SparkDialect {};
     let parse_err = |e: &dyn std::fmt::Display| {
         FerroError::Analysis(format!(
             "[PARSE_SYNTAX_ERROR] Syntax error in SQL statement: {e}\n== SQL ==\n{}",
@@ -134,14 +134,10 @@ pub(crate) enum Lifted {
     Exists(ast::Query, bool),
     /// `x [NOT] IN (SELECT ...)`.
     In(ast::Query, bool),
-    /// `f(...) OVER (...)`, kept for when SQL window calls are planned.
-    #[allow(dead_code)]
-    Window(ast::Function),
 }
 
 /// Placeholder function names the lifted parts leave behind.
 pub(crate) const SUBQUERY_FN: &str = "__subquery";
-pub(crate) const WINDOW_FN: &str = "__window";
 
 pub(crate) struct SqlPlanner<'a> {
     pub(crate) builder: &'a PlanBuilder,
@@ -185,8 +181,8 @@ impl<'a> SqlPlanner<'a> {
         }
     }
 
-    /// Replaces every subquery and windowed call in `query`'s expressions (nested queries
-    /// included) by a placeholder.
+    /// Replaces every subquery in `query`'s expressions (nested queries included) by a
+    /// placeholder.
     fn lift(&self, query: &mut ast::Query) {
         let _ = ast::visit_expressions_mut(query, |e: &mut ast::Expr| {
             let taken = std::mem::replace(e, ast::Expr::value(ast::Value::Null));
@@ -208,10 +204,6 @@ impl<'a> SqlPlanner<'a> {
                 } => {
                     lifted.push(Lifted::In(*subquery, negated));
                     placeholder(SUBQUERY_FN, slot, Some(*expr))
-                }
-                ast::Expr::Function(f) if f.over.is_some() => {
-                    lifted.push(Lifted::Window(f));
-                    placeholder(WINDOW_FN, slot, None)
                 }
                 other => other,
             };

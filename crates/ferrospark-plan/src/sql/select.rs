@@ -6,10 +6,10 @@ use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::Expr;
 use sqlparser::ast;
 
-use super::{literal_i64, ordinal_error, sort_key, SqlPlanner, WINDOW_FN};
+use super::{literal_i64, ordinal_error, sort_key, SqlPlanner};
 use crate::analyzer::{resolve_expr, strip_inner_aliases, Scope};
 use crate::builder::PlanBuilder;
-use crate::logical::expr_util::{contains_aggregate, split_conjuncts, unalias};
+use crate::logical::expr_util::{contains_aggregate, contains_window, split_conjuncts, unalias};
 use crate::logical::{Attr, LogicalPlan};
 
 /// A select-list item as written, and its resolved form.
@@ -24,6 +24,13 @@ impl<'a> SqlPlanner<'a> {
         order_by: &[ast::OrderByExpr],
         outer: Option<&Scope<'_>>,
     ) -> Result<Arc<LogicalPlan>> {
+        let with_windows;
+        let s = if s.named_window.is_empty() {
+            s
+        } else {
+            with_windows = named_windows_inlined(s)?;
+            &with_windows
+        };
         if s.having.is_some() && matches!(s.group_by, ast::GroupByExpr::All(_)) {
             return Err(FerroError::Unsupported("GROUP BY ALL".into()));
         }
@@ -97,15 +104,6 @@ impl<'a> SqlPlanner<'a> {
                 }
                 other => return Err(FerroError::Unsupported(format!("select item `{other}`"))),
             }
-        }
-        if items
-            .iter()
-            .any(|i| i.written.to_string().contains(WINDOW_FN))
-        {
-            return Err(FerroError::Unsupported(
-                "window functions in SQL text (use DataFrame.withColumn(f.over(w)) or fs.window)"
-                    .into(),
-            ));
         }
 
         let group_written: Vec<Expr> = match &s.group_by {
@@ -268,6 +266,15 @@ impl<'a> SqlPlanner<'a> {
                 .filter_resolved(p2, h2, &hscope.outer_attrs())?;
         }
 
+        // Window calls run in Window nodes below the projection (after GROUP BY and HAVING).
+        let final_items = if final_items.iter().any(contains_window) {
+            let (p2, items2) = self.builder.extract_windows(plan, final_items)?;
+            plan = p2;
+            items2
+        } else {
+            final_items
+        };
+
         // Scalar subqueries in the select list join below the projection.
         let mut projected: Vec<(Expr, Attr)> = Vec::new();
         let mut final_resolved = Vec::new();
@@ -374,4 +381,66 @@ impl<'a> SqlPlanner<'a> {
             None => Scope::new(plan.output(), self.builder.case_sensitive()),
         }
     }
+}
+
+/// The SELECT with every `OVER name` replaced by the WINDOW clause's definition of `name`.
+fn named_windows_inlined(s: &ast::Select) -> Result<ast::Select> {
+    let mut defs: Vec<(String, ast::WindowSpec)> = Vec::new();
+    for ast::NamedWindowDefinition(name, def) in &s.named_window {
+        let spec = match def {
+            ast::NamedWindowExpr::WindowSpec(spec) => spec.clone(),
+            ast::NamedWindowExpr::NamedWindow(other) => defs
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(&other.value))
+                .map(|(_, s)| s.clone())
+                .ok_or_else(|| {
+                    FerroError::Analysis(format!(
+                        "[MISSING_WINDOW_SPECIFICATION] Window specification {other} is not defined in the WINDOW clause"
+                    ))
+                })?,
+        };
+        defs.push((name.value.clone(), spec));
+    }
+    let mut out = s.clone();
+    let mut missing = None;
+    let _ = ast::visit_expressions_mut(&mut out.projection, |e: &mut ast::Expr| {
+        if let ast::Expr::Function(f) = e {
+            let name = match &f.over {
+                Some(ast::WindowType::NamedWindow(n)) => Some(n.value.clone()),
+                Some(ast::WindowType::WindowSpec(spec)) => {
+                    spec.window_name.as_ref().map(|n| n.value.clone())
+                }
+                None => None,
+            };
+            if let Some(n) = name {
+                match defs.iter().find(|(d, _)| d.eq_ignore_ascii_case(&n)) {
+                    Some((_, spec)) => {
+                        // `OVER (w ORDER BY x)` refines `w`.
+                        let mut merged = spec.clone();
+                        if let Some(ast::WindowType::WindowSpec(own)) = &f.over {
+                            if !own.partition_by.is_empty() {
+                                merged.partition_by = own.partition_by.clone();
+                            }
+                            if !own.order_by.is_empty() {
+                                merged.order_by = own.order_by.clone();
+                            }
+                            if own.window_frame.is_some() {
+                                merged.window_frame = own.window_frame.clone();
+                            }
+                        }
+                        merged.window_name = None;
+                        f.over = Some(ast::WindowType::WindowSpec(merged));
+                    }
+                    None => missing = Some(n),
+                }
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    if let Some(n) = missing {
+        return Err(FerroError::Analysis(format!(
+            "[MISSING_WINDOW_SPECIFICATION] Window specification {n} is not defined in the WINDOW clause"
+        )));
+    }
+    Ok(out)
 }

@@ -71,7 +71,7 @@ impl<'a> SqlPlanner<'a> {
         let (query, negated, is_in) = match self.lifted_query(slot)? {
             Lifted::Exists(q, neg) => (q, neg ^ flip, false),
             Lifted::In(q, neg) => (q, neg ^ flip, true),
-            Lifted::Scalar(_) | Lifted::Window(_) => return Ok(None),
+            Lifted::Scalar(_) => return Ok(None),
         };
         let sub = self.query(&query, Some(scope))?;
         let outer_keys = scope_keys(scope);
@@ -142,7 +142,6 @@ impl<'a> SqlPlanner<'a> {
                         "EXISTS / IN subqueries inside OR or a select list; write them as WHERE conjuncts".into(),
                     ))
                 }
-                Lifted::Window(_) => continue,
             };
             let sub = self.query(&query, Some(scope))?;
             let n = sub.output().len();

@@ -186,7 +186,7 @@ fn stat(kind: usize, col: usize, cast: &Option<DataType>, schema: &Schema) -> Ph
         Some(to) if kind != 2 => PhysicalExpr::Cast {
             expr: Box::new(base),
             to: to.clone(),
-            safe: false,
+            mode: ferrospark_expr::physical::CastMode::Ansi,
         },
         _ => base,
     }
