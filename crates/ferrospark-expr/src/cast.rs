@@ -117,21 +117,6 @@ pub fn to_spark_string(a: &ArrayRef) -> Result<Option<ArrayRef>> {
     }))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn doubles_print_as_java() {
-        assert_eq!(java_double_string(1.0), "1.0");
-        assert_eq!(java_double_string(1e10), "1.0E10");
-        assert_eq!(java_double_string(1.5e-5), "1.5E-5");
-        assert_eq!(java_double_string(123.456), "123.456");
-        assert_eq!(java_double_string(-0.0), "-0.0");
-        assert_eq!(java_double_string(1234567.0), "1234567.0");
-    }
-}
-
 /// Whether Spark's analyzer allows `CAST(from AS to)` (Arrow allows more: dates to
 /// numbers, booleans to dates).
 pub fn spark_allows(from: &DataType, to: &DataType) -> bool {
@@ -300,7 +285,7 @@ pub fn spark_cast(
                         .checked_mul(1_000_000),
                     None => {
                         let x = secs.value(i);
-                        (x.is_finite() && (x * 1e6).abs() < 9.2e18).then(|| (x * 1e6) as i64)
+                        (x.is_finite() && (x * 1e6).abs() < 9.2e18).then_some((x * 1e6) as i64)
                     }
                 };
                 match v {
@@ -470,4 +455,19 @@ fn integral_narrow(
     }
     let out: ArrayRef = std::sync::Arc::new(arrow_array::PrimitiveArray::<Int64Type>::from(out));
     Ok(arrow_cast::cast(&out, to)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_print_as_java() {
+        assert_eq!(java_double_string(1.0), "1.0");
+        assert_eq!(java_double_string(1e10), "1.0E10");
+        assert_eq!(java_double_string(1.5e-5), "1.5E-5");
+        assert_eq!(java_double_string(123.456), "123.456");
+        assert_eq!(java_double_string(-0.0), "-0.0");
+        assert_eq!(java_double_string(1234567.0), "1234567.0");
+    }
 }

@@ -164,7 +164,7 @@ pub fn interval_literal(iv: &ast::Interval, text: &str) -> Result<Literal> {
         }
         (None, _) => {
             let words: Vec<&str> = value.split_whitespace().collect();
-            if words.is_empty() || words.len() % 2 != 0 {
+            if words.is_empty() || !words.len().is_multiple_of(2) {
                 return Err(bad(text, "expected '<number> <unit>' pairs"));
             }
             for pair in words.chunks(2) {

@@ -196,10 +196,7 @@ pub fn resolve_expr(e: &Expr, scope: &Scope<'_>) -> Result<Expr> {
                 },
                 // `db.t.col`: the table qualifier is the last part.
                 Expr::Field(db, t) if matches!(db.as_ref(), Expr::Column(_)) => {
-                    match scope.resolve_name(Some(t), field)? {
-                        Some(a) => Some(a.column()),
-                        None => None,
-                    }
+                    scope.resolve_name(Some(t), field)?.map(|a| a.column())
                 }
                 _ => None,
             },

@@ -104,7 +104,8 @@ impl PyQueryEngine {
     }
 
     /// A relation over Arrow data (read fully now).
-    fn from_arrow(&self, py: Python<'_>, data: PyRecordBatchReader) -> PyResult<PyPlan> {
+    #[pyo3(name = "from_arrow")]
+    fn relation_from_arrow(&self, py: Python<'_>, data: PyRecordBatchReader) -> PyResult<PyPlan> {
         let reader = data.into_reader()?;
         let schema = reader.schema();
         let batches = reader

@@ -993,42 +993,6 @@ pub(crate) fn bind_extract(
     )))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn d(s: &str) -> NaiveDate {
-        NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("test date")
-    }
-
-    #[test]
-    fn add_months_clamps_to_the_month_end() {
-        assert_eq!(add_months(d("2023-01-31"), 1), Some(d("2023-02-28")));
-        assert_eq!(add_months(d("2024-01-31"), 1), Some(d("2024-02-29")));
-        assert_eq!(add_months(d("2023-02-28"), 1), Some(d("2023-03-28")));
-        assert_eq!(add_months(d("2023-03-15"), -15), Some(d("2021-12-15")));
-    }
-
-    #[test]
-    fn months_between_follows_spark() {
-        let t = |s: &str| NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").expect("test ts");
-        assert_eq!(
-            months_between(&t("1997-02-28 10:30:00"), &t("1996-10-30 00:00:00"), true),
-            3.94959677
-        );
-        assert_eq!(
-            months_between(&t("2024-02-29 00:00:00"), &t("2023-11-30 00:00:00"), true),
-            3.0
-        );
-    }
-
-    #[test]
-    fn day_numbers_round_trip() {
-        assert_eq!(days_of(d("1970-01-01")), 0);
-        assert_eq!(date_of(-1), Some(d("1969-12-31")));
-    }
-}
-
 /// `date ± n`, `date ± INTERVAL`, `timestamp ± INTERVAL`: what Spark's analyzer turns these
 /// into (`DateAdd`, `DateAddYMInterval`, `TimestampAddYMInterval`, `TimeAdd`). `None` when
 /// neither side is a date, timestamp or interval.
@@ -1201,4 +1165,40 @@ fn negate_literal(l: &Literal) -> Result<Literal> {
             )))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("test date")
+    }
+
+    #[test]
+    fn add_months_clamps_to_the_month_end() {
+        assert_eq!(add_months(d("2023-01-31"), 1), Some(d("2023-02-28")));
+        assert_eq!(add_months(d("2024-01-31"), 1), Some(d("2024-02-29")));
+        assert_eq!(add_months(d("2023-02-28"), 1), Some(d("2023-03-28")));
+        assert_eq!(add_months(d("2023-03-15"), -15), Some(d("2021-12-15")));
+    }
+
+    #[test]
+    fn months_between_follows_spark() {
+        let t = |s: &str| NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").expect("test ts");
+        assert_eq!(
+            months_between(&t("1997-02-28 10:30:00"), &t("1996-10-30 00:00:00"), true),
+            3.94959677
+        );
+        assert_eq!(
+            months_between(&t("2024-02-29 00:00:00"), &t("2023-11-30 00:00:00"), true),
+            3.0
+        );
+    }
+
+    #[test]
+    fn day_numbers_round_trip() {
+        assert_eq!(days_of(d("1970-01-01")), 0);
+        assert_eq!(date_of(-1), Some(d("1969-12-31")));
+    }
 }

@@ -455,7 +455,7 @@ pub fn rewrite_expressions(
 ) -> ferrospark_common::Result<Arc<LogicalPlan>> {
     let all = |v: &[Expr], f: &mut dyn FnMut(&Expr) -> ferrospark_common::Result<Expr>| {
         v.iter()
-            .map(|e| f(e))
+            .map(&mut *f)
             .collect::<ferrospark_common::Result<Vec<_>>>()
     };
     Ok(Arc::new(match node.as_ref() {
@@ -512,7 +512,7 @@ pub fn rewrite_expressions(
             left: left.clone(),
             right: right.clone(),
             join_type: *join_type,
-            condition: condition.as_ref().map(|c| f(c)).transpose()?,
+            condition: condition.as_ref().map(&mut *f).transpose()?,
             hint: *hint,
         },
         LogicalPlan::Sort { input, keys } => LogicalPlan::Sort {

@@ -196,7 +196,7 @@ impl ExecutionPlan for HashAggregateExec {
         vec![self.input.clone()]
     }
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
-        let me = ExecHandle::new(self, ctx)?;
+        let me = ExecHandle::start(self, ctx)?;
         Ok(counted(me, self.metrics.clone()))
     }
     fn metrics(&self) -> &MetricsSet {
@@ -208,7 +208,7 @@ impl ExecutionPlan for HashAggregateExec {
 struct ExecHandle;
 
 impl ExecHandle {
-    fn new(agg: &HashAggregateExec, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
+    fn start(agg: &HashAggregateExec, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
         // The operator is shared behind an Arc by the planner; running eagerly on first
         // pull needs the result, not the borrow, so compute here lazily through a closure
         // over what the run needs.

@@ -44,18 +44,18 @@ impl JoinPlanExec {
     /// build rows kept unmatched, a hash table to share).
     fn forkable(&self) -> bool {
         self.algorithm() == JoinAlgorithm::Hash
-            && match (self.join_type, self.build_side) {
-                (JoinType::Inner, _) => true,
-                (
-                    JoinType::LeftOuter
-                    | JoinType::LeftSemi
-                    | JoinType::LeftAnti
-                    | JoinType::NullAwareAnti,
-                    BuildSide::Right,
-                ) => true,
-                (JoinType::RightOuter, BuildSide::Left) => true,
-                _ => false,
-            }
+            && matches!(
+                (self.join_type, self.build_side),
+                (JoinType::Inner, _)
+                    | (
+                        JoinType::LeftOuter
+                            | JoinType::LeftSemi
+                            | JoinType::LeftAnti
+                            | JoinType::NullAwareAnti,
+                        BuildSide::Right,
+                    )
+                    | (JoinType::RightOuter, BuildSide::Left)
+            )
     }
 
     /// The operator with its build side read and indexed.
@@ -193,7 +193,7 @@ impl ExecutionPlan for JoinPlanExec {
         if !lk.is_empty() {
             s.push_str(&format!("[{}], [{}], ", lk.join(", "), rk.join(", ")));
         }
-        s.push_str(&self.join_type.name().to_string());
+        s.push_str(self.join_type.name());
         if !matches!(
             self.strategy,
             JoinStrategy::SortMerge | JoinStrategy::Cartesian
