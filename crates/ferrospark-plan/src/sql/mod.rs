@@ -8,6 +8,7 @@
 //! an aggregate grouped by the correlation keys, as Catalyst's `RewritePredicateSubquery`
 //! and `RewriteCorrelatedScalarSubquery` do).
 
+mod hints;
 mod select;
 mod subquery;
 
@@ -145,6 +146,8 @@ pub(crate) struct SqlPlanner<'a> {
     pub(crate) text: &'a str,
     pub(crate) lifted: RefCell<Vec<Lifted>>,
     ctes: RefCell<Vec<HashMap<String, Arc<LogicalPlan>>>>,
+    /// Join hints of the text: (relation, strategy).
+    hints: Vec<(String, JoinStrategy)>,
 }
 
 fn placeholder(name: &str, slot: usize, extra: Option<ast::Expr>) -> ast::Expr {
@@ -178,6 +181,7 @@ impl<'a> SqlPlanner<'a> {
             text,
             lifted: RefCell::new(Vec::new()),
             ctes: RefCell::new(Vec::new()),
+            hints: hints::join_hints(text).unwrap_or_default(),
         }
     }
 
@@ -509,8 +513,20 @@ impl<'a> SqlPlanner<'a> {
         Ok(plan)
     }
 
-    fn hint_for(&self, _plan: &Arc<LogicalPlan>) -> Option<JoinStrategy> {
-        None
+    /// The hinted strategy of a join side: its alias or table name named by a hint.
+    fn hint_for(&self, plan: &Arc<LogicalPlan>) -> Option<JoinStrategy> {
+        if self.hints.is_empty() {
+            return None;
+        }
+        let name = match plan.as_ref() {
+            LogicalPlan::SubqueryAlias { alias, .. } => alias.to_ascii_lowercase(),
+            LogicalPlan::Scan { name, .. } => name.to_ascii_lowercase(),
+            _ => return None,
+        };
+        self.hints
+            .iter()
+            .find(|(rel, _)| *rel == name || name.ends_with(&format!("/{rel}")))
+            .map(|(_, s)| *s)
     }
 
     fn table_factor(&self, t: &TableFactor, outer: Option<&Scope<'_>>) -> Result<Arc<LogicalPlan>> {
