@@ -69,8 +69,9 @@ mod tests {
 
     #[test]
     fn reads_spark_hints() {
-        let h = join_hints("SELECT /*+ BROADCAST(d), MERGE(f, g) REPARTITION(3) */ * FROM f JOIN d")
-            .expect("parses");
+        let h =
+            join_hints("SELECT /*+ BROADCAST(d), MERGE(f, g) REPARTITION(3) */ * FROM f JOIN d")
+                .expect("parses");
         assert_eq!(
             h,
             vec![
@@ -79,7 +80,9 @@ mod tests {
                 ("g".to_string(), JoinStrategy::SortMerge),
             ]
         );
-        assert!(join_hints("SELECT 1 /* plain comment */").expect("ok").is_empty());
+        assert!(join_hints("SELECT 1 /* plain comment */")
+            .expect("ok")
+            .is_empty());
         assert!(join_hints("SELECT /*+ BROADCAST(t) ").is_err());
     }
 }
