@@ -9,6 +9,8 @@ mod constant_folding;
 mod eliminate_subquery_aliases;
 mod push_down_predicates;
 mod reorder_join;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
