@@ -26,6 +26,7 @@ RULES = [
     "BooleanSimplification",
     "PushDownPredicates",
     "ReorderJoin",
+    "InferFiltersFromConstraints",
     "ColumnPruning",
 ]
 

@@ -7,6 +7,7 @@ mod boolean_simplification;
 mod column_pruning;
 mod constant_folding;
 mod eliminate_subquery_aliases;
+mod infer_filters_from_constraints;
 mod push_down_predicates;
 mod reorder_join;
 #[cfg(test)]
@@ -20,6 +21,7 @@ pub use boolean_simplification::BooleanSimplification;
 pub use column_pruning::ColumnPruning;
 pub use constant_folding::ConstantFolding;
 pub use eliminate_subquery_aliases::EliminateSubqueryAliases;
+pub use infer_filters_from_constraints::InferFiltersFromConstraints;
 pub use push_down_predicates::PushDownPredicates;
 pub use reorder_join::ReorderJoin;
 
@@ -44,6 +46,7 @@ pub fn rules() -> Vec<Box<dyn OptimizerRule>> {
         Box::new(BooleanSimplification),
         Box::new(PushDownPredicates),
         Box::new(ReorderJoin),
+        Box::new(InferFiltersFromConstraints),
         Box::new(PushDownPredicates),
         Box::new(ColumnPruning),
     ]

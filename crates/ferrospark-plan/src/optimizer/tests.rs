@@ -178,3 +178,34 @@ fn excluded_rules_are_skipped_and_unknown_names_refused() {
     bad.set(EXCLUDED_RULES, "NoSuchRule").expect("set");
     assert!(optimize(&plan, &bad).is_err());
 }
+
+#[test]
+fn inner_join_keys_are_inferred_not_null_and_pushed_into_scans() {
+    let sql = "SELECT * FROM t JOIN u ON t.a = u.a";
+    let text = after(
+        sql,
+        &[
+            &EliminateSubqueryAliases,
+            &InferFiltersFromConstraints,
+            &PushDownPredicates,
+        ],
+    );
+    let scans: Vec<&str> = text.lines().filter(|l| l.contains("Relation")).collect();
+    assert!(
+        scans
+            .iter()
+            .all(|l| l.contains("PushedFilters: [a#") && l.contains("IS NOT NULL")),
+        "{text}"
+    );
+    // Outer and null-safe joins keep their NULL keys.
+    for sql in [
+        "SELECT * FROM t LEFT JOIN u ON t.a = u.a",
+        "SELECT * FROM t JOIN u ON t.a <=> u.a",
+    ] {
+        let text = after(
+            sql,
+            &[&EliminateSubqueryAliases, &InferFiltersFromConstraints],
+        );
+        assert!(!text.contains("IS NOT NULL"), "{sql}: {text}");
+    }
+}
