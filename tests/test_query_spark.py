@@ -27,6 +27,7 @@ RULES = [
     "PushDownPredicates",
     "ReorderJoin",
     "InferFiltersFromConstraints",
+    "EliminateOuterJoin",
     "ColumnPruning",
 ]
 
@@ -151,6 +152,9 @@ QUERIES = {
     "derived_table": "SELECT t.k, t.m FROM (SELECT k, max(q) AS m FROM facts GROUP BY k) t WHERE t.m > 40",
     "float_keys": "SELECT x, count(*) FROM facts GROUP BY x",
     "date_filter": "SELECT count(*) FROM facts WHERE d BETWEEN DATE '1996-01-01' AND DATE '1996-12-31'",
+    "left_join_null_rejecting": "SELECT f.id, d.name FROM facts f LEFT JOIN dims d ON f.dim = d.dim WHERE d.grp = 1",
+    "left_join_is_null": "SELECT f.id FROM facts f LEFT JOIN dims d ON f.dim = d.dim WHERE d.name IS NULL",
+    "full_join_one_side": "SELECT f.id, d.dim FROM facts f FULL JOIN dims d ON f.dim = d.dim WHERE f.q > 10",
 }
 
 ORDERED = {
@@ -183,7 +187,16 @@ def test_sql_matches_spark(fss, sp, name):
 @pytest.mark.parametrize("rule", RULES)
 def test_each_rule_off_gives_same_rows(data_dir, sp, rule):
     s = _session(data_dir, {"spark.sql.optimizer.excludedRules": rule})
-    for name in ["comma_join", "semi_exists", "correlated_scalar", "left_join", "group_by", "union"]:
+    for name in [
+        "comma_join",
+        "semi_exists",
+        "correlated_scalar",
+        "left_join",
+        "group_by",
+        "union",
+        "left_join_null_rejecting",
+        "full_join_one_side",
+    ]:
         _check(name, _rows(s.sql(QUERIES[name])), spark_rows(sp.sql(QUERIES[name])))
 
 

@@ -6,6 +6,7 @@
 mod boolean_simplification;
 mod column_pruning;
 mod constant_folding;
+mod eliminate_outer_join;
 mod eliminate_subquery_aliases;
 mod infer_filters_from_constraints;
 mod push_down_predicates;
@@ -20,6 +21,7 @@ use ferrospark_common::{Config, FerroError, Result};
 pub use boolean_simplification::BooleanSimplification;
 pub use column_pruning::ColumnPruning;
 pub use constant_folding::ConstantFolding;
+pub use eliminate_outer_join::EliminateOuterJoin;
 pub use eliminate_subquery_aliases::EliminateSubqueryAliases;
 pub use infer_filters_from_constraints::InferFiltersFromConstraints;
 pub use push_down_predicates::PushDownPredicates;
@@ -44,6 +46,7 @@ pub fn rules() -> Vec<Box<dyn OptimizerRule>> {
         Box::new(EliminateSubqueryAliases),
         Box::new(ConstantFolding),
         Box::new(BooleanSimplification),
+        Box::new(EliminateOuterJoin),
         Box::new(PushDownPredicates),
         Box::new(ReorderJoin),
         Box::new(InferFiltersFromConstraints),

@@ -209,3 +209,46 @@ fn inner_join_keys_are_inferred_not_null_and_pushed_into_scans() {
         assert!(!text.contains("IS NOT NULL"), "{sql}: {text}");
     }
 }
+
+#[test]
+fn eliminate_outer_join_under_null_rejecting_filters() {
+    let cases = [
+        (
+            "SELECT * FROM t LEFT JOIN u ON t.a = u.a WHERE u.d = 'p'",
+            "Join Inner",
+        ),
+        (
+            "SELECT * FROM t RIGHT JOIN u ON t.a = u.a WHERE t.c > 1.0",
+            "Join Inner",
+        ),
+        (
+            "SELECT * FROM t FULL JOIN u ON t.a = u.a WHERE t.b LIKE 'x%'",
+            "Join LeftOuter",
+        ),
+        (
+            "SELECT * FROM t FULL JOIN u ON t.a = u.a WHERE u.a IS NOT NULL",
+            "Join RightOuter",
+        ),
+        // Kept: the filter can be true on padded rows, or reads the preserved side only.
+        (
+            "SELECT * FROM t LEFT JOIN u ON t.a = u.a WHERE u.d IS NULL",
+            "Join LeftOuter",
+        ),
+        (
+            "SELECT * FROM t LEFT JOIN u ON t.a = u.a WHERE coalesce(u.d, 'p') = 'p'",
+            "Join LeftOuter",
+        ),
+        (
+            "SELECT * FROM t LEFT JOIN u ON t.a = u.a WHERE t.b = 'x' OR u.d = 'p'",
+            "Join LeftOuter",
+        ),
+        (
+            "SELECT * FROM t LEFT JOIN u ON t.a = u.a WHERE t.b = 'x'",
+            "Join LeftOuter",
+        ),
+    ];
+    for (sql, want) in cases {
+        let text = after(sql, &[&EliminateSubqueryAliases, &EliminateOuterJoin]);
+        assert!(text.contains(want), "{sql}: {text}");
+    }
+}
