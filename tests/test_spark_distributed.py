@@ -35,12 +35,16 @@ def test_read_parquet_on_local_cluster_equals_spark(tmp_path):
         assert check["rows"] == check["expected"], (name, check)
         assert check["partitions"] >= 1, (name, check)
     assert result["checks"]["all"]["rows"] == 20000
-    # Built once per Python worker, not once per probe task: the builds equal the distinct
-    # worker processes (host, pid) that ran probe tasks, counted apart from the builds. The
-    # comparison runs the join in three jobs over the scan's splits, so the workers are reused:
-    # a build per task would make the builds equal the probes, above the workers.
+    # Built once per Python worker, not once per probe task. Spark's own task count is the
+    # reference: each job over the join runs one task per split (getNumPartitions), and one job
+    # measured alone must show exactly that many probes. Over the four jobs the builds must stay
+    # below Spark's task count (a build per task would equal it) and equal the distinct worker
+    # processes (host, pid) that ran probe tasks, counted apart from the builds.
     broadcast = result["checks"]["join_broadcast"]
-    assert broadcast["probes"] >= 6, result
-    assert 1 <= broadcast["workers"] < broadcast["probes"], result
+    spark_tasks = broadcast["jobs"] * broadcast["job_tasks"]
+    assert broadcast["job_tasks"] >= 2, result
+    assert broadcast["job_probes"] == broadcast["job_tasks"], result
+    assert broadcast["probes"] == spark_tasks, result
+    assert 1 <= broadcast["builds"] < spark_tasks, result
     assert broadcast["builds"] == broadcast["workers"], result
     assert proc.returncode == 0, proc.stderr[-3000:]
