@@ -12,6 +12,17 @@ use crate::functions::build_strings;
 
 /// Java's `Double.toString` for a finite or special value.
 pub fn java_double_string(v: f64) -> String {
+    java_float_text(v, |x| format!("{x}"), |x| format!("{x:e}"))
+}
+
+/// Java's `Float.toString`: the shortest text of the float, not of its double.
+fn java_f32_string(v: f32) -> String {
+    java_float_text(v as f64, |_| format!("{v}"), |_| format!("{v:e}"))
+}
+
+/// Java's layout of a float's shortest digits: plain between 1e-3 and 1e7, `d.dddE±n`
+/// otherwise, always with a fraction. `plain` / `sci` give the shortest text of the value.
+fn java_float_text(v: f64, plain: impl Fn(f64) -> String, sci: impl Fn(f64) -> String) -> String {
     if v.is_nan() {
         return "NaN".into();
     }
@@ -21,23 +32,16 @@ pub fn java_double_string(v: f64) -> String {
     if v == 0.0 {
         return if v.is_sign_negative() { "-0.0" } else { "0.0" }.into();
     }
-    let a = v.abs();
-    if (1e-3..1e7).contains(&a) {
-        let s = format!("{v}");
-        if s.contains('.') {
-            s
-        } else {
-            format!("{s}.0")
-        }
-    } else {
-        let s = format!("{v:e}");
-        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let m = if m.contains('.') {
-            m.to_string()
-        } else {
-            format!("{m}.0")
-        };
+    if (1e-3..1e7).contains(&v.abs()) {
+        let s = plain(v);
+        return if s.contains('.') { s } else { format!("{s}.0") };
+    }
+    let s = sci(v);
+    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+    if m.contains('.') {
         format!("{m}E{e}")
+    } else {
+        format!("{m}.0E{e}")
     }
 }
 
@@ -61,28 +65,7 @@ pub fn to_spark_string(a: &ArrayRef) -> Result<Option<ArrayRef>> {
                 if f.is_null(i) {
                     return Ok(false);
                 }
-                // Float.toString: the shortest text of the float, not of its double.
-                let v = f.value(i);
-                let text = java_double_string(v as f64);
-                let short = format!("{v}");
-                if (1e-3..1e7).contains(&v.abs()) {
-                    out.push_str(&if short.contains('.') {
-                        short
-                    } else {
-                        format!("{short}.0")
-                    });
-                } else if v.is_finite() && v != 0.0 {
-                    let s = format!("{v:e}");
-                    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-                    let m = if m.contains('.') {
-                        m.to_string()
-                    } else {
-                        format!("{m}.0")
-                    };
-                    out.push_str(&format!("{m}E{e}"));
-                } else {
-                    out.push_str(&text);
-                }
+                out.push_str(&java_f32_string(f.value(i)));
                 Ok(true)
             })?
         }

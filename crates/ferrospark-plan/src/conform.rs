@@ -21,6 +21,24 @@ pub fn spark_input_schema(schema: &Schema) -> SchemaRef {
     ))
 }
 
+/// `target` with the columns a scan delivers dictionary-encoded (of the planned value type)
+/// left as dictionaries, for an aggregation that groups string keys on their codes.
+pub fn with_dictionary_columns(scan_schema: &Schema, target: &SchemaRef) -> SchemaRef {
+    let fields: Vec<Field> = scan_schema
+        .fields()
+        .iter()
+        .zip(target.fields())
+        .map(|(from, planned)| match from.data_type() {
+            DataType::Dictionary(_, v) if v.as_ref() == planned.data_type() => planned
+                .as_ref()
+                .clone()
+                .with_data_type(from.data_type().clone()),
+            _ => planned.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
 /// Casts a batch to `target` (same columns) where types differ.
 pub fn conform(batch: RecordBatch, target: &SchemaRef) -> Result<RecordBatch> {
     if batch.schema().fields() == target.fields() {

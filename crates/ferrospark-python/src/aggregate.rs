@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, SchemaRef};
 use ferrospark_agg::exchange::{partition_blocks, read_block};
 use ferrospark_agg::{AggregateCall, AggregatePlan, HashAggregateExec};
 use ferrospark_common::{Config, FerroError, MetricsSet};
@@ -49,20 +49,8 @@ fn with_dictionary_keys(
         return Ok((scan.clone(), target.clone()));
     }
     let scan = Arc::new(scan.with_dictionary_output(&columns)?);
-    let fields: Vec<Field> = scan
-        .schema()
-        .fields()
-        .iter()
-        .zip(target.fields())
-        .map(|(from, planned)| match from.data_type() {
-            DataType::Dictionary(_, v) if v.as_ref() == planned.data_type() => planned
-                .as_ref()
-                .clone()
-                .with_data_type(from.data_type().clone()),
-            _ => planned.as_ref().clone(),
-        })
-        .collect();
-    Ok((scan, Arc::new(Schema::new(fields))))
+    let target = ferrospark_plan::conform::with_dictionary_columns(&scan.schema(), target);
+    Ok((scan, target))
 }
 
 pub(crate) fn metrics_list<'py>(

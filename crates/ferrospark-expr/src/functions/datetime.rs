@@ -366,17 +366,12 @@ impl DateFn {
                 let z = zone(tz)?;
                 let t = a.prim::<TimestampMicrosecondType>(0)?;
                 let fmt = a.str(1)?;
-                let mut compiled: Option<(String, Pattern)> = None;
+                let mut patterns = PatternCache::default();
                 build_strings(n, |i, out| {
                     let (Some(us), Some(f)) = (t.get(i), fmt.get(i)) else {
                         return Ok(false);
                     };
-                    if compiled.as_ref().is_none_or(|(p, _)| p != f) {
-                        compiled = Some((f.to_string(), Pattern::new(f)?));
-                    }
-                    let Some((_, p)) = &compiled else {
-                        return Ok(false);
-                    };
+                    let p = patterns.get(f)?;
                     let Some(utc) = DateTime::from_timestamp_micros(us) else {
                         return Ok(false);
                     };
@@ -390,16 +385,13 @@ impl DateFn {
                 let s = a.str(0)?;
                 let fmt = a.str(1)?;
                 let mut out = Vec::with_capacity(n);
-                let mut compiled: Option<(String, Pattern)> = None;
+                let mut patterns = PatternCache::default();
                 for i in 0..n {
                     let (Some(v), Some(f)) = (s.get(i), fmt.get(i)) else {
                         out.push(None);
                         continue;
                     };
-                    if compiled.as_ref().is_none_or(|(p, _)| p != f) {
-                        compiled = Some((f.to_string(), Pattern::new(f)?));
-                    }
-                    let parsed = compiled.as_ref().and_then(|(_, p)| p.parse(v));
+                    let parsed = patterns.get(f)?.parse(v);
                     match parsed {
                         Some(t) => out.push(Some(days_of(t.date()))),
                         None if *ansi => return Err(cannot_parse(v, f)),
@@ -413,19 +405,13 @@ impl DateFn {
                 let s = a.str(0)?;
                 let fmt = a.str(1)?;
                 let mut out = Vec::with_capacity(n);
-                let mut compiled: Option<(String, Pattern)> = None;
+                let mut patterns = PatternCache::default();
                 for i in 0..n {
                     let (Some(v), Some(f)) = (s.get(i), fmt.get(i)) else {
                         out.push(None);
                         continue;
                     };
-                    if compiled.as_ref().is_none_or(|(p, _)| p != f) {
-                        compiled = Some((f.to_string(), Pattern::new(f)?));
-                    }
-                    let parsed = compiled
-                        .as_ref()
-                        .and_then(|(_, p)| p.parse(v))
-                        .and_then(|t| from_local(&t, &z));
+                    let parsed = patterns.get(f)?.parse(v).and_then(|t| from_local(&t, &z));
                     match parsed {
                         Some(t) => out.push(Some(t)),
                         None if *ansi => return Err(cannot_parse(v, f)),
@@ -486,6 +472,25 @@ impl DateFn {
                 let d = a.prim::<Date32Type>(0)?;
                 build_prims::<Int32Type>(n, |i| Ok(d.get(i)))
             }
+        }
+    }
+}
+
+/// The last pattern compiled, reused while rows keep the same pattern text (a literal format
+/// compiles once per batch).
+#[derive(Default)]
+struct PatternCache {
+    last: Option<(String, Pattern)>,
+}
+
+impl PatternCache {
+    fn get(&mut self, text: &str) -> Result<&Pattern> {
+        if self.last.as_ref().is_none_or(|(t, _)| t != text) {
+            self.last = Some((text.to_string(), Pattern::new(text)?));
+        }
+        match &self.last {
+            Some((_, p)) => Ok(p),
+            None => Err(FerroError::Internal("pattern cache empty".into())),
         }
     }
 }

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
+use arrow_array::types::ArrowPrimitiveType;
 use arrow_array::types::{
     Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
 };
@@ -398,20 +399,18 @@ pub fn round_decimal_type(p: u8, s: i8, scale: i32) -> DataType {
 fn round(a: &ArrayRef, scale: i32, half_even: bool) -> Result<ArrayRef> {
     macro_rules! int_round {
         ($t:ty) => {{
-            let arr = a.as_primitive::<$t>();
             if scale >= 0 {
                 return Ok(a.clone());
             }
-            let d = pow10_i128((-scale) as u32);
-            let out: PrimitiveArray<$t> = arr
+            // An integer is a decimal of scale 0, rounded to `scale` and scaled back up; past
+            // 10^38 every integer rounds to 0.
+            let d = pow10_i128((-scale) as u32).unwrap_or(0);
+            let out: PrimitiveArray<$t> = a
+                .as_primitive::<$t>()
                 .iter()
                 .map(|v| {
-                    v.map(|v| match d {
-                        Some(d) => {
-                            let r = round_unscaled(v as i128 * 1, 0, scale, half_even).unwrap_or(0);
-                            (r * d) as _
-                        }
-                        None => 0,
+                    v.map(|v| {
+                        (round_unscaled(v as i128, 0, scale, half_even).unwrap_or(0) * d) as _
                     })
                 })
                 .collect();
@@ -558,65 +557,63 @@ fn divide_by_zero() -> FerroError {
     )
 }
 
+/// Spark's `pmod` row by row: `r = a % n; if r < 0 { (r + n) % n } else { r }`; a zero
+/// divisor raises under ANSI, NULL otherwise.
+fn pmod_rows<T: ArrowPrimitiveType>(
+    a: &ArrayRef,
+    b: &ArrayRef,
+    ansi: bool,
+    zero: T::Native,
+    pmod: impl Fn(T::Native, T::Native) -> T::Native,
+) -> Result<ArrayRef>
+where
+    T::Native: PartialEq,
+{
+    let (x, y) = (a.as_primitive::<T>(), b.as_primitive::<T>());
+    let mut out = Vec::with_capacity(x.len());
+    for i in 0..x.len() {
+        if x.is_null(i) || y.is_null(i) {
+            out.push(None);
+        } else if y.value(i) == zero {
+            if ansi {
+                return Err(remainder_by_zero());
+            }
+            out.push(None);
+        } else {
+            out.push(Some(pmod(x.value(i), y.value(i))));
+        }
+    }
+    Ok(Arc::new(out.into_iter().collect::<PrimitiveArray<T>>()))
+}
+
 fn pmod(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
     macro_rules! int_pmod {
-        ($t:ty) => {{
-            let (x, y) = (a.as_primitive::<$t>(), b.as_primitive::<$t>());
-            let mut out = Vec::with_capacity(x.len());
-            for i in 0..x.len() {
-                if x.is_null(i) || y.is_null(i) {
-                    out.push(None);
-                    continue;
-                }
-                let (v, m) = (x.value(i), y.value(i));
-                if m == 0 {
-                    if ansi {
-                        return Err(remainder_by_zero());
-                    }
-                    out.push(None);
-                    continue;
-                }
+        ($t:ty) => {
+            pmod_rows::<$t>(a, b, ansi, 0, |v, m| {
                 let r = v.wrapping_rem(m);
-                out.push(Some(if r < 0 {
+                if r < 0 {
                     r.wrapping_add(m).wrapping_rem(m)
                 } else {
                     r
-                }));
-            }
-            Arc::new(PrimitiveArray::<$t>::from(out)) as ArrayRef
-        }};
+                }
+            })
+        };
     }
-    Ok(match a.data_type() {
+    match a.data_type() {
         DataType::Int8 => int_pmod!(Int8Type),
         DataType::Int16 => int_pmod!(Int16Type),
         DataType::Int32 => int_pmod!(Int32Type),
         DataType::Int64 => int_pmod!(Int64Type),
-        DataType::Float64 => {
-            let (x, y) = (
-                a.as_primitive::<Float64Type>(),
-                b.as_primitive::<Float64Type>(),
-            );
-            let mut out = Vec::with_capacity(x.len());
-            for i in 0..x.len() {
-                if x.is_null(i) || y.is_null(i) {
-                    out.push(None);
-                    continue;
-                }
-                let (v, m) = (x.value(i), y.value(i));
-                if m == 0.0 {
-                    if ansi {
-                        return Err(remainder_by_zero());
-                    }
-                    out.push(None);
-                    continue;
-                }
-                let r = v % m;
-                out.push(Some(if r < 0.0 { (r + m) % m } else { r }));
+        DataType::Float64 => pmod_rows::<Float64Type>(a, b, ansi, 0.0, |v, m| {
+            let r = v % m;
+            if r < 0.0 {
+                (r + m) % m
+            } else {
+                r
             }
-            Arc::new(Float64Array::from(out))
-        }
-        other => return Err(FerroError::Internal(format!("pmod of {other}"))),
-    })
+        }),
+        other => Err(FerroError::Internal(format!("pmod of {other}"))),
+    }
 }
 
 fn int_div(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {

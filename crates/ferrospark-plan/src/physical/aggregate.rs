@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, SchemaRef};
 use ferrospark_agg::{AggregateCall, AggregateExpr, AggregateOptions, AggregatePlan, AGG_METRICS};
 use ferrospark_common::{Config, MetricsSet, Result};
 use ferrospark_expr::Expr;
@@ -45,31 +45,15 @@ fn dictionary_keys(
     p: &mut Pipeline,
     first: &ferrospark_agg::HashAggregateExec,
     in_schema: &SchemaRef,
-    metrics: &MetricsSet,
 ) -> Result<()> {
     let columns = first.dictionary_input_columns();
     if columns.is_empty() || p.ops.len() != 1 {
         return Ok(());
     }
     let scan = p.scan.with_dictionary_output(&columns)?;
-    let fields: Vec<Field> = scan
-        .schema()
-        .fields()
-        .iter()
-        .zip(in_schema.fields())
-        .map(|(from, planned)| match from.data_type() {
-            DataType::Dictionary(_, v) if v.as_ref() == planned.data_type() => planned
-                .as_ref()
-                .clone()
-                .with_data_type(from.data_type().clone()),
-            _ => planned.as_ref().clone(),
-        })
-        .collect();
-    let target: SchemaRef = Arc::new(Schema::new(fields));
+    let target = crate::conform::with_dictionary_columns(&scan.schema(), in_schema);
     p.scan_metrics.0 = scan.metrics().clone();
     p.scan = scan;
-    // The scan node's rows are counted where they leave the scan, as before.
-    let _ = metrics;
     let m = p.scan_metrics.1.clone();
     p.ops = vec![Arc::new(move || {
         let target = target.clone();
@@ -129,7 +113,7 @@ impl HashAggregateExec {
             // Each scan thread runs the streaming operators below and its own partial step.
             Some(mut p) => {
                 let first = plan.first_stage()?.exec(options.clone())?;
-                dictionary_keys(&mut p, &first, &in_schema, &self.metrics)?;
+                dictionary_keys(&mut p, &first, &in_schema)?;
                 plan.run_parallel_with(options, ctx.cfg.scan_threads()?, |make| {
                     p.run(make, |exec, b| exec.push(&b))
                 })?
