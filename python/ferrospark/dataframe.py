@@ -18,6 +18,7 @@ import pyarrow as pa
 from . import _native
 from .aggregate import AggColumn
 from .column import Column, col, expr
+from .errors import AnalysisError
 from .window import WindowColumn
 
 if TYPE_CHECKING:
@@ -82,9 +83,11 @@ class Row(tuple):
 class GroupedData:
     """``df.groupBy(...)``: aggregate with :meth:`agg` or a shortcut (``count``, ``sum``, ...)."""
 
-    def __init__(self, df: DataFrame, keys: list[Any]) -> None:
+    def __init__(self, df: DataFrame, keys: list[Any], sets: list[list[int]] | None = None) -> None:
         self._df = df
         self._keys = keys
+        # GROUPING SETS as indices into ``keys`` (rollup, cube, groupingSets), else None.
+        self._sets = sets
 
     def agg(self, *exprs: Any) -> DataFrame:
         """Groups and computes ``exprs`` (aggregates, or a dict of column to function name)."""
@@ -93,7 +96,9 @@ class GroupedData:
             from . import functions as F
 
             items = [getattr(F, fn)(c) for c, fn in items[0].items()]
-        plan = self._df._plan.aggregate([_to_expr(k) for k in self._keys], [_to_expr(a) for a in items])
+        plan = self._df._plan.aggregate(
+            [_to_expr(k) for k in self._keys], [_to_expr(a) for a in items], self._sets
+        )
         return DataFrame(plan, self._df._session)
 
     def count(self) -> DataFrame:
@@ -239,6 +244,41 @@ class DataFrame:
         return GroupedData(self, _flatten(cols))
 
     groupby = groupBy
+
+    def rollup(self, *cols: Any) -> GroupedData:
+        """Groups by ``ROLLUP(cols)``: every prefix of ``cols``, down to the grand total."""
+        keys = _flatten(cols)
+        n = len(keys)
+        return GroupedData(self, keys, [list(range(i)) for i in range(n, -1, -1)])
+
+    def cube(self, *cols: Any) -> GroupedData:
+        """Groups by ``CUBE(cols)``: every subset of ``cols``, in Spark's order."""
+        keys = _flatten(cols)
+
+        def subsets(idx: list[int]) -> list[list[int]]:
+            if not idx:
+                return [[]]
+            tail = subsets(idx[1:])
+            return [[idx[0], *t] for t in tail] + tail
+
+        return GroupedData(self, keys, subsets(list(range(len(keys)))))
+
+    def groupingSets(self, groupingSets: Sequence[Sequence[Any]], *cols: Any) -> GroupedData:
+        """Groups by ``GROUPING SETS``: each set lists some of ``cols`` (the group columns)."""
+        keys = _flatten(cols)
+        names = [k if isinstance(k, str) else str(k) for k in keys]
+        sets = []
+        for gs in groupingSets:
+            idx = []
+            for c in gs:
+                name = c if isinstance(c, str) else str(c)
+                if name not in names:
+                    raise AnalysisError(
+                        f"[GROUPING_COLUMN_MISMATCH] grouping set column {name} is not among the grouping columns {names}"
+                    )
+                idx.append(names.index(name))
+            sets.append(idx)
+        return GroupedData(self, keys, sets)
 
     def agg(self, *exprs: Any) -> DataFrame:
         """Aggregates the whole DataFrame (one row)."""

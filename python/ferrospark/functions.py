@@ -65,6 +65,18 @@ def _call(name: str, *args: Any) -> Column:
     return Column(_native.Expr.function(name, [_c(a)._expr for a in args]))
 
 
+def grouping(c: ColumnOrName) -> Column:
+    """1 where ``c`` is aggregated away in this row's grouping set (ROLLUP, CUBE,
+    GROUPING SETS), else 0; a TINYINT."""
+    return _call("grouping", c)
+
+
+def grouping_id(*cols: ColumnOrName) -> Column:
+    """The row's grouping set as a BIGINT bitmask over the grouping columns (a set bit: the
+    column is aggregated away); ``cols`` empty or exactly the grouping columns."""
+    return _call("grouping_id", *cols)
+
+
 def countDistinct(c: ColumnOrName, *cols: ColumnOrName) -> AggColumn:  # noqa: N802 - PySpark's name
     """``count(DISTINCT c)``."""
     return count_distinct(c, *cols)

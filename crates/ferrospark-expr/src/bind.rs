@@ -38,6 +38,16 @@ impl<'a> BindContext<'a> {
         }
     }
 
+    /// A context over `schema` under a session's configuration (`spark.sql.session.timeZone`,
+    /// `spark.sql.ansi.enabled`; an unreadable ANSI setting counts as on, Spark's default).
+    pub fn for_session(schema: &'a Schema, cfg: &'a ferrospark_common::Config) -> Self {
+        Self {
+            schema,
+            session_tz: cfg.session_time_zone(),
+            ansi: cfg.ansi_enabled().unwrap_or(true),
+        }
+    }
+
     /// The same context in another session time zone.
     pub fn with_tz(self, session_tz: &'a str) -> Self {
         Self { session_tz, ..self }

@@ -208,11 +208,7 @@ pub fn resolve_expr(e: &Expr, scope: &Scope<'_>) -> Result<Expr> {
 /// Type and nullability of a resolved expression over `attrs`.
 pub fn expr_type(e: &Expr, attrs: &[Attr], cfg: &Config) -> Result<DataType> {
     let schema = attrs_schema(attrs);
-    let ctx = BindContext {
-        schema: &schema,
-        session_tz: cfg.session_time_zone(),
-        ansi: cfg.ansi_enabled().unwrap_or(true),
-    };
+    let ctx = BindContext::for_session(&schema, cfg);
     Ok(bind(e, &ctx)?.data_type())
 }
 

@@ -278,6 +278,12 @@ impl PlanBuilder {
         results: &[Expr],
     ) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
         let in_attrs = input.output();
+        if let Some(g) = results
+            .iter()
+            .find_map(crate::grouping_sets::find_grouping_call)
+        {
+            return Err(crate::grouping_sets::grouping_outside_analytics(&g));
+        }
         let mut group_out: Vec<(Expr, Attr)> = Vec::new();
         for (item, g) in group_items.iter().zip(group) {
             let g = strip_inner_aliases(&g)?;
@@ -731,6 +737,40 @@ impl PlanBuilder {
                     LogicalPlan::Window {
                         input: input.clone(),
                         exprs,
+                    }
+                }
+                LogicalPlan::Expand {
+                    input,
+                    projections,
+                    attrs,
+                } => {
+                    // Input columns pass through under their (already renewed) ids.
+                    let passed: Vec<bool> = (0..attrs.len())
+                        .map(|i| {
+                            projections.iter().all(|p| {
+                                p[i] == attrs[i].column() && map.contains_key(&attrs[i].key())
+                            })
+                        })
+                        .collect();
+                    let projections = projections
+                        .iter()
+                        .map(|p| p.iter().map(|e| re(e, &map)).collect())
+                        .collect();
+                    let attrs = attrs
+                        .iter()
+                        .zip(passed)
+                        .map(|(a, p)| {
+                            if p {
+                                map[&a.key()].clone()
+                            } else {
+                                renew(a, &mut map)
+                            }
+                        })
+                        .collect();
+                    LogicalPlan::Expand {
+                        input: input.clone(),
+                        projections,
+                        attrs,
                     }
                 }
                 LogicalPlan::Union { inputs, attrs } => LogicalPlan::Union {

@@ -14,6 +14,7 @@ pub mod analyzer;
 pub mod builder;
 pub mod conform;
 pub mod engine;
+pub mod grouping_sets;
 pub mod logical;
 pub mod optimizer;
 pub mod physical;

@@ -25,11 +25,7 @@ pub fn values_plan(builder: &PlanBuilder, rows: &[Vec<Expr>]) -> Result<Arc<Logi
         vec![],
         &RecordBatchOptions::new().with_row_count(Some(1)),
     )?;
-    let ctx = BindContext {
-        schema: &empty,
-        session_tz: builder.cfg.session_time_zone(),
-        ansi: builder.cfg.ansi_enabled().unwrap_or(true),
-    };
+    let ctx = BindContext::for_session(&empty, &builder.cfg);
     let mut cells: Vec<Vec<ArrayRef>> = vec![Vec::new(); width];
     for row in rows {
         for (i, e) in row.iter().enumerate() {

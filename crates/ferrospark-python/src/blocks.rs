@@ -137,11 +137,7 @@ impl PyBlockPartitioner {
     ) -> PyResult<Self> {
         let cfg = config_from(py, conf)?;
         let schema = spark_input_schema(&schema.into_inner());
-        let ctx = BindContext {
-            schema: &schema,
-            session_tz: cfg.session_time_zone(),
-            ansi: cfg.ansi_enabled().unwrap_or(true),
-        };
+        let ctx = BindContext::for_session(&schema, &cfg);
         let keys = keys
             .iter()
             .map(|k| bind(&k.0, &ctx))
@@ -194,11 +190,7 @@ pub(crate) fn project<'py>(
     let (batches, schema) = py
         .run_detached(move || -> Result<_, FerroError> {
             let input = spark_input_schema(&reader.schema());
-            let ctx = BindContext {
-                schema: &input,
-                session_tz: cfg.session_time_zone(),
-                ansi: cfg.ansi_enabled().unwrap_or(true),
-            };
+            let ctx = BindContext::for_session(&input, &cfg);
             let bound = exprs
                 .iter()
                 .map(|e| bind(&e.0, &ctx))

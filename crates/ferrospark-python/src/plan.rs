@@ -191,7 +191,15 @@ impl PyPlan {
     }
 
     /// `groupBy(group).agg(aggs)`: the group columns then one column per aggregate expression.
-    fn aggregate(&self, py: Python<'_>, group: Vec<PyExpr>, aggs: Vec<PyExpr>) -> PyResult<PyPlan> {
+    /// With `sets` (indices into `group`), GROUPING SETS: `rollup`, `cube`, `groupingSets`.
+    #[pyo3(signature = (group, aggs, sets=None))]
+    fn aggregate(
+        &self,
+        py: Python<'_>,
+        group: Vec<PyExpr>,
+        aggs: Vec<PyExpr>,
+        sets: Option<Vec<Vec<usize>>>,
+    ) -> PyResult<PyPlan> {
         let b = self.builder();
         let scope = b.scope(&self.plan);
         let run = || -> Result<Arc<LogicalPlan>, FerroError> {
@@ -207,8 +215,16 @@ impl PyPlan {
                 .collect::<Result<Vec<_>, _>>()?;
             let mut results = group_resolved.clone();
             results.extend(agg_resolved);
-            let (node, rewritten) =
-                b.aggregate(self.plan.clone(), &group_written, group_resolved, &results)?;
+            let (node, rewritten) = match &sets {
+                Some(sets) => b.grouping_sets_aggregate(
+                    self.plan.clone(),
+                    &group_written,
+                    group_resolved,
+                    sets,
+                    &results,
+                )?,
+                None => b.aggregate(self.plan.clone(), &group_written, group_resolved, &results)?,
+            };
             let input = node.output();
             let written: Vec<Expr> = group_written
                 .iter()

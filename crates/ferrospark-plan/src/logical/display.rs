@@ -177,7 +177,39 @@ pub fn node_text(plan: &LogicalPlan) -> String {
             if *all { " All" } else { "" }
         ),
         LogicalPlan::SubqueryAlias { alias, .. } => format!("SubqueryAlias {alias}"),
+        LogicalPlan::Expand {
+            projections, attrs, ..
+        } => format!(
+            "Expand {}",
+            expand_text(
+                projections,
+                &attrs.iter().map(Attr::key).collect::<Vec<_>>()
+            )
+        ),
     }
+}
+
+/// Spark's text of an Expand: `[[a#1, null, 1], [a#1, b#2, 0]], [a#5, b#6, spark_grouping_id#7]`.
+pub fn expand_text(projections: &[Vec<Expr>], out_keys: &[String]) -> String {
+    let sets: Vec<String> = projections
+        .iter()
+        .map(|p| {
+            let items: Vec<String> = p
+                .iter()
+                .map(|e| match e {
+                    // Spark prints the NULLs and ids of an Expand bare.
+                    Expr::Literal(l) if l.is_null() => "null".into(),
+                    Expr::Literal(l) => match crate::sql::literal_i64(l) {
+                        Some(v) => v.to_string(),
+                        None => expr_text(e),
+                    },
+                    other => expr_text(other),
+                })
+                .collect();
+            format!("[{}]", items.join(", "))
+        })
+        .collect();
+    format!("[{}], [{}]", sets.join(", "), out_keys.join(", "))
 }
 
 /// The whole tree, root first, children indented under `+- ` / `:- ` as Spark draws them.

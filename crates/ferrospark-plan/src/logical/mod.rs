@@ -18,7 +18,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_expr::Expr;
 use ferrospark_join::{JoinStrategy, JoinType};
 
-pub use display::{explain_logical, expr_text, sort_text};
+pub use display::{expand_text, explain_logical, expr_text, sort_text};
 
 /// A resolved column: what one output position of a plan node holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,6 +191,16 @@ pub enum LogicalPlan {
         /// Aggregate calls with their output attributes.
         aggs: Vec<(AggCall, Attr)>,
     },
+    /// Each input row once per projection (GROUPING SETS / ROLLUP / CUBE): the input's
+    /// columns, each grouping column or NULL, and the grouping set's id.
+    Expand {
+        /// Input.
+        input: Arc<LogicalPlan>,
+        /// One expression list per grouping set, one expression per output attribute.
+        projections: Vec<Vec<Expr>>,
+        /// Output attributes (input attributes passed through keep their ids).
+        attrs: Vec<Attr>,
+    },
     /// A join; the condition is over the left then the right attributes.
     Join {
         /// Left input.
@@ -310,7 +320,7 @@ impl LogicalPlan {
                 out.extend(exprs.iter().map(|(_, a)| a.clone()));
                 out
             }
-            LogicalPlan::Union { attrs, .. } => attrs.clone(),
+            LogicalPlan::Union { attrs, .. } | LogicalPlan::Expand { attrs, .. } => attrs.clone(),
             LogicalPlan::SetOp { left, .. } => left.output(),
             LogicalPlan::SubqueryAlias { attrs, .. } => attrs.clone(),
         }
@@ -326,6 +336,7 @@ impl LogicalPlan {
             | LogicalPlan::Window { input, .. }
             | LogicalPlan::Sort { input, .. }
             | LogicalPlan::Limit { input, .. }
+            | LogicalPlan::Expand { input, .. }
             | LogicalPlan::SubqueryAlias { input, .. } => vec![input],
             LogicalPlan::Join { left, right, .. } | LogicalPlan::SetOp { left, right, .. } => {
                 vec![left, right]
@@ -366,6 +377,13 @@ impl LogicalPlan {
                 input: next(),
                 skip: *skip,
                 fetch: *fetch,
+            },
+            LogicalPlan::Expand {
+                projections, attrs, ..
+            } => LogicalPlan::Expand {
+                input: next(),
+                projections: projections.clone(),
+                attrs: attrs.clone(),
             },
             LogicalPlan::SubqueryAlias { alias, attrs, .. } => LogicalPlan::SubqueryAlias {
                 input: next(),
@@ -443,6 +461,7 @@ impl LogicalPlan {
                 out
             }
             LogicalPlan::Sort { keys, .. } => keys.iter().map(|k| &k.expr).collect(),
+            LogicalPlan::Expand { projections, .. } => projections.iter().flatten().collect(),
             _ => Vec::new(),
         }
     }
@@ -526,6 +545,18 @@ pub fn rewrite_expressions(
                     })
                 })
                 .collect::<ferrospark_common::Result<_>>()?,
+        },
+        LogicalPlan::Expand {
+            input,
+            projections,
+            attrs,
+        } => LogicalPlan::Expand {
+            input: input.clone(),
+            projections: projections
+                .iter()
+                .map(|p| all(p, f))
+                .collect::<ferrospark_common::Result<_>>()?,
+            attrs: attrs.clone(),
         },
         _ => return Ok(node.clone()),
     }))

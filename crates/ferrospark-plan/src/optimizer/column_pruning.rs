@@ -158,6 +158,26 @@ fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<Logi
                 hint: *hint,
             })
         }
+        LogicalPlan::Expand {
+            input,
+            projections,
+            attrs,
+        } => {
+            // Every output column is one slot of each projection: drop the unused slots.
+            let keep: Vec<usize> = (0..attrs.len())
+                .filter(|&i| required.contains(&attrs[i].key()))
+                .collect();
+            let projections: Vec<Vec<_>> = projections
+                .iter()
+                .map(|p| keep.iter().map(|&i| p[i].clone()).collect())
+                .collect();
+            let need = refs(projections.iter().flatten());
+            Arc::new(LogicalPlan::Expand {
+                input: prune(input, &need)?,
+                projections,
+                attrs: keep.iter().map(|&i| attrs[i].clone()).collect(),
+            })
+        }
         LogicalPlan::SubqueryAlias {
             input,
             alias,

@@ -37,11 +37,7 @@ pub fn fold(e: &Expr, cfg: &Config) -> Result<Expr> {
         vec![],
         &RecordBatchOptions::new().with_row_count(Some(1)),
     )?;
-    let ctx = BindContext {
-        schema: &empty,
-        session_tz: cfg.session_time_zone(),
-        ansi: cfg.ansi_enabled().unwrap_or(true),
-    };
+    let ctx = BindContext::for_session(&empty, cfg);
     transform_down(e, &mut |x| {
         if !foldable(x) {
             return Ok(None);

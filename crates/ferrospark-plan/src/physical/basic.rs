@@ -53,11 +53,7 @@ impl ExecutionPlan for FilterExec {
         let schema = self.input.schema();
         let p = bind_predicate(
             &self.predicate,
-            &BindContext {
-                schema: &schema,
-                session_tz: ctx.cfg.session_time_zone(),
-                ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
-            },
+            &BindContext::for_session(&schema, &ctx.cfg),
         )?;
         let input = self.input.execute(ctx)?;
         let m = self.metrics.clone();
@@ -85,11 +81,7 @@ impl ExecutionPlan for FilterExec {
         let schema = self.input.schema();
         let pred = bind_predicate(
             &self.predicate,
-            &BindContext {
-                schema: &schema,
-                session_tz: ctx.cfg.session_time_zone(),
-                ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
-            },
+            &BindContext::for_session(&schema, &ctx.cfg),
         )?;
         let metrics = self.metrics.clone();
         let op: OpFactory = Arc::new(move || {
@@ -182,11 +174,7 @@ impl ExecutionPlan for ProjectExec {
     }
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
         let in_schema = self.input.schema();
-        let bctx = BindContext {
-            schema: &in_schema,
-            session_tz: ctx.cfg.session_time_zone(),
-            ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
-        };
+        let bctx = BindContext::for_session(&in_schema, &ctx.cfg);
         let bound = self
             .exprs
             .iter()
@@ -214,11 +202,7 @@ impl ExecutionPlan for ProjectExec {
             return Ok(None);
         };
         let in_schema = self.input.schema();
-        let bctx = BindContext {
-            schema: &in_schema,
-            session_tz: ctx.cfg.session_time_zone(),
-            ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
-        };
+        let bctx = BindContext::for_session(&in_schema, &ctx.cfg);
         let bound = self
             .exprs
             .iter()

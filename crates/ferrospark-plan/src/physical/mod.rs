@@ -9,6 +9,7 @@
 
 pub mod aggregate;
 pub mod basic;
+pub mod expand;
 pub mod join;
 pub mod pipeline;
 pub mod planner;

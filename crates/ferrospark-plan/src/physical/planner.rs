@@ -220,6 +220,13 @@ impl<'a> PhysicalPlanner<'a> {
                 self.create(input)?,
                 exprs.clone(),
             )),
+            LogicalPlan::Expand {
+                input, projections, ..
+            } => Arc::new(super::expand::ExpandExec::new(
+                self.create(input)?,
+                projections.clone(),
+                attrs_schema(&plan.output()),
+            )),
             LogicalPlan::SetOp { .. } => {
                 return Err(FerroError::Internal(
                     "set operations are rewritten to joins before planning".into(),

@@ -226,11 +226,7 @@ impl ExecutionPlan for MemoryScanExec {
         let predicate = match &self.filter {
             Some(f) => Some(bind_predicate(
                 f,
-                &BindContext {
-                    schema: &self.full_schema,
-                    session_tz: ctx.cfg.session_time_zone(),
-                    ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
-                },
+                &BindContext::for_session(&self.full_schema, &ctx.cfg),
             )?),
             None => None,
         };

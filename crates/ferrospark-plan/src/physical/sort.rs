@@ -53,11 +53,7 @@ impl SortExec {
             return Ok(vec![]);
         }
         let t = std::time::Instant::now();
-        let bctx = BindContext {
-            schema: &schema,
-            session_tz: ctx.cfg.session_time_zone(),
-            ansi: ctx.cfg.ansi_enabled().unwrap_or(true),
-        };
+        let bctx = BindContext::for_session(&schema, &ctx.cfg);
         let mut cols = Vec::new();
         let mut fields = Vec::new();
         for k in &self.keys {

@@ -9,8 +9,12 @@ use sqlparser::ast;
 use super::{literal_i64, ordinal_error, sort_key, SqlPlanner};
 use crate::analyzer::{resolve_expr, strip_inner_aliases, Scope};
 use crate::builder::PlanBuilder;
+use crate::grouping_sets::{cross_sets, cube_sets, rollup_sets};
 use crate::logical::expr_util::{contains_aggregate, contains_window, split_conjuncts, unalias};
 use crate::logical::{Attr, LogicalPlan};
+
+/// Grouping sets as indices into a GROUP BY list's distinct expressions.
+type GroupingSets = Vec<Vec<usize>>;
 
 /// A select-list item as written, and its resolved form.
 struct Item {
@@ -106,22 +110,16 @@ impl<'a> SqlPlanner<'a> {
             }
         }
 
-        let group_written: Vec<Expr> = match &s.group_by {
-            ast::GroupByExpr::Expressions(list, mods) => {
-                if !mods.is_empty() {
-                    return Err(FerroError::Unsupported(
-                        "GROUP BY ... WITH ROLLUP / CUBE".into(),
-                    ));
-                }
-                list.iter()
-                    .map(|e| self.group_item(e, &items))
-                    .collect::<Result<_>>()?
-            }
-            ast::GroupByExpr::All(_) => items
-                .iter()
-                .filter(|i| !contains_aggregate(&i.written))
-                .map(|i| unalias(&i.written).clone())
-                .collect(),
+        let (group_written, grouping_sets): (Vec<Expr>, Option<GroupingSets>) = match &s.group_by {
+            ast::GroupByExpr::Expressions(list, mods) => self.group_by_list(list, mods, &items)?,
+            ast::GroupByExpr::All(_) => (
+                items
+                    .iter()
+                    .filter(|i| !contains_aggregate(&i.written))
+                    .map(|i| unalias(&i.written).clone())
+                    .collect(),
+                None,
+            ),
         };
         let having = s.having.as_ref().map(|h| self.expr(h)).transpose()?;
         let orders: Vec<Expr> = order_by
@@ -130,6 +128,7 @@ impl<'a> SqlPlanner<'a> {
             .collect::<Result<_>>()?;
 
         let is_agg = !group_written.is_empty()
+            || grouping_sets.is_some()
             || items.iter().any(|i| contains_aggregate(&i.written))
             || having.as_ref().is_some_and(contains_aggregate);
 
@@ -236,9 +235,18 @@ impl<'a> SqlPlanner<'a> {
                     OrderRef::Output(_) => None,
                 })
                 .collect();
-            let (agg, rewritten) =
-                self.builder
-                    .aggregate(plan, &group_written, group_resolved, &results)?;
+            let (agg, rewritten) = match &grouping_sets {
+                Some(sets) => self.builder.grouping_sets_aggregate(
+                    plan,
+                    &group_written,
+                    group_resolved,
+                    sets,
+                    &results,
+                )?,
+                None => self
+                    .builder
+                    .aggregate(plan, &group_written, group_resolved, &results)?,
+            };
             let n = resolved_items.len();
             let items2 = rewritten[..n].to_vec();
             let having2 = if nh { Some(rewritten[n].clone()) } else { None };
@@ -345,6 +353,71 @@ impl<'a> SqlPlanner<'a> {
             }
         }
         Ok(plan)
+    }
+
+    /// The GROUP BY list: its distinct expressions as written, and the grouping sets over
+    /// them when it uses GROUPING SETS, ROLLUP or CUBE (also `WITH ROLLUP` / `WITH CUBE` and
+    /// Hive's `GROUP BY a, b GROUPING SETS (...)`). Mixed lists (`a, ROLLUP(b, c)`) cross
+    /// their parts' sets, as Spark does.
+    fn group_by_list(
+        &self,
+        list: &[ast::Expr],
+        mods: &[ast::GroupByWithModifier],
+        items: &[Item],
+    ) -> Result<(Vec<Expr>, Option<GroupingSets>)> {
+        let mut written: Vec<Expr> = Vec::new();
+        let index = |e: &ast::Expr, written: &mut Vec<Expr>| -> Result<usize> {
+            let g = self.group_item(e, items)?;
+            Ok(match written.iter().position(|w| *w == g) {
+                Some(i) => i,
+                None => {
+                    written.push(g);
+                    written.len() - 1
+                }
+            })
+        };
+        let elements = |tuples: &[Vec<ast::Expr>], written: &mut Vec<Expr>| {
+            tuples
+                .iter()
+                .map(|t| {
+                    t.iter()
+                        .map(|e| index(e, written))
+                        .collect::<Result<Vec<_>>>()
+                })
+                .collect::<Result<Vec<_>>>()
+        };
+        let mut sets: Vec<Vec<usize>> = vec![vec![]];
+        let mut analytic = false;
+        let mut plain: Vec<Vec<usize>> = Vec::new();
+        for e in list {
+            let part = match e {
+                ast::Expr::Rollup(t) => rollup_sets(&elements(t, &mut written)?),
+                ast::Expr::Cube(t) => cube_sets(&elements(t, &mut written)?),
+                ast::Expr::GroupingSets(t) => elements(t, &mut written)?,
+                other => {
+                    let i = vec![index(other, &mut written)?];
+                    plain.push(i.clone());
+                    sets = cross_sets(&sets, &[i]);
+                    continue;
+                }
+            };
+            analytic = true;
+            sets = cross_sets(&sets, &part);
+        }
+        for m in mods {
+            analytic = true;
+            sets = match m {
+                ast::GroupByWithModifier::Rollup => rollup_sets(&plain),
+                ast::GroupByWithModifier::Cube => cube_sets(&plain),
+                ast::GroupByWithModifier::GroupingSets(ast::Expr::GroupingSets(t)) => {
+                    elements(t, &mut written)?
+                }
+                other => {
+                    return Err(FerroError::Unsupported(format!("GROUP BY ... {other}")));
+                }
+            };
+        }
+        Ok((written, analytic.then_some(sets)))
     }
 
     /// A GROUP BY item: an ordinal or a select alias stands for that select item.
