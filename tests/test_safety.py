@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pyarrow as pa
@@ -197,3 +198,123 @@ def test_ctrl_c_stops_a_streaming_read(tmp_path):
     assert "interrupted" in out
     assert proc.returncode != 0
     assert waited < 5, f"took {waited:.1f} s to stop after SIGINT"
+
+
+def test_ctrl_c_stops_a_running_query(tmp_path):
+    """SIGINT while ``Session.sql(...).collect()`` runs raises KeyboardInterrupt quickly: the
+    scans stop at their next row group, and the session answers the next query."""
+    path = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"a": pa.array(range(2_000_000), pa.int64())}), path, row_group_size=100_000)
+    code = f"""
+        import sys, time
+        import ferrospark as fs
+
+        s = fs.Session(conf={{"spark.sql.parquet.filterPushdown": "false"}})
+        s.read.parquet(*[{str(path)!r}] * 500).createOrReplaceTempView("big")
+        print("running", flush=True)
+        start = time.time()
+        try:
+            n = s.sql("SELECT count(*) FROM big WHERE a * 7 % 1000003 = -1").collect()
+        except KeyboardInterrupt:
+            print("interrupted", time.time() - start, flush=True)
+            print("after", s.sql("SELECT count(*) AS n FROM VALUES (1), (2)").collect()[0].n, flush=True)
+            raise
+        print("finished", n, time.time() - start, flush=True)
+    """
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "running"
+        time.sleep(1.5)
+        sent = time.time()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        waited = time.time() - sent
+    finally:
+        proc.kill()
+    assert "finished" not in out, "the query ended before the signal: make it longer"
+    assert "KeyboardInterrupt" in err, err[-2000:]
+    assert "interrupted" in out and "after 2" in out, out
+    assert waited < 5, f"took {waited:.1f} s to stop after SIGINT"
+
+
+# -- progress bar ---------------------------------------------------------------------------
+
+
+def _many_row_groups(tmp_path) -> str:
+    path = tmp_path / "rg.parquet"
+    pq.write_table(pa.table({"a": pa.array(range(400_000), pa.int64())}), path, row_group_size=10_000)
+    return str(path)
+
+
+def test_progress_bar_draws_when_asked_and_clears(tmp_path, capfd):
+    path = _many_row_groups(tmp_path)
+    s = fs.Session(conf={"ferrospark.progress.bar": "always", "ferrospark.progress.delay": "0"})
+    s.read.parquet(*[path] * 20).createOrReplaceTempView("t")
+    n = s.sql("SELECT count(*) AS n FROM t WHERE a * 3 % 7 = 1").collect()[0].n
+    assert n == 20 * sum(1 for a in range(400_000) if a * 3 % 7 == 1)
+    err = capfd.readouterr().err
+    assert "row groups" in err and "%" in err, err[-500:]
+    assert "/800 row groups" in err, err[-500:]
+    # The bar's line is erased when the query ends.
+    assert err.endswith("\r"), repr(err[-80:])
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path, capfd):
+    path = _many_row_groups(tmp_path)
+    s = fs.Session(conf={"ferrospark.progress.delay": "0"})
+    s.read.parquet(*[path] * 20).createOrReplaceTempView("t")
+    s.sql("SELECT sum(a) FROM t").collect()
+    assert capfd.readouterr().err == ""
+
+
+def test_progress_bar_on_a_terminal(tmp_path):
+    """With the default ``auto``, a query on a terminal draws the bar (here a pseudo-terminal)."""
+    import os
+    import pty
+
+    path = _many_row_groups(tmp_path)
+    code = f"""
+        import ferrospark as fs
+        s = fs.Session(conf={{"ferrospark.progress.delay": "0"}})
+        s.read.parquet(*[{path!r}] * 40).createOrReplaceTempView("t")
+        print(s.sql("SELECT count(*) AS n FROM t WHERE a * 3 % 7 = 1").collect()[0].n)
+    """
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, stderr=follower, text=True
+    )
+    os.close(follower)
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        # Read as the child writes, so a full terminal buffer never blocks it.
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    out, _ = proc.communicate(timeout=120)
+    reader.join(timeout=10)
+    os.close(leader)
+    assert proc.returncode == 0
+    assert int(out) == 40 * sum(1 for a in range(400_000) if a * 3 % 7 == 1)
+    assert b"row groups" in b"".join(chunks)
+
+
+def test_bad_progress_settings_are_config_errors():
+    s = fs.Session(conf={"ferrospark.progress.bar": "sometimes"})
+    with pytest.raises(fs.ConfigError, match="auto, always or never"):
+        s.sql("SELECT 1").collect()
+    assert fs.Session().sql("SELECT 1 AS x").collect()[0].x == 1

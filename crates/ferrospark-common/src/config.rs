@@ -47,6 +47,13 @@ pub const SHUFFLE_PARTITIONS: &str = "spark.sql.shuffle.partitions";
 /// In-process plans prefer hash joins over sort-merge joins.
 pub const PREFER_HASH_JOIN: &str = "ferrospark.join.preferHashJoin";
 
+/// When a running query draws a progress bar on stderr (`ferrospark.progress.bar`):
+/// `auto` (default: when stderr is a terminal), `always`, `never`.
+pub const PROGRESS_BAR: &str = "ferrospark.progress.bar";
+/// How long a query runs before its progress bar appears (`ferrospark.progress.delay`,
+/// milliseconds; default 2000).
+pub const PROGRESS_DELAY: &str = "ferrospark.progress.delay";
+
 /// Every `ferrospark.*` key ferrospark reads. Setting any other `ferrospark.*` key is an error
 /// (a typo would otherwise be ignored silently); `spark.*` and other keys are accepted as
 /// Spark accepts them. A test checks that every `"ferrospark.…"` key in the code base is here.
@@ -60,6 +67,8 @@ pub const KNOWN_FERROSPARK_KEYS: &[&str] = &[
     SCAN_DICTIONARY_CODES,
     WINDOW_EXACT_FLOAT_FRAMES,
     PREFER_HASH_JOIN,
+    PROGRESS_BAR,
+    PROGRESS_DELAY,
 ];
 
 /// The prefix of ferrospark's own keys, which are checked against [`KNOWN_FERROSPARK_KEYS`].
@@ -312,6 +321,35 @@ impl Config {
     /// `spark.sql.objectHashAggregate.sortBased.fallbackThreshold`, default 128 as in Spark.
     pub fn object_agg_fallback_threshold(&self) -> Result<usize> {
         self.get_positive(OBJECT_AGG_FALLBACK_THRESHOLD, 128)
+    }
+
+    /// `ferrospark.progress.bar`: `Some(true)` always, `Some(false)` never, `None` (auto)
+    /// when stderr is a terminal.
+    pub fn progress_bar(&self) -> Result<Option<bool>> {
+        match self
+            .get(PROGRESS_BAR)
+            .map(|v| v.trim().to_ascii_lowercase())
+        {
+            None => Ok(None),
+            Some(v) if v == "auto" => Ok(None),
+            Some(v) if v == "always" || v == "true" => Ok(Some(true)),
+            Some(v) if v == "never" || v == "false" => Ok(Some(false)),
+            Some(v) => Err(FerroError::Config(format!(
+                "{PROGRESS_BAR} must be auto, always or never, not '{v}'"
+            ))),
+        }
+    }
+
+    /// `ferrospark.progress.delay` in milliseconds, default 2000.
+    pub fn progress_delay_ms(&self) -> Result<u64> {
+        match self.get(PROGRESS_DELAY) {
+            None => Ok(2000),
+            Some(v) => v.trim().parse::<u64>().map_err(|_| {
+                FerroError::Config(format!(
+                    "{PROGRESS_DELAY} must be a number of milliseconds, not '{v}'"
+                ))
+            }),
+        }
     }
 
     /// `ferrospark.spill.dir`; the system temp directory when unset.

@@ -47,6 +47,9 @@ pub enum FerroError {
     /// Memory could not be granted and spilling could not help.
     #[error("{0}")]
     MemoryLimit(String),
+    /// The query was cancelled (Ctrl-C, or its caller gave up) before it finished.
+    #[error("query cancelled")]
+    Cancelled,
     /// An invariant of ferrospark itself was broken; a bug to report.
     #[error("internal error: {0} (this is a ferrospark bug; please report it)")]
     Internal(String),

@@ -10,10 +10,12 @@ pub mod error;
 pub mod memory;
 pub mod metrics;
 pub mod order;
+pub mod progress;
 pub mod spill;
 
 pub use config::{parse_byte_size, Config};
 pub use error::{FerroError, Result};
 pub use memory::{MemoryPool, MemoryReservation};
 pub use metrics::{MetricValue, MetricsSet};
+pub use progress::QueryProgress;
 pub use spill::{SpillDir, SpillFile, SpillReader, SpillWriter};

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use arrow_schema::{Field, Schema, SchemaRef};
-use ferrospark_common::{Config, FerroError, Result};
+use ferrospark_common::{Config, FerroError, QueryProgress, Result};
 
 use crate::builder::PlanBuilder;
 use crate::logical::{explain_logical, LogicalPlan};
@@ -123,9 +123,19 @@ impl QueryEngine {
 
     /// Optimizes, plans and starts `plan`.
     pub fn execute(&self, plan: &Arc<LogicalPlan>) -> Result<QueryResult> {
+        self.execute_watched(plan, Arc::new(QueryProgress::new()))
+    }
+
+    /// [`QueryEngine::execute`] reporting into `progress`, which another thread may read
+    /// (a progress bar) or cancel (Ctrl-C) while this one runs.
+    pub fn execute_watched(
+        &self,
+        plan: &Arc<LogicalPlan>,
+        progress: Arc<QueryProgress>,
+    ) -> Result<QueryResult> {
         let (optimized, _) = self.optimize(plan)?;
         let physical = self.physical(&optimized)?;
-        let ctx = Arc::new(TaskContext::new(self.config())?);
+        let ctx = Arc::new(TaskContext::with_progress(self.config(), progress)?);
         let schema = Self::output_schema(plan);
         let out = schema.clone();
         // A plan that streams inside a scan runs on every scan thread; others stream.

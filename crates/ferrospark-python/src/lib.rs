@@ -25,6 +25,7 @@ mod blocks;
 mod guard;
 mod join;
 mod plan;
+mod watch;
 mod window;
 
 // glibc malloc hands large batch buffers back to the kernel after each scan, so every scan
@@ -46,6 +47,7 @@ fn to_py(py: Python<'_>, e: FerroError) -> PyErr {
         FerroError::Unsupported(_) => "UnsupportedError",
         FerroError::MemoryLimit(_) => "MemoryLimitError",
         FerroError::Internal(_) => "InternalError",
+        FerroError::Cancelled => "FerroError",
     };
     let message = e.to_string();
     let made = py

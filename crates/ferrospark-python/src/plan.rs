@@ -491,13 +491,12 @@ impl PyPlan {
     fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let engine = self.engine.clone();
         let plan = self.plan.clone();
-        let (batches, schema, physical) = py
-            .run_detached(move || -> Result<_, FerroError> {
-                let r = engine.execute(&plan)?;
-                let batches: Vec<RecordBatch> = r.stream.collect::<Result<_, _>>()?;
-                Ok((batches, r.schema, r.physical))
-            })
-            .py(py)?;
+        let cfg = engine.config().clone();
+        let (batches, schema, physical) = crate::watch::run_watched(py, &cfg, move |progress| {
+            let r = engine.execute_watched(&plan, progress)?;
+            let batches: Vec<RecordBatch> = r.stream.collect::<Result<_, _>>()?;
+            Ok((batches, r.schema, r.physical))
+        })?;
         if let Ok(mut l) = self.last_run.lock() {
             *l = Some(physical);
         }

@@ -23,7 +23,9 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use ferrospark_common::{Config, MemoryPool, MetricValue, MetricsSet, Result, SpillDir};
+use ferrospark_common::{
+    Config, MemoryPool, MetricValue, MetricsSet, QueryProgress, Result, SpillDir,
+};
 
 /// A stream of batches.
 pub type BatchStream = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
@@ -39,16 +41,24 @@ pub struct TaskContext {
     pub spill_dir: SpillDir,
     /// Rows per output batch.
     pub batch_size: usize,
+    /// The query's progress (its scans' tasks) and its cancellation.
+    pub progress: Arc<QueryProgress>,
 }
 
 impl TaskContext {
     /// A context for one query under `cfg`.
     pub fn new(cfg: &Config) -> Result<Self> {
+        Self::with_progress(cfg, Arc::new(QueryProgress::new()))
+    }
+
+    /// A context whose progress the caller watches (and can cancel through).
+    pub fn with_progress(cfg: &Config, progress: Arc<QueryProgress>) -> Result<Self> {
         Ok(Self {
             pool: MemoryPool::new(cfg.memory_limit()?),
             spill_dir: SpillDir::new(cfg.spill_dir()),
             batch_size: cfg.batch_size()?,
             cfg: cfg.clone(),
+            progress,
         })
     }
 }

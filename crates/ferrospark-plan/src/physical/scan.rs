@@ -71,7 +71,9 @@ impl ParquetScanExec {
         let mut options = ParquetScanOptions::from_config(&ctx.cfg)?;
         options.columns = Some(self.columns.clone());
         options.filter = self.filter.clone();
+        options.cancel = Some(ctx.progress.cancel_flag());
         let scan = ParquetScan::try_new(&self.paths, options)?;
+        ctx.progress.register_scan(scan.metrics().clone());
         if let Ok(mut m) = self.scan_metrics.lock() {
             *m = Some(scan.metrics().clone());
         }

@@ -9,6 +9,7 @@ use arrow_array::{
     Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, RecordBatchReader, Scalar,
 };
 use arrow_schema::{ArrowError, SchemaRef};
+use ferrospark_common::progress::TASKS_DONE;
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::{evaluate_predicate, ColumnarValue, Literal, PhysicalExpr};
 use parquet::arrow::arrow_reader::{
@@ -85,6 +86,10 @@ impl ParquetScan {
                 if failed.load(Ordering::Relaxed) {
                     break;
                 }
+                if shared.cancelled() {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(FerroError::Cancelled);
+                }
                 let t = next.fetch_add(1, Ordering::Relaxed);
                 let Some(task) = tasks.get(t) else { break };
                 let path = shared.files[task.file].source.path();
@@ -108,6 +113,7 @@ impl ParquetScan {
                     failed.store(true, Ordering::Relaxed);
                     return Err(e);
                 }
+                shared.metrics.add(TASKS_DONE, 1);
             }
             Ok(state)
         };
@@ -127,13 +133,20 @@ impl ParquetScan {
 
 fn worker(shared: &ScanShared, tasks: &[ScanTask], queue: &OrderedQueue) {
     while let Some(t) = queue.claim() {
+        if shared.cancelled() {
+            queue.finish(t, Some(FerroError::Cancelled));
+            return;
+        }
         let task = &tasks[t];
         let path = shared.files[task.file].source.path();
         let started = Instant::now();
         let result = catch_corruption(path, || run_task(shared, task, &mut |b| queue.push(t, b)));
         shared.metrics.add_elapsed("decode_time_ns", started);
         match result {
-            Ok(true) => queue.finish(t, None),
+            Ok(true) => {
+                shared.metrics.add(TASKS_DONE, 1);
+                queue.finish(t, None)
+            }
             // The reader went away: stop quietly.
             Ok(false) => return,
             Err(e) => {

@@ -65,6 +65,10 @@ pub struct ParquetScanOptions {
     pub dictionary_codes: bool,
     /// Target bytes of one Spark split (`spark.sql.files.maxPartitionBytes`).
     pub max_partition_bytes: u64,
+    /// Set by the query's owner to stop the scan between row groups
+    /// ([`ferrospark_common::QueryProgress::cancel_flag`]); the scan then fails with
+    /// `FerroError::Cancelled`.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for ParquetScanOptions {
@@ -84,6 +88,7 @@ impl Default for ParquetScanOptions {
             metadata_cache_bytes: config::DEFAULT_METADATA_CACHE_BYTES as usize,
             dictionary_codes: true,
             max_partition_bytes: 128 * 1024 * 1024,
+            cancel: None,
         }
     }
 }
@@ -116,6 +121,7 @@ pub const SCAN_METRICS: &[(&str, MetricValue)] = &[
     ("row_groups_pruned_bloom_filter", MetricValue::Count),
     ("row_groups_pruned_dictionary", MetricValue::Count),
     ("row_groups_read", MetricValue::Count),
+    (ferrospark_common::progress::TASKS_DONE, MetricValue::Count),
     ("pages_total", MetricValue::Count),
     ("pages_pruned", MetricValue::Count),
     ("rows_total", MetricValue::Count),

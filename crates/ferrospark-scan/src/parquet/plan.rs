@@ -71,6 +71,16 @@ pub(crate) struct ScanShared {
     pub metrics: MetricsSet,
 }
 
+impl ScanShared {
+    /// Whether the query owning this scan was cancelled.
+    pub fn cancelled(&self) -> bool {
+        self.options
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
 /// A piece of a scan Spark can run as one task: a file and some of its row groups.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanSplit {
