@@ -28,6 +28,7 @@ RULES = [
     "ReorderJoin",
     "InferFiltersFromConstraints",
     "EliminateOuterJoin",
+    "LimitPushDown",
     "ColumnPruning",
 ]
 
@@ -155,6 +156,10 @@ QUERIES = {
     "left_join_null_rejecting": "SELECT f.id, d.name FROM facts f LEFT JOIN dims d ON f.dim = d.dim WHERE d.grp = 1",
     "left_join_is_null": "SELECT f.id FROM facts f LEFT JOIN dims d ON f.dim = d.dim WHERE d.name IS NULL",
     "full_join_one_side": "SELECT f.id, d.dim FROM facts f FULL JOIN dims d ON f.dim = d.dim WHERE f.q > 10",
+    "limit_through_union": "SELECT count(*) FROM (SELECT k FROM facts UNION ALL SELECT name FROM dims LIMIT 5) t",
+    "limit_into_left_join": """SELECT count(*), count(DISTINCT id) FROM
+        (SELECT f.id, d.name FROM facts f LEFT JOIN dims d ON f.dim = d.dim LIMIT 7 OFFSET 2) t""",
+    "limit_over_cross_join": "SELECT count(*) FROM (SELECT * FROM facts, dims LIMIT 11) t",
 }
 
 ORDERED = {
@@ -196,6 +201,7 @@ def test_each_rule_off_gives_same_rows(data_dir, sp, rule):
         "union",
         "left_join_null_rejecting",
         "full_join_one_side",
+        "limit_into_left_join",
     ]:
         _check(name, _rows(s.sql(QUERIES[name])), spark_rows(sp.sql(QUERIES[name])))
 

@@ -9,6 +9,7 @@ mod constant_folding;
 mod eliminate_outer_join;
 mod eliminate_subquery_aliases;
 mod infer_filters_from_constraints;
+mod limit_push_down;
 mod push_down_predicates;
 mod reorder_join;
 #[cfg(test)]
@@ -24,6 +25,7 @@ pub use constant_folding::ConstantFolding;
 pub use eliminate_outer_join::EliminateOuterJoin;
 pub use eliminate_subquery_aliases::EliminateSubqueryAliases;
 pub use infer_filters_from_constraints::InferFiltersFromConstraints;
+pub use limit_push_down::LimitPushDown;
 pub use push_down_predicates::PushDownPredicates;
 pub use reorder_join::ReorderJoin;
 
@@ -51,6 +53,7 @@ pub fn rules() -> Vec<Box<dyn OptimizerRule>> {
         Box::new(ReorderJoin),
         Box::new(InferFiltersFromConstraints),
         Box::new(PushDownPredicates),
+        Box::new(LimitPushDown),
         Box::new(ColumnPruning),
     ]
 }

@@ -252,3 +252,31 @@ fn eliminate_outer_join_under_null_rejecting_filters() {
         assert!(text.contains(want), "{sql}: {text}");
     }
 }
+
+#[test]
+fn limit_push_down_copies_the_limit_into_union_inputs_and_the_preserved_side() {
+    let text = after(
+        "SELECT a FROM t UNION ALL SELECT a FROM u LIMIT 2 OFFSET 1",
+        &[&LimitPushDown],
+    );
+    // The top limit stays; each input stops after offset + limit = 3 rows.
+    assert_eq!(text.matches("GlobalLimit 3\n").count(), 2, "{text}");
+    assert!(text.starts_with("GlobalLimit 2, offset 1"), "{text}");
+
+    let text = after(
+        "SELECT * FROM t LEFT JOIN u ON t.a = u.a LIMIT 2",
+        &[&EliminateSubqueryAliases, &LimitPushDown],
+    );
+    let join = text.find("Join LeftOuter").expect("join");
+    let pushed = text.rfind("GlobalLimit 2").expect("pushed");
+    assert!(pushed > join, "the left side is limited: {text}");
+    let right = text.find("Relation u").expect("u");
+    assert!(pushed < right, "the right side is not: {text}");
+
+    // An inner join with a condition can drop rows: nothing moves.
+    let text = after(
+        "SELECT * FROM t JOIN u ON t.a = u.a LIMIT 2",
+        &[&EliminateSubqueryAliases, &LimitPushDown],
+    );
+    assert_eq!(text.matches("GlobalLimit").count(), 1, "{text}");
+}
