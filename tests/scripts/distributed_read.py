@@ -126,6 +126,9 @@ def main() -> int:
         checks["join_broadcast"]["builds"] = fss.last_spark_join_builds()
         checks["join_broadcast"]["probes"] = fss.last_spark_join_probes()
         checks["join_broadcast"]["workers"] = fss.last_spark_join_workers()
+        # Spark's own count of task slots (executors x cores): with Python workers reused, at
+        # most one worker per slot runs tasks at a time, so at most that many builds.
+        checks["join_broadcast"]["slots"] = spark.sparkContext.defaultParallelism
         other = spark.read.parquet(root).select(F.col("id").alias("rid"), F.col("s").alias("rs"))
         other = other.filter("rid % 3 = 0").repartition(3)
         cond = fs.col("id") == fs.col("rid")
