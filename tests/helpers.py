@@ -245,6 +245,23 @@ def assert_same_rows(expected: Sequence[tuple], actual: Sequence[tuple], context
     assert d is None, f"{context}: {d}" if context else d
 
 
+def check_rows(context: str, got: Sequence[tuple], expected: Sequence[tuple], ordered: bool) -> None:
+    """Rows equal in order (a query with ORDER BY) or as multisets."""
+    if ordered:
+        assert list(got) == list(expected), f"{context}: got {list(got)[:10]} expected {list(expected)[:10]}"
+    else:
+        assert_same_rows(expected, got, context)
+
+
+def facts_session(path: str, conf: dict | None = None):
+    """A ferrospark session with the Parquet file `path` as the temp view ``facts``."""
+    import ferrospark as fs
+
+    s = fs.Session(conf=conf or {})
+    s.read.parquet(path).createOrReplaceTempView("facts")
+    return s
+
+
 def project(rows: Sequence[tuple], names: Sequence[str], wanted: Sequence[str]) -> list[tuple]:
     idx = [list(names).index(w) for w in wanted]
     return [tuple(r[i] for i in idx) for r in rows]

@@ -12,7 +12,7 @@ from test_query_spark import _facts
 
 import ferrospark as fs
 from ferrospark import functions as F
-from helpers import arrow_rows, assert_same_rows, spark_rows
+from helpers import arrow_rows, assert_same_rows, check_rows, facts_session, spark_rows
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +24,7 @@ def facts_path(tmp_path_factory):
     return str(d / "facts.parquet")
 
 
-def _session(path: str, conf: dict | None = None) -> fs.Session:
-    s = fs.Session(conf=conf or {})
-    s.read.parquet(path).createOrReplaceTempView("facts")
-    return s
+_session = facts_session
 
 
 @pytest.fixture(scope="module")
@@ -72,10 +69,7 @@ ORDERED = {"ordered_by_grouping"}
 
 
 def _check(name: str, got, expected) -> None:
-    if name in ORDERED:
-        assert got == expected, f"{name}: got {got[:10]} expected {expected[:10]}"
-    else:
-        assert_same_rows(expected, got, name)
+    check_rows(name, got, expected, ordered=name in ORDERED)
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))

@@ -18,7 +18,7 @@ import pytest
 
 import ferrospark as fs
 from ferrospark import functions as F
-from helpers import arrow_rows, assert_same_rows, spark_rows
+from helpers import arrow_rows, assert_same_rows, check_rows, spark_rows
 
 RULES = [
     "EliminateSubqueryAliases",
@@ -177,10 +177,7 @@ def _rows(df) -> list[tuple]:
 
 
 def _check(name: str, got: list[tuple], expected: list[tuple]) -> None:
-    if name in ORDERED:
-        assert got == expected, f"{name}: got {got[:10]} expected {expected[:10]}"
-    else:
-        assert_same_rows(expected, got, name)
+    check_rows(name, got, expected, ordered=name in ORDERED)
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))

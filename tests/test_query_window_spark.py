@@ -14,7 +14,7 @@ from test_query_spark import _facts
 import ferrospark as fs
 from ferrospark import Window
 from ferrospark import functions as F
-from helpers import arrow_rows, assert_same_rows, spark_rows
+from helpers import arrow_rows, assert_same_rows, check_rows, facts_session, spark_rows
 
 
 @pytest.fixture(scope="module")
@@ -26,10 +26,7 @@ def facts_path(tmp_path_factory):
     return str(d / "facts.parquet")
 
 
-def _session(path: str, conf: dict | None = None) -> fs.Session:
-    s = fs.Session(conf=conf or {})
-    s.read.parquet(path).createOrReplaceTempView("facts")
-    return s
+_session = facts_session
 
 
 @pytest.fixture(scope="module")
@@ -82,10 +79,7 @@ QUERIES = {
 
 
 def _check(name, got, expected):
-    if "ORDER BY id LIMIT" in QUERIES.get(name, ""):
-        assert got == expected, name
-    else:
-        assert_same_rows(expected, got, name)
+    check_rows(name, got, expected, ordered="ORDER BY id LIMIT" in QUERIES.get(name, ""))
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))

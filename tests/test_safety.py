@@ -157,26 +157,15 @@ def test_unknown_spark_keys_are_accepted():
 # -- Ctrl-C ---------------------------------------------------------------------------------
 
 
-def test_ctrl_c_stops_a_streaming_read(tmp_path):
-    """SIGINT during a long read raises KeyboardInterrupt within a fraction of a second, even
-    while the next batch is still being searched for (the filter matches no row)."""
+def _big_file(tmp_path) -> str:
     path = tmp_path / "big.parquet"
     pq.write_table(pa.table({"a": pa.array(range(2_000_000), pa.int64())}), path, row_group_size=100_000)
-    code = f"""
-        import sys, time
-        import ferrospark as fs
+    return str(path)
 
-        session = fs.Session(conf={{"spark.sql.parquet.filterPushdown": "false"}})
-        reader = fs.read_parquet([{str(path)!r}] * 500, filter="a * 7 % 1000003 = -1", session=session)
-        print("reading", flush=True)
-        start = time.time()
-        try:
-            rows = reader.read_all().num_rows
-        except KeyboardInterrupt:
-            print("interrupted", time.time() - start, flush=True)
-            raise
-        print("finished", rows, time.time() - start, flush=True)
-    """
+
+def _interrupt(code: str, after: float) -> tuple[str, str, float, int]:
+    """Runs `code` in a fresh interpreter, sends SIGINT `after` seconds past its first line
+    ("ready"); returns its stdout, stderr, the seconds it took to stop, and its exit code."""
     proc = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(code)],
         stdout=subprocess.PIPE,
@@ -185,33 +174,58 @@ def test_ctrl_c_stops_a_streaming_read(tmp_path):
     )
     try:
         assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "reading"
-        time.sleep(1.0)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(after)
         sent = time.time()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
         waited = time.time() - sent
     finally:
         proc.kill()
+    return out, err, waited, proc.returncode
+
+
+def test_ctrl_c_stops_a_streaming_read(tmp_path):
+    """SIGINT during a long read raises KeyboardInterrupt within a fraction of a second, even
+    while the next batch is still being searched for (the filter matches no row)."""
+    path = _big_file(tmp_path)
+    out, err, waited, code = _interrupt(
+        f"""
+        import sys, time
+        import ferrospark as fs
+
+        session = fs.Session(conf={{"spark.sql.parquet.filterPushdown": "false"}})
+        reader = fs.read_parquet([{path!r}] * 500, filter="a * 7 % 1000003 = -1", session=session)
+        print("ready", flush=True)
+        start = time.time()
+        try:
+            rows = reader.read_all().num_rows
+        except KeyboardInterrupt:
+            print("interrupted", time.time() - start, flush=True)
+            raise
+        print("finished", rows, time.time() - start, flush=True)
+        """,
+        after=1.0,
+    )
     assert "finished" not in out, "the read ended before the signal: make it longer"
     assert "KeyboardInterrupt" in err, err[-2000:]
     assert "interrupted" in out
-    assert proc.returncode != 0
+    assert code != 0
     assert waited < 5, f"took {waited:.1f} s to stop after SIGINT"
 
 
 def test_ctrl_c_stops_a_running_query(tmp_path):
     """SIGINT while ``Session.sql(...).collect()`` runs raises KeyboardInterrupt quickly: the
     scans stop at their next row group, and the session answers the next query."""
-    path = tmp_path / "big.parquet"
-    pq.write_table(pa.table({"a": pa.array(range(2_000_000), pa.int64())}), path, row_group_size=100_000)
-    code = f"""
+    path = _big_file(tmp_path)
+    out, err, waited, _ = _interrupt(
+        f"""
         import sys, time
         import ferrospark as fs
 
         s = fs.Session(conf={{"spark.sql.parquet.filterPushdown": "false"}})
-        s.read.parquet(*[{str(path)!r}] * 500).createOrReplaceTempView("big")
-        print("running", flush=True)
+        s.read.parquet(*[{path!r}] * 500).createOrReplaceTempView("big")
+        print("ready", flush=True)
         start = time.time()
         try:
             n = s.sql("SELECT count(*) FROM big WHERE a * 7 % 1000003 = -1").collect()
@@ -220,23 +234,9 @@ def test_ctrl_c_stops_a_running_query(tmp_path):
             print("after", s.sql("SELECT count(*) AS n FROM VALUES (1), (2)").collect()[0].n, flush=True)
             raise
         print("finished", n, time.time() - start, flush=True)
-    """
-    proc = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        """,
+        after=1.5,
     )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "running"
-        time.sleep(1.5)
-        sent = time.time()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-        waited = time.time() - sent
-    finally:
-        proc.kill()
     assert "finished" not in out, "the query ended before the signal: make it longer"
     assert "KeyboardInterrupt" in err, err[-2000:]
     assert "interrupted" in out and "after 2" in out, out

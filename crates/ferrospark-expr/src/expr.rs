@@ -1140,16 +1140,7 @@ impl fmt::Display for Expr {
             Expr::Case {
                 branches,
                 otherwise,
-            } => {
-                f.write_str("CASE")?;
-                for (c, v) in branches {
-                    write!(f, " WHEN {c} THEN {v}")?;
-                }
-                if let Some(o) = otherwise {
-                    write!(f, " ELSE {o}")?;
-                }
-                f.write_str(" END")
-            }
+            } => write_case(f, branches, otherwise.as_deref()),
             Expr::Alias { expr, name } => {
                 write!(f, "{} AS ", Child(expr, 1))?;
                 quote_ident(name, f)
@@ -1199,4 +1190,20 @@ impl fmt::Display for Expr {
             }
         }
     }
+}
+
+/// `CASE WHEN c THEN v ... [ELSE o] END`, for logical and physical expressions alike.
+pub(crate) fn write_case<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    branches: &[(T, T)],
+    otherwise: Option<&T>,
+) -> fmt::Result {
+    f.write_str("CASE")?;
+    for (c, v) in branches {
+        write!(f, " WHEN {c} THEN {v}")?;
+    }
+    if let Some(o) = otherwise {
+        write!(f, " ELSE {o}")?;
+    }
+    f.write_str(" END")
 }

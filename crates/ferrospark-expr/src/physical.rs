@@ -424,16 +424,7 @@ impl fmt::Display for PhysicalExpr {
                 branches,
                 otherwise,
                 ..
-            } => {
-                f.write_str("CASE")?;
-                for (c, v) in branches {
-                    write!(f, " WHEN {c} THEN {v}")?;
-                }
-                if let Some(o) = otherwise {
-                    write!(f, " ELSE {o}")?;
-                }
-                f.write_str(" END")
-            }
+            } => crate::expr::write_case(f, branches, otherwise.as_deref()),
             PhysicalExpr::Function { func, args, .. } => {
                 write!(f, "{}(", func.name())?;
                 for (i, e) in args.iter().enumerate() {

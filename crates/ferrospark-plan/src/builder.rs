@@ -286,17 +286,7 @@ impl PlanBuilder {
         }
         let mut group_out: Vec<(Expr, Attr)> = Vec::new();
         for (item, g) in group_items.iter().zip(group) {
-            let g = strip_inner_aliases(&g)?;
-            let g = match g {
-                Expr::Alias { expr, .. } => *expr,
-                other => other,
-            };
-            if contains_aggregate(&g) {
-                return Err(FerroError::Analysis(format!(
-                    "[GROUP_BY_AGGREGATE] Aggregate functions are not allowed in GROUP BY, but found {}",
-                    strip_ids(&g.to_string())
-                )));
-            }
+            let g = grouping_expr(&g)?;
             if group_out.iter().any(|(e, _)| *e == g) {
                 continue;
             }
@@ -825,6 +815,22 @@ impl PlanBuilder {
             Ok(Arc::new(new))
         })
     }
+}
+
+/// A resolved GROUP BY expression without its aliases; an aggregate in it is Spark's
+/// GROUP_BY_AGGREGATE error.
+pub(crate) fn grouping_expr(g: &Expr) -> Result<Expr> {
+    let g = match strip_inner_aliases(g)? {
+        Expr::Alias { expr, .. } => *expr,
+        other => other,
+    };
+    if contains_aggregate(&g) {
+        return Err(FerroError::Analysis(format!(
+            "[GROUP_BY_AGGREGATE] Aggregate functions are not allowed in GROUP BY, but found {}",
+            strip_ids(&g.to_string())
+        )));
+    }
+    Ok(g)
 }
 
 fn strip_alias_item(e: &Expr) -> Expr {

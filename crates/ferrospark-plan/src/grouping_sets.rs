@@ -20,10 +20,8 @@ use ferrospark_expr::expr::{BinaryOp, Literal};
 use ferrospark_expr::Expr;
 
 use crate::analyzer::strip_inner_aliases;
-use crate::builder::{strip_ids, PlanBuilder};
-use crate::logical::expr_util::{
-    contains_aggregate, is_aggregate_call, transform_down_outside_windows,
-};
+use crate::builder::{grouping_expr, strip_ids, PlanBuilder};
+use crate::logical::expr_util::{is_aggregate_call, transform_down_outside_windows};
 use crate::logical::{Attr, LogicalPlan};
 
 /// Spark caps grouping expressions of one GROUP BY at 64 (the id is a BIGINT bitmask).
@@ -103,16 +101,7 @@ impl PlanBuilder {
         let mut items: Vec<Expr> = Vec::new();
         let mut index_of = Vec::with_capacity(group.len());
         for (item, g) in group_items.iter().zip(group) {
-            let g = match strip_inner_aliases(&g)? {
-                Expr::Alias { expr, .. } => *expr,
-                other => other,
-            };
-            if contains_aggregate(&g) {
-                return Err(FerroError::Analysis(format!(
-                    "[GROUP_BY_AGGREGATE] Aggregate functions are not allowed in GROUP BY, but found {}",
-                    strip_ids(&g.to_string())
-                )));
-            }
+            let g = grouping_expr(&g)?;
             match exprs.iter().position(|e| *e == g) {
                 Some(i) => index_of.push(i),
                 None => {

@@ -18,7 +18,7 @@ use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, Offset, Tim
 use ferrospark_common::{FerroError, Result};
 
 use super::format::Pattern;
-use super::{build_prims, build_strings, Args, Bound, Call, ScalarFunction};
+use super::{build_prims, build_strings, Args, Bound, Call, LastCompiled, ScalarFunction};
 use crate::bind::cast_to;
 use crate::expr::Literal;
 use crate::physical::PhysicalExpr;
@@ -366,7 +366,7 @@ impl DateFn {
                 let z = zone(tz)?;
                 let t = a.prim::<TimestampMicrosecondType>(0)?;
                 let fmt = a.str(1)?;
-                let mut patterns = PatternCache::default();
+                let mut patterns = LastCompiled::new(Pattern::new);
                 build_strings(n, |i, out| {
                     let (Some(us), Some(f)) = (t.get(i), fmt.get(i)) else {
                         return Ok(false);
@@ -385,7 +385,7 @@ impl DateFn {
                 let s = a.str(0)?;
                 let fmt = a.str(1)?;
                 let mut out = Vec::with_capacity(n);
-                let mut patterns = PatternCache::default();
+                let mut patterns = LastCompiled::new(Pattern::new);
                 for i in 0..n {
                     let (Some(v), Some(f)) = (s.get(i), fmt.get(i)) else {
                         out.push(None);
@@ -405,7 +405,7 @@ impl DateFn {
                 let s = a.str(0)?;
                 let fmt = a.str(1)?;
                 let mut out = Vec::with_capacity(n);
-                let mut patterns = PatternCache::default();
+                let mut patterns = LastCompiled::new(Pattern::new);
                 for i in 0..n {
                     let (Some(v), Some(f)) = (s.get(i), fmt.get(i)) else {
                         out.push(None);
@@ -472,25 +472,6 @@ impl DateFn {
                 let d = a.prim::<Date32Type>(0)?;
                 build_prims::<Int32Type>(n, |i| Ok(d.get(i)))
             }
-        }
-    }
-}
-
-/// The last pattern compiled, reused while rows keep the same pattern text (a literal format
-/// compiles once per batch).
-#[derive(Default)]
-struct PatternCache {
-    last: Option<(String, Pattern)>,
-}
-
-impl PatternCache {
-    fn get(&mut self, text: &str) -> Result<&Pattern> {
-        if self.last.as_ref().is_none_or(|(t, _)| t != text) {
-            self.last = Some((text.to_string(), Pattern::new(text)?));
-        }
-        match &self.last {
-            Some((_, p)) => Ok(p),
-            None => Err(FerroError::Internal("pattern cache empty".into())),
         }
     }
 }
@@ -709,38 +690,31 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         part: p,
         tz: tz.clone(),
     };
-    let date_part = match call.name {
-        "year" => Some(DatePart::Year),
-        "quarter" => Some(DatePart::Quarter),
-        "month" => Some(DatePart::Month),
-        "day" | "dayofmonth" => Some(DatePart::Day),
-        "dayofweek" => Some(DatePart::DayOfWeek),
-        "weekday" => Some(DatePart::WeekDay),
-        "dayofyear" => Some(DatePart::DayOfYear),
-        "weekofyear" => Some(DatePart::WeekOfYear),
+    // Fields of a date (a timestamp is cast to its date) and of a time of day.
+    let field = match call.name {
+        "year" => Some((DatePart::Year, false)),
+        "quarter" => Some((DatePart::Quarter, false)),
+        "month" => Some((DatePart::Month, false)),
+        "day" | "dayofmonth" => Some((DatePart::Day, false)),
+        "dayofweek" => Some((DatePart::DayOfWeek, false)),
+        "weekday" => Some((DatePart::WeekDay, false)),
+        "dayofyear" => Some((DatePart::DayOfYear, false)),
+        "weekofyear" => Some((DatePart::WeekOfYear, false)),
+        "hour" => Some((DatePart::Hour, true)),
+        "minute" => Some((DatePart::Minute, true)),
+        "second" => Some((DatePart::Second, true)),
         _ => None,
     };
-    if let Some(p) = date_part {
+    if let Some((p, of_time)) = field {
         call.arity(&args, 1, 1)?;
-        let d = date_arg(call, 0, args[0].clone())?;
+        let a = if of_time {
+            timestamp_arg(call, 0, args[0].clone())?
+        } else {
+            date_arg(call, 0, args[0].clone())?
+        };
         return Ok(Bound::Done(call.function(
             f(part(p)),
-            vec![d],
-            DataType::Int32,
-        )));
-    }
-    let time_part = match call.name {
-        "hour" => Some(DatePart::Hour),
-        "minute" => Some(DatePart::Minute),
-        "second" => Some(DatePart::Second),
-        _ => None,
-    };
-    if let Some(p) = time_part {
-        call.arity(&args, 1, 1)?;
-        let t = timestamp_arg(call, 0, args[0].clone())?;
-        return Ok(Bound::Done(call.function(
-            f(part(p)),
-            vec![t],
+            vec![a],
             DataType::Int32,
         )));
     }

@@ -82,6 +82,34 @@ impl ScalarFunction {
     }
 }
 
+/// The last pattern compiled (a date format, a regular expression), reused while rows keep
+/// the same pattern text: a literal pattern compiles once per batch.
+pub(crate) struct LastCompiled<T> {
+    last: Option<(String, T)>,
+    compile: fn(&str) -> Result<T>,
+}
+
+impl<T> LastCompiled<T> {
+    /// A cache compiling with `compile`.
+    pub(crate) fn new(compile: fn(&str) -> Result<T>) -> Self {
+        Self {
+            last: None,
+            compile,
+        }
+    }
+
+    /// The compiled form of `text`.
+    pub(crate) fn get(&mut self, text: &str) -> Result<&T> {
+        if self.last.as_ref().is_none_or(|(t, _)| t != text) {
+            self.last = Some((text.to_string(), (self.compile)(text)?));
+        }
+        match &self.last {
+            Some((_, p)) => Ok(p),
+            None => Err(FerroError::Internal("pattern cache empty".into())),
+        }
+    }
+}
+
 /// The names [`bind_call`] knows, for "did you mean" messages.
 pub const FUNCTION_NAMES: &[&str] = &[
     "abs",

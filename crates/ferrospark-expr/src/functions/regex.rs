@@ -11,7 +11,7 @@ use arrow_schema::{DataType, Field};
 use ferrospark_common::{FerroError, Result};
 use regex::Regex;
 
-use super::{build_strings, Args, Bound, Call, ScalarFunction};
+use super::{build_strings, Args, Bound, Call, LastCompiled, ScalarFunction};
 use crate::physical::PhysicalExpr;
 
 /// A regular-expression function.
@@ -42,7 +42,7 @@ impl RegexFn {
         let n = a.rows();
         let s = a.str(0)?;
         let p = a.str(1)?;
-        let mut cache = PatternCache::default();
+        let mut cache = LastCompiled::new(compile_java_regex);
         match self {
             RegexFn::RLike => {
                 let mut out = Vec::with_capacity(n);
@@ -144,28 +144,13 @@ impl RegexFn {
     }
 }
 
-/// Compiled patterns of one evaluation, by text.
-#[derive(Default)]
-struct PatternCache {
-    last: Option<(String, Regex)>,
-}
-
-impl PatternCache {
-    fn get(&mut self, pattern: &str) -> Result<&Regex> {
-        let hit = matches!(&self.last, Some((p, _)) if p == pattern);
-        if !hit {
-            let re = Regex::new(&java_classes(pattern)).map_err(|e| {
-                FerroError::Analysis(format!(
-                    "[INVALID_PARAMETER_VALUE.PATTERN] The value of parameter `regexp` is invalid: '{pattern}': {e}"
-                ))
-            })?;
-            self.last = Some((pattern.to_string(), re));
-        }
-        match &self.last {
-            Some((_, re)) => Ok(re),
-            None => Err(FerroError::Internal("pattern cache empty".into())),
-        }
-    }
+/// A Java regular expression compiled for the regex crate.
+fn compile_java_regex(pattern: &str) -> Result<Regex> {
+    Regex::new(&java_classes(pattern)).map_err(|e| {
+        FerroError::Analysis(format!(
+            "[INVALID_PARAMETER_VALUE.PATTERN] The value of parameter `regexp` is invalid: '{pattern}': {e}"
+        ))
+    })
 }
 
 /// Java's `\w`, `\d` and `\s` are ASCII classes (the regex crate's are Unicode ones).

@@ -39,40 +39,24 @@ fn limited(plan: &Arc<LogicalPlan>, k: usize) -> Arc<LogicalPlan> {
 
 /// `plan` with the limit of `k` rows pushed into it where that is safe; `None` if nothing moved.
 fn push(plan: &Arc<LogicalPlan>, k: usize) -> Option<Arc<LogicalPlan>> {
-    match plan.as_ref() {
-        LogicalPlan::Project { input, exprs } => push(input, k).map(|input| {
-            Arc::new(LogicalPlan::Project {
-                input,
-                exprs: exprs.clone(),
-            })
-        }),
-        LogicalPlan::Union { inputs, attrs } => Some(Arc::new(LogicalPlan::Union {
-            inputs: inputs.iter().map(|i| limited(i, k)).collect(),
-            attrs: attrs.clone(),
-        })),
+    let children = match plan.as_ref() {
+        LogicalPlan::Project { input, .. } => vec![push(input, k)?],
+        LogicalPlan::Union { inputs, .. } => inputs.iter().map(|i| limited(i, k)).collect(),
         LogicalPlan::Join {
             left,
             right,
             join_type,
             condition,
-            hint,
-        } => {
-            let (l, r) = match (join_type, condition) {
-                (JoinType::LeftOuter, _) => (limited(left, k), right.clone()),
-                (JoinType::RightOuter, _) => (left.clone(), limited(right, k)),
-                (JoinType::Inner, None) => (limited(left, k), limited(right, k)),
-                _ => return None,
-            };
-            Some(Arc::new(LogicalPlan::Join {
-                left: l,
-                right: r,
-                join_type: *join_type,
-                condition: condition.clone(),
-                hint: *hint,
-            }))
-        }
-        _ => None,
-    }
+            ..
+        } => match (join_type, condition) {
+            (JoinType::LeftOuter, _) => vec![limited(left, k), right.clone()],
+            (JoinType::RightOuter, _) => vec![left.clone(), limited(right, k)],
+            (JoinType::Inner, None) => vec![limited(left, k), limited(right, k)],
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some(Arc::new(plan.with_children(children)))
 }
 
 impl OptimizerRule for LimitPushDown {

@@ -1,7 +1,6 @@
 //! Streaming operators: `Filter`, `Project`, `Limit` / offset, `Union`.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
@@ -10,7 +9,7 @@ use ferrospark_expr::{
     bind, bind_predicate, evaluate, filter_batch, BindContext, Expr, PhysicalExpr,
 };
 
-use super::pipeline::{FnOp, OpFactory, Pipeline};
+use super::pipeline::{stream_through, BatchFn, Pipeline};
 use super::scan::rename;
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::expr_text;
@@ -34,6 +33,22 @@ impl FilterExec {
             metrics: metrics_with(&[]),
         }
     }
+
+    /// The predicate bound and applied to one batch (empty results dropped).
+    fn batch_fn(&self, ctx: &TaskContext) -> Result<BatchFn> {
+        let schema = self.input.schema();
+        let pred = bind_predicate(
+            &self.predicate,
+            &BindContext::for_session(&schema, &ctx.cfg),
+        )?;
+        Ok(Arc::new(move |b, out| {
+            let f = filter_batch(&b, &pred)?;
+            if f.num_rows() > 0 {
+                out.push(f);
+            }
+            Ok(())
+        }))
+    }
 }
 
 impl ExecutionPlan for FilterExec {
@@ -50,21 +65,10 @@ impl ExecutionPlan for FilterExec {
         vec![self.input.clone()]
     }
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
-        let schema = self.input.schema();
-        let p = bind_predicate(
-            &self.predicate,
-            &BindContext::for_session(&schema, &ctx.cfg),
-        )?;
-        let input = self.input.execute(ctx)?;
-        let m = self.metrics.clone();
-        let stream = input.map(move |b| {
-            let t = Instant::now();
-            let out = filter_batch(&b?, &p);
-            m.add_elapsed("elapsed_compute_ns", t);
-            out
-        });
-        Ok(counted(
-            Box::new(stream.filter(|b| !matches!(b, Ok(b) if b.num_rows() == 0))),
+        let f = self.batch_fn(ctx)?;
+        Ok(stream_through(
+            self.input.execute(ctx)?,
+            f,
             self.metrics.clone(),
         ))
     }
@@ -78,26 +82,7 @@ impl ExecutionPlan for FilterExec {
         let Some(p) = self.input.pipeline(ctx)? else {
             return Ok(None);
         };
-        let schema = self.input.schema();
-        let pred = bind_predicate(
-            &self.predicate,
-            &BindContext::for_session(&schema, &ctx.cfg),
-        )?;
-        let metrics = self.metrics.clone();
-        let op: OpFactory = Arc::new(move || {
-            let pred = pred.clone();
-            Ok(FnOp::boxed(
-                move |b, out| {
-                    let f = filter_batch(&b, &pred)?;
-                    if f.num_rows() > 0 {
-                        out.push(f);
-                    }
-                    Ok(())
-                },
-                metrics.clone(),
-            ))
-        });
-        Ok(Some(p.then(op)))
+        Ok(Some(p.then_fn(self.batch_fn(ctx)?, self.metrics.clone())))
     }
 }
 
@@ -122,6 +107,22 @@ impl ProjectExec {
             schema,
             metrics: metrics_with(&[]),
         }
+    }
+
+    /// The expressions bound and evaluated over one batch.
+    fn batch_fn(&self, ctx: &TaskContext) -> Result<BatchFn> {
+        let in_schema = self.input.schema();
+        let bctx = BindContext::for_session(&in_schema, &ctx.cfg);
+        let bound = self
+            .exprs
+            .iter()
+            .map(|e| bind(e, &bctx))
+            .collect::<Result<Vec<_>>>()?;
+        let schema = self.schema.clone();
+        Ok(Arc::new(move |b, out| {
+            out.push(project_batch(&b, &bound, &schema)?);
+            Ok(())
+        }))
     }
 }
 
@@ -173,23 +174,12 @@ impl ExecutionPlan for ProjectExec {
         vec![self.input.clone()]
     }
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
-        let in_schema = self.input.schema();
-        let bctx = BindContext::for_session(&in_schema, &ctx.cfg);
-        let bound = self
-            .exprs
-            .iter()
-            .map(|e| bind(e, &bctx))
-            .collect::<Result<Vec<_>>>()?;
-        let schema = self.schema.clone();
-        let input = self.input.execute(ctx)?;
-        let m = self.metrics.clone();
-        let stream = input.map(move |b| {
-            let t = Instant::now();
-            let out = project_batch(&b?, &bound, &schema);
-            m.add_elapsed("elapsed_compute_ns", t);
-            out
-        });
-        Ok(counted(Box::new(stream), self.metrics.clone()))
+        let f = self.batch_fn(ctx)?;
+        Ok(stream_through(
+            self.input.execute(ctx)?,
+            f,
+            self.metrics.clone(),
+        ))
     }
     fn metrics(&self) -> &MetricsSet {
         &self.metrics
@@ -201,26 +191,7 @@ impl ExecutionPlan for ProjectExec {
         let Some(p) = self.input.pipeline(ctx)? else {
             return Ok(None);
         };
-        let in_schema = self.input.schema();
-        let bctx = BindContext::for_session(&in_schema, &ctx.cfg);
-        let bound = self
-            .exprs
-            .iter()
-            .map(|e| bind(e, &bctx))
-            .collect::<Result<Vec<_>>>()?;
-        let schema = self.schema.clone();
-        let metrics = self.metrics.clone();
-        let op: OpFactory = Arc::new(move || {
-            let (bound, schema) = (bound.clone(), schema.clone());
-            Ok(FnOp::boxed(
-                move |b, out| {
-                    out.push(project_batch(&b, &bound, &schema)?);
-                    Ok(())
-                },
-                metrics.clone(),
-            ))
-        });
-        Ok(Some(p.then(op)))
+        Ok(Some(p.then_fn(self.batch_fn(ctx)?, self.metrics.clone())))
     }
 }
 

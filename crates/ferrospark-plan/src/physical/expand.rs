@@ -6,7 +6,6 @@
 //! aggregation above it sees the expanded rows without a buffer in between.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -14,8 +13,8 @@ use ferrospark_common::{MetricsSet, Result};
 use ferrospark_expr::{bind, BindContext, Expr, PhysicalExpr};
 
 use super::basic::project_batch;
-use super::pipeline::{FnOp, OpFactory, Pipeline};
-use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
+use super::pipeline::{stream_through, BatchFn, Pipeline};
+use super::{metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::expand_text;
 
 /// `Expand [[projection], ...], [output]`.
@@ -45,15 +44,19 @@ impl ExpandExec {
         }
     }
 
-    fn bound(&self, ctx: &TaskContext) -> Result<Arc<Vec<Vec<PhysicalExpr>>>> {
+    /// The projections bound and run over one batch.
+    fn batch_fn(&self, ctx: &TaskContext) -> Result<BatchFn> {
         let in_schema = self.input.schema();
         let bctx = BindContext::for_session(&in_schema, &ctx.cfg);
-        Ok(Arc::new(
-            self.projections
-                .iter()
-                .map(|p| p.iter().map(|e| bind(e, &bctx)).collect::<Result<_>>())
-                .collect::<Result<_>>()?,
-        ))
+        let bound: Vec<Vec<PhysicalExpr>> = self
+            .projections
+            .iter()
+            .map(|p| p.iter().map(|e| bind(e, &bctx)).collect::<Result<_>>())
+            .collect::<Result<_>>()?;
+        let schema = self.schema.clone();
+        Ok(Arc::new(move |b, out| {
+            expand_batch(&b, &bound, &schema, out)
+        }))
     }
 }
 
@@ -93,22 +96,12 @@ impl ExecutionPlan for ExpandExec {
         vec![self.input.clone()]
     }
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
-        let bound = self.bound(ctx)?;
-        let schema = self.schema.clone();
-        let input = self.input.execute(ctx)?;
-        let m = self.metrics.clone();
-        let stream = input.flat_map(move |b| {
-            let t = Instant::now();
-            let mut out = Vec::with_capacity(bound.len());
-            let r = b.and_then(|b| expand_batch(&b, &bound, &schema, &mut out));
-            m.add_elapsed("elapsed_compute_ns", t);
-            let v: Vec<Result<RecordBatch>> = match r {
-                Ok(()) => out.into_iter().map(Ok).collect(),
-                Err(e) => vec![Err(e)],
-            };
-            v
-        });
-        Ok(counted(Box::new(stream), self.metrics.clone()))
+        let f = self.batch_fn(ctx)?;
+        Ok(stream_through(
+            self.input.execute(ctx)?,
+            f,
+            self.metrics.clone(),
+        ))
     }
     fn metrics(&self) -> &MetricsSet {
         &self.metrics
@@ -120,16 +113,6 @@ impl ExecutionPlan for ExpandExec {
         let Some(p) = self.input.pipeline(ctx)? else {
             return Ok(None);
         };
-        let bound = self.bound(ctx)?;
-        let schema = self.schema.clone();
-        let metrics = self.metrics.clone();
-        let op: OpFactory = Arc::new(move || {
-            let (bound, schema) = (bound.clone(), schema.clone());
-            Ok(FnOp::boxed(
-                move |b, out| expand_batch(&b, &bound, &schema, out),
-                metrics.clone(),
-            ))
-        });
-        Ok(Some(p.then(op)))
+        Ok(Some(p.then_fn(self.batch_fn(ctx)?, self.metrics.clone())))
     }
 }

@@ -17,6 +17,8 @@ use arrow_array::RecordBatch;
 use ferrospark_common::{MetricsSet, Result};
 use ferrospark_scan::ParquetScan;
 
+use super::{counted, BatchStream};
+
 /// One thread's instance of a streaming operator.
 pub trait BatchOp: Send {
     /// Transforms one batch, appending its output to `out`.
@@ -93,6 +95,37 @@ impl Pipeline {
             .flatten()
             .collect())
     }
+}
+
+/// A streaming operator's work on one batch (filter, project, expand): its output appended.
+pub type BatchFn = Arc<dyn Fn(RecordBatch, &mut Vec<RecordBatch>) -> Result<()> + Send + Sync>;
+
+impl Pipeline {
+    /// This pipeline with `f` run on each thread's batches, timed and counted into `metrics`.
+    pub fn then_fn(self, f: BatchFn, metrics: MetricsSet) -> Self {
+        let op: OpFactory = Arc::new(move || {
+            let f = f.clone();
+            Ok(FnOp::boxed(move |b, out| f(b, out), metrics.clone()))
+        });
+        self.then(op)
+    }
+}
+
+/// `input` with `f` run on every batch, timed (`elapsed_compute_ns`) and counted into
+/// `metrics`: the one-stream form of [`Pipeline::then_fn`].
+pub fn stream_through(input: BatchStream, f: BatchFn, metrics: MetricsSet) -> BatchStream {
+    let m = metrics.clone();
+    let stream = input.flat_map(move |b| {
+        let t = std::time::Instant::now();
+        let mut out = Vec::new();
+        let r = b.and_then(|b| f(b, &mut out));
+        m.add_elapsed("elapsed_compute_ns", t);
+        match r {
+            Ok(()) => out.into_iter().map(Ok).collect::<Vec<_>>(),
+            Err(e) => vec![Err(e)],
+        }
+    });
+    counted(Box::new(stream), metrics)
 }
 
 /// A [`BatchOp`] from a closure, counting its output into `metrics`.
