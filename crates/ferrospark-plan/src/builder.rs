@@ -184,14 +184,18 @@ impl PlanBuilder {
             Expr::Alias { expr, .. } => strip_inner_aliases(expr)?,
             other => strip_inner_aliases(other)?,
         };
+        let name = strip_ids(&item.output_name());
+        // An item that reads an input column as it is keeps that column's attribute, unless
+        // it was written under another name (`grouping_id()` reading `spark_grouping_id`).
         if !aliased {
             if let Expr::Column(k) = &body {
                 if let Some(a) = input.iter().find(|a| a.key() == *k) {
-                    return Ok((body, a.clone()));
+                    if matches!(item, Expr::Column(_)) || a.name == name {
+                        return Ok((body, a.clone()));
+                    }
                 }
             }
         }
-        let name = strip_ids(&item.output_name());
         let dt = expr_type(&body, input, &self.cfg)?;
         let nullable = expr_nullable(&body, input);
         Ok((body, self.attr(&name, dt, nullable)))

@@ -212,12 +212,8 @@ impl PlanBuilder {
                             };
                         }
                         if name == "grouping_id" {
-                            // A cast, not the bare column, so the item keeps its own name.
                             return if args.is_empty() || args == exprs {
-                                Ok(Some(Expr::Cast {
-                                    expr: Box::new(gid.column()),
-                                    type_name: "BIGINT".into(),
-                                }))
+                                Ok(Some(gid.column()))
                             } else {
                                 Err(FerroError::Analysis(format!(
                                     "[GROUPING_ID_COLUMN_MISMATCH] Columns of grouping_id ({}) does not match grouping columns ({})",
