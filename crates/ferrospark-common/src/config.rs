@@ -44,6 +44,12 @@ pub const PREFER_SORT_MERGE: &str = "spark.sql.join.preferSortMergeJoin";
 /// Partitions of a shuffle.
 pub const SHUFFLE_PARTITIONS: &str = "spark.sql.shuffle.partitions";
 
+/// Whether joins filter their probe side's scan by their build keys (Spark's runtime Bloom
+/// filter switch; ferrospark's filters are exact key sets).
+pub const RUNTIME_FILTER_ENABLED: &str = "spark.sql.optimizer.runtime.bloomFilter.enabled";
+/// Most build rows a runtime filter is made from (Spark's default 4,000,000).
+pub const RUNTIME_FILTER_MAX_ITEMS: &str = "spark.sql.optimizer.runtime.bloomFilter.maxNumItems";
+
 /// In-process plans prefer hash joins over sort-merge joins.
 pub const PREFER_HASH_JOIN: &str = "ferrospark.join.preferHashJoin";
 
@@ -300,6 +306,16 @@ impl Config {
     /// limit). `false` plans exactly Spark's strategies.
     pub fn prefer_hash_join(&self) -> Result<bool> {
         self.get_bool(PREFER_HASH_JOIN, true)
+    }
+
+    /// `spark.sql.optimizer.runtime.bloomFilter.enabled`, default true as in Spark 4.
+    pub fn runtime_filter_enabled(&self) -> Result<bool> {
+        self.get_bool(RUNTIME_FILTER_ENABLED, true)
+    }
+
+    /// `spark.sql.optimizer.runtime.bloomFilter.maxNumItems`, default 4,000,000 as in Spark.
+    pub fn runtime_filter_max_items(&self) -> Result<usize> {
+        self.get_positive(RUNTIME_FILTER_MAX_ITEMS, 4_000_000)
     }
 
     /// `spark.sql.shuffle.partitions`, default 200 as in Spark.

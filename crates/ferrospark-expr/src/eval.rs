@@ -160,6 +160,12 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
                 found
             }
         }
+        PhysicalExpr::InSet { expr, set } => match ev(expr)? {
+            ColumnarValue::Array(a) => ColumnarValue::Array(Arc::new(set.contains(a.as_ref()))),
+            ColumnarValue::Scalar(s) => {
+                ColumnarValue::Scalar(Scalar::new(Arc::new(set.contains(s.into_inner().as_ref()))))
+            }
+        },
         PhysicalExpr::Like {
             expr,
             pattern,

@@ -32,6 +32,7 @@ pub mod dialect;
 pub mod eval;
 pub mod expr;
 pub mod functions;
+pub mod in_set;
 mod interval;
 mod normalize;
 pub mod parser;
@@ -48,6 +49,7 @@ pub use depth::{
 };
 pub use eval::{evaluate, evaluate_predicate, filter_batch, pack_bits, ColumnarValue};
 pub use expr::{BinaryOp, Expr, Literal, StringMatch};
+pub use in_set::KeySet;
 pub use normalize::normalize_key;
 pub use parser::parse_expr;
 pub use physical::{CastMode, PhysicalExpr, ScalarFunction};

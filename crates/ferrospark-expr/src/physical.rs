@@ -90,6 +90,13 @@ pub enum PhysicalExpr {
         /// NOT IN
         negated: bool,
     },
+    /// `IN` over a hashed set of distinct values (Spark's `InSet`): a join's runtime filter.
+    InSet {
+        /// tested value
+        expr: Box<PhysicalExpr>,
+        /// the values
+        set: std::sync::Arc<crate::in_set::KeySet>,
+    },
     /// LIKE / ILIKE
     Like {
         /// tested string
@@ -159,6 +166,7 @@ impl PhysicalExpr {
             | PhysicalExpr::Or(..)
             | PhysicalExpr::Compare { .. }
             | PhysicalExpr::InList { .. }
+            | PhysicalExpr::InSet { .. }
             | PhysicalExpr::Like { .. }
             | PhysicalExpr::StringMatch { .. } => DataType::Boolean,
         }
@@ -187,6 +195,7 @@ impl PhysicalExpr {
             | PhysicalExpr::Negative(e)
             | PhysicalExpr::IsNull(e)
             | PhysicalExpr::IsNotNull(e)
+            | PhysicalExpr::InSet { expr: e, .. }
             | PhysicalExpr::Cast { expr: e, .. } => e.walk(f),
             PhysicalExpr::And(l, r)
             | PhysicalExpr::Or(l, r)
@@ -322,6 +331,10 @@ impl PhysicalExpr {
                 list: list.iter().map(|e| e.transform(f)).collect(),
                 negated: *negated,
             },
+            PhysicalExpr::InSet { expr, set } => PhysicalExpr::InSet {
+                expr: r(expr),
+                set: set.clone(),
+            },
             PhysicalExpr::Like {
                 expr,
                 pattern,
@@ -397,6 +410,9 @@ impl fmt::Display for PhysicalExpr {
                     write!(f, "{e}")?;
                 }
                 f.write_str("))")
+            }
+            PhysicalExpr::InSet { expr, set } => {
+                write!(f, "({expr} INSET {} values)", set.len())
             }
             PhysicalExpr::Like {
                 expr,

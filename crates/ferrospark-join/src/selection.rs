@@ -96,6 +96,14 @@ fn shuffled_buildable(jt: JoinType, side: BuildSide) -> bool {
     }
 }
 
+/// Sides an in-process hash join can build: Spark's, and also the left side of a semi or
+/// anti join (the right side then streams through, and left rows are kept or dropped at its
+/// end), which pays when the left side is the smaller.
+fn locally_buildable(jt: JoinType, side: BuildSide) -> bool {
+    shuffled_buildable(jt, side)
+        || (side == BuildSide::Left && matches!(jt, JoinType::LeftSemi | JoinType::LeftAnti))
+}
+
 fn inner_like(jt: JoinType) -> bool {
     matches!(jt, JoinType::Inner | JoinType::Cross)
 }
@@ -158,7 +166,7 @@ pub fn select_join_in_process(
             right_bytes: local_bytes.1,
             ..i.clone()
         };
-        if let Some(side) = local.smaller(|s| shuffled_buildable(i.join_type, s)) {
+        if let Some(side) = local.smaller(|s| locally_buildable(i.join_type, s)) {
             return Ok((JoinStrategy::ShuffledHash, side));
         }
     }

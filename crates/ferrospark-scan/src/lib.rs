@@ -8,4 +8,4 @@ pub mod listing;
 pub mod parquet;
 
 pub use listing::{list_files, Listing, PartitionedFile};
-pub use parquet::{ParquetScan, ParquetScanOptions, ScanReader, ScanSplit, ScanStream};
+pub use parquet::{KeyFilter, ParquetScan, ParquetScanOptions, ScanReader, ScanSplit, ScanStream};

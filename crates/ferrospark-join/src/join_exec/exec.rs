@@ -191,6 +191,10 @@ impl JoinExec {
                 _,
                 JoinType::Inner | JoinType::LeftOuter | JoinType::RightOuter | JoinType::FullOuter,
             ) => true,
+            // A hash join may also build the left side of a semi / anti join (in process, where
+            // the left side is the smaller): its rows are kept or dropped once the right side
+            // has streamed through, by whether any right row matched them.
+            (JoinAlgorithm::Hash, JoinType::LeftSemi | JoinType::LeftAnti) => true,
             (_, JoinType::LeftSemi | JoinType::LeftAnti) => build_side == BuildSide::Right,
             (JoinAlgorithm::Hash, JoinType::NullAwareAnti) => build_side == BuildSide::Right,
             (JoinAlgorithm::NestedLoop | JoinAlgorithm::SortMerge, JoinType::NullAwareAnti) => {
@@ -360,7 +364,7 @@ impl JoinExec {
 
     /// Whether [`Self::fork_probe`] can fork this join.
     pub fn can_fork_probe(&self) -> bool {
-        self.phase == Phase::Probing && !self.keeps_build() && self.build.is_some()
+        self.phase == Phase::Probing && !self.tracks_build() && self.build.is_some()
     }
 
     /// The operator's metrics.
@@ -494,7 +498,7 @@ impl JoinExec {
     }
 
     fn install_build(&mut self, batch: RecordBatch, matcher: Matcher) {
-        if self.keeps_build() {
+        if self.tracks_build() {
             self.build_matched = vec![false; batch.num_rows()];
         }
         self.build = Some(Arc::new((batch, matcher)));
@@ -539,8 +543,20 @@ impl JoinExec {
     }
 
     /// Whether unmatched build rows come out at the end.
-    pub(super) fn keeps_build(&self) -> bool {
+    fn keeps_build(&self) -> bool {
         self.join_type.keeps(self.build_side)
+    }
+
+    /// A semi / anti join built on its left side: its output is build rows, decided at the
+    /// end.
+    fn builds_left_only(&self) -> bool {
+        self.build_side == BuildSide::Left
+            && matches!(self.join_type, JoinType::LeftSemi | JoinType::LeftAnti)
+    }
+
+    /// Whether the join notes which build rows matched (to emit some of them at the end).
+    pub(super) fn tracks_build(&self) -> bool {
+        self.keeps_build() || self.builds_left_only()
     }
 
     /// Whether unmatched probe rows come out (NULL-extended).
@@ -687,6 +703,10 @@ impl JoinExec {
         dropped: Option<&arrow_buffer::NullBuffer>,
     ) -> Result<()> {
         let n = probe.num_rows();
+        if self.builds_left_only() {
+            // The probe rows are the right side's: only build rows come out, at the end.
+            return Ok(());
+        }
         if self.join_type.left_only() {
             let want = self.join_type == JoinType::LeftSemi;
             let rows: Vec<u32> = (0..n)
@@ -728,7 +748,7 @@ impl JoinExec {
             probe_idx.truncate(w);
             build_idx.truncate(w);
         }
-        if self.keeps_build() {
+        if self.tracks_build() {
             for &b in &build_idx {
                 build_hit[b as usize] = true;
             }
@@ -850,24 +870,39 @@ impl JoinExec {
             self.metrics.add_elapsed("probe_time_ns", started);
         }
         self.phase = Phase::Done;
-        if !self.keeps_build() {
+        if !self.tracks_build() {
             return Ok(());
         }
         let Some(built) = self.build.take() else {
             return Ok(());
         };
         let matched = std::mem::take(&mut self.build_matched);
-        self.emit_unmatched_build(&built.0, &matched)?;
+        self.emit_build_outcome(&built.0, &matched)?;
         self.reservation.free();
         Ok(())
     }
 
-    /// Build rows of `build` not flagged in `matched`, NULL-extended on the probe side.
-    pub(super) fn emit_unmatched_build(
+    /// The rows of `build` a join keeps once no probe row can match them any more: for a
+    /// semi / anti join built on its left side, the rows some probe row matched (semi) or
+    /// none did (anti); for an outer join, the unmatched ones, NULL-extended on the probe side.
+    pub(super) fn emit_build_outcome(
         &mut self,
         build: &RecordBatch,
         matched: &[bool],
     ) -> Result<()> {
+        if self.builds_left_only() {
+            let want = self.join_type == JoinType::LeftSemi;
+            let rows: Vec<u32> = (0..build.num_rows())
+                .filter(|&r| matched.get(r).copied().unwrap_or(false) == want)
+                .map(|r| r as u32)
+                .collect();
+            return self.emit_probe_rows(rows, build);
+        }
+        self.emit_unmatched_build(build, matched)
+    }
+
+    /// Build rows of `build` not flagged in `matched`, NULL-extended on the probe side.
+    fn emit_unmatched_build(&mut self, build: &RecordBatch, matched: &[bool]) -> Result<()> {
         let rows: Vec<u32> = matched
             .iter()
             .enumerate()

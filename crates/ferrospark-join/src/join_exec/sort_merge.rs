@@ -224,10 +224,10 @@ impl JoinExec {
             while let Some(seg) = m.segments.pop_front() {
                 self.retire(seg)?;
             }
-            if self.keeps_build() {
+            if self.tracks_build() {
                 while let Some(b) = m.build.next_batch()? {
                     let payload = payload_of(&b, nk)?;
-                    self.emit_unmatched_build(&payload, &vec![false; b.num_rows()])?;
+                    self.emit_build_outcome(&payload, &vec![false; b.num_rows()])?;
                 }
             }
             return Ok(false);
@@ -345,7 +345,7 @@ impl JoinExec {
     }
 
     fn matched_flags(&self, rows: usize) -> Vec<bool> {
-        if self.keeps_build() {
+        if self.tracks_build() {
             vec![false; rows]
         } else {
             Vec::new()
@@ -355,10 +355,10 @@ impl JoinExec {
     /// A segment no later probe row can match: its unmatched rows out (outer joins), its
     /// memory back.
     fn retire(&mut self, seg: Segment) -> Result<()> {
-        if self.keeps_build() {
+        if self.tracks_build() {
             match &seg.data {
                 SegmentData::Memory { payload, .. } => {
-                    self.emit_unmatched_build(payload, &seg.matched)?;
+                    self.emit_build_outcome(payload, &seg.matched)?;
                 }
                 SegmentData::File(file) => {
                     let nk = self.key_types.len();
@@ -369,7 +369,7 @@ impl JoinExec {
                         let flags = seg.matched.get(offset..offset + n).ok_or_else(|| {
                             FerroError::Internal("a spilled join segment changed size".into())
                         })?;
-                        self.emit_unmatched_build(&payload_of(&b, nk)?, flags)?;
+                        self.emit_build_outcome(&payload_of(&b, nk)?, flags)?;
                         offset += n;
                     }
                 }

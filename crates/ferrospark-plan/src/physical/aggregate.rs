@@ -10,7 +10,9 @@ use ferrospark_agg::{AggregateCall, AggregateExpr, AggregateOptions, AggregatePl
 use ferrospark_common::{Config, MetricsSet, Result};
 use ferrospark_expr::Expr;
 
+use super::basic::passthrough_column;
 use super::pipeline::{FnOp, Pipeline};
+use super::runtime_filter::Target;
 use super::scan::{rename, ParquetScanExec};
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::{attrs_schema, expr_text, AggCall, Attr};
@@ -182,6 +184,16 @@ impl ExecutionPlan for HashAggregateExec {
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
         let me = ExecHandle::start(self, ctx)?;
         Ok(counted(me, self.metrics.clone()))
+    }
+    fn accept_runtime_filter(&self, column: &str, filter: &Target) -> bool {
+        // A grouping column: dropping its rows drops whole groups the join would drop.
+        self.group.iter().any(|g| match g {
+            Expr::Alias { expr, name } if name == column => match passthrough_column(expr) {
+                Some(c) => self.input.accept_runtime_filter(c, filter),
+                None => false,
+            },
+            _ => false,
+        })
     }
     fn metrics(&self) -> &MetricsSet {
         &self.metrics

@@ -10,6 +10,7 @@ use ferrospark_expr::{
 };
 
 use super::pipeline::{stream_through, BatchFn, Pipeline};
+use super::runtime_filter::Target;
 use super::scan::rename;
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::expr_text;
@@ -83,6 +84,9 @@ impl ExecutionPlan for FilterExec {
             return Ok(None);
         };
         Ok(Some(p.then_fn(self.batch_fn(ctx)?, self.metrics.clone())))
+    }
+    fn accept_runtime_filter(&self, column: &str, filter: &Target) -> bool {
+        self.input.accept_runtime_filter(column, filter)
     }
 }
 
@@ -192,6 +196,24 @@ impl ExecutionPlan for ProjectExec {
             return Ok(None);
         };
         Ok(Some(p.then_fn(self.batch_fn(ctx)?, self.metrics.clone())))
+    }
+    fn accept_runtime_filter(&self, column: &str, filter: &Target) -> bool {
+        let Some(i) = self.schema.fields().iter().position(|f| f.name() == column) else {
+            return false;
+        };
+        match passthrough_column(&self.exprs[i]) {
+            Some(c) => self.input.accept_runtime_filter(c, filter),
+            None => false,
+        }
+    }
+}
+
+/// The input column `e` passes on unchanged (a column, or an alias of one).
+pub fn passthrough_column(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Column(c) => Some(c),
+        Expr::Alias { expr, .. } => passthrough_column(expr),
+        _ => None,
     }
 }
 

@@ -4,14 +4,16 @@
 
 use std::sync::{Arc, Mutex};
 
+use arrow_array::ArrayRef;
 use arrow_schema::SchemaRef;
-use ferrospark_common::{FerroError, MetricsSet, Result};
-use ferrospark_expr::{bind, BindContext, Expr};
+use ferrospark_common::{FerroError, MetricValue, MetricsSet, Result};
+use ferrospark_expr::{bind, evaluate, BindContext, Expr, PhysicalExpr};
 use ferrospark_join::{
     join_schema, BuildSide, JoinAlgorithm, JoinExec, JoinStrategy, JoinType, JOIN_METRICS,
 };
 
 use super::pipeline::{FnOp, OpFactory, Pipeline};
+use super::runtime_filter::Target;
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::expr_text;
 
@@ -36,6 +38,8 @@ pub struct JoinPlanExec {
     pub strategy: JoinStrategy,
     /// The side built.
     pub build_side: BuildSide,
+    /// Runtime filters made from the build keys: (filter id, key position).
+    pub runtime_filters: Vec<(usize, usize)>,
     metrics: MetricsSet,
 }
 
@@ -63,34 +67,26 @@ impl JoinPlanExec {
         let (ls, rs) = (self.left.schema(), self.right.schema());
         let tz = ctx.cfg.session_time_zone();
         let ansi = ctx.cfg.ansi_enabled()?;
-        let lk = self
-            .left_keys
+        let bind_keys = |keys: &[Expr], schema: &SchemaRef| {
+            let bctx = BindContext {
+                schema,
+                session_tz: tz,
+                ansi,
+            };
+            keys.iter()
+                .map(|k| bind(k, &bctx))
+                .collect::<Result<Vec<_>>>()
+        };
+        let lk = bind_keys(&self.left_keys, &ls)?;
+        let rk = bind_keys(&self.right_keys, &rs)?;
+        let filter_keys: Vec<(usize, PhysicalExpr)> = self
+            .runtime_filters
             .iter()
-            .map(|k| {
-                bind(
-                    k,
-                    &BindContext {
-                        schema: &ls,
-                        session_tz: tz,
-                        ansi,
-                    },
-                )
+            .map(|&(id, i)| match self.build_side {
+                BuildSide::Left => (id, lk[i].clone()),
+                BuildSide::Right => (id, rk[i].clone()),
             })
-            .collect::<Result<Vec<_>>>()?;
-        let rk = self
-            .right_keys
-            .iter()
-            .map(|k| {
-                bind(
-                    k,
-                    &BindContext {
-                        schema: &rs,
-                        session_tz: tz,
-                        ansi,
-                    },
-                )
-            })
-            .collect::<Result<Vec<_>>>()?;
+            .collect();
         let joined = join_schema(&ls, &rs, JoinType::Inner);
         let cond = self
             .condition
@@ -125,10 +121,14 @@ impl JoinPlanExec {
             BuildSide::Left => &self.left,
             BuildSide::Right => &self.right,
         };
+        let mut filters =
+            RuntimeFilterBuilder::new(filter_keys, ctx.cfg.runtime_filter_max_items()?);
         for b in super::collect_parallel(build, ctx)? {
+            filters.push(&b)?;
             exec.push_build(&b)?;
         }
         exec.finish_build()?;
+        filters.publish(&ctx.runtime_filters, &self.metrics);
         for (name, v) in exec.metrics().snapshot() {
             if name.starts_with("build") {
                 self.metrics.add(name, v);
@@ -160,8 +160,15 @@ impl JoinPlanExec {
             condition,
             strategy,
             build_side,
-            metrics: metrics_with(JOIN_METRICS),
+            runtime_filters: Vec::new(),
+            metrics: metrics_with(&[JOIN_METRICS, RUNTIME_FILTER_METRICS].concat()),
         }
+    }
+
+    /// This join with runtime filters `(id, key position)` made from its build keys.
+    pub fn with_runtime_filters(mut self, filters: Vec<(usize, usize)>) -> Self {
+        self.runtime_filters = filters;
+        self
     }
 
     fn algorithm(&self) -> JoinAlgorithm {
@@ -276,7 +283,77 @@ impl ExecutionPlan for JoinPlanExec {
     fn metrics(&self) -> &MetricsSet {
         &self.metrics
     }
+    fn accept_runtime_filter(&self, column: &str, filter: &Target) -> bool {
+        // A column of either side reaches an upper join unchanged or, where this join
+        // null-extends its side, as NULL; either way rows dropped early would not match there.
+        // A null-aware anti join must still see its right side's NULL keys, but that side's
+        // columns are not in its output, so they never get here.
+        let side = |p: &Arc<dyn ExecutionPlan>| {
+            p.schema().fields().iter().any(|f| f.name() == column)
+                && p.accept_runtime_filter(column, filter)
+        };
+        side(&self.left) || side(&self.right)
+    }
 }
+
+/// Collects a join's build keys into its runtime filters while the build side is read.
+struct RuntimeFilterBuilder {
+    keys: Vec<(usize, PhysicalExpr)>,
+    arrays: Vec<Vec<ArrayRef>>,
+    rows: usize,
+    max_rows: usize,
+}
+
+impl RuntimeFilterBuilder {
+    fn new(keys: Vec<(usize, PhysicalExpr)>, max_rows: usize) -> Self {
+        let arrays = vec![Vec::new(); keys.len()];
+        Self {
+            keys,
+            arrays,
+            rows: 0,
+            max_rows,
+        }
+    }
+
+    fn push(&mut self, b: &arrow_array::RecordBatch) -> Result<()> {
+        if self.keys.is_empty() {
+            return Ok(());
+        }
+        self.rows += b.num_rows();
+        if self.rows > self.max_rows {
+            // Too many keys to pay off (Spark's maxNumItems): no filter.
+            self.keys.clear();
+            self.arrays.clear();
+            return Ok(());
+        }
+        for ((_, k), out) in self.keys.iter().zip(&mut self.arrays) {
+            out.push(evaluate(k, b)?.into_array(b.num_rows())?);
+        }
+        Ok(())
+    }
+
+    fn publish(self, to: &super::runtime_filter::RuntimeFilters, metrics: &MetricsSet) {
+        for ((id, key), arrays) in self.keys.iter().zip(&self.arrays) {
+            // An empty build side: an empty set, so the probe scan reads nothing.
+            let empty = [arrow_array::new_empty_array(&key.data_type())];
+            let arrays = if arrays.is_empty() {
+                &empty[..]
+            } else {
+                arrays
+            };
+            if let Some(n) = to.publish(*id, arrays) {
+                metrics.add("runtime_filters", 1);
+                metrics.add("runtime_filter_keys", n as u64);
+            }
+        }
+    }
+}
+
+/// The counters of the runtime filters a join builds.
+const RUNTIME_FILTER_METRICS: &[(&str, MetricValue)] = &[
+    ("runtime_filters", MetricValue::Count),
+    ("runtime_filter_keys", MetricValue::Count),
+];
 
 /// ```text
 /// Probing --probe side ends--> Finishing (unmatched build rows) --> Done

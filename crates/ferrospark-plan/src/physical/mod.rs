@@ -13,6 +13,7 @@ pub mod expand;
 pub mod join;
 pub mod pipeline;
 pub mod planner;
+pub mod runtime_filter;
 pub mod scan;
 pub mod sort;
 pub mod stats;
@@ -43,6 +44,8 @@ pub struct TaskContext {
     pub batch_size: usize,
     /// The query's progress (its scans' tasks) and its cancellation.
     pub progress: Arc<QueryProgress>,
+    /// Runtime filters built so far in this run, by id (see [`runtime_filter`]).
+    pub runtime_filters: runtime_filter::RuntimeFilters,
 }
 
 impl TaskContext {
@@ -59,6 +62,7 @@ impl TaskContext {
             batch_size: cfg.batch_size()?,
             cfg: cfg.clone(),
             progress,
+            runtime_filters: Default::default(),
         })
     }
 }
@@ -102,6 +106,14 @@ pub trait ExecutionPlan: Send + Sync + Debug {
     }
     /// Whether [`ExecutionPlan::pipeline`] gives a pipeline (known before running).
     fn streams_in_scan(&self) -> bool {
+        false
+    }
+    /// Takes join runtime filter `filter` on output column `column` (`name#id`) down to the
+    /// scan producing that column, where rows outside the join's build keys are dropped
+    /// before their other columns decode. A node passes it on only where such rows reach the
+    /// join unchanged or as NULL (which never equals a key), so dropping them early changes
+    /// nothing the join outputs. Returns whether a scan took it.
+    fn accept_runtime_filter(&self, _column: &str, _filter: &runtime_filter::Target) -> bool {
         false
     }
 }

@@ -12,6 +12,7 @@ use ferrospark_join::{select_join, BuildSide, JoinSelectionInput, JoinStrategy, 
 use super::aggregate::{engine_call, HashAggregateExec};
 use super::basic::{FilterExec, LimitExec, ProjectExec, UnionExec};
 use super::join::JoinPlanExec;
+use super::runtime_filter::Target;
 use super::scan::{ConstantRowsExec, MemoryScanExec, ParquetScanExec};
 use super::sort::SortExec;
 use super::stats::{local_size_in_bytes, size_in_bytes};
@@ -22,6 +23,8 @@ use crate::logical::{attrs_schema, expr_text, Attr, LogicalPlan, ScanSource};
 /// Plans physical operators for optimized logical plans under a session configuration.
 pub struct PhysicalPlanner<'a> {
     cfg: &'a Config,
+    /// Ids of the runtime filters planned so far.
+    runtime_filters: std::cell::Cell<usize>,
 }
 
 /// Equi-keys and the rest of a join condition.
@@ -79,7 +82,10 @@ pub fn extract_equi_keys(condition: Option<&Expr>, left: &[Attr], right: &[Attr]
 impl<'a> PhysicalPlanner<'a> {
     /// A planner under `cfg`.
     pub fn new(cfg: &'a Config) -> Self {
-        Self { cfg }
+        Self {
+            cfg,
+            runtime_filters: std::cell::Cell::new(0),
+        }
     }
 
     fn parquet_scan(&self, plan: &LogicalPlan) -> Result<Option<Arc<ParquetScanExec>>> {
@@ -287,16 +293,108 @@ impl<'a> PhysicalPlanner<'a> {
                 build_side,
             )));
         }
-        Ok(Arc::new(JoinPlanExec::new(
-            l,
-            r,
+        let build = match build_side {
+            BuildSide::Left => left,
+            BuildSide::Right => right,
+        };
+        let filters = if self.cfg.runtime_filter_enabled()? && filters_rows(build) {
+            self.runtime_filters(join_type, build_side, &keys, &l, &r)
+        } else {
+            vec![]
+        };
+        Ok(Arc::new(
+            JoinPlanExec::new(
+                l,
+                r,
+                join_type,
+                keys.left,
+                keys.right,
+                keys.null_safe,
+                keys.residual,
+                strategy,
+                build_side,
+            )
+            .with_runtime_filters(filters),
+        ))
+    }
+
+    /// Runtime filters from a join's build keys onto the scans of its probe side: `(id, key
+    /// position)` for each probe key (a plain column, `=` not `<=>`) some scan below took.
+    /// Only where the join drops probe rows without a partner: not for a side an outer or
+    /// anti join keeps, and not for a null-aware anti join, whose NULL keys matter.
+    fn runtime_filters(
+        &self,
+        join_type: JoinType,
+        build_side: BuildSide,
+        keys: &EquiJoin,
+        left: &Arc<dyn ExecutionPlan>,
+        right: &Arc<dyn ExecutionPlan>,
+    ) -> Vec<(usize, usize)> {
+        use JoinType::*;
+        let probe_kept = match build_side {
+            BuildSide::Right => matches!(join_type, LeftOuter | FullOuter | LeftAnti),
+            BuildSide::Left => matches!(join_type, RightOuter | FullOuter),
+        };
+        if probe_kept || join_type == NullAwareAnti {
+            return vec![];
+        }
+        let (probe, probe_keys, build_keys) = match build_side {
+            BuildSide::Left => (right, &keys.right, &keys.left),
+            BuildSide::Right => (left, &keys.left, &keys.right),
+        };
+        let mut out = Vec::new();
+        for (i, k) in probe_keys.iter().enumerate() {
+            let Expr::Column(column) = k else { continue };
+            if keys.null_safe[i] {
+                continue;
+            }
+            let id = self.runtime_filters.get();
+            let target = Target {
+                id,
+                build_key: expr_text(&build_keys[i]),
+            };
+            if probe.accept_runtime_filter(column, &target) {
+                self.runtime_filters.set(id + 1);
+                out.push((id, i));
+            }
+        }
+        out
+    }
+}
+
+/// Whether `plan` keeps only some of its tables' rows (a filter beyond `IS NOT NULL` on some
+/// relation it reads through inner joins, projections, aggregations, sorts), so its join keys
+/// are a selective runtime filter. Spark's `InjectRuntimeFilter` asks the same of the side it
+/// builds a filter from: keys of a whole table let every probe row through.
+pub fn filters_rows(plan: &LogicalPlan) -> bool {
+    let selective = |e: &Expr| {
+        split_conjuncts(e)
+            .iter()
+            .any(|c| !matches!(c, Expr::IsNotNull(_)))
+    };
+    match plan {
+        LogicalPlan::Scan { filters, .. } => filters.iter().any(selective),
+        LogicalPlan::Filter { input, predicate } => selective(predicate) || filters_rows(input),
+        LogicalPlan::Limit { .. } | LogicalPlan::Empty { .. } => true,
+        LogicalPlan::Project { input, .. }
+        | LogicalPlan::SubqueryAlias { input, .. }
+        | LogicalPlan::Sort { input, .. }
+        | LogicalPlan::Window { input, .. }
+        | LogicalPlan::Aggregate { input, .. } => filters_rows(input),
+        LogicalPlan::Join {
+            left,
+            right,
             join_type,
-            keys.left,
-            keys.right,
-            keys.null_safe,
-            keys.residual,
-            strategy,
-            build_side,
-        )))
+            ..
+        } => match join_type {
+            JoinType::Inner | JoinType::Cross => filters_rows(left) || filters_rows(right),
+            JoinType::LeftSemi => filters_rows(left) || filters_rows(right),
+            JoinType::LeftAnti | JoinType::NullAwareAnti | JoinType::LeftOuter => {
+                filters_rows(left)
+            }
+            JoinType::RightOuter => filters_rows(right),
+            JoinType::FullOuter => false,
+        },
+        _ => false,
     }
 }

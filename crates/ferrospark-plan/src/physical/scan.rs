@@ -9,9 +9,10 @@ use arrow_schema::{Schema, SchemaRef};
 use ferrospark_common::{MetricsSet, Result};
 use ferrospark_expr::{bind_predicate, filter_batch, BindContext, Expr};
 use ferrospark_scan::parquet::SCAN_METRICS;
-use ferrospark_scan::{ParquetScan, ParquetScanOptions};
+use ferrospark_scan::{KeyFilter, ParquetScan, ParquetScanOptions};
 
 use super::pipeline::{FnOp, OpFactory, Pipeline};
+use super::runtime_filter::Target;
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::conform::conform;
 use crate::logical::expr_text;
@@ -42,6 +43,8 @@ pub struct ParquetScanExec {
     pub table: String,
     metrics: MetricsSet,
     scan_metrics: Mutex<Option<MetricsSet>>,
+    /// Join runtime filters on its columns: (file column, output column, filter).
+    runtime_filters: Mutex<Vec<(String, String, Target)>>,
 }
 
 impl ParquetScanExec {
@@ -63,7 +66,15 @@ impl ParquetScanExec {
             table,
             metrics: metrics_with(SCAN_METRICS),
             scan_metrics: Mutex::new(None),
+            runtime_filters: Mutex::new(Vec::new()),
         }
+    }
+
+    fn runtime_targets(&self) -> Vec<(String, String, Target)> {
+        self.runtime_filters
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default()
     }
 
     /// The planned reader (footers read, files and row groups pruned).
@@ -72,6 +83,11 @@ impl ParquetScanExec {
         options.columns = Some(self.columns.clone());
         options.filter = self.filter.clone();
         options.cancel = Some(ctx.progress.cancel_flag());
+        for (column, _, target) in self.runtime_targets() {
+            if let Some(set) = ctx.runtime_filters.get(target.id) {
+                options.key_filters.push(KeyFilter { column, set });
+            }
+        }
         let scan = ParquetScan::try_new(&self.paths, options)?;
         ctx.progress.register_scan(scan.metrics().clone());
         if let Ok(mut m) = self.scan_metrics.lock() {
@@ -103,13 +119,22 @@ impl ExecutionPlan for ParquetScanExec {
             .iter()
             .map(|f| f.name().as_str())
             .collect();
-        format!(
+        let mut s = format!(
             "{}[{}] PushedFilters: [{}], ReadSchema: struct<{}>",
             self.table,
             fields.join(","),
             self.filter_text.join(", "),
             self.columns.join(",")
-        )
+        );
+        let runtime: Vec<String> = self
+            .runtime_targets()
+            .iter()
+            .map(|(_, col, t)| format!("{col} IN keys({})", t.build_key))
+            .collect();
+        if !runtime.is_empty() {
+            s.push_str(&format!(", RuntimeFilters: [{}]", runtime.join(", ")));
+        }
+        s
     }
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
@@ -140,6 +165,16 @@ impl ExecutionPlan for ParquetScanExec {
         &self.metrics
     }
     fn streams_in_scan(&self) -> bool {
+        true
+    }
+    fn accept_runtime_filter(&self, column: &str, filter: &Target) -> bool {
+        let Some(i) = self.schema.fields().iter().position(|f| f.name() == column) else {
+            return false;
+        };
+        let Ok(mut v) = self.runtime_filters.lock() else {
+            return false;
+        };
+        v.push((self.columns[i].clone(), column.to_string(), filter.clone()));
         true
     }
     fn pipeline(&self, ctx: &Arc<TaskContext>) -> Result<Option<Pipeline>> {

@@ -10,6 +10,7 @@ use arrow_schema::{SchemaRef, SortOptions};
 use ferrospark_common::{MetricsSet, Result};
 use ferrospark_expr::{bind, evaluate, normalize_key, BindContext};
 
+use super::runtime_filter::Target;
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::{sort_text, SortExpr};
 
@@ -125,5 +126,9 @@ impl ExecutionPlan for SortExec {
     }
     fn metrics(&self) -> &MetricsSet {
         &self.metrics
+    }
+    fn accept_runtime_filter(&self, column: &str, filter: &Target) -> bool {
+        // A full sort keeps every row it is given; a top-K would keep others instead.
+        self.fetch.is_none() && self.input.accept_runtime_filter(column, filter)
     }
 }

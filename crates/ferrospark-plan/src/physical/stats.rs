@@ -36,8 +36,11 @@ pub fn size_in_bytes(plan: &LogicalPlan) -> u64 {
 
 /// A finer estimate for choosing which side of an in-process hash join to build: filters
 /// keep half their input per conjunct (at most four halvings, as a planner without column
-/// statistics guesses) and an equi-join keeps about as many rows as its larger side (a key
-/// / foreign-key join) rather than the product Spark assumes.
+/// statistics guesses), and an equi-join keeps as many rows of its larger side as the
+/// smaller side's filters leave keys for (a key / foreign-key join: `lineitem` joined to
+/// the parts of one brand keeps that brand's share of `lineitem`), rather than the product
+/// Spark assumes. A semi join keeps the share of its left side its right side's filters
+/// leave.
 pub fn local_size_in_bytes(plan: &LogicalPlan) -> u64 {
     estimate(plan, true)
 }
@@ -109,8 +112,17 @@ fn estimate(plan: &LogicalPlan, local: bool) -> u64 {
         } => {
             use ferrospark_join::JoinType;
             match join_type {
+                JoinType::LeftSemi if local && has_equi_condition(plan) => {
+                    share(size_in_bytes(left), kept_share(right))
+                }
                 JoinType::LeftSemi | JoinType::LeftAnti | JoinType::NullAwareAnti => {
                     size_in_bytes(left)
+                }
+                JoinType::Inner if local && has_equi_condition(plan) => {
+                    let (l, r) = (size_in_bytes(left), size_in_bytes(right));
+                    let (wider, narrower) = if l >= r { (left, right) } else { (right, left) };
+                    let kept = share(l.max(r), kept_share(narrower));
+                    scaled(kept, &wider.output(), &plan.output())
                 }
                 _ if local && has_equi_condition(plan) => {
                     let (l, r) = (size_in_bytes(left), size_in_bytes(right));
@@ -147,4 +159,48 @@ fn has_equi_condition(plan: &LogicalPlan) -> bool {
     let keys =
         super::planner::extract_equi_keys(condition.as_ref(), &left.output(), &right.output());
     !keys.left.is_empty()
+}
+
+fn share(size: u64, kept: f64) -> u64 {
+    ((size as f64 * kept) as u64).max(1)
+}
+
+/// The share of its tables' rows `plan` keeps by its filters (half per conjunct other than
+/// `IS NOT NULL`, at most four halvings per filter, as [`local_size_in_bytes`] guesses).
+fn kept_share(plan: &LogicalPlan) -> f64 {
+    use crate::logical::expr_util::split_conjuncts;
+    use ferrospark_join::JoinType;
+    let halvings = |filters: &[ferrospark_expr::Expr]| {
+        let n = filters
+            .iter()
+            .flat_map(split_conjuncts)
+            .filter(|c| !matches!(c, ferrospark_expr::Expr::IsNotNull(_)))
+            .count();
+        0.5f64.powi(n.min(4) as i32)
+    };
+    match plan {
+        LogicalPlan::Scan { filters, .. } => halvings(filters),
+        LogicalPlan::Filter { input, predicate } => {
+            halvings(std::slice::from_ref(predicate)) * kept_share(input)
+        }
+        LogicalPlan::Project { input, .. }
+        | LogicalPlan::SubqueryAlias { input, .. }
+        | LogicalPlan::Sort { input, .. }
+        | LogicalPlan::Window { input, .. }
+        | LogicalPlan::Aggregate { input, .. } => kept_share(input),
+        LogicalPlan::Join {
+            left,
+            right,
+            join_type,
+            ..
+        } => match join_type {
+            JoinType::Inner | JoinType::Cross | JoinType::LeftSemi => {
+                kept_share(left) * kept_share(right)
+            }
+            JoinType::LeftOuter | JoinType::LeftAnti | JoinType::NullAwareAnti => kept_share(left),
+            JoinType::RightOuter => kept_share(right),
+            JoinType::FullOuter => 1.0,
+        },
+        _ => 1.0,
+    }
 }

@@ -69,6 +69,20 @@ pub struct ParquetScanOptions {
     /// ([`ferrospark_common::QueryProgress::cancel_flag`]); the scan then fails with
     /// `FerroError::Cancelled`.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Runtime filters: rows whose column is not among a join's build keys are dropped
+    /// (row groups and pages by the keys' range, rows by membership, before the other
+    /// columns decode).
+    pub key_filters: Vec<KeyFilter>,
+}
+
+/// A join's runtime filter on one scan column: only rows whose `column` is in `set` can
+/// find a join partner.
+#[derive(Debug, Clone)]
+pub struct KeyFilter {
+    /// The file (or partition) column.
+    pub column: String,
+    /// The build side's distinct keys.
+    pub set: std::sync::Arc<ferrospark_expr::KeySet>,
 }
 
 impl Default for ParquetScanOptions {
@@ -89,6 +103,7 @@ impl Default for ParquetScanOptions {
             dictionary_codes: true,
             max_partition_bytes: 128 * 1024 * 1024,
             cancel: None,
+            key_filters: Vec::new(),
         }
     }
 }

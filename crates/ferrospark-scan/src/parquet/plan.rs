@@ -406,6 +406,11 @@ impl ParquetScan {
                 Some(bind_predicate(e, &ctx)?)
             }
         };
+        let rows: i64 = metas
+            .iter()
+            .map(|(_, m)| m.metadata().file_metadata().num_rows())
+            .sum();
+        let predicate = with_key_filters(predicate, &options.key_filters, &table_schema, rows)?;
         let pruning = if options.filter_pushdown {
             predicate
                 .as_ref()
@@ -1101,4 +1106,58 @@ fn int96_columns(
                 })
         })
         .collect()
+}
+
+/// `predicate` and each runtime filter: the keys' range (which statistics and the page index
+/// prune by) and their set (which the row filter tests before other columns decode).
+fn with_key_filters(
+    predicate: Option<PhysicalExpr>,
+    filters: &[super::KeyFilter],
+    schema: &Schema,
+    rows: i64,
+) -> Result<Option<PhysicalExpr>> {
+    use ferrospark_expr::{BinaryOp, Literal};
+    let mut out = predicate;
+    for f in filters {
+        // With about as many keys as rows, nearly every row would pass.
+        if f.set.len() as i64 * 2 > rows {
+            continue;
+        }
+        let index = resolve_column(schema, &f.column)?;
+        let field = schema.field(index);
+        if field.data_type() != f.set.data_type() {
+            continue;
+        }
+        let col = || {
+            Box::new(PhysicalExpr::Column {
+                index,
+                name: field.name().clone(),
+                data_type: field.data_type().clone(),
+            })
+        };
+        let mut parts = Vec::new();
+        match f.set.bounds() {
+            None => parts.push(PhysicalExpr::Literal(Literal::boolean(false))),
+            Some((lo, hi)) => {
+                for (op, v) in [(BinaryOp::GtEq, lo), (BinaryOp::LtEq, hi)] {
+                    parts.push(PhysicalExpr::Compare {
+                        op,
+                        left: col(),
+                        right: Box::new(PhysicalExpr::Literal(v.clone())),
+                    });
+                }
+                parts.push(PhysicalExpr::InSet {
+                    expr: col(),
+                    set: f.set.clone(),
+                });
+            }
+        }
+        for p in parts {
+            out = Some(match out {
+                None => p,
+                Some(e) => PhysicalExpr::And(Box::new(e), Box::new(p)),
+            });
+        }
+    }
+    Ok(out)
 }

@@ -1,0 +1,336 @@
+//! `KeySet`: a fixed set of distinct values hashed (or laid out as a bitmap) once, for Spark's
+//! `InSet`: membership tests over whole arrays, as a join's runtime filter runs them inside a
+//! probe-side scan.
+//!
+//! Integers, dates and timestamps are kept as `i64`: in a bitmap over `[min, max]` when that
+//! range is small (a join key such as TPC-H's order keys), else in a hash set. Strings and
+//! binaries are kept as bytes. Other types have no `KeySet` (the caller does without).
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Date64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+};
+use arrow_array::{Array, ArrayRef, BooleanArray, PrimitiveArray};
+use arrow_buffer::BooleanBuffer;
+use arrow_schema::{DataType, TimeUnit};
+use hashbrown::HashSet;
+
+use crate::Literal;
+
+/// Widest `[min, max]` range kept as a bitmap (2 MiB of bits).
+const MAX_BITMAP_RANGE: u64 = 1 << 24;
+
+/// A set of distinct non-null values of one type.
+pub struct KeySet {
+    data_type: DataType,
+    values: Values,
+    len: usize,
+    bounds: Option<(Literal, Literal)>,
+}
+
+enum Values {
+    /// Bit `v - base` set for each member `v`.
+    Bitmap {
+        base: i64,
+        bits: Vec<u64>,
+    },
+    Ints(HashSet<i64>),
+    Bytes(HashSet<Box<[u8]>>),
+}
+
+impl fmt::Debug for KeySet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "KeySet({} values of {})", self.len, self.data_type)
+    }
+}
+
+/// Sets compare by identity: two runtime filters are the same filter only if they are one.
+impl PartialEq for KeySet {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+/// The non-null values of an integer-like array widened to `i64`, or `None` for other types.
+fn ints(a: &dyn Array) -> Option<Vec<i64>> {
+    fn widen<T: arrow_array::ArrowPrimitiveType>(a: &dyn Array) -> Vec<i64>
+    where
+        T::Native: Into<i64>,
+    {
+        let a = a.as_primitive::<T>();
+        if a.null_count() == 0 {
+            a.values().iter().map(|&v| v.into()).collect()
+        } else {
+            a.iter().flatten().map(Into::into).collect()
+        }
+    }
+    Some(match a.data_type() {
+        DataType::Int8 => widen::<Int8Type>(a),
+        DataType::Int16 => widen::<Int16Type>(a),
+        DataType::Int32 => widen::<Int32Type>(a),
+        DataType::Int64 => widen::<Int64Type>(a),
+        DataType::Date32 => widen::<Date32Type>(a),
+        DataType::Date64 => widen::<Date64Type>(a),
+        DataType::Timestamp(TimeUnit::Second, _) => widen::<TimestampSecondType>(a),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => widen::<TimestampMillisecondType>(a),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => widen::<TimestampMicrosecondType>(a),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => widen::<TimestampNanosecondType>(a),
+        _ => return None,
+    })
+}
+
+/// A one-value literal of integer-like type `dt` holding `v`.
+fn int_literal(dt: &DataType, v: i64) -> Option<Literal> {
+    let a: ArrayRef = match dt {
+        DataType::Int8 => Arc::new(PrimitiveArray::<Int8Type>::from(
+            vec![i8::try_from(v).ok()?],
+        )),
+        DataType::Int16 => Arc::new(PrimitiveArray::<Int16Type>::from(vec![
+            i16::try_from(v).ok()?
+        ])),
+        DataType::Int32 => Arc::new(PrimitiveArray::<Int32Type>::from(vec![
+            i32::try_from(v).ok()?
+        ])),
+        DataType::Date32 => Arc::new(PrimitiveArray::<Date32Type>::from(vec![
+            i32::try_from(v).ok()?
+        ])),
+        DataType::Int64 => Arc::new(PrimitiveArray::<Int64Type>::from(vec![v])),
+        DataType::Date64 => Arc::new(PrimitiveArray::<Date64Type>::from(vec![v])),
+        DataType::Timestamp(_, _) => {
+            let a = PrimitiveArray::<Int64Type>::from(vec![v]);
+            arrow_cast::cast(&a, dt).ok()?
+        }
+        _ => return None,
+    };
+    Some(Literal::new(a))
+}
+
+fn byte_values(a: &dyn Array) -> Option<Vec<Option<&[u8]>>> {
+    Some(match a.data_type() {
+        DataType::Utf8 => a
+            .as_string::<i32>()
+            .iter()
+            .map(|v| v.map(str::as_bytes))
+            .collect(),
+        DataType::LargeUtf8 => a
+            .as_string::<i64>()
+            .iter()
+            .map(|v| v.map(str::as_bytes))
+            .collect(),
+        DataType::Utf8View => a
+            .as_string_view()
+            .iter()
+            .map(|v| v.map(str::as_bytes))
+            .collect(),
+        DataType::Binary => a.as_binary::<i32>().iter().collect(),
+        DataType::LargeBinary => a.as_binary::<i64>().iter().collect(),
+        DataType::BinaryView => a.as_binary_view().iter().collect(),
+        _ => return None,
+    })
+}
+
+fn bytes_literal(dt: &DataType, v: &[u8]) -> Option<Literal> {
+    let a: ArrayRef = match dt {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            Arc::new(arrow_array::StringArray::from(vec![
+                std::str::from_utf8(v).ok()?
+            ]))
+        }
+        _ => Arc::new(arrow_array::BinaryArray::from(vec![v])),
+    };
+    Some(Literal::new(arrow_cast::cast(&a, dt).ok()?))
+}
+
+impl KeySet {
+    /// The distinct non-null values of `arrays` (all of one type), or `None` for a type
+    /// without a `KeySet`.
+    pub fn try_new(arrays: &[ArrayRef]) -> Option<KeySet> {
+        let data_type = arrays.first()?.data_type().clone();
+        if ints(arrays[0].as_ref()).is_some() {
+            let mut all: Vec<i64> = Vec::new();
+            for a in arrays {
+                let v = ints(a.as_ref())?;
+                all.extend(v);
+            }
+            let (Some(&lo), Some(&hi)) = (all.iter().min(), all.iter().max()) else {
+                return Some(KeySet {
+                    data_type,
+                    values: Values::Ints(HashSet::new()),
+                    len: 0,
+                    bounds: None,
+                });
+            };
+            let bounds = int_literal(&data_type, lo).zip(int_literal(&data_type, hi));
+            let range = (hi as i128 - lo as i128) as u64;
+            let (values, len) = if range < MAX_BITMAP_RANGE {
+                let mut bits = vec![0u64; (range as usize) / 64 + 1];
+                for v in all {
+                    let i = (v - lo) as usize;
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+                let len = bits.iter().map(|w| w.count_ones() as usize).sum();
+                (Values::Bitmap { base: lo, bits }, len)
+            } else {
+                let set: HashSet<i64> = all.into_iter().collect();
+                let len = set.len();
+                (Values::Ints(set), len)
+            };
+            return Some(KeySet {
+                data_type,
+                values,
+                len,
+                bounds,
+            });
+        }
+        let mut set: HashSet<Box<[u8]>> = HashSet::new();
+        for a in arrays {
+            for v in byte_values(a.as_ref())?.into_iter().flatten() {
+                if !set.contains(v) {
+                    set.insert(v.into());
+                }
+            }
+        }
+        let bounds = match (set.iter().min(), set.iter().max()) {
+            (Some(lo), Some(hi)) => {
+                bytes_literal(&data_type, lo).zip(bytes_literal(&data_type, hi))
+            }
+            _ => None,
+        };
+        Some(KeySet {
+            data_type,
+            len: set.len(),
+            values: Values::Bytes(set),
+            bounds,
+        })
+    }
+
+    /// How many values.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the set is empty (nothing passes).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The values' type.
+    pub fn data_type(&self) -> &DataType {
+        &self.data_type
+    }
+
+    /// The smallest and largest value, for pruning by statistics.
+    pub fn bounds(&self) -> Option<&(Literal, Literal)> {
+        self.bounds.as_ref()
+    }
+
+    /// `value IN set` for each value: NULL where the value is NULL.
+    pub fn contains(&self, values: &dyn Array) -> BooleanArray {
+        let n = values.len();
+        let hits = match &self.values {
+            Values::Bitmap { base, bits } => int_hits(values, |x| {
+                let off = x.wrapping_sub(*base) as u64;
+                let w = (off / 64) as usize;
+                w < bits.len() && bits[w] & (1 << (off % 64)) != 0
+            }),
+            Values::Ints(set) => int_hits(values, |x| set.contains(&x)),
+            Values::Bytes(set) => byte_values(values)
+                .map(|v| BooleanBuffer::collect_bool(n, |i| v[i].is_some_and(|x| set.contains(x)))),
+        };
+        BooleanArray::new(
+            hits.unwrap_or_else(|| BooleanBuffer::new_unset(n)),
+            values.logical_nulls().filter(|n| n.null_count() > 0),
+        )
+    }
+}
+
+/// `test` on every value of an integer-like array (whatever it gives under a NULL is masked
+/// by the caller), or `None` for other types.
+fn int_hits(a: &dyn Array, test: impl Fn(i64) -> bool) -> Option<BooleanBuffer> {
+    fn go<T: arrow_array::ArrowPrimitiveType>(
+        a: &dyn Array,
+        test: impl Fn(i64) -> bool,
+    ) -> BooleanBuffer
+    where
+        T::Native: Into<i64>,
+    {
+        let v = a.as_primitive::<T>().values();
+        BooleanBuffer::collect_bool(v.len(), |i| test(v[i].into()))
+    }
+    Some(match a.data_type() {
+        DataType::Int8 => go::<Int8Type>(a, test),
+        DataType::Int16 => go::<Int16Type>(a, test),
+        DataType::Int32 => go::<Int32Type>(a, test),
+        DataType::Int64 => go::<Int64Type>(a, test),
+        DataType::Date32 => go::<Date32Type>(a, test),
+        DataType::Date64 => go::<Date64Type>(a, test),
+        DataType::Timestamp(TimeUnit::Second, _) => go::<TimestampSecondType>(a, test),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => go::<TimestampMillisecondType>(a, test),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => go::<TimestampMicrosecondType>(a, test),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => go::<TimestampNanosecondType>(a, test),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int32Array, Int64Array, StringArray};
+
+    fn bools(a: &BooleanArray) -> Vec<Option<bool>> {
+        a.iter().collect()
+    }
+
+    #[test]
+    fn bitmap_hash_and_bytes_sets_answer_membership_with_nulls() {
+        let small: ArrayRef = Arc::new(Int64Array::from(vec![Some(5), None, Some(9), Some(5)]));
+        let s = KeySet::try_new(&[small]).unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(matches!(s.values, Values::Bitmap { .. }));
+        let probe = Int64Array::from(vec![Some(5), Some(6), None, Some(-3), Some(1 << 40)]);
+        assert_eq!(
+            bools(&s.contains(&probe)),
+            vec![Some(true), Some(false), None, Some(false), Some(false)]
+        );
+        let (lo, hi) = s.bounds().unwrap();
+        assert_eq!(lo.array().as_primitive::<Int64Type>().value(0), 5);
+        assert_eq!(hi.array().as_primitive::<Int64Type>().value(0), 9);
+
+        let wide: ArrayRef = Arc::new(Int32Array::from(vec![i32::MIN, 0, i32::MAX]));
+        let s = KeySet::try_new(&[wide]).unwrap();
+        assert!(matches!(s.values, Values::Ints(_)));
+        let probe = Int32Array::from(vec![i32::MIN, 1, i32::MAX]);
+        assert_eq!(
+            bools(&s.contains(&probe)),
+            vec![Some(true), Some(false), Some(true)]
+        );
+
+        let strs: ArrayRef = Arc::new(StringArray::from(vec!["é", "a"]));
+        let s = KeySet::try_new(&[strs]).unwrap();
+        let probe = StringArray::from(vec![Some("a"), Some("b"), None, Some("é")]);
+        assert_eq!(
+            bools(&s.contains(&probe)),
+            vec![Some(true), Some(false), None, Some(true)]
+        );
+        let (lo, hi) = s.bounds().unwrap();
+        assert_eq!(lo.array().as_string::<i32>().value(0), "a");
+        assert_eq!(hi.array().as_string::<i32>().value(0), "é");
+    }
+
+    #[test]
+    fn no_set_for_other_types_and_empty_sets_pass_nothing() {
+        let f: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![1.0]));
+        assert!(KeySet::try_new(&[f]).is_none());
+        let none: ArrayRef = Arc::new(Int64Array::from(vec![None::<i64>]));
+        let s = KeySet::try_new(&[none]).unwrap();
+        assert!(s.is_empty() && s.bounds().is_none());
+        assert_eq!(
+            bools(&s.contains(&Int64Array::from(vec![1]))),
+            vec![Some(false)]
+        );
+    }
+}
