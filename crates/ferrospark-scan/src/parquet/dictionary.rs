@@ -81,7 +81,15 @@ pub(crate) fn decode_plain(
         (PhysicalType::DOUBLE, DataType::Float64) => {
             Arc::new(Float64Array::from(le(buf, n, f64::from_le_bytes)?))
         }
-        (PhysicalType::BYTE_ARRAY, DataType::Utf8 | DataType::Binary) => {
+        (
+            PhysicalType::BYTE_ARRAY,
+            DataType::Utf8
+            | DataType::Binary
+            | DataType::Utf8View
+            | DataType::BinaryView
+            | DataType::LargeUtf8
+            | DataType::LargeBinary,
+        ) => {
             let mut values: Vec<&[u8]> = Vec::with_capacity(n);
             let mut pos = 0usize;
             for _ in 0..n {
@@ -91,12 +99,22 @@ pub(crate) fn decode_plain(
                 values.push(buf.get(pos..pos.checked_add(len)?)?);
                 pos += len;
             }
-            if target == &DataType::Utf8 {
+            // Decoded as the plain types, then viewed as the file's (TPC-H files written by
+            // `tpchgen` hold `string_view` columns).
+            let plain: ArrayRef = if matches!(
+                target,
+                DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+            ) {
                 let strings: Option<Vec<&str>> =
                     values.iter().map(|v| std::str::from_utf8(v).ok()).collect();
                 Arc::new(StringArray::from(strings?))
             } else {
                 Arc::new(BinaryArray::from_vec(values))
+            };
+            if plain.data_type() == target {
+                plain
+            } else {
+                arrow_cast::cast(&plain, target).ok()?
             }
         }
         _ => return None,

@@ -409,7 +409,30 @@ pub(crate) fn row_filter_groups(
     // Q12's date range before `l_commitdate < l_receiptdate`). Stable, so the text's order
     // holds among equals.
     groups.sort_by_key(|(cols, _)| cols.len());
-    let groups = groups
+    // Comparisons of several columns that share one (Q12's `l_commitdate < l_receiptdate`
+    // and `l_shipdate < l_commitdate`) run as one predicate, so the shared column decodes
+    // once rather than once per comparison.
+    let mut merged: Vec<(Vec<usize>, PhysicalExpr)> = Vec::with_capacity(groups.len());
+    for (cols, e) in groups {
+        let overlapping = if cols.len() > 1 {
+            merged
+                .iter()
+                .position(|(m, _)| m.len() > 1 && m.iter().any(|c| cols.contains(c)))
+        } else {
+            None
+        };
+        match overlapping {
+            Some(i) => {
+                let (m, prev) = &mut merged[i];
+                m.extend(cols);
+                m.sort_unstable();
+                m.dedup();
+                *prev = PhysicalExpr::And(Box::new(prev.clone()), Box::new(e));
+            }
+            None => merged.push((cols, e)),
+        }
+    }
+    let groups = merged
         .into_iter()
         .map(|(columns, e)| {
             let predicate =
