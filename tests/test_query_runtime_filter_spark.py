@@ -94,8 +94,7 @@ QUERIES = {
         True,
     ),
     "string_key": (
-        "SELECT f.word, count(*) FROM fact f JOIN dim d ON f.word = d.word "
-        "WHERE d.pk < 30 GROUP BY f.word",
+        "SELECT f.word, count(*) FROM fact f JOIN dim d ON f.word = d.word WHERE d.pk < 30 GROUP BY f.word",
         True,
     ),
     "date_key": (

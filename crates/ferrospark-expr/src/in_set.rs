@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn bitmap_hash_and_bytes_sets_answer_membership_with_nulls() {
         let small: ArrayRef = Arc::new(Int64Array::from(vec![Some(5), None, Some(9), Some(5)]));
-        let s = KeySet::try_new(&[small]).unwrap();
+        let s = KeySet::try_new(&[small]).expect("a set");
         assert_eq!(s.len(), 2);
         assert!(matches!(s.values, Values::Bitmap { .. }));
         let probe = Int64Array::from(vec![Some(5), Some(6), None, Some(-3), Some(1 << 40)]);
@@ -296,12 +296,12 @@ mod tests {
             bools(&s.contains(&probe)),
             vec![Some(true), Some(false), None, Some(false), Some(false)]
         );
-        let (lo, hi) = s.bounds().unwrap();
+        let (lo, hi) = s.bounds().expect("bounds");
         assert_eq!(lo.array().as_primitive::<Int64Type>().value(0), 5);
         assert_eq!(hi.array().as_primitive::<Int64Type>().value(0), 9);
 
         let wide: ArrayRef = Arc::new(Int32Array::from(vec![i32::MIN, 0, i32::MAX]));
-        let s = KeySet::try_new(&[wide]).unwrap();
+        let s = KeySet::try_new(&[wide]).expect("a set");
         assert!(matches!(s.values, Values::Ints(_)));
         let probe = Int32Array::from(vec![i32::MIN, 1, i32::MAX]);
         assert_eq!(
@@ -310,13 +310,13 @@ mod tests {
         );
 
         let strs: ArrayRef = Arc::new(StringArray::from(vec!["é", "a"]));
-        let s = KeySet::try_new(&[strs]).unwrap();
+        let s = KeySet::try_new(&[strs]).expect("a set");
         let probe = StringArray::from(vec![Some("a"), Some("b"), None, Some("é")]);
         assert_eq!(
             bools(&s.contains(&probe)),
             vec![Some(true), Some(false), None, Some(true)]
         );
-        let (lo, hi) = s.bounds().unwrap();
+        let (lo, hi) = s.bounds().expect("bounds");
         assert_eq!(lo.array().as_string::<i32>().value(0), "a");
         assert_eq!(hi.array().as_string::<i32>().value(0), "é");
     }
@@ -326,7 +326,7 @@ mod tests {
         let f: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![1.0]));
         assert!(KeySet::try_new(&[f]).is_none());
         let none: ArrayRef = Arc::new(Int64Array::from(vec![None::<i64>]));
-        let s = KeySet::try_new(&[none]).unwrap();
+        let s = KeySet::try_new(&[none]).expect("a set");
         assert!(s.is_empty() && s.bounds().is_none());
         assert_eq!(
             bools(&s.contains(&Int64Array::from(vec![1]))),
