@@ -37,16 +37,18 @@ def test_read_parquet_on_local_cluster_equals_spark(tmp_path):
     assert result["checks"]["all"]["rows"] == 20000
     # Built once per Python worker, not once per probe task or per job. Spark's own counts are
     # the reference: each job over the join runs one task per split (getNumPartitions), and one
-    # job measured alone must show exactly that many probes; the builds over all four jobs are
-    # bounded by Spark's task slots (executors x cores, one reused Python worker each), which a
-    # build per task (jobs x tasks) or per job and worker would exceed, and equal the distinct
-    # worker processes (host, pid) that ran probe tasks, counted apart from the builds.
+    # job measured alone must show exactly that many probes and no build at all (its reused
+    # workers built the side in earlier jobs; a build per job or per task would show here).
+    # The builds over all four jobs equal the distinct worker processes (host, pid) that ran
+    # probe tasks, counted apart from the builds, and are bounded by Spark's task slots
+    # (executors x cores, one reused Python worker each).
     broadcast = result["checks"]["join_broadcast"]
     spark_tasks = broadcast["jobs"] * broadcast["job_tasks"]
     assert broadcast["job_tasks"] >= 2, result
     assert broadcast["job_probes"] == broadcast["job_tasks"], result
     assert broadcast["probes"] == spark_tasks, result
     assert spark_tasks > broadcast["slots"], result  # so a build per task would break the bound
-    assert 1 <= broadcast["builds"] <= broadcast["slots"], result
+    assert broadcast["job_builds"] == 0, result
+    assert broadcast["builds"] <= broadcast["slots"], result
     assert broadcast["builds"] == broadcast["workers"], result
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -119,10 +119,12 @@ def main() -> int:
         # One more job over the join, measured on its own: Spark's own count of its tasks (one per
         # split) against the probes ferrospark counted in it. compare() ran three jobs over `ours`.
         probes_before = fss.last_spark_join_probes() or 0
+        builds_before = fss.last_spark_join_builds() or 0
         ours.count()
         checks["join_broadcast"]["jobs"] = 4
         checks["join_broadcast"]["job_tasks"] = ours.rdd.getNumPartitions()
         checks["join_broadcast"]["job_probes"] = (fss.last_spark_join_probes() or 0) - probes_before
+        checks["join_broadcast"]["job_builds"] = (fss.last_spark_join_builds() or 0) - builds_before
         checks["join_broadcast"]["builds"] = fss.last_spark_join_builds()
         checks["join_broadcast"]["probes"] = fss.last_spark_join_probes()
         checks["join_broadcast"]["workers"] = fss.last_spark_join_workers()
