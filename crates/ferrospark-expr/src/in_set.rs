@@ -150,11 +150,9 @@ impl KeySet {
     /// without a `KeySet`.
     pub fn try_new(arrays: &[ArrayRef]) -> Option<KeySet> {
         let data_type = arrays.first()?.data_type().clone();
-        if ints(arrays[0].as_ref()).is_some() {
-            let mut all: Vec<i64> = Vec::new();
-            for a in arrays {
-                let v = ints(a.as_ref())?;
-                all.extend(v);
+        if let Some(mut all) = ints(arrays[0].as_ref()) {
+            for a in &arrays[1..] {
+                all.extend(ints(a.as_ref())?);
             }
             let (Some(&lo), Some(&hi)) = (all.iter().min(), all.iter().max()) else {
                 return Some(KeySet {

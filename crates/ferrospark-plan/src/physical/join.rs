@@ -65,14 +65,8 @@ impl JoinPlanExec {
     /// The operator with its build side read and indexed.
     fn build(&self, ctx: &Arc<TaskContext>) -> Result<JoinExec> {
         let (ls, rs) = (self.left.schema(), self.right.schema());
-        let tz = ctx.cfg.session_time_zone();
-        let ansi = ctx.cfg.ansi_enabled()?;
         let bind_keys = |keys: &[Expr], schema: &SchemaRef| {
-            let bctx = BindContext {
-                schema,
-                session_tz: tz,
-                ansi,
-            };
+            let bctx = BindContext::for_session(schema, &ctx.cfg);
             keys.iter()
                 .map(|k| bind(k, &bctx))
                 .collect::<Result<Vec<_>>>()
@@ -92,14 +86,7 @@ impl JoinPlanExec {
             .condition
             .as_ref()
             .map(|c| {
-                ferrospark_expr::bind_predicate(
-                    c,
-                    &BindContext {
-                        schema: &joined,
-                        session_tz: tz,
-                        ansi,
-                    },
-                )
+                ferrospark_expr::bind_predicate(c, &BindContext::for_session(&joined, &ctx.cfg))
             })
             .transpose()?;
         let mut exec = JoinExec::try_new(

@@ -15,7 +15,7 @@ use super::join::JoinPlanExec;
 use super::runtime_filter::Target;
 use super::scan::{ConstantRowsExec, MemoryScanExec, ParquetScanExec};
 use super::sort::SortExec;
-use super::stats::{local_size_in_bytes, size_in_bytes};
+use super::stats::{filters_rows, local_size_in_bytes, size_in_bytes};
 use super::ExecutionPlan;
 use crate::logical::expr_util::{column_keys, conjoin, replace_columns, split_conjuncts};
 use crate::logical::{attrs_schema, expr_text, Attr, LogicalPlan, ScanSource};
@@ -359,42 +359,5 @@ impl<'a> PhysicalPlanner<'a> {
             }
         }
         out
-    }
-}
-
-/// Whether `plan` keeps only some of its tables' rows (a filter beyond `IS NOT NULL` on some
-/// relation it reads through inner joins, projections, aggregations, sorts), so its join keys
-/// are a selective runtime filter. Spark's `InjectRuntimeFilter` asks the same of the side it
-/// builds a filter from: keys of a whole table let every probe row through.
-pub fn filters_rows(plan: &LogicalPlan) -> bool {
-    let selective = |e: &Expr| {
-        split_conjuncts(e)
-            .iter()
-            .any(|c| !matches!(c, Expr::IsNotNull(_)))
-    };
-    match plan {
-        LogicalPlan::Scan { filters, .. } => filters.iter().any(selective),
-        LogicalPlan::Filter { input, predicate } => selective(predicate) || filters_rows(input),
-        LogicalPlan::Limit { .. } | LogicalPlan::Empty { .. } => true,
-        LogicalPlan::Project { input, .. }
-        | LogicalPlan::SubqueryAlias { input, .. }
-        | LogicalPlan::Sort { input, .. }
-        | LogicalPlan::Window { input, .. }
-        | LogicalPlan::Aggregate { input, .. } => filters_rows(input),
-        LogicalPlan::Join {
-            left,
-            right,
-            join_type,
-            ..
-        } => match join_type {
-            JoinType::Inner | JoinType::Cross => filters_rows(left) || filters_rows(right),
-            JoinType::LeftSemi => filters_rows(left) || filters_rows(right),
-            JoinType::LeftAnti | JoinType::NullAwareAnti | JoinType::LeftOuter => {
-                filters_rows(left)
-            }
-            JoinType::RightOuter => filters_rows(right),
-            JoinType::FullOuter => false,
-        },
-        _ => false,
     }
 }

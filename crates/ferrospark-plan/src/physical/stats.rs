@@ -165,6 +165,14 @@ fn share(size: u64, kept: f64) -> u64 {
     ((size as f64 * kept) as u64).max(1)
 }
 
+/// Whether `plan` keeps only some of its tables' rows (a filter beyond `IS NOT NULL` on some
+/// relation it reads through inner joins, projections, aggregations, sorts, or a limit), so its
+/// join keys are a selective runtime filter. Spark's `InjectRuntimeFilter` asks the same of the
+/// side it builds a filter from: keys of a whole table let every probe row through.
+pub fn filters_rows(plan: &LogicalPlan) -> bool {
+    kept_share(plan) < 1.0
+}
+
 /// The share of its tables' rows `plan` keeps by its filters (half per conjunct other than
 /// `IS NOT NULL`, at most four halvings per filter, as [`local_size_in_bytes`] guesses).
 fn kept_share(plan: &LogicalPlan) -> f64 {
@@ -180,6 +188,8 @@ fn kept_share(plan: &LogicalPlan) -> f64 {
     };
     match plan {
         LogicalPlan::Scan { filters, .. } => halvings(filters),
+        // A limit keeps some rows; its own size estimate says how many.
+        LogicalPlan::Limit { .. } | LogicalPlan::Empty { .. } => 0.5,
         LogicalPlan::Filter { input, predicate } => {
             halvings(std::slice::from_ref(predicate)) * kept_share(input)
         }
