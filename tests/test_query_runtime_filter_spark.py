@@ -121,6 +121,15 @@ QUERIES = {
         "SELECT f.pk FROM fact f JOIN dim d ON f.pk = d.pk WHERE d.brand = 'nope'",
         True,
     ),
+    "semi_small_left": (
+        "SELECT d.pk, d.word FROM dim d WHERE d.brand = 'B1' AND EXISTS (SELECT 1 FROM fact f WHERE f.pk = d.pk)",
+        True,
+    ),
+    "anti_small_left": (
+        """SELECT d.pk, d.day FROM dim d
+           WHERE d.brand <> 'B1' AND NOT EXISTS (SELECT 1 FROM fact f WHERE f.pk = d.pk AND f.qty > 10)""",
+        True,
+    ),
     "left_join_keeps_fact": (
         "SELECT f.pk, d.brand FROM fact f LEFT JOIN dim d ON f.pk = d.pk AND d.brand = 'B1'",
         False,
@@ -171,6 +180,17 @@ def test_runtime_filters_match_spark(data_dir, sp, name):
     line = took[0]
     assert _metric(line, "rows_output") < _metric(line, "rows_total"), line
     assert "runtime_filters=1" in plan
+
+
+@pytest.mark.parametrize("name", ["semi_small_left", "anti_small_left"])
+def test_small_left_side_of_semi_and_anti_joins_is_built(data_dir, name):
+    # Spark broadcasts the fact side of these; in one process the small dim side is built and
+    # the fact side streams through it once, marking the dim rows it matches.
+    df = _session(data_dir).sql(QUERIES[name][0])
+    df.toArrow()
+    plan = df.executedPlan() or ""
+    join = next(line for line in plan.splitlines() if "Join" in line)
+    assert "ShuffledHashJoin" in join and "BuildLeft" in join, plan
 
 
 def test_key_range_prunes_row_groups(data_dir):

@@ -149,26 +149,37 @@ impl JoinSelectionInput {
 /// table on the smaller side instead. The hash join still turns into a sort-merge join when
 /// its build side outgrows `ferrospark.memory.limit`, so memory stays bounded; hints are kept.
 ///
+/// A semi or anti join Spark would broadcast builds its left side instead when that side is
+/// the smaller: the big right side then streams once through a small table.
+///
 /// `local_bytes` are finer size estimates of the (left, right) sides for choosing the side to
-/// build when Spark would shuffle.
+/// build.
 pub fn select_join_in_process(
     i: &JoinSelectionInput,
     local_bytes: (u64, u64),
 ) -> Result<(JoinStrategy, BuildSide)> {
     let chosen = select_join(i)?;
-    if matches!(
-        chosen.0,
-        JoinStrategy::SortMerge | JoinStrategy::ShuffledHash
-    ) && i.hint.is_none()
-    {
-        let local = JoinSelectionInput {
-            left_bytes: local_bytes.0,
-            right_bytes: local_bytes.1,
-            ..i.clone()
-        };
-        if let Some(side) = local.smaller(|s| locally_buildable(i.join_type, s)) {
+    if i.hint.is_some() {
+        return Ok(chosen);
+    }
+    let local = JoinSelectionInput {
+        left_bytes: local_bytes.0,
+        right_bytes: local_bytes.1,
+        ..i.clone()
+    };
+    let side = local.smaller(|s| locally_buildable(i.join_type, s));
+    match (chosen.0, side) {
+        (JoinStrategy::SortMerge | JoinStrategy::ShuffledHash, Some(side)) => {
             return Ok((JoinStrategy::ShuffledHash, side));
         }
+        // A semi or anti join whose left side is the smaller builds it rather than the
+        // broadcast right side: the right side streams once, the table holds fewer rows.
+        (JoinStrategy::BroadcastHash, Some(BuildSide::Left))
+            if matches!(i.join_type, JoinType::LeftSemi | JoinType::LeftAnti) =>
+        {
+            return Ok((JoinStrategy::ShuffledHash, BuildSide::Left));
+        }
+        _ => {}
     }
     Ok(chosen)
 }
@@ -305,6 +316,35 @@ mod tests {
             i.hint = Some(hint);
             assert!(select_join(&i).is_err(), "{hint:?}");
         }
+    }
+
+    #[test]
+    fn in_process_builds_the_smaller_side_where_spark_shuffles_or_a_semi_join_broadcasts() {
+        use BuildSide::*;
+        use JoinStrategy::*;
+        let local = |i: &JoinSelectionInput, l: u64, r: u64| {
+            select_join_in_process(i, (l, r)).expect("selects")
+        };
+        // Spark sort-merges two large sides; one process hashes the smaller.
+        let big = input(JoinType::Inner, 100 * MB, 50 * MB);
+        assert_eq!(pick(&big).0, SortMerge);
+        assert_eq!(local(&big, 100 * MB, 50 * MB), (ShuffledHash, Right));
+        assert_eq!(local(&big, 20 * MB, 50 * MB), (ShuffledHash, Left));
+        // A semi / anti join Spark broadcasts on the right builds a smaller left side.
+        for jt in [JoinType::LeftSemi, JoinType::LeftAnti] {
+            let i = input(jt, 30 * MB, 8 * MB);
+            assert_eq!(pick(&i), (BroadcastHash, Right));
+            assert_eq!(local(&i, MB, 8 * MB), (ShuffledHash, Left), "{jt:?}");
+            assert_eq!(local(&i, 30 * MB, 8 * MB), (BroadcastHash, Right), "{jt:?}");
+        }
+        // Inner broadcasts, NOT IN and hints stay Spark's.
+        let inner = input(JoinType::Inner, 30 * MB, 8 * MB);
+        assert_eq!(local(&inner, MB, 8 * MB), (BroadcastHash, Right));
+        let naaj = input(JoinType::NullAwareAnti, 30 * MB, 8 * MB);
+        assert_eq!(local(&naaj, MB, 8 * MB), (BroadcastHash, Right));
+        let mut hinted = input(JoinType::LeftSemi, 30 * MB, 8 * MB);
+        hinted.hint = Some(BroadcastHash);
+        assert_eq!(local(&hinted, MB, 8 * MB), (BroadcastHash, Right));
     }
 
     #[test]

@@ -182,6 +182,38 @@ pub(crate) struct DictionaryProbe {
     field: Field,
     /// The conjunct over column 0 (its one column).
     predicate: PhysicalExpr,
+    /// Compares the column itself with constants (`= v`, `IN (...)`): worth testing on a
+    /// dictionary of nearly unique values too.
+    point_lookup: bool,
+}
+
+/// `column = constant` or `column IN (constants)`.
+fn is_point_lookup(e: &PhysicalExpr) -> bool {
+    let column = |e: &PhysicalExpr| matches!(e, PhysicalExpr::Column { .. });
+    let constant = |e: &PhysicalExpr| matches!(e, PhysicalExpr::Literal(_));
+    match e {
+        PhysicalExpr::Compare { op, left, right } if matches!(op, BinaryOp::Eq) => {
+            (column(left) && constant(right)) || (constant(left) && column(right))
+        }
+        PhysicalExpr::InList {
+            expr,
+            list,
+            negated: false,
+        } => column(expr) && list.iter().all(constant),
+        _ => false,
+    }
+}
+
+/// A dictionary page taking most of its chunk lists nearly as many values as the chunk has
+/// rows (TPC-H's `c_phone`): reading and testing it costs about what decoding the column
+/// does, and a pattern or a function of the value (`substring(c_phone, 1, 2) IN (...)`)
+/// almost never rules such a row group out.
+fn nearly_unique(col: &ColumnChunkMetaData) -> bool {
+    let Some(dictionary) = col.dictionary_page_offset() else {
+        return false;
+    };
+    let dictionary_bytes = col.data_page_offset().saturating_sub(dictionary);
+    dictionary_bytes.saturating_mul(2) > col.compressed_size()
 }
 
 /// The conjuncts of `conjuncts` that dictionaries of file `file` may decide (built once per
@@ -206,6 +238,7 @@ pub(crate) fn probes(
                 leaf: single_leaf(schema, *col)?,
                 field: table_schema.field(*col).clone(),
                 predicate: c.remap_columns(&|_| 0),
+                point_lookup: is_point_lookup(c),
             })
         })
         .collect()
@@ -217,6 +250,9 @@ pub(crate) fn prunes(file: &FileEntry, g: usize, probes: &[DictionaryProbe]) -> 
     let rg = file.meta.metadata().row_group(g);
     for probe in probes {
         let col = rg.column(probe.leaf);
+        if !probe.point_lookup && nearly_unique(col) {
+            continue;
+        }
         let Some((values, _)) = read_dictionary(
             Arc::new(file.source.clone()),
             col,

@@ -217,10 +217,24 @@ fn run_task(
             }
         }
     }
+    // A last filter group reading every column the scan outputs would decode those columns
+    // twice through a row filter (once to decide, once more for the kept rows): decode them
+    // once and filter the batches instead (an `o_custkey IN keys(...)` runtime filter on a
+    // scan of `o_custkey` alone: 68 -> 30 ms of decoding on SF1 orders).
+    let mut post_filter: Option<&FilterGroup> = None;
+    if let [group] = row_filter {
+        if *data_out == group.columns {
+            post_filter = Some(group);
+            row_filter = &[];
+            s.metrics.add("row_groups_filtered_after_decode", 1);
+        }
+    }
     // Large decoded batches amortise the row filter's per-batch costs; with no row filter
     // left, batches of the output size stay in the cache from decoding through masking to
     // the consumer.
-    let batch_size = if row_filter.is_empty() {
+    let batch_size = if post_filter.is_some() {
+        decode_batch_size(s)
+    } else if row_filter.is_empty() {
         s.options.batch_size
     } else {
         decode_batch_size(s)
@@ -273,6 +287,13 @@ fn run_task(
                 let keep = m.slice(first_row, batch.num_rows());
                 first_row += batch.num_rows();
                 arrow_select::filter::filter_record_batch(&batch, &BooleanArray::new(keep, None))?
+            }
+            None => batch,
+        };
+        let batch = match post_filter {
+            Some(group) => {
+                let verdict = nulls_as_false(evaluate_predicate(&group.predicate, &batch)?);
+                arrow_select::filter::filter_record_batch(&batch, &verdict)?
             }
             None => batch,
         };

@@ -149,6 +149,7 @@ pub const SCAN_METRICS: &[(&str, MetricValue)] = &[
     ("footers_cached", MetricValue::Count),
     ("row_groups_filtered_by_codes", MetricValue::Count),
     ("row_groups_masked_by_codes", MetricValue::Count),
+    ("row_groups_filtered_after_decode", MetricValue::Count),
     ("columns_as_dictionary", MetricValue::Count),
 ];
 

@@ -254,6 +254,66 @@ fn dictionaries_prune_values_between_min_and_max() {
 }
 
 #[test]
+fn nearly_unique_dictionaries_are_read_for_point_lookups_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("u.parquet");
+    let u: Vec<String> = (0..ROWS)
+        .map(|i| format!("{:06}-{}", i * 2, "x".repeat(i % 7)))
+        .collect();
+    let schema = Arc::new(Schema::new(vec![Field::new("u", DataType::Utf8, false)]));
+    let batch = RecordBatch::try_new(schema, vec![Arc::new(StringArray::from(u))]).expect("valid");
+    write(&p, &batch, props());
+    // An absent value between its row group's min and max: only the dictionary rules that
+    // row group out (the statistics rule out the nine others).
+    let (got, scan) = read(&p, Some("u = '000101-'"), ParquetScanOptions::default());
+    assert_eq!(got.num_rows(), 0);
+    assert_eq!(scan.metrics().get("row_groups_pruned_dictionary"), 1);
+    // A function of a nearly unique value: its dictionary is not worth reading.
+    let (got, scan) = read(
+        &p,
+        Some("substring(u, 1, 6) = '000101'"),
+        ParquetScanOptions::default(),
+    );
+    assert_eq!(got.num_rows(), 0);
+    assert_eq!(scan.metrics().get("row_groups_pruned_dictionary"), 0);
+    let (got, _) = read(
+        &p,
+        Some("substring(u, 1, 6) IN ('000100', '009998')"),
+        ParquetScanOptions::default(),
+    );
+    assert_eq!(got.num_rows(), 2);
+}
+
+#[test]
+fn a_filter_on_exactly_the_output_columns_decodes_them_once() {
+    let (_dir, p) = fixture();
+    for filter in ["k IN (3, 40, 41, 99)", "k IS NOT NULL AND k > 95"] {
+        let opts = ParquetScanOptions {
+            columns: Some(vec!["k".into()]),
+            dictionary_codes: false,
+            ..Default::default()
+        };
+        let (got, scan) = read(&p, Some(filter), opts);
+        let want = expected(filter);
+        assert_eq!(got.column(0), want.column(1), "{filter}");
+        assert!(
+            scan.metrics().get("row_groups_filtered_after_decode") > 0,
+            "{}",
+            scan.explain()
+        );
+        // With another column to decode, the row filter decides first.
+        let opts = ParquetScanOptions {
+            columns: Some(vec!["k".into(), "id".into()]),
+            dictionary_codes: false,
+            ..Default::default()
+        };
+        let (got, scan) = read(&p, Some(filter), opts);
+        assert_eq!(got.num_rows(), want.num_rows(), "{filter}");
+        assert_eq!(scan.metrics().get("row_groups_filtered_after_decode"), 0);
+    }
+}
+
+#[test]
 fn projection_orders_columns_and_partitions_are_typed_and_pruned() {
     let dir = tempfile::tempdir().expect("tempdir");
     let t = table();
