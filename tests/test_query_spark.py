@@ -25,6 +25,7 @@ RULES = [
     "ConstantFolding",
     "BooleanSimplification",
     "PushDownPredicates",
+    "PushExtraPredicateThroughJoin",
     "ReorderJoin",
     "InferFiltersFromConstraints",
     "EliminateOuterJoin",
@@ -128,6 +129,17 @@ QUERIES = {
     "join_on": "SELECT f.id, d.name FROM facts f JOIN dims d ON f.dim = d.dim WHERE f.q < 0",
     "comma_join": "SELECT d.grp, count(*) AS n FROM facts f, dims d WHERE f.dim = d.dim AND d.grp IS NOT NULL GROUP BY d.grp ORDER BY d.grp",
     "left_join": "SELECT f.id, d.name FROM facts f LEFT JOIN dims d ON f.dim = d.dim AND d.grp = 1",
+    # TPC-H Q7's shape: each nation is filtered by what the disjunction implies of it alone.
+    "disjunctive_join": """SELECT d1.name AS a, d2.name AS b, count(*) AS n, sum(f.q) AS s
+        FROM facts f, dims d1, dims d2 WHERE f.dim = d1.dim AND f.g = d2.dim
+        AND ((d1.name = 'one' AND d2.name = 'two') OR (d1.name = 'two' AND d2.name = 'one')
+             OR (d1.name IS NULL AND f.q > 0 AND d2.grp = 0))
+        GROUP BY d1.name, d2.name""",
+    "disjunctive_left_join": """SELECT f.id, d.name FROM facts f LEFT JOIN dims d
+        ON f.dim = d.dim AND ((f.q > 10 AND d.grp = 1) OR (f.k = 'é' AND d.grp = 2))""",
+    # A filtered dimension of a dimension: joined to its dimension before the facts.
+    "snowflake": """SELECT d.name, count(*) AS n, sum(f.q) AS s FROM facts f, dims d, dims e
+        WHERE f.dim = d.dim AND d.grp = e.dim AND e.name IN ('one', 'two', 'ü') GROUP BY d.name""",
     "right_join": "SELECT f.id, d.name FROM facts f RIGHT JOIN dims d ON f.dim = d.dim AND f.q > 40",
     "full_join": "SELECT f.id, d.dim FROM (SELECT * FROM facts WHERE id < 50) f FULL JOIN dims d ON f.dim = d.dim",
     "using_join": "SELECT * FROM facts JOIN dims USING (dim) WHERE id < 30",
@@ -191,6 +203,9 @@ def test_each_rule_off_gives_same_rows(data_dir, sp, rule):
     s = _session(data_dir, {"spark.sql.optimizer.excludedRules": rule})
     for name in [
         "comma_join",
+        "disjunctive_join",
+        "disjunctive_left_join",
+        "snowflake",
         "semi_exists",
         "correlated_scalar",
         "left_join",

@@ -11,6 +11,7 @@ mod eliminate_subquery_aliases;
 mod infer_filters_from_constraints;
 mod limit_push_down;
 mod push_down_predicates;
+mod push_extra_predicate_through_join;
 mod reorder_join;
 #[cfg(test)]
 mod tests;
@@ -27,6 +28,7 @@ pub use eliminate_subquery_aliases::EliminateSubqueryAliases;
 pub use infer_filters_from_constraints::InferFiltersFromConstraints;
 pub use limit_push_down::LimitPushDown;
 pub use push_down_predicates::PushDownPredicates;
+pub use push_extra_predicate_through_join::PushExtraPredicateThroughJoin;
 pub use reorder_join::ReorderJoin;
 
 use crate::logical::LogicalPlan;
@@ -50,6 +52,7 @@ pub fn rules() -> Vec<Box<dyn OptimizerRule>> {
         Box::new(BooleanSimplification),
         Box::new(EliminateOuterJoin),
         Box::new(PushDownPredicates),
+        Box::new(PushExtraPredicateThroughJoin),
         Box::new(ReorderJoin),
         Box::new(InferFiltersFromConstraints),
         Box::new(PushDownPredicates),

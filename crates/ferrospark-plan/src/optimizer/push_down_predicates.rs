@@ -28,7 +28,8 @@ fn within(e: &Expr, keys: &HashSet<String>) -> bool {
     column_keys(e).is_subset(keys)
 }
 
-fn deterministic(e: &Expr) -> bool {
+/// No `rand()`-like call: evaluating it elsewhere or twice keeps its result.
+pub(super) fn deterministic(e: &Expr) -> bool {
     let mut ok = true;
     e.visit(&mut |x| {
         ok &= !matches!(x, Expr::Function { name, .. } if matches!(name.as_str(), "rand" | "randn" | "uuid" | "monotonically_increasing_id"));

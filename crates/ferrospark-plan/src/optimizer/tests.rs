@@ -145,6 +145,75 @@ fn reorder_join_avoids_cross_products() {
 }
 
 #[test]
+fn reorder_join_joins_a_filtered_dimension_to_its_one_neighbour_first() {
+    // v (filtered) joins only u, and u is not the largest input (t is): u joins v first.
+    let sql = "SELECT * FROM u, t, v WHERE u.a = t.a AND u.d = v.d AND v.d = 'p'";
+    let rules: [&dyn OptimizerRule; 4] = [
+        &EliminateSubqueryAliases,
+        &PushDownPredicates,
+        &ReorderJoin,
+        &PushDownPredicates,
+    ];
+    let text = after(sql, &rules);
+    let depth = |needle: &str| {
+        text.lines()
+            .find(|l| l.contains("Join Inner") && l.contains(needle))
+            .map(|l| l.len() - l.trim_start_matches(|c: char| !c.is_alphabetic()).len())
+            .unwrap_or_else(|| panic!("no join on {needle}:\n{text}"))
+    };
+    assert!(depth("d#") > depth("a#"), "{text}");
+    // Without a filter on v, the order is the written one: u, t, then v.
+    let text = after(
+        "SELECT * FROM u, t, v WHERE u.a = t.a AND u.d = v.d",
+        &rules,
+    );
+    let joins: Vec<&str> = text.lines().filter(|l| l.contains("Join Inner")).collect();
+    assert!(joins[0].contains("d#") && joins[1].contains("a#"), "{text}");
+}
+
+#[test]
+fn push_extra_predicate_through_join_filters_each_side_by_what_the_condition_implies() {
+    let cond = "(t.b = 'x' AND u.d = 'p') OR (t.b = 'y' AND u.d = 'q')";
+    let rules: [&dyn OptimizerRule; 4] = [
+        &EliminateSubqueryAliases,
+        &PushDownPredicates,
+        &PushExtraPredicateThroughJoin,
+        &PushDownPredicates,
+    ];
+    let scan = |text: &str, name: &str| -> String {
+        text.lines()
+            .find(|l| l.contains(&format!("Relation {name}")))
+            .expect("scan")
+            .to_string()
+    };
+    let text = after(
+        &format!("SELECT * FROM t JOIN u ON t.a = u.a AND ({cond})"),
+        &rules,
+    );
+    assert!(scan(&text, "t").contains("= 'x' OR b#"), "{text}");
+    assert!(scan(&text, "u").contains("= 'p' OR d#"), "{text}");
+    // The condition itself stays with the join.
+    assert!(
+        text.lines()
+            .any(|l| l.contains("Join Inner") && l.contains("= 'q'")),
+        "{text}"
+    );
+    // A left join keeps every left row: only the right side is filtered.
+    let text = after(
+        &format!("SELECT * FROM t LEFT JOIN u ON t.a = u.a AND ({cond})"),
+        &rules,
+    );
+    assert!(!scan(&text, "t").contains("'x'"), "{text}");
+    assert!(scan(&text, "u").contains("= 'p' OR d#"), "{text}");
+    // A branch that says nothing of a side leaves that side alone.
+    let text = after(
+        "SELECT * FROM t JOIN u ON t.a = u.a AND (t.b = 'x' OR u.d = 'p')",
+        &rules,
+    );
+    assert!(!scan(&text, "t").contains("'x'"), "{text}");
+}
+
+#[test]
 fn boolean_simplification_factors_join_keys_out_of_disjunctions() {
     let sql = "SELECT * FROM t, u WHERE (t.a = u.a AND t.b = 'x') OR (t.a = u.a AND u.d = 'p')";
     let text = after(
