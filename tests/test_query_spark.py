@@ -325,6 +325,28 @@ def test_memory_limit_spills_and_matches(spark):
     assert_same_rows(spark_rows(spark.sql(text)), got)
 
 
+REUSED_VIEW = """WITH rev AS (SELECT k, sum(price) AS total, count(q) AS n FROM facts
+                  WHERE d >= DATE '1996-01-01' GROUP BY k)
+    SELECT r.k, r.total, r.n, m.top FROM rev r
+    JOIN (SELECT max(total) AS top, min(n) AS low FROM rev) m ON r.total = m.top OR r.n = m.low"""
+
+
+@pytest.mark.parametrize("reuse", [True, False])
+def test_a_view_read_twice_is_computed_once(data_dir, sp, reuse):
+    # TPC-H Q15's shape: the second read of the aggregated view reuses the first one's
+    # result (Spark's ReusedExchange), unless spark.sql.exchange.reuse is off.
+    s = _session(data_dir, {} if reuse else {"spark.sql.exchange.reuse": "false"})
+    df = s.sql(REUSED_VIEW)
+    _check("reused_view", _rows(df), spark_rows(sp.sql(REUSED_VIEW)))
+    plan = df.executedPlan() or ""
+    scans = [line for line in plan.splitlines() if "FileScan parquet" in line]
+    if reuse:
+        assert "ReusedExchange" in plan and "results_kept=1" in plan, plan
+        assert len(scans) == 1, plan
+    else:
+        assert "ReusedExchange" not in plan and len(scans) == 2, plan
+
+
 def test_streams_out_as_arrow(fss):
     df = fss.sql("SELECT id FROM facts WHERE id < 100")
     reader = pa.RecordBatchReader.from_stream(df)

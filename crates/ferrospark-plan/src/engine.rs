@@ -108,7 +108,9 @@ impl QueryEngine {
 
     /// The physical plan of an optimized plan.
     pub fn physical(&self, optimized: &Arc<LogicalPlan>) -> Result<Arc<dyn ExecutionPlan>> {
-        PhysicalPlanner::new(self.config()).create(optimized)
+        PhysicalPlanner::new(self.config())
+            .reusing_results_of(optimized)?
+            .create(optimized)
     }
 
     /// The user-facing schema of a plan (names without ids).

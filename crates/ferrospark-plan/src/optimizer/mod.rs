@@ -27,6 +27,7 @@ pub use eliminate_outer_join::EliminateOuterJoin;
 pub use eliminate_subquery_aliases::EliminateSubqueryAliases;
 pub use infer_filters_from_constraints::InferFiltersFromConstraints;
 pub use limit_push_down::LimitPushDown;
+pub(crate) use push_down_predicates::deterministic;
 pub use push_down_predicates::PushDownPredicates;
 pub use push_extra_predicate_through_join::PushExtraPredicateThroughJoin;
 pub use reorder_join::ReorderJoin;

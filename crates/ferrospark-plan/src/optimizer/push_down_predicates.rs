@@ -29,7 +29,7 @@ fn within(e: &Expr, keys: &HashSet<String>) -> bool {
 }
 
 /// No `rand()`-like call: evaluating it elsewhere or twice keeps its result.
-pub(super) fn deterministic(e: &Expr) -> bool {
+pub(crate) fn deterministic(e: &Expr) -> bool {
     let mut ok = true;
     e.visit(&mut |x| {
         ok &= !matches!(x, Expr::Function { name, .. } if matches!(name.as_str(), "rand" | "randn" | "uuid" | "monotonically_increasing_id"));

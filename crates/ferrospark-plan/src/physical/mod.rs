@@ -13,6 +13,7 @@ pub mod expand;
 pub mod join;
 pub mod pipeline;
 pub mod planner;
+pub mod reuse;
 pub mod runtime_filter;
 pub mod scan;
 pub mod sort;
@@ -46,6 +47,8 @@ pub struct TaskContext {
     pub progress: Arc<QueryProgress>,
     /// Runtime filters built so far in this run, by id (see [`runtime_filter`]).
     pub runtime_filters: runtime_filter::RuntimeFilters,
+    /// Results kept for reuse in this run, by reuse id (see [`reuse`]).
+    pub reused: reuse::ReusedResults,
 }
 
 impl TaskContext {
@@ -63,6 +66,7 @@ impl TaskContext {
             cfg: cfg.clone(),
             progress,
             runtime_filters: Default::default(),
+            reused: Default::default(),
         })
     }
 }

@@ -2,7 +2,7 @@
 //! equi-keys extracted from join conditions (`ExtractEquiJoinKeys`), aggregation fused into a
 //! Parquet scan below it, `ORDER BY ... LIMIT` as a top-K.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use ferrospark_common::{Config, FerroError, Result};
@@ -12,6 +12,7 @@ use ferrospark_join::{select_join, BuildSide, JoinSelectionInput, JoinStrategy, 
 use super::aggregate::{engine_call, HashAggregateExec};
 use super::basic::{FilterExec, LimitExec, ProjectExec, UnionExec};
 use super::join::JoinPlanExec;
+use super::reuse::ReuseExec;
 use super::runtime_filter::Target;
 use super::scan::{ConstantRowsExec, MemoryScanExec, ParquetScanExec};
 use super::sort::SortExec;
@@ -20,11 +21,18 @@ use super::ExecutionPlan;
 use crate::logical::expr_util::{column_keys, conjoin, replace_columns, split_conjuncts};
 use crate::logical::{attrs_schema, expr_text, Attr, LogicalPlan, ScanSource};
 
+/// Spark's switch for reusing exchanges and subqueries; here, repeated aggregations.
+pub const EXCHANGE_REUSE: &str = "spark.sql.exchange.reuse";
+
 /// Plans physical operators for optimized logical plans under a session configuration.
 pub struct PhysicalPlanner<'a> {
     cfg: &'a Config,
     /// Ids of the runtime filters planned so far.
     runtime_filters: std::cell::Cell<usize>,
+    /// Reuse ids of the aggregations the plan computes more than once (see [`super::reuse`]).
+    reusable: HashMap<String, usize>,
+    /// The physical plan of each reused aggregation's first occurrence.
+    reused: std::cell::RefCell<HashMap<usize, Arc<dyn ExecutionPlan>>>,
 }
 
 /// Equi-keys and the rest of a join condition.
@@ -85,7 +93,39 @@ impl<'a> PhysicalPlanner<'a> {
         Self {
             cfg,
             runtime_filters: std::cell::Cell::new(0),
+            reusable: HashMap::new(),
+            reused: Default::default(),
         }
+    }
+
+    /// This planner, computing once each aggregation `plan` repeats (Spark's
+    /// `ReuseExchangeAndSubquery`), unless `spark.sql.exchange.reuse` is off.
+    pub fn reusing_results_of(mut self, plan: &LogicalPlan) -> Result<Self> {
+        if self.cfg.get_bool(EXCHANGE_REUSE, true)? {
+            self.reusable = super::reuse::find_reusable(plan);
+        }
+        Ok(self)
+    }
+
+    /// A reused aggregation's occurrence, if `plan` is one.
+    fn reuse(&self, plan: &Arc<LogicalPlan>) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        if self.reusable.is_empty() {
+            return Ok(None);
+        }
+        let Some(&id) = super::reuse::reuse_key(plan).and_then(|k| self.reusable.get(&k)) else {
+            return Ok(None);
+        };
+        let schema = attrs_schema(&plan.output());
+        let first = self.reused.borrow().get(&id).cloned();
+        let (input, is_first) = match first {
+            Some(input) => (input, false),
+            None => {
+                let input = self.create_node(plan)?;
+                self.reused.borrow_mut().insert(id, input.clone());
+                (input, true)
+            }
+        };
+        Ok(Some(Arc::new(ReuseExec::new(input, id, schema, is_first))))
     }
 
     fn parquet_scan(&self, plan: &LogicalPlan) -> Result<Option<Arc<ParquetScanExec>>> {
@@ -129,6 +169,13 @@ impl<'a> PhysicalPlanner<'a> {
 
     /// The operator tree of `plan`.
     pub fn create(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+        match self.reuse(plan)? {
+            Some(reused) => Ok(reused),
+            None => self.create_node(plan),
+        }
+    }
+
+    fn create_node(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<dyn ExecutionPlan>> {
         Ok(match plan.as_ref() {
             LogicalPlan::Scan {
                 source,

@@ -192,7 +192,11 @@ fn is_point_lookup(e: &PhysicalExpr) -> bool {
     let column = |e: &PhysicalExpr| matches!(e, PhysicalExpr::Column { .. });
     let constant = |e: &PhysicalExpr| matches!(e, PhysicalExpr::Literal(_));
     match e {
-        PhysicalExpr::Compare { op, left, right } if matches!(op, BinaryOp::Eq) => {
+        PhysicalExpr::Compare {
+            op: BinaryOp::Eq,
+            left,
+            right,
+        } => {
             (column(left) && constant(right)) || (constant(left) && column(right))
         }
         PhysicalExpr::InList {
