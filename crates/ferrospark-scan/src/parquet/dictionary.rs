@@ -196,9 +196,7 @@ fn is_point_lookup(e: &PhysicalExpr) -> bool {
             op: BinaryOp::Eq,
             left,
             right,
-        } => {
-            (column(left) && constant(right)) || (constant(left) && column(right))
-        }
+        } => (column(left) && constant(right)) || (constant(left) && column(right)),
         PhysicalExpr::InList {
             expr,
             list,
