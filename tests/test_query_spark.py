@@ -137,6 +137,9 @@ QUERIES = {
         GROUP BY d1.name, d2.name""",
     "disjunctive_left_join": """SELECT f.id, d.name FROM facts f LEFT JOIN dims d
         ON f.dim = d.dim AND ((f.q > 10 AND d.grp = 1) OR (f.k = 'é' AND d.grp = 2))""",
+    # d meets d2 only through the facts' key (d.dim = f.dim = d2.dim): joined to d2 first.
+    "implied_key": """SELECT d2.grp, count(*) AS n, sum(f.q) AS s FROM dims d2, facts f, dims d
+        WHERE f.dim = d.dim AND d2.dim = f.dim AND d.name LIKE 't%' GROUP BY d2.grp""",
     # A filtered dimension of a dimension: joined to its dimension before the facts.
     "snowflake": """SELECT d.name, count(*) AS n, sum(f.q) AS s FROM facts f, dims d, dims e
         WHERE f.dim = d.dim AND d.grp = e.dim AND e.name IN ('one', 'two', 'ü') GROUP BY d.name""",
@@ -206,6 +209,7 @@ def test_each_rule_off_gives_same_rows(data_dir, sp, rule):
         "disjunctive_join",
         "disjunctive_left_join",
         "snowflake",
+        "implied_key",
         "semi_exists",
         "correlated_scalar",
         "left_join",

@@ -12,7 +12,10 @@
 //! ```
 //!
 //! so the neighbour arrives at the big table already filtered, and its join keys filter the
-//! big table's scan at run time. Without column statistics "largest" and "filtered" are the
+//! big table's scan at run time. A dimension whose only direct neighbour is the largest input
+//! may still equal another input's column through it (Q9: `p_partkey = l_partkey =
+//! ps_partkey`); it then joins that input on the implied equality (part filters partsupp
+//! before partsupp is built). Without column statistics "largest" and "filtered" are the
 //! planner's size estimates and any filter beyond `IS NOT NULL`.
 
 use std::collections::HashSet;
@@ -84,6 +87,38 @@ fn equi_pair(c: &Expr, keys: &[HashSet<String>]) -> Option<(usize, usize)> {
     }
 }
 
+/// The classes of columns that equalities `a = b` among `conds` make equal (two or more
+/// columns each).
+fn equal_columns(conds: &[Expr]) -> Vec<Vec<String>> {
+    let mut classes: Vec<Vec<String>> = Vec::new();
+    for c in conds {
+        let Expr::Binary {
+            left,
+            op: BinaryOp::Eq,
+            right,
+        } = c
+        else {
+            continue;
+        };
+        let (Expr::Column(a), Expr::Column(b)) = (left.as_ref(), right.as_ref()) else {
+            continue;
+        };
+        let ia = classes.iter().position(|k| k.contains(a));
+        let ib = classes.iter().position(|k| k.contains(b));
+        match (ia, ib) {
+            (Some(i), Some(j)) if i != j => {
+                let merged = classes.remove(i.max(j));
+                classes[i.min(j)].extend(merged);
+            }
+            (Some(_), Some(_)) => {}
+            (Some(i), None) => classes[i].push(b.clone()),
+            (None, Some(j)) => classes[j].push(a.clone()),
+            (None, None) => classes.push(vec![a.clone(), b.clone()]),
+        }
+    }
+    classes
+}
+
 /// Joins each filtered input whose only equi-join neighbour is not the largest input to
 /// that neighbour, until none is left (see the module doc). The filters on the input alone
 /// go with it, so the joined pair counts as filtered in the next round.
@@ -103,13 +138,46 @@ fn absorb_filtered_dimensions(items: &mut Vec<Arc<LogicalPlan>>, conds: &mut Vec
             !ck.is_empty() && ck.is_subset(&keys[i])
         };
         let filtered = |i: usize| kept_share(&items[i]) < 1.0 || conds.iter().any(|c| own(i, c));
+        // Equalities implied by the others (`p_partkey = l_partkey = ps_partkey`), used when
+        // a dimension's only direct neighbour is the largest input.
+        let classes = equal_columns(conds);
+        let implied = |x: usize, y: usize| -> Vec<Expr> {
+            let mut out = Vec::new();
+            for class in &classes {
+                let (Some(a), Some(b)) = (
+                    class.iter().find(|k| keys[x].contains(*k)),
+                    class.iter().find(|k| keys[y].contains(*k)),
+                ) else {
+                    continue;
+                };
+                out.push(Expr::Binary {
+                    left: Box::new(Expr::Column(b.clone())),
+                    op: BinaryOp::Eq,
+                    right: Box::new(Expr::Column(a.clone())),
+                });
+            }
+            out
+        };
         let found = (0..items.len()).find_map(|x| {
-            let [y] = neighbours[x].iter().copied().collect::<Vec<_>>()[..] else {
+            if x == largest || !filtered(x) {
                 return None;
-            };
-            (x != largest && y != largest && filtered(x)).then_some((x, y))
+            }
+            let direct: Vec<usize> = neighbours[x].iter().copied().collect();
+            match direct[..] {
+                [y] if y != largest => Some((x, y, Vec::new())),
+                [y] if y == largest => {
+                    let others: Vec<usize> = (0..items.len())
+                        .filter(|&y| y != x && y != largest && !implied(x, y).is_empty())
+                        .collect();
+                    match others[..] {
+                        [y] => Some((x, y, implied(x, y))),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
         });
-        let Some((x, y)) = found else {
+        let Some((x, y, inferred)) = found else {
             return;
         };
         let (alone, rest): (Vec<Expr>, Vec<Expr>) =
@@ -131,7 +199,7 @@ fn absorb_filtered_dimensions(items: &mut Vec<Arc<LogicalPlan>>, conds: &mut Vec
             left: items[y].clone(),
             right: dimension,
             join_type: JoinType::Inner,
-            condition: conjoin(here),
+            condition: conjoin(here.into_iter().chain(inferred)),
             hint: None,
         });
         items.remove(x);

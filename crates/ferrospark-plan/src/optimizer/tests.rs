@@ -172,6 +172,36 @@ fn reorder_join_joins_a_filtered_dimension_to_its_one_neighbour_first() {
 }
 
 #[test]
+fn reorder_join_follows_implied_equalities_past_the_largest_input() {
+    // v (filtered) joins only t, the largest input, but u.a = t.a = v.a: v joins u first.
+    let sql = "SELECT * FROM u, t, v WHERE u.a = t.a AND v.a = t.a AND v.d = 'p'";
+    let rules: [&dyn OptimizerRule; 4] = [
+        &EliminateSubqueryAliases,
+        &PushDownPredicates,
+        &ReorderJoin,
+        &PushDownPredicates,
+    ];
+    let text = after(sql, &rules);
+    let at = |name: &str| {
+        text.lines()
+            .position(|l| l.contains(&format!("Relation {name}")))
+            .unwrap_or_else(|| panic!("no {name}:\n{text}"))
+    };
+    assert!(at("u") < at("v") && at("v") < at("t"), "{text}");
+    // Unfiltered, v keeps its written place after t.
+    let text = after(
+        "SELECT * FROM u, t, v WHERE u.a = t.a AND v.a = t.a",
+        &rules,
+    );
+    let at = |name: &str| {
+        text.lines()
+            .position(|l| l.contains(&format!("Relation {name}")))
+            .unwrap_or_else(|| panic!("no {name}:\n{text}"))
+    };
+    assert!(at("t") < at("v"), "{text}");
+}
+
+#[test]
 fn push_extra_predicate_through_join_filters_each_side_by_what_the_condition_implies() {
     let cond = "(t.b = 'x' AND u.d = 'p') OR (t.b = 'y' AND u.d = 'q')";
     let rules: [&dyn OptimizerRule; 4] = [
