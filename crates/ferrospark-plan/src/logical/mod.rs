@@ -267,6 +267,11 @@ pub enum LogicalPlan {
 }
 
 impl LogicalPlan {
+    /// The keys (`name#id`) of the attributes this node outputs.
+    pub fn output_keys(&self) -> std::collections::HashSet<String> {
+        self.output().iter().map(Attr::key).collect()
+    }
+
     /// The attributes this node outputs, in order.
     pub fn output(&self) -> Vec<Attr> {
         match self {

@@ -224,10 +224,7 @@ fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<Logi
             let kids = plan
                 .children()
                 .into_iter()
-                .map(|k| {
-                    let all: HashSet<String> = k.output().iter().map(Attr::key).collect();
-                    prune(k, &all)
-                })
+                .map(|k| prune(k, &k.output_keys()))
                 .collect::<Result<Vec<_>>>()?;
             if kids.is_empty() {
                 plan.clone()
@@ -243,7 +240,6 @@ impl OptimizerRule for ColumnPruning {
         "ColumnPruning"
     }
     fn apply(&self, plan: &Arc<LogicalPlan>, _cfg: &Config) -> Result<Arc<LogicalPlan>> {
-        let all: HashSet<String> = plan.output().iter().map(Attr::key).collect();
-        prune(plan, &all)
+        prune(plan, &plan.output_keys())
     }
 }

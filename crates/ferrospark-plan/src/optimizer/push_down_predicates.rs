@@ -15,14 +15,10 @@ use super::OptimizerRule;
 use crate::logical::expr_util::{
     column_keys, conjoin, contains_aggregate, replace_columns, split_conjuncts,
 };
-use crate::logical::{Attr, LogicalPlan};
+use crate::logical::LogicalPlan;
 
 /// Pushes filters down.
 pub struct PushDownPredicates;
-
-fn keys_of(attrs: &[Attr]) -> HashSet<String> {
-    attrs.iter().map(Attr::key).collect()
-}
 
 fn within(e: &Expr, keys: &HashSet<String>) -> bool {
     column_keys(e).is_subset(keys)
@@ -37,7 +33,8 @@ pub(crate) fn deterministic(e: &Expr) -> bool {
     ok
 }
 
-fn with_filter(plan: Arc<LogicalPlan>, preds: Vec<Expr>) -> Arc<LogicalPlan> {
+/// `plan` under a filter of `preds` (none: `plan` itself).
+pub(super) fn with_filter(plan: Arc<LogicalPlan>, preds: Vec<Expr>) -> Arc<LogicalPlan> {
     match conjoin(preds) {
         Some(p) => Arc::new(LogicalPlan::Filter {
             input: plan,
@@ -136,8 +133,8 @@ fn push(plan: &Arc<LogicalPlan>, preds: Vec<Expr>) -> Result<Arc<LogicalPlan>> {
             condition,
             hint,
         } => {
-            let lk = keys_of(&left.output());
-            let rk = keys_of(&right.output());
+            let lk = left.output_keys();
+            let rk = right.output_keys();
             let cond = condition.as_ref().map(split_conjuncts).unwrap_or_default();
             let (mut to_left, mut to_right, mut in_cond, mut up) = (vec![], vec![], vec![], vec![]);
             match join_type {

@@ -12,10 +12,10 @@ use ferrospark_common::{Config, Result};
 use ferrospark_expr::{BinaryOp, Expr};
 use ferrospark_join::JoinType;
 
-use super::push_down_predicates::deterministic;
+use super::push_down_predicates::{deterministic, with_filter};
 use super::OptimizerRule;
 use crate::logical::expr_util::{column_keys, conjoin, split_conjuncts};
-use crate::logical::{Attr, LogicalPlan};
+use crate::logical::LogicalPlan;
 
 /// Adds the filters a join condition implies for each side.
 pub struct PushExtraPredicateThroughJoin;
@@ -53,10 +53,6 @@ fn extract_within(e: &Expr, keys: &HashSet<String>) -> Option<Expr> {
     }
 }
 
-fn keys_of(plan: &LogicalPlan) -> HashSet<String> {
-    plan.output().iter().map(Attr::key).collect()
-}
-
 /// What `conjuncts` (each reading both sides) imply about the side with `keys`.
 fn implied(conjuncts: &[Expr], keys: &HashSet<String>) -> Vec<Expr> {
     conjuncts
@@ -72,16 +68,6 @@ fn implied(conjuncts: &[Expr], keys: &HashSet<String>) -> Vec<Expr> {
         })
         .filter_map(|c| extract_within(c, keys))
         .collect()
-}
-
-fn with_filters(plan: &Arc<LogicalPlan>, preds: Vec<Expr>) -> Arc<LogicalPlan> {
-    match conjoin(preds) {
-        Some(predicate) => Arc::new(LogicalPlan::Filter {
-            input: plan.clone(),
-            predicate,
-        }),
-        None => plan.clone(),
-    }
 }
 
 fn rewrite(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
@@ -112,7 +98,7 @@ fn rewrite(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
         JoinType::RightOuter => (true, false),
         JoinType::FullOuter | JoinType::NullAwareAnti => (false, false),
     };
-    let (lk, rk) = (keys_of(left), keys_of(right));
+    let (lk, rk) = (left.output_keys(), right.output_keys());
     let both: Vec<Expr> = split_conjuncts(condition)
         .into_iter()
         .filter(|c| {
@@ -130,8 +116,8 @@ fn rewrite(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
         return Ok(plan);
     }
     Ok(Arc::new(LogicalPlan::Join {
-        left: with_filters(left, left_preds),
-        right: with_filters(right, right_preds),
+        left: with_filter(left.clone(), left_preds),
+        right: with_filter(right.clone(), right_preds),
         join_type: *join_type,
         condition: Some(condition.clone()),
         hint: *hint,

@@ -25,9 +25,10 @@ use ferrospark_common::{Config, Result};
 use ferrospark_expr::{BinaryOp, Expr};
 use ferrospark_join::JoinType;
 
+use super::push_down_predicates::with_filter;
 use super::OptimizerRule;
 use crate::logical::expr_util::{column_keys, conjoin, split_conjuncts};
-use crate::logical::{Attr, LogicalPlan};
+use crate::logical::LogicalPlan;
 use crate::physical::stats::{kept_share, local_size_in_bytes};
 
 /// Orders inner joins so conditions connect them.
@@ -63,12 +64,8 @@ fn flatten(plan: &Arc<LogicalPlan>, items: &mut Vec<Arc<LogicalPlan>>, conds: &m
     }
 }
 
-fn keys(p: &LogicalPlan) -> HashSet<String> {
-    p.output().iter().map(Attr::key).collect()
-}
-
-/// The two inputs an equality of columns `a = b` joins, if it joins two.
-fn equi_pair(c: &Expr, keys: &[HashSet<String>]) -> Option<(usize, usize)> {
+/// The two columns of an equality of columns `a = b`.
+fn column_equality(c: &Expr) -> Option<(&String, &String)> {
     let Expr::Binary {
         left,
         op: BinaryOp::Eq,
@@ -77,9 +74,15 @@ fn equi_pair(c: &Expr, keys: &[HashSet<String>]) -> Option<(usize, usize)> {
     else {
         return None;
     };
-    let (Expr::Column(a), Expr::Column(b)) = (left.as_ref(), right.as_ref()) else {
-        return None;
-    };
+    match (left.as_ref(), right.as_ref()) {
+        (Expr::Column(a), Expr::Column(b)) => Some((a, b)),
+        _ => None,
+    }
+}
+
+/// The two inputs an equality of columns `a = b` joins, if it joins two.
+fn equi_pair(c: &Expr, keys: &[HashSet<String>]) -> Option<(usize, usize)> {
+    let (a, b) = column_equality(c)?;
     let owner = |k: &String| keys.iter().position(|ks| ks.contains(k));
     match (owner(a), owner(b)) {
         (Some(i), Some(j)) if i != j => Some((i, j)),
@@ -91,18 +94,7 @@ fn equi_pair(c: &Expr, keys: &[HashSet<String>]) -> Option<(usize, usize)> {
 /// columns each).
 fn equal_columns(conds: &[Expr]) -> Vec<Vec<String>> {
     let mut classes: Vec<Vec<String>> = Vec::new();
-    for c in conds {
-        let Expr::Binary {
-            left,
-            op: BinaryOp::Eq,
-            right,
-        } = c
-        else {
-            continue;
-        };
-        let (Expr::Column(a), Expr::Column(b)) = (left.as_ref(), right.as_ref()) else {
-            continue;
-        };
+    for (a, b) in conds.iter().filter_map(column_equality) {
         let ia = classes.iter().position(|k| k.contains(a));
         let ib = classes.iter().position(|k| k.contains(b));
         match (ia, ib) {
@@ -124,7 +116,7 @@ fn equal_columns(conds: &[Expr]) -> Vec<Vec<String>> {
 /// go with it, so the joined pair counts as filtered in the next round.
 fn absorb_filtered_dimensions(items: &mut Vec<Arc<LogicalPlan>>, conds: &mut Vec<Expr>) {
     while items.len() > 2 {
-        let keys: Vec<HashSet<String>> = items.iter().map(|p| self::keys(p)).collect();
+        let keys: Vec<HashSet<String>> = items.iter().map(|p| p.output_keys()).collect();
         let Some(largest) = (0..items.len()).max_by_key(|&i| local_size_in_bytes(&items[i])) else {
             return;
         };
@@ -158,37 +150,30 @@ fn absorb_filtered_dimensions(items: &mut Vec<Arc<LogicalPlan>>, conds: &mut Vec
             }
             out
         };
-        let found = (0..items.len()).find_map(|x| {
-            if x == largest || !filtered(x) {
-                return None;
-            }
-            let direct: Vec<usize> = neighbours[x].iter().copied().collect();
-            match direct[..] {
-                [y] if y != largest => Some((x, y, Vec::new())),
-                [y] if y == largest => {
-                    let others: Vec<usize> = (0..items.len())
-                        .filter(|&y| y != x && y != largest && !implied(x, y).is_empty())
-                        .collect();
-                    match others[..] {
-                        [y] => Some((x, y, implied(x, y))),
-                        _ => None,
-                    }
+        let found = (0..items.len())
+            .filter(|&x| x != largest && filtered(x))
+            .find_map(|x| {
+                let direct: Vec<usize> = neighbours[x].iter().copied().collect();
+                let [y] = direct[..] else { return None };
+                if y != largest {
+                    return Some((x, y, Vec::new()));
                 }
-                _ => None,
-            }
-        });
+                let mut through: Vec<(usize, Vec<Expr>)> = (0..items.len())
+                    .filter(|&y| y != x && y != largest)
+                    .map(|y| (y, implied(x, y)))
+                    .filter(|(_, e)| !e.is_empty())
+                    .collect();
+                match through.len() {
+                    1 => through.pop().map(|(y, e)| (x, y, e)),
+                    _ => None,
+                }
+            });
         let Some((x, y, inferred)) = found else {
             return;
         };
         let (alone, rest): (Vec<Expr>, Vec<Expr>) =
             std::mem::take(conds).into_iter().partition(|c| own(x, c));
-        let dimension = match conjoin(alone) {
-            Some(predicate) => Arc::new(LogicalPlan::Filter {
-                input: items[x].clone(),
-                predicate,
-            }),
-            None => items[x].clone(),
-        };
+        let dimension = with_filter(items[x].clone(), alone);
         let pair: HashSet<String> = keys[x].union(&keys[y]).cloned().collect();
         let (here, rest): (Vec<Expr>, Vec<Expr>) = rest.into_iter().partition(|c| {
             let ck = column_keys(c);
@@ -210,9 +195,9 @@ fn ordered(mut items: Vec<Arc<LogicalPlan>>, mut conds: Vec<Expr>) -> Arc<Logica
     absorb_filtered_dimensions(&mut items, &mut conds);
     let mut joined = items.remove(0);
     while !items.is_empty() {
-        let jk = keys(&joined);
+        let jk = joined.output_keys();
         let connects = |p: &LogicalPlan| {
-            let pk = keys(p);
+            let pk = p.output_keys();
             conds.iter().any(|c| {
                 let ck = column_keys(c);
                 !ck.is_subset(&jk)
@@ -223,7 +208,7 @@ fn ordered(mut items: Vec<Arc<LogicalPlan>>, mut conds: Vec<Expr>) -> Arc<Logica
         let pos = items.iter().position(|p| connects(p)).unwrap_or(0);
         let right = items.remove(pos);
         let mut all = jk;
-        all.extend(keys(&right));
+        all.extend(right.output_keys());
         let (here, rest): (Vec<Expr>, Vec<Expr>) = conds
             .into_iter()
             .partition(|c| column_keys(c).is_subset(&all));
@@ -236,13 +221,7 @@ fn ordered(mut items: Vec<Arc<LogicalPlan>>, mut conds: Vec<Expr>) -> Arc<Logica
             hint: None,
         });
     }
-    match conjoin(conds) {
-        Some(p) => Arc::new(LogicalPlan::Filter {
-            input: joined,
-            predicate: p,
-        }),
-        None => joined,
-    }
+    with_filter(joined, conds)
 }
 
 fn reorder(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {

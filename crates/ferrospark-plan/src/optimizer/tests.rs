@@ -144,17 +144,28 @@ fn reorder_join_avoids_cross_products() {
     }
 }
 
+/// The rules that place joins, and the pushdown that follows them.
+const REORDER_JOIN: &[&dyn OptimizerRule] = &[
+    &EliminateSubqueryAliases,
+    &PushDownPredicates,
+    &ReorderJoin,
+    &PushDownPredicates,
+];
+
+/// The line of `text` showing the relation `name`, and its position.
+fn relation(text: &str, name: &str) -> (usize, String) {
+    text.lines()
+        .enumerate()
+        .find(|(_, l)| l.contains(&format!("Relation {name}")))
+        .map(|(i, l)| (i, l.to_string()))
+        .unwrap_or_else(|| panic!("no {name}:\n{text}"))
+}
+
 #[test]
 fn reorder_join_joins_a_filtered_dimension_to_its_one_neighbour_first() {
     // v (filtered) joins only u, and u is not the largest input (t is): u joins v first.
     let sql = "SELECT * FROM u, t, v WHERE u.a = t.a AND u.d = v.d AND v.d = 'p'";
-    let rules: [&dyn OptimizerRule; 4] = [
-        &EliminateSubqueryAliases,
-        &PushDownPredicates,
-        &ReorderJoin,
-        &PushDownPredicates,
-    ];
-    let text = after(sql, &rules);
+    let text = after(sql, REORDER_JOIN);
     let depth = |needle: &str| {
         text.lines()
             .find(|l| l.contains("Join Inner") && l.contains(needle))
@@ -165,7 +176,7 @@ fn reorder_join_joins_a_filtered_dimension_to_its_one_neighbour_first() {
     // Without a filter on v, the order is the written one: u, t, then v.
     let text = after(
         "SELECT * FROM u, t, v WHERE u.a = t.a AND u.d = v.d",
-        &rules,
+        REORDER_JOIN,
     );
     let joins: Vec<&str> = text.lines().filter(|l| l.contains("Join Inner")).collect();
     assert!(joins[0].contains("d#") && joins[1].contains("a#"), "{text}");
@@ -175,29 +186,15 @@ fn reorder_join_joins_a_filtered_dimension_to_its_one_neighbour_first() {
 fn reorder_join_follows_implied_equalities_past_the_largest_input() {
     // v (filtered) joins only t, the largest input, but u.a = t.a = v.a: v joins u first.
     let sql = "SELECT * FROM u, t, v WHERE u.a = t.a AND v.a = t.a AND v.d = 'p'";
-    let rules: [&dyn OptimizerRule; 4] = [
-        &EliminateSubqueryAliases,
-        &PushDownPredicates,
-        &ReorderJoin,
-        &PushDownPredicates,
-    ];
-    let text = after(sql, &rules);
-    let at = |name: &str| {
-        text.lines()
-            .position(|l| l.contains(&format!("Relation {name}")))
-            .unwrap_or_else(|| panic!("no {name}:\n{text}"))
-    };
+    let text = after(sql, REORDER_JOIN);
+    let at = |name: &str| relation(&text, name).0;
     assert!(at("u") < at("v") && at("v") < at("t"), "{text}");
     // Unfiltered, v keeps its written place after t.
     let text = after(
         "SELECT * FROM u, t, v WHERE u.a = t.a AND v.a = t.a",
-        &rules,
+        REORDER_JOIN,
     );
-    let at = |name: &str| {
-        text.lines()
-            .position(|l| l.contains(&format!("Relation {name}")))
-            .unwrap_or_else(|| panic!("no {name}:\n{text}"))
-    };
+    let at = |name: &str| relation(&text, name).0;
     assert!(at("t") < at("v"), "{text}");
 }
 
@@ -210,12 +207,7 @@ fn push_extra_predicate_through_join_filters_each_side_by_what_the_condition_imp
         &PushExtraPredicateThroughJoin,
         &PushDownPredicates,
     ];
-    let scan = |text: &str, name: &str| -> String {
-        text.lines()
-            .find(|l| l.contains(&format!("Relation {name}")))
-            .expect("scan")
-            .to_string()
-    };
+    let scan = |text: &str, name: &str| relation(text, name).1;
     let text = after(
         &format!("SELECT * FROM t JOIN u ON t.a = u.a AND ({cond})"),
         &rules,

@@ -30,7 +30,7 @@ pub struct PhysicalPlanner<'a> {
     /// Ids of the runtime filters planned so far.
     runtime_filters: std::cell::Cell<usize>,
     /// Reuse ids of the aggregations the plan computes more than once (see [`super::reuse`]).
-    reusable: HashMap<String, usize>,
+    reusable: super::reuse::Reusable,
     /// The physical plan of each reused aggregation's first occurrence.
     reused: std::cell::RefCell<HashMap<usize, Arc<dyn ExecutionPlan>>>,
 }
@@ -93,7 +93,7 @@ impl<'a> PhysicalPlanner<'a> {
         Self {
             cfg,
             runtime_filters: std::cell::Cell::new(0),
-            reusable: HashMap::new(),
+            reusable: Default::default(),
             reused: Default::default(),
         }
     }
@@ -112,7 +112,7 @@ impl<'a> PhysicalPlanner<'a> {
         if self.reusable.is_empty() {
             return Ok(None);
         }
-        let Some(&id) = super::reuse::reuse_key(plan).and_then(|k| self.reusable.get(&k)) else {
+        let Some(id) = self.reusable.id_of(plan) else {
             return Ok(None);
         };
         let schema = attrs_schema(&plan.output());

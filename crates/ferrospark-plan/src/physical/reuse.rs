@@ -96,20 +96,45 @@ fn canonical_text(plan: &LogicalPlan) -> Option<String> {
 }
 
 /// The reuse key of an aggregation worth reusing, if `plan` is one.
-pub fn reuse_key(plan: &LogicalPlan) -> Option<String> {
+fn reuse_key(plan: &LogicalPlan) -> Option<String> {
     matches!(plan, LogicalPlan::Aggregate { .. })
         .then(|| canonical_text(plan))
         .flatten()
 }
 
-/// Keys of the aggregations occurring more than once in `plan`, each with a reuse id. The
-/// inside of a repeated aggregation counts once: only its first occurrence is planned.
-pub fn find_reusable(plan: &LogicalPlan) -> HashMap<String, usize> {
-    fn walk(p: &LogicalPlan, seen: &mut HashMap<String, usize>) {
+/// The aggregations a plan repeats: each occurrence, by the address of its node in that
+/// plan, with the reuse id of its result.
+#[derive(Debug, Default)]
+pub struct Reusable {
+    occurrences: HashMap<*const LogicalPlan, usize>,
+    results: usize,
+}
+
+impl Reusable {
+    /// How many results are reused.
+    pub fn len(&self) -> usize {
+        self.results
+    }
+
+    /// Whether nothing is reused.
+    pub fn is_empty(&self) -> bool {
+        self.results == 0
+    }
+
+    /// The reuse id of `node`, when it is an occurrence of a reused result.
+    pub fn id_of(&self, node: &LogicalPlan) -> Option<usize> {
+        self.occurrences.get(&(node as *const LogicalPlan)).copied()
+    }
+}
+
+/// The aggregations occurring more than once in `plan`. The inside of a repeated aggregation
+/// counts once: only its first occurrence is planned.
+pub fn find_reusable(plan: &LogicalPlan) -> Reusable {
+    fn walk<'a>(p: &'a LogicalPlan, seen: &mut HashMap<String, Vec<&'a LogicalPlan>>) {
         if let Some(key) = reuse_key(p) {
-            let n = seen.entry(key).or_insert(0);
-            *n += 1;
-            if *n > 1 {
+            let nodes = seen.entry(key).or_default();
+            nodes.push(p);
+            if nodes.len() > 1 {
                 return;
             }
         }
@@ -119,17 +144,19 @@ pub fn find_reusable(plan: &LogicalPlan) -> HashMap<String, usize> {
     }
     let mut seen = HashMap::new();
     walk(plan, &mut seen);
-    let mut repeated: Vec<String> = seen
-        .into_iter()
-        .filter(|(_, n)| *n > 1)
-        .map(|(k, _)| k)
-        .collect();
-    repeated.sort();
-    repeated
-        .into_iter()
-        .enumerate()
-        .map(|(i, k)| (k, i))
-        .collect()
+    let mut repeated: Vec<(String, Vec<&LogicalPlan>)> =
+        seen.into_iter().filter(|(_, n)| n.len() > 1).collect();
+    repeated.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = Reusable {
+        results: repeated.len(),
+        ..Default::default()
+    };
+    for (id, (_, nodes)) in repeated.into_iter().enumerate() {
+        for n in nodes {
+            out.occurrences.insert(n as *const LogicalPlan, id);
+        }
+    }
+    out
 }
 
 /// One occurrence of a reused result.

@@ -187,25 +187,6 @@ pub(crate) struct DictionaryProbe {
     point_lookup: bool,
 }
 
-/// `column = constant` or `column IN (constants)`.
-fn is_point_lookup(e: &PhysicalExpr) -> bool {
-    let column = |e: &PhysicalExpr| matches!(e, PhysicalExpr::Column { .. });
-    let constant = |e: &PhysicalExpr| matches!(e, PhysicalExpr::Literal(_));
-    match e {
-        PhysicalExpr::Compare {
-            op: BinaryOp::Eq,
-            left,
-            right,
-        } => (column(left) && constant(right)) || (constant(left) && column(right)),
-        PhysicalExpr::InList {
-            expr,
-            list,
-            negated: false,
-        } => column(expr) && list.iter().all(constant),
-        _ => false,
-    }
-}
-
 /// A dictionary page taking most of its chunk lists nearly as many values as the chunk has
 /// rows (TPC-H's `c_phone`): reading and testing it costs about what decoding the column
 /// does, and a pattern or a function of the value (`substring(c_phone, 1, 2) IN (...)`)
@@ -240,7 +221,7 @@ pub(crate) fn probes(
                 leaf: single_leaf(schema, *col)?,
                 field: table_schema.field(*col).clone(),
                 predicate: c.remap_columns(&|_| 0),
-                point_lookup: is_point_lookup(c),
+                point_lookup: super::bloom::equality_values(c).is_some(),
             })
         })
         .collect()

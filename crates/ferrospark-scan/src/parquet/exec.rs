@@ -11,7 +11,7 @@ use arrow_array::{
 use arrow_schema::{ArrowError, SchemaRef};
 use ferrospark_common::progress::TASKS_DONE;
 use ferrospark_common::{FerroError, Result};
-use ferrospark_expr::{evaluate_predicate, ColumnarValue, Literal, PhysicalExpr};
+use ferrospark_expr::{evaluate_predicate, filter_batch, ColumnarValue, Literal, PhysicalExpr};
 use parquet::arrow::arrow_reader::{
     ArrowPredicateFn, ParquetRecordBatchReaderBuilder, RowFilter, RowSelection, RowSelectionPolicy,
 };
@@ -291,10 +291,7 @@ fn run_task(
             None => batch,
         };
         let batch = match post_filter {
-            Some(group) => {
-                let verdict = nulls_as_false(evaluate_predicate(&group.predicate, &batch)?);
-                arrow_select::filter::filter_record_batch(&batch, &verdict)?
-            }
+            Some(group) => filter_batch(&batch, &group.predicate)?,
             None => batch,
         };
         if batch.num_rows() == 0 {
