@@ -64,3 +64,40 @@ def test_no_hint_and_unknown_hints_leave_the_choice_to_join_selection(sessions):
     ]:
         plan = _plan(s.sql(text))
         assert "SortMergeJoin" not in plan and "Join" in plan, plan
+
+
+@pytest.mark.parametrize(
+    "hint,operator",
+    [
+        ("broadcast", "BroadcastHashJoin"),
+        ("merge", "SortMergeJoin"),
+        ("shuffle_hash", "ShuffledHashJoin"),
+        ("shuffle_replicate_nl", "CartesianProduct"),
+    ],
+)
+def test_dataframe_hint_picks_the_strategy_and_keeps_the_answer(sessions, hint, operator):
+    """``df.hint(name)`` and ``F.broadcast(df)`` ask the next join for Spark's strategy, as
+    the SQL hint does; the answer is PySpark's for the same hint."""
+    from pyspark.sql import functions as SF
+
+    from ferrospark import functions as F
+
+    s, spark = sessions
+    # Off by default: without the hint these small sides would be broadcast anyway.
+    s2 = fs.Session(conf={"spark.sql.autoBroadcastJoinThreshold": "-1"})
+    facts, dims = (s2.createDataFrame(t) for t in _tables())
+    df = facts.filter(F.col("v") < 300).join(dims.hint(hint), "k").select("v", "name")
+    assert operator in _plan(df), _plan(df)
+    expected = (
+        spark.table("facts")
+        .filter(SF.col("v") < 300)
+        .join(spark.table("dims").hint(hint), "k")
+        .select("v", "name")
+    )
+    assert_same_rows(spark_rows(expected), arrow_rows(df.toArrow()), hint)
+    if hint == "broadcast":
+        via_function = facts.join(F.broadcast(dims), "k")
+        assert "BroadcastHashJoin" in _plan(via_function), _plan(via_function)
+    # Other hints say nothing to one process and leave the choice to join selection.
+    plain, unhinted = _plan(facts.join(dims.hint("repartition", 4), "k")), _plan(facts.join(dims, "k"))
+    assert plain == unhinted, (plain, unhinted)

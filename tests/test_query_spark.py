@@ -146,6 +146,8 @@ QUERIES = {
     "right_join": "SELECT f.id, d.name FROM facts f RIGHT JOIN dims d ON f.dim = d.dim AND f.q > 40",
     "full_join": "SELECT f.id, d.dim FROM (SELECT * FROM facts WHERE id < 50) f FULL JOIN dims d ON f.dim = d.dim",
     "using_join": "SELECT * FROM facts JOIN dims USING (dim) WHERE id < 30",
+    "using_semi_join": "SELECT * FROM facts LEFT SEMI JOIN dims USING (dim)",
+    "using_anti_join": "SELECT * FROM facts LEFT ANTI JOIN dims USING (dim)",
     "semi_exists": "SELECT id FROM facts f WHERE EXISTS (SELECT 1 FROM dims d WHERE d.dim = f.dim AND d.grp = 2)",
     "anti_not_exists": "SELECT id FROM facts f WHERE NOT EXISTS (SELECT 1 FROM dims d WHERE d.dim = f.dim)",
     "in_subquery": "SELECT id, g FROM facts WHERE g IN (SELECT grp FROM dims WHERE name LIKE 't%')",

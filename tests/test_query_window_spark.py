@@ -136,6 +136,21 @@ def test_dataframe_windows_match_pyspark(fss, sp):
     assert_same_rows(expected, got, "dataframe windows")
 
 
+def test_star_beside_window_columns_is_the_input_columns(fss, sp):
+    """``select("*", w.alias(...))``: the star is the input's columns, each window column comes
+    out once, under its alias, as in PySpark."""
+    from pyspark.sql import Window as PW
+    from pyspark.sql import functions as PF
+
+    def build(s, F, W):
+        w = W.partitionBy("k").orderBy("id")
+        return s.table("facts").select("*", F.rank().over(w).alias("rk"), F.lag("q", 1).over(w).alias("prev"))
+
+    got, expected = build(fss, F, Window), build(sp, PF, PW)
+    assert got.columns == expected.columns
+    assert_same_rows(spark_rows(expected), arrow_rows(got.toArrow()), "star beside windows")
+
+
 def test_window_explain_and_errors(fss):
     df = fss.sql("SELECT id, row_number() OVER (PARTITION BY k ORDER BY id) AS rn FROM facts")
     import contextlib

@@ -260,20 +260,13 @@ def _aggs(aggs: AggColumn | Sequence[AggColumn]) -> list[AggColumn]:
 
 def _stream(data: Any) -> Any:
     """Any Arrow-capable object as something exposing ``__arrow_c_stream__``."""
-    if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
-    if hasattr(data, "__arrow_c_stream__"):
-        return data
-    if hasattr(data, "__arrow_c_array__"):
-        return pa.Table.from_batches([pa.record_batch(data)])
-    raise TypeError(
-        f"cannot read {type(data).__name__!r} as Arrow data: pass a pyarrow Table, RecordBatch, "
-        "RecordBatchReader or any object with __arrow_c_stream__"
-    )
+    from ._frames import arrow_stream
+
+    return arrow_stream(data)
 
 
 class AggregateResult:
-    """Metrics of the last ``fs.aggregate`` call (per step), for inspection and tests."""
+    """Metrics of the last ``fs.aggregate`` call, for inspection and tests."""
 
     last_metrics: list[dict[str, int]] = []
     last_plan: str = ""
@@ -288,29 +281,26 @@ def aggregate(
 ) -> pa.Table:
     """Groups ``data`` by ``by`` and computes ``aggs``, as Spark's ``groupBy(by).agg(aggs)``.
 
-    ``data`` is any Arrow-capable object. A scan from :func:`ferrospark.scan_parquet` (or an
-    unread reader from :func:`ferrospark.read_parquet`) is aggregated inside the scan: every
-    scan thread runs its own partial aggregation and the partial results are merged.
-    ``fs.last_aggregate_metrics()`` returns the steps' metrics (rows, groups, spills...).
+    A thin layer over the query plan: ``data`` becomes a relation of the session and the
+    query runs as ``Session.sql`` runs. A scan from :func:`ferrospark.scan_parquet` (or an
+    unread reader from :func:`ferrospark.read_parquet`) is a Parquet relation: the optimizer
+    prunes its columns, and every scan thread runs its own partial aggregation.
+    ``fs.last_aggregate_metrics()`` returns the aggregation's metrics (rows, groups, spills...).
     """
-    from .parquet import unread_scan_of
+    from ._frames import frame_of, operators
     from .session import default_session
 
     s = session or default_session()
     items = _aggs(aggs)
-    keys = _keys(by)
-    scan = unread_scan_of(data)
-    if scan is not None:
-        plan = _native.plan_aggregate(scan.schema, keys, [a._spec() for a in items], s.conf)
-        table, metrics = plan.run_scan(scan._native)
-    else:
-        stream = _stream(data)
-        schema = pa.schema(stream.schema) if hasattr(stream, "schema") else None
-        reader = pa.RecordBatchReader.from_stream(stream)
-        plan = _native.plan_aggregate(schema or reader.schema, keys, [a._spec() for a in items], s.conf)
-        table, metrics = plan.run(reader)
-    AggregateResult.last_metrics = [dict(m) for m in metrics]
-    AggregateResult.last_plan = plan.explain()
+    keys = [] if by is None else [by] if isinstance(by, (str, Column)) else list(by)
+    for k in keys:
+        if not isinstance(k, (str, Column)):
+            raise TypeError(f"by must name columns or be Columns, got {type(k).__name__!r}")
+    df = frame_of(data, s).groupBy(*keys).agg(*items)
+    table = df.toArrow()
+    ran = operators(df, ("HashAggregate",))
+    AggregateResult.last_metrics = [dict(m) for _, _, m in ran]
+    AggregateResult.last_plan = df.executedPlan() or ""
     return table
 
 

@@ -42,6 +42,28 @@ def _to_expr(c: Any) -> _native.Expr:
     )
 
 
+# Spark's join hint names (and aliases), strongest first: when both sides of a join carry
+# one, Spark's JoinSelection takes BROADCAST over MERGE over SHUFFLE_HASH over
+# SHUFFLE_REPLICATE_NL.
+_JOIN_HINTS = {
+    "broadcast": "broadcast_hash",
+    "broadcastjoin": "broadcast_hash",
+    "mapjoin": "broadcast_hash",
+    "merge": "sort_merge",
+    "shuffle_merge": "sort_merge",
+    "mergejoin": "sort_merge",
+    "shuffle_hash": "shuffle_hash",
+    "shuffle_replicate_nl": "cartesian",
+}
+_HINT_ORDER = ["broadcast_hash", "sort_merge", "shuffle_hash", "cartesian"]
+
+
+def _join_hint(left: DataFrame, right: DataFrame) -> str | None:
+    """The strategy the hints of a join's two sides ask for, the stronger one if both do."""
+    asked = [h for h in (left._join_hint, right._join_hint) if h]
+    return min(asked, key=_HINT_ORDER.index) if asked else None
+
+
 def _flatten(cols: Sequence[Any]) -> list[Any]:
     if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
         return list(cols[0])
@@ -145,9 +167,11 @@ class GroupedData:
 class DataFrame:
     """A lazy query. Build with PySpark's methods; run with an action."""
 
-    def __init__(self, plan: _native.LogicalPlan, session: Session) -> None:
+    def __init__(self, plan: _native.LogicalPlan, session: Session, join_hint: str | None = None) -> None:
         self._plan = plan
         self._session = session
+        # A join strategy asked by ``hint()`` / ``F.broadcast``: the next join uses it.
+        self._join_hint = join_hint
 
     # -- schema -----------------------------------------------------------------------
     @property
@@ -287,25 +311,30 @@ class DataFrame:
     def join(self, other: DataFrame, on: Any = None, how: str | None = None) -> DataFrame:
         """Joins with ``other`` on column names (``USING``), a Column condition, or a list of them."""
         how = (how or "inner").lower()
+        hint = _join_hint(self, other)
         if on is None:
-            return self._new(self._plan.join(other._plan, "cross" if how == "inner" else how))
+            return self._new(self._plan.join(other._plan, "cross" if how == "inner" else how, hint=hint))
         if isinstance(on, str):
-            return self._new(self._plan.join(other._plan, how, on=[on]))
+            return self._new(self._plan.join(other._plan, how, on=[on], hint=hint))
         if isinstance(on, (list, tuple)) and all(isinstance(x, str) for x in on):
-            return self._new(self._plan.join(other._plan, how, on=list(on)))
+            return self._new(self._plan.join(other._plan, how, on=list(on), hint=hint))
         conds = list(on) if isinstance(on, (list, tuple)) else [on]
         cond = conds[0]
         for c in conds[1:]:
             cond = cond & c
-        return self._new(self._plan.join(other._plan, how, condition=cond._expr))
+        return self._new(self._plan.join(other._plan, how, condition=cond._expr, hint=hint))
 
     def crossJoin(self, other: DataFrame) -> DataFrame:
         """The cartesian product."""
-        return self._new(self._plan.join(other._plan, "cross"))
+        return self._new(self._plan.join(other._plan, "cross", hint=_join_hint(self, other)))
 
     def hint(self, name: str, *params: Any) -> DataFrame:
-        """Join strategy hints are applied by :meth:`join`'s strategy selection; kept for API shape."""
-        return self
+        """Spark's join strategy hints (``broadcast``, ``merge``, ``shuffle_hash``,
+        ``shuffle_replicate_nl`` and their aliases) for the next join of this DataFrame; other
+        hints (``repartition``, ``coalesce``...) say nothing to one process and are ignored,
+        as Spark ignores hints it does not know."""
+        strategy = _JOIN_HINTS.get(name.lower())
+        return DataFrame(self._plan, self._session, strategy) if strategy else self
 
     def orderBy(self, *cols: Any, ascending: bool | list[bool] | None = None) -> DataFrame:
         """Sorts by columns (ASC NULLS FIRST unless a Column says otherwise)."""

@@ -147,6 +147,11 @@ def when(condition: Column, value: Any) -> _When:
     return _When([(condition, _lit_or_col(value))], None)
 
 
+def broadcast(df: Any) -> Any:
+    """Marks ``df`` to be the broadcast (built) side of its next join: ``df.hint("broadcast")``."""
+    return df.hint("broadcast")
+
+
 def coalesce(*cols: ColumnOrName) -> Column:
     """The first non-NULL argument."""
     return _call("coalesce", *cols)
@@ -432,6 +437,7 @@ def count_if(c: ColumnOrName) -> AggColumn:
 
 __all__ = [
     "abs",
+    "broadcast",
     "acos",
     "add_months",
     "AggColumn",

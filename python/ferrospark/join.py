@@ -20,10 +20,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from . import _native
-from .aggregate import _stream
 from .column import Column, to_filter
 from .errors import ConfigError
 
@@ -69,9 +67,13 @@ def _request(
     return kind, using, cond
 
 
-def _reader(data: Any) -> pa.RecordBatchReader:
-    """Any Arrow data as a stream; the native join reads it (once) itself."""
-    return pa.RecordBatchReader.from_stream(_stream(data))
+_STRATEGY_OF = {
+    "BroadcastHashJoin": "broadcast_hash",
+    "ShuffledHashJoin": "shuffle_hash",
+    "SortMergeJoin": "sort_merge",
+    "BroadcastNestedLoopJoin": "nested_loop",
+    "CartesianProduct": "cartesian",
+}
 
 
 def join(
@@ -84,56 +86,36 @@ def join(
     *,
     session: Session | None = None,
 ) -> pa.Table:
-    """Joins ``left`` and ``right`` as Spark's ``left.join(right, on, how)`` does, natively.
+    """Joins ``left`` and ``right`` as Spark's ``left.join(right, on, how)`` does.
 
-    ``fs.last_join_metrics()`` returns the operator's metrics and ``fs.last_join_plan()`` the
-    strategy and build side chosen.
+    A thin layer over the query plan: both sides become relations of the session (a scan
+    from ``fs.scan_parquet`` a Parquet relation the optimizer prunes), ``strategy`` a join
+    hint, and the query runs as ``Session.sql`` runs. ``fs.last_join_metrics()`` returns the
+    join operator's metrics and ``fs.last_join_plan()`` the strategy and build side chosen.
     """
+    from ._frames import frame_of, operators
     from .session import default_session
 
     s = session or default_session()
     kind, using, cond = _request(on, how, condition, strategy)
-    lt, rt = _reader(left), _reader(right)
-    table, metrics, plan = _native.join(
-        lt,
-        rt,
+    ldf, rdf = frame_of(left, s), frame_of(right, s)
+    plan = ldf._plan.join(
+        rdf._plan,
         kind,
-        using=using,
+        on=using,
         condition=cond._expr if cond is not None else None,
-        strategy=strategy,
-        conf=s.conf,
+        hint=None if strategy == "auto" else strategy,
     )
-    JoinResult.last_metrics = dict(metrics)
-    JoinResult.last_plan = plan
-    if using:
-        table = _using_columns(table, len(lt.schema), using, kind, lt.schema, rt.schema)
+    df = ldf._new(plan)
+    table = df.toArrow()
+    ran = operators(df, tuple(_STRATEGY_OF))
+    if ran:
+        name, described, metrics = ran[-1]
+        plan_text = f"{_STRATEGY_OF[name]}: {name} {described}"
+        if metrics.get("fallback_to_sort_merge"):
+            plan_text += " (the build side exceeded the memory limit: fell back to a sort-merge join)"
+        JoinResult.last_metrics, JoinResult.last_plan = dict(metrics), plan_text
     return table
-
-
-def _using_columns(
-    table: pa.Table, nleft: int, using: list[str], kind: str, ls: pa.Schema, rs: pa.Schema
-) -> pa.Table:
-    """Spark's ``USING`` output: each key once (the right one for a right join, the first
-    non-NULL of both for a full join), then the other left columns, then the other right ones."""
-    lkeys = [ls.get_field_index(k) for k in using]
-    if kind in ("semi", "anti", "null_aware_anti"):
-        rest = [i for i in range(nleft) if i not in lkeys]
-        return table.select(lkeys + rest)
-    rkeys = [nleft + rs.get_field_index(k) for k in using]
-    columns, names = [], []
-    for k, li, ri in zip(using, lkeys, rkeys, strict=True):
-        if kind == "right":
-            columns.append(table.column(ri))
-        elif kind == "full":
-            columns.append(pc.coalesce(table.column(li), table.column(ri)))
-        else:
-            columns.append(table.column(li))
-        names.append(ls.field(li).name if kind != "right" else k)
-    for i in range(table.num_columns):
-        if i not in lkeys and i not in rkeys:
-            columns.append(table.column(i))
-            names.append(table.schema.field(i).name)
-    return pa.table(columns, names=names)
 
 
 def last_join_metrics() -> dict[str, int]:

@@ -40,8 +40,14 @@ class ParquetScan:
     the Arrow C stream interface such as ``pyarrow.table(scan)`` or ``polars.from_arrow``).
     """
 
-    def __init__(self, native: _native.ParquetScan) -> None:
+    def __init__(
+        self,
+        native: _native.ParquetScan,
+        source: tuple[list[str], list[str] | None, Column | None] = ([], None, None),
+    ) -> None:
         self._native = native
+        # What was asked (paths, columns, filter): the query operators plan the same read.
+        self._source = source
 
     @property
     def schema(self) -> pa.Schema:
@@ -104,14 +110,11 @@ def scan_parquet(
         isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0
     ):
         raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
-    native = _native.scan_parquet(
-        _paths(path_or_paths),
-        columns=list(columns) if columns is not None else None,
-        filter=to_filter(filter),
-        conf=s.conf,
-        batch_size=batch_size,
-    )
-    return ParquetScan(native)
+    paths = _paths(path_or_paths)
+    picked = list(columns) if columns is not None else None
+    condition = to_filter(filter)
+    native = _native.scan_parquet(paths, columns=picked, filter=condition, conf=s.conf, batch_size=batch_size)
+    return ParquetScan(native, (paths, picked, Column(condition) if condition is not None else None))
 
 
 def read_parquet(

@@ -57,6 +57,14 @@ impl MetricsSet {
         }
     }
 
+    /// Raises gauge `name` to `n` if it is lower (a peak; ignored if the set has no such
+    /// counter).
+    pub fn raise_to(&self, name: &str, n: u64) {
+        if let Some(m) = self.find(name) {
+            m.value.fetch_max(n, Ordering::Relaxed);
+        }
+    }
+
     /// The current value of counter `name` (0 if absent).
     pub fn get(&self, name: &str) -> u64 {
         self.find(name)

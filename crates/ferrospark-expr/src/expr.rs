@@ -941,20 +941,23 @@ impl Expr {
             Expr::Alias { name, .. } => name.clone(),
             Expr::SortKey { expr, .. } => expr.spark_name(),
             Expr::Function { name, args } => format!("{name}({})", list(args)),
+            // Spark's names: `count(1)` for `count(*)`, percentile's frequency shown,
+            // approx_count_distinct's relative error and IGNORE NULLS left out.
             Expr::Aggregate {
                 name,
                 args,
                 distinct,
-                ignore_nulls,
+                ..
             } => {
-                let args = if args.is_empty() && name == "count" {
-                    "1".to_string()
-                } else {
-                    list(args)
-                };
+                let mut shown: Vec<String> = args.iter().map(Expr::spark_name).collect();
+                match name.as_str() {
+                    "count" if shown.is_empty() => shown.push("1".into()),
+                    "percentile" if shown.len() == 2 => shown.push("1".into()),
+                    "approx_count_distinct" => shown.truncate(1),
+                    _ => {}
+                }
                 let d = if *distinct { "DISTINCT " } else { "" };
-                let n = if *ignore_nulls { " IGNORE NULLS" } else { "" };
-                format!("{name}({d}{args}){n}")
+                format!("{name}({d}{})", shown.join(", "))
             }
         }
     }

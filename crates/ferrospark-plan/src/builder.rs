@@ -206,7 +206,18 @@ impl PlanBuilder {
     pub fn project(&self, input: Arc<LogicalPlan>, items: &[Expr]) -> Result<Arc<LogicalPlan>> {
         let (input, items) = if items.iter().any(contains_window) {
             let scope = self.scope(&input);
-            let resolved = items
+            // `*` is the input's columns, not the window columns computed below it.
+            let mut expanded = Vec::with_capacity(items.len());
+            for i in items {
+                let star = matches!(i, Expr::Column(c) | Expr::Field(_, c) if c == "*");
+                if star {
+                    let columns = self.project_items(std::slice::from_ref(i), &scope)?;
+                    expanded.extend(columns.into_iter().map(|(e, _)| e));
+                } else {
+                    expanded.push(i.clone());
+                }
+            }
+            let resolved = expanded
                 .iter()
                 .map(|i| {
                     transform_down(i, &mut |x| {
@@ -405,6 +416,15 @@ impl PlanBuilder {
         Ok((call, self.attr(&name, dt, nullable)))
     }
 
+    /// The type of join condition `cond` over `attrs`; a type mismatch is Spark's
+    /// DATATYPE_MISMATCH naming the columns as the user wrote them.
+    fn join_condition_type(&self, cond: &Expr, attrs: &[Attr]) -> Result<DataType> {
+        expr_type(cond, attrs, &self.cfg).map_err(|e| match e {
+            FerroError::Analysis(m) => FerroError::Analysis(strip_ids(&m)),
+            other => other,
+        })
+    }
+
     /// A join; `on` resolved over both sides. USING joins output each key once.
     pub fn join(
         &self,
@@ -428,7 +448,7 @@ impl PlanBuilder {
                 both.extend(ra);
                 let scope = Scope::new(both.clone(), self.case_sensitive());
                 let cond = resolve_expr(&c, &scope)?;
-                let dt = expr_type(&cond, &both, &self.cfg)?;
+                let dt = self.join_condition_type(&cond, &both)?;
                 if !matches!(dt, DataType::Boolean | DataType::Null) {
                     return Err(FerroError::Analysis(format!(
                         "[DATATYPE_MISMATCH] the join condition {} is {dt}, not BOOLEAN",
@@ -461,7 +481,10 @@ impl PlanBuilder {
                             ra.iter().map(|a| format!("`{}`", a.name)).collect::<Vec<_>>().join(", ")
                         ))
                     })?;
-                    conds.push(l.column().eq(r.column()));
+                    let both = [l.clone(), r.clone()];
+                    let cond = l.column().eq(r.column());
+                    self.join_condition_type(&cond, &both)?;
+                    conds.push(cond);
                     keys.push((l, r));
                 }
                 let join = Arc::new(LogicalPlan::Join {
@@ -471,14 +494,9 @@ impl PlanBuilder {
                     condition: conjoin(conds),
                     hint,
                 });
-                if matches!(
-                    join_type,
-                    JoinType::LeftSemi | JoinType::LeftAnti | JoinType::NullAwareAnti
-                ) {
-                    return Ok(join);
-                }
                 // Spark's USING output: the keys (coalesced for a full join), then the other
-                // left columns, then the other right columns.
+                // left columns, then the other right columns; a semi or anti join's keys
+                // first too, then its other left columns.
                 let mut exprs: Vec<(Expr, Attr)> = Vec::new();
                 for (l, r) in &keys {
                     match join_type {

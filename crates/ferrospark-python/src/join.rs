@@ -17,13 +17,11 @@ use ferrospark_join::{
 };
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use pyo3_arrow::{PyArray, PyRecordBatch, PyRecordBatchReader, PySchema, PyTable};
+use pyo3_arrow::{PyArray, PyRecordBatch, PySchema};
 
 use crate::aggregate::{conform, metrics_list, spark_input_schema};
 use crate::blocks::{KeySource, PyBlockPartitioner};
 use crate::{config_from, Detach, IntoPyResult, PyExpr};
-
-type Reader = Box<dyn arrow_array::RecordBatchReader + Send>;
 
 /// Keys named by `using` (one name, found on each side), as Spark's `join(other, "k")`.
 fn using_keys(
@@ -241,67 +239,6 @@ impl PlannedJoin {
     }
 }
 
-/// Joins `left` and `right` as Spark's `strategy` operator would (`auto`: Spark's
-/// `JoinSelection` from sizes and `conf`); `using` names keys on both sides, `condition` (over
-/// the columns of both) adds equi-keys and a residual condition. Returns
-/// `(pyarrow.Table, metrics, plan)`, the plan naming the operator and its build side.
-#[pyfunction]
-#[pyo3(signature = (left, right, how, using=None, condition=None, strategy="auto", conf=None))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn join<'py>(
-    py: Python<'py>,
-    left: PyRecordBatchReader,
-    right: PyRecordBatchReader,
-    how: &str,
-    using: Option<Vec<String>>,
-    condition: Option<PyExpr>,
-    strategy: &str,
-    conf: Option<HashMap<String, String>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = config_from(py, conf)?;
-    let (left, right) = (left.into_reader()?, right.into_reader()?);
-    let strategy = strategy.to_string();
-    let how = how.to_string();
-    let result = py.run_detached(move || -> Result<_, FerroError> {
-        let using = using.unwrap_or_default();
-        let condition = condition.map(|c| c.0);
-        let request = JoinRequest::parse(&how, &using, condition.as_ref(), &strategy)?;
-        let ls = spark_input_schema(&left.schema());
-        let rs = spark_input_schema(&right.schema());
-        let read = |r: Reader, schema: &SchemaRef| -> Result<Vec<RecordBatch>, FerroError> {
-            r.map(|b| conform(b?, schema)).collect()
-        };
-        let (lb, rb) = (read(left, &ls)?, read(right, &rs)?);
-        let bytes = |bs: &[RecordBatch]| bs.iter().map(|b| b.get_array_memory_size() as u64).sum();
-        let planned = PlannedJoin::new(&ls, &rs, &request, &cfg, bytes(&lb), bytes(&rb))?;
-        let mut exec = planned.exec()?;
-        let (build_batches, probe_batches) = match planned.build {
-            BuildSide::Left => (lb, rb),
-            BuildSide::Right => (rb, lb),
-        };
-        let out = run(&mut exec, build_batches, probe_batches, cfg.scan_threads()?)?;
-        let plan = planned.explain(&exec);
-        Ok((out, exec.output_schema(), exec.metrics().clone(), plan))
-    });
-    let (batches, schema, metrics, plan) = result.py(py)?;
-    table_metrics_plan(py, batches, schema, metrics, plan)
-}
-
-/// `(pyarrow.Table, metrics, plan)`: what an in-process operator call returns.
-pub(crate) fn table_metrics_plan<'py>(
-    py: Python<'py>,
-    batches: Vec<RecordBatch>,
-    schema: SchemaRef,
-    metrics: ferrospark_common::MetricsSet,
-    plan: String,
-) -> PyResult<Bound<'py, PyAny>> {
-    let table = PyTable::try_new(batches, schema)?.into_pyarrow(py)?;
-    let metrics = metrics_list(py, &[metrics])?;
-    (table, metrics.get_item(0)?, plan)
-        .into_pyobject(py)
-        .map(|t| t.into_any())
-}
-
 /// Key pairs as comparisons over the left columns followed by the right ones, ANDed with
 /// `rest`.
 fn keys_as_condition(
@@ -325,87 +262,6 @@ fn keys_as_condition(
         })
         .chain(rest)
         .reduce(|a, b| PhysicalExpr::And(Box::new(a), Box::new(b)))
-}
-
-/// Builds, then probes: on `threads` threads when the join keeps no build rows unmatched
-/// (each thread a fork of the built join taking every `threads`-th probe batch), else on
-/// this one. Metrics of the forks are added to `exec`'s.
-fn run(
-    exec: &mut JoinExec,
-    build: Vec<RecordBatch>,
-    probe: Vec<RecordBatch>,
-    threads: usize,
-) -> Result<Vec<RecordBatch>, FerroError> {
-    for b in &build {
-        exec.push_build(b)?;
-    }
-    drop(build);
-    exec.finish_build()?;
-    let drain = |e: &mut JoinExec, out: &mut Vec<RecordBatch>| -> Result<(), FerroError> {
-        while let Some(o) = e.pull()? {
-            out.push(o);
-        }
-        Ok(())
-    };
-    let mut out = Vec::new();
-    if threads > 1 && probe.len() > 1 && exec.can_fork_probe() {
-        let forks = (1..threads.min(probe.len()))
-            .map(|_| exec.fork_probe())
-            .collect::<Result<Vec<_>, _>>()?;
-        let n = forks.len() + 1;
-        let probe = &probe;
-        let results: Vec<Result<(Vec<RecordBatch>, JoinExec), FerroError>> =
-            std::thread::scope(|s| {
-                let handles: Vec<_> = forks
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, mut fork)| {
-                        s.spawn(move || {
-                            let mut out = Vec::new();
-                            for b in probe.iter().skip(i + 1).step_by(n) {
-                                fork.push_probe(b)?;
-                                drain(&mut fork, &mut out)?;
-                            }
-                            Ok((out, fork))
-                        })
-                    })
-                    .collect();
-                let mine = (|| {
-                    for b in probe.iter().step_by(n) {
-                        exec.push_probe(b)?;
-                        drain(exec, &mut out)?;
-                    }
-                    Ok::<_, FerroError>(())
-                })();
-                let mut results: Vec<_> = handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(FerroError::Internal("a join thread panicked".into()))
-                        })
-                    })
-                    .collect();
-                if let Err(e) = mine {
-                    results.push(Err(e));
-                }
-                results
-            });
-        for r in results {
-            let (batches, fork) = r?;
-            for (name, v) in fork.metrics().snapshot() {
-                exec.metrics().add(name, v);
-            }
-            out.extend(batches);
-        }
-    } else {
-        for b in &probe {
-            exec.push_probe(b)?;
-            drain(exec, &mut out)?;
-        }
-    }
-    exec.finish()?;
-    drain(exec, &mut out)?;
-    Ok(out)
 }
 
 /// The canonical short name of Spark's join type `how` (`left_outer` -> `left`, ...); a

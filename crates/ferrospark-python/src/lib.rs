@@ -692,7 +692,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<aggregate::PyStageRunner>()?;
     m.add_function(wrap_pyfunction!(aggregate::plan_aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate::aggregate_name, m)?)?;
-    m.add_function(wrap_pyfunction!(join::join, m)?)?;
     m.add_function(wrap_pyfunction!(join::join_type_name, m)?)?;
     m.add_function(wrap_pyfunction!(window::window, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::project, m)?)?;

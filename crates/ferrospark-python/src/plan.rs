@@ -487,6 +487,26 @@ impl PyPlan {
         ))
     }
 
+    /// Each operator of the last run's physical plan, parents before children:
+    /// `(name, description, metrics)`. Empty before a run.
+    fn executed_operators(&self) -> Vec<(String, String, HashMap<&'static str, u64>)> {
+        fn walk(
+            p: &Arc<dyn ExecutionPlan>,
+            out: &mut Vec<(String, String, HashMap<&'static str, u64>)>,
+        ) {
+            let metrics = p.metrics().snapshot().into_iter().collect();
+            out.push((p.name(), p.describe(), metrics));
+            for c in p.children() {
+                walk(&c, out);
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(last) = self.last_run.lock().ok().and_then(|l| l.clone()) {
+            walk(&last, &mut out);
+        }
+        out
+    }
+
     /// Runs the query; a `pyarrow.Table`.
     fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let engine = self.engine.clone();

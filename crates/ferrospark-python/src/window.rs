@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use ferrospark_common::{FerroError, MemoryPool};
 use ferrospark_expr::{bind, BindContext, Expr};
 use ferrospark_window::{
@@ -11,10 +12,9 @@ use ferrospark_window::{
     WindowFrame, WindowFunction, WindowSpec,
 };
 use pyo3::prelude::*;
-use pyo3_arrow::PyRecordBatchReader;
+use pyo3_arrow::{PyRecordBatchReader, PyTable};
 
-use crate::aggregate::{conform, spark_input_schema};
-use crate::join::table_metrics_plan;
+use crate::aggregate::{conform, metrics_list, spark_input_schema};
 use crate::{config_from, Detach, IntoPyResult, PyExpr};
 
 /// One window function as Python describes it: `(name, args, n, ignore_nulls, alias, frame)`;
@@ -333,4 +333,19 @@ pub(crate) fn window<'py>(
     });
     let (batches, schema, metrics, plan) = result.py(py)?;
     table_metrics_plan(py, batches, schema, metrics, plan)
+}
+
+/// `(pyarrow.Table, metrics, plan)`: what an in-process operator call returns.
+fn table_metrics_plan<'py>(
+    py: Python<'py>,
+    batches: Vec<RecordBatch>,
+    schema: SchemaRef,
+    metrics: ferrospark_common::MetricsSet,
+    plan: String,
+) -> PyResult<Bound<'py, PyAny>> {
+    let table = PyTable::try_new(batches, schema)?.into_pyarrow(py)?;
+    let metrics = metrics_list(py, &[metrics])?;
+    (table, metrics.get_item(0)?, plan)
+        .into_pyobject(py)
+        .map(|t| t.into_any())
 }

@@ -125,17 +125,30 @@ impl HashAggregateExec {
                 plan.run_complete_with(input, options)?
             }
         };
-        for m in &metrics {
-            for (name, v) in m.snapshot() {
-                if name != "output_rows" && name != "output_batches" {
-                    self.metrics.add(name, v);
-                }
-            }
-        }
+        self.record_steps(&metrics);
         if let Ok(mut s) = self.steps.lock() {
             *s = format!("{} step(s)", metrics.len());
         }
         out.into_iter().map(|b| rename(b, &self.schema)).collect()
+    }
+}
+
+impl HashAggregateExec {
+    /// The steps' metrics as one operator's: rows in are the first step's, groups the last
+    /// step's, peak memory the highest step's; spills, fallbacks and time add up.
+    fn record_steps(&self, steps: &[MetricsSet]) {
+        let last = steps.len().saturating_sub(1);
+        for (i, m) in steps.iter().enumerate() {
+            for (name, v) in m.snapshot() {
+                match name {
+                    "output_rows" | "output_batches" => {}
+                    "input_rows" | "input_batches" if i > 0 => {}
+                    "groups" if i < last => {}
+                    "peak_memory" => self.metrics.raise_to(name, v),
+                    _ => self.metrics.add(name, v),
+                }
+            }
+        }
     }
 }
 
