@@ -435,7 +435,6 @@ class _JoinSpec:
 
     def output(self, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
         """A joined batch as the join's result columns (``USING`` keys once)."""
-        from .join import _using_columns
 
         if self.using:
             t = _using_columns(
@@ -603,6 +602,35 @@ def _partition_join_task(spec: _JoinSpec, schema: pa.Schema):
     return run
 
 
+def _using_columns(
+    table: pa.Table, nleft: int, using: list[str], kind: str, ls: pa.Schema, rs: pa.Schema
+) -> pa.Table:
+    """Spark's ``USING`` output of a joined table (left columns, then right ones): each key
+    once (the right one for a right join, the first non-NULL of both for a full join), then
+    the other left columns, then the other right ones; a semi or anti join's keys first."""
+    import pyarrow.compute as pc
+
+    lkeys = [ls.get_field_index(k) for k in using]
+    if kind in ("semi", "anti", "null_aware_anti"):
+        rest = [i for i in range(nleft) if i not in lkeys]
+        return table.select(lkeys + rest)
+    rkeys = [nleft + rs.get_field_index(k) for k in using]
+    columns, names = [], []
+    for k, li, ri in zip(using, lkeys, rkeys, strict=True):
+        if kind == "right":
+            columns.append(table.column(ri))
+        elif kind == "full":
+            columns.append(pc.coalesce(table.column(li), table.column(ri)))
+        else:
+            columns.append(table.column(li))
+        names.append(ls.field(li).name if kind != "right" else k)
+    for i in range(table.num_columns):
+        if i not in lkeys and i not in rkeys:
+            columns.append(table.column(i))
+            names.append(table.schema.field(i).name)
+    return pa.table(columns, names=names)
+
+
 def join(
     left: DataFrame,
     right: DataFrame,
@@ -625,7 +653,7 @@ def join(
     """
     from pyspark.sql import functions as F
 
-    from .join import _request, _using_columns
+    from .join import _request
 
     spark = left.sparkSession
     conf = _spark_conf(spark)
