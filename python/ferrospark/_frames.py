@@ -44,11 +44,10 @@ def frame_of(data: Any, session: Session) -> DataFrame:
     return session.createDataFrame(arrow_stream(data))
 
 
-def operators(df: DataFrame, names: tuple[str, ...]) -> list[tuple[str, str, dict[str, int]]]:
-    """The operators of ``df``'s last run whose name is one of ``names``, in the order they
-    ran (children before parents)."""
-    ran = df._plan.executed_operators()
-    return [op for op in reversed(ran) if op[0] in names]
+def operators(df: DataFrame) -> list[tuple[str, str, dict[str, int]]]:
+    """The operators of ``df``'s last run, ``(name, description, metrics)``, in the order
+    they ran (children before parents)."""
+    return list(reversed(df._plan.executed_operators()))
 
 
 __all__ = ["arrow_stream", "frame_of", "operators"]

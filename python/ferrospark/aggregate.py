@@ -237,12 +237,15 @@ def approx_count_distinct(c: ColumnOrName, rsd: float | None = None) -> AggColum
     return AggColumn("approx_count_distinct", args)
 
 
-def _keys(by: ColumnOrName | Sequence[ColumnOrName] | None) -> list[_native.Expr]:
+def _key_list(by: ColumnOrName | Sequence[ColumnOrName] | None) -> list[ColumnOrName]:
+    """``by`` as a list of grouping columns."""
     if by is None:
         return []
-    if isinstance(by, (str, Column)):
-        by = [by]
-    return [_to_expr(b) for b in by]
+    return [by] if isinstance(by, (str, Column)) else list(by)
+
+
+def _keys(by: ColumnOrName | Sequence[ColumnOrName] | None) -> list[_native.Expr]:
+    return [_to_expr(b) for b in _key_list(by)]
 
 
 def _aggs(aggs: AggColumn | Sequence[AggColumn]) -> list[AggColumn]:
@@ -256,13 +259,6 @@ def _aggs(aggs: AggColumn | Sequence[AggColumn]) -> list[AggColumn]:
         if not isinstance(a, AggColumn):
             raise TypeError(f"aggs must be aggregate functions such as fs.sum('x'), got {type(a).__name__!r}")
     return items
-
-
-def _stream(data: Any) -> Any:
-    """Any Arrow-capable object as something exposing ``__arrow_c_stream__``."""
-    from ._frames import arrow_stream
-
-    return arrow_stream(data)
 
 
 class AggregateResult:
@@ -292,14 +288,9 @@ def aggregate(
 
     s = session or default_session()
     items = _aggs(aggs)
-    keys = [] if by is None else [by] if isinstance(by, (str, Column)) else list(by)
-    for k in keys:
-        if not isinstance(k, (str, Column)):
-            raise TypeError(f"by must name columns or be Columns, got {type(k).__name__!r}")
-    df = frame_of(data, s).groupBy(*keys).agg(*items)
+    df = frame_of(data, s).groupBy(*_key_list(by)).agg(*items)
     table = df.toArrow()
-    ran = operators(df, ("HashAggregate",))
-    AggregateResult.last_metrics = [dict(m) for _, _, m in ran]
+    AggregateResult.last_metrics = [m for name, _, m in operators(df) if name == "HashAggregate"]
     AggregateResult.last_plan = df.executedPlan() or ""
     return table
 

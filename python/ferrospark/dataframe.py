@@ -42,26 +42,10 @@ def _to_expr(c: Any) -> _native.Expr:
     )
 
 
-# Spark's join hint names (and aliases), strongest first: when both sides of a join carry
-# one, Spark's JoinSelection takes BROADCAST over MERGE over SHUFFLE_HASH over
-# SHUFFLE_REPLICATE_NL.
-_JOIN_HINTS = {
-    "broadcast": "broadcast_hash",
-    "broadcastjoin": "broadcast_hash",
-    "mapjoin": "broadcast_hash",
-    "merge": "sort_merge",
-    "shuffle_merge": "sort_merge",
-    "mergejoin": "sort_merge",
-    "shuffle_hash": "shuffle_hash",
-    "shuffle_replicate_nl": "cartesian",
-}
-_HINT_ORDER = ["broadcast_hash", "sort_merge", "shuffle_hash", "cartesian"]
-
-
 def _join_hint(left: DataFrame, right: DataFrame) -> str | None:
     """The strategy the hints of a join's two sides ask for, the stronger one if both do."""
-    asked = [h for h in (left._join_hint, right._join_hint) if h]
-    return min(asked, key=_HINT_ORDER.index) if asked else None
+    a, b = left._join_hint, right._join_hint
+    return _native.stronger_join_hint(a, b) if a and b else a or b
 
 
 def _flatten(cols: Sequence[Any]) -> list[Any]:
@@ -333,7 +317,7 @@ class DataFrame:
         ``shuffle_replicate_nl`` and their aliases) for the next join of this DataFrame; other
         hints (``repartition``, ``coalesce``...) say nothing to one process and are ignored,
         as Spark ignores hints it does not know."""
-        strategy = _JOIN_HINTS.get(name.lower())
+        strategy = _native.join_hint_strategy(name)
         return DataFrame(self._plan, self._session, strategy) if strategy else self
 
     def orderBy(self, *cols: Any, ascending: bool | list[bool] | None = None) -> DataFrame:

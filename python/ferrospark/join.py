@@ -67,15 +67,6 @@ def _request(
     return kind, using, cond
 
 
-_STRATEGY_OF = {
-    "BroadcastHashJoin": "broadcast_hash",
-    "ShuffledHashJoin": "shuffle_hash",
-    "SortMergeJoin": "sort_merge",
-    "BroadcastNestedLoopJoin": "nested_loop",
-    "CartesianProduct": "cartesian",
-}
-
-
 def join(
     left: Any,
     right: Any,
@@ -108,10 +99,10 @@ def join(
     )
     df = ldf._new(plan)
     table = df.toArrow()
-    ran = operators(df, tuple(_STRATEGY_OF))
-    if ran:
-        name, described, metrics = ran[-1]
-        plan_text = f"{_STRATEGY_OF[name]}: {name} {described}"
+    joins = [(s, op) for op in operators(df) if (s := _native.join_strategy_of_operator(op[0]))]
+    if joins:
+        strategy, (name, described, metrics) = joins[-1]
+        plan_text = f"{strategy}: {name} {described}"
         if metrics.get("fallback_to_sort_merge"):
             plan_text += " (the build side exceeded the memory limit: fell back to a sort-merge join)"
         JoinResult.last_metrics, JoinResult.last_plan = dict(metrics), plan_text

@@ -43,7 +43,7 @@ class ParquetScan:
     def __init__(
         self,
         native: _native.ParquetScan,
-        source: tuple[list[str], list[str] | None, Column | None] = ([], None, None),
+        source: tuple[list[str], list[str] | None, Column | None],
     ) -> None:
         self._native = native
         # What was asked (paths, columns, filter): the query operators plan the same read.

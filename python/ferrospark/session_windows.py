@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _native
-from .aggregate import _stream
+from ._frames import arrow_stream
 from .column import Column, col
 from .errors import AnalysisError, UnsupportedError
 
@@ -224,7 +224,7 @@ def session_window(
     s = session or default_session()
     keys = [by] if isinstance(by, str | Column) else list(by)
     key_texts = [str((col(k) if isinstance(k, str) else k)._expr) for k in keys]
-    table = pa.RecordBatchReader.from_stream(_stream(data)).read_all()
+    table = pa.RecordBatchReader.from_stream(arrow_stream(data)).read_all()
     tz = s.conf.get("spark.sql.session.timeZone", "UTC")
     sessions = merge(spans(table, time, gap, tz, conf=s.conf), key_texts, s.conf)
     result = aggregate(sessions, [START, END, *keys], aggs, session=s)

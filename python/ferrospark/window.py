@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from . import _native
-from .aggregate import _stream
+from ._frames import arrow_stream
 from .column import Column, col
 from .errors import AnalysisError, UnsupportedError
 
@@ -369,7 +369,7 @@ def window(
     groups: dict[tuple[str, ...], list[int]] = {}
     for i, item in enumerate(items):
         groups.setdefault(item._spec._key(), []).append(i)
-    table = pa.RecordBatchReader.from_stream(_stream(data)).read_all()
+    table = pa.RecordBatchReader.from_stream(arrow_stream(data)).read_all()
     width = table.num_columns
     metrics, plans = [], []
     names: list[str] = [""] * len(items)

@@ -7,7 +7,7 @@ use arrow_schema::{DataType, Field, Schema};
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::bind::cast_to;
 use ferrospark_expr::types::{is_decimal, is_integral, is_numeric, is_string, spark_type_name};
-use ferrospark_expr::{bind, BindContext, Expr, PhysicalExpr};
+use ferrospark_expr::{aggregate_call_name, bind, BindContext, Expr, PhysicalExpr};
 
 use crate::accumulators::bool_ops::BoolAccumulator;
 use crate::accumulators::collect::collect;
@@ -69,19 +69,8 @@ fn arg_name(e: &Expr) -> String {
 
 impl fmt::Display for AggregateCall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut args: Vec<String> = self.args.iter().map(arg_name).collect();
-        if self.name == "count" && args.is_empty() {
-            args.push("1".into());
-        }
-        if self.name == "percentile" && args.len() == 2 {
-            args.push("1".into());
-        }
-        // Spark leaves the relative standard deviation out of the name.
-        if self.name == "approx_count_distinct" {
-            args.truncate(1);
-        }
-        let distinct = if self.distinct { "DISTINCT " } else { "" };
-        write!(f, "{}({distinct}{})", self.name, args.join(", "))
+        let args = self.args.iter().map(arg_name).collect();
+        f.write_str(&aggregate_call_name(&self.name, args, self.distinct))
     }
 }
 

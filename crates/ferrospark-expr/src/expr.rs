@@ -504,6 +504,20 @@ impl fmt::Display for FrameSpec {
     }
 }
 
+/// Spark's column name of aggregate call `name` over arguments shown as `args`: `count(1)`
+/// for `count(*)`, percentile's frequency shown, approx_count_distinct's relative error and
+/// IGNORE NULLS left out.
+pub fn aggregate_call_name(name: &str, mut args: Vec<String>, distinct: bool) -> String {
+    match name {
+        "count" if args.is_empty() => args.push("1".into()),
+        "percentile" if args.len() == 2 => args.push("1".into()),
+        "approx_count_distinct" => args.truncate(1),
+        _ => {}
+    }
+    let d = if distinct { "DISTINCT " } else { "" };
+    format!("{name}({d}{})", args.join(", "))
+}
+
 /// The text inside `OVER (...)`.
 fn over_text(
     partition_by: &[Expr],
@@ -941,24 +955,12 @@ impl Expr {
             Expr::Alias { name, .. } => name.clone(),
             Expr::SortKey { expr, .. } => expr.spark_name(),
             Expr::Function { name, args } => format!("{name}({})", list(args)),
-            // Spark's names: `count(1)` for `count(*)`, percentile's frequency shown,
-            // approx_count_distinct's relative error and IGNORE NULLS left out.
             Expr::Aggregate {
                 name,
                 args,
                 distinct,
                 ..
-            } => {
-                let mut shown: Vec<String> = args.iter().map(Expr::spark_name).collect();
-                match name.as_str() {
-                    "count" if shown.is_empty() => shown.push("1".into()),
-                    "percentile" if shown.len() == 2 => shown.push("1".into()),
-                    "approx_count_distinct" => shown.truncate(1),
-                    _ => {}
-                }
-                let d = if *distinct { "DISTINCT " } else { "" };
-                format!("{name}({d}{})", shown.join(", "))
-            }
+            } => aggregate_call_name(name, args.iter().map(Expr::spark_name).collect(), *distinct),
         }
     }
 

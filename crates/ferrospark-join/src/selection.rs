@@ -37,6 +37,60 @@ impl JoinStrategy {
         })
     }
 
+    /// The strategy Spark's join hint `name` asks for (`BROADCAST`, `MERGE`, `SHUFFLE_HASH`,
+    /// `SHUFFLE_REPLICATE_NL` and their aliases, any case); `None` for hints that are not join
+    /// hints, which Spark ignores.
+    pub fn from_hint(name: &str) -> Option<Self> {
+        Some(match name.to_ascii_uppercase().as_str() {
+            "BROADCAST" | "BROADCASTJOIN" | "MAPJOIN" => JoinStrategy::BroadcastHash,
+            "MERGE" | "SHUFFLE_MERGE" | "MERGEJOIN" => JoinStrategy::SortMerge,
+            "SHUFFLE_HASH" => JoinStrategy::ShuffledHash,
+            "SHUFFLE_REPLICATE_NL" => JoinStrategy::Cartesian,
+            _ => return None,
+        })
+    }
+
+    /// Of two hinted strategies, the one Spark's JoinSelection honours: broadcast over
+    /// sort-merge over shuffled hash over the others.
+    pub fn stronger_hint(self, other: Self) -> Self {
+        let rank = |s: Self| match s {
+            JoinStrategy::BroadcastHash => 0,
+            JoinStrategy::SortMerge => 1,
+            JoinStrategy::ShuffledHash => 2,
+            JoinStrategy::Cartesian | JoinStrategy::BroadcastNestedLoop => 3,
+        };
+        if rank(other) < rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+
+    /// Every strategy.
+    pub const ALL: [JoinStrategy; 5] = [
+        JoinStrategy::BroadcastHash,
+        JoinStrategy::ShuffledHash,
+        JoinStrategy::SortMerge,
+        JoinStrategy::BroadcastNestedLoop,
+        JoinStrategy::Cartesian,
+    ];
+
+    /// Spark's physical operator name (`BroadcastHashJoin`, ...).
+    pub fn operator_name(self) -> &'static str {
+        match self {
+            JoinStrategy::BroadcastHash => "BroadcastHashJoin",
+            JoinStrategy::ShuffledHash => "ShuffledHashJoin",
+            JoinStrategy::SortMerge => "SortMergeJoin",
+            JoinStrategy::BroadcastNestedLoop => "BroadcastNestedLoopJoin",
+            JoinStrategy::Cartesian => "CartesianProduct",
+        }
+    }
+
+    /// The strategy whose operator Spark names `name`.
+    pub fn of_operator(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.operator_name() == name)
+    }
+
     /// The user-facing name.
     pub fn name(self) -> &'static str {
         match self {
@@ -282,6 +336,29 @@ mod tests {
     use super::*;
 
     const MB: u64 = 1 << 20;
+
+    #[test]
+    fn hints_name_strategies_and_the_stronger_one_wins() {
+        assert_eq!(
+            JoinStrategy::from_hint("mapJoin"),
+            Some(JoinStrategy::BroadcastHash)
+        );
+        assert_eq!(
+            JoinStrategy::from_hint("shuffle_merge"),
+            Some(JoinStrategy::SortMerge)
+        );
+        assert_eq!(JoinStrategy::from_hint("repartition"), None);
+        let (b, m, h, c) = (
+            JoinStrategy::BroadcastHash,
+            JoinStrategy::SortMerge,
+            JoinStrategy::ShuffledHash,
+            JoinStrategy::Cartesian,
+        );
+        assert_eq!(c.stronger_hint(h), h);
+        assert_eq!(h.stronger_hint(m), m);
+        assert_eq!(m.stronger_hint(b), b);
+        assert_eq!(b.stronger_hint(c), b);
+    }
 
     fn input(jt: JoinType, left: u64, right: u64) -> JoinSelectionInput {
         JoinSelectionInput {

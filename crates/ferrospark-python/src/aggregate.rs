@@ -121,25 +121,6 @@ impl PyAggregatePlan {
         self.result(py, result)
     }
 
-    /// Runs the aggregation fused into a Parquet scan: each scan thread feeds its own partial
-    /// step, then the partial results are merged.
-    fn run_scan<'py>(&self, py: Python<'py>, scan: &PyParquetScan) -> PyResult<Bound<'py, PyAny>> {
-        let scan = scan.0.clone();
-        let result = py.run_detached(|| {
-            let first = match self.plan.stages.first() {
-                Some(stage) => Some(stage.exec(Default::default())?),
-                None => None,
-            };
-            let (scan, target) = with_dictionary_keys(&scan, first.as_ref(), &self.input_schema)?;
-            self.plan.run_parallel(&self.cfg, |make| {
-                scan.fold_tasks(make, |exec: &mut HashAggregateExec, b| {
-                    exec.push(&conform(b, &target)?)
-                })
-            })
-        });
-        self.result(py, result)
-    }
-
     /// A runner of steps `stages` (consecutive) for one Spark task.
     fn runner(&self, py: Python<'_>, stages: Vec<usize>) -> PyResult<PyStageRunner> {
         let options = ferrospark_agg::plan::options_for(&self.cfg).py(py)?;

@@ -693,6 +693,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(aggregate::plan_aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate::aggregate_name, m)?)?;
     m.add_function(wrap_pyfunction!(join::join_type_name, m)?)?;
+    m.add_function(wrap_pyfunction!(join::join_hint_strategy, m)?)?;
+    m.add_function(wrap_pyfunction!(join::stronger_join_hint, m)?)?;
+    m.add_function(wrap_pyfunction!(join::join_strategy_of_operator, m)?)?;
     m.add_function(wrap_pyfunction!(window::window, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::project, m)?)?;
     m.add_class::<join::PyJoinPlan>()?;

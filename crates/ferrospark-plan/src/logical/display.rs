@@ -103,10 +103,11 @@ pub fn node_text(plan: &LogicalPlan) -> String {
             items.extend(aggs.iter().map(|(c, a)| {
                 let args: Vec<String> = c.args.iter().map(expr_text).collect();
                 format!(
-                    "{}({}{}) AS {}",
+                    "{}({}{}){} AS {}",
                     c.name,
                     if c.distinct { "DISTINCT " } else { "" },
                     args.join(", "),
+                    if c.ignore_nulls { " IGNORE NULLS" } else { "" },
                     a.key()
                 )
             }));

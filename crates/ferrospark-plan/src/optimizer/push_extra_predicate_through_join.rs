@@ -14,7 +14,7 @@ use ferrospark_join::JoinType;
 
 use super::push_down_predicates::{deterministic, with_filter};
 use super::OptimizerRule;
-use crate::logical::expr_util::{column_keys, conjoin, split_conjuncts};
+use crate::logical::expr_util::{column_keys, split_conjuncts};
 use crate::logical::LogicalPlan;
 
 /// Adds the filters a join condition implies for each side.
@@ -29,7 +29,7 @@ fn extract_within(e: &Expr, keys: &HashSet<String>) -> Option<Expr> {
             op: BinaryOp::And,
             right,
         } => match (extract_within(left, keys), extract_within(right, keys)) {
-            (Some(l), Some(r)) => conjoin([l, r]),
+            (Some(l), Some(r)) => Some(l.and(r)),
             (Some(one), None) | (None, Some(one)) => Some(one),
             (None, None) => None,
         },
@@ -37,14 +37,7 @@ fn extract_within(e: &Expr, keys: &HashSet<String>) -> Option<Expr> {
             left,
             op: BinaryOp::Or,
             right,
-        } => {
-            let (l, r) = (extract_within(left, keys)?, extract_within(right, keys)?);
-            Some(Expr::Binary {
-                left: Box::new(l),
-                op: BinaryOp::Or,
-                right: Box::new(r),
-            })
-        }
+        } => Some(extract_within(left, keys)?.or(extract_within(right, keys)?)),
         other => {
             let used = column_keys(other);
             (!used.is_empty() && used.is_subset(keys) && deterministic(other))
@@ -70,17 +63,8 @@ fn implied(conjuncts: &[Expr], keys: &HashSet<String>) -> Vec<Expr> {
         .collect()
 }
 
-fn rewrite(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
-    let kids = plan
-        .children()
-        .into_iter()
-        .map(rewrite)
-        .collect::<Result<Vec<_>>>()?;
-    let plan = if kids.is_empty() {
-        plan.clone()
-    } else {
-        Arc::new(plan.with_children(kids))
-    };
+/// `plan` (its children already rewritten) with the filters its join condition implies.
+fn rewrite(plan: Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
     let LogicalPlan::Join {
         left,
         right,
@@ -129,6 +113,6 @@ impl OptimizerRule for PushExtraPredicateThroughJoin {
         "PushExtraPredicateThroughJoin"
     }
     fn apply(&self, plan: &Arc<LogicalPlan>, _cfg: &Config) -> Result<Arc<LogicalPlan>> {
-        rewrite(plan)
+        plan.transform_up(&mut rewrite)
     }
 }

@@ -29,7 +29,7 @@ use super::push_down_predicates::with_filter;
 use super::OptimizerRule;
 use crate::logical::expr_util::{column_keys, conjoin, split_conjuncts};
 use crate::logical::LogicalPlan;
-use crate::physical::stats::{kept_share, local_size_in_bytes};
+use crate::physical::stats::{filters_rows, local_size_in_bytes};
 
 /// Orders inner joins so conditions connect them.
 pub struct ReorderJoin;
@@ -129,7 +129,7 @@ fn absorb_filtered_dimensions(items: &mut Vec<Arc<LogicalPlan>>, conds: &mut Vec
             let ck = column_keys(c);
             !ck.is_empty() && ck.is_subset(&keys[i])
         };
-        let filtered = |i: usize| kept_share(&items[i]) < 1.0 || conds.iter().any(|c| own(i, c));
+        let filtered = |i: usize| filters_rows(&items[i]) || conds.iter().any(|c| own(i, c));
         // Equalities implied by the others (`p_partkey = l_partkey = ps_partkey`), used when
         // a dimension's only direct neighbour is the largest input.
         let classes = equal_columns(conds);
@@ -142,11 +142,7 @@ fn absorb_filtered_dimensions(items: &mut Vec<Arc<LogicalPlan>>, conds: &mut Vec
                 ) else {
                     continue;
                 };
-                out.push(Expr::Binary {
-                    left: Box::new(Expr::Column(b.clone())),
-                    op: BinaryOp::Eq,
-                    right: Box::new(Expr::Column(a.clone())),
-                });
+                out.push(Expr::col(b.clone()).eq(Expr::col(a.clone())));
             }
             out
         };

@@ -171,14 +171,7 @@ impl JoinPlanExec {
 
 impl ExecutionPlan for JoinPlanExec {
     fn name(&self) -> String {
-        match self.strategy {
-            JoinStrategy::BroadcastHash => "BroadcastHashJoin",
-            JoinStrategy::ShuffledHash => "ShuffledHashJoin",
-            JoinStrategy::SortMerge => "SortMergeJoin",
-            JoinStrategy::BroadcastNestedLoop => "BroadcastNestedLoopJoin",
-            JoinStrategy::Cartesian => "CartesianProduct",
-        }
-        .into()
+        self.strategy.operator_name().into()
     }
     fn describe(&self) -> String {
         let lk: Vec<String> = self.left_keys.iter().map(expr_text).collect();

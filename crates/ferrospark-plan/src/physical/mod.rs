@@ -144,6 +144,11 @@ pub fn counted(stream: BatchStream, metrics: MetricsSet) -> BatchStream {
     }))
 }
 
+/// The names of `schema`'s fields, as plans print them.
+pub(crate) fn field_names(schema: &SchemaRef) -> Vec<&str> {
+    schema.fields().iter().map(|f| f.name().as_str()).collect()
+}
+
 /// Spark-style text of a physical plan: `*`-free operator lines, children under `+- `,
 /// each with its metrics when `with_metrics`.
 pub fn explain_physical(plan: &Arc<dyn ExecutionPlan>, with_metrics: bool) -> String {

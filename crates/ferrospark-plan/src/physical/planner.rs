@@ -109,9 +109,6 @@ impl<'a> PhysicalPlanner<'a> {
 
     /// A reused aggregation's occurrence, if `plan` is one.
     fn reuse(&self, plan: &Arc<LogicalPlan>) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-        if self.reusable.is_empty() {
-            return Ok(None);
-        }
         let Some(id) = self.reusable.id_of(plan) else {
             return Ok(None);
         };

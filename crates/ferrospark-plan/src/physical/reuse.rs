@@ -12,7 +12,7 @@
 //! A runtime filter never passes into a reused result: it would narrow the rows every other
 //! occurrence reads.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
@@ -85,9 +85,12 @@ fn canonical_text(plan: &LogicalPlan) -> Option<String> {
         let digits = rest[at + 1..]
             .find(|c: char| !c.is_ascii_digit())
             .unwrap_or(rest.len() - at - 1);
-        let id = &rest[at + 1..at + 1 + digits];
-        let next = ids.len();
-        out.push_str(&ids.entry(id).or_insert(next).to_string());
+        // A `#` without digits (inside a literal) is text, not an attribute id.
+        if digits > 0 {
+            let id = &rest[at + 1..at + 1 + digits];
+            let next = ids.len();
+            out.push_str(&ids.entry(id).or_insert(next).to_string());
+        }
         rest = &rest[at + 1 + digits..];
     }
     out.push_str(rest);
@@ -107,18 +110,17 @@ fn reuse_key(plan: &LogicalPlan) -> Option<String> {
 #[derive(Debug, Default)]
 pub struct Reusable {
     occurrences: HashMap<*const LogicalPlan, usize>,
-    results: usize,
 }
 
 impl Reusable {
     /// How many results are reused.
     pub fn len(&self) -> usize {
-        self.results
+        self.occurrences.values().collect::<HashSet<_>>().len()
     }
 
     /// Whether nothing is reused.
     pub fn is_empty(&self) -> bool {
-        self.results == 0
+        self.occurrences.is_empty()
     }
 
     /// The reuse id of `node`, when it is an occurrence of a reused result.
@@ -130,7 +132,7 @@ impl Reusable {
 /// The aggregations occurring more than once in `plan`. The inside of a repeated aggregation
 /// counts once: only its first occurrence is planned.
 pub fn find_reusable(plan: &LogicalPlan) -> Reusable {
-    fn walk<'a>(p: &'a LogicalPlan, seen: &mut HashMap<String, Vec<&'a LogicalPlan>>) {
+    fn walk<'a>(p: &'a LogicalPlan, seen: &mut BTreeMap<String, Vec<&'a LogicalPlan>>) {
         if let Some(key) = reuse_key(p) {
             let nodes = seen.entry(key).or_default();
             nodes.push(p);
@@ -142,16 +144,12 @@ pub fn find_reusable(plan: &LogicalPlan) -> Reusable {
             walk(c, seen);
         }
     }
-    let mut seen = HashMap::new();
+    // Ordered by key, so the ids are the same from run to run.
+    let mut seen = BTreeMap::new();
     walk(plan, &mut seen);
-    let mut repeated: Vec<(String, Vec<&LogicalPlan>)> =
-        seen.into_iter().filter(|(_, n)| n.len() > 1).collect();
-    repeated.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut out = Reusable {
-        results: repeated.len(),
-        ..Default::default()
-    };
-    for (id, (_, nodes)) in repeated.into_iter().enumerate() {
+    let mut out = Reusable::default();
+    let repeated = seen.into_values().filter(|n| n.len() > 1);
+    for (id, nodes) in repeated.enumerate() {
         for n in nodes {
             out.occurrences.insert(n as *const LogicalPlan, id);
         }
@@ -209,12 +207,7 @@ impl ExecutionPlan for ReuseExec {
         if self.first {
             format!("id={}", self.id)
         } else {
-            let cols: Vec<&str> = self
-                .schema
-                .fields()
-                .iter()
-                .map(|f| f.name().as_str())
-                .collect();
+            let cols = super::field_names(&self.schema);
             format!(
                 "[{}], id={} (the result of ReusableResult id={})",
                 cols.join(", "),
@@ -241,9 +234,12 @@ impl ExecutionPlan for ReuseExec {
         let batches = match &*state {
             Slot::Kept(k) => k.batches.clone(),
             Slot::Declined => {
+                // Nothing to share: compute this occurrence without holding the slot.
+                drop(state);
                 self.metrics.add("results_recomputed", 1);
                 Arc::new(collect_parallel(&self.input, ctx)?)
             }
+            // The first occurrence computes with the slot held, so the others wait for it.
             Slot::Pending => {
                 let batches = Arc::new(collect_parallel(&self.input, ctx)?);
                 let bytes: usize = batches.iter().map(|b| b.get_array_memory_size()).sum();
@@ -262,7 +258,6 @@ impl ExecutionPlan for ReuseExec {
                 batches
             }
         };
-        drop(state);
         let out: Vec<Result<RecordBatch>> = batches.iter().map(|b| self.renamed(b)).collect();
         Ok(counted(Box::new(out.into_iter()), self.metrics.clone()))
     }

@@ -113,12 +113,7 @@ impl ExecutionPlan for ParquetScanExec {
         "FileScan parquet".into()
     }
     fn describe(&self) -> String {
-        let fields: Vec<&str> = self
-            .schema
-            .fields()
-            .iter()
-            .map(|f| f.name().as_str())
-            .collect();
+        let fields = super::field_names(&self.schema);
         let mut s = format!(
             "{}[{}] PushedFilters: [{}], ReadSchema: struct<{}>",
             self.table,
@@ -241,12 +236,7 @@ impl ExecutionPlan for MemoryScanExec {
         "LocalTableScan".into()
     }
     fn describe(&self) -> String {
-        let fields: Vec<&str> = self
-            .schema
-            .fields()
-            .iter()
-            .map(|f| f.name().as_str())
-            .collect();
+        let fields = super::field_names(&self.schema);
         let mut s = format!("[{}]", fields.join(", "));
         if let Some(f) = &self.filter {
             s.push_str(&format!(", Filter: {}", expr_text(f)));

@@ -175,7 +175,7 @@ pub fn filters_rows(plan: &LogicalPlan) -> bool {
 
 /// The share of its tables' rows `plan` keeps by its filters (half per conjunct other than
 /// `IS NOT NULL`, at most four halvings per filter, as [`local_size_in_bytes`] guesses).
-pub(crate) fn kept_share(plan: &LogicalPlan) -> f64 {
+fn kept_share(plan: &LogicalPlan) -> f64 {
     use crate::logical::expr_util::split_conjuncts;
     use ferrospark_join::JoinType;
     let halvings = |filters: &[ferrospark_expr::Expr]| {

@@ -6,18 +6,6 @@
 use ferrospark_common::{FerroError, Result};
 use ferrospark_join::JoinStrategy;
 
-/// The strategy a hint name asks for; `None` for hints that are not join hints (Spark ignores
-/// those with a warning, as here).
-fn strategy(name: &str) -> Option<JoinStrategy> {
-    Some(match name.to_ascii_uppercase().as_str() {
-        "BROADCAST" | "BROADCASTJOIN" | "MAPJOIN" => JoinStrategy::BroadcastHash,
-        "MERGE" | "SHUFFLE_MERGE" | "MERGEJOIN" => JoinStrategy::SortMerge,
-        "SHUFFLE_HASH" => JoinStrategy::ShuffledHash,
-        "SHUFFLE_REPLICATE_NL" => JoinStrategy::Cartesian,
-        _ => return None,
-    })
-}
-
 /// Every `(relation, strategy)` the text's hint comments name, relations lower-cased.
 pub(crate) fn join_hints(text: &str) -> Result<Vec<(String, JoinStrategy)>> {
     let mut out = Vec::new();
@@ -40,7 +28,7 @@ pub(crate) fn join_hints(text: &str) -> Result<Vec<(String, JoinStrategy)>> {
                         name.trim()
                     ))
                 })?;
-                if let Some(s) = strategy(name.trim()) {
+                if let Some(s) = JoinStrategy::from_hint(name.trim()) {
                     for rel in body[i + 1..close].split(',') {
                         let rel = rel.trim().trim_matches('`').to_ascii_lowercase();
                         if !rel.is_empty() {

@@ -232,9 +232,7 @@ fn run_task(
     // Large decoded batches amortise the row filter's per-batch costs; with no row filter
     // left, batches of the output size stay in the cache from decoding through masking to
     // the consumer.
-    let batch_size = if post_filter.is_some() {
-        decode_batch_size(s)
-    } else if row_filter.is_empty() {
+    let batch_size = if row_filter.is_empty() && post_filter.is_none() {
         s.options.batch_size
     } else {
         decode_batch_size(s)
