@@ -42,6 +42,47 @@ fn narrow(plan: Arc<LogicalPlan>, required: &HashSet<String>) -> Arc<LogicalPlan
     Arc::new(LogicalPlan::Project { input: plan, exprs })
 }
 
+/// `child`, a scan, outputting its columns in the order projection `exprs` passes them
+/// through, when that is all the projection does: the scan then reads them in that order
+/// and no projection stands between it and what consumes it (an aggregation fused into the
+/// scan groups on its dictionary codes only when nothing does).
+fn scan_in_order(
+    child: &Arc<LogicalPlan>,
+    exprs: &[(ferrospark_expr::Expr, Attr)],
+) -> Option<Arc<LogicalPlan>> {
+    let LogicalPlan::Scan {
+        source,
+        attrs,
+        filters,
+        name,
+        ..
+    } = child.as_ref()
+    else {
+        return None;
+    };
+    let out = child.output();
+    if exprs.len() != out.len() {
+        return None;
+    }
+    let mut order = Vec::with_capacity(exprs.len());
+    for (e, a) in exprs {
+        let i = attrs
+            .iter()
+            .position(|c| c.id == a.id && *e == c.column())?;
+        if order.contains(&i) || !out.iter().any(|o| o.id == a.id) {
+            return None;
+        }
+        order.push(i);
+    }
+    Some(Arc::new(LogicalPlan::Scan {
+        source: source.clone(),
+        attrs: attrs.clone(),
+        projection: Some(order),
+        filters: filters.clone(),
+        name: name.clone(),
+    }))
+}
+
 fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<LogicalPlan>> {
     Ok(match plan.as_ref() {
         LogicalPlan::Scan {
@@ -82,6 +123,8 @@ fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<Logi
                     .all(|((e, a), c)| *e == c.column() && a.id == c.id);
             if identity {
                 child
+            } else if let Some(scan) = scan_in_order(&child, &kept) {
+                scan
             } else {
                 Arc::new(LogicalPlan::Project {
                     input: child,

@@ -128,6 +128,27 @@ fn column_pruning_reads_only_what_the_query_uses() {
 }
 
 #[test]
+fn column_pruning_reads_a_reordering_projection_in_its_order() {
+    let text = after(
+        "SELECT c, a FROM t",
+        &[&EliminateSubqueryAliases, &ColumnPruning],
+    );
+    assert!(!text.contains("Project"), "{text}");
+    let scan = text
+        .lines()
+        .find(|l| l.contains("Relation t"))
+        .expect("scan");
+    let (c, a) = (scan.find("c#").expect("c"), scan.find("a#").expect("a"));
+    assert!(c < a && !scan.contains("b#"), "{text}");
+    // Renaming is more than a reorder: the projection stays.
+    let renamed = after(
+        "SELECT c AS x, a FROM t",
+        &[&EliminateSubqueryAliases, &ColumnPruning],
+    );
+    assert!(renamed.contains("Project"), "{renamed}");
+}
+
+#[test]
 fn reorder_join_avoids_cross_products() {
     let sql = "SELECT * FROM t, u, v WHERE t.a = v.a AND v.a = u.a";
     let text = after(
