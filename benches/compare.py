@@ -1,6 +1,7 @@
 """Compare ferrospark with pyarrow.dataset, DuckDB, Polars and PySpark on one data set.
 
     python benches/compare.py --workload scan+filter --scale 1 --reps 5 --threads 2
+    python benches/compare.py --workload q1 --layout one     # each table as one file
 
 Every engine runs each workload once as a warm-up and then ``--reps`` times, the engines
 taking turns so that a slow spell of the machine hits all of them; PySpark's JVM is started
@@ -638,7 +639,9 @@ def report(
             ]
             print("ferrospark steps: " + " | ".join(steps))
         else:
-            print("ferrospark metrics: " + ", ".join(f"{k}={m[k]}" for k in keys if k in m))
+            # A scan's counters when it is one, else an operator's (a join's) non-zero ones.
+            shown = [k for k in keys if k in m] or [k for k, v in m.items() if v and not k.endswith("_ns")]
+            print("ferrospark metrics: " + ", ".join(f"{k}={m[k]}" for k in shown))
     print("results agree" if agree else "RESULTS DISAGREE")
 
     doc = {
@@ -688,7 +691,13 @@ def main(argv: list[str] | None = None) -> int:
         help=f"comma-separated workloads or 'all' (available: {', '.join(WORKLOADS)})",
     )
     parser.add_argument("--scale", type=float, default=1, help="TPC-H scale factor (default 1)")
-    parser.add_argument("--data", help="TPC-H data directory (default data/tpch-sf<scale>)")
+    parser.add_argument("--data", help="TPC-H data directory (default data/tpch-sf<scale>[-one])")
+    parser.add_argument(
+        "--layout",
+        choices=["many", "one"],
+        default="many",
+        help="each table as several files (default) or as one file",
+    )
     parser.add_argument(
         "--engines",
         nargs="+",
@@ -716,7 +725,12 @@ def main(argv: list[str] | None = None) -> int:
     from gen_data import ensure_tpch
 
     tables = sorted({t for w in workloads for t in w.tables})
-    paths = ensure_tpch(args.scale, args.data, tables)
+    one = args.layout == "one"
+    data = args.data
+    if data is None and one:
+        scale_name = f"{args.scale:g}"
+        data = str(REPO / "data" / f"tpch-sf{scale_name}-one")
+    paths = ensure_tpch(args.scale, data, tables, parts=1 if one else None)
 
     info = machine_info()
     print(
