@@ -151,6 +151,41 @@ def test_star_beside_window_columns_is_the_input_columns(fss, sp):
     assert_same_rows(spark_rows(expected), arrow_rows(got.toArrow()), "star beside windows")
 
 
+def test_unnamed_window_columns_carry_sparks_names(fss, sp):
+    """Without an alias a window column is named as Spark names it after resolving the frame:
+    every sort key's direction and the frame spelled out, ``RANK()`` in capitals, lag's
+    offset and default shown; a DataFrame frame's offsets signed (``-1 FOLLOWING``), a SQL
+    frame's as written (``1 PRECEDING``)."""
+    from pyspark.sql import Window as PW
+    from pyspark.sql import functions as PF
+
+    def build(s, F, W):
+        w = W.partitionBy("k").orderBy("id")
+        return s.table("facts").select(
+            "id",
+            F.row_number().over(w),
+            F.rank().over(W.orderBy(F.desc("price"))),
+            F.dense_rank().over(w),
+            F.lag("q", 2).over(w),
+            F.lead("q").over(w),
+            F.ntile(3).over(w),
+            F.cume_dist().over(w),
+            F.sum("q").over(w),
+            F.max("q").over(W.partitionBy("g")),
+            F.avg("price").over(w.rowsBetween(-2, 1)),
+            F.min("x").over(w.rangeBetween(W.unboundedPreceding, 0)),
+        )
+
+    got, expected = build(fss, F, Window), build(sp, PF, PW)
+    assert got.columns == expected.columns
+    assert_same_rows(spark_rows(expected), arrow_rows(got.toArrow()), "unnamed window columns")
+    sql = """SELECT id, rank() OVER (PARTITION BY k ORDER BY q DESC),
+        lag(q) OVER (PARTITION BY k ORDER BY id),
+        sum(q) OVER (PARTITION BY g ORDER BY id ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING),
+        count(*) OVER (PARTITION BY g) FROM facts"""
+    assert fss.sql(sql).columns == sp.sql(sql).columns
+
+
 def test_window_explain_and_errors(fss):
     df = fss.sql("SELECT id, row_number() OVER (PARTITION BY k ORDER BY id) AS rn FROM facts")
     import contextlib

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from . import _native
-from ._frames import arrow_stream
 from .column import Column, col
 from .errors import AnalysisError, UnsupportedError
 
@@ -353,9 +352,14 @@ class WindowResult:
 def window(
     data: Any, exprs: WindowColumn | Sequence[WindowColumn], *, session: Session | None = None
 ) -> pa.Table:
-    """The input's columns followed by one column per window expression, as PySpark's
-    ``df.select("*", *exprs)``. Expressions over the same specification are computed in one
-    pass, one pass per specification (Spark's planner groups them the same way)."""
+    """The input's columns followed by one column per window expression: PySpark's
+    ``df.select("*", *exprs)``, and a thin layer over the query plan that runs it.
+
+    ``data`` becomes a relation of the session (a :func:`ferrospark.scan_parquet` scan a
+    Parquet relation the optimizer prunes). Expressions over the same specification are
+    computed in one ``Window`` pass, one pass per specification, as Spark's planner groups
+    them. ``fs.last_window_metrics()`` and ``fs.last_window_plan()`` describe the passes."""
+    from ._frames import frame_of, operators
     from .session import default_session
 
     s = session or default_session()
@@ -366,34 +370,12 @@ def window(
         if not isinstance(item, WindowColumn):
             raise AnalysisError(f"{item!r} is not a window expression: call .over(window_spec) on it")
         item._check()
-    groups: dict[tuple[str, ...], list[int]] = {}
-    for i, item in enumerate(items):
-        groups.setdefault(item._spec._key(), []).append(i)
-    table = pa.RecordBatchReader.from_stream(arrow_stream(data)).read_all()
-    width = table.num_columns
-    metrics, plans = [], []
-    names: list[str] = [""] * len(items)
-    for members in groups.values():
-        spec = items[members[0]]._spec
-        before = table.num_columns
-        table, m, plan = _native.window(
-            pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
-            [c._expr for c in spec._partition],
-            [c._expr for c in spec._order],
-            [items[i]._call() for i in members],
-            conf=s.conf,
-        )
-        for k, i in enumerate(members):
-            names[i] = table.schema.field(before + k).name
-        metrics.append(dict(m))
-        plans.append(plan)
-    WindowResult.last_metrics = metrics
-    WindowResult.last_plans = plans
-    # Input columns, then the window columns in the order they were asked for.
-    order = list(range(width))
-    added = {table.schema.field(i).name: i for i in range(width, table.num_columns)}
-    order.extend(added[n] for n in names)
-    return table.select(order)
+    df = frame_of(data, s).select("*", *items)
+    table = df.toArrow()
+    passes = [(d, m) for name, d, m in operators(df) if name == "Window"]
+    WindowResult.last_metrics = [m for _, m in passes]
+    WindowResult.last_plans = [f"Window {d}" for d, _ in passes]
+    return table
 
 
 def last_window_metrics() -> list[dict[str, int]]:

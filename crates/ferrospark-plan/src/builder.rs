@@ -184,7 +184,11 @@ impl PlanBuilder {
             Expr::Alias { expr, .. } => strip_inner_aliases(expr)?,
             other => strip_inner_aliases(other)?,
         };
-        let name = strip_ids(&item.output_name());
+        let name = match (item, &resolved) {
+            // A bare window call is named by the window extraction, which knows its frame.
+            (Expr::Window { .. }, Expr::Alias { name, .. }) => name.clone(),
+            _ => strip_ids(&item.output_name()),
+        };
         // An item that reads an input column as it is keeps that column's attribute, unless
         // it was written under another name (`grouping_id()` reading `spark_grouping_id`).
         if !aliased {

@@ -169,19 +169,19 @@ impl PyExpr {
                 "unbounded_preceding" => FrameEdge::UnboundedPreceding,
                 "unbounded_following" => FrameEdge::UnboundedFollowing,
                 t => {
-                    let negative = t.starts_with('-');
-                    let body = t.trim_start_matches('-');
-                    let lit = match body.parse::<i64>() {
+                    let value = match t.parse::<i64>() {
                         Ok(v) => Literal::integer(v),
-                        Err(_) => Literal::double(body.parse::<f64>().map_err(|_| {
+                        Err(_) => Literal::double(t.parse::<f64>().map_err(|_| {
                             FerroError::Config(format!("`{t}` is not a window frame bound"))
                         })?),
                     };
-                    let zero = body.parse::<f64>().is_ok_and(|v| v == 0.0);
-                    match (zero, negative) {
-                        (true, _) => FrameEdge::CurrentRow,
-                        (false, true) => FrameEdge::Preceding(Expr::Literal(lit)),
-                        (false, false) => FrameEdge::Following(Expr::Literal(lit)),
+                    // As PySpark's rowsBetween / rangeBetween build it: zero is CURRENT ROW,
+                    // any other offset a signed literal FOLLOWING (`-1 FOLLOWING`), which
+                    // Spark's column name shows.
+                    if t.parse::<f64>().is_ok_and(|v| v == 0.0) {
+                        FrameEdge::CurrentRow
+                    } else {
+                        FrameEdge::Following(Expr::Literal(value))
                     }
                 }
             })

@@ -74,36 +74,33 @@ fn literal_i64(e: &Expr, what: &str) -> Result<i64> {
     }
 }
 
+/// A frame edge as the window operator's bound. Offsets are signed as written: the
+/// DataFrame API's `rowsBetween(-1, 1)` arrives as `-1 FOLLOWING`, which is `1 PRECEDING`.
 fn bound_of(edge: &FrameEdge) -> Result<FrameBound> {
-    let offset = |e: &Expr| -> Result<FrameOffset> {
-        Ok(match literal_number(e, "a window frame bound")? {
-            FrameOffset::Int(v) => FrameOffset::Int(v.abs()),
-            FrameOffset::Float(v) => FrameOffset::Float(v.abs()),
+    let signed = |e: &Expr, sign: f64| -> Result<FrameBound> {
+        let (negative, offset) = match literal_number(e, "a window frame bound")? {
+            FrameOffset::Int(v) => {
+                let v = if sign < 0.0 { -v } else { v };
+                (v < 0, FrameOffset::Int(v.abs()))
+            }
+            FrameOffset::Float(v) => {
+                let v = v * sign;
+                (v < 0.0, FrameOffset::Float(v.abs()))
+            }
+        };
+        Ok(match offset {
+            FrameOffset::Int(0) => FrameBound::CurrentRow,
+            FrameOffset::Float(v) if v == 0.0 => FrameBound::CurrentRow,
+            o if negative => FrameBound::Preceding(o),
+            o => FrameBound::Following(o),
         })
-    };
-    let zero = |o: &FrameOffset| {
-        matches!(o, FrameOffset::Int(0)) || matches!(o, FrameOffset::Float(v) if *v == 0.0)
     };
     Ok(match edge {
         FrameEdge::UnboundedPreceding => FrameBound::UnboundedPreceding,
         FrameEdge::UnboundedFollowing => FrameBound::UnboundedFollowing,
         FrameEdge::CurrentRow => FrameBound::CurrentRow,
-        FrameEdge::Preceding(e) => {
-            let o = offset(e)?;
-            if zero(&o) {
-                FrameBound::CurrentRow
-            } else {
-                FrameBound::Preceding(o)
-            }
-        }
-        FrameEdge::Following(e) => {
-            let o = offset(e)?;
-            if zero(&o) {
-                FrameBound::CurrentRow
-            } else {
-                FrameBound::Following(o)
-            }
-        }
+        FrameEdge::Preceding(e) => signed(e, -1.0)?,
+        FrameEdge::Following(e) => signed(e, 1.0)?,
     })
 }
 
