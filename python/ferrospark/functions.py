@@ -152,6 +152,16 @@ def broadcast(df: Any) -> Any:
     return df.hint("broadcast")
 
 
+def session_window(timeColumn: ColumnOrName, gapDuration: str | Column) -> Column:  # noqa: N803
+    """A session window to group by, as PySpark's: ``df.groupBy(session_window("ts", "10
+    minutes"), "user")``. Each row opens ``[time, time + gap)``; rows of one key whose spans
+    touch or overlap form one session. ``gapDuration`` is interval text or a per-row column
+    (interval text or an interval). The group column is ``session_window``, a struct of
+    ``start`` and ``end``."""
+    gap = gapDuration if isinstance(gapDuration, Column) else lit(gapDuration)
+    return _call("session_window", timeColumn, gap)
+
+
 def coalesce(*cols: ColumnOrName) -> Column:
     """The first non-NULL argument."""
     return _call("coalesce", *cols)
@@ -438,6 +448,7 @@ def count_if(c: ColumnOrName) -> AggColumn:
 __all__ = [
     "abs",
     "broadcast",
+    "session_window",
     "acos",
     "add_months",
     "AggColumn",

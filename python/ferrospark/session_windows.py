@@ -24,7 +24,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _native
-from ._frames import arrow_stream
 from .column import Column, col
 from .errors import AnalysisError, UnsupportedError
 
@@ -217,18 +216,33 @@ def session_window(
     ``gap`` is a literal (``"10 minutes"``) or a per-row column of interval strings or
     durations. Rows with a NULL time, a NULL or unreadable gap, or a non-positive gap are
     dropped, as Spark drops them. A date ``time`` is its midnight in the session time zone.
+
+    A thin layer over the query plan (its ``SessionWindowing``: spans, a ``Window`` merging
+    them per key, then the aggregation); ``fs.last_window_metrics()`` describes the merge and
+    ``fs.last_aggregate_metrics()`` the aggregation.
     """
-    from .aggregate import aggregate
+    from ._frames import frame_of, operators
+    from .aggregate import AggregateResult, _aggs
+    from .functions import session_window as session_window_column
     from .session import default_session
+    from .window import WindowResult
 
     s = session or default_session()
+    if not isinstance(gap, str | Column):
+        raise TypeError(
+            f"a session window's gap must be a string such as '10 minutes' or fs.col(...), got {gap!r}"
+        )
+    if not isinstance(time, str | Column):
+        raise TypeError(f"a session window's time must be a column name or fs.col(...), got {time!r}")
     keys = [by] if isinstance(by, str | Column) else list(by)
-    key_texts = [str((col(k) if isinstance(k, str) else k)._expr) for k in keys]
-    table = pa.RecordBatchReader.from_stream(arrow_stream(data)).read_all()
-    tz = s.conf.get("spark.sql.session.timeZone", "UTC")
-    sessions = merge(spans(table, time, gap, tz, conf=s.conf), key_texts, s.conf)
-    result = aggregate(sessions, [START, END, *keys], aggs, session=s)
-    return with_struct(result)
+    df = frame_of(data, s).groupBy(session_window_column(time, gap), *keys).agg(*_aggs(aggs))
+    table = df.toArrow()
+    ran = operators(df)
+    WindowResult.last_metrics = [m for name, _, m in ran if name == "Window"]
+    WindowResult.last_plans = [f"Window {d}" for name, d, _ in ran if name == "Window"]
+    AggregateResult.last_metrics = [m for name, _, m in ran if name == "HashAggregate"]
+    AggregateResult.last_plan = df.executedPlan() or ""
+    return table
 
 
 __all__ = ["interval_micros", "merge", "session_window", "spans", "with_struct"]

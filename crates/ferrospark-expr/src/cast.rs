@@ -178,6 +178,22 @@ pub fn spark_cast(
     let from = a.data_type();
     let n = a.len();
     Ok(Some(match (from, to) {
+        // Interval text as Spark's cast to an interval reads it: NULL where it is not one.
+        (
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View,
+            DataType::Duration(TimeUnit::Microsecond),
+        ) => {
+            let s = arrow_cast::cast(a, &DataType::Utf8)?;
+            let s = s.as_string::<i32>();
+            let mut out = Vec::with_capacity(n);
+            for v in s.iter() {
+                out.push(match v {
+                    None => None,
+                    Some(text) => crate::interval::interval_text_micros(text)?,
+                });
+            }
+            Arc::new(arrow_array::DurationMicrosecondArray::from(out))
+        }
         (DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View, DataType::Date32) => {
             let s = arrow_cast::cast(a, &DataType::Utf8)?;
             let s = s.as_string::<i32>();

@@ -823,7 +823,14 @@ fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Resu
 
 /// Whether ferrospark can cast between the two types.
 pub fn can_cast(from: &DataType, to: &DataType) -> bool {
-    from == to || arrow_cast::can_cast_types(from, to)
+    let interval_text = matches!(
+        (from, to),
+        (
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View,
+            DataType::Duration(arrow_schema::TimeUnit::Microsecond)
+        )
+    );
+    from == to || interval_text || arrow_cast::can_cast_types(from, to)
 }
 
 fn parse_spark_double(s: &str) -> Option<f64> {

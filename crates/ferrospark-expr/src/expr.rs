@@ -829,6 +829,10 @@ impl Expr {
             Expr::Alias { name, .. } => name.clone(),
             Expr::Column(c) => c.clone(),
             Expr::Field(_, name) => name.clone(),
+            // Spark names the grouping column of a session window so, whatever its arguments.
+            Expr::Function { name, .. } if name.eq_ignore_ascii_case("session_window") => {
+                "session_window".into()
+            }
             other => other.spark_name(),
         }
     }

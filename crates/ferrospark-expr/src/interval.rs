@@ -177,3 +177,32 @@ pub fn interval_literal(iv: &ast::Interval, text: &str) -> Result<Literal> {
     }
     parts.literal(text)
 }
+
+/// An interval string as Spark's cast to an interval reads it (`'10 minutes'`,
+/// `'1 hour 30 minutes'`, `'interval 5 seconds'`, `'-2 days'`) in microseconds. `None` for
+/// text that is not an interval (the cast gives NULL); an error for months and years, whose
+/// length depends on the date.
+pub fn interval_text_micros(text: &str) -> Result<Option<i64>> {
+    let lower = text.trim().to_ascii_lowercase();
+    let body = lower.strip_prefix("interval").unwrap_or(&lower);
+    let words: Vec<&str> = body.split_whitespace().collect();
+    if words.is_empty() || !words.len().is_multiple_of(2) {
+        return Ok(None);
+    }
+    let mut parts = Parts::default();
+    for pair in words.chunks(2) {
+        let Ok(v) = pair[0].parse::<f64>() else {
+            return Ok(None);
+        };
+        let unit = pair[1].trim_end_matches('s');
+        if matches!(unit, "month" | "year") {
+            return Err(FerroError::Unsupported(format!(
+                "the interval '{text}' counts {unit}s, whose length depends on the date; give it in weeks, days, hours, minutes or seconds"
+            )));
+        }
+        if parts.add(unit, v, text).is_err() {
+            return Ok(None);
+        }
+    }
+    Ok(parts.micros)
+}

@@ -33,7 +33,7 @@ pub mod eval;
 pub mod expr;
 pub mod functions;
 pub mod in_set;
-mod interval;
+pub mod interval;
 mod normalize;
 pub mod parser;
 pub mod physical;

@@ -121,6 +121,13 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
     use ast::Expr as A;
     Ok(match e {
         A::Identifier(id) => Expr::Column(id.value.clone()),
+        A::Struct { values, .. } => Expr::Function {
+            name: "struct".into(),
+            args: values
+                .iter()
+                .map(|v| convert(v, text))
+                .collect::<Result<_>>()?,
+        },
         A::CompoundIdentifier(parts) => {
             let mut it = parts.iter();
             let first = it

@@ -345,3 +345,89 @@ fn fused_ranges_agree_at_type_limits_and_word_edges() {
         }
     }
 }
+
+#[test]
+fn interval_text_reads_as_sparks_cast_to_an_interval() {
+    use crate::interval::interval_text_micros;
+    let minute = 60_000_000;
+    assert_eq!(
+        interval_text_micros("10 minutes").expect("not months"),
+        Some(10 * minute)
+    );
+    assert_eq!(
+        interval_text_micros("INTERVAL 1 hour 30 minutes").expect("not months"),
+        Some(90 * minute)
+    );
+    assert_eq!(
+        interval_text_micros(" -5 minutes ").expect("not months"),
+        Some(-5 * minute)
+    );
+    assert_eq!(
+        interval_text_micros("1.5 seconds").expect("not months"),
+        Some(1_500_000)
+    );
+    assert_eq!(interval_text_micros("soon").expect("not months"), None);
+    assert_eq!(
+        interval_text_micros("10 parsecs").expect("not months"),
+        None
+    );
+    assert!(interval_text_micros("1 month").is_err());
+}
+
+#[test]
+fn structs_are_built_with_sparks_field_names() {
+    let b = batch();
+    let schema = b.schema();
+    let ctx = BindContext::new(&schema);
+    let named = bind(
+        &parse_expr("named_struct('n', i, 'text', s)").expect("parses"),
+        &ctx,
+    )
+    .expect("binds");
+    let v = evaluate(&named, &b)
+        .expect("evaluates")
+        .into_array(5)
+        .expect("array");
+    let v = v.as_struct();
+    assert_eq!(v.column_names(), vec!["n", "text"]);
+    assert_eq!(
+        v.column(0)
+            .as_primitive::<arrow_array::types::Int32Type>()
+            .value(4),
+        5
+    );
+    assert!(v.column(1).is_null(2));
+    // `struct` names a field after the column it reads, else colN.
+    let plain = bind(&parse_expr("struct(i, i + 1)").expect("parses"), &ctx).expect("binds");
+    match plain.data_type() {
+        DataType::Struct(f) => {
+            let names: Vec<&str> = f.iter().map(|f| f.name().as_str()).collect();
+            assert_eq!(names, ["i", "col2"]);
+        }
+        other => panic!("not a struct: {other}"),
+    }
+    let odd = parse_expr("named_struct('n', i, 'text')").expect("parses");
+    assert!(bind(&odd, &ctx).is_err());
+    let unnamed = parse_expr("named_struct(s, i)").expect("parses");
+    assert!(matches!(bind(&unnamed, &ctx), Err(FerroError::Analysis(m)) if m.contains("FOLDABLE")));
+}
+
+#[test]
+fn interval_text_casts_to_an_interval_or_null() {
+    let b = batch();
+    let schema = b.schema();
+    let ctx = BindContext::new(&schema);
+    let p = bind(
+        &parse_expr("CAST(CASE WHEN i > 2 THEN '10 minutes' ELSE 'soon' END AS INTERVAL)")
+            .expect("parses"),
+        &ctx,
+    )
+    .expect("binds");
+    let v = evaluate(&p, &b)
+        .expect("evaluates")
+        .into_array(5)
+        .expect("array");
+    let v = v.as_primitive::<arrow_array::types::DurationMicrosecondType>();
+    assert_eq!(v.value(2), 600_000_000);
+    assert!(v.is_null(0) && v.is_null(3));
+}

@@ -31,6 +31,8 @@ pub fn parse_data_type(name: &str, session_tz: &str) -> Result<DataType> {
             DataType::Timestamp(TimeUnit::Microsecond, Some(session_tz.into()))
         }
         "timestamp_ntz" => DataType::Timestamp(TimeUnit::Microsecond, None),
+        // Day-time intervals, as microseconds (see `interval.rs`).
+        "interval" | "intervaldaytosecond" => DataType::Duration(TimeUnit::Microsecond),
         "decimal" | "dec" | "numeric" => DataType::Decimal128(10, 0),
         _ => {
             if let Some(args) = strip_call(&t, &["decimal", "dec", "numeric"]) {
@@ -96,6 +98,7 @@ pub fn spark_type_name(dt: &DataType) -> String {
         DataType::Date32 | DataType::Date64 => "DATE".into(),
         DataType::Timestamp(_, Some(_)) => "TIMESTAMP".into(),
         DataType::Timestamp(_, None) => "TIMESTAMP_NTZ".into(),
+        DataType::Duration(_) => "INTERVAL DAY TO SECOND".into(),
         DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
             format!("ARRAY<{}>", spark_type_name(f.data_type()))
         }

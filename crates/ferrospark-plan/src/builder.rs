@@ -296,6 +296,9 @@ impl PlanBuilder {
         group: Vec<Expr>,
         results: &[Expr],
     ) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
+        if let Some(w) = self.session_windowing(&input, group_items, &group, results)? {
+            return self.aggregate(w.input, &w.group_items, w.group, &w.results);
+        }
         let in_attrs = input.output();
         if let Some(g) = results
             .iter()

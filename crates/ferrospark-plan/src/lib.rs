@@ -18,6 +18,7 @@ pub mod grouping_sets;
 pub mod logical;
 pub mod optimizer;
 pub mod physical;
+mod session_windows;
 pub mod setops;
 pub mod sql;
 pub mod values;

@@ -14,6 +14,7 @@ mod format;
 pub mod math;
 pub mod regex;
 pub mod string;
+mod structs;
 
 use std::sync::Arc;
 
@@ -47,6 +48,8 @@ pub enum ScalarFunction {
     Date(DateFn),
     /// `coalesce(a, b, ...)`: the first non-NULL argument.
     Coalesce,
+    /// `named_struct` / `struct`: a struct of the arguments, fields named so.
+    Struct(Vec<String>),
 }
 
 impl ScalarFunction {
@@ -58,6 +61,7 @@ impl ScalarFunction {
             ScalarFunction::Regex(f) => f.name(),
             ScalarFunction::Date(f) => f.name(),
             ScalarFunction::Coalesce => "coalesce",
+            ScalarFunction::Struct(_) => "named_struct",
         }
     }
 
@@ -69,6 +73,7 @@ impl ScalarFunction {
             ScalarFunction::Str(f) => f.evaluate(&args)?,
             ScalarFunction::Regex(f) => f.evaluate(&args)?,
             ScalarFunction::Date(f) => f.evaluate(&args)?,
+            ScalarFunction::Struct(names) => structs::evaluate(names, &args)?,
             ScalarFunction::Coalesce => {
                 let mut acc = args.full(0)?;
                 for i in 1..args.len() {
@@ -179,6 +184,7 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "mod",
     "month",
     "months_between",
+    "named_struct",
     "nanvl",
     "negative",
     "next_day",
@@ -211,6 +217,7 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "signum",
     "sin",
     "split",
+    "struct",
     "sqrt",
     "substr",
     "substring",
@@ -244,7 +251,11 @@ pub fn bind_call(
     if matches!(name, "coalesce" | "nvl" | "ifnull") {
         return call.coalesce(args);
     }
-    let bound = match math::bind(&call, args)? {
+    let bound = match structs::bind(&call, args)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match math::bind(&call, bound)? {
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
     };

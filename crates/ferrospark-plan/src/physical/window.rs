@@ -90,7 +90,7 @@ fn bound_of(edge: &FrameEdge) -> Result<FrameBound> {
         };
         Ok(match offset {
             FrameOffset::Int(0) => FrameBound::CurrentRow,
-            FrameOffset::Float(v) if v == 0.0 => FrameBound::CurrentRow,
+            FrameOffset::Float(0.0) => FrameBound::CurrentRow,
             o if negative => FrameBound::Preceding(o),
             o => FrameBound::Following(o),
         })
@@ -176,6 +176,12 @@ pub fn window_function(
     };
     Ok(match name {
         "row_number" => WindowFunction::RowNumber,
+        // Planned by `SessionWindowing` only: spans (start, end) merged into sessions.
+        "session_start" | "session_end" => WindowFunction::Session {
+            start: arg(0)?,
+            stop: arg(1)?,
+            end: name == "session_end",
+        },
         "rank" => WindowFunction::Rank,
         "dense_rank" => WindowFunction::DenseRank,
         "percent_rank" => WindowFunction::PercentRank,

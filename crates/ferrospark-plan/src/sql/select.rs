@@ -126,6 +126,26 @@ impl<'a> SqlPlanner<'a> {
             .iter()
             .map(|o| Ok(sort_key(self.expr(&o.expr)?, &o.options)))
             .collect::<Result<_>>()?;
+        // `session_window` names the grouping's session window (`session_window.start`).
+        let (items, having, orders) = {
+            let from_scope = self.scope_over(&plan, outer);
+            let has_column = |n: &str| from_scope.resolve_name(None, n).ok().flatten().is_some();
+            let refs = |e: &Expr| {
+                crate::session_windows::session_window_references(e, &group_written, has_column)
+            };
+            (
+                items
+                    .iter()
+                    .map(|i| {
+                        Ok(Item {
+                            written: refs(&i.written)?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+                having.as_ref().map(refs).transpose()?,
+                orders.iter().map(refs).collect::<Result<Vec<_>>>()?,
+            )
+        };
 
         let is_agg = !group_written.is_empty()
             || grouping_sets.is_some()
