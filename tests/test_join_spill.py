@@ -1,5 +1,5 @@
 """Joins past ``ferrospark.memory.limit``: a sort-merge join of two 2-million-row sides under a
-48MB limit spills sorted runs and agrees with pyarrow's own join; a shuffled hash join whose
+24MB limit spills sorted runs and agrees with pyarrow's own join; a shuffled hash join whose
 build side does not fit falls back to sort-merge instead of failing."""
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ def _digest(t: pa.Table, columns: list[str]) -> tuple:
 @pytest.mark.parametrize(
     ("how", "arrow_how"), [("inner", "inner"), ("full", "full outer"), ("anti", "left anti")]
 )
-def test_a_sort_merge_join_of_two_million_rows_each_side_under_48mb(sides, how, arrow_how):
+def test_a_sort_merge_join_of_two_million_rows_each_side_under_24mb(sides, how, arrow_how):
     left, right = sides
-    session = fs.Session(conf={"ferrospark.memory.limit": "48m"})
+    session = fs.Session(conf={"ferrospark.memory.limit": "24m"})
     got = session.join(left, right, fs.col("lk") == fs.col("rk"), how, strategy="sort_merge")
     metrics = fs.last_join_metrics()
     assert metrics["spill_count"] >= 2, metrics

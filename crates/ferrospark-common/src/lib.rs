@@ -15,7 +15,7 @@ pub mod spill;
 
 pub use config::{parse_byte_size, Config};
 pub use error::{FerroError, Result};
-pub use memory::{MemoryPool, MemoryReservation};
+pub use memory::{batch_bytes, MemoryPool, MemoryReservation};
 pub use metrics::{MetricValue, MetricsSet};
 pub use progress::QueryProgress;
 pub use spill::{SpillDir, SpillFile, SpillReader, SpillWriter};

@@ -191,3 +191,42 @@ mod tests {
         assert_eq!(pool.peak(), 100);
     }
 }
+
+/// The memory `batch` holds for its rows: for columns that are slices of larger arrays
+/// (a sorted run cut into batches, a window's output), only the slice's share. Counting each
+/// slice's whole buffer, as `get_array_memory_size` does, charges an operator that buffers
+/// every slice of one array the array's size once per slice.
+pub fn batch_bytes(batch: &arrow_array::RecordBatch) -> usize {
+    batch
+        .columns()
+        .iter()
+        .map(|c| {
+            c.to_data()
+                .get_slice_memory_size()
+                .unwrap_or_else(|_| c.get_array_memory_size())
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod batch_bytes_tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+
+    use super::batch_bytes;
+
+    #[test]
+    fn slices_count_their_share_not_the_whole_buffer() {
+        let big: ArrayRef = Arc::new(Int64Array::from_iter_values(0..100_000));
+        let whole = RecordBatch::try_from_iter([("v", big)]).expect("batch");
+        let total = batch_bytes(&whole);
+        let slices: usize = (0..10)
+            .map(|i| batch_bytes(&whole.slice(i * 10_000, 10_000)))
+            .sum();
+        assert!(total >= 800_000, "{total}");
+        // Ten slices cover the array once, not ten times.
+        assert!(slices <= total + 1024, "{slices} vs {total}");
+        assert!(whole.slice(0, 10_000).get_array_memory_size() >= total);
+    }
+}

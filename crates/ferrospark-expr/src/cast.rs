@@ -178,6 +178,37 @@ pub fn spark_cast(
     let from = a.data_type();
     let n = a.len();
     Ok(Some(match (from, to) {
+        // A date is its midnight in the zone. Arrow converts each row through the zone's
+        // rules; a date column holds few distinct days, so each is converted once.
+        (DataType::Date32, DataType::Timestamp(TimeUnit::Microsecond, tz)) => {
+            const MICROS_PER_DAY: i64 = 86_400_000_000;
+            let days = a.as_primitive::<Date32Type>();
+            let utc = tz
+                .as_deref()
+                .is_none_or(|z| matches!(z, "UTC" | "utc" | "Etc/UTC" | "Z" | "+00:00" | "GMT"));
+            let out: PrimitiveArray<arrow_array::types::TimestampMicrosecondType> = if utc {
+                days.unary(|d| i64::from(d) * MICROS_PER_DAY)
+            } else {
+                let Ok(zone) = crate::functions::datetime::zone(tz.as_deref().unwrap_or("UTC"))
+                else {
+                    return Ok(None);
+                };
+                let mut seen: std::collections::HashMap<i32, Option<i64>> =
+                    std::collections::HashMap::new();
+                days.iter()
+                    .map(|d| {
+                        d.and_then(|d| {
+                            *seen.entry(d).or_insert_with(|| {
+                                crate::functions::datetime::date_of(d)
+                                    .and_then(|date| date.and_hms_opt(0, 0, 0))
+                                    .and_then(|l| crate::functions::datetime::from_local(&l, &zone))
+                            })
+                        })
+                    })
+                    .collect()
+            };
+            Arc::new(out.with_timezone_opt(tz.clone()))
+        }
         // Interval text as Spark's cast to an interval reads it: NULL where it is not one.
         (
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View,

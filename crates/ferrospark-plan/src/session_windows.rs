@@ -38,6 +38,16 @@ pub(crate) struct SessionWindowed {
     pub results: Vec<Expr>,
 }
 
+/// A constant interval's length in microseconds.
+fn literal_micros(e: &Expr) -> Option<i64> {
+    let Expr::Literal(l) = e else { return None };
+    let a = l.array();
+    let d = a
+        .as_any()
+        .downcast_ref::<arrow_array::DurationMicrosecondArray>()?;
+    d.is_valid(0).then(|| d.value(0))
+}
+
 fn is_session_window(e: &Expr) -> bool {
     matches!(e, Expr::Function { name, .. } if name.eq_ignore_ascii_case("session_window"))
 }
@@ -77,26 +87,43 @@ impl PlanBuilder {
         };
         let in_attrs = input.output();
         let start = self.session_time(time, &in_attrs)?;
-        let end = Expr::Binary {
-            left: Box::new(start.clone()),
-            op: BinaryOp::Plus,
-            right: Box::new(self.session_gap(gap, &in_attrs)?),
-        };
+        let gap = self.session_gap(gap, &in_attrs)?;
         let span_type = expr_type(&start, &in_attrs, &self.cfg)?;
         let s = self.attr("__session_start", span_type.clone(), true);
         let e = self.attr("__session_end", span_type, true);
+        // The end reads the start's column, so a cast time is converted once.
         let mut projected: Vec<(Expr, Attr)> =
             in_attrs.iter().map(|a| (a.column(), a.clone())).collect();
         projected.push((start, s.clone()));
-        projected.push((end, e.clone()));
-        let spans = PlanBuilder::project_resolved(input.clone(), projected);
-        let spans = Arc::new(LogicalPlan::Filter {
-            input: spans,
-            predicate: Expr::Binary {
+        let starts = PlanBuilder::project_resolved(input.clone(), projected);
+        let mut projected: Vec<(Expr, Attr)> = starts
+            .output()
+            .iter()
+            .map(|a| (a.column(), a.clone()))
+            .collect();
+        projected.push((
+            Expr::Binary {
+                left: Box::new(s.column()),
+                op: BinaryOp::Plus,
+                right: Box::new(gap.clone()),
+            },
+            e.clone(),
+        ));
+        let spans = PlanBuilder::project_resolved(starts, projected);
+        // Spark keeps the spans with end > start. With a constant gap that is "time is not
+        // NULL" (or nothing at all), which the scan can check without computing a span.
+        let predicate = match literal_micros(&gap) {
+            Some(g) if g > 0 => Expr::IsNotNull(Box::new(time.clone())),
+            Some(_) => Expr::Literal(Literal::boolean(false)),
+            None => Expr::Binary {
                 left: Box::new(e.column()),
                 op: BinaryOp::Gt,
                 right: Box::new(s.column()),
             },
+        };
+        let spans = Arc::new(LogicalPlan::Filter {
+            input: spans,
+            predicate,
         });
 
         let keys: Vec<Expr> = group

@@ -28,7 +28,7 @@ impl Run {
     /// Bytes the run holds in memory (none once on disk).
     pub fn memory_size(&self) -> usize {
         match self {
-            Run::Memory(b) => b.iter().map(RecordBatch::get_array_memory_size).sum(),
+            Run::Memory(b) => b.iter().map(ferrospark_common::batch_bytes).sum(),
             Run::File(_) => 0,
         }
     }

@@ -179,7 +179,7 @@ impl WindowExec {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let bytes = batch.get_array_memory_size() as u64;
+        let bytes = ferrospark_common::batch_bytes(batch) as u64;
         if !self.reservation.try_grow(bytes) {
             // Refused: the buffer so far goes to disk as a sorted run, then this batch is
             // buffered again (or, alone larger than the limit, is a run of its own).

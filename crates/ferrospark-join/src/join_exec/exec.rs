@@ -420,7 +420,7 @@ impl JoinExec {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let bytes = batch.get_array_memory_size() as u64;
+        let bytes = ferrospark_common::batch_bytes(batch) as u64;
         if self.reservation.try_grow(bytes) {
             self.buffered_bytes[0] += bytes;
             self.build_batches.push(batch.clone());
@@ -483,7 +483,7 @@ impl JoinExec {
             Matcher::Hash(t) => t.size(),
             Matcher::EveryPair | Matcher::Sorted(_) => 0,
         };
-        let held = (batch.get_array_memory_size() + index_bytes) as u64;
+        let held = (ferrospark_common::batch_bytes(&batch) + index_bytes) as u64;
         if !self.reservation.try_resize(held) {
             drop(matcher);
             self.fall_back_to_sort_merge()?;
@@ -519,7 +519,7 @@ impl JoinExec {
         let sorted = SortedKeys::new(&self.converter, &keys, &self.null_safe)?;
         self.metrics.add(
             "build_bytes",
-            (batch.get_array_memory_size() + sorted.size()) as u64,
+            (ferrospark_common::batch_bytes(&batch) + sorted.size()) as u64,
         );
         self.install_build(batch, Matcher::Sorted(sorted));
         self.metrics.add_elapsed("build_time_ns", started);

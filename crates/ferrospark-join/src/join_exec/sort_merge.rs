@@ -155,7 +155,7 @@ impl JoinExec {
     /// Holds a batch of a sort-merge join's streamed side; spills the build side, then the
     /// streamed side, when memory is refused.
     pub(super) fn buffer_probe(&mut self, batch: &RecordBatch) -> Result<()> {
-        let bytes = batch.get_array_memory_size() as u64;
+        let bytes = ferrospark_common::batch_bytes(batch) as u64;
         if !self.reservation.try_grow(bytes) {
             self.spill_side(0)?;
             if !self.reservation.try_grow(bytes) {
@@ -311,7 +311,7 @@ impl JoinExec {
             m.last_loaded = Some(last.clone());
             let keys = SortedKeys::new(&self.converter, &b.columns()[..nk], &self.null_safe)?;
             let payload = payload_of(&b, nk)?;
-            let bytes = (payload.get_array_memory_size() + keys.size()) as u64;
+            let bytes = (ferrospark_common::batch_bytes(&payload) + keys.size()) as u64;
             if spilling.is_none() && self.reservation.try_grow(bytes) {
                 m.segments.push_back(Segment {
                     matched: self.matched_flags(b.num_rows()),

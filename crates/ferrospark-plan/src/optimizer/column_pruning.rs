@@ -148,6 +148,34 @@ fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<Logi
                 keys: keys.clone(),
             })
         }
+        LogicalPlan::Window { input, exprs } => {
+            // Window calls nothing reads are dropped (and the node with the last of them);
+            // the input keeps the columns read above and by the calls left.
+            let kept: Vec<_> = exprs
+                .iter()
+                .filter(|(_, a)| required.contains(&a.key()))
+                .cloned()
+                .collect();
+            let mut need: HashSet<String> = input
+                .output_keys()
+                .into_iter()
+                .filter(|k| required.contains(k))
+                .collect();
+            for (c, _) in &kept {
+                need.extend(column_keys(&c.func));
+                need.extend(refs(c.partition_by.iter()));
+                need.extend(refs(c.order_by.iter().map(|o| &o.expr)));
+            }
+            let child = narrow(prune(input, &need)?, &need);
+            if kept.is_empty() {
+                child
+            } else {
+                Arc::new(LogicalPlan::Window {
+                    input: child,
+                    exprs: kept,
+                })
+            }
+        }
         LogicalPlan::Limit { input, skip, fetch } => Arc::new(LogicalPlan::Limit {
             input: prune(input, required)?,
             skip: *skip,

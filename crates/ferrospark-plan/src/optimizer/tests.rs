@@ -149,6 +149,30 @@ fn column_pruning_reads_a_reordering_projection_in_its_order() {
 }
 
 #[test]
+fn column_pruning_reads_below_a_window_only_what_is_used() {
+    // The window buffers only the columns read above it and by its calls; a call nothing
+    // reads is dropped, and with it the Window node.
+    let text = after(
+        "SELECT a, rn FROM (SELECT a, b, c, row_number() OVER (PARTITION BY a ORDER BY b) AS rn, sum(c) OVER (PARTITION BY a) AS s FROM t)",
+        &[&EliminateSubqueryAliases, &ColumnPruning],
+    );
+    let scan = text
+        .lines()
+        .find(|l| l.contains("Relation t"))
+        .expect("scan");
+    assert!(
+        scan.contains("a#") && scan.contains("b#") && !scan.contains("c#"),
+        "{text}"
+    );
+    assert_eq!(text.matches("Window").count(), 1, "{text}");
+    let none = after(
+        "SELECT a FROM (SELECT a, row_number() OVER (ORDER BY b) AS rn FROM t)",
+        &[&EliminateSubqueryAliases, &ColumnPruning],
+    );
+    assert!(!none.contains("Window"), "{none}");
+}
+
+#[test]
 fn reorder_join_avoids_cross_products() {
     let sql = "SELECT * FROM t, u, v WHERE t.a = v.a AND v.a = u.a";
     let text = after(

@@ -242,7 +242,7 @@ impl ExecutionPlan for ReuseExec {
             // The first occurrence computes with the slot held, so the others wait for it.
             Slot::Pending => {
                 let batches = Arc::new(collect_parallel(&self.input, ctx)?);
-                let bytes: usize = batches.iter().map(|b| b.get_array_memory_size()).sum();
+                let bytes: usize = batches.iter().map(ferrospark_common::batch_bytes).sum();
                 let mut memory = ctx
                     .pool
                     .reservation(format!("ReusableResult id={}", self.id));

@@ -44,7 +44,7 @@ impl SortExec {
         reservation.grow(
             batches
                 .iter()
-                .map(|b| b.get_array_memory_size() as u64)
+                .map(|b| ferrospark_common::batch_bytes(b) as u64)
                 .sum(),
         )?;
         let all = arrow_select::concat::concat_batches(&schema, &batches)?;

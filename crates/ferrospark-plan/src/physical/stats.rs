@@ -67,7 +67,7 @@ fn estimate(plan: &LogicalPlan, local: bool) -> u64 {
                 ScanSource::Parquet { size_bytes, .. } => *size_bytes,
                 ScanSource::Memory { batches } => batches
                     .iter()
-                    .map(|b| b.get_array_memory_size() as u64)
+                    .map(|b| ferrospark_common::batch_bytes(b) as u64)
                     .sum(),
             };
             let read = match projection {
