@@ -216,7 +216,7 @@ impl MergedPartitions {
             &self.narrow_schema,
             &[RecordBatch::try_new(self.narrow_schema.clone(), columns)?],
         )?;
-        if !reservation.try_grow(ferrospark_common::batch_bytes(&kept) as u64) {
+        if !reservation.try_grow(kept.get_array_memory_size() as u64) {
             let held: usize = narrow.iter().map(RecordBatch::num_rows).sum();
             return Err(FerroError::MemoryLimit(format!(
                 "one window partition is larger than ferrospark.memory.limit even counting only the columns the window functions read ({} rows so far); raise the limit, or partition the window by more keys",
@@ -284,11 +284,11 @@ impl MergedPartitions {
             let one = arrow_select::concat::concat_batches(&self.schema, &self.pending)?;
             reservation.free();
             self.pending = vec![one];
-            if !reservation.try_grow(ferrospark_common::batch_bytes(&self.pending[0]) as u64) {
+            if !reservation.try_grow(self.pending[0].get_array_memory_size() as u64) {
                 return Ok(Err(rows));
             }
         }
-        if !reservation.try_grow(ferrospark_common::batch_bytes(&rows) as u64) {
+        if !reservation.try_grow(rows.get_array_memory_size() as u64) {
             return Ok(Err(rows));
         }
         self.pending.push(rows);
