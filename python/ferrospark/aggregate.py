@@ -290,9 +290,15 @@ def aggregate(
     items = _aggs(aggs)
     df = frame_of(data, s).groupBy(*_key_list(by)).agg(*items)
     table = df.toArrow()
-    AggregateResult.last_metrics = [m for name, _, m in operators(df) if name == "HashAggregate"]
-    AggregateResult.last_plan = df.executedPlan() or ""
+    record_aggregation(df, operators(df))
     return table
+
+
+def record_aggregation(df: Any, ran: list[tuple[str, str, dict[str, int]]]) -> None:
+    """Keeps the ``HashAggregate`` operators of ``df``'s run for
+    :func:`last_aggregate_metrics`, and its executed plan."""
+    AggregateResult.last_metrics = [m for name, _, m in ran if name == "HashAggregate"]
+    AggregateResult.last_plan = df.executedPlan() or ""
 
 
 def last_aggregate_metrics() -> list[dict[str, int]]:

@@ -222,10 +222,10 @@ def session_window(
     ``fs.last_aggregate_metrics()`` the aggregation.
     """
     from ._frames import frame_of, operators
-    from .aggregate import AggregateResult, _aggs
+    from .aggregate import _aggs, record_aggregation
     from .functions import session_window as session_window_column
     from .session import default_session
-    from .window import WindowResult
+    from .window import record_window_passes
 
     s = session or default_session()
     if not isinstance(gap, str | Column):
@@ -238,10 +238,8 @@ def session_window(
     df = frame_of(data, s).groupBy(session_window_column(time, gap), *keys).agg(*_aggs(aggs))
     table = df.toArrow()
     ran = operators(df)
-    WindowResult.last_metrics = [m for name, _, m in ran if name == "Window"]
-    WindowResult.last_plans = [f"Window {d}" for name, d, _ in ran if name == "Window"]
-    AggregateResult.last_metrics = [m for name, _, m in ran if name == "HashAggregate"]
-    AggregateResult.last_plan = df.executedPlan() or ""
+    record_window_passes(ran)
+    record_aggregation(df, ran)
     return table
 
 

@@ -372,10 +372,16 @@ def window(
         item._check()
     df = frame_of(data, s).select("*", *items)
     table = df.toArrow()
-    passes = [(d, m) for name, d, m in operators(df) if name == "Window"]
+    record_window_passes(operators(df))
+    return table
+
+
+def record_window_passes(ran: list[tuple[str, str, dict[str, int]]]) -> None:
+    """Keeps the ``Window`` operators of a run (``_frames.operators``) for
+    :func:`last_window_metrics` and :func:`last_window_plan`."""
+    passes = [(d, m) for name, d, m in ran if name == "Window"]
     WindowResult.last_metrics = [m for _, m in passes]
     WindowResult.last_plans = [f"Window {d}" for d, _ in passes]
-    return table
 
 
 def last_window_metrics() -> list[dict[str, int]]:

@@ -163,6 +163,37 @@ pub fn parse_spark_date(s: &str) -> Option<i32> {
     chrono::NaiveDate::from_ymd_opt(y, m, d).map(crate::functions::datetime::days_of)
 }
 
+/// The micros of day `day`'s midnight in `zone` (UTC without one).
+fn midnight_micros(day: i32, zone: Option<&arrow_array::timezone::Tz>) -> Option<i64> {
+    let local = crate::functions::datetime::date_of(day)?.and_hms_opt(0, 0, 0)?;
+    match zone {
+        Some(z) => crate::functions::datetime::from_local(&local, z),
+        None => Some(local.and_utc().timestamp_micros()),
+    }
+}
+
+/// Each text of string array `a` read by `parse` (NULL stays NULL). Text `parse` cannot
+/// read (`None`) is NULL when `safe`, else Spark's CAST_INVALID_INPUT naming `to`.
+fn parse_texts<T>(
+    a: &ArrayRef,
+    to: &DataType,
+    safe: bool,
+    mut parse: impl FnMut(&str) -> Result<Option<T>>,
+) -> Result<Vec<Option<T>>> {
+    let s = arrow_cast::cast(a, &DataType::Utf8)?;
+    s.as_string::<i32>()
+        .iter()
+        .map(|v| match v {
+            None => Ok(None),
+            Some(text) => match parse(text)? {
+                Some(x) => Ok(Some(x)),
+                None if safe => Ok(None),
+                None => Err(invalid(text, to)),
+            },
+        })
+        .collect()
+}
+
 /// Casts Spark does differently from Arrow; `None` hands the cast to Arrow.
 pub fn spark_cast(
     a: &ArrayRef,
@@ -198,11 +229,9 @@ pub fn spark_cast(
                 days.iter()
                     .map(|d| {
                         d.and_then(|d| {
-                            *seen.entry(d).or_insert_with(|| {
-                                crate::functions::datetime::date_of(d)
-                                    .and_then(|date| date.and_hms_opt(0, 0, 0))
-                                    .and_then(|l| crate::functions::datetime::from_local(&l, &zone))
-                            })
+                            *seen
+                                .entry(d)
+                                .or_insert_with(|| midnight_micros(d, Some(&zone)))
                         })
                     })
                     .collect()
@@ -214,73 +243,38 @@ pub fn spark_cast(
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View,
             DataType::Duration(TimeUnit::Microsecond),
         ) => {
-            let s = arrow_cast::cast(a, &DataType::Utf8)?;
-            let s = s.as_string::<i32>();
-            let mut out = Vec::with_capacity(n);
-            for v in s.iter() {
-                out.push(match v {
-                    None => None,
-                    Some(text) => crate::interval::interval_text_micros(text)?,
-                });
-            }
+            let out = parse_texts(a, to, true, crate::interval::interval_text_micros)?;
             Arc::new(arrow_array::DurationMicrosecondArray::from(out))
         }
         (DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View, DataType::Date32) => {
-            let s = arrow_cast::cast(a, &DataType::Utf8)?;
-            let s = s.as_string::<i32>();
-            let mut out = Vec::with_capacity(n);
-            for v in s.iter() {
-                out.push(match v {
-                    None => None,
-                    Some(text) => match parse_spark_date(text) {
-                        Some(d) => Some(d),
-                        None if safe => None,
-                        None => return Err(invalid(text, to)),
-                    },
-                });
-            }
+            let out = parse_texts(a, to, safe, |text| Ok(parse_spark_date(text)))?;
             Arc::new(PrimitiveArray::<Date32Type>::from(out))
         }
         (
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View,
             DataType::Timestamp(TimeUnit::Microsecond, tz),
         ) => {
-            let s = arrow_cast::cast(a, &DataType::Utf8)?;
-            let s = s.as_string::<i32>();
             let zone = match tz {
                 Some(z) => Some(crate::functions::datetime::zone(z)?),
                 None => None,
             };
-            let mut out = Vec::with_capacity(n);
-            for v in s.iter() {
-                out.push(match v {
-                    None => None,
-                    Some(text) => {
-                        let t = text.trim_matches(|c: char| c.is_whitespace() || c.is_control());
-                        let parsed = match parse_spark_date(t).filter(|_| !t.contains([':', 'T', ' '])) {
-                            // A bare date is midnight in the zone.
-                            Some(d) => crate::functions::datetime::date_of(d)
-                                .and_then(|d| d.and_hms_opt(0, 0, 0))
-                                .and_then(|l| match &zone {
-                                    Some(z) => crate::functions::datetime::from_local(&l, z),
-                                    None => Some(l.and_utc().timestamp_micros()),
-                                }),
-                            None => {
-                                let one = arrow_array::StringArray::from(vec![t]);
-                                arrow_cast::cast(&one, to).ok().and_then(|r| {
-                                    let r = r.as_primitive::<arrow_array::types::TimestampMicrosecondType>();
-                                    r.is_valid(0).then(|| r.value(0))
-                                })
-                            }
-                        };
-                        match parsed {
-                            Some(v) => Some(v),
-                            None if safe => None,
-                            None => return Err(invalid(text, to)),
+            let out = parse_texts(a, to, safe, |text| {
+                let t = text.trim_matches(|c: char| c.is_whitespace() || c.is_control());
+                Ok(
+                    match parse_spark_date(t).filter(|_| !t.contains([':', 'T', ' '])) {
+                        // A bare date is midnight in the zone.
+                        Some(d) => midnight_micros(d, zone.as_ref()),
+                        None => {
+                            let one = arrow_array::StringArray::from(vec![t]);
+                            arrow_cast::cast(&one, to).ok().and_then(|r| {
+                                let r = r
+                                    .as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+                                r.is_valid(0).then(|| r.value(0))
+                            })
                         }
-                    }
-                });
-            }
+                    },
+                )
+            })?;
             Arc::new(
                 PrimitiveArray::<arrow_array::types::TimestampMicrosecondType>::from(out)
                     .with_timezone_opt(tz.clone()),

@@ -504,6 +504,23 @@ impl fmt::Display for FrameSpec {
     }
 }
 
+/// Strips the plan's `#id` suffixes (and backquotes), for names derived from resolved
+/// expressions.
+pub fn strip_ids(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '#' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+                chars.next();
+            }
+        } else if c != '`' {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Spark's column name of aggregate call `name` over arguments shown as `args`: `count(1)`
 /// for `count(*)`, percentile's frequency shown, approx_count_distinct's relative error and
 /// IGNORE NULLS left out.
@@ -518,13 +535,98 @@ pub fn aggregate_call_name(name: &str, mut args: Vec<String>, distinct: bool) ->
     format!("{name}({d}{})", args.join(", "))
 }
 
-/// The text inside `OVER (...)`.
-fn over_text(
+/// Spark's column name of a window call, as Spark names it once it has resolved the frame:
+/// each sort key's direction and the frame the call runs over spelled out, `RANK()` in
+/// capitals, lag's offset and default shown (`RANK() OVER (PARTITION BY k ORDER BY ts ASC
+/// NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)`).
+fn window_spark_name(
+    func: &Expr,
     partition_by: &[Expr],
     order_by: &[Expr],
     frame: Option<&FrameSpec>,
-    name: fn(&Expr) -> String,
 ) -> String {
+    let (name, args) = match func {
+        Expr::Function { name, args } | Expr::Aggregate { name, args, .. } => {
+            (name.to_ascii_lowercase(), args.as_slice())
+        }
+        other => return other.spark_name(),
+    };
+    let shown = |i: usize, otherwise: &str| {
+        args.get(i)
+            .map_or_else(|| otherwise.to_string(), Expr::spark_name)
+    };
+    const TO_CURRENT: &str = "UNBOUNDED PRECEDING AND CURRENT ROW";
+    let (text, default_frame) = match name.as_str() {
+        "rank" | "dense_rank" | "percent_rank" => (
+            format!("{}()", name.to_ascii_uppercase()),
+            format!("ROWS BETWEEN {TO_CURRENT}"),
+        ),
+        "row_number" | "ntile" => (func.spark_name(), format!("ROWS BETWEEN {TO_CURRENT}")),
+        "cume_dist" => (func.spark_name(), format!("RANGE BETWEEN {TO_CURRENT}")),
+        "lag" | "lead" => {
+            let offset = shown(1, "1");
+            let delta = match (name.as_str(), offset.strip_prefix('-')) {
+                ("lead", _) => offset.clone(),
+                (_, Some(positive)) => positive.to_string(),
+                _ => format!("-{offset}"),
+            };
+            (
+                format!("{name}({}, {offset}, {})", shown(0, ""), shown(2, "NULL")),
+                format!("ROWS BETWEEN {delta} FOLLOWING AND {delta} FOLLOWING"),
+            )
+        }
+        _ if order_by.is_empty() => (
+            func.spark_name(),
+            "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING".to_string(),
+        ),
+        _ => (func.spark_name(), format!("RANGE BETWEEN {TO_CURRENT}")),
+    };
+    // A written frame replaces the default, except for lag and lead, whose frame is fixed.
+    let frame = match frame {
+        Some(f) if !matches!(name.as_str(), "lag" | "lead") => {
+            let edge = |e: &FrameEdge| match e {
+                FrameEdge::Preceding(v) => format!("{} PRECEDING", v.spark_name()),
+                FrameEdge::Following(v) => format!("{} FOLLOWING", v.spark_name()),
+                other => other.to_string(),
+            };
+            format!(
+                "{} BETWEEN {} AND {}",
+                if f.rows { "ROWS" } else { "RANGE" },
+                edge(&f.start),
+                edge(&f.end)
+            )
+        }
+        _ => default_frame,
+    };
+    let sort_key = |o: &Expr| match o {
+        Expr::SortKey {
+            expr,
+            ascending,
+            nulls_first,
+        } => format!(
+            "{} {} NULLS {}",
+            expr.spark_name(),
+            if *ascending { "ASC" } else { "DESC" },
+            if *nulls_first { "FIRST" } else { "LAST" }
+        ),
+        plain => format!("{} ASC NULLS FIRST", plain.spark_name()),
+    };
+    let mut over = Vec::new();
+    if !partition_by.is_empty() {
+        let keys: Vec<String> = partition_by.iter().map(Expr::spark_name).collect();
+        over.push(format!("PARTITION BY {}", keys.join(", ")));
+    }
+    if !order_by.is_empty() {
+        let keys: Vec<String> = order_by.iter().map(sort_key).collect();
+        over.push(format!("ORDER BY {}", keys.join(", ")));
+    }
+    over.push(frame);
+    format!("{text} OVER ({})", over.join(" "))
+}
+
+/// The text inside `OVER (...)`.
+fn over_text(partition_by: &[Expr], order_by: &[Expr], frame: Option<&FrameSpec>) -> String {
+    let name = |e: &Expr| e.to_string();
     let mut parts = Vec::new();
     if !partition_by.is_empty() {
         let keys: Vec<String> = partition_by.iter().map(name).collect();
@@ -951,11 +1053,7 @@ impl Expr {
                 partition_by,
                 order_by,
                 frame,
-            } => format!(
-                "{} OVER ({})",
-                func.spark_name(),
-                over_text(partition_by, order_by, frame.as_deref(), Expr::spark_name)
-            ),
+            } => window_spark_name(func, partition_by, order_by, frame.as_deref()),
             Expr::Alias { name, .. } => name.clone(),
             Expr::SortKey { expr, .. } => expr.spark_name(),
             Expr::Function { name, args } => format!("{name}({})", list(args)),
@@ -1144,7 +1242,7 @@ impl fmt::Display for Expr {
             } => write!(
                 f,
                 "{func} OVER ({})",
-                over_text(partition_by, order_by, frame.as_deref(), |e| e.to_string())
+                over_text(partition_by, order_by, frame.as_deref())
             ),
             Expr::Case {
                 branches,

@@ -162,20 +162,26 @@ pub fn interval_literal(iv: &ast::Interval, text: &str) -> Result<Literal> {
                 parts.days_only = false;
             }
         }
-        (None, _) => {
-            let words: Vec<&str> = value.split_whitespace().collect();
-            if words.is_empty() || !words.len().is_multiple_of(2) {
-                return Err(bad(text, "expected '<number> <unit>' pairs"));
-            }
-            for pair in words.chunks(2) {
-                let v: f64 = pair[0]
-                    .parse()
-                    .map_err(|_| bad(text, &format!("'{}' is not a number", pair[0])))?;
-                parts.add(pair[1], v, text)?;
-            }
-        }
+        (None, _) => parts = unit_pairs(&value, text)?,
     }
     parts.literal(text)
+}
+
+/// `<number> <unit>` pairs (`'1 hour 30 minutes'`) added up; `text` is the whole
+/// expression, for messages.
+fn unit_pairs(value: &str, text: &str) -> Result<Parts> {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    if words.is_empty() || !words.len().is_multiple_of(2) {
+        return Err(bad(text, "expected '<number> <unit>' pairs"));
+    }
+    let mut parts = Parts::default();
+    for pair in words.chunks(2) {
+        let v: f64 = pair[0]
+            .parse()
+            .map_err(|_| bad(text, &format!("'{}' is not a number", pair[0])))?;
+        parts.add(pair[1], v, text)?;
+    }
+    Ok(parts)
 }
 
 /// An interval string as Spark's cast to an interval reads it (`'10 minutes'`,
@@ -185,24 +191,13 @@ pub fn interval_literal(iv: &ast::Interval, text: &str) -> Result<Literal> {
 pub fn interval_text_micros(text: &str) -> Result<Option<i64>> {
     let lower = text.trim().to_ascii_lowercase();
     let body = lower.strip_prefix("interval").unwrap_or(&lower);
-    let words: Vec<&str> = body.split_whitespace().collect();
-    if words.is_empty() || !words.len().is_multiple_of(2) {
+    let Ok(parts) = unit_pairs(body, text) else {
         return Ok(None);
-    }
-    let mut parts = Parts::default();
-    for pair in words.chunks(2) {
-        let Ok(v) = pair[0].parse::<f64>() else {
-            return Ok(None);
-        };
-        let unit = pair[1].trim_end_matches('s');
-        if matches!(unit, "month" | "year") {
-            return Err(FerroError::Unsupported(format!(
-                "the interval '{text}' counts {unit}s, whose length depends on the date; give it in weeks, days, hours, minutes or seconds"
-            )));
-        }
-        if parts.add(unit, v, text).is_err() {
-            return Ok(None);
-        }
+    };
+    if parts.months.is_some() {
+        return Err(FerroError::Unsupported(format!(
+            "the interval '{text}' counts months or years, whose length depends on the date; give it in weeks, days, hours, minutes or seconds"
+        )));
     }
     Ok(parts.micros)
 }

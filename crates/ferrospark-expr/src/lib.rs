@@ -48,7 +48,7 @@ pub use depth::{
     check_expr_depth, expr_depth, parse_expr_checked, with_stack_for_text, MAX_EXPR_DEPTH,
 };
 pub use eval::{evaluate, evaluate_predicate, filter_batch, pack_bits, ColumnarValue};
-pub use expr::{aggregate_call_name, BinaryOp, Expr, Literal, StringMatch};
+pub use expr::{aggregate_call_name, strip_ids, BinaryOp, Expr, Literal, StringMatch};
 pub use in_set::KeySet;
 pub use normalize::normalize_key;
 pub use parser::parse_expr;

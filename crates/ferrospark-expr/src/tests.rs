@@ -85,6 +85,21 @@ fn batch() -> RecordBatch {
 }
 
 /// Rows (by position) where the predicate is true, false, and NULL.
+/// The values of expression `text` over [`batch`].
+fn values_of(text: &str) -> ArrayRef {
+    let b = batch();
+    let schema = b.schema();
+    let e = bind(
+        &parse_expr(text).expect("parses"),
+        &BindContext::new(&schema),
+    )
+    .expect("binds");
+    evaluate(&e, &b)
+        .expect("evaluates")
+        .into_array(b.num_rows())
+        .expect("array")
+}
+
 fn truth(text: &str) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
     let b = batch();
     let e = parse_expr(text).unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -379,15 +394,7 @@ fn structs_are_built_with_sparks_field_names() {
     let b = batch();
     let schema = b.schema();
     let ctx = BindContext::new(&schema);
-    let named = bind(
-        &parse_expr("named_struct('n', i, 'text', s)").expect("parses"),
-        &ctx,
-    )
-    .expect("binds");
-    let v = evaluate(&named, &b)
-        .expect("evaluates")
-        .into_array(5)
-        .expect("array");
+    let v = values_of("named_struct('n', i, 'text', s)");
     let v = v.as_struct();
     assert_eq!(v.column_names(), vec!["n", "text"]);
     assert_eq!(
@@ -414,19 +421,7 @@ fn structs_are_built_with_sparks_field_names() {
 
 #[test]
 fn interval_text_casts_to_an_interval_or_null() {
-    let b = batch();
-    let schema = b.schema();
-    let ctx = BindContext::new(&schema);
-    let p = bind(
-        &parse_expr("CAST(CASE WHEN i > 2 THEN '10 minutes' ELSE 'soon' END AS INTERVAL)")
-            .expect("parses"),
-        &ctx,
-    )
-    .expect("binds");
-    let v = evaluate(&p, &b)
-        .expect("evaluates")
-        .into_array(5)
-        .expect("array");
+    let v = values_of("CAST(CASE WHEN i > 2 THEN '10 minutes' ELSE 'soon' END AS INTERVAL)");
     let v = v.as_primitive::<arrow_array::types::DurationMicrosecondType>();
     assert_eq!(v.value(2), 600_000_000);
     assert!(v.is_null(0) && v.is_null(3));

@@ -40,21 +40,7 @@ pub enum JoinOn {
     Condition(Expr),
 }
 
-/// Strips `#id` suffixes, for names derived from resolved expressions.
-pub(crate) fn strip_ids(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '#' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-            while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-                chars.next();
-            }
-        } else if c != '`' {
-            out.push(c);
-        }
-    }
-    out
-}
+pub(crate) use ferrospark_expr::strip_ids;
 
 impl PlanBuilder {
     /// A builder with fresh ids.
@@ -184,11 +170,7 @@ impl PlanBuilder {
             Expr::Alias { expr, .. } => strip_inner_aliases(expr)?,
             other => strip_inner_aliases(other)?,
         };
-        let name = match (item, &resolved) {
-            // A bare window call is named by the window extraction, which knows its frame.
-            (Expr::Window { .. }, Expr::Alias { name, .. }) => name.clone(),
-            _ => strip_ids(&item.output_name()),
-        };
+        let name = strip_ids(&item.output_name());
         // An item that reads an input column as it is keeps that column's attribute, unless
         // it was written under another name (`grouping_id()` reading `spark_grouping_id`).
         if !aliased {

@@ -74,15 +74,15 @@ impl PlanBuilder {
                 ))
             }
         };
-        let call = &group[at];
-        let Expr::Function { args, .. } = call else {
+        let window_call = &group[at];
+        let Expr::Function { args, .. } = window_call else {
             return Err(FerroError::Internal("session_window is not a call".into()));
         };
         let [time, gap] = args.as_slice() else {
             return Err(FerroError::Analysis(format!(
                 "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `session_window` requires 2 parameters (time, gap) but the actual number is {} in \"{}\".",
                 args.len(),
-                strip_ids(&call.to_string())
+                strip_ids(&window_call.to_string())
             )));
         };
         let in_attrs = input.output();
@@ -182,7 +182,12 @@ impl PlanBuilder {
         };
         let results = results
             .iter()
-            .map(|r| transform_down(r, &mut |x| Ok((x == call).then(|| as_struct.clone()))))
+            .map(|r| {
+                transform_down(
+                    r,
+                    &mut |x| Ok((x == window_call).then(|| as_struct.clone())),
+                )
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(Some(SessionWindowed {
             input: sessions,

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use ferrospark_common::{FerroError, Result};
-use ferrospark_expr::expr::FrameSpec;
 use ferrospark_expr::Expr;
 
 use crate::builder::{strip_ids, PlanBuilder};
@@ -74,7 +73,7 @@ impl PlanBuilder {
                 };
                 let field = window_call_field(&call, &in_attrs, &self.cfg)?;
                 let attr = self.attr(
-                    &strip_ids(&window_call_name(&call)),
+                    &strip_ids(&x.spark_name()),
                     field.data_type().clone(),
                     field.is_nullable(),
                 );
@@ -115,100 +114,4 @@ impl PlanBuilder {
         }
         Ok((plan, out))
     }
-}
-
-/// Spark's column name of a window call: the call, then `OVER (...)` with every sort key's
-/// direction and the frame the call runs over spelled out, as Spark names the column after
-/// resolving the frame (`RANK() OVER (PARTITION BY k ORDER BY ts ASC NULLS FIRST ROWS BETWEEN
-/// UNBOUNDED PRECEDING AND CURRENT ROW)`).
-pub(crate) fn window_call_name(call: &WindowCallExpr) -> String {
-    let (name, args) = match &call.func {
-        Expr::Function { name, args } | Expr::Aggregate { name, args, .. } => {
-            (name.to_ascii_lowercase(), args.as_slice())
-        }
-        other => return other.spark_name(),
-    };
-    let shown = |i: usize, otherwise: &str| {
-        args.get(i)
-            .map_or_else(|| otherwise.to_string(), Expr::spark_name)
-    };
-    let unbounded_to_current = "UNBOUNDED PRECEDING AND CURRENT ROW";
-    let (text, frame) = match name.as_str() {
-        // Spark prints these three in capitals.
-        "rank" | "dense_rank" | "percent_rank" => (
-            format!("{}()", name.to_ascii_uppercase()),
-            format!("ROWS BETWEEN {unbounded_to_current}"),
-        ),
-        "row_number" | "ntile" => (
-            call.func.spark_name(),
-            format!("ROWS BETWEEN {unbounded_to_current}"),
-        ),
-        "cume_dist" => (
-            call.func.spark_name(),
-            format!("RANGE BETWEEN {unbounded_to_current}"),
-        ),
-        "lag" | "lead" => {
-            let offset = shown(1, "1");
-            let delta = match (name.as_str(), offset.strip_prefix('-')) {
-                ("lead", _) => offset.clone(),
-                (_, Some(positive)) => positive.to_string(),
-                _ => format!("-{offset}"),
-            };
-            (
-                format!("{name}({}, {offset}, {})", shown(0, ""), shown(2, "NULL")),
-                format!("ROWS BETWEEN {delta} FOLLOWING AND {delta} FOLLOWING"),
-            )
-        }
-        _ if call.order_by.is_empty() => (
-            call.func.spark_name(),
-            "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING".to_string(),
-        ),
-        _ => (
-            call.func.spark_name(),
-            format!("RANGE BETWEEN {unbounded_to_current}"),
-        ),
-    };
-    // A written frame replaces the default, except for the functions whose frame is fixed.
-    let frame = match (&call.frame, name.as_str()) {
-        (Some(f), n) if !matches!(n, "lag" | "lead") => frame_text(f),
-        _ => frame,
-    };
-    let mut over = Vec::new();
-    if !call.partition_by.is_empty() {
-        let keys: Vec<String> = call.partition_by.iter().map(Expr::spark_name).collect();
-        over.push(format!("PARTITION BY {}", keys.join(", ")));
-    }
-    if !call.order_by.is_empty() {
-        let keys: Vec<String> = call
-            .order_by
-            .iter()
-            .map(|o| {
-                format!(
-                    "{} {} NULLS {}",
-                    o.expr.spark_name(),
-                    if o.ascending { "ASC" } else { "DESC" },
-                    if o.nulls_first { "FIRST" } else { "LAST" }
-                )
-            })
-            .collect();
-        over.push(format!("ORDER BY {}", keys.join(", ")));
-    }
-    over.push(frame);
-    format!("{text} OVER ({})", over.join(" "))
-}
-
-/// A written frame as Spark prints it: offsets as their expressions' names.
-fn frame_text(f: &FrameSpec) -> String {
-    use ferrospark_expr::expr::FrameEdge;
-    let edge = |e: &FrameEdge| match e {
-        FrameEdge::Preceding(v) => format!("{} PRECEDING", v.spark_name()),
-        FrameEdge::Following(v) => format!("{} FOLLOWING", v.spark_name()),
-        other => other.to_string(),
-    };
-    format!(
-        "{} BETWEEN {} AND {}",
-        if f.rows { "ROWS" } else { "RANGE" },
-        edge(&f.start),
-        edge(&f.end)
-    )
 }

@@ -163,29 +163,8 @@ impl PyExpr {
         order_by: Vec<PyExpr>,
         frame: Option<(bool, String, String)>,
     ) -> PyResult<Self> {
-        use ferrospark_expr::expr::{FrameEdge, FrameSpec};
-        let edge = |t: &str| -> Result<FrameEdge, FerroError> {
-            Ok(match t {
-                "unbounded_preceding" => FrameEdge::UnboundedPreceding,
-                "unbounded_following" => FrameEdge::UnboundedFollowing,
-                t => {
-                    let value = match t.parse::<i64>() {
-                        Ok(v) => Literal::integer(v),
-                        Err(_) => Literal::double(t.parse::<f64>().map_err(|_| {
-                            FerroError::Config(format!("`{t}` is not a window frame bound"))
-                        })?),
-                    };
-                    // As PySpark's rowsBetween / rangeBetween build it: zero is CURRENT ROW,
-                    // any other offset a signed literal FOLLOWING (`-1 FOLLOWING`), which
-                    // Spark's column name shows.
-                    if t.parse::<f64>().is_ok_and(|v| v == 0.0) {
-                        FrameEdge::CurrentRow
-                    } else {
-                        FrameEdge::Following(Expr::Literal(value))
-                    }
-                }
-            })
-        };
+        use ferrospark_expr::expr::FrameSpec;
+        let edge = window::frame_edge;
         let frame = match frame {
             Some((rows, start, end)) => Some(Box::new(FrameSpec {
                 rows,

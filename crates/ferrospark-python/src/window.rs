@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use ferrospark_common::{FerroError, MemoryPool};
-use ferrospark_expr::{bind, BindContext, Expr};
+use ferrospark_expr::expr::{FrameEdge, FrameSpec};
+use ferrospark_expr::{bind, BindContext, Expr, Literal};
 use ferrospark_window::{
-    FrameAggregate, FrameBound, FrameOffset, FrameUnit, OrderKey, WindowCall, WindowExec,
-    WindowFrame, WindowFunction, WindowSpec,
+    FrameAggregate, OrderKey, WindowCall, WindowExec, WindowFrame, WindowFunction, WindowSpec,
 };
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatchReader, PyTable};
@@ -30,156 +30,106 @@ type CallSpec = (
     Option<(String, String, String)>,
 );
 
-/// A frame bound from its Python text.
-fn frame_bound(text: &str) -> Result<FrameBound, FerroError> {
-    Ok(match text {
-        "unbounded_preceding" => FrameBound::UnboundedPreceding,
-        "unbounded_following" => FrameBound::UnboundedFollowing,
+/// A frame bound from its Python text (`unbounded_preceding`, `unbounded_following`, or a
+/// signed offset), as PySpark's `rowsBetween` / `rangeBetween` build it: zero is CURRENT ROW,
+/// any other offset a signed literal FOLLOWING (`-1 FOLLOWING`), which Spark's column name
+/// shows.
+pub(crate) fn frame_edge(t: &str) -> Result<FrameEdge, FerroError> {
+    Ok(match t {
+        "unbounded_preceding" => FrameEdge::UnboundedPreceding,
+        "unbounded_following" => FrameEdge::UnboundedFollowing,
         t => {
-            let offset = match t.parse::<i64>() {
-                Ok(v) => FrameOffset::Int(v.abs()),
-                Err(_) => FrameOffset::Float(
-                    t.parse::<f64>()
-                        .map_err(|_| {
-                            FerroError::Config(format!("`{t}` is not a window frame bound"))
-                        })?
-                        .abs(),
-                ),
-            };
-            let negative = t.starts_with('-');
-            match offset {
-                FrameOffset::Int(0) => FrameBound::CurrentRow,
-                FrameOffset::Float(0.0) => FrameBound::CurrentRow,
-                o if negative => FrameBound::Preceding(o),
-                o => FrameBound::Following(o),
+            let not_a_bound = || FerroError::Config(format!("`{t}` is not a window frame bound"));
+            let value = t.parse::<f64>().map_err(|_| not_a_bound())?;
+            if value == 0.0 {
+                FrameEdge::CurrentRow
+            } else {
+                FrameEdge::Following(Expr::Literal(match t.parse::<i64>() {
+                    Ok(v) => Literal::integer(v),
+                    Err(_) => Literal::double(value),
+                }))
             }
         }
     })
+}
+
+/// A call's frame `(unit, start, end)` as written.
+fn frame_spec(spec: &Option<(String, String, String)>) -> Result<Option<FrameSpec>, FerroError> {
+    let Some((unit, start, end)) = spec else {
+        return Ok(None);
+    };
+    let rows = match unit.as_str() {
+        "rows" => true,
+        "range" => false,
+        other => {
+            return Err(FerroError::Config(format!(
+                "`{other}` is not a frame unit; use rows or range"
+            )))
+        }
+    };
+    Ok(Some(FrameSpec {
+        rows,
+        start: frame_edge(start)?,
+        end: frame_edge(end)?,
+    }))
 }
 
 fn frame_of(
     spec: &Option<(String, String, String)>,
     ordered: bool,
 ) -> Result<WindowFrame, FerroError> {
-    let Some((unit, start, end)) = spec else {
-        return Ok(WindowFrame::default_for(ordered));
-    };
-    Ok(WindowFrame {
-        unit: match unit.as_str() {
-            "rows" => FrameUnit::Rows,
-            "range" => FrameUnit::Range,
-            other => {
-                return Err(FerroError::Config(format!(
-                    "`{other}` is not a frame unit; use rows or range"
-                )))
-            }
-        },
-        start: frame_bound(start)?,
-        end: frame_bound(end)?,
-    })
+    ferrospark_plan::physical::window::frame_of(frame_spec(spec)?.as_ref(), ordered)
 }
 
-/// Spark's text of a window specification inside `OVER (...)`, without the frame.
-fn spec_text(partition_by: &[PyExpr], order_by: &[PyExpr]) -> String {
-    let mut parts = Vec::new();
-    if !partition_by.is_empty() {
-        let keys: Vec<String> = partition_by.iter().map(|e| e.0.spark_name()).collect();
-        parts.push(format!("PARTITION BY {}", keys.join(", ")));
-    }
-    if !order_by.is_empty() {
-        let keys: Vec<String> = order_by
-            .iter()
-            .map(|e| match &e.0 {
-                Expr::SortKey {
-                    expr,
-                    ascending,
-                    nulls_first,
-                } => format!(
-                    "{} {} NULLS {}",
-                    expr.spark_name(),
-                    if *ascending { "ASC" } else { "DESC" },
-                    if *nulls_first { "FIRST" } else { "LAST" }
-                ),
-                other => format!("{} ASC NULLS FIRST", other.spark_name()),
-            })
-            .collect();
-        parts.push(format!("ORDER BY {}", keys.join(", ")));
-    }
-    parts.join(" ")
-}
-
-/// Spark's column name of a window function call: the call, then `OVER (spec frame)` with the
-/// frame the function runs over.
-fn default_name(spec: &CallSpec, function: &WindowFunction, over: &str) -> String {
-    let (name, args, ..) = spec;
-    let (call, frame) = match function {
-        WindowFunction::Aggregate { frame, .. }
-        | WindowFunction::Nth { frame, .. }
-        | WindowFunction::Percentile { frame, .. }
-        | WindowFunction::ApproxCountDistinct { frame, .. } => {
-            let mut args: Vec<String> = args.iter().map(|a| a.0.spark_name()).collect();
-            if let WindowFunction::Nth { n, .. } = function {
-                if name == "agg:nth_value" {
-                    args.push(n.to_string());
-                }
+/// Spark's column name of a call: the name its `f(...) OVER (...)` expression has.
+fn default_name(
+    spec: &CallSpec,
+    partition_by: &[PyExpr],
+    order_by: &[PyExpr],
+) -> Result<String, FerroError> {
+    let (name, args, n, ignore_nulls, _, frame) = spec;
+    let mut args: Vec<Expr> = args.iter().map(|a| a.0.clone()).collect();
+    let literal_n = |v: i64| Expr::Literal(Literal::integer(v));
+    let func = match name.strip_prefix("agg:") {
+        Some(agg) => {
+            if agg == "nth_value" {
+                args.push(literal_n(n.unwrap_or(1)));
             }
-            let args = if args.is_empty() {
-                "1".to_string()
-            } else {
-                args.join(", ")
-            };
-            let fname = name.trim_start_matches("agg:");
-            let text = match &spec.5 {
-                // As Spark prints a frame built by `rowsBetween` / `rangeBetween`: literal
-                // offsets, signed, as FOLLOWING.
-                Some((unit, start, end)) => {
-                    let bound = |t: &str| match t {
-                        "unbounded_preceding" => "UNBOUNDED PRECEDING".to_string(),
-                        "unbounded_following" => "UNBOUNDED FOLLOWING".to_string(),
-                        "0" | "0.0" | "-0.0" => "CURRENT ROW".to_string(),
-                        v => format!("{v} FOLLOWING"),
-                    };
-                    format!(
-                        "{} BETWEEN {} AND {}",
-                        unit.to_uppercase(),
-                        bound(start),
-                        bound(end)
-                    )
-                }
-                None => frame.text(),
-            };
-            (format!("{fname}({args})"), text)
+            Expr::Aggregate {
+                name: agg.to_string(),
+                args,
+                distinct: false,
+                ignore_nulls: *ignore_nulls,
+            }
         }
-        WindowFunction::Offset { lead, offset, .. } => {
-            let delta = if *lead { *offset } else { -*offset };
-            let arg = |i: usize| args.get(i).map_or("NULL".to_string(), |e| e.0.spark_name());
-            (
-                format!("{name}({}, {offset}, {})", arg(0), arg(1)),
-                format!("ROWS BETWEEN {delta} FOLLOWING AND {delta} FOLLOWING"),
-            )
+        None => {
+            match name.as_str() {
+                "ntile" => args = vec![literal_n(n.unwrap_or(0))],
+                "lag" | "lead" => args.insert(1.min(args.len()), literal_n(n.unwrap_or(1))),
+                _ => {}
+            }
+            Expr::Function {
+                name: name.clone(),
+                args,
+            }
         }
-        WindowFunction::CumeDist => (
-            function.spark_name(),
-            "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW".to_string(),
-        ),
-        _ => (
-            function.spark_name(),
-            "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW".to_string(),
-        ),
     };
-    let inside: Vec<&str> = [over, frame.as_str()]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect();
-    format!("{call} OVER ({})", inside.join(" "))
+    let window = Expr::Window {
+        func: Box::new(func),
+        partition_by: partition_by.iter().map(|e| e.0.clone()).collect(),
+        order_by: order_by.iter().map(|e| e.0.clone()).collect(),
+        frame: frame_spec(frame)?.map(Box::new),
+    };
+    Ok(window.spark_name())
 }
 
 fn window_call(
     spec: &CallSpec,
     ctx: &BindContext<'_>,
-    over: &str,
-    ordered: bool,
+    partition_by: &[PyExpr],
+    order_by: &[PyExpr],
 ) -> Result<WindowCall, FerroError> {
+    let ordered = !order_by.is_empty();
     let (name, args, n, ignore_nulls, alias, frame) = spec;
     let arg = |i: usize| -> Result<ferrospark_expr::PhysicalExpr, FerroError> {
         let e = args
@@ -259,9 +209,10 @@ fn window_call(
         }
     }
     };
-    let name = alias
-        .clone()
-        .unwrap_or_else(|| default_name(spec, &function, over));
+    let name = match alias {
+        Some(a) => a.clone(),
+        None => default_name(spec, partition_by, order_by)?,
+    };
     Ok(WindowCall { function, name })
 }
 
@@ -306,10 +257,9 @@ pub(crate) fn window<'py>(
                 })
                 .collect::<Result<_, FerroError>>()?,
         };
-        let over = spec_text(&partition_by, &order_by);
         let calls = calls
             .iter()
-            .map(|c| window_call(c, &ctx, &over, !order_by.is_empty()))
+            .map(|c| window_call(c, &ctx, &partition_by, &order_by))
             .collect::<Result<Vec<_>, _>>()?;
         let pool = MemoryPool::new(cfg.memory_limit()?);
         let mut exec = WindowExec::try_new(schema.clone(), spec, calls, cfg.batch_size()?, &pool)?

@@ -24,19 +24,12 @@ fn struct_type(names: &[String], args: &[PhysicalExpr]) -> DataType {
 
 /// A column's name as written, without the plan's `#id`.
 fn written_name(e: &Expr) -> Option<String> {
-    let name = match e {
-        Expr::Column(c) => c,
-        Expr::Field(_, f) => f,
-        Expr::Alias { name, .. } => name,
-        _ => return None,
-    };
-    let name = match name.rfind('#') {
-        Some(i) if name[i + 1..].bytes().all(|b| b.is_ascii_digit()) && i + 1 < name.len() => {
-            &name[..i]
+    match e {
+        Expr::Column(name) | Expr::Field(_, name) | Expr::Alias { name, .. } => {
+            Some(crate::expr::strip_ids(name))
         }
-        _ => name.as_str(),
-    };
-    Some(name.to_string())
+        _ => None,
+    }
 }
 
 /// Binds `named_struct` and `struct`; other names are not this family's.

@@ -114,16 +114,20 @@ fn push_down_predicates_passes_projections_and_aggregates() {
     );
 }
 
+/// The line of plan `text` that reads relation `t`.
+fn scan_of_t(text: &str) -> &str {
+    text.lines()
+        .find(|l| l.contains("Relation t"))
+        .expect("scan")
+}
+
 #[test]
 fn column_pruning_reads_only_what_the_query_uses() {
     let text = after(
         "SELECT a FROM t WHERE c > 1.0",
         &[&PushDownPredicates, &ColumnPruning],
     );
-    let scan = text
-        .lines()
-        .find(|l| l.contains("Relation t"))
-        .expect("scan");
+    let scan = scan_of_t(&text);
     assert!(scan.contains("[a#") && !scan.contains("b#"), "{text}");
 }
 
@@ -134,10 +138,7 @@ fn column_pruning_reads_a_reordering_projection_in_its_order() {
         &[&EliminateSubqueryAliases, &ColumnPruning],
     );
     assert!(!text.contains("Project"), "{text}");
-    let scan = text
-        .lines()
-        .find(|l| l.contains("Relation t"))
-        .expect("scan");
+    let scan = scan_of_t(&text);
     let (c, a) = (scan.find("c#").expect("c"), scan.find("a#").expect("a"));
     assert!(c < a && !scan.contains("b#"), "{text}");
     // Renaming is more than a reorder: the projection stays.
@@ -156,10 +157,7 @@ fn column_pruning_reads_below_a_window_only_what_is_used() {
         "SELECT a, rn FROM (SELECT a, b, c, row_number() OVER (PARTITION BY a ORDER BY b) AS rn, sum(c) OVER (PARTITION BY a) AS s FROM t)",
         &[&EliminateSubqueryAliases, &ColumnPruning],
     );
-    let scan = text
-        .lines()
-        .find(|l| l.contains("Relation t"))
-        .expect("scan");
+    let scan = scan_of_t(&text);
     assert!(
         scan.contains("a#") && scan.contains("b#") && !scan.contains("c#"),
         "{text}"

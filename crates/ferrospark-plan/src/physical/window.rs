@@ -77,21 +77,16 @@ fn literal_i64(e: &Expr, what: &str) -> Result<i64> {
 /// A frame edge as the window operator's bound. Offsets are signed as written: the
 /// DataFrame API's `rowsBetween(-1, 1)` arrives as `-1 FOLLOWING`, which is `1 PRECEDING`.
 fn bound_of(edge: &FrameEdge) -> Result<FrameBound> {
-    let signed = |e: &Expr, sign: f64| -> Result<FrameBound> {
-        let (negative, offset) = match literal_number(e, "a window frame bound")? {
-            FrameOffset::Int(v) => {
-                let v = if sign < 0.0 { -v } else { v };
-                (v < 0, FrameOffset::Int(v.abs()))
-            }
-            FrameOffset::Float(v) => {
-                let v = v * sign;
-                (v < 0.0, FrameOffset::Float(v.abs()))
-            }
+    // The offset as a signed distance after the current row.
+    let after = |e: &Expr, preceding: bool| -> Result<FrameBound> {
+        let offset = literal_number(e, "a window frame bound")?;
+        let (before, offset) = match offset {
+            FrameOffset::Int(v) => (preceding != (v < 0), FrameOffset::Int(v.abs())),
+            FrameOffset::Float(v) => (preceding != (v < 0.0), FrameOffset::Float(v.abs())),
         };
         Ok(match offset {
-            FrameOffset::Int(0) => FrameBound::CurrentRow,
-            FrameOffset::Float(0.0) => FrameBound::CurrentRow,
-            o if negative => FrameBound::Preceding(o),
+            FrameOffset::Int(0) | FrameOffset::Float(0.0) => FrameBound::CurrentRow,
+            o if before => FrameBound::Preceding(o),
             o => FrameBound::Following(o),
         })
     };
@@ -99,8 +94,8 @@ fn bound_of(edge: &FrameEdge) -> Result<FrameBound> {
         FrameEdge::UnboundedPreceding => FrameBound::UnboundedPreceding,
         FrameEdge::UnboundedFollowing => FrameBound::UnboundedFollowing,
         FrameEdge::CurrentRow => FrameBound::CurrentRow,
-        FrameEdge::Preceding(e) => signed(e, -1.0)?,
-        FrameEdge::Following(e) => signed(e, 1.0)?,
+        FrameEdge::Preceding(e) => after(e, true)?,
+        FrameEdge::Following(e) => after(e, false)?,
     })
 }
 

@@ -126,10 +126,15 @@ impl<'a> SqlPlanner<'a> {
             .iter()
             .map(|o| Ok(sort_key(self.expr(&o.expr)?, &o.options)))
             .collect::<Result<_>>()?;
+        let is_agg = !group_written.is_empty()
+            || grouping_sets.is_some()
+            || items.iter().any(|i| contains_aggregate(&i.written))
+            || having.as_ref().is_some_and(contains_aggregate);
+
+        let scope = self.scope_over(&plan, outer);
         // `session_window` names the grouping's session window (`session_window.start`).
         let (items, having, orders) = {
-            let from_scope = self.scope_over(&plan, outer);
-            let has_column = |n: &str| from_scope.resolve_name(None, n).ok().flatten().is_some();
+            let has_column = |n: &str| scope.resolve_name(None, n).ok().flatten().is_some();
             let refs = |e: &Expr| {
                 crate::session_windows::session_window_references(e, &group_written, has_column)
             };
@@ -147,12 +152,6 @@ impl<'a> SqlPlanner<'a> {
             )
         };
 
-        let is_agg = !group_written.is_empty()
-            || grouping_sets.is_some()
-            || items.iter().any(|i| contains_aggregate(&i.written))
-            || having.as_ref().is_some_and(contains_aggregate);
-
-        let scope = self.scope_over(&plan, outer);
         // Select-list aliases, for HAVING and ORDER BY names the input does not have.
         let aliases: Vec<(String, Expr)> = items
             .iter()
