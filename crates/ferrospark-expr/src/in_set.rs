@@ -221,6 +221,19 @@ impl KeySet {
         &self.data_type
     }
 
+    /// `Some((lo, hi))` when the set holds every integer from `lo` to `hi` (a runtime filter
+    /// of every key of a dimension table): then membership is the range test alone.
+    pub fn dense_range(&self) -> Option<(i64, i64)> {
+        match &self.values {
+            Values::Bitmap { base, bits } => {
+                let (word, w) = bits.iter().enumerate().rev().find(|(_, w)| **w != 0)?;
+                let top = (word * 64 + 63 - w.leading_zeros() as usize) as i64;
+                (self.len as i64 == top + 1).then_some((*base, base + top))
+            }
+            _ => None,
+        }
+    }
+
     /// The smallest and largest value, for pruning by statistics.
     pub fn bounds(&self) -> Option<&(Literal, Literal)> {
         self.bounds.as_ref()
@@ -317,6 +330,22 @@ mod tests {
         let (lo, hi) = s.bounds().expect("bounds");
         assert_eq!(lo.array().as_string::<i32>().value(0), "a");
         assert_eq!(hi.array().as_string::<i32>().value(0), "é");
+    }
+
+    #[test]
+    fn a_set_of_every_integer_in_its_range_is_dense() {
+        let keys = |v: Vec<i64>| {
+            let a: ArrayRef = Arc::new(Int64Array::from(v));
+            KeySet::try_new(&[a]).expect("a set")
+        };
+        assert_eq!(
+            keys((-3..=70).rev().collect()).dense_range(),
+            Some((-3, 70))
+        );
+        assert_eq!(keys(vec![4, 4, 5]).dense_range(), Some((4, 5)));
+        assert_eq!(keys(vec![1, 2, 4]).dense_range(), None);
+        assert_eq!(keys(vec![i64::MIN, i64::MAX]).dense_range(), None);
+        assert_eq!(keys(vec![]).dense_range(), None);
     }
 
     #[test]

@@ -233,6 +233,16 @@ pub fn select_join_in_process(
         {
             return Ok((JoinStrategy::ShuffledHash, BuildSide::Left));
         }
+        // An inner join both of whose sides could be broadcast builds the side the finer
+        // estimates find smaller: Spark's estimate of a join is the product of its sides, so
+        // a few rows of a filtered join would otherwise probe a whole table's hash table.
+        (JoinStrategy::BroadcastHash, Some(side))
+            if i.join_type == JoinType::Inner
+                && side != chosen.1
+                && i.broadcastable_by_size(side) =>
+        {
+            return Ok((JoinStrategy::BroadcastHash, side));
+        }
         _ => {}
     }
     Ok(chosen)
@@ -414,7 +424,13 @@ mod tests {
             assert_eq!(local(&i, MB, 8 * MB), (ShuffledHash, Left), "{jt:?}");
             assert_eq!(local(&i, 30 * MB, 8 * MB), (BroadcastHash, Right), "{jt:?}");
         }
-        // Inner broadcasts, NOT IN and hints stay Spark's.
+        // An inner join both of whose sides Spark could broadcast builds the locally
+        // smaller one; one Spark can only broadcast on one side stays Spark's.
+        let both = input(JoinType::Inner, 5 * MB, 8 * MB);
+        assert_eq!(pick(&both), (BroadcastHash, Left));
+        assert_eq!(local(&both, 9 * MB, MB), (BroadcastHash, Right));
+        assert_eq!(local(&both, MB, 9 * MB), (BroadcastHash, Left));
+        // NOT IN, hints and broadcasts of one possible side stay Spark's.
         let inner = input(JoinType::Inner, 30 * MB, 8 * MB);
         assert_eq!(local(&inner, MB, 8 * MB), (BroadcastHash, Right));
         let naaj = input(JoinType::NullAwareAnti, 30 * MB, 8 * MB);

@@ -96,6 +96,7 @@ impl PlanBuilder {
             source: ScanSource::Parquet {
                 paths: paths.to_vec(),
                 size_bytes,
+                stats: Arc::new(scan.table_statistics()),
             },
             attrs,
             projection: None,

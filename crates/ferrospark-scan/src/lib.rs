@@ -8,4 +8,7 @@ pub mod listing;
 pub mod parquet;
 
 pub use listing::{list_files, Listing, PartitionedFile};
-pub use parquet::{KeyFilter, ParquetScan, ParquetScanOptions, ScanReader, ScanSplit, ScanStream};
+pub use parquet::{
+    ColumnStatistics, KeyFilter, ParquetScan, ParquetScanOptions, ScanReader, ScanSplit,
+    ScanStream, TableStatistics,
+};

@@ -87,6 +87,8 @@ pub enum ScanSource {
         paths: Vec<PathBuf>,
         /// Bytes on disk, for join selection.
         size_bytes: u64,
+        /// Rows and column ranges from the footers, for the planner's estimates.
+        stats: Arc<ferrospark_scan::TableStatistics>,
     },
     /// Arrow batches held in memory (a DataFrame made from Arrow data, inline VALUES).
     Memory {

@@ -293,7 +293,8 @@ impl<'a> PhysicalPlanner<'a> {
         condition: Option<&Expr>,
         hint: Option<JoinStrategy>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let keys = extract_equi_keys(condition, &left.output(), &right.output());
+        let mut keys = extract_equi_keys(condition, &left.output(), &right.output());
+        super::key_equivalence::drop_implied_keys(&mut keys, left, right);
         let input = JoinSelectionInput {
             join_type,
             has_equi_keys: !keys.left.is_empty(),
@@ -386,10 +387,11 @@ impl<'a> PhysicalPlanner<'a> {
             BuildSide::Left => (right, &keys.right, &keys.left),
             BuildSide::Right => (left, &keys.left, &keys.right),
         };
-        let mut out = Vec::new();
+        let mut out: Vec<(usize, usize)> = Vec::new();
         for (i, k) in probe_keys.iter().enumerate() {
             let Expr::Column(column) = k else { continue };
-            if keys.null_safe[i] {
+            // One filter per probe column: a second would test the same column again.
+            if keys.null_safe[i] || out.iter().any(|&(_, j)| probe_keys[j] == *k) {
                 continue;
             }
             let id = self.runtime_filters.get();

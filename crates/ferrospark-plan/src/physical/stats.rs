@@ -4,6 +4,7 @@
 
 use arrow_schema::DataType;
 
+use super::selectivity::scan_share;
 use crate::logical::{Attr, LogicalPlan, ScanSource};
 
 /// Spark's `defaultSize` of a column type.
@@ -75,7 +76,8 @@ fn estimate(plan: &LogicalPlan, local: bool) -> u64 {
                 None => full,
             };
             if local {
-                selectivity(filters.len(), read).max(1)
+                let share = scan_share(filters, attrs, parquet_stats(source));
+                ((read as f64 * share) as u64).max(1)
             } else {
                 read
             }
@@ -95,7 +97,15 @@ fn estimate(plan: &LogicalPlan, local: bool) -> u64 {
             if group.is_empty() {
                 row_size(&plan.output())
             } else {
-                scaled(size_in_bytes(input), &input.output(), &plan.output())
+                let all = scaled(size_in_bytes(input), &input.output(), &plan.output());
+                // No more groups than the grouping columns' ranges hold values (the
+                // parts of Q2's `min(ps_supplycost)` by `ps_partkey`: 200,000, not 800,000).
+                match local.then(|| group_bound(input, group)).flatten() {
+                    Some(groups) => all.min(
+                        (groups * row_size(&plan.output()) as f64).min(u64::MAX as f64) as u64,
+                    ),
+                    None => all,
+                }
             }
         }
         LogicalPlan::Limit { input, fetch, .. } => match fetch {
@@ -146,6 +156,40 @@ fn estimate(plan: &LogicalPlan, local: bool) -> u64 {
     }
 }
 
+fn parquet_stats(source: &ScanSource) -> Option<&ferrospark_scan::TableStatistics> {
+    match source {
+        ScanSource::Parquet { stats, .. } => Some(stats),
+        ScanSource::Memory { .. } => None,
+    }
+}
+
+/// The most groups `group` can make over `input`: the product of each grouping column's
+/// distinct-value bound from its table's footers (`None` when a key has none).
+fn group_bound(input: &LogicalPlan, group: &[(ferrospark_expr::Expr, Attr)]) -> Option<f64> {
+    let mut product = 1.0f64;
+    for (g, _) in group {
+        let ferrospark_expr::Expr::Column(key) = g else {
+            return None;
+        };
+        product *= column_statistics(input, key)?.distinct_bound?;
+    }
+    Some(product)
+}
+
+/// The footer statistics of the scan column `key` comes from, found below `plan`.
+fn column_statistics<'a>(
+    plan: &'a LogicalPlan,
+    key: &str,
+) -> Option<&'a ferrospark_scan::ColumnStatistics> {
+    if let LogicalPlan::Scan { source, attrs, .. } = plan {
+        let attr = attrs.iter().find(|a| a.key() == key)?;
+        return parquet_stats(source)?.columns.get(&attr.name);
+    }
+    plan.children()
+        .into_iter()
+        .find_map(|c| column_statistics(c, key))
+}
+
 fn has_equi_condition(plan: &LogicalPlan) -> bool {
     let LogicalPlan::Join {
         left,
@@ -187,7 +231,12 @@ fn kept_share(plan: &LogicalPlan) -> f64 {
         0.5f64.powi(n.min(4) as i32)
     };
     match plan {
-        LogicalPlan::Scan { filters, .. } => halvings(filters),
+        LogicalPlan::Scan {
+            filters,
+            attrs,
+            source,
+            ..
+        } => scan_share(filters, attrs, parquet_stats(source)),
         // A limit keeps some rows; its own size estimate says how many.
         LogicalPlan::Limit { .. } | LogicalPlan::Empty { .. } => 0.5,
         LogicalPlan::Filter { input, predicate } => {
@@ -212,5 +261,82 @@ fn kept_share(plan: &LogicalPlan) -> f64 {
             JoinType::FullOuter => 1.0,
         },
         _ => 1.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::DataType;
+    use ferrospark_expr::{BinaryOp, Expr, Literal};
+    use ferrospark_scan::{ColumnStatistics, TableStatistics};
+    use std::sync::Arc;
+
+    fn attr(id: u64, name: &str) -> Attr {
+        Attr {
+            id,
+            name: name.into(),
+            qualifier: None,
+            data_type: DataType::Int64,
+            nullable: false,
+        }
+    }
+
+    /// A 1,000-row table of `pk` in 0..=999 and `v`, 80 MB on disk.
+    fn scan(filters: Vec<Expr>) -> Arc<LogicalPlan> {
+        let mut columns = std::collections::HashMap::new();
+        columns.insert(
+            "pk".to_string(),
+            ColumnStatistics {
+                range: Some((0.0, 999.0)),
+                nulls: 0,
+                distinct_bound: Some(1000.0),
+            },
+        );
+        Arc::new(LogicalPlan::Scan {
+            source: ScanSource::Parquet {
+                paths: vec![],
+                size_bytes: 80_000_000,
+                stats: Arc::new(TableStatistics {
+                    rows: 4_000_000,
+                    columns,
+                }),
+            },
+            attrs: vec![attr(1, "pk"), attr(2, "v")],
+            projection: None,
+            filters,
+            name: "t".into(),
+        })
+    }
+
+    #[test]
+    fn footer_ranges_estimate_filters_and_groups() {
+        let all = local_size_in_bytes(&scan(vec![]));
+        let pk_below_100 = Expr::Binary {
+            left: Box::new(Expr::Column("pk#1".into())),
+            op: BinaryOp::Lt,
+            right: Box::new(Expr::Literal(Literal::bigint(100))),
+        };
+        let some = local_size_in_bytes(&scan(vec![pk_below_100]));
+        assert!(
+            (some as f64 / all as f64 - 0.1).abs() < 0.01,
+            "{some} of {all}"
+        );
+        // Spark's own estimate ignores filters.
+        assert_eq!(size_in_bytes(&scan(vec![])), all);
+        // Grouping by pk makes at most its 1,000 values.
+        let agg = LogicalPlan::Aggregate {
+            input: scan(vec![]),
+            group: vec![(Expr::Column("pk#1".into()), attr(1, "pk"))],
+            aggs: vec![],
+        };
+        assert_eq!(local_size_in_bytes(&agg), 1000 * row_size(&[attr(1, "pk")]));
+        // By v (no statistics), as many groups as rows.
+        let by_v = LogicalPlan::Aggregate {
+            input: scan(vec![]),
+            group: vec![(Expr::Column("v#2".into()), attr(2, "v"))],
+            aggs: vec![],
+        };
+        assert!(local_size_in_bytes(&by_v) > 1_000_000);
     }
 }

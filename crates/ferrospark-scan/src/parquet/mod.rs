@@ -19,6 +19,7 @@ mod plan;
 pub mod pruning;
 mod source;
 pub mod spark_types;
+mod statistics;
 
 #[cfg(test)]
 mod tests;
@@ -30,6 +31,7 @@ use ferrospark_expr::Expr;
 pub use exec::{ScanReader, ScanStream};
 pub use footer_cache::{clear_footer_cache, footer_cache_stats, FooterCacheStats};
 pub use plan::{ParquetScan, ScanSplit};
+pub use statistics::{ColumnStatistics, TableStatistics};
 
 /// What to read and how.
 #[derive(Debug, Clone)]

@@ -406,11 +406,7 @@ impl ParquetScan {
                 Some(bind_predicate(e, &ctx)?)
             }
         };
-        let rows: i64 = metas
-            .iter()
-            .map(|(_, m)| m.metadata().file_metadata().num_rows())
-            .sum();
-        let predicate = with_key_filters(predicate, &options.key_filters, &table_schema, rows)?;
+        let predicate = with_key_filters(predicate, &options.key_filters, &table_schema, &metas)?;
         let pruning = if options.filter_pushdown {
             predicate
                 .as_ref()
@@ -1114,9 +1110,13 @@ fn with_key_filters(
     predicate: Option<PhysicalExpr>,
     filters: &[super::KeyFilter],
     schema: &Schema,
-    rows: i64,
+    metas: &[(FileSource, ArrowReaderMetadata)],
 ) -> Result<Option<PhysicalExpr>> {
     use ferrospark_expr::{BinaryOp, Literal};
+    let rows: i64 = metas
+        .iter()
+        .map(|(_, m)| m.metadata().file_metadata().num_rows())
+        .sum();
     let mut out = predicate;
     for f in filters {
         // With about as many keys as rows, nearly every row would pass.
@@ -1127,6 +1127,15 @@ fn with_key_filters(
         let field = schema.field(index);
         if field.data_type() != f.set.data_type() {
             continue;
+        }
+        // Every key of a range (the suppliers of a join that filtered parts: Q9) is the range
+        // test alone, and no test at all where the files hold no value outside it: testing
+        // would decode the column for every row and drop none.
+        let dense = f.set.dense_range();
+        if let (Some((lo, hi)), Some((min, max))) = (dense, int_range(metas, field.name())) {
+            if lo <= min && max <= hi {
+                continue;
+            }
         }
         let col = || {
             Box::new(PhysicalExpr::Column {
@@ -1146,10 +1155,12 @@ fn with_key_filters(
                         right: Box::new(PhysicalExpr::Literal(v.clone())),
                     });
                 }
-                parts.push(PhysicalExpr::InSet {
-                    expr: col(),
-                    set: f.set.clone(),
-                });
+                if dense.is_none() {
+                    parts.push(PhysicalExpr::InSet {
+                        expr: col(),
+                        set: f.set.clone(),
+                    });
+                }
             }
         }
         for p in parts {
@@ -1160,4 +1171,34 @@ fn with_key_filters(
         }
     }
     Ok(out)
+}
+
+/// The smallest and largest value of integer column `name` over every row group of the files,
+/// from their statistics; `None` where some row group has none.
+fn int_range(metas: &[(FileSource, ArrowReaderMetadata)], name: &str) -> Option<(i64, i64)> {
+    let mut range: Option<(i64, i64)> = None;
+    for (_, meta) in metas {
+        let conv = StatisticsConverter::try_new(name, meta.schema(), meta.parquet_schema()).ok()?;
+        let groups = meta.metadata().row_groups();
+        for (stats, lowest) in [
+            (conv.row_group_mins(groups.iter()).ok()?, true),
+            (conv.row_group_maxes(groups.iter()).ok()?, false),
+        ] {
+            let ints = arrow_cast::cast(&stats, &arrow_schema::DataType::Int64).ok()?;
+            let ints =
+                arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Int64Type>(&ints);
+            if ints.null_count() > 0 {
+                return None;
+            }
+            for &v in ints.values() {
+                let (lo, hi) = range.get_or_insert((v, v));
+                if lowest {
+                    *lo = (*lo).min(v);
+                } else {
+                    *hi = (*hi).max(v);
+                }
+            }
+        }
+    }
+    range
 }

@@ -732,3 +732,72 @@ fn string_view_columns_are_decided_on_their_codes() {
         );
     }
 }
+
+#[test]
+fn footers_give_rows_ranges_nulls_and_small_dictionaries() {
+    let (_dir, p) = fixture();
+    let scan = ParquetScan::try_new(&[p], ParquetScanOptions::default()).expect("plans");
+    let stats = scan.table_statistics();
+    assert_eq!(stats.rows, ROWS as u64);
+    let col = |n: &str| stats.columns.get(n).cloned();
+    let id = col("id").expect("id");
+    assert_eq!(
+        (id.range, id.nulls, id.distinct_bound),
+        (Some((0.0, 9999.0)), 0, Some(10000.0))
+    );
+    let k = col("k").expect("k");
+    let k_nulls = (0..ROWS).filter(|i| i % 97 == 0).count() as u64;
+    assert_eq!(
+        (k.range, k.nulls, k.distinct_bound),
+        (Some((0.0, 99.0)), k_nulls, Some(100.0))
+    );
+    let d = col("d").expect("d");
+    assert_eq!(
+        (d.range, d.distinct_bound),
+        (Some((9000.0, 9399.0)), Some(400.0))
+    );
+    // A decimal counts its values in hundredths: 0.00 ..= 349.93.
+    let q = col("q").expect("q");
+    assert_eq!(q.distinct_bound, Some(34994.0));
+    // Floats have a range but no distinct bound.
+    assert_eq!(col("f").map(|f| f.distinct_bound), Some(None));
+    // Strings: the five values of the dictionary, no range.
+    let s = col("s").expect("s");
+    assert_eq!((s.range, s.distinct_bound), (None, Some(5.0)));
+}
+
+#[test]
+fn a_runtime_filter_holding_every_key_of_the_columns_range_tests_nothing() {
+    let (_dir, p) = fixture();
+    let keys = |lo: i64, hi: i64| {
+        let a: ArrayRef = Arc::new(Int64Array::from((lo..=hi).collect::<Vec<_>>()));
+        Arc::new(ferrospark_expr::KeySet::try_new(&[a]).expect("a set"))
+    };
+    let scan_with = |set| {
+        let opts = ParquetScanOptions {
+            columns: Some(vec!["id".into(), "k".into()]),
+            key_filters: vec![super::KeyFilter {
+                column: "id".into(),
+                set,
+            }],
+            ..Default::default()
+        };
+        read(&p, None, opts)
+    };
+    // Every id the file holds: no filter at all.
+    let (got, scan) = scan_with(keys(-5, ROWS as i64 + 5));
+    assert_eq!(got.num_rows(), ROWS);
+    assert!(!scan.explain().contains("Filter:"), "{}", scan.explain());
+    // Every key of a narrower range: the range test alone, which prunes row groups.
+    let (got, scan) = scan_with(keys(2500, 3499));
+    assert_eq!(got.num_rows(), 1000);
+    let ids =
+        arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Int64Type>(got.column(0));
+    assert_eq!((ids.value(0), ids.value(999)), (2500, 3499));
+    let plan = scan.explain();
+    assert!(
+        plan.contains("Filter:") && !plan.contains("INSET"),
+        "{plan}"
+    );
+    assert!(scan.metrics().get("row_groups_read") <= 2, "{plan}");
+}
