@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, BooleanArray};
+use arrow_array::{Array, ArrayRef, BooleanArray, UInt32Array};
 use arrow_buffer::BooleanBuffer;
 use arrow_schema::Field;
 use ferrospark_common::Result;
@@ -31,15 +31,44 @@ const MAX_CODES: usize = 1 << 16;
 /// The verdict of `predicate` (over column 0 of type `field`) for every row of a column
 /// chunk, or `None` when the chunk cannot be decided from its codes (including when the
 /// predicate fails on some dictionary value: the row filter then decides, and raises the
-/// error only if a row really holds that value).
+/// error only if a row really holds that value). With `keep_codes`, also the chunk's
+/// dictionary and every row's code, so the rows kept can be output without decoding the
+/// column again.
 pub(crate) fn row_verdicts<R: ChunkReader + 'static>(
     reader: Arc<R>,
     col: &ColumnChunkMetaData,
     rows: usize,
     field: &Field,
     predicate: &PhysicalExpr,
-) -> Option<BooleanBuffer> {
-    decide(reader, col, rows, field, predicate).ok().flatten()
+    keep_codes: bool,
+) -> Option<(BooleanBuffer, Option<ChunkCodes>)> {
+    decide(reader, col, rows, field, predicate, keep_codes)
+        .ok()
+        .flatten()
+}
+
+/// A column chunk as its dictionary and a code per row: what deciding a filter on its codes
+/// already decoded.
+pub(crate) struct ChunkCodes {
+    values: ArrayRef,
+    /// One code per row (0 for a NULL row).
+    codes: Vec<u32>,
+    /// Which rows hold a value; `None` when every row does.
+    valid: Option<Vec<u8>>,
+}
+
+impl ChunkCodes {
+    /// The column's values at the rows set in `kept`, in order (NULL where the row is).
+    pub(crate) fn take(&self, kept: &BooleanBuffer) -> Result<ArrayRef> {
+        let indices: UInt32Array = match &self.valid {
+            None => kept.set_indices().map(|r| self.codes[r]).collect(),
+            Some(valid) => kept
+                .set_indices()
+                .map(|r| (valid[r] == 1).then_some(self.codes[r]))
+                .collect(),
+        };
+        Ok(arrow_select::take::take(&self.values, &indices, None)?)
+    }
 }
 
 fn decide<R: ChunkReader + 'static>(
@@ -48,7 +77,8 @@ fn decide<R: ChunkReader + 'static>(
     rows: usize,
     field: &Field,
     predicate: &PhysicalExpr,
-) -> Result<Option<BooleanBuffer>> {
+    keep_codes: bool,
+) -> Result<Option<(BooleanBuffer, Option<ChunkCodes>)>> {
     let descr = col.column_descr();
     if descr.max_rep_level() > 0 || descr.max_def_level() > 1 {
         return Ok(None);
@@ -61,6 +91,12 @@ fn decide<R: ChunkReader + 'static>(
     };
     let mut decoder = CodeDecoder::new(&value_verdicts(&values, field, predicate)?, rows);
     let nullable = descr.max_def_level() == 1;
+    if keep_codes {
+        decoder.keep = Some(KeptCodes {
+            codes: Vec::with_capacity(rows.min(1 << 20)),
+            valid: nullable.then(Vec::new),
+        });
+    }
     loop {
         let page = match pages.get_next_page() {
             Ok(Some(p)) => p,
@@ -111,7 +147,31 @@ fn decide<R: ChunkReader + 'static>(
             return Ok(None);
         }
     }
-    Ok(decoder.finish())
+    let dictionary_size = values.len();
+    let Some((verdicts, kept)) = decoder.finish() else {
+        return Ok(None);
+    };
+    let codes = match kept {
+        Some(k)
+            if k.codes
+                .iter()
+                .all(|&c| (c as usize) < dictionary_size.max(1)) =>
+        {
+            Some(ChunkCodes {
+                values,
+                codes: k.codes,
+                valid: k.valid,
+            })
+        }
+        _ => None,
+    };
+    Ok(Some((verdicts, codes)))
+}
+
+/// Codes kept while deciding (see [`ChunkCodes`]).
+struct KeptCodes {
+    codes: Vec<u32>,
+    valid: Option<Vec<u8>>,
 }
 
 /// A code that is not in the dictionary: the page is corrupt, and the row filter decides.
@@ -130,6 +190,9 @@ struct CodeDecoder {
     levels: Vec<u8>,
     codes: Vec<u8>,
     out: Vec<u8>,
+    /// Every row's code too, when asked for.
+    keep: Option<KeptCodes>,
+    present_codes: Vec<u32>,
 }
 
 impl CodeDecoder {
@@ -149,6 +212,8 @@ impl CodeDecoder {
             codes: Vec::new(),
             // The footer's row count is only a claim until the pages add up to it.
             out: Vec::with_capacity(rows.min(1 << 20)),
+            keep: None,
+            present_codes: Vec::new(),
         }
     }
 
@@ -199,6 +264,21 @@ impl CodeDecoder {
         if self.codes.contains(&BAD_CODE) {
             return None;
         }
+        if let Some(keep) = &mut self.keep {
+            self.present_codes.clear();
+            decode_hybrid(data, width, present, &[], &mut self.present_codes)?;
+            match (def, &mut keep.valid) {
+                (Some(_), Some(valid)) => {
+                    let mut next = self.present_codes.iter();
+                    for &l in &self.levels {
+                        keep.codes.push(if l == 1 { *next.next()? } else { 0 });
+                        valid.push(l);
+                    }
+                }
+                (None, None) => keep.codes.extend_from_slice(&self.present_codes),
+                _ => return None,
+            }
+        }
         match def {
             None => self.out.extend_from_slice(&self.codes),
             Some(_) => {
@@ -215,15 +295,58 @@ impl CodeDecoder {
         Some(())
     }
 
-    /// The verdicts as a bitmap, if the pages added up to the chunk's rows.
-    fn finish(self) -> Option<BooleanBuffer> {
-        (self.out.len() == self.rows).then(|| pack_bits(&self.out, |v| v != 0))
+    /// The verdicts as a bitmap (and the codes kept), if the pages added up to the chunk's
+    /// rows.
+    fn finish(self) -> Option<(BooleanBuffer, Option<KeptCodes>)> {
+        (self.out.len() == self.rows).then(|| (pack_bits(&self.out, |v| v != 0), self.keep))
+    }
+}
+
+/// What a code decodes to: its verdict from a table, or the code itself.
+trait Decoded: Copy + Default {
+    /// Whether `table` has an entry for every code of `width` bits.
+    fn covers(table: &[u8], width: usize) -> bool;
+    /// The value of `code`, which [`Decoded::covers`] vouched for.
+    fn of_code(code: usize, table: &[u8]) -> Self;
+    /// The value of a run's `code`, which nothing vouched for.
+    fn of_run(code: usize, table: &[u8]) -> Option<Self>;
+}
+
+/// A verdict byte looked up in the table of the dictionary's verdicts.
+impl Decoded for u8 {
+    fn covers(table: &[u8], width: usize) -> bool {
+        table.len() == 1 << width
+    }
+    fn of_code(code: usize, table: &[u8]) -> Self {
+        table[code]
+    }
+    fn of_run(code: usize, table: &[u8]) -> Option<Self> {
+        table.get(code).copied()
+    }
+}
+
+/// The code itself (checked against the dictionary once the chunk is read).
+impl Decoded for u32 {
+    fn covers(_: &[u8], _: usize) -> bool {
+        true
+    }
+    fn of_code(code: usize, _: &[u8]) -> Self {
+        code as u32
+    }
+    fn of_run(code: usize, _: &[u8]) -> Option<Self> {
+        u32::try_from(code).ok()
     }
 }
 
 /// Decodes `n` values of Parquet's RLE / bit-packed hybrid encoding with `width` bits each,
 /// appending `table[value]` for each; `None` on truncated data or a value outside `table`.
-fn decode_hybrid(data: &[u8], width: u8, n: usize, table: &[u8], out: &mut Vec<u8>) -> Option<()> {
+fn decode_hybrid<T: Decoded>(
+    data: &[u8],
+    width: u8,
+    n: usize,
+    table: &[u8],
+    out: &mut Vec<T>,
+) -> Option<()> {
     let target = out.len() + n;
     let width = usize::from(width);
     let mut pos = 0usize;
@@ -238,7 +361,7 @@ fn decode_hybrid(data: &[u8], width: u8, n: usize, table: &[u8], out: &mut Vec<u
             let mut v = [0u8; 8];
             v[..bytes].copy_from_slice(data.get(pos..pos + bytes)?);
             pos += bytes;
-            let verdict = *table.get(usize::try_from(u64::from_le_bytes(v)).ok()?)?;
+            let verdict = T::of_run(usize::try_from(u64::from_le_bytes(v)).ok()?, table)?;
             let take = count.min(left);
             out.resize(out.len() + take, verdict);
         } else {
@@ -256,21 +379,21 @@ fn decode_hybrid(data: &[u8], width: u8, n: usize, table: &[u8], out: &mut Vec<u
 
 /// Appends `table[code]` for the first `n` codes of `width` bits packed LSB first in `packed`
 /// (whole groups of eight codes, `width` bytes each).
-fn unpack_lookup(
+fn unpack_lookup<T: Decoded>(
     packed: &[u8],
     width: usize,
     n: usize,
     table: &[u8],
-    out: &mut Vec<u8>,
+    out: &mut Vec<T>,
 ) -> Option<()> {
     macro_rules! widths {
         ($($w:literal)*) => {
             match width {
                 0 => {
-                    out.resize(out.len() + n, *table.first()?);
+                    out.resize(out.len() + n, T::of_run(0, table)?);
                     Some(())
                 }
-                $($w => unpack_width::<$w>(packed, n, table, out),)*
+                $($w => unpack_width::<$w, T>(packed, n, table, out),)*
                 _ => None,
             }
         };
@@ -279,19 +402,19 @@ fn unpack_lookup(
 }
 
 /// [`unpack_lookup`] for one width, known at compile time so every shift is a constant.
-fn unpack_width<const W: usize>(
+fn unpack_width<const W: usize, T: Decoded>(
     packed: &[u8],
     n: usize,
     table: &[u8],
-    out: &mut Vec<u8>,
+    out: &mut Vec<T>,
 ) -> Option<()> {
-    // The table covers every `W`-bit code, so lookups never miss.
-    if table.len() != 1 << W {
+    // A table covers every `W`-bit code, so lookups never miss.
+    if !T::covers(table, W) {
         return None;
     }
     let mask = (1u64 << W) - 1;
     let start = out.len();
-    out.resize(start + n.div_ceil(8) * 8, 0);
+    out.resize(start + n.div_ceil(8) * 8, T::default());
     let dst = &mut out[start..];
     let groups = n.div_ceil(8).min(packed.len() / W);
     // Groups with 16 readable bytes from their start are read as one u128 (W <= 16: all
@@ -307,7 +430,7 @@ fn unpack_width<const W: usize>(
         let x = u128::from_le_bytes(b);
         for (j, o) in codes.iter_mut().enumerate() {
             let code = (x >> (j * W)) as u64 & mask;
-            *o = table[code as usize & ((1 << W) - 1)];
+            *o = T::of_code(code as usize & ((1 << W) - 1), table);
         }
     }
     for (g, codes) in dst
@@ -324,7 +447,7 @@ fn unpack_width<const W: usize>(
             let mut word = [0u8; 8];
             word.copy_from_slice(&buf[bit / 8..bit / 8 + 8]);
             let code = (u64::from_le_bytes(word) >> (bit % 8)) & mask;
-            *o = table[code as usize & ((1 << W) - 1)];
+            *o = T::of_code(code as usize & ((1 << W) - 1), table);
         }
     }
     if groups < n.div_ceil(8) {
@@ -391,7 +514,7 @@ mod tests {
             padded.resize(8, 0);
             data.extend(pack(&padded, width));
             let n = 320 + 13 + 5;
-            let mut out = Vec::new();
+            let mut out: Vec<u8> = Vec::new();
             decode_hybrid(&data, width as u8, n, &table, &mut out).expect("decodes");
             let expect: Vec<u8> = first
                 .iter()
@@ -400,13 +523,22 @@ mod tests {
                 .map(|&c| table[c as usize])
                 .collect();
             assert_eq!(out, expect, "width {width}");
+            let mut codes: Vec<u32> = Vec::new();
+            decode_hybrid(&data, width as u8, n, &[], &mut codes).expect("decodes");
+            let want: Vec<u32> = first
+                .iter()
+                .chain(std::iter::repeat_n(&run_value, 13))
+                .chain(last.iter())
+                .map(|&c| c as u32)
+                .collect();
+            assert_eq!(codes, want, "width {width}");
         }
     }
 
     #[test]
     fn truncated_or_out_of_range_codes_are_refused() {
         let table = [1u8, 0];
-        let mut out = Vec::new();
+        let mut out: Vec<u8> = Vec::new();
         // A packed group promised but missing.
         assert!(decode_hybrid(&[0b11], 1, 8, &table, &mut out).is_none());
         // An RLE run of code 5 with a table of 2.

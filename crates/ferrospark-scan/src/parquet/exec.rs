@@ -17,7 +17,7 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::ProjectionMask;
 
-use super::dictionary_codes::row_verdicts;
+use super::dictionary_codes::{row_verdicts, ChunkCodes};
 use super::ordered::OrderedQueue;
 use super::plan::{catch_corruption, single_leaf, FileEntry, ParquetScan, ScanShared, ScanTask};
 use super::source::RowGroupChunks;
@@ -181,17 +181,27 @@ fn run_task(
     let mut row_filter: &[FilterGroup] = &file.row_filter;
     // Rows to keep, applied to the decoded batches instead of as a selection.
     let mut mask: Option<arrow_buffer::BooleanBuffer> = None;
+    // Output columns made from the codes their filter decided on, for the rows kept (see
+    // `ChunkCodes`): the reader then does not decode them a second time.
+    let mut decoded_early: Vec<(usize, ArrayRef)> = Vec::new();
     if selection.is_none() && s.options.dictionary_codes {
         let rows = usize::try_from(rg.num_rows()).unwrap_or(0);
         let mut kept: Option<arrow_buffer::BooleanBuffer> = None;
+        let mut chunk_codes: Vec<(usize, ChunkCodes)> = Vec::new();
         let mut left = rows;
         while left * 100 >= rows {
             let Some((group, rest)) = row_filter.split_first() else {
                 break;
             };
-            let Some(verdicts) = code_verdicts(file, task.row_group, &chunks, group) else {
+            let keep_codes = output_from_codes(file, data_out, group);
+            let Some((verdicts, codes)) =
+                code_verdicts(file, task.row_group, &chunks, group, keep_codes)
+            else {
                 break;
             };
+            if let Some(c) = codes {
+                chunk_codes.push((group.columns[0], c));
+            }
             let both = match kept.take() {
                 Some(k) => &k & &verdicts,
                 None => verdicts,
@@ -213,6 +223,14 @@ fn run_task(
                 s.metrics.add("row_groups_masked_by_codes", 1);
                 mask = Some(k);
             } else {
+                // With the whole filter decided on codes, each filtered output column is its
+                // dictionary's values at the kept rows' codes.
+                if row_filter.is_empty() && chunk_codes.len() < data_out.len() {
+                    for (col, codes) in &chunk_codes {
+                        decoded_early.push((*col, codes.take(&k)?));
+                        s.metrics.add("columns_from_codes", 1);
+                    }
+                }
                 selection = Some(RowSelection::from_filters(&[BooleanArray::new(k, None)]));
             }
         }
@@ -227,6 +245,33 @@ fn run_task(
             post_filter = Some(group);
             row_filter = &[];
             s.metrics.add("row_groups_filtered_after_decode", 1);
+        } else if mask.is_none()
+            && decoded_early.is_empty()
+            && group.columns.iter().all(|c| data_out.contains(c))
+        {
+            // The filter's columns are output too (a runtime filter's key, which the join
+            // reads): a row filter would decode them once to decide and again for the kept
+            // rows. Decide first, keep them, and read only the other columns for the kept
+            // rows (TPC-H Q17's `l_partkey`: 6 pages of 18,000 rows per chunk, a kept row in
+            // every page, so the second decode was a whole second decompression).
+            let rows = usize::try_from(rg.num_rows()).unwrap_or(0);
+            let batch_size = decode_batch_size(s);
+            let (kept, columns) = decide_first(
+                file,
+                task.row_group,
+                &chunks,
+                group,
+                selection.as_ref(),
+                rows,
+                batch_size,
+            )?;
+            s.metrics.add("row_groups_decided_first", 1);
+            if kept.count_set_bits() == 0 {
+                return Ok(true);
+            }
+            decoded_early.extend(group.columns.iter().copied().zip(columns));
+            selection = Some(RowSelection::from_filters(&[BooleanArray::new(kept, None)]));
+            row_filter = &[];
         }
     }
     // Large decoded batches amortise the row filter's per-batch costs; with no row filter
@@ -242,7 +287,10 @@ fn run_task(
         .with_row_groups(vec![task.row_group])
         .with_projection(ProjectionMask::roots(
             parquet_schema,
-            data_out.iter().copied(),
+            data_out
+                .iter()
+                .copied()
+                .filter(|c| !decoded_early.iter().any(|(d, _)| d == c)),
         ));
     if let Some(sel) = selection {
         builder = builder.with_row_selection(sel);
@@ -275,6 +323,7 @@ fn run_task(
         })?;
     // Where each output column comes from: a position in the decoded batch or a partition value.
     let mut first_row = 0;
+    let mut code_row = 0;
     for batch in reader {
         let batch = batch.map_err(|e| match unwrap_ferro(Box::new(e)) {
             Ok(fe) => fe,
@@ -295,7 +344,23 @@ fn run_task(
         if batch.num_rows() == 0 {
             continue;
         }
-        let out = assemble(s, task.file, data_out, &batch)?;
+        let n = batch.num_rows();
+        let decoded: Vec<ArrayRef> = if decoded_early.is_empty() {
+            batch.columns().to_vec()
+        } else {
+            let mut from_reader = batch.columns().iter();
+            let columns = data_out
+                .iter()
+                .map(|c| match decoded_early.iter().find(|(d, _)| d == c) {
+                    Some((_, a)) => Some(a.slice(code_row, n)),
+                    None => from_reader.next().cloned(),
+                })
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| FerroError::Internal("decoded columns do not add up".into()))?;
+            code_row += n;
+            columns
+        };
+        let out = assemble(s, task.file, data_out, &decoded, n)?;
         // Decoding may run in larger batches than the user asked for; hand out slices.
         let step = s.options.batch_size.max(1);
         let mut offset = 0;
@@ -316,14 +381,102 @@ fn run_task(
     Ok(true)
 }
 
+/// Runs filter `group` over the rows of row group `g` that `selection` selects (all when
+/// `None`), reading only its columns: the kept rows of the row group, and each of the
+/// group's columns at those rows.
+fn decide_first(
+    file: &FileEntry,
+    g: usize,
+    chunks: &RowGroupChunks,
+    group: &FilterGroup,
+    selection: Option<&RowSelection>,
+    rows: usize,
+    batch_size: usize,
+) -> Result<(arrow_buffer::BooleanBuffer, Vec<ArrayRef>)> {
+    let path = file.source.path();
+    let mut builder =
+        ParquetRecordBatchReaderBuilder::new_with_metadata(chunks.clone(), file.meta.clone())
+            .with_batch_size(batch_size)
+            .with_row_groups(vec![g])
+            .with_projection(ProjectionMask::roots(
+                file.meta.parquet_schema(),
+                group.columns.iter().copied(),
+            ));
+    // The row group's index of each row the reader returns, in order.
+    let mut row_of: Box<dyn Iterator<Item = usize>> = Box::new(0..rows);
+    if let Some(sel) = selection {
+        builder = builder
+            .with_row_selection(sel.clone())
+            .with_row_selection_policy(RowSelectionPolicy::Selectors);
+        let mut at = 0usize;
+        let mut selected = Vec::new();
+        for r in sel.iter() {
+            if !r.skip {
+                selected.extend(at..at + r.row_count);
+            }
+            at += r.row_count;
+        }
+        row_of = Box::new(selected.into_iter());
+    }
+    let reader = builder.build().map_err(|e| FerroError::parquet(path, e))?;
+    let mut kept = arrow_buffer::BooleanBufferBuilder::new(rows);
+    kept.append_n(rows, false);
+    let mut pieces: Vec<Vec<ArrayRef>> = vec![Vec::new(); group.columns.len()];
+    for batch in reader {
+        let batch = batch.map_err(|e| FerroError::parquet(path, e))?;
+        let verdict = nulls_as_false(evaluate_predicate(&group.predicate, &batch)?);
+        for v in verdict.values().iter() {
+            let r = row_of
+                .next()
+                .ok_or_else(|| FerroError::Internal("the reader returned extra rows".into()))?;
+            if v {
+                kept.set_bit(r, true);
+            }
+        }
+        let filtered = arrow_select::filter::filter_record_batch(&batch, &verdict)?;
+        for (p, c) in pieces.iter_mut().zip(filtered.columns()) {
+            p.push(c.clone());
+        }
+    }
+    // No batch at all keeps no row, and the caller reads nothing more.
+    let columns = pieces
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let refs: Vec<&dyn Array> = p.iter().map(|a| a.as_ref()).collect();
+            Ok(arrow_select::concat::concat(&refs)?)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((kept.finish(), columns))
+}
+
+/// Whether the one column of filter `group` is also output and can be made from its codes:
+/// a primitive column (the reader's own arrays of strings may differ in layout) beside
+/// others the reader decodes.
+fn output_from_codes(file: &FileEntry, data_out: &[usize], group: &FilterGroup) -> bool {
+    let [col] = group.columns.as_slice() else {
+        return false;
+    };
+    data_out.len() > 1
+        && data_out.contains(col)
+        && file
+            .meta
+            .schema()
+            .fields()
+            .get(*col)
+            .is_some_and(|f| f.data_type().is_primitive())
+}
+
 /// Verdicts for every row of row group `g` from the dictionary codes of a one-column filter
-/// group, when that column allows it (see `dictionary_codes`).
+/// group, when that column allows it (see `dictionary_codes`), and with `keep_codes` the
+/// column's codes.
 fn code_verdicts(
     file: &FileEntry,
     g: usize,
     chunks: &RowGroupChunks,
     group: &FilterGroup,
-) -> Option<arrow_buffer::BooleanBuffer> {
+    keep_codes: bool,
+) -> Option<(arrow_buffer::BooleanBuffer, Option<ChunkCodes>)> {
     let [col] = group.columns.as_slice() else {
         return None;
     };
@@ -337,6 +490,7 @@ fn code_verdicts(
         rows,
         field,
         &group.predicate,
+        keep_codes,
     )
 }
 
@@ -471,9 +625,9 @@ fn assemble(
     s: &ScanShared,
     file: usize,
     data_out: &[usize],
-    batch: &RecordBatch,
+    decoded: &[ArrayRef],
+    n: usize,
 ) -> Result<RecordBatch> {
-    let n = batch.num_rows();
     let columns =
         s.output
             .iter()
@@ -482,7 +636,7 @@ fn assemble(
                     let pos = data_out.iter().position(|&d| d == c).ok_or_else(|| {
                         FerroError::Internal(format!("column {c} was not decoded"))
                     })?;
-                    Ok(batch.column(pos).clone())
+                    Ok(decoded[pos].clone())
                 } else {
                     let v = &s.files[file].partition_values[c - s.data_columns];
                     ColumnarValue::Scalar(Scalar::new(v.clone())).into_array(n)

@@ -151,6 +151,8 @@ pub const SCAN_METRICS: &[(&str, MetricValue)] = &[
     ("footers_cached", MetricValue::Count),
     ("row_groups_filtered_by_codes", MetricValue::Count),
     ("row_groups_masked_by_codes", MetricValue::Count),
+    ("columns_from_codes", MetricValue::Count),
+    ("row_groups_decided_first", MetricValue::Count),
     ("row_groups_filtered_after_decode", MetricValue::Count),
     ("columns_as_dictionary", MetricValue::Count),
 ];

@@ -301,15 +301,22 @@ fn a_filter_on_exactly_the_output_columns_decodes_them_once() {
             "{}",
             scan.explain()
         );
-        // With another column to decode, the row filter decides first.
-        let opts = ParquetScanOptions {
-            columns: Some(vec!["k".into(), "id".into()]),
-            dictionary_codes: false,
-            ..Default::default()
-        };
-        let (got, scan) = read(&p, Some(filter), opts);
-        assert_eq!(got.num_rows(), want.num_rows(), "{filter}");
-        assert_eq!(scan.metrics().get("row_groups_filtered_after_decode"), 0);
+        // With another column to decode, the filter decides first on its own column, which
+        // is kept for the rows it keeps; the other column is read for those rows only.
+        for batch_size in [1, 7, 8192] {
+            let opts = ParquetScanOptions {
+                columns: Some(vec!["k".into(), "id".into()]),
+                dictionary_codes: false,
+                batch_size,
+                filter_batch_size: batch_size,
+                ..Default::default()
+            };
+            let (got, scan) = read(&p, Some(filter), opts);
+            assert_eq!(got.column(0), want.column(1), "{filter}");
+            assert_eq!(got.column(1), want.column(0), "{filter}");
+            assert_eq!(scan.metrics().get("row_groups_filtered_after_decode"), 0);
+            assert!(scan.metrics().get("row_groups_decided_first") > 0);
+        }
     }
 }
 
@@ -620,6 +627,15 @@ fn dictionary_codes_decide_filters_exactly_on_v1_and_v2_pages() {
                 let (coded, scan) = read(&p, Some(filter), opts);
                 assert_eq!(coded, plain, "{name}: {filter} at batch size {batch_size}");
                 assert_eq!(coded, expected(filter), "{name}: {filter}");
+                if !pushdown
+                    && ["k = 42", "k IS NULL", "k IS NOT NULL AND k > 95"].contains(&filter)
+                {
+                    // The filter column is output too: made from its codes, not decoded again.
+                    assert!(
+                        scan.metrics().get("columns_from_codes") > 0,
+                        "{name}: {filter} decoded its filter column twice"
+                    );
+                }
                 if !pushdown && filter == "k <> 42" {
                     assert!(
                         scan.metrics().get("row_groups_masked_by_codes") > 0,
