@@ -174,6 +174,21 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
         } => {
             let (v, p) = (ev(expr)?, ev(pattern)?);
             let scalar = v.is_scalar() && p.is_scalar();
+            if let (false, ColumnarValue::Array(values), ColumnarValue::Scalar(pat)) =
+                (*case_insensitive, &v, &p)
+            {
+                let pat = pat.clone().into_inner();
+                let text = pat
+                    .as_string_opt::<i32>()
+                    .filter(|a| a.len() == 1 && a.is_valid(0))
+                    .map(|a| a.value(0));
+                if let Some(found) = text
+                    .and_then(crate::like_pieces::LikePieces::parse)
+                    .and_then(|pieces| pieces.evaluate(values, *negated))
+                {
+                    return Ok(ColumnarValue::Array(Arc::new(found)));
+                }
+            }
             let out = match (negated, case_insensitive) {
                 (false, false) => arrow_string::like::like(v.datum(), p.datum())?,
                 (true, false) => arrow_string::like::nlike(v.datum(), p.datum())?,

@@ -34,6 +34,7 @@ pub mod expr;
 pub mod functions;
 pub mod in_set;
 pub mod interval;
+mod like_pieces;
 mod normalize;
 pub mod parser;
 pub mod physical;
