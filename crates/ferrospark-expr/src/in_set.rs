@@ -30,6 +30,8 @@ pub struct KeySet {
     values: Values,
     len: usize,
     bounds: Option<(Literal, Literal)>,
+    /// The smallest and largest value of an integer set, as `i64`.
+    int_bounds: Option<(i64, i64)>,
 }
 
 enum Values {
@@ -160,6 +162,7 @@ impl KeySet {
                     values: Values::Ints(HashSet::new()),
                     len: 0,
                     bounds: None,
+                    int_bounds: None,
                 });
             };
             let bounds = int_literal(&data_type, lo).zip(int_literal(&data_type, hi));
@@ -182,6 +185,7 @@ impl KeySet {
                 values,
                 len,
                 bounds,
+                int_bounds: Some((lo, hi)),
             });
         }
         let mut set: HashSet<Box<[u8]>> = HashSet::new();
@@ -203,6 +207,7 @@ impl KeySet {
             len: set.len(),
             values: Values::Bytes(set),
             bounds,
+            int_bounds: None,
         })
     }
 
@@ -232,6 +237,12 @@ impl KeySet {
             }
             _ => None,
         }
+    }
+
+    /// The smallest and largest value of a set of integers (dates and timestamps included),
+    /// as `i64`.
+    pub fn int_bounds(&self) -> Option<(i64, i64)> {
+        self.int_bounds
     }
 
     /// The smallest and largest value, for pruning by statistics.

@@ -817,3 +817,56 @@ fn a_runtime_filter_holding_every_key_of_the_columns_range_tests_nothing() {
     );
     assert!(scan.metrics().get("row_groups_read") <= 2, "{plan}");
 }
+
+#[test]
+fn a_runtime_filter_keeping_most_rows_tests_its_range_and_the_most_selective_runs_first() {
+    let (_dir, p) = fixture();
+    let keys = |a: ArrayRef| Arc::new(ferrospark_expr::KeySet::try_new(&[a]).expect("a set"));
+    let ids = |v: Vec<i64>| keys(Arc::new(Int64Array::from(v)));
+    let scan_with = |filters: Vec<(&str, Arc<ferrospark_expr::KeySet>)>| {
+        let opts = ParquetScanOptions {
+            columns: Some(vec!["id".into(), "k".into()]),
+            key_filters: filters
+                .into_iter()
+                .map(|(column, set)| super::KeyFilter {
+                    column: column.into(),
+                    set,
+                })
+                .collect(),
+            ..Default::default()
+        };
+        read(&p, None, opts)
+    };
+    // Nine ids in ten of 1001..=1999: a membership test would keep most rows, so only the
+    // range is tested (the join drops the rest).
+    let most: Vec<i64> = (1000..2000).filter(|i| i % 10 != 0).collect();
+    let (got, scan) = scan_with(vec![("id", ids(most))]);
+    assert_eq!(got.num_rows(), 999);
+    let plan = scan.explain();
+    assert!(
+        plan.contains("Filter:") && !plan.contains("INSET"),
+        "{plan}"
+    );
+    // A third of k's values and one id in twenty: both are tested, the ids (fewer rows kept)
+    // first, though given second.
+    let some_k: Vec<i32> = (0..100).filter(|k| k % 3 == 0).collect();
+    let some_ids: Vec<i64> = (0..ROWS as i64).filter(|i| i % 20 == 0).collect();
+    let (got, scan) = scan_with(vec![
+        ("k", keys(Arc::new(Int32Array::from(some_k)))),
+        ("id", ids(some_ids)),
+    ]);
+    let plan = scan.explain();
+    let (id_at, k_at) = (plan.find("(id#0 INSET"), plan.find("(k#1 INSET"));
+    assert!(id_at.is_some() && k_at.is_some() && id_at < k_at, "{plan}");
+    use arrow_array::cast::AsArray;
+    let id = got
+        .column(0)
+        .as_primitive::<arrow_array::types::Int64Type>();
+    let k = got
+        .column(1)
+        .as_primitive::<arrow_array::types::Int32Type>();
+    assert!(got.num_rows() > 0);
+    for r in 0..got.num_rows() {
+        assert!(id.value(r) % 20 == 0 && k.is_valid(r) && k.value(r) % 3 == 0);
+    }
+}
