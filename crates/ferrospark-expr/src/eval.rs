@@ -47,6 +47,14 @@ impl ColumnarValue {
         matches!(self, ColumnarValue::Scalar(_))
     }
 
+    /// The text of a literal string (`None` for a column or NULL).
+    pub fn const_str(&self) -> Option<&str> {
+        match self {
+            ColumnarValue::Scalar(s) => single_str(s.get().0),
+            ColumnarValue::Array(_) => None,
+        }
+    }
+
     fn datum(&self) -> &dyn Datum {
         match self {
             ColumnarValue::Array(a) => a,
@@ -70,6 +78,12 @@ impl ColumnarValue {
         };
         Ok(Self::from_result(a, scalar))
     }
+}
+
+/// The value of a one-row string array, unless NULL.
+pub(crate) fn single_str(a: &dyn Array) -> Option<&str> {
+    let a = a.as_string_opt::<i32>()?;
+    (a.len() == 1 && a.is_valid(0)).then(|| a.value(0))
 }
 
 fn s_inner(s: &Scalar<ArrayRef>) -> ArrayRef {
@@ -174,18 +188,11 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
         } => {
             let (v, p) = (ev(expr)?, ev(pattern)?);
             let scalar = v.is_scalar() && p.is_scalar();
-            if let (false, ColumnarValue::Array(values), ColumnarValue::Scalar(pat)) =
-                (*case_insensitive, &v, &p)
+            if let (false, ColumnarValue::Array(values), Some(text)) =
+                (*case_insensitive, &v, p.const_str())
             {
-                let pat = pat.clone().into_inner();
-                let text = pat
-                    .as_string_opt::<i32>()
-                    .filter(|a| a.len() == 1 && a.is_valid(0))
-                    .map(|a| a.value(0));
-                if let Some(found) = text
-                    .and_then(crate::like_pieces::LikePieces::parse)
-                    .and_then(|pieces| pieces.evaluate(values, *negated))
-                {
+                let pieces = crate::like_pieces::LikePieces::parse(text);
+                if let Some(found) = pieces.and_then(|p| p.evaluate(values, *negated)) {
                     return Ok(ColumnarValue::Array(Arc::new(found)));
                 }
             }

@@ -6,6 +6,7 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray};
+use arrow_buffer::BooleanBuffer;
 use arrow_schema::DataType;
 use memchr::memmem::Finder;
 
@@ -71,13 +72,26 @@ impl LikePieces {
     /// `values [NOT] LIKE pattern` for a string array (NULL where the value is), or `None`
     /// for another type.
     pub(crate) fn evaluate(&self, values: &ArrayRef, negated: bool) -> Option<BooleanArray> {
-        let test = |v: Option<&str>| v.map(|s| self.matches(s.as_bytes()) != negated);
-        Some(match values.data_type() {
-            DataType::Utf8 => values.as_string::<i32>().iter().map(test).collect(),
-            DataType::LargeUtf8 => values.as_string::<i64>().iter().map(test).collect(),
-            DataType::Utf8View => values.as_string_view().iter().map(test).collect(),
+        let n = values.len();
+        let test = |v: &str| self.matches(v.as_bytes()) != negated;
+        // Every slot is tested, NULLs too (their bytes are some valid string): one pass
+        // filling bits, the input's NULLs kept as they are.
+        let bits = match values.data_type() {
+            DataType::Utf8 => {
+                let a = values.as_string::<i32>();
+                BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
+            }
+            DataType::LargeUtf8 => {
+                let a = values.as_string::<i64>();
+                BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
+            }
+            DataType::Utf8View => {
+                let a = values.as_string_view();
+                BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
+            }
             _ => return None,
-        })
+        };
+        Some(BooleanArray::new(bits, values.logical_nulls()))
     }
 }
 

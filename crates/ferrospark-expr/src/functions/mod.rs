@@ -598,8 +598,7 @@ impl Args {
         if !self.is_scalar(i) {
             return None;
         }
-        let a = self.arrays[i].as_string_opt::<i32>()?;
-        a.is_valid(0).then(|| a.value(0))
+        crate::eval::single_str(self.arrays[i].as_ref())
     }
 
     fn wrap(&self, out: ArrayRef) -> ColumnarValue {

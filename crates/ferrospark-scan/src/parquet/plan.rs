@@ -1142,18 +1142,11 @@ fn with_key_filters(
         // hold no value outside the keys' range.
         let mut membership = f.set.dense_range().is_none();
         let mut share = UNKNOWN_KEY_SHARE;
-        if let (Some((lo, hi)), Some((min, max))) =
-            (f.set.int_bounds(), int_range(metas, field.name()))
-        {
-            let span = (hi.min(max) as i128 - lo.max(min) as i128 + 1).max(0);
-            share = if span == 0 {
-                0.0
-            } else {
-                (f.set.len() as f64 / span as f64).min(1.0)
-            };
+        if let (Some(keys), Some(column)) = (f.set.int_bounds(), int_range(metas, field.name())) {
+            share = kept_share(f.set.len(), keys, column);
             if share > MAX_MEMBERSHIP_SHARE {
                 membership = false;
-                if lo <= min && max <= hi {
+                if keys.0 <= column.0 && column.1 <= keys.1 {
                     continue;
                 }
             }
@@ -1197,6 +1190,17 @@ fn with_key_filters(
         });
     }
     Ok(out)
+}
+
+/// The share of a column's rows that `len` integer keys spanning `keys` keep, taking the values
+/// of the column's range `column` as equally likely: the keys' count over the values of the two
+/// ranges' overlap (0 without overlap).
+fn kept_share(len: usize, keys: (i64, i64), column: (i64, i64)) -> f64 {
+    let overlap = keys.1.min(column.1) as i128 - keys.0.max(column.0) as i128 + 1;
+    if overlap <= 0 {
+        return 0.0;
+    }
+    (len as f64 / overlap as f64).min(1.0)
 }
 
 /// The smallest and largest value of integer column `name` over every row group of the files,
