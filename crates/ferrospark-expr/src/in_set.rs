@@ -250,6 +250,45 @@ impl KeySet {
         self.bounds.as_ref()
     }
 
+    /// Whether `i` is a member of an integer set.
+    fn has_int(&self, i: i64) -> bool {
+        match &self.values {
+            Values::Bitmap { base, bits } => {
+                let off = i.wrapping_sub(*base) as u64;
+                let w = (off / 64) as usize;
+                w < bits.len() && bits[w] & (1 << (off % 64)) != 0
+            }
+            Values::Ints(set) => set.contains(&i),
+            Values::Bytes(_) => false,
+        }
+    }
+
+    /// Whether every value of this set is in `other` (of the same type): rows a scan kept
+    /// under `other` then hold every row it would keep under this set.
+    pub fn is_subset_of(&self, other: &KeySet) -> bool {
+        if self.data_type != other.data_type || self.len > other.len {
+            return false;
+        }
+        match &self.values {
+            Values::Bitmap { base, bits } => bits.iter().enumerate().all(|(w, &word)| {
+                let mut rest = word;
+                while rest != 0 {
+                    let bit = rest.trailing_zeros() as i64;
+                    if !other.has_int(base + w as i64 * 64 + bit) {
+                        return false;
+                    }
+                    rest &= rest - 1;
+                }
+                true
+            }),
+            Values::Ints(set) => set.iter().all(|&i| other.has_int(i)),
+            Values::Bytes(set) => match &other.values {
+                Values::Bytes(theirs) => set.iter().all(|v| theirs.contains(v)),
+                _ => false,
+            },
+        }
+    }
+
     /// `value IN set` for each value: NULL where the value is NULL.
     pub fn contains(&self, values: &dyn Array) -> BooleanArray {
         let n = values.len();
@@ -357,6 +396,33 @@ mod tests {
         assert_eq!(keys(vec![1, 2, 4]).dense_range(), None);
         assert_eq!(keys(vec![i64::MIN, i64::MAX]).dense_range(), None);
         assert_eq!(keys(vec![]).dense_range(), None);
+    }
+
+    #[test]
+    fn a_set_is_a_subset_of_another_holding_all_its_values_of_its_type() {
+        let ints = |v: Vec<i64>| {
+            let a: ArrayRef = Arc::new(Int64Array::from(v));
+            KeySet::try_new(&[a]).expect("a set")
+        };
+        let small = ints(vec![3, 70, 64, 65]);
+        let wide = ints(vec![i64::MIN, 3, 64, 65, 70, i64::MAX]);
+        assert!(matches!(small.values, Values::Bitmap { .. }));
+        assert!(matches!(wide.values, Values::Ints(_)));
+        assert!(small.is_subset_of(&wide) && small.is_subset_of(&small));
+        assert!(!wide.is_subset_of(&small));
+        assert!(!small.is_subset_of(&ints(vec![3, 70, 64, 66, 100])));
+        assert!(ints(vec![]).is_subset_of(&small));
+        assert!(ints(vec![3, i64::MAX]).is_subset_of(&wide));
+        let i32s: ArrayRef = Arc::new(Int32Array::from(vec![3]));
+        assert!(!KeySet::try_new(&[i32s])
+            .expect("a set")
+            .is_subset_of(&small));
+        let strs = |v: Vec<&str>| {
+            let a: ArrayRef = Arc::new(StringArray::from(v));
+            KeySet::try_new(&[a]).expect("a set")
+        };
+        assert!(strs(vec!["é"]).is_subset_of(&strs(vec!["a", "é"])));
+        assert!(!strs(vec!["é", "b"]).is_subset_of(&strs(vec!["a", "é", "c"])));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use ferrospark_common::{Config, MetricsSet, Result};
 use ferrospark_expr::Expr;
 
 use super::basic::passthrough_column;
-use super::pipeline::{FnOp, Pipeline};
+use super::pipeline::{FnOp, Pipeline, PipelineSource};
 use super::runtime_filter::Target;
 use super::scan::{rename, ParquetScanExec};
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
@@ -49,14 +49,17 @@ fn dictionary_keys(
     in_schema: &SchemaRef,
 ) -> Result<()> {
     let columns = first.dictionary_input_columns();
-    if columns.is_empty() || p.ops.len() != 1 {
+    let (PipelineSource::Parquet(reader), Some(metrics)) = (&p.source, &mut p.scan_metrics) else {
+        return Ok(());
+    };
+    if columns.is_empty() || !p.bare {
         return Ok(());
     }
-    let scan = p.scan.with_dictionary_output(&columns)?;
+    let scan = reader.with_dictionary_output(&columns)?;
     let target = crate::conform::with_dictionary_columns(&scan.schema(), in_schema);
-    p.scan_metrics.0 = scan.metrics().clone();
-    p.scan = scan;
-    let m = p.scan_metrics.1.clone();
+    metrics.0 = scan.metrics().clone();
+    let m = metrics.1.clone();
+    p.source = PipelineSource::Parquet(scan);
     p.ops = vec![Arc::new(move || {
         let target = target.clone();
         Ok(FnOp::boxed(

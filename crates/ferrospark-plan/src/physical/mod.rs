@@ -18,6 +18,7 @@ pub mod reuse;
 pub mod runtime_filter;
 pub mod scan;
 pub mod selectivity;
+pub mod shared_scan;
 pub mod sort;
 pub mod stats;
 pub mod window;
@@ -51,6 +52,8 @@ pub struct TaskContext {
     pub runtime_filters: runtime_filter::RuntimeFilters,
     /// Results kept for reuse in this run, by reuse id (see [`reuse`]).
     pub reused: reuse::ReusedResults,
+    /// Rows one scan read for the others of its group, by share id (see [`shared_scan`]).
+    pub shared_scans: shared_scan::SharedScans,
 }
 
 impl TaskContext {
@@ -69,6 +72,7 @@ impl TaskContext {
             progress,
             runtime_filters: Default::default(),
             reused: Default::default(),
+            shared_scans: Default::default(),
         })
     }
 }

@@ -28,20 +28,35 @@ pub trait BatchOp: Send {
 /// Makes one thread's instance of an operator.
 pub type OpFactory = Arc<dyn Fn() -> Result<Box<dyn BatchOp>> + Send + Sync>;
 
+/// Where a pipeline's batches come from.
+pub enum PipelineSource {
+    /// A planned Parquet reader: every scan thread claims its row groups.
+    Parquet(ParquetScan),
+    /// Batches already read (another scan's kept output, see [`super::shared_scan`]): run
+    /// on the calling thread.
+    Batches(Vec<RecordBatch>),
+}
+
 /// A planned scan and the operators its threads run on each batch.
 pub struct Pipeline {
-    /// The planned reader.
-    pub scan: ParquetScan,
+    /// The batches' source.
+    pub source: PipelineSource,
     /// Operators, first to last.
     pub ops: Vec<OpFactory>,
     /// Where the reader's counters go when the run ends: (reader's, node's).
-    pub scan_metrics: (MetricsSet, MetricsSet),
+    pub scan_metrics: Option<(MetricsSet, MetricsSet)>,
+    /// Whether the only operator is the scan's own conversion to its schema, so a consumer
+    /// may change how the reader represents columns (dictionary-encoded grouping keys).
+    pub bare: bool,
+    /// Called once every batch has gone through (a shared scan keeps its output then).
+    pub on_done: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl Pipeline {
     /// This pipeline with `op` after its operators.
     pub fn then(mut self, op: OpFactory) -> Self {
         self.ops.push(op);
+        self.bare = false;
         self
     }
 
@@ -57,7 +72,7 @@ impl Pipeline {
             let ops = self.ops.iter().map(|f| f()).collect::<Result<Vec<_>>>()?;
             Ok((ops, make_sink()?))
         };
-        let states = self.scan.fold_tasks(make, |(ops, sink), batch| {
+        let step = |(ops, sink): &mut (Vec<Box<dyn BatchOp>>, S), batch: RecordBatch| {
             let mut cur = vec![batch];
             for op in ops.iter_mut() {
                 let mut next = Vec::with_capacity(cur.len());
@@ -73,12 +88,27 @@ impl Pipeline {
                 consume(sink, b)?;
             }
             Ok(())
-        });
-        let (from, to) = &self.scan_metrics;
-        for (name, v) in from.snapshot() {
-            to.add(name, v);
+        };
+        let states = match &self.source {
+            PipelineSource::Parquet(scan) => scan.fold_tasks(make, step),
+            PipelineSource::Batches(batches) => (|| {
+                let mut state = make()?;
+                for b in batches {
+                    step(&mut state, b.clone())?;
+                }
+                Ok(vec![state])
+            })(),
+        };
+        if let Some((from, to)) = &self.scan_metrics {
+            for (name, v) in from.snapshot() {
+                to.add(name, v);
+            }
         }
-        Ok(states?.into_iter().map(|(_, s)| s).collect())
+        let sinks = states?.into_iter().map(|(_, s)| s).collect();
+        if let Some(done) = &self.on_done {
+            done();
+        }
+        Ok(sinks)
     }
 
     /// Runs the pipeline collecting every output batch (in no particular order).

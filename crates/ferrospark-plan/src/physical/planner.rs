@@ -18,7 +18,7 @@ use super::scan::{ConstantRowsExec, MemoryScanExec, ParquetScanExec};
 use super::sort::SortExec;
 use super::stats::{filters_rows, local_size_in_bytes, size_in_bytes};
 use super::ExecutionPlan;
-use crate::logical::expr_util::{column_keys, conjoin, replace_columns, split_conjuncts};
+use crate::logical::expr_util::{column_keys, conjoin, split_conjuncts};
 use crate::logical::{attrs_schema, expr_text, Attr, LogicalPlan, ScanSource};
 
 /// Spark's switch for reusing exchanges and subqueries; here, repeated aggregations.
@@ -33,6 +33,9 @@ pub struct PhysicalPlanner<'a> {
     reusable: super::reuse::Reusable,
     /// The physical plan of each reused aggregation's first occurrence.
     reused: std::cell::RefCell<HashMap<usize, Arc<dyn ExecutionPlan>>>,
+    /// The Parquet scans sharing one read with others of the same files (see
+    /// [`super::shared_scan`]).
+    shared_scans: HashMap<*const LogicalPlan, super::shared_scan::ScanShare>,
 }
 
 /// Equi-keys and the rest of a join condition.
@@ -95,14 +98,17 @@ impl<'a> PhysicalPlanner<'a> {
             runtime_filters: std::cell::Cell::new(0),
             reusable: Default::default(),
             reused: Default::default(),
+            shared_scans: HashMap::new(),
         }
     }
 
     /// This planner, computing once each aggregation `plan` repeats (Spark's
-    /// `ReuseExchangeAndSubquery`), unless `spark.sql.exchange.reuse` is off.
+    /// `ReuseExchangeAndSubquery`) and reading once the rows its scans of the same files
+    /// share, unless `spark.sql.exchange.reuse` is off.
     pub fn reusing_results_of(mut self, plan: &LogicalPlan) -> Result<Self> {
         if self.cfg.get_bool(EXCHANGE_REUSE, true)? {
             self.reusable = super::reuse::find_reusable(plan);
+            self.shared_scans = super::shared_scan::find_shared_scans(plan, &self.reusable);
         }
         Ok(self)
     }
@@ -136,7 +142,9 @@ impl<'a> PhysicalPlanner<'a> {
         else {
             return Ok(None);
         };
-        let mut out = plan.output();
+        let Some((mut out, filter)) = super::shared_scan::parquet_read(plan) else {
+            return Ok(None);
+        };
         if out.is_empty() {
             // Row counts still need a column to read: the narrowest one.
             if let Some(a) = attrs
@@ -147,21 +155,20 @@ impl<'a> PhysicalPlanner<'a> {
             }
         }
         let columns: Vec<String> = out.iter().map(|a| a.name.clone()).collect();
-        let by_name = |k: &str| {
-            attrs
-                .iter()
-                .find(|a| a.key() == k)
-                .map(|a| Expr::Column(a.name.clone()))
-        };
-        let filter = conjoin(filters.iter().map(|f| replace_columns(f, &by_name)));
-        Ok(Some(Arc::new(ParquetScanExec::new(
+        let scan = ParquetScanExec::new(
             paths.clone(),
             columns,
             filter,
             filters.iter().map(expr_text).collect(),
             attrs_schema(&out),
             name.clone(),
-        ))))
+        );
+        Ok(Some(Arc::new(
+            match self.shared_scans.get(&(plan as *const LogicalPlan)) {
+                Some(share) => scan.sharing(share.clone()),
+                None => scan,
+            },
+        )))
     }
 
     /// The operator tree of `plan`.

@@ -11,8 +11,9 @@ use ferrospark_expr::{bind_predicate, filter_batch, BindContext, Expr};
 use ferrospark_scan::parquet::SCAN_METRICS;
 use ferrospark_scan::{KeyFilter, ParquetScan, ParquetScanOptions};
 
-use super::pipeline::{FnOp, OpFactory, Pipeline};
+use super::pipeline::{FnOp, OpFactory, Pipeline, PipelineSource};
 use super::runtime_filter::Target;
+use super::shared_scan::{KeyFilters, ScanShare, SharedRead};
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::conform::conform;
 use crate::logical::expr_text;
@@ -45,7 +46,15 @@ pub struct ParquetScanExec {
     scan_metrics: Mutex<Option<MetricsSet>>,
     /// Join runtime filters on its columns: (file column, output column, filter).
     runtime_filters: Mutex<Vec<(String, String, Target)>>,
+    /// The group of scans of the same files it shares one read with.
+    share: Option<ScanShare>,
 }
+
+/// The counters of a scan sharing its read: rows it kept for others, reads it replayed.
+const SHARE_METRICS: &[(&str, ferrospark_common::MetricValue)] = &[
+    ("shared_rows_kept", ferrospark_common::MetricValue::Count),
+    ("shared_reads", ferrospark_common::MetricValue::Count),
+];
 
 impl ParquetScanExec {
     /// A scan of `paths`.
@@ -64,10 +73,17 @@ impl ParquetScanExec {
             filter_text,
             schema,
             table,
-            metrics: metrics_with(SCAN_METRICS),
+            metrics: metrics_with(&[SCAN_METRICS, SHARE_METRICS].concat()),
             scan_metrics: Mutex::new(None),
             runtime_filters: Mutex::new(Vec::new()),
+            share: None,
         }
+    }
+
+    /// This scan, sharing one read with the other scans of `share`'s group.
+    pub fn sharing(mut self, share: ScanShare) -> Self {
+        self.share = Some(share);
+        self
     }
 
     fn runtime_targets(&self) -> Vec<(String, String, Target)> {
@@ -77,16 +93,32 @@ impl ParquetScanExec {
             .unwrap_or_default()
     }
 
+    /// The runtime filters built for it in this run: (file column, keys).
+    fn key_filters(&self, ctx: &TaskContext) -> KeyFilters {
+        self.runtime_targets()
+            .into_iter()
+            .filter_map(|(column, _, target)| Some((column, ctx.runtime_filters.get(target.id)?)))
+            .collect()
+    }
+
     /// The planned reader (footers read, files and row groups pruned).
     pub fn plan_scan(&self, ctx: &TaskContext) -> Result<ParquetScan> {
+        self.plan_reader(ctx, &self.columns, self.key_filters(ctx))
+    }
+
+    /// A reader of `columns` under runtime filters `keys`.
+    fn plan_reader(
+        &self,
+        ctx: &TaskContext,
+        columns: &[String],
+        keys: KeyFilters,
+    ) -> Result<ParquetScan> {
         let mut options = ParquetScanOptions::from_config(&ctx.cfg)?;
-        options.columns = Some(self.columns.clone());
+        options.columns = Some(columns.to_vec());
         options.filter = self.filter.clone();
         options.cancel = Some(ctx.progress.cancel_flag());
-        for (column, _, target) in self.runtime_targets() {
-            if let Some(set) = ctx.runtime_filters.get(target.id) {
-                options.key_filters.push(KeyFilter { column, set });
-            }
+        for (column, set) in keys {
+            options.key_filters.push(KeyFilter { column, set });
         }
         let scan = ParquetScan::try_new(&self.paths, options)?;
         ctx.progress.register_scan(scan.metrics().clone());
@@ -129,6 +161,9 @@ impl ExecutionPlan for ParquetScanExec {
         if !runtime.is_empty() {
             s.push_str(&format!(", RuntimeFilters: [{}]", runtime.join(", ")));
         }
+        if let Some(share) = &self.share {
+            s.push_str(&format!(", SharedRead: id={}", share.id));
+        }
         s
     }
     fn schema(&self) -> SchemaRef {
@@ -138,18 +173,46 @@ impl ExecutionPlan for ParquetScanExec {
         vec![]
     }
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
-        let scan = self.plan_scan(ctx)?;
-        let schema = self.schema.clone();
-        let stream = scan.execute().map(move |b| conform(b?, &schema));
+        let (read, keys) = self.read_mode(ctx)?;
+        let (scan, tee) = match read {
+            SharedRead::Replay(kept) => {
+                let out: Vec<Result<RecordBatch>> =
+                    kept.iter().map(|b| self.own_columns(b)).collect();
+                return Ok(counted(Box::new(out.into_iter()), self.metrics.clone()));
+            }
+            SharedRead::Own => (self.plan_reader(ctx, &self.columns, keys)?, None),
+            SharedRead::Read(tee) => (
+                self.plan_reader(ctx, &self.share_columns(), keys)?,
+                Some(tee),
+            ),
+        };
+        let stream: BatchStream = match (&tee, &self.share) {
+            (Some(tee), Some(share)) => {
+                let (tee, union, me) = (tee.clone(), share.schema.clone(), self.projector());
+                Box::new(scan.execute().map(move |b| {
+                    let b = conform(b?, &union)?;
+                    tee.keep(&b);
+                    me(&b)
+                }))
+            }
+            _ => {
+                let schema = self.schema.clone();
+                Box::new(scan.execute().map(move |b| conform(b?, &schema)))
+            }
+        };
         let scan_metrics = scan.metrics().clone();
         let own = self.metrics.clone();
         let mut done = false;
-        // Scan counters land in this node when the stream ends.
+        // Scan counters land in this node when the stream ends, and the rows read for the
+        // group are kept then.
         let tail = std::iter::from_fn(move || {
             if !done {
                 done = true;
                 for (name, v) in scan_metrics.snapshot() {
                     own.add(name, v);
+                }
+                if let Some(tee) = &tee {
+                    own.add("shared_rows_kept", tee.finish() as u64);
                 }
             }
             None
@@ -173,25 +236,121 @@ impl ExecutionPlan for ParquetScanExec {
         true
     }
     fn pipeline(&self, ctx: &Arc<TaskContext>) -> Result<Option<Pipeline>> {
-        let scan = self.plan_scan(ctx)?;
-        let schema = self.schema.clone();
+        let (read, keys) = self.read_mode(ctx)?;
         let metrics = self.metrics.clone();
-        let rename_op: OpFactory = Arc::new(move || {
-            let schema = schema.clone();
-            Ok(FnOp::boxed(
-                move |b, out| {
-                    out.push(conform(b, &schema)?);
-                    Ok(())
-                },
-                metrics.clone(),
-            ))
-        });
-        let scan_metrics = (scan.metrics().clone(), self.metrics.clone());
+        let (source, convert, on_done): (_, OpFactory, Option<Arc<dyn Fn() + Send + Sync>>) =
+            match read {
+                SharedRead::Replay(kept) => {
+                    let own = kept
+                        .iter()
+                        .map(|b| self.own_columns(b))
+                        .collect::<Result<Vec<_>>>()?;
+                    let count: OpFactory = Arc::new(move || {
+                        Ok(FnOp::boxed(
+                            |b, out| {
+                                out.push(b);
+                                Ok(())
+                            },
+                            metrics.clone(),
+                        ))
+                    });
+                    return Ok(Some(Pipeline {
+                        source: PipelineSource::Batches(own),
+                        ops: vec![count],
+                        scan_metrics: None,
+                        bare: false,
+                        on_done: None,
+                    }));
+                }
+                SharedRead::Own => {
+                    let schema = self.schema.clone();
+                    let convert: OpFactory = Arc::new(move || {
+                        let schema = schema.clone();
+                        Ok(FnOp::boxed(
+                            move |b, out| {
+                                out.push(conform(b, &schema)?);
+                                Ok(())
+                            },
+                            metrics.clone(),
+                        ))
+                    });
+                    (self.plan_reader(ctx, &self.columns, keys)?, convert, None)
+                }
+                SharedRead::Read(tee) => {
+                    let union = self.share.as_ref().map(|s| s.schema.clone());
+                    let union = union.unwrap_or_else(|| self.schema.clone());
+                    let me = Arc::new(self.projector());
+                    let keeper = tee.clone();
+                    let convert: OpFactory = Arc::new(move || {
+                        let (tee, union, me) = (keeper.clone(), union.clone(), me.clone());
+                        Ok(FnOp::boxed(
+                            move |b, out| {
+                                let b = conform(b, &union)?;
+                                tee.keep(&b);
+                                out.push(me(&b)?);
+                                Ok(())
+                            },
+                            metrics.clone(),
+                        ))
+                    });
+                    let own = self.metrics.clone();
+                    let done: Arc<dyn Fn() + Send + Sync> =
+                        Arc::new(move || own.add("shared_rows_kept", tee.finish() as u64));
+                    let reader = self.plan_reader(ctx, &self.share_columns(), keys)?;
+                    (reader, convert, Some(done))
+                }
+            };
+        let scan_metrics = Some((source.metrics().clone(), self.metrics.clone()));
         Ok(Some(Pipeline {
-            scan,
-            ops: vec![rename_op],
+            bare: on_done.is_none(),
+            source: PipelineSource::Parquet(source),
+            ops: vec![convert],
             scan_metrics,
+            on_done,
         }))
+    }
+}
+
+impl ParquetScanExec {
+    /// How this run reads: alone, from the rows another scan of its group kept, or for the
+    /// group; with the runtime filters built for it.
+    fn read_mode(&self, ctx: &TaskContext) -> Result<(SharedRead, KeyFilters)> {
+        let keys = self.key_filters(ctx);
+        let read = match &self.share {
+            Some(share) => ctx.shared_scans.claim(share.id, keys.clone(), ctx)?,
+            None => SharedRead::Own,
+        };
+        if matches!(read, SharedRead::Replay(_)) {
+            self.metrics.add("shared_reads", 1);
+        }
+        Ok((read, keys))
+    }
+
+    /// The columns the group's read takes.
+    fn share_columns(&self) -> Vec<String> {
+        match &self.share {
+            Some(s) => s.columns.clone(),
+            None => self.columns.clone(),
+        }
+    }
+
+    /// Turns a batch of the group's columns into this scan's output.
+    fn projector(&self) -> impl Fn(&RecordBatch) -> Result<RecordBatch> + Send + Sync + 'static {
+        let positions: Vec<usize> = match &self.share {
+            Some(s) => self
+                .columns
+                .iter()
+                .filter_map(|c| s.columns.iter().position(|u| u == c))
+                .collect(),
+            None => (0..self.columns.len()).collect(),
+        };
+        let schema = self.schema.clone();
+        move |b| rename(b.project(&positions)?, &schema)
+    }
+
+    /// This scan's columns of a batch of the group's.
+    fn own_columns(&self, b: &RecordBatch) -> Result<RecordBatch> {
+        self.projector()(b)
     }
 }
 
