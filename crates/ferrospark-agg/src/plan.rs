@@ -376,48 +376,49 @@ impl AggregatePlan {
             }
             partials.extend(out);
         }
-        let (out, mut metrics) = match self.stages.as_slice() {
-            // The final step of a two-step plan runs on every thread, each owning some keys.
-            [first, last] if threads > 1 && !first.keys.is_empty() => {
-                let parts = hash_partition(&partials, first.keys.len(), threads)?;
-                drop(partials);
-                let results: Vec<Result<(Vec<RecordBatch>, MetricsSet)>> =
-                    std::thread::scope(|s| {
-                        let handles: Vec<_> = parts
-                            .into_iter()
-                            .map(|part| {
-                                let options = options.clone();
-                                s.spawn(move || {
-                                    let mut exec = last.exec(options)?;
-                                    // Every state row is at most one group of this thread.
-                                    exec.expect_groups(part.iter().map(|b| b.num_rows()).sum())?;
-                                    exec.run(part.into_iter().map(Ok))
-                                })
+        let last_keys = self.stages.last().map_or(0, |s| s.keys.len());
+        let (out, mut metrics) = if threads > 1 && last_keys > 0 && self.stages.len() > 1 {
+            // The steps after the first run on every thread, each owning some keys: the
+            // final keys lead every step's output, so a group never spans two threads.
+            let parts = hash_partition(&partials, last_keys, threads)?;
+            drop(partials);
+            let results: Vec<Result<(Vec<RecordBatch>, Vec<MetricsSet>)>> =
+                std::thread::scope(|s| {
+                    let handles: Vec<_> = parts
+                        .into_iter()
+                        .map(|part| {
+                            let options = options.clone();
+                            s.spawn(move || self.run_from(1, part, &options))
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join().unwrap_or_else(|_| {
+                                Err(FerroError::Internal(
+                                    "an aggregation thread panicked".into(),
+                                ))
                             })
-                            .collect();
-                        handles
-                            .into_iter()
-                            .map(|h| {
-                                h.join().unwrap_or_else(|_| {
-                                    Err(FerroError::Internal(
-                                        "an aggregation thread panicked".into(),
-                                    ))
-                                })
-                            })
-                            .collect()
-                    });
-                let summed_last = MetricsSet::new(crate::exec::AGG_METRICS);
-                let mut out = Vec::new();
-                for r in results {
-                    let (batches, m) = r?;
+                        })
+                        .collect()
+                });
+            let summed_rest: Vec<MetricsSet> = self.stages[1..]
+                .iter()
+                .map(|_| MetricsSet::new(crate::exec::AGG_METRICS))
+                .collect();
+            let mut out = Vec::new();
+            for r in results {
+                let (batches, ms) = r?;
+                for (to, m) in summed_rest.iter().zip(&ms) {
                     for (name, v) in m.snapshot() {
-                        summed_last.add(name, v);
+                        to.add(name, v);
                     }
-                    out.extend(batches);
                 }
-                (out, vec![summed_last])
+                out.extend(batches);
             }
-            _ => self.run_from(1, partials, &options)?,
+            (out, summed_rest)
+        } else {
+            self.run_from(1, partials, &options)?
         };
         metrics.insert(0, summed);
         Ok((out, metrics))
@@ -439,10 +440,14 @@ impl AggregatePlan {
     ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
         let mut metrics = Vec::new();
         let mut batches = input;
-        for stage in &self.stages[from..] {
-            let (out, m) = stage
-                .exec(options.clone())?
-                .run(batches.into_iter().map(Ok))?;
+        for (i, stage) in self.stages.iter().enumerate().skip(from) {
+            let mut exec = stage.exec(options.clone())?;
+            if i == 1 {
+                // Merging the first step's partial states: each state row is at most one
+                // group.
+                exec.expect_groups(batches.iter().map(|b| b.num_rows()).sum())?;
+            }
+            let (out, m) = exec.run(batches.into_iter().map(Ok))?;
             metrics.push(m);
             batches = out;
         }

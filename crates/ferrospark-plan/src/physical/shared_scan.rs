@@ -355,7 +355,10 @@ mod tests {
             .expect("set");
         let ctx = TaskContext::new(&cfg).expect("context");
         let mine = vec![("k".to_string(), keys(&[1]))];
-        let SharedRead::Read(tee) = ctx.shared_scans.claim(3, mine.clone(), &ctx).expect("claim")
+        let SharedRead::Read(tee) = ctx
+            .shared_scans
+            .claim(3, mine.clone(), &ctx)
+            .expect("claim")
         else {
             panic!("reads for the group")
         };
