@@ -29,6 +29,7 @@ use super::reuse::Reusable;
 use super::TaskContext;
 use crate::logical::expr_util::{conjoin, replace_columns};
 use crate::logical::{attrs_schema, expr_text, Attr, LogicalPlan, ScanSource};
+use crate::optimizer::deterministic;
 
 /// The most bytes of rows one scan keeps for the others.
 pub const MAX_SHARED_BYTES: u64 = 16 << 20;
@@ -211,7 +212,7 @@ pub(crate) fn parquet_read(plan: &LogicalPlan) -> Option<(Vec<Attr>, Option<Expr
 }
 
 /// Groups the Parquet scans of `plan` reading the same files, with the same columns' types
-/// and the same pushed filter; each scan of a group of two or more gets the group's share.
+/// and the same deterministic pushed filter; each scan of a group of two or more gets the group's share.
 /// Inside an aggregation `reusable` computes once, only the first occurrence counts.
 pub fn find_shared_scans(
     plan: &LogicalPlan,
@@ -239,7 +240,9 @@ pub fn find_shared_scans(
             Some((out, filter)),
         ) = (p, parquet_read(p))
         {
-            if !out.is_empty() {
+            // A nondeterministic filter (`rand() < 0.5`) keeps different rows in each scan.
+            let fixed = filter.as_ref().is_none_or(deterministic);
+            if !out.is_empty() && fixed {
                 let types: Vec<String> = attrs
                     .iter()
                     .map(|a| format!("{}:{}", a.name, a.data_type))
