@@ -410,3 +410,11 @@ def assert_tables_equal(got: pa.Table, expected: pa.Table, ordered: bool = True,
             )
     else:
         assert_same_rows(e, g, prefix.rstrip(": "))
+
+
+def register_parquet_views(session: Any, directory: Any, names: list[str]) -> Any:
+    """Registers ``directory/<name>.parquet`` as temp view ``name`` on a ferrospark or a
+    PySpark session (both read Parquet the same way); returns the session."""
+    for name in names:
+        session.read.parquet(str(directory / f"{name}.parquet")).createOrReplaceTempView(name)
+    return session

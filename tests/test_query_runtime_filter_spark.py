@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import ferrospark as fs
-from helpers import arrow_rows, check_rows, spark_rows
+from helpers import arrow_rows, check_rows, register_parquet_views, spark_rows
 
 RF = "spark.sql.optimizer.runtime.bloomFilter.enabled"
 WORDS = ["a", "b", "é", "日本", "zz", "mañana", None]
@@ -74,17 +74,12 @@ def data_dir(tmp_path_factory):
 
 
 def _session(data_dir, conf=None) -> fs.Session:
-    s = fs.Session(conf=conf or {})
-    s.read.parquet(str(data_dir / "fact.parquet")).createOrReplaceTempView("fact")
-    s.read.parquet(str(data_dir / "dim.parquet")).createOrReplaceTempView("dim")
-    return s
+    return register_parquet_views(fs.Session(conf=conf or {}), data_dir, ["fact", "dim"])
 
 
 @pytest.fixture(scope="module")
 def sp(spark, data_dir):
-    spark.read.parquet(str(data_dir / "fact.parquet")).createOrReplaceTempView("fact")
-    spark.read.parquet(str(data_dir / "dim.parquet")).createOrReplaceTempView("dim")
-    return spark
+    return register_parquet_views(spark, data_dir, ["fact", "dim"])
 
 
 # name -> (query, whether a runtime filter must reach the fact scan)

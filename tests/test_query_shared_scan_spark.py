@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import ferrospark as fs
-from helpers import arrow_rows, check_rows, spark_rows
+from helpers import arrow_rows, check_rows, register_parquet_views, spark_rows
 
 WORDS = ["a", "é", "日本", "zz", None]
 
@@ -32,9 +32,12 @@ def _fact(n: int = 4000, seed: int = 11) -> pa.Table:
             "pk": pa.array([i // 2 if rnd.random() > 0.05 else None for i in range(n)], pa.int64()),
             "word": [rnd.choice(WORDS) for _ in range(n)],
             "code": [None if i % 97 == 0 else f"日{i // 3}é" for i in range(n)],
-            "qty": pa.array([rnd.randint(-3, 50) if rnd.random() > 0.1 else None for _ in range(n)], pa.int32()),
+            "qty": pa.array(
+                [rnd.randint(-3, 50) if rnd.random() > 0.1 else None for _ in range(n)], pa.int32()
+            ),
             "price": pa.array(
-                [decimal.Decimal(rnd.randint(-99999, 99999)).scaleb(-2) for _ in range(n)], pa.decimal128(12, 2)
+                [decimal.Decimal(rnd.randint(-99999, 99999)).scaleb(-2) for _ in range(n)],
+                pa.decimal128(12, 2),
             ),
             "x": [rnd.choice([1.5, -0.0, 0.0, float("nan"), None, 2.0]) for _ in range(n)],
         }
@@ -65,16 +68,12 @@ def _session(data_dir, conf=None) -> fs.Session:
     # No broadcast: as at TPC-H's scale, the subquery's aggregation is a join's probe side,
     # so the join's runtime filter reaches its scan.
     s = fs.Session(conf={"spark.sql.autoBroadcastJoinThreshold": "-1", **(conf or {})})
-    s.read.parquet(str(data_dir / "fact.parquet")).createOrReplaceTempView("fact")
-    s.read.parquet(str(data_dir / "dim.parquet")).createOrReplaceTempView("dim")
-    return s
+    return register_parquet_views(s, data_dir, ["fact", "dim"])
 
 
 @pytest.fixture(scope="module")
 def sp(spark, data_dir):
-    spark.read.parquet(str(data_dir / "fact.parquet")).createOrReplaceTempView("fact")
-    spark.read.parquet(str(data_dir / "dim.parquet")).createOrReplaceTempView("dim")
-    return spark
+    return register_parquet_views(spark, data_dir, ["fact", "dim"])
 
 
 # name -> (query, whether the second fact scan replays the first one's rows)
