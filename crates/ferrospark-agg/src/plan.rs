@@ -71,6 +71,10 @@ impl AggregateStage {
 pub struct AggregatePlan {
     /// The steps.
     pub stages: Vec<AggregateStage>,
+    /// A distinct aggregation's last two steps as one complete step, for runs where no
+    /// exchange separates them: in one process, over rows already distinct by keys and
+    /// distinct values, the partial step by keys and its final merge are one step.
+    pub complete_tail: Option<AggregateStage>,
 }
 
 fn column_key(schema: &Schema, i: usize) -> GroupKey {
@@ -154,6 +158,7 @@ impl AggregatePlan {
         };
         Ok(Self {
             stages: vec![partial, last],
+            complete_tail: None,
         })
     }
 
@@ -221,7 +226,7 @@ impl AggregatePlan {
                 .iter()
                 .map(|a| merging(a, AggregateMode::PartialMerge, &mut at))
                 .collect(),
-            input_schema: o0,
+            input_schema: o0.clone(),
             exchange_keys: None,
         };
         let o1 = s1.output_schema()?;
@@ -251,7 +256,7 @@ impl AggregatePlan {
         let s2 = AggregateStage {
             keys: (0..nk).map(|i| column_key(&o1, i)).collect(),
             aggs: aggs2,
-            input_schema: o1,
+            input_schema: o1.clone(),
             exchange_keys: Some(nk),
         };
         let o2 = s2.output_schema()?;
@@ -265,8 +270,45 @@ impl AggregatePlan {
             input_schema: o2,
             exchange_keys: None,
         };
+        let mut at = nk + nd;
+        let tail = AggregateStage {
+            keys: (0..nk).map(|i| column_key(&o1, i)).collect(),
+            aggs: aggs
+                .iter()
+                .zip(distinct)
+                .map(|(a, &d)| {
+                    if d {
+                        let mut c = a.with_mode(AggregateMode::Complete);
+                        c.args = (0..nd).map(|j| column_key(&o1, nk + j).expr).collect();
+                        c
+                    } else {
+                        merging(a, AggregateMode::Final, &mut at)
+                    }
+                })
+                .collect(),
+            input_schema: o1.clone(),
+            exchange_keys: None,
+        };
+        let same_output = |a: &AggregateStage, b: &AggregateStage| -> Result<bool> {
+            let (x, y) = (a.output_schema()?, b.output_schema()?);
+            Ok(x.fields().len() == y.fields().len()
+                && x.fields()
+                    .iter()
+                    .zip(y.fields())
+                    .all(|(f, g)| f.data_type() == g.data_type()))
+        };
+        // The tail reads the first step's output where a merge step is not needed: it must
+        // have the merge step's layout.
+        let same_layout = o0.fields().len() == o1.fields().len()
+            && o0
+                .fields()
+                .iter()
+                .zip(o1.fields())
+                .all(|(f, g)| f.data_type() == g.data_type());
+        let complete_tail = (same_layout && same_output(&tail, &s3)?).then_some(tail);
         Ok(Self {
             stages: vec![s0, s1, s2, s3],
+            complete_tail,
         })
     }
 
@@ -331,6 +373,12 @@ impl AggregatePlan {
         let first = self.first_stage()?.exec(options.clone())?;
         let (out, m) = first.run(input)?;
         metrics.push(m);
+        if let Some(tail) = &self.complete_tail {
+            // One producer: its output is already distinct by keys and distinct values.
+            let (out, m) = tail.exec(options)?.run(out.into_iter().map(Ok))?;
+            metrics.push(m);
+            return Ok((out, metrics));
+        }
         let (out, more) = self.run_from(1, out, &options)?;
         metrics.extend(more);
         Ok((out, metrics))
@@ -388,7 +436,7 @@ impl AggregatePlan {
                         .into_iter()
                         .map(|part| {
                             let options = options.clone();
-                            s.spawn(move || self.run_from(1, part, &options))
+                            s.spawn(move || self.run_after_first(part, &options))
                         })
                         .collect();
                     handles
@@ -402,8 +450,7 @@ impl AggregatePlan {
                         })
                         .collect()
                 });
-            let summed_rest: Vec<MetricsSet> = self.stages[1..]
-                .iter()
+            let summed_rest: Vec<MetricsSet> = (0..self.steps_after_first())
                 .map(|_| MetricsSet::new(crate::exec::AGG_METRICS))
                 .collect();
             let mut out = Vec::new();
@@ -418,7 +465,7 @@ impl AggregatePlan {
             }
             (out, summed_rest)
         } else {
-            self.run_from(1, partials, &options)?
+            self.run_after_first(partials, &options)?
         };
         metrics.insert(0, summed);
         Ok((out, metrics))
@@ -431,6 +478,32 @@ impl AggregatePlan {
             .ok_or_else(|| FerroError::Internal("empty aggregation plan".into()))
     }
 
+    /// How many steps run after the first in this process.
+    fn steps_after_first(&self) -> usize {
+        match self.complete_tail {
+            Some(_) => 2,
+            None => self.stages.len().saturating_sub(1),
+        }
+    }
+
+    /// Runs the steps after the first over the first step's output, from one producer or
+    /// several: with a complete tail, the merge step then the tail.
+    fn run_after_first(
+        &self,
+        input: Vec<RecordBatch>,
+        options: &AggregateOptions,
+    ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
+        let Some(tail) = &self.complete_tail else {
+            return self.run_from(1, input, options);
+        };
+        let (merged, mut metrics) = self.run_steps(&self.stages[1..2], 1, input, options)?;
+        let (out, m) = tail
+            .exec(options.clone())?
+            .run(merged.into_iter().map(Ok))?;
+        metrics.push(m);
+        Ok((out, metrics))
+    }
+
     /// Runs steps `from..` over `input` (the output of step `from - 1`).
     pub fn run_from(
         &self,
@@ -438,9 +511,25 @@ impl AggregatePlan {
         input: Vec<RecordBatch>,
         options: &AggregateOptions,
     ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
+        self.run_steps(
+            &self.stages[from.min(self.stages.len())..],
+            from,
+            input,
+            options,
+        )
+    }
+
+    /// Runs `steps` (step `first` of the plan and those after it) over `input`.
+    fn run_steps(
+        &self,
+        steps: &[AggregateStage],
+        first: usize,
+        input: Vec<RecordBatch>,
+        options: &AggregateOptions,
+    ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
         let mut metrics = Vec::new();
         let mut batches = input;
-        for (i, stage) in self.stages.iter().enumerate().skip(from) {
+        for (i, stage) in steps.iter().enumerate().map(|(k, s)| (first + k, s)) {
             let mut exec = stage.exec(options.clone())?;
             if i == 1 {
                 // Merging the first step's partial states: each state row is at most one

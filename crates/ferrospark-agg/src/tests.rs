@@ -374,6 +374,29 @@ fn distinct_aggregates_use_four_steps_and_count_each_value_once() -> Result<()> 
     want.sort();
     assert_eq!(lines(&out), want);
     assert_eq!(out[0].schema().field(1).name(), "count(DISTINCT x)");
+    // In one process the last two steps run as one complete step: the four steps one after
+    // another, and the first step in three producers with the rest on two threads, agree.
+    assert!(plan.complete_tail.is_some());
+    let four = AggregatePlan {
+        complete_tail: None,
+        ..plan.clone()
+    };
+    assert_eq!(
+        lines(&four.run_complete(chunks(&b, 7), &Config::new())?.0),
+        want
+    );
+    for p in [&plan, &four] {
+        let (parallel, metrics) = p.run_parallel(&Config::new(), |make| {
+            let mut execs = vec![make()?, make()?, make()?];
+            for (i, c) in chunks(&b, 300).into_iter().enumerate() {
+                execs[i % 3].push(&c?)?;
+            }
+            Ok(execs)
+        })?;
+        assert_eq!(lines(&parallel), want);
+        let groups = metrics.last().map_or(0, |m| m.get("groups"));
+        assert_eq!(groups as usize, m.len());
+    }
     Ok(())
 }
 
