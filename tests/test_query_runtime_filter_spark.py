@@ -250,3 +250,15 @@ def test_a_correlated_aggregate_and_its_outer_side_are_both_filtered(data_dir, s
     assert len(scans) == 2 and all("RuntimeFilters:" in line for line in scans), plan
     for line in scans:
         assert _metric(line, "rows_output") < _metric(line, "rows_total") / 4, line
+
+
+def test_a_probe_side_run_in_the_scan_threads_counts_its_rows(data_dir):
+    # The join's probe side runs inside the fact scan's threads (a fork of the built join per
+    # thread); its counters still reach the plan.
+    df = _session(data_dir).sql(QUERIES["int_key"][0])
+    df.toArrow()
+    plan = df.executedPlan() or ""
+    join = next(line for line in plan.splitlines() if "HashJoin" in line)
+    scanned = _metric(_fact_scan_line(plan), "rows_output")
+    assert scanned > 0 and _metric(join, "probe_rows") == scanned, plan
+    assert _metric(join, "probe_batches") > 0, join

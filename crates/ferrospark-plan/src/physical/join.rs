@@ -247,12 +247,18 @@ impl ExecutionPlan for JoinPlanExec {
                 .lock()
                 .map_err(|_| FerroError::Internal("join build poisoned".into()))?
                 .fork_probe()?;
+            let probe = metrics.clone();
             Ok(FnOp::boxed(
                 move |b, out| {
+                    // A fork's own counters are dropped with it: count its probe side here.
+                    let started = std::time::Instant::now();
+                    probe.add("probe_rows", b.num_rows() as u64);
+                    probe.add("probe_batches", 1);
                     fork.push_probe(&b)?;
                     while let Some(o) = fork.pull()? {
                         out.push(o);
                     }
+                    probe.add_elapsed("probe_time_ns", started);
                     Ok(())
                 },
                 metrics.clone(),
