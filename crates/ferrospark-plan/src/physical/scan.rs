@@ -190,7 +190,10 @@ impl ExecutionPlan for ParquetScanExec {
             (Some(tee), Some(share)) => {
                 let (tee, union, me) = (tee.clone(), share.schema.clone(), self.projector());
                 Box::new(scan.execute().map(move |b| {
-                    let b = conform(b?, &union)?;
+                    // A failed read keeps nothing, even if its consumer reads on.
+                    let b = b
+                        .and_then(|b| conform(b, &union))
+                        .inspect_err(|_| tee.abandon())?;
                     tee.keep(&b);
                     me(&b)
                 }))

@@ -136,6 +136,15 @@ struct Buffer {
     overflow: bool,
 }
 
+impl Buffer {
+    /// Drops what is kept and keeps nothing more.
+    fn keep_nothing(&mut self) {
+        self.overflow = true;
+        self.batches = Vec::new();
+        self.memory = None;
+    }
+}
+
 /// Keeps the rows of the scan reading for its group, from every scan thread.
 #[derive(Debug)]
 pub struct Tee {
@@ -161,9 +170,14 @@ impl Tee {
         if fits {
             b.batches.push(batch.clone());
         } else {
-            b.overflow = true;
-            b.batches = Vec::new();
-            b.memory = None;
+            b.keep_nothing();
+        }
+    }
+
+    /// The read failed: nothing is kept for the group.
+    pub fn abandon(&self) {
+        if let Ok(mut b) = self.buffer.lock() {
+            b.keep_nothing();
         }
     }
 
@@ -370,6 +384,23 @@ mod tests {
         tee.keep(&batch(10));
         assert_eq!(tee.finish(), 0);
         assert_eq!(ctx.pool.reserved(), 0);
+        // A read that failed part way keeps nothing either.
+        let other = vec![("k".to_string(), keys(&[1]))];
+        let SharedRead::Read(failed) = ctx
+            .shared_scans
+            .claim(4, other.clone(), &ctx)
+            .expect("claim")
+        else {
+            panic!("reads for the group")
+        };
+        failed.keep(&batch(10));
+        failed.abandon();
+        failed.keep(&batch(10));
+        assert_eq!(failed.finish(), 0);
+        assert!(matches!(
+            ctx.shared_scans.claim(4, other, &ctx).expect("claim"),
+            SharedRead::Own
+        ));
         assert!(matches!(
             ctx.shared_scans.claim(3, mine, &ctx).expect("claim"),
             SharedRead::Own
