@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import math
+import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
@@ -418,3 +419,14 @@ def register_parquet_views(session: Any, directory: Any, names: list[str]) -> An
     for name in names:
         session.read.parquet(str(directory / f"{name}.parquet")).createOrReplaceTempView(name)
     return session
+
+
+def plan_metric(line: str, name: str) -> int:
+    """The value of metric ``name`` on one line of an executed plan (0 when absent)."""
+    m = re.search(rf"\b{name}=(\d+)", line)
+    return int(m.group(1)) if m else 0
+
+
+def scan_lines(plan: str, file_name: str) -> list[str]:
+    """The lines of a plan's scans of the Parquet file ``file_name``."""
+    return [line for line in plan.splitlines() if "FileScan parquet" in line and f"/{file_name}[" in line]

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import ferrospark as fs
-from helpers import arrow_rows, check_rows, register_parquet_views, spark_rows
+from helpers import arrow_rows, check_rows, plan_metric, register_parquet_views, scan_lines, spark_rows
 
 RF = "spark.sql.optimizer.runtime.bloomFilter.enabled"
 WORDS = ["a", "b", "é", "日本", "zz", "mañana", None]
@@ -148,12 +148,7 @@ QUERIES = {
 
 
 def _fact_scan_line(plan: str) -> str:
-    return next(line for line in plan.splitlines() if "FileScan parquet" in line and "/fact.parquet[" in line)
-
-
-def _metric(line: str, name: str) -> int:
-    m = re.search(rf"\b{name}=(\d+)", line)
-    return int(m.group(1)) if m else 0
+    return scan_lines(plan, "fact.parquet")[0]
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
@@ -166,14 +161,14 @@ def test_runtime_filters_match_spark(data_dir, sp, name):
     check_rows(name + " (off)", arrow_rows(off.toArrow()), expected, ordered=False)
     assert "RuntimeFilters" not in (off.executedPlan() or "")
     plan = on.executedPlan() or ""
-    scans = [line for line in plan.splitlines() if "FileScan parquet" in line and "/fact.parquet[" in line]
+    scans = scan_lines(plan, "fact.parquet")
     took = [line for line in scans if "RuntimeFilters:" in line]
     if not filtered:
         assert not took, plan
         return
     assert took, plan
     line = took[0]
-    assert _metric(line, "rows_output") < _metric(line, "rows_total"), line
+    assert plan_metric(line, "rows_output") < plan_metric(line, "rows_total"), line
     assert "runtime_filters=1" in plan
 
 
@@ -194,7 +189,7 @@ def test_key_range_prunes_row_groups(data_dir):
     df = s.sql("SELECT f.pk FROM fact f JOIN dim d ON f.pk = d.pk WHERE d.pk < 140 AND d.brand = 'B0'")
     df.toArrow()
     line = _fact_scan_line(df.executedPlan() or "")
-    assert _metric(line, "row_groups_read") < _metric(line, "row_groups_total"), line
+    assert plan_metric(line, "row_groups_read") < plan_metric(line, "row_groups_total"), line
 
 
 @pytest.mark.parametrize("batch", [1, 7])
@@ -230,8 +225,8 @@ def test_too_many_build_rows_skips_the_filter(data_dir, sp):
     check_rows("int_key", arrow_rows(df.toArrow()), spark_rows(sp.sql(text)), ordered=False)
     off = _session(data_dir, {RF: "false"}).sql(text)
     off.toArrow()
-    rows = _metric(_fact_scan_line(df.executedPlan() or ""), "rows_output")
-    assert rows == _metric(_fact_scan_line(off.executedPlan() or ""), "rows_output")
+    rows = plan_metric(_fact_scan_line(df.executedPlan() or ""), "rows_output")
+    assert rows == plan_metric(_fact_scan_line(off.executedPlan() or ""), "rows_output")
 
 
 def test_a_correlated_aggregate_and_its_outer_side_are_both_filtered(data_dir, sp):
@@ -249,7 +244,7 @@ def test_a_correlated_aggregate_and_its_outer_side_are_both_filtered(data_dir, s
     scans = [line for line in plan.splitlines() if "/fact.parquet[" in line]
     assert len(scans) == 2 and all("RuntimeFilters:" in line for line in scans), plan
     for line in scans:
-        assert _metric(line, "rows_output") < _metric(line, "rows_total") / 4, line
+        assert plan_metric(line, "rows_output") < plan_metric(line, "rows_total") / 4, line
 
 
 def test_a_probe_side_run_in_the_scan_threads_counts_its_rows(data_dir):
@@ -259,6 +254,6 @@ def test_a_probe_side_run_in_the_scan_threads_counts_its_rows(data_dir):
     df.toArrow()
     plan = df.executedPlan() or ""
     join = next(line for line in plan.splitlines() if "HashJoin" in line)
-    scanned = _metric(_fact_scan_line(plan), "rows_output")
-    assert scanned > 0 and _metric(join, "probe_rows") == scanned, plan
-    assert _metric(join, "probe_batches") > 0, join
+    scanned = plan_metric(_fact_scan_line(plan), "rows_output")
+    assert scanned > 0 and plan_metric(join, "probe_rows") == scanned, plan
+    assert plan_metric(join, "probe_batches") > 0, join

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import decimal
 import random
-import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import ferrospark as fs
-from helpers import arrow_rows, check_rows, register_parquet_views, spark_rows
+from helpers import arrow_rows, check_rows, plan_metric, register_parquet_views, scan_lines, spark_rows
 
 WORDS = ["a", "é", "日本", "zz", None]
 
@@ -118,12 +117,7 @@ QUERIES = {
 
 
 def _fact_scans(plan: str) -> list[str]:
-    return [line for line in plan.splitlines() if "FileScan parquet" in line and "/fact.parquet[" in line]
-
-
-def _metric(line: str, name: str) -> int:
-    m = re.search(rf"\b{name}=(\d+)", line)
-    return int(m.group(1)) if m else 0
+    return scan_lines(plan, "fact.parquet")
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
@@ -137,16 +131,16 @@ def test_shared_reads_match_spark(data_dir, sp, name):
     assert "SharedRead" not in (off.executedPlan() or "")
     scans = _fact_scans(on.executedPlan() or "")
     assert len(scans) == 2, scans
-    shared = [s for s in scans if _metric(s, "shared_reads")]
+    shared = [s for s in scans if plan_metric(s, "shared_reads")]
     if not replays:
         assert not shared, scans
         return
     assert len(shared) == 1, scans
     # The replaying scan reads no file; the other kept exactly the rows it output.
-    assert _metric(shared[0], "rows_read") == 0, shared[0]
+    assert plan_metric(shared[0], "rows_read") == 0, shared[0]
     (reader,) = [s for s in scans if s is not shared[0]]
-    assert _metric(reader, "shared_rows_kept") == _metric(reader, "rows_output") > 0, reader
-    assert _metric(reader, "rows_output") < _metric(reader, "rows_total"), reader
+    assert plan_metric(reader, "shared_rows_kept") == plan_metric(reader, "rows_output") > 0, reader
+    assert plan_metric(reader, "rows_output") < plan_metric(reader, "rows_total"), reader
 
 
 @pytest.mark.parametrize("batch", [1, 7, 8192])
@@ -163,4 +157,4 @@ def test_the_same_dataframe_runs_twice_with_fresh_shares(data_dir):
     first = arrow_rows(df.toArrow())
     assert arrow_rows(df.toArrow()) == first
     scans = _fact_scans(df.executedPlan() or "")
-    assert sum(_metric(s, "shared_reads") for s in scans) >= 1, scans
+    assert sum(plan_metric(s, "shared_reads") for s in scans) >= 1, scans

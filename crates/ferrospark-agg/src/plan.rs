@@ -77,6 +77,15 @@ pub struct AggregatePlan {
     pub complete_tail: Option<AggregateStage>,
 }
 
+/// Whether two schemas have the same column types, in order.
+fn same_types(a: &Schema, b: &Schema) -> bool {
+    a.fields().len() == b.fields().len()
+        && a.fields()
+            .iter()
+            .zip(b.fields())
+            .all(|(f, g)| f.data_type() == g.data_type())
+}
+
 fn column_key(schema: &Schema, i: usize) -> GroupKey {
     let f = schema.field(i);
     GroupKey {
@@ -289,23 +298,11 @@ impl AggregatePlan {
             input_schema: o1.clone(),
             exchange_keys: None,
         };
-        let same_output = |a: &AggregateStage, b: &AggregateStage| -> Result<bool> {
-            let (x, y) = (a.output_schema()?, b.output_schema()?);
-            Ok(x.fields().len() == y.fields().len()
-                && x.fields()
-                    .iter()
-                    .zip(y.fields())
-                    .all(|(f, g)| f.data_type() == g.data_type()))
-        };
-        // The tail reads the first step's output where a merge step is not needed: it must
-        // have the merge step's layout.
-        let same_layout = o0.fields().len() == o1.fields().len()
-            && o0
-                .fields()
-                .iter()
-                .zip(o1.fields())
-                .all(|(f, g)| f.data_type() == g.data_type());
-        let complete_tail = (same_layout && same_output(&tail, &s3)?).then_some(tail);
+        // The tail reads the first step's output where a merge step is not needed (it must
+        // have the merge step's layout) and stands for the last two steps.
+        let fits =
+            same_types(&o0, &o1) && same_types(&*tail.output_schema()?, &*s3.output_schema()?);
+        let complete_tail = fits.then_some(tail);
         Ok(Self {
             stages: vec![s0, s1, s2, s3],
             complete_tail,
@@ -379,7 +376,7 @@ impl AggregatePlan {
             metrics.push(m);
             return Ok((out, metrics));
         }
-        let (out, more) = self.run_from(1, out, &options)?;
+        let (out, more) = self.run_after_first(out, &options)?;
         metrics.extend(more);
         Ok((out, metrics))
     }
@@ -450,7 +447,7 @@ impl AggregatePlan {
                         })
                         .collect()
                 });
-            let summed_rest: Vec<MetricsSet> = (0..self.steps_after_first())
+            let summed_rest: Vec<MetricsSet> = (0..self.steps_after_first().len())
                 .map(|_| MetricsSet::new(crate::exec::AGG_METRICS))
                 .collect();
             let mut out = Vec::new();
@@ -478,60 +475,27 @@ impl AggregatePlan {
             .ok_or_else(|| FerroError::Internal("empty aggregation plan".into()))
     }
 
-    /// How many steps run after the first in this process.
-    fn steps_after_first(&self) -> usize {
-        match self.complete_tail {
-            Some(_) => 2,
-            None => self.stages.len().saturating_sub(1),
+    /// The steps that run after the first in this process: the rest of the plan, or the
+    /// merge step then the complete tail.
+    fn steps_after_first(&self) -> Vec<&AggregateStage> {
+        match &self.complete_tail {
+            Some(tail) => self.stages.get(1).into_iter().chain([tail]).collect(),
+            None => self.stages.iter().skip(1).collect(),
         }
     }
 
-    /// Runs the steps after the first over the first step's output, from one producer or
-    /// several: with a complete tail, the merge step then the tail.
-    fn run_after_first(
+    /// Runs the steps after the first over the first step's output (of one producer or
+    /// several).
+    pub fn run_after_first(
         &self,
-        input: Vec<RecordBatch>,
-        options: &AggregateOptions,
-    ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
-        let Some(tail) = &self.complete_tail else {
-            return self.run_from(1, input, options);
-        };
-        let (merged, mut metrics) = self.run_steps(&self.stages[1..2], 1, input, options)?;
-        let (out, m) = tail
-            .exec(options.clone())?
-            .run(merged.into_iter().map(Ok))?;
-        metrics.push(m);
-        Ok((out, metrics))
-    }
-
-    /// Runs steps `from..` over `input` (the output of step `from - 1`).
-    pub fn run_from(
-        &self,
-        from: usize,
-        input: Vec<RecordBatch>,
-        options: &AggregateOptions,
-    ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
-        self.run_steps(
-            &self.stages[from.min(self.stages.len())..],
-            from,
-            input,
-            options,
-        )
-    }
-
-    /// Runs `steps` (step `first` of the plan and those after it) over `input`.
-    fn run_steps(
-        &self,
-        steps: &[AggregateStage],
-        first: usize,
         input: Vec<RecordBatch>,
         options: &AggregateOptions,
     ) -> Result<(Vec<RecordBatch>, Vec<MetricsSet>)> {
         let mut metrics = Vec::new();
         let mut batches = input;
-        for (i, stage) in steps.iter().enumerate().map(|(k, s)| (first + k, s)) {
+        for (i, stage) in self.steps_after_first().into_iter().enumerate() {
             let mut exec = stage.exec(options.clone())?;
-            if i == 1 {
+            if i == 0 {
                 // Merging the first step's partial states: each state row is at most one
                 // group.
                 exec.expect_groups(batches.iter().map(|b| b.num_rows()).sum())?;

@@ -253,11 +253,7 @@ impl KeySet {
     /// Whether `i` is a member of an integer set.
     fn has_int(&self, i: i64) -> bool {
         match &self.values {
-            Values::Bitmap { base, bits } => {
-                let off = i.wrapping_sub(*base) as u64;
-                let w = (off / 64) as usize;
-                w < bits.len() && bits[w] & (1 << (off % 64)) != 0
-            }
+            Values::Bitmap { base, bits } => bitmap_has(*base, bits, i),
             Values::Ints(set) => set.contains(&i),
             Values::Bytes(_) => false,
         }
@@ -293,11 +289,7 @@ impl KeySet {
     pub fn contains(&self, values: &dyn Array) -> BooleanArray {
         let n = values.len();
         let hits = match &self.values {
-            Values::Bitmap { base, bits } => int_hits(values, |x| {
-                let off = x.wrapping_sub(*base) as u64;
-                let w = (off / 64) as usize;
-                w < bits.len() && bits[w] & (1 << (off % 64)) != 0
-            }),
+            Values::Bitmap { base, bits } => int_hits(values, |x| bitmap_has(*base, bits, x)),
             Values::Ints(set) => int_hits(values, |x| set.contains(&x)),
             Values::Bytes(set) => byte_values(values)
                 .map(|v| BooleanBuffer::collect_bool(n, |i| v[i].is_some_and(|x| set.contains(x)))),
@@ -307,6 +299,14 @@ impl KeySet {
             values.logical_nulls().filter(|n| n.null_count() > 0),
         )
     }
+}
+
+/// Whether bit `x - base` is set in `bits` (false outside them).
+#[inline]
+fn bitmap_has(base: i64, bits: &[u64], x: i64) -> bool {
+    let off = x.wrapping_sub(base) as u64;
+    let w = (off / 64) as usize;
+    w < bits.len() && bits[w] & (1 << (off % 64)) != 0
 }
 
 /// `test` on every value of an integer-like array (whatever it gives under a NULL is masked

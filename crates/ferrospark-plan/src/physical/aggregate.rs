@@ -13,7 +13,7 @@ use ferrospark_expr::Expr;
 use super::basic::passthrough_column;
 use super::pipeline::{FnOp, Pipeline, PipelineSource};
 use super::runtime_filter::Target;
-use super::scan::{rename, ParquetScanExec};
+use super::scan::rename;
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::{attrs_schema, expr_text, AggCall, Attr};
 
@@ -84,8 +84,6 @@ pub struct HashAggregateExec {
     pub calls: Vec<AggregateCall>,
     /// Output schema.
     pub schema: SchemaRef,
-    /// The scan this aggregation runs inside, when its input is one.
-    pub fused_scan: Option<Arc<ParquetScanExec>>,
     metrics: MetricsSet,
     steps: Mutex<String>,
 }
@@ -97,14 +95,12 @@ impl HashAggregateExec {
         group: Vec<Expr>,
         calls: Vec<AggregateCall>,
         schema: SchemaRef,
-        fused_scan: Option<Arc<ParquetScanExec>>,
     ) -> Self {
         Self {
             input,
             group,
             calls,
             schema,
-            fused_scan,
             metrics: metrics_with(AGG_METRICS),
             steps: Mutex::new(String::new()),
         }

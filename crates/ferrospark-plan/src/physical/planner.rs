@@ -241,7 +241,6 @@ impl<'a> PhysicalPlanner<'a> {
                     group_exprs,
                     calls,
                     attrs_schema(&plan.output()),
-                    None,
                 ))
             }
             LogicalPlan::Join {

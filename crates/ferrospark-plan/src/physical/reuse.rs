@@ -25,14 +25,14 @@ use crate::optimizer::deterministic;
 
 /// A result kept for the occurrences that run after the first, with its memory.
 #[derive(Debug)]
-struct Kept {
+pub struct Kept {
     batches: Arc<Vec<RecordBatch>>,
     _memory: MemoryReservation,
 }
 
 /// One reusable result's state in a run.
 #[derive(Debug, Default)]
-enum Slot {
+pub enum Slot {
     /// No occurrence has run yet.
     #[default]
     Pending,
@@ -42,19 +42,30 @@ enum Slot {
     Declined,
 }
 
-/// The results a query run keeps for reuse, by reuse id.
-#[derive(Debug, Default)]
-pub struct ReusedResults(Mutex<HashMap<usize, Arc<Mutex<Slot>>>>);
+/// One run's state of each thing a query computes once for several operators, by id: a
+/// reused result here, a shared read in [`super::shared_scan`].
+#[derive(Debug)]
+pub struct Slots<S>(Mutex<HashMap<usize, Arc<Mutex<S>>>>);
 
-impl ReusedResults {
-    fn slot(&self, id: usize) -> Result<Arc<Mutex<Slot>>> {
+impl<S> Default for Slots<S> {
+    fn default() -> Self {
+        Self(Mutex::new(HashMap::new()))
+    }
+}
+
+impl<S: Default> Slots<S> {
+    /// The state of `id`, created on first use.
+    pub(crate) fn slot(&self, id: usize) -> Result<Arc<Mutex<S>>> {
         let mut m = self
             .0
             .lock()
-            .map_err(|_| FerroError::Internal("reused results poisoned".into()))?;
+            .map_err(|_| FerroError::Internal("reuse slots poisoned".into()))?;
         Ok(m.entry(id).or_default().clone())
     }
 }
+
+/// The results a query run keeps for reuse, by reuse id.
+pub type ReusedResults = Slots<Slot>;
 
 /// The text of `plan` with attribute ids numbered by first appearance, so two occurrences
 /// of one view print alike; `None` when `plan` reads anything but Parquet files or holds

@@ -13,7 +13,7 @@ use ferrospark_scan::{KeyFilter, ParquetScan, ParquetScanOptions};
 
 use super::pipeline::{FnOp, OpFactory, Pipeline, PipelineSource};
 use super::runtime_filter::Target;
-use super::shared_scan::{KeyFilters, ScanShare, SharedRead};
+use super::shared_scan::{KeyFilters, ScanShare, SharedRead, Tee};
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::conform::conform;
 use crate::logical::expr_text;
@@ -43,7 +43,6 @@ pub struct ParquetScanExec {
     /// The relation name.
     pub table: String,
     metrics: MetricsSet,
-    scan_metrics: Mutex<Option<MetricsSet>>,
     /// Join runtime filters on its columns: (file column, output column, filter).
     runtime_filters: Mutex<Vec<(String, String, Target)>>,
     /// The group of scans of the same files it shares one read with.
@@ -74,7 +73,6 @@ impl ParquetScanExec {
             schema,
             table,
             metrics: metrics_with(&[SCAN_METRICS, SHARE_METRICS].concat()),
-            scan_metrics: Mutex::new(None),
             runtime_filters: Mutex::new(Vec::new()),
             share: None,
         }
@@ -101,12 +99,8 @@ impl ParquetScanExec {
             .collect()
     }
 
-    /// The planned reader (footers read, files and row groups pruned).
-    pub fn plan_scan(&self, ctx: &TaskContext) -> Result<ParquetScan> {
-        self.plan_reader(ctx, &self.columns, self.key_filters(ctx))
-    }
-
-    /// A reader of `columns` under runtime filters `keys`.
+    /// A reader of `columns` under runtime filters `keys` (footers read, files and row groups
+    /// pruned).
     fn plan_reader(
         &self,
         ctx: &TaskContext,
@@ -122,21 +116,7 @@ impl ParquetScanExec {
         }
         let scan = ParquetScan::try_new(&self.paths, options)?;
         ctx.progress.register_scan(scan.metrics().clone());
-        if let Ok(mut m) = self.scan_metrics.lock() {
-            *m = Some(scan.metrics().clone());
-        }
         Ok(scan)
-    }
-
-    /// Copies the reader's counters into this node's metrics.
-    pub fn record_scan_metrics(&self) {
-        if let Ok(m) = self.scan_metrics.lock() {
-            if let Some(m) = m.as_ref() {
-                for (name, v) in m.snapshot() {
-                    self.metrics.add(name, v);
-                }
-            }
-        }
     }
 }
 
@@ -173,37 +153,29 @@ impl ExecutionPlan for ParquetScanExec {
         vec![]
     }
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
-        let (read, keys) = self.read_mode(ctx)?;
-        let (scan, tee) = match read {
-            SharedRead::Replay(kept) => {
-                let out: Vec<Result<RecordBatch>> =
-                    kept.iter().map(|b| self.own_columns(b)).collect();
-                return Ok(counted(Box::new(out.into_iter()), self.metrics.clone()));
+        let FileRead {
+            reader,
+            convert,
+            tee,
+        } = match self.plan_read(ctx)? {
+            PlannedRead::Replay(own) => {
+                return Ok(counted(
+                    Box::new(own.into_iter().map(Ok)),
+                    self.metrics.clone(),
+                ))
             }
-            SharedRead::Own => (self.plan_reader(ctx, &self.columns, keys)?, None),
-            SharedRead::Read(tee) => (
-                self.plan_reader(ctx, &self.share_columns(), keys)?,
-                Some(tee),
-            ),
+            PlannedRead::Files(read) => read,
         };
-        let stream: BatchStream = match (&tee, &self.share) {
-            (Some(tee), Some(share)) => {
-                let (tee, union, me) = (tee.clone(), share.schema.clone(), self.projector());
-                Box::new(scan.execute().map(move |b| {
-                    // A failed read keeps nothing, even if its consumer reads on.
-                    let b = b
-                        .and_then(|b| conform(b, &union))
-                        .inspect_err(|_| tee.abandon())?;
-                    tee.keep(&b);
-                    me(&b)
-                }))
-            }
-            _ => {
-                let schema = self.schema.clone();
-                Box::new(scan.execute().map(move |b| conform(b?, &schema)))
-            }
-        };
-        let scan_metrics = scan.metrics().clone();
+        let failed = tee.clone();
+        let stream = reader.execute().map(move |b| {
+            // A failed read keeps nothing for its group, even if its consumer reads on.
+            b.and_then(|b| convert(b)).inspect_err(|_| {
+                if let Some(tee) = &failed {
+                    tee.abandon();
+                }
+            })
+        });
+        let scan_metrics = reader.metrics().clone();
         let own = self.metrics.clone();
         let mut done = false;
         // Scan counters land in this node when the stream ends, and the rows read for the
@@ -239,121 +211,108 @@ impl ExecutionPlan for ParquetScanExec {
         true
     }
     fn pipeline(&self, ctx: &Arc<TaskContext>) -> Result<Option<Pipeline>> {
-        let (read, keys) = self.read_mode(ctx)?;
+        let (source, convert, tee, scan_metrics): (_, Convert, _, _) = match self.plan_read(ctx)? {
+            // Replayed rows are this scan's output already: the operator only counts them.
+            PlannedRead::Replay(own) => (PipelineSource::Batches(own), Arc::new(Ok), None, None),
+            PlannedRead::Files(FileRead {
+                reader,
+                convert,
+                tee,
+            }) => {
+                let metrics = Some((reader.metrics().clone(), self.metrics.clone()));
+                (PipelineSource::Parquet(reader), convert, tee, metrics)
+            }
+        };
         let metrics = self.metrics.clone();
-        let (source, convert, on_done): (_, OpFactory, Option<Arc<dyn Fn() + Send + Sync>>) =
-            match read {
-                SharedRead::Replay(kept) => {
-                    let own = kept
-                        .iter()
-                        .map(|b| self.own_columns(b))
-                        .collect::<Result<Vec<_>>>()?;
-                    let count: OpFactory = Arc::new(move || {
-                        Ok(FnOp::boxed(
-                            |b, out| {
-                                out.push(b);
-                                Ok(())
-                            },
-                            metrics.clone(),
-                        ))
-                    });
-                    return Ok(Some(Pipeline {
-                        source: PipelineSource::Batches(own),
-                        ops: vec![count],
-                        scan_metrics: None,
-                        bare: false,
-                        on_done: None,
-                    }));
-                }
-                SharedRead::Own => {
-                    let schema = self.schema.clone();
-                    let convert: OpFactory = Arc::new(move || {
-                        let schema = schema.clone();
-                        Ok(FnOp::boxed(
-                            move |b, out| {
-                                out.push(conform(b, &schema)?);
-                                Ok(())
-                            },
-                            metrics.clone(),
-                        ))
-                    });
-                    (self.plan_reader(ctx, &self.columns, keys)?, convert, None)
-                }
-                SharedRead::Read(tee) => {
-                    let union = self.share.as_ref().map(|s| s.schema.clone());
-                    let union = union.unwrap_or_else(|| self.schema.clone());
-                    let me = Arc::new(self.projector());
-                    let keeper = tee.clone();
-                    let convert: OpFactory = Arc::new(move || {
-                        let (tee, union, me) = (keeper.clone(), union.clone(), me.clone());
-                        Ok(FnOp::boxed(
-                            move |b, out| {
-                                let b = conform(b, &union)?;
-                                tee.keep(&b);
-                                out.push(me(&b)?);
-                                Ok(())
-                            },
-                            metrics.clone(),
-                        ))
-                    });
-                    let own = self.metrics.clone();
-                    let done: Arc<dyn Fn() + Send + Sync> =
-                        Arc::new(move || own.add("shared_rows_kept", tee.finish() as u64));
-                    let reader = self.plan_reader(ctx, &self.share_columns(), keys)?;
-                    (reader, convert, Some(done))
-                }
-            };
-        let scan_metrics = Some((source.metrics().clone(), self.metrics.clone()));
+        let op: OpFactory = Arc::new(move || {
+            let convert = convert.clone();
+            Ok(FnOp::boxed(
+                move |b, out| {
+                    out.push(convert(b)?);
+                    Ok(())
+                },
+                metrics.clone(),
+            ))
+        });
+        let bare = matches!(source, PipelineSource::Parquet(_)) && tee.is_none();
+        let own = self.metrics.clone();
+        let on_done = tee.map(|tee| -> Arc<dyn Fn() + Send + Sync> {
+            Arc::new(move || own.add("shared_rows_kept", tee.finish() as u64))
+        });
         Ok(Some(Pipeline {
-            bare: on_done.is_none(),
-            source: PipelineSource::Parquet(source),
-            ops: vec![convert],
+            source,
+            ops: vec![op],
             scan_metrics,
+            bare,
             on_done,
         }))
     }
 }
 
+/// How the batches a reader gives become a scan's output.
+type Convert = Arc<dyn Fn(RecordBatch) -> Result<RecordBatch> + Send + Sync>;
+
+/// A read of the files: the reader, the conversion of its batches, and the tee keeping them
+/// for the scan's group when it reads for one.
+struct FileRead {
+    reader: ParquetScan,
+    convert: Convert,
+    tee: Option<Arc<Tee>>,
+}
+
+/// How one run of a scan gets its rows.
+enum PlannedRead {
+    /// The rows another scan of its group kept, as this scan's output.
+    Replay(Vec<RecordBatch>),
+    /// From the files.
+    Files(FileRead),
+}
+
 impl ParquetScanExec {
-    /// How this run reads: alone, from the rows another scan of its group kept, or for the
-    /// group; with the runtime filters built for it.
-    fn read_mode(&self, ctx: &TaskContext) -> Result<(SharedRead, KeyFilters)> {
+    /// How this run reads (see [`super::shared_scan`]): alone, from the rows another scan of
+    /// its group kept, or for the group; under the runtime filters built for it.
+    fn plan_read(&self, ctx: &TaskContext) -> Result<PlannedRead> {
         let keys = self.key_filters(ctx);
-        let read = match &self.share {
-            Some(share) => ctx.shared_scans.claim(share.id, keys.clone(), ctx)?,
-            None => SharedRead::Own,
+        let Some(share) = &self.share else {
+            return self.own_read(ctx, keys);
         };
-        if matches!(read, SharedRead::Replay(_)) {
-            self.metrics.add("shared_reads", 1);
-        }
-        Ok((read, keys))
-    }
-
-    /// The columns the group's read takes.
-    fn share_columns(&self) -> Vec<String> {
-        match &self.share {
-            Some(s) => s.columns.clone(),
-            None => self.columns.clone(),
-        }
-    }
-
-    /// Turns a batch of the group's columns into this scan's output.
-    fn projector(&self) -> impl Fn(&RecordBatch) -> Result<RecordBatch> + Send + Sync + 'static {
-        let positions: Vec<usize> = match &self.share {
-            Some(s) => self
-                .columns
-                .iter()
-                .filter_map(|c| s.columns.iter().position(|u| u == c))
-                .collect(),
-            None => (0..self.columns.len()).collect(),
-        };
+        // This scan's columns among the group's.
+        let positions: Vec<usize> = self
+            .columns
+            .iter()
+            .filter_map(|c| share.columns.iter().position(|u| u == c))
+            .collect();
         let schema = self.schema.clone();
-        move |b| rename(b.project(&positions)?, &schema)
+        let mine = move |b: &RecordBatch| rename(b.project(&positions)?, &schema);
+        Ok(match ctx.shared_scans.claim(share.id, keys.clone(), ctx)? {
+            SharedRead::Replay(kept) => {
+                self.metrics.add("shared_reads", 1);
+                PlannedRead::Replay(kept.iter().map(mine).collect::<Result<_>>()?)
+            }
+            SharedRead::Read(tee) => {
+                let (union, keeper) = (share.schema.clone(), tee.clone());
+                PlannedRead::Files(FileRead {
+                    reader: self.plan_reader(ctx, &share.columns, keys)?,
+                    convert: Arc::new(move |b| {
+                        let b = conform(b, &union)?;
+                        keeper.keep(&b);
+                        mine(&b)
+                    }),
+                    tee: Some(tee),
+                })
+            }
+            SharedRead::Own => return self.own_read(ctx, keys),
+        })
     }
 
-    /// This scan's columns of a batch of the group's.
-    fn own_columns(&self, b: &RecordBatch) -> Result<RecordBatch> {
-        self.projector()(b)
+    /// A read of this scan's own columns.
+    fn own_read(&self, ctx: &TaskContext, keys: KeyFilters) -> Result<PlannedRead> {
+        let schema = self.schema.clone();
+        Ok(PlannedRead::Files(FileRead {
+            reader: self.plan_reader(ctx, &self.columns, keys)?,
+            convert: Arc::new(move |b| conform(b, &schema)),
+            tee: None,
+        }))
     }
 }
 

@@ -25,7 +25,7 @@ use arrow_schema::SchemaRef;
 use ferrospark_common::{FerroError, MemoryReservation, Result};
 use ferrospark_expr::{Expr, KeySet};
 
-use super::reuse::Reusable;
+use super::reuse::{Reusable, Slots};
 use super::TaskContext;
 use crate::logical::expr_util::{conjoin, replace_columns};
 use crate::logical::{attrs_schema, expr_text, Attr, LogicalPlan, ScanSource};
@@ -50,7 +50,7 @@ pub type KeyFilters = Vec<(String, Arc<KeySet>)>;
 
 /// Rows one scan read for the group, with the filters it read them under.
 #[derive(Debug)]
-struct Kept {
+pub struct Kept {
     batches: Arc<Vec<RecordBatch>>,
     filters: KeyFilters,
     _memory: Option<MemoryReservation>,
@@ -58,7 +58,7 @@ struct Kept {
 
 /// One group's state in a run.
 #[derive(Debug, Default)]
-enum Slot {
+pub enum Slot {
     /// No scan of the group has read for it yet.
     #[default]
     Pending,
@@ -71,8 +71,7 @@ enum Slot {
 }
 
 /// The groups' states in one run of a query, by share id.
-#[derive(Debug, Default)]
-pub struct SharedScans(Mutex<HashMap<usize, Arc<Mutex<Slot>>>>);
+pub type SharedScans = Slots<Slot>;
 
 /// How a scan of a group reads.
 pub enum SharedRead {
@@ -93,15 +92,7 @@ fn covers(kept: &KeyFilters, mine: &KeyFilters) -> bool {
     })
 }
 
-impl SharedScans {
-    fn slot(&self, id: usize) -> Result<Arc<Mutex<Slot>>> {
-        let mut m = self
-            .0
-            .lock()
-            .map_err(|_| FerroError::Internal("shared scans poisoned".into()))?;
-        Ok(m.entry(id).or_default().clone())
-    }
-
+impl Slots<Slot> {
     /// How a scan of group `id` running under runtime filters `mine` reads, in `ctx`.
     pub fn claim(&self, id: usize, mine: KeyFilters, ctx: &TaskContext) -> Result<SharedRead> {
         let slot = self.slot(id)?;
@@ -316,6 +307,18 @@ mod tests {
             .expect("batch")
     }
 
+    /// The tee of a scan that must read for group `id`.
+    fn reads_for_group(ctx: &TaskContext, id: usize, mine: &KeyFilters) -> Arc<Tee> {
+        match ctx
+            .shared_scans
+            .claim(id, mine.clone(), ctx)
+            .expect("claim")
+        {
+            SharedRead::Read(tee) => tee,
+            _ => panic!("the scan should read for group {id}"),
+        }
+    }
+
     fn replays(read: &SharedRead) -> Option<usize> {
         match read {
             SharedRead::Replay(b) => Some(b.iter().map(|b| b.num_rows()).sum()),
@@ -333,9 +336,8 @@ mod tests {
             SharedRead::Own
         ));
         let wide = vec![("k".to_string(), keys(&[1, 2, 3, 500]))];
-        let SharedRead::Read(tee) = shared.claim(0, wide.clone(), &ctx).expect("claim") else {
-            panic!("the first filtered scan reads for the group")
-        };
+        // The first filtered scan reads for the group.
+        let tee = reads_for_group(&ctx, 0, &wide);
         // While it reads, the others read alone rather than wait.
         assert!(matches!(
             shared.claim(0, wide.clone(), &ctx).expect("claim"),
@@ -372,13 +374,7 @@ mod tests {
             .expect("set");
         let ctx = TaskContext::new(&cfg).expect("context");
         let mine = vec![("k".to_string(), keys(&[1]))];
-        let SharedRead::Read(tee) = ctx
-            .shared_scans
-            .claim(3, mine.clone(), &ctx)
-            .expect("claim")
-        else {
-            panic!("reads for the group")
-        };
+        let tee = reads_for_group(&ctx, 3, &mine);
         tee.keep(&batch(1000));
         tee.keep(&batch(100_000));
         tee.keep(&batch(10));
@@ -386,13 +382,7 @@ mod tests {
         assert_eq!(ctx.pool.reserved(), 0);
         // A read that failed part way keeps nothing either.
         let other = vec![("k".to_string(), keys(&[1]))];
-        let SharedRead::Read(failed) = ctx
-            .shared_scans
-            .claim(4, other.clone(), &ctx)
-            .expect("claim")
-        else {
-            panic!("reads for the group")
-        };
+        let failed = reads_for_group(&ctx, 4, &other);
         failed.keep(&batch(10));
         failed.abandon();
         failed.keep(&batch(10));
