@@ -81,6 +81,12 @@ FILTERS = [
     "s = '😀'",
     "s IN ('apple', '日本', '')",
     "s NOT IN ('apple', 'banana')",
+    "substring(s, 1, 2) IN ('ap', '日本', '', 'hé', 'ba')",
+    "substring(s, 1, 1) NOT IN ('a', 'b', '%')",
+    "CAST(id AS STRING) IN ("
+    + ", ".join(f"'{i}'" for i in [0, 1, 7, 13, 42, 99, 100, 101, 150, 222, 256, 300, 333, 399, 400, 1000, 12, 77])
+    + ")",
+    "id IN (1, 5, 17, 399, 1000)",
     "s LIKE 'a%'",
     "s LIKE '_p%'",
     r"s LIKE '%\\%%'",

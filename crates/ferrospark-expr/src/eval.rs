@@ -153,6 +153,13 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
             negated,
         } => {
             let v = normalize_floats(ev(expr)?)?;
+            if let ColumnarValue::Array(values) = &v {
+                if let Some(set) = literal_key_set(list, values.data_type()) {
+                    let found = set.contains(values.as_ref());
+                    let out = if *negated { not(&found)? } else { found };
+                    return Ok(ColumnarValue::Array(Arc::new(out)));
+                }
+            }
             let mut acc: Option<ColumnarValue> = None;
             for item in list {
                 let item = normalize_floats(ev(item)?)?;
@@ -451,6 +458,35 @@ fn normalize_floats(v: ColumnarValue) -> Result<ColumnarValue> {
         }),
         _ => Ok(v),
     }
+}
+
+/// The candidates of an `IN` list as one hashed set, when every one is a non-NULL literal of
+/// the tested value's type and that type has a [`KeySet`](crate::in_set::KeySet) (not
+/// floats, whose NaN and -0.0 need Spark's equality): one lookup per row instead of one
+/// comparison per candidate. A NULL candidate keeps the list (it makes misses NULL).
+fn literal_key_set(list: &[PhysicalExpr], data_type: &DataType) -> Option<crate::in_set::KeySet> {
+    if list.len() < 2 {
+        return None;
+    }
+    let arrays = list
+        .iter()
+        .map(|item| match item {
+            PhysicalExpr::Literal(l) => {
+                let a = l.array();
+                (same_values(a.data_type(), data_type) && !l.is_null()).then(|| a.clone())
+            }
+            _ => None,
+        })
+        .collect::<Option<Vec<ArrayRef>>>()?;
+    crate::in_set::KeySet::try_new(&arrays)
+}
+
+/// Whether values of types `a` and `b` are equal exactly when their bytes or integers are
+/// (strings of any layout compare as bytes).
+fn same_values(a: &DataType, b: &DataType) -> bool {
+    let string =
+        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    a == b || (string(a) && string(b))
 }
 
 fn cmp_datum(op: BinaryOp, l: &ColumnarValue, r: &ColumnarValue) -> Result<ColumnarValue> {

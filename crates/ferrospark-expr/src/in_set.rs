@@ -291,14 +291,75 @@ impl KeySet {
         let hits = match &self.values {
             Values::Bitmap { base, bits } => int_hits(values, |x| bitmap_has(*base, bits, x)),
             Values::Ints(set) => int_hits(values, |x| set.contains(&x)),
-            Values::Bytes(set) => byte_values(values)
-                .map(|v| BooleanBuffer::collect_bool(n, |i| v[i].is_some_and(|x| set.contains(x)))),
+            Values::Bytes(set) => match short_keys(set) {
+                // A handful of short values (`substring(c_phone, 1, 2) IN ('13', ...)`):
+                // comparing machine words beats hashing each row.
+                Some(keys) => {
+                    byte_hits(values, |x| pack_short(x).is_some_and(|k| keys.contains(&k)))
+                }
+                None => byte_hits(values, |x| set.contains(x)),
+            },
         };
         BooleanArray::new(
             hits.unwrap_or_else(|| BooleanBuffer::new_unset(n)),
             values.logical_nulls().filter(|n| n.null_count() > 0),
         )
     }
+}
+
+/// Sets this small or smaller are tested by comparing packed words.
+const MAX_SHORT_KEYS: usize = 16;
+
+/// The members of a small set of values of at most 8 bytes, packed by [`pack_short`].
+fn short_keys(set: &HashSet<Box<[u8]>>) -> Option<Vec<(u64, u8)>> {
+    if set.len() > MAX_SHORT_KEYS {
+        return None;
+    }
+    set.iter().map(|v| pack_short(v)).collect()
+}
+
+/// A value of at most 8 bytes as a word and its length (so `"a"` and `"a\0"` differ).
+#[inline]
+fn pack_short(x: &[u8]) -> Option<(u64, u8)> {
+    if x.len() > 8 {
+        return None;
+    }
+    let mut word = [0u8; 8];
+    word[..x.len()].copy_from_slice(x);
+    Some((u64::from_le_bytes(word), x.len() as u8))
+}
+
+/// `test` on every value of a string or binary array (whatever it gives under a NULL is
+/// masked by the caller), or `None` for other types.
+fn byte_hits(a: &dyn Array, test: impl Fn(&[u8]) -> bool) -> Option<BooleanBuffer> {
+    let n = a.len();
+    Some(match a.data_type() {
+        DataType::Utf8 => {
+            let a = a.as_string::<i32>();
+            BooleanBuffer::collect_bool(n, |i| test(a.value(i).as_bytes()))
+        }
+        DataType::LargeUtf8 => {
+            let a = a.as_string::<i64>();
+            BooleanBuffer::collect_bool(n, |i| test(a.value(i).as_bytes()))
+        }
+        DataType::Utf8View => {
+            let a = a.as_string_view();
+            BooleanBuffer::collect_bool(n, |i| test(a.value(i).as_bytes()))
+        }
+        DataType::Binary => {
+            let a = a.as_binary::<i32>();
+            BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
+        }
+        DataType::LargeBinary => {
+            let a = a.as_binary::<i64>();
+            BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
+        }
+        DataType::BinaryView => {
+            let a = a.as_binary_view();
+            BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
+        }
+        _ => return None,
+    })
 }
 
 /// Whether bit `x - base` is set in `bits` (false outside them).
@@ -380,6 +441,64 @@ mod tests {
         let (lo, hi) = s.bounds().expect("bounds");
         assert_eq!(lo.array().as_string::<i32>().value(0), "a");
         assert_eq!(hi.array().as_string::<i32>().value(0), "é");
+    }
+
+    #[test]
+    fn short_byte_sets_compare_words_and_lengths() {
+        use arrow_array::{BinaryArray, LargeStringArray, StringViewArray};
+        let keys: ArrayRef = Arc::new(StringArray::from(vec!["a", "13", "", "éé", "12345678"]));
+        let s = KeySet::try_new(&[keys]).expect("a set");
+        let values = [
+            Some("a"),
+            Some("a\0"),
+            Some(""),
+            None,
+            Some("13"),
+            Some("31"),
+            Some("éé"),
+            Some("12345678"),
+            Some("123456789"),
+            Some("a long value past twelve bytes"),
+        ];
+        let want = vec![
+            Some(true),
+            Some(false),
+            Some(true),
+            None,
+            Some(true),
+            Some(false),
+            Some(true),
+            Some(true),
+            Some(false),
+            Some(false),
+        ];
+        assert_eq!(
+            bools(&s.contains(&StringArray::from(values.to_vec()))),
+            want
+        );
+        assert_eq!(
+            bools(&s.contains(&LargeStringArray::from(values.to_vec()))),
+            want
+        );
+        assert_eq!(
+            bools(&s.contains(&StringViewArray::from(values.to_vec()))),
+            want
+        );
+        let bytes: Vec<Option<&[u8]>> = values.iter().map(|v| v.map(str::as_bytes)).collect();
+        let bin: ArrayRef = Arc::new(BinaryArray::from(bytes.clone()));
+        let s = KeySet::try_new(&[bin.clone()]).expect("a set");
+        let got = bools(&s.contains(bin.as_ref()));
+        let all: Vec<Option<bool>> = bytes.iter().map(|v| v.map(|_| true)).collect();
+        assert_eq!(got, all);
+        // Past the short-set size, the hashed set answers the same.
+        let many: Vec<String> = (0..100).map(|i| format!("{i}")).collect();
+        let many: ArrayRef = Arc::new(StringArray::from(many));
+        let s = KeySet::try_new(&[many]).expect("a set");
+        let probe = StringViewArray::from(vec![Some("13"), Some("100"), None, Some("99")]);
+        assert_eq!(
+            bools(&s.contains(&probe)),
+            vec![Some(true), Some(false), None, Some(true)]
+        );
     }
 
     #[test]

@@ -139,6 +139,42 @@ fn three_valued_logic() {
 }
 
 #[test]
+fn in_lists_of_constants_answer_as_their_comparisons_do() {
+    // Lists of non-NULL constants are tested as one hashed set; each must give what the chain
+    // of equalities gives, NULL rows and NOT IN included.
+    for (list, ors) in [
+        ("i IN (1, 5, 7)", "i = 1 OR i = 5 OR i = 7"),
+        ("i NOT IN (1, -4)", "NOT (i = 1 OR i = -4)"),
+        (
+            "big IN (9223372036854775807, -1)",
+            "big = 9223372036854775807 OR big = -1",
+        ),
+        (
+            "s IN ('apple', 'äpfel', 'x')",
+            "s = 'apple' OR s = 'äpfel' OR s = 'x'",
+        ),
+        ("s NOT IN ('', 'a_c')", "NOT (s = '' OR s = 'a_c')"),
+        (
+            "s IN ('apple', 'a longer word than eight')",
+            "s = 'apple' OR s = 'a longer word than eight'",
+        ),
+        (
+            "substring(s, 1, 2) IN ('ap', 'äp', '')",
+            "substring(s, 1, 2) = 'ap' OR substring(s, 1, 2) = 'äp' OR substring(s, 1, 2) = ''",
+        ),
+        (
+            "dt IN (DATE '1995-01-01', DATE '1970-01-01')",
+            "dt = DATE '1995-01-01' OR dt = DATE '1970-01-01'",
+        ),
+        ("q IN (23.50, 24)", "q = 23.50 OR q = 24"),
+        ("i IN (1, 3, NULL)", "i = 1 OR i = 3 OR NULL"),
+    ] {
+        assert_eq!(truth(list), truth(ors), "{list}");
+    }
+    assert_eq!(rows("s IN ('apple', 'a_c')"), vec![0, 4]);
+}
+
+#[test]
 fn nan_and_negative_zero_follow_spark() {
     // NaN = NaN and NaN is above every value, infinity included; -0.0 = 0.0.
     assert_eq!(rows("d = CAST('NaN' AS DOUBLE)"), vec![0]);

@@ -661,6 +661,20 @@ pub fn build_strings(
     Ok(Arc::new(b.finish()))
 }
 
+/// Builds a string column of pieces of other strings: `f` gives row `i`'s value (`None` for
+/// NULL), appended without an intermediate copy.
+pub fn build_str_slices<'a>(
+    n: usize,
+    bytes_hint: usize,
+    mut f: impl FnMut(usize) -> Result<Option<&'a str>>,
+) -> Result<ArrayRef> {
+    let mut b = arrow_array::builder::StringBuilder::with_capacity(n, bytes_hint);
+    for i in 0..n {
+        b.append_option(f(i)?);
+    }
+    Ok(Arc::new(b.finish()))
+}
+
 /// Builds a primitive column row by row.
 pub fn build_prims<T: ArrowPrimitiveType>(
     n: usize,

@@ -9,7 +9,7 @@ use arrow_array::ArrayRef;
 use arrow_schema::DataType;
 use ferrospark_common::Result;
 
-use super::{build_prims, build_strings, Args, Bound, Call, ScalarFunction};
+use super::{build_prims, build_str_slices, build_strings, Args, Bound, Call, ScalarFunction};
 use crate::physical::PhysicalExpr;
 
 /// A string function.
@@ -141,19 +141,23 @@ impl StringFn {
                 } else {
                     None
                 };
-                build_strings(n, |i, out| {
+                // A constant length bounds the bytes of an ASCII result.
+                let hint = match &len {
+                    Some(l) if a.is_scalar(2) => n * l.get(0).unwrap_or(0).clamp(0, 64) as usize,
+                    _ => n * 8,
+                };
+                build_str_slices(n, hint, |i| {
                     let (Some(v), Some(p)) = (s.get(i), pos.get(i)) else {
-                        return Ok(false);
+                        return Ok(None);
                     };
                     let l = match &len {
                         Some(l) => match l.get(i) {
                             Some(l) => l,
-                            None => return Ok(false),
+                            None => return Ok(None),
                         },
                         None => i32::MAX,
                     };
-                    out.push_str(substring_sql(v, p, l));
-                    Ok(true)
+                    Ok(Some(substring_sql(v, p, l)))
                 })
             }
             StringFn::Trim | StringFn::LTrim | StringFn::RTrim => {

@@ -4,11 +4,14 @@
 
 use std::sync::Arc;
 
+use arrow_array::builder::BinaryViewBuilder;
 use arrow_array::{
     ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
     Int32Array, Int64Array, RecordBatch, StringArray,
 };
+use arrow_buffer::Buffer;
 use arrow_schema::{DataType, Field, Schema};
+use bytes::Bytes;
 use ferrospark_common::Result;
 use ferrospark_expr::{evaluate_predicate, BinaryOp, PhysicalExpr};
 use parquet::basic::{Encoding, Type as PhysicalType};
@@ -37,7 +40,7 @@ fn is_selective(e: &PhysicalExpr) -> bool {
 /// Decodes `n` PLAIN-encoded values of `physical` type as an array of `target` type, or `None`
 /// for a pairing this does not handle or a buffer too short.
 pub(crate) fn decode_plain(
-    buf: &[u8],
+    buf: &Bytes,
     n: usize,
     physical: PhysicalType,
     target: &DataType,
@@ -81,14 +84,12 @@ pub(crate) fn decode_plain(
         (PhysicalType::DOUBLE, DataType::Float64) => {
             Arc::new(Float64Array::from(le(buf, n, f64::from_le_bytes)?))
         }
+        (PhysicalType::BYTE_ARRAY, DataType::Utf8View | DataType::BinaryView) => {
+            views_over_page(buf, n, matches!(target, DataType::Utf8View))?
+        }
         (
             PhysicalType::BYTE_ARRAY,
-            DataType::Utf8
-            | DataType::Binary
-            | DataType::Utf8View
-            | DataType::BinaryView
-            | DataType::LargeUtf8
-            | DataType::LargeBinary,
+            DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary,
         ) => {
             let mut values: Vec<&[u8]> = Vec::with_capacity(n);
             let mut pos = 0usize;
@@ -118,6 +119,30 @@ pub(crate) fn decode_plain(
             }
         }
         _ => return None,
+    })
+}
+
+/// `n` PLAIN-encoded byte arrays as views into the page buffer itself: no value is copied,
+/// and the array keeps the (decompressed) page alive. Strings must be UTF-8.
+fn views_over_page(buf: &Bytes, n: usize, utf8: bool) -> Option<ArrayRef> {
+    let mut builder = BinaryViewBuilder::with_capacity(n);
+    let block = builder.append_block(Buffer::from(buf.clone()));
+    let mut pos = 0usize;
+    for _ in 0..n {
+        let len_bytes: [u8; 4] = buf.get(pos..pos.checked_add(4)?)?.try_into().ok()?;
+        let len = u32::from_le_bytes(len_bytes) as usize;
+        pos += 4;
+        buf.get(pos..pos.checked_add(len)?)?;
+        builder
+            .try_append_view(block, u32::try_from(pos).ok()?, len as u32)
+            .ok()?;
+        pos += len;
+    }
+    let binary = builder.finish();
+    Some(if utf8 {
+        Arc::new(binary.to_string_view().ok()?)
+    } else {
+        Arc::new(binary)
     })
 }
 

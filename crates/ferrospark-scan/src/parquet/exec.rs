@@ -451,20 +451,21 @@ fn decide_first(
 }
 
 /// Whether the one column of filter `group` is also output and can be made from its codes:
-/// a primitive column (the reader's own arrays of strings may differ in layout) beside
-/// others the reader decodes.
+/// a primitive or view column (taking views shares the dictionary page; other string layouts
+/// would copy every value) beside others the reader decodes.
 fn output_from_codes(file: &FileEntry, data_out: &[usize], group: &FilterGroup) -> bool {
     let [col] = group.columns.as_slice() else {
         return false;
     };
     data_out.len() > 1
         && data_out.contains(col)
-        && file
-            .meta
-            .schema()
-            .fields()
-            .get(*col)
-            .is_some_and(|f| f.data_type().is_primitive())
+        && file.meta.schema().fields().get(*col).is_some_and(|f| {
+            f.data_type().is_primitive()
+                || matches!(
+                    f.data_type(),
+                    arrow_schema::DataType::Utf8View | arrow_schema::DataType::BinaryView
+                )
+        })
 }
 
 /// Verdicts for every row of row group `g` from the dictionary codes of a one-column filter
