@@ -486,7 +486,7 @@ mod tests {
         );
         let bytes: Vec<Option<&[u8]>> = values.iter().map(|v| v.map(str::as_bytes)).collect();
         let bin: ArrayRef = Arc::new(BinaryArray::from(bytes.clone()));
-        let s = KeySet::try_new(&[bin.clone()]).expect("a set");
+        let s = KeySet::try_new(std::slice::from_ref(&bin)).expect("a set");
         let got = bools(&s.contains(bin.as_ref()));
         let all: Vec<Option<bool>> = bytes.iter().map(|v| v.map(|_| true)).collect();
         assert_eq!(got, all);
