@@ -287,7 +287,11 @@ fn nearly_unique_dictionaries_are_read_for_point_lookups_only() {
 #[test]
 fn a_filter_on_exactly_the_output_columns_decodes_them_once() {
     let (_dir, p) = fixture();
-    for filter in ["k IN (3, 40, 41, 99)", "k IS NOT NULL AND k > 95"] {
+    for filter in [
+        "k IN (3, 40, 41, 99)",
+        "k IS NOT NULL AND k > 95",
+        "k IS NOT NULL",
+    ] {
         let opts = ParquetScanOptions {
             columns: Some(vec!["k".into()]),
             dictionary_codes: false,
@@ -316,6 +320,13 @@ fn a_filter_on_exactly_the_output_columns_decodes_them_once() {
             assert_eq!(got.column(1), want.column(0), "{filter}");
             assert_eq!(scan.metrics().get("row_groups_filtered_after_decode"), 0);
             assert!(scan.metrics().get("row_groups_decided_first") > 0);
+            // Keeping all but every 97th row, the other column is decoded whole and
+            // masked rather than skipped row by row; the runs of 100 rows are skipped.
+            assert_eq!(
+                scan.metrics().get("row_groups_masked_after_deciding") > 0,
+                filter == "k IS NOT NULL",
+                "{filter}"
+            );
         }
     }
 }
