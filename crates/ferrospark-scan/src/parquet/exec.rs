@@ -184,10 +184,13 @@ fn run_task(
     // Output columns made from the codes their filter decided on, for the rows kept (see
     // `ChunkCodes`): the reader then does not decode them a second time.
     let mut decoded_early: Vec<(usize, ArrayRef)> = Vec::new();
+    // Rows the codes kept while filter groups remain: applied by whichever way the rest of
+    // the filter is read.
+    let mut codes_kept: Option<arrow_buffer::BooleanBuffer> = None;
+    let mut chunk_codes: Vec<(usize, ChunkCodes)> = Vec::new();
+    let rows = usize::try_from(rg.num_rows()).unwrap_or(0);
     if selection.is_none() && s.options.dictionary_codes {
-        let rows = usize::try_from(rg.num_rows()).unwrap_or(0);
         let mut kept: Option<arrow_buffer::BooleanBuffer> = None;
-        let mut chunk_codes: Vec<(usize, ChunkCodes)> = Vec::new();
         let mut left = rows;
         while left * 100 >= rows {
             let Some((group, rest)) = row_filter.split_first() else {
@@ -215,19 +218,18 @@ fn run_task(
             if left == 0 {
                 return Ok(true);
             }
-            // With the whole filter decided on codes, each filtered output column is its
-            // dictionary's values at the kept rows' codes.
-            if row_filter.is_empty() && chunk_codes.len() < data_out.len() {
-                for (col, codes) in &chunk_codes {
-                    decoded_early.push((*col, codes.take(&k)?));
-                    s.metrics.add("columns_from_codes", 1);
+            if row_filter.is_empty() {
+                // With the whole filter decided on codes, each filtered output column is its
+                // dictionary's values at the kept rows' codes.
+                take_from_codes(s, &chunk_codes, &k, data_out, &mut decoded_early)?;
+                if faster_masked(&k, rows) {
+                    s.metrics.add("row_groups_masked_by_codes", 1);
+                    mask = Some(k);
+                } else {
+                    selection = Some(RowSelection::from_filters(&[BooleanArray::new(k, None)]));
                 }
-            }
-            if row_filter.is_empty() && faster_masked(&k, rows) {
-                s.metrics.add("row_groups_masked_by_codes", 1);
-                mask = Some(k);
             } else {
-                selection = Some(RowSelection::from_filters(&[BooleanArray::new(k, None)]));
+                codes_kept = Some(k);
             }
         }
     }
@@ -241,23 +243,36 @@ fn run_task(
             post_filter = Some(group);
             row_filter = &[];
             s.metrics.add("row_groups_filtered_after_decode", 1);
-        } else if mask.is_none()
-            && decoded_early.is_empty()
-            && group.columns.iter().all(|c| data_out.contains(c))
-        {
+            if let Some(k) = codes_kept.take() {
+                if faster_masked(&k, rows) {
+                    mask = Some(k);
+                } else {
+                    selection = Some(RowSelection::from_filters(&[BooleanArray::new(k, None)]));
+                }
+            }
+        } else if group.columns.iter().all(|c| data_out.contains(c)) {
             // The filter's columns are output too (a runtime filter's key, which the join
             // reads): a row filter would decode them once to decide and again for the kept
             // rows. Decide first, keep them, and read only the other columns for the kept
             // rows (TPC-H Q17's `l_partkey`: 6 pages of 18,000 rows per chunk, a kept row in
-            // every page, so the second decode was a whole second decompression).
-            let rows = usize::try_from(rg.num_rows()).unwrap_or(0);
+            // every page, so the second decode was a whole second decompression). Rows the
+            // codes kept in many short runs are decoded whole and masked here too (Q3's
+            // order dates keep half the orders, scattered).
+            let under = match (codes_kept.take(), &selection) {
+                (Some(k), _) if faster_masked(&k, rows) => RowsToRead::Masked(k),
+                (Some(k), _) => {
+                    RowsToRead::Selected(RowSelection::from_filters(&[BooleanArray::new(k, None)]))
+                }
+                (None, Some(sel)) => RowsToRead::Selected(sel.clone()),
+                (None, None) => RowsToRead::All,
+            };
             let batch_size = decode_batch_size(s);
             let (kept, columns) = decide_first(
                 file,
                 task.row_group,
                 &chunks,
                 group,
-                selection.as_ref(),
+                &under,
                 rows,
                 batch_size,
             )?;
@@ -266,6 +281,7 @@ fn run_task(
                 return Ok(true);
             }
             decoded_early.extend(group.columns.iter().copied().zip(columns));
+            take_from_codes(s, &chunk_codes, &kept, data_out, &mut decoded_early)?;
             if selection.is_none() && faster_masked(&kept, rows) {
                 // The other columns decoded whole (Q10's customers: a quarter of them
                 // kept, scattered), the kept columns joined in after masking.
@@ -276,6 +292,9 @@ fn run_task(
             }
             row_filter = &[];
         }
+    }
+    if let Some(k) = codes_kept {
+        selection = Some(RowSelection::from_filters(&[BooleanArray::new(k, None)]));
     }
     // Large decoded batches amortise the row filter's per-batch costs; with no row filter
     // left, batches of the output size stay in the cache from decoding through masking to
@@ -384,26 +403,60 @@ fn run_task(
     Ok(true)
 }
 
+/// Pushes onto `decoded_early` each column of `chunk_codes` at the rows `kept`, when that
+/// leaves the reader at least one output column of `data_out` still to decode (a reader with
+/// nothing to decode gives no rows to line up with).
+fn take_from_codes(
+    s: &ScanShared,
+    chunk_codes: &[(usize, ChunkCodes)],
+    kept: &arrow_buffer::BooleanBuffer,
+    data_out: &[usize],
+    decoded_early: &mut Vec<(usize, ArrayRef)>,
+) -> Result<()> {
+    let early = |c: &usize, d: &[(usize, ArrayRef)]| d.iter().any(|(e, _)| e == c);
+    let fresh: Vec<&(usize, ChunkCodes)> = chunk_codes
+        .iter()
+        .filter(|(c, _)| !early(c, decoded_early))
+        .collect();
+    let undecided = data_out.iter().filter(|c| !early(c, decoded_early)).count();
+    if fresh.len() < undecided {
+        for (col, codes) in fresh {
+            decoded_early.push((*col, codes.take(kept)?));
+            s.metrics.add("columns_from_codes", 1);
+        }
+    }
+    Ok(())
+}
+
 /// Whether the rows `kept` of a row group of `rows` rows are read faster by decoding every
 /// row and masking than by skipping the others. Skipping costs per run of kept rows (two
 /// selectors, each a seek in every column), decoding costs per row, and a run costs about
-/// what decoding 8 rows does: a selection in many short runs (Q1's ship date keeps 98%,
-/// `l_returnflag = 'R'` a scattered 25%) is masked, a sparse one (Q6's scattered 2%) skips.
-/// Measured on lineitem: the 25% case 258 ms of decoding skipping, 118 ms masked.
+/// what decoding 16 rows does: a selection in many short runs (Q1's ship date keeps 98%,
+/// `l_returnflag = 'R'` a scattered 25%, Q3's orders a scattered 10%) is masked, a sparse
+/// one (Q6's scattered 2%) skips. Measured on lineitem: the 25% case 258 ms of decoding
+/// skipping, 118 ms masked; the 22 TPC-H queries were fastest at 16 (of 4 to 64).
 fn faster_masked(kept: &arrow_buffer::BooleanBuffer, rows: usize) -> bool {
     let left = kept.count_set_bits();
-    kept.set_slices().count() * 8 > rows.saturating_sub(left)
+    kept.set_slices().count() * 16 > rows.saturating_sub(left)
 }
 
-/// Runs filter `group` over the rows of row group `g` that `selection` selects (all when
-/// `None`), reading only its columns: the kept rows of the row group, and each of the
-/// group's columns at those rows.
+/// The rows of a row group a filter runs over.
+enum RowsToRead {
+    All,
+    /// Those a selection picks (read by skipping to them).
+    Selected(RowSelection),
+    /// Those set in a mask (read whole, then masked).
+    Masked(arrow_buffer::BooleanBuffer),
+}
+
+/// Runs filter `group` over rows `under` of row group `g`, reading only its columns: the
+/// kept rows of the row group, and each of the group's columns at those rows.
 fn decide_first(
     file: &FileEntry,
     g: usize,
     chunks: &RowGroupChunks,
     group: &FilterGroup,
-    selection: Option<&RowSelection>,
+    under: &RowsToRead,
     rows: usize,
     batch_size: usize,
 ) -> Result<(arrow_buffer::BooleanBuffer, Vec<ArrayRef>)> {
@@ -418,7 +471,11 @@ fn decide_first(
             ));
     // The row group's index of each row the reader returns, in order.
     let mut row_of: Box<dyn Iterator<Item = usize>> = Box::new(0..rows);
-    if let Some(sel) = selection {
+    let mask = match under {
+        RowsToRead::Masked(m) => Some(m),
+        _ => None,
+    };
+    if let RowsToRead::Selected(sel) = under {
         builder = builder
             .with_row_selection(sel.clone())
             .with_row_selection_policy(RowSelectionPolicy::Selectors);
@@ -436,9 +493,16 @@ fn decide_first(
     let mut kept = arrow_buffer::BooleanBufferBuilder::new(rows);
     kept.append_n(rows, false);
     let mut pieces: Vec<Vec<ArrayRef>> = vec![Vec::new(); group.columns.len()];
+    let mut at_row = 0usize;
     for batch in reader {
         let batch = batch.map_err(|e| FerroError::parquet(path, e))?;
-        let verdict = nulls_as_false(evaluate_predicate(&group.predicate, &batch)?);
+        let mut verdict = nulls_as_false(evaluate_predicate(&group.predicate, &batch)?);
+        if let Some(m) = mask {
+            // Read whole (no selection), so batches follow the row group's rows.
+            let keep = m.slice(at_row, batch.num_rows());
+            at_row += batch.num_rows();
+            verdict = BooleanArray::new(verdict.values() & &keep, None);
+        }
         for v in verdict.values().iter() {
             let r = row_of
                 .next()

@@ -909,3 +909,93 @@ fn a_runtime_filter_keeping_most_rows_tests_its_range_and_the_most_selective_run
         assert!(id.value(r) % 20 == 0 && k.is_valid(r) && k.value(r) % 3 == 0);
     }
 }
+
+#[test]
+fn scattered_code_verdicts_mask_the_rest_of_the_filter_and_the_output() {
+    // `c` repeats every 7 rows (a small dictionary, decided on codes, its kept rows
+    // scattered); `id` is distinct (no codes: decided by reading it).
+    let n = 12_000;
+    let id = Int64Array::from((0..n as i64).collect::<Vec<_>>());
+    let c = Int32Array::from(
+        (0..n)
+            .map(|i| (i % 11 != 0).then_some(i % 7))
+            .collect::<Vec<_>>(),
+    );
+    let v = Float64Array::from(
+        (0..n)
+            .map(|i| match i % 13 {
+                0 => f64::NAN,
+                1 => -0.0,
+                _ => i as f64 / 4.0,
+            })
+            .collect::<Vec<_>>(),
+    );
+    let batch = RecordBatch::try_from_iter(vec![
+        ("id", Arc::new(id) as ArrayRef),
+        ("c", Arc::new(c) as ArrayRef),
+        ("v", Arc::new(v) as ArrayRef),
+    ])
+    .expect("batch");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("scattered.parquet");
+    write(&p, &batch, props());
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        // Codes keep 3/7 scattered; `id` is decided first under that mask, and the rows it
+        // keeps are scattered too: `v` decoded whole and masked, `c` taken from its codes.
+        (
+            "c IN (1, 2, 4) AND id % 3 <> 1",
+            &["c", "id", "v"],
+            &[
+                "row_groups_decided_first",
+                "columns_from_codes",
+                "row_groups_masked_after_deciding",
+            ],
+        ),
+        // Only `id` is output: decoded whole, masked by the codes, then filtered.
+        (
+            "c IN (1, 2, 4) AND id % 3 <> 1",
+            &["id"],
+            &["row_groups_filtered_after_decode"],
+        ),
+        // Sparse at the end: the rows left are skipped to.
+        (
+            "c = 3 AND id % 97 = 0",
+            &["c", "id", "v"],
+            &["row_groups_decided_first"],
+        ),
+        (
+            "c IS NULL AND v > 100",
+            &["v", "id"],
+            &["row_groups_filtered_by_codes"],
+        ),
+    ];
+    for (filter, columns, metrics) in cases {
+        let cols = || Some(columns.iter().map(|c| c.to_string()).collect::<Vec<_>>());
+        let plain_opts = ParquetScanOptions {
+            columns: cols(),
+            dictionary_codes: false,
+            filter_pushdown: false,
+            ..Default::default()
+        };
+        let (want, _) = read(&p, Some(filter), plain_opts);
+        assert!(want.num_rows() > 0, "{filter}");
+        for batch_size in [1, 7, 8192] {
+            let opts = ParquetScanOptions {
+                columns: cols(),
+                filter_pushdown: false,
+                batch_size,
+                filter_batch_size: batch_size,
+                ..Default::default()
+            };
+            let (got, scan) = read(&p, Some(filter), opts);
+            assert_eq!(got, want, "{filter} {columns:?} at batch size {batch_size}");
+            for m in *metrics {
+                assert!(
+                    scan.metrics().get(m) > 0,
+                    "{filter} {columns:?}: no {m}\n{}",
+                    scan.explain()
+                );
+            }
+        }
+    }
+}
