@@ -478,7 +478,7 @@ fn literal_key_set(list: &[PhysicalExpr], data_type: &DataType) -> Option<crate:
             _ => None,
         })
         .collect::<Option<Vec<ArrayRef>>>()?;
-    crate::in_set::KeySet::try_new(&arrays)
+    crate::in_set::KeySet::for_constants(&arrays)
 }
 
 /// Whether values of types `a` and `b` are equal exactly when their bytes or integers are

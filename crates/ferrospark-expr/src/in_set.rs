@@ -151,6 +151,20 @@ impl KeySet {
     /// The distinct non-null values of `arrays` (all of one type), or `None` for a type
     /// without a `KeySet`.
     pub fn try_new(arrays: &[ArrayRef]) -> Option<KeySet> {
+        Self::build(arrays, MAX_BITMAP_RANGE)
+    }
+
+    /// [`KeySet::try_new`] for a few values built often (an `IN` list's constants, once per
+    /// batch): a bitmap only when it is small.
+    pub fn for_constants(arrays: &[ArrayRef]) -> Option<KeySet> {
+        let n: usize = arrays.iter().map(|a| a.len()).sum();
+        Self::build(
+            arrays,
+            (n as u64).saturating_mul(64).clamp(1024, MAX_BITMAP_RANGE),
+        )
+    }
+
+    fn build(arrays: &[ArrayRef], max_bitmap_range: u64) -> Option<KeySet> {
         let data_type = arrays.first()?.data_type().clone();
         if let Some(mut all) = ints(arrays[0].as_ref()) {
             for a in &arrays[1..] {
@@ -167,7 +181,7 @@ impl KeySet {
             };
             let bounds = int_literal(&data_type, lo).zip(int_literal(&data_type, hi));
             let range = (hi as i128 - lo as i128) as u64;
-            let (values, len) = if range < MAX_BITMAP_RANGE {
+            let (values, len) = if range < max_bitmap_range {
                 let mut bits = vec![0u64; (range as usize) / 64 + 1];
                 for v in all {
                     let i = (v - lo) as usize;

@@ -100,12 +100,8 @@ pub(crate) fn decode_plain(
                 values.push(buf.get(pos..pos.checked_add(len)?)?);
                 pos += len;
             }
-            // Decoded as the plain types, then viewed as the file's (TPC-H files written by
-            // `tpchgen` hold `string_view` columns).
-            let plain: ArrayRef = if matches!(
-                target,
-                DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
-            ) {
+            // Decoded as the plain types, then cast to the file's.
+            let plain: ArrayRef = if matches!(target, DataType::Utf8 | DataType::LargeUtf8) {
                 let strings: Option<Vec<&str>> =
                     values.iter().map(|v| std::str::from_utf8(v).ok()).collect();
                 Arc::new(StringArray::from(strings?))
@@ -177,6 +173,13 @@ pub(crate) fn read_dictionary<R: ChunkReader + 'static>(
             if n > max_values {
                 return None;
             }
+            // An uncompressed page is a slice of the whole column chunk: views into it would
+            // keep the chunk alive downstream, so the page is copied out first.
+            let buf = if col.compression() == parquet::basic::Compression::UNCOMPRESSED {
+                Bytes::copy_from_slice(&buf)
+            } else {
+                buf
+            };
             Some((decode_plain(&buf, n, col.column_type(), target)?, pages))
         }
         _ => None,

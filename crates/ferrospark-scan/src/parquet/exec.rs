@@ -226,7 +226,7 @@ fn run_task(
                     s.metrics.add("row_groups_masked_by_codes", 1);
                     mask = Some(k);
                 } else {
-                    selection = Some(RowSelection::from_filters(&[BooleanArray::new(k, None)]));
+                    selection = Some(selection_of(k));
                 }
             } else {
                 codes_kept = Some(k);
@@ -247,7 +247,7 @@ fn run_task(
                 if faster_masked(&k, rows) {
                     mask = Some(k);
                 } else {
-                    selection = Some(RowSelection::from_filters(&[BooleanArray::new(k, None)]));
+                    selection = Some(selection_of(k));
                 }
             }
         } else if group.columns.iter().all(|c| data_out.contains(c)) {
@@ -260,9 +260,7 @@ fn run_task(
             // order dates keep half the orders, scattered).
             let under = match (codes_kept.take(), &selection) {
                 (Some(k), _) if faster_masked(&k, rows) => RowsToRead::Masked(k),
-                (Some(k), _) => {
-                    RowsToRead::Selected(RowSelection::from_filters(&[BooleanArray::new(k, None)]))
-                }
+                (Some(k), _) => RowsToRead::Selected(selection_of(k)),
                 (None, Some(sel)) => RowsToRead::Selected(sel.clone()),
                 (None, None) => RowsToRead::All,
             };
@@ -288,13 +286,13 @@ fn run_task(
                 s.metrics.add("row_groups_masked_after_deciding", 1);
                 mask = Some(kept);
             } else {
-                selection = Some(RowSelection::from_filters(&[BooleanArray::new(kept, None)]));
+                selection = Some(selection_of(kept));
             }
             row_filter = &[];
         }
     }
     if let Some(k) = codes_kept {
-        selection = Some(RowSelection::from_filters(&[BooleanArray::new(k, None)]));
+        selection = Some(selection_of(k));
     }
     // Large decoded batches amortise the row filter's per-batch costs; with no row filter
     // left, batches of the output size stay in the cache from decoding through masking to
@@ -353,7 +351,7 @@ fn run_task(
         })?;
         let batch = match &mask {
             Some(m) => {
-                let keep = m.slice(first_row, batch.num_rows());
+                let keep = mask_slice(m, first_row, batch.num_rows(), path)?;
                 first_row += batch.num_rows();
                 arrow_select::filter::filter_record_batch(&batch, &BooleanArray::new(keep, None))?
             }
@@ -401,6 +399,28 @@ fn run_task(
         }
     }
     Ok(true)
+}
+
+/// The rows set in `kept`, to skip to.
+fn selection_of(kept: arrow_buffer::BooleanBuffer) -> RowSelection {
+    RowSelection::from_filters(&[BooleanArray::new(kept, None)])
+}
+
+/// Rows `at..at + n` of a row group's `mask`, or an error naming the file when its reader
+/// returned more rows than its footer counts.
+fn mask_slice(
+    mask: &arrow_buffer::BooleanBuffer,
+    at: usize,
+    n: usize,
+    path: &std::path::Path,
+) -> Result<arrow_buffer::BooleanBuffer> {
+    if at.checked_add(n).is_none_or(|end| end > mask.len()) {
+        return Err(FerroError::parquet(
+            path,
+            "a row group holds more rows than its footer counts",
+        ));
+    }
+    Ok(mask.slice(at, n))
 }
 
 /// Pushes onto `decoded_early` each column of `chunk_codes` at the rows `kept`, when that
@@ -496,13 +516,31 @@ fn decide_first(
     let mut at_row = 0usize;
     for batch in reader {
         let batch = batch.map_err(|e| FerroError::parquet(path, e))?;
-        let mut verdict = nulls_as_false(evaluate_predicate(&group.predicate, &batch)?);
-        if let Some(m) = mask {
-            // Read whole (no selection), so batches follow the row group's rows.
-            let keep = m.slice(at_row, batch.num_rows());
-            at_row += batch.num_rows();
-            verdict = BooleanArray::new(verdict.values() & &keep, None);
-        }
+        let verdict = match mask {
+            None => nulls_as_false(evaluate_predicate(&group.predicate, &batch)?),
+            Some(m) => {
+                // Read whole (no selection), so batches follow the row group's rows. The
+                // predicate sees only the rows the mask keeps: an earlier conjunct rejected
+                // the others, and Spark's AND never evaluates this one there (`b <> 0 AND
+                // a / b > 1` must not divide by zero).
+                let n = batch.num_rows();
+                let keep = mask_slice(m, at_row, n, path)?;
+                at_row += n;
+                let kept_rows = arrow_select::filter::filter_record_batch(
+                    &batch,
+                    &BooleanArray::new(keep.clone(), None),
+                )?;
+                let v = nulls_as_false(evaluate_predicate(&group.predicate, &kept_rows)?);
+                let mut full = arrow_buffer::BooleanBufferBuilder::new(n);
+                full.append_n(n, false);
+                for (j, r) in keep.set_indices().enumerate() {
+                    if v.value(j) {
+                        full.set_bit(r, true);
+                    }
+                }
+                BooleanArray::new(full.finish(), None)
+            }
+        };
         for v in verdict.values().iter() {
             let r = row_of
                 .next()

@@ -957,6 +957,13 @@ fn scattered_code_verdicts_mask_the_rest_of_the_filter_and_the_output() {
             &["id"],
             &["row_groups_filtered_after_decode"],
         ),
+        // The second conjunct never sees the rows the first rejected, masked or not: no
+        // division by zero under ANSI.
+        (
+            "c <> 0 AND id / c > 1",
+            &["c", "id", "v"],
+            &["row_groups_decided_first"],
+        ),
         // Sparse at the end: the rows left are skipped to.
         (
             "c = 3 AND id % 97 = 0",
