@@ -484,9 +484,7 @@ fn literal_key_set(list: &[PhysicalExpr], data_type: &DataType) -> Option<crate:
 /// Whether values of types `a` and `b` are equal exactly when their bytes or integers are
 /// (strings of any layout compare as bytes).
 fn same_values(a: &DataType, b: &DataType) -> bool {
-    let string =
-        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
-    a == b || (string(a) && string(b))
+    a == b || (crate::types::is_string(a) && crate::types::is_string(b))
 }
 
 fn cmp_datum(op: BinaryOp, l: &ColumnarValue, r: &ColumnarValue) -> Result<ColumnarValue> {

@@ -41,7 +41,11 @@ enum Values {
         bits: Vec<u64>,
     },
     Ints(HashSet<i64>),
-    Bytes(HashSet<Box<[u8]>>),
+    Bytes {
+        set: HashSet<Box<[u8]>>,
+        /// The members packed by [`pack_short`], when there are a handful of short ones.
+        short: Option<Vec<(u64, u8)>>,
+    },
 }
 
 impl fmt::Debug for KeySet {
@@ -109,30 +113,6 @@ fn int_literal(dt: &DataType, v: i64) -> Option<Literal> {
         _ => return None,
     };
     Some(Literal::new(a))
-}
-
-fn byte_values(a: &dyn Array) -> Option<Vec<Option<&[u8]>>> {
-    Some(match a.data_type() {
-        DataType::Utf8 => a
-            .as_string::<i32>()
-            .iter()
-            .map(|v| v.map(str::as_bytes))
-            .collect(),
-        DataType::LargeUtf8 => a
-            .as_string::<i64>()
-            .iter()
-            .map(|v| v.map(str::as_bytes))
-            .collect(),
-        DataType::Utf8View => a
-            .as_string_view()
-            .iter()
-            .map(|v| v.map(str::as_bytes))
-            .collect(),
-        DataType::Binary => a.as_binary::<i32>().iter().collect(),
-        DataType::LargeBinary => a.as_binary::<i64>().iter().collect(),
-        DataType::BinaryView => a.as_binary_view().iter().collect(),
-        _ => return None,
-    })
 }
 
 fn bytes_literal(dt: &DataType, v: &[u8]) -> Option<Literal> {
@@ -204,11 +184,13 @@ impl KeySet {
         }
         let mut set: HashSet<Box<[u8]>> = HashSet::new();
         for a in arrays {
-            for v in byte_values(a.as_ref())?.into_iter().flatten() {
-                if !set.contains(v) {
+            let nulls = a.logical_nulls();
+            byte_hits(a.as_ref(), |i, v| {
+                if nulls.as_ref().is_none_or(|n| n.is_valid(i)) && !set.contains(v) {
                     set.insert(v.into());
                 }
-            }
+                false
+            })?;
         }
         let bounds = match (set.iter().min(), set.iter().max()) {
             (Some(lo), Some(hi)) => {
@@ -219,7 +201,10 @@ impl KeySet {
         Some(KeySet {
             data_type,
             len: set.len(),
-            values: Values::Bytes(set),
+            values: Values::Bytes {
+                short: short_keys(&set),
+                set,
+            },
             bounds,
             int_bounds: None,
         })
@@ -269,7 +254,7 @@ impl KeySet {
         match &self.values {
             Values::Bitmap { base, bits } => bitmap_has(*base, bits, i),
             Values::Ints(set) => set.contains(&i),
-            Values::Bytes(_) => false,
+            Values::Bytes { .. } => false,
         }
     }
 
@@ -292,8 +277,8 @@ impl KeySet {
                 true
             }),
             Values::Ints(set) => set.iter().all(|&i| other.has_int(i)),
-            Values::Bytes(set) => match &other.values {
-                Values::Bytes(theirs) => set.iter().all(|v| theirs.contains(v)),
+            Values::Bytes { set, .. } => match &other.values {
+                Values::Bytes { set: theirs, .. } => set.iter().all(|v| theirs.contains(v)),
                 _ => false,
             },
         }
@@ -305,13 +290,13 @@ impl KeySet {
         let hits = match &self.values {
             Values::Bitmap { base, bits } => int_hits(values, |x| bitmap_has(*base, bits, x)),
             Values::Ints(set) => int_hits(values, |x| set.contains(&x)),
-            Values::Bytes(set) => match short_keys(set) {
+            Values::Bytes { set, short } => match short {
                 // A handful of short values (`substring(c_phone, 1, 2) IN ('13', ...)`):
                 // comparing machine words beats hashing each row.
-                Some(keys) => {
-                    byte_hits(values, |x| pack_short(x).is_some_and(|k| keys.contains(&k)))
-                }
-                None => byte_hits(values, |x| set.contains(x)),
+                Some(keys) => byte_hits(values, |_, x| {
+                    pack_short(x).is_some_and(|k| keys.contains(&k))
+                }),
+                None => byte_hits(values, |_, x| set.contains(x)),
             },
         };
         BooleanArray::new(
@@ -343,34 +328,38 @@ fn pack_short(x: &[u8]) -> Option<(u64, u8)> {
     Some((u64::from_le_bytes(word), x.len() as u8))
 }
 
-/// `test` on every value of a string or binary array (whatever it gives under a NULL is
-/// masked by the caller), or `None` for other types.
-fn byte_hits(a: &dyn Array, test: impl Fn(&[u8]) -> bool) -> Option<BooleanBuffer> {
+/// `test` on every slot of a string or binary array, with its index (whatever it gives
+/// under a NULL is the caller's to mask), or `None` for other types. The one place the
+/// string and binary layouts are told apart, for sets and for LIKE.
+pub(crate) fn byte_hits(
+    a: &dyn Array,
+    mut test: impl FnMut(usize, &[u8]) -> bool,
+) -> Option<BooleanBuffer> {
     let n = a.len();
     Some(match a.data_type() {
         DataType::Utf8 => {
             let a = a.as_string::<i32>();
-            BooleanBuffer::collect_bool(n, |i| test(a.value(i).as_bytes()))
+            BooleanBuffer::collect_bool(n, |i| test(i, a.value(i).as_bytes()))
         }
         DataType::LargeUtf8 => {
             let a = a.as_string::<i64>();
-            BooleanBuffer::collect_bool(n, |i| test(a.value(i).as_bytes()))
+            BooleanBuffer::collect_bool(n, |i| test(i, a.value(i).as_bytes()))
         }
         DataType::Utf8View => {
             let a = a.as_string_view();
-            BooleanBuffer::collect_bool(n, |i| test(a.value(i).as_bytes()))
+            BooleanBuffer::collect_bool(n, |i| test(i, a.value(i).as_bytes()))
         }
         DataType::Binary => {
             let a = a.as_binary::<i32>();
-            BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
+            BooleanBuffer::collect_bool(n, |i| test(i, a.value(i)))
         }
         DataType::LargeBinary => {
             let a = a.as_binary::<i64>();
-            BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
+            BooleanBuffer::collect_bool(n, |i| test(i, a.value(i)))
         }
         DataType::BinaryView => {
             let a = a.as_binary_view();
-            BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
+            BooleanBuffer::collect_bool(n, |i| test(i, a.value(i)))
         }
         _ => return None,
     })

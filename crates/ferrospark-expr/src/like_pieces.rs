@@ -4,10 +4,7 @@
 //! '%special%requests%'` over 1.5M comments). Patterns with `_` or an escape, and the one-piece
 //! shapes arrow already searches directly (`'a%'`, `'%a'`, `'%a%'`), stay with arrow.
 
-use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray};
-use arrow_buffer::BooleanBuffer;
-use arrow_schema::DataType;
 use memchr::memmem::Finder;
 
 /// A pattern of at least two literal pieces, each found after the one before.
@@ -72,25 +69,12 @@ impl LikePieces {
     /// `values [NOT] LIKE pattern` for a string array (NULL where the value is), or `None`
     /// for another type.
     pub(crate) fn evaluate(&self, values: &ArrayRef, negated: bool) -> Option<BooleanArray> {
-        let n = values.len();
-        let test = |v: &str| self.matches(v.as_bytes()) != negated;
         // Every slot is tested, NULLs too (their bytes are some valid string): one pass
         // filling bits, the input's NULLs kept as they are.
-        let bits = match values.data_type() {
-            DataType::Utf8 => {
-                let a = values.as_string::<i32>();
-                BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
-            }
-            DataType::LargeUtf8 => {
-                let a = values.as_string::<i64>();
-                BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
-            }
-            DataType::Utf8View => {
-                let a = values.as_string_view();
-                BooleanBuffer::collect_bool(n, |i| test(a.value(i)))
-            }
-            _ => return None,
-        };
+        if !crate::types::is_string(values.data_type()) {
+            return None;
+        }
+        let bits = crate::in_set::byte_hits(values, |_, v| self.matches(v) != negated)?;
         Some(BooleanArray::new(bits, values.logical_nulls()))
     }
 }

@@ -91,15 +91,10 @@ pub(crate) fn decode_plain(
             PhysicalType::BYTE_ARRAY,
             DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary,
         ) => {
-            let mut values: Vec<&[u8]> = Vec::with_capacity(n);
-            let mut pos = 0usize;
-            for _ in 0..n {
-                let len_bytes: [u8; 4] = buf.get(pos..pos + 4)?.try_into().ok()?;
-                let len = u32::from_le_bytes(len_bytes) as usize;
-                pos += 4;
-                values.push(buf.get(pos..pos.checked_add(len)?)?);
-                pos += len;
-            }
+            let values: Vec<&[u8]> = byte_array_ranges(buf, n)?
+                .into_iter()
+                .map(|(at, len)| &buf[at..at + len])
+                .collect();
             // Decoded as the plain types, then cast to the file's.
             let plain: ArrayRef = if matches!(target, DataType::Utf8 | DataType::LargeUtf8) {
                 let strings: Option<Vec<&str>> =
@@ -118,21 +113,31 @@ pub(crate) fn decode_plain(
     })
 }
 
-/// `n` PLAIN-encoded byte arrays as views into the page buffer itself: no value is copied,
-/// and the array keeps the (decompressed) page alive. Strings must be UTF-8.
-fn views_over_page(buf: &Bytes, n: usize, utf8: bool) -> Option<ArrayRef> {
-    let mut builder = BinaryViewBuilder::with_capacity(n);
-    let block = builder.append_block(Buffer::from(buf.clone()));
+/// Where each of `n` PLAIN-encoded byte arrays (a 4-byte length, then the bytes) lies in
+/// `buf`, as (offset, length); `None` when the buffer is too short for them.
+fn byte_array_ranges(buf: &[u8], n: usize) -> Option<Vec<(usize, usize)>> {
+    let mut ranges = Vec::with_capacity(n);
     let mut pos = 0usize;
     for _ in 0..n {
         let len_bytes: [u8; 4] = buf.get(pos..pos.checked_add(4)?)?.try_into().ok()?;
         let len = u32::from_le_bytes(len_bytes) as usize;
         pos += 4;
         buf.get(pos..pos.checked_add(len)?)?;
-        builder
-            .try_append_view(block, u32::try_from(pos).ok()?, len as u32)
-            .ok()?;
+        ranges.push((pos, len));
         pos += len;
+    }
+    Some(ranges)
+}
+
+/// `n` PLAIN-encoded byte arrays as views into the page buffer itself: no value is copied,
+/// and the array keeps the (decompressed) page alive. Strings must be UTF-8.
+fn views_over_page(buf: &Bytes, n: usize, utf8: bool) -> Option<ArrayRef> {
+    let mut builder = BinaryViewBuilder::with_capacity(n);
+    let block = builder.append_block(Buffer::from(buf.clone()));
+    for (at, len) in byte_array_ranges(buf, n)? {
+        builder
+            .try_append_view(block, u32::try_from(at).ok()?, u32::try_from(len).ok()?)
+            .ok()?;
     }
     let binary = builder.finish();
     Some(if utf8 {
@@ -220,11 +225,14 @@ pub(crate) struct DictionaryProbe {
 /// does, and a pattern or a function of the value (`substring(c_phone, 1, 2) IN (...)`)
 /// almost never rules such a row group out.
 fn nearly_unique(col: &ColumnChunkMetaData) -> bool {
-    let Some(dictionary) = col.dictionary_page_offset() else {
-        return false;
-    };
-    let dictionary_bytes = col.data_page_offset().saturating_sub(dictionary);
-    dictionary_bytes.saturating_mul(2) > col.compressed_size()
+    dictionary_stored_bytes(col).is_some_and(|b| b.saturating_mul(2) > col.compressed_size())
+}
+
+/// The bytes a chunk's dictionary page (header included) takes in the file, known from the
+/// footer without reading it.
+pub(crate) fn dictionary_stored_bytes(col: &ColumnChunkMetaData) -> Option<i64> {
+    let start = col.dictionary_page_offset()?;
+    Some(col.data_page_offset().saturating_sub(start).max(0))
 }
 
 /// The conjuncts of `conjuncts` that dictionaries of file `file` may decide (built once per

@@ -23,7 +23,7 @@ use parquet::column::page::{Page, PageReader};
 use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::reader::ChunkReader;
 
-use super::dictionary::{read_dictionary, value_verdicts};
+use super::dictionary::{dictionary_stored_bytes, read_dictionary, value_verdicts};
 
 /// Dictionaries larger than this are evaluated row by row instead.
 const MAX_CODES: usize = 1 << 16;
@@ -64,10 +64,9 @@ fn fixed_width(col: &ColumnChunkMetaData) -> Option<usize> {
 /// takes in the file (read without decompressing it): codecs expand incompressible data by
 /// at most about one part in six, and the page header takes under 64 bytes.
 fn least_dictionary_values(col: &ColumnChunkMetaData, width: usize) -> usize {
-    let Some(start) = col.dictionary_page_offset() else {
+    let Some(stored) = dictionary_stored_bytes(col).and_then(|b| usize::try_from(b).ok()) else {
         return 0;
     };
-    let stored = col.data_page_offset().saturating_sub(start).max(0) as usize;
     let plain = stored.saturating_sub(64).saturating_mul(6) / 7;
     plain.saturating_sub(64) / width
 }

@@ -222,11 +222,8 @@ fn run_task(
                 // With the whole filter decided on codes, each filtered output column is its
                 // dictionary's values at the kept rows' codes.
                 take_from_codes(s, &chunk_codes, &k, data_out, &mut decoded_early)?;
-                if faster_masked(&k, rows) {
+                if keep_rows(k, rows, &mut mask, &mut selection) {
                     s.metrics.add("row_groups_masked_by_codes", 1);
-                    mask = Some(k);
-                } else {
-                    selection = Some(selection_of(k));
                 }
             } else {
                 codes_kept = Some(k);
@@ -244,11 +241,7 @@ fn run_task(
             row_filter = &[];
             s.metrics.add("row_groups_filtered_after_decode", 1);
             if let Some(k) = codes_kept.take() {
-                if faster_masked(&k, rows) {
-                    mask = Some(k);
-                } else {
-                    selection = Some(selection_of(k));
-                }
+                keep_rows(k, rows, &mut mask, &mut selection);
             }
         } else if group.columns.iter().all(|c| data_out.contains(c)) {
             // The filter's columns are output too (a runtime filter's key, which the join
@@ -280,13 +273,10 @@ fn run_task(
             }
             decoded_early.extend(group.columns.iter().copied().zip(columns));
             take_from_codes(s, &chunk_codes, &kept, data_out, &mut decoded_early)?;
-            if selection.is_none() && faster_masked(&kept, rows) {
-                // The other columns decoded whole (Q10's customers: a quarter of them
-                // kept, scattered), the kept columns joined in after masking.
+            // The other columns decoded whole when that is faster (Q10's customers: a
+            // quarter of them kept, scattered), the kept columns joined in after masking.
+            if keep_rows(kept, rows, &mut mask, &mut selection) {
                 s.metrics.add("row_groups_masked_after_deciding", 1);
-                mask = Some(kept);
-            } else {
-                selection = Some(selection_of(kept));
             }
             row_filter = &[];
         }
@@ -401,6 +391,24 @@ fn run_task(
     Ok(true)
 }
 
+/// Reads only the rows set in `kept` (of a row group of `rows` rows): by a mask when that is
+/// faster and no selection (page pruning) is already set, else by a selection. True when
+/// masked.
+fn keep_rows(
+    kept: arrow_buffer::BooleanBuffer,
+    rows: usize,
+    mask: &mut Option<arrow_buffer::BooleanBuffer>,
+    selection: &mut Option<RowSelection>,
+) -> bool {
+    if selection.is_none() && faster_masked(&kept, rows) {
+        *mask = Some(kept);
+        true
+    } else {
+        *selection = Some(selection_of(kept));
+        false
+    }
+}
+
 /// The rows set in `kept`, to skip to.
 fn selection_of(kept: arrow_buffer::BooleanBuffer) -> RowSelection {
     RowSelection::from_filters(&[BooleanArray::new(kept, None)])
@@ -424,8 +432,8 @@ fn mask_slice(
 }
 
 /// Pushes onto `decoded_early` each column of `chunk_codes` at the rows `kept`, when that
-/// leaves the reader at least one output column of `data_out` still to decode (a reader with
-/// nothing to decode gives no rows to line up with).
+/// leaves the reader at least one output column of `data_out` still to decode (the early
+/// columns are sliced to the reader's batches, as they always were on the codes path).
 fn take_from_codes(
     s: &ScanShared,
     chunk_codes: &[(usize, ChunkCodes)],

@@ -96,6 +96,15 @@ fn fixture() -> (tempfile::TempDir, PathBuf) {
     (dir, p)
 }
 
+/// `columns` written as one Parquet file (with [`props`]) in a new temporary directory.
+fn write_columns(columns: Vec<(&str, ArrayRef)>) -> (tempfile::TempDir, PathBuf) {
+    let batch = RecordBatch::try_from_iter(columns).expect("batch");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("t.parquet");
+    write(&p, &batch, props());
+    (dir, p)
+}
+
 fn read(path: &Path, filter: Option<&str>, opts: ParquetScanOptions) -> (RecordBatch, ParquetScan) {
     let mut opts = opts;
     opts.filter = filter.map(|f| parse_expr(f).expect("parses"));
@@ -743,15 +752,11 @@ fn string_view_columns_are_decided_on_their_codes() {
             )),
         })
         .collect();
-    let batch = RecordBatch::try_from_iter(vec![
+    let (_dir, p) = write_columns(vec![
         ("id", Arc::new(id) as ArrayRef),
         ("sv", Arc::new(s) as ArrayRef),
         ("ph", Arc::new(phone) as ArrayRef),
-    ])
-    .expect("batch");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let p = dir.path().join("view.parquet");
-    write(&p, &batch, props());
+    ]);
     for filter in [
         "sv IN ('MAIL', 'SHIP')",
         "sv = 'ünïcode'",
@@ -930,15 +935,11 @@ fn scattered_code_verdicts_mask_the_rest_of_the_filter_and_the_output() {
             })
             .collect::<Vec<_>>(),
     );
-    let batch = RecordBatch::try_from_iter(vec![
+    let (_dir, p) = write_columns(vec![
         ("id", Arc::new(id) as ArrayRef),
         ("c", Arc::new(c) as ArrayRef),
         ("v", Arc::new(v) as ArrayRef),
-    ])
-    .expect("batch");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let p = dir.path().join("scattered.parquet");
-    write(&p, &batch, props());
+    ]);
     let cases: &[(&str, &[&str], &[&str])] = &[
         // Codes keep 3/7 scattered; `id` is decided first under that mask, and the rows it
         // keeps are scattered too: `v` decoded whole and masked, `c` taken from its codes.
