@@ -89,9 +89,86 @@ fn mix(v: i64) -> u64 {
     h ^ (h >> 33)
 }
 
+/// Several integer keys compared with `=`, packed into one `i64`: each key's offset from the
+/// build side's least value in its own bits (TPC-H's `(ps_suppkey, ps_partkey)`), so the
+/// integer index serves them without encoding rows and comparing bytes.
+struct Packing {
+    /// Per key: the build side's least and greatest value and the bit it starts at.
+    keys: Vec<(i64, i64, u32)>,
+}
+
+/// The bits packed keys may take (one short of 64, so every packed key is non-negative).
+const PACKED_BITS: u32 = 63;
+
+impl Packing {
+    /// A packing for `keys` when there are several, all integers compared with `=`, whose
+    /// build-side ranges (over the rows `keep` keeps) fit in [`PACKED_BITS`] together.
+    fn of(
+        keys: &[ArrayRef],
+        null_safe: &[bool],
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Option<Self>> {
+        if keys.len() < 2 || null_safe.iter().any(|s| *s) {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(keys.len());
+        let mut bit = 0u32;
+        for k in keys {
+            let Some(values) = int_key(std::slice::from_ref(k), &[false]) else {
+                return Ok(None);
+            };
+            let values = values?;
+            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+            for (r, &v) in values.values().iter().enumerate() {
+                if keep(r) {
+                    lo = lo.min(v);
+                    hi = hi.max(v);
+                }
+            }
+            let span = if lo > hi { 0 } else { hi.abs_diff(lo) };
+            let bits = u64::BITS - span.leading_zeros();
+            out.push((lo, hi, bit));
+            bit += bits;
+            if bit > PACKED_BITS {
+                return Ok(None);
+            }
+        }
+        Ok(Some(Self { keys: out }))
+    }
+
+    /// Each row's keys packed, and the rows whose keys all lie within the build side's ranges
+    /// (`None` when all do): only those can match.
+    fn pack(&self, keys: &[ArrayRef]) -> Result<(Int64Array, Option<NullBuffer>)> {
+        let rows = keys.first().map_or(0, |k| k.len());
+        let mut packed = vec![0i64; rows];
+        let mut in_range: Option<Vec<bool>> = None;
+        for (k, &(lo, hi, bit)) in keys.iter().zip(&self.keys) {
+            let Some(values) = int_key(std::slice::from_ref(k), &[false]) else {
+                return Err(ferrospark_common::FerroError::Internal(
+                    "probe keys differ from the build keys".into(),
+                ));
+            };
+            let values = values?;
+            for (r, (&v, p)) in values.values().iter().zip(packed.iter_mut()).enumerate() {
+                if v < lo || v > hi {
+                    in_range.get_or_insert_with(|| vec![true; rows])[r] = false;
+                } else {
+                    *p |= ((v.wrapping_sub(lo)) as u64).wrapping_shl(bit) as i64;
+                }
+            }
+        }
+        Ok((
+            Int64Array::from(packed),
+            in_range.map(|v| NullBuffer::from(v)),
+        ))
+    }
+}
+
 /// Build rows by key.
 pub(crate) struct JoinTable {
     index: KeyIndex,
+    /// Set when several integer keys are indexed as one packed integer.
+    packing: Option<Packing>,
     /// The next build row with the same key, `u32::MAX` at the end of a chain.
     next: Vec<u32>,
     hasher: foldhash::fast::FixedState,
@@ -114,10 +191,16 @@ impl JoinTable {
             *has_null |= out;
             out
         };
-        let index = match int_key(keys, null_safe) {
+        let keep = |r: usize| valid.as_ref().is_none_or(|v| v.is_valid(r));
+        let (values, packing) = match int_key(keys, null_safe) {
+            Some(values) => (Some(values?), None),
+            None => match Packing::of(keys, null_safe, &keep)? {
+                Some(p) => (Some(p.pack(keys)?.0), Some(p)),
+                None => (None, None),
+            },
+        };
+        let index = match values {
             Some(values) => {
-                let values = values?;
-                let keep = |r: usize| valid.as_ref().is_none_or(|v| v.is_valid(r));
                 let (mut lo, mut hi, mut n) = (i64::MAX, i64::MIN, 0usize);
                 for (r, &key) in values.values().iter().enumerate() {
                     if keep(r) {
@@ -138,36 +221,31 @@ impl JoinTable {
                         next[r] = heads[slot];
                         heads[slot] = r as u32;
                     }
-                    return Ok(Self {
-                        index: KeyIndex::Dense { min: lo, heads },
-                        next,
-                        hasher,
-                        has_null_key,
-                        num_rows,
-                    });
-                }
-                let mut map: HashTable<IntChain> = HashTable::with_capacity(num_rows);
-                for (r, &key) in values.values().iter().enumerate() {
-                    if skip(r, &mut has_null_key) {
-                        continue;
-                    }
-                    let h = mix(key);
-                    match map.find_mut(h, |c| c.key == key) {
-                        Some(c) => {
-                            next[c.tail as usize] = r as u32;
-                            c.tail = r as u32;
+                    KeyIndex::Dense { min: lo, heads }
+                } else {
+                    let mut map: HashTable<IntChain> = HashTable::with_capacity(num_rows);
+                    for (r, &key) in values.values().iter().enumerate() {
+                        if skip(r, &mut has_null_key) {
+                            continue;
                         }
-                        None => {
-                            let c = IntChain {
-                                key,
-                                head: r as u32,
-                                tail: r as u32,
-                            };
-                            map.insert_unique(h, c, |c| mix(c.key));
+                        let h = mix(key);
+                        match map.find_mut(h, |c| c.key == key) {
+                            Some(c) => {
+                                next[c.tail as usize] = r as u32;
+                                c.tail = r as u32;
+                            }
+                            None => {
+                                let c = IntChain {
+                                    key,
+                                    head: r as u32,
+                                    tail: r as u32,
+                                };
+                                map.insert_unique(h, c, |c| mix(c.key));
+                            }
                         }
                     }
+                    KeyIndex::Int { map }
                 }
-                KeyIndex::Int { map }
             }
             None => {
                 let rows = converter.convert_columns(keys)?;
@@ -198,11 +276,26 @@ impl JoinTable {
         };
         Ok(Self {
             index,
+            packing,
             next,
             hasher,
             has_null_key,
             num_rows,
         })
+    }
+
+    /// The probe side's keys as the one integer the index holds, and the rows whose keys
+    /// can be in the index at all (`None`: every row).
+    fn probe_values(&self, keys: &[ArrayRef]) -> Result<(Int64Array, Option<NullBuffer>)> {
+        if let Some(p) = &self.packing {
+            return p.pack(keys);
+        }
+        match int_key(keys, &[false]) {
+            Some(v) => Ok((v?, None)),
+            None => Err(ferrospark_common::FerroError::Internal(
+                "probe keys differ from the build keys".into(),
+            )),
+        }
     }
 
     /// Calls `matched(probe_row, build_row)` for every pair of equal keys, probe rows in
@@ -223,19 +316,13 @@ impl JoinTable {
         };
         match &self.index {
             KeyIndex::Int { map } => {
-                let values = match int_key(keys, &[false]) {
-                    Some(v) => v?,
-                    None => {
-                        return Err(ferrospark_common::FerroError::Internal(
-                            "probe keys differ from the build keys".into(),
-                        ))
-                    }
-                };
+                let (values, in_range) = self.probe_values(keys)?;
+                let valid = NullBuffer::union(valid, in_range.as_ref());
                 // Foreign keys often arrive clustered (a table sorted by its key, as lineitem by
                 // order): a key equal to the previous row's reuses its chain.
                 let mut last: Option<(i64, u32)> = None;
                 for (r, &key) in values.values().iter().enumerate() {
-                    if valid.is_some_and(|v| v.is_null(r)) {
+                    if valid.as_ref().is_some_and(|v| v.is_null(r)) {
                         continue;
                     }
                     let head = match last {
@@ -252,14 +339,10 @@ impl JoinTable {
                 }
             }
             KeyIndex::Dense { min, heads } => {
-                let Some(values) = int_key(keys, &[false]) else {
-                    return Err(ferrospark_common::FerroError::Internal(
-                        "probe keys differ from the build keys".into(),
-                    ));
-                };
-                let values = values?;
+                let (values, in_range) = self.probe_values(keys)?;
+                let valid = NullBuffer::union(valid, in_range.as_ref());
                 for (r, &key) in values.values().iter().enumerate() {
-                    if valid.is_some_and(|v| v.is_null(r)) {
+                    if valid.as_ref().is_some_and(|v| v.is_null(r)) {
                         continue;
                     }
                     let slot = key as i128 - *min as i128;
@@ -295,5 +378,100 @@ impl JoinTable {
             KeyIndex::Dense { heads, .. } => heads.capacity() * 4,
         };
         index + self.next.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Int32Array, Int64Array};
+    use arrow_row::SortField;
+    use arrow_schema::DataType;
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    use super::*;
+
+    fn pairs(table: &JoinTable, converter: &RowConverter, probe: &[ArrayRef]) -> Vec<(u32, u32)> {
+        let rows = probe[0].len();
+        let valid = joinable(probe, &[false, false], rows);
+        let mut out = Vec::new();
+        table
+            .probe(converter, probe, valid.as_ref(), |p, b| out.push((p, b)))
+            .expect("probes");
+        out
+    }
+
+    fn brute(build: &[Vec<Option<i64>>], probe: &[Vec<Option<i64>>]) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        for p in 0..probe[0].len() {
+            for b in 0..build[0].len() {
+                let eq = (0..build.len()).all(|k| match (probe[k][p], build[k][b]) {
+                    (Some(x), Some(y)) => x == y,
+                    _ => false,
+                });
+                if eq {
+                    out.push((p as u32, b as u32));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn packed_integer_keys_match_as_their_tuples_do() {
+        let mut rng = StdRng::seed_from_u64(7);
+        // Narrow ranges pack (densely or hashed); a full-width key falls back to rows.
+        for (lo, hi) in [
+            (-3i64, 5i64),
+            (-1_000_000, 1_000_000),
+            (i64::MIN / 2, i64::MAX / 2),
+        ] {
+            let column = |n: usize, rng: &mut StdRng, wider: i64| -> Vec<Option<i64>> {
+                (0..n)
+                    .map(|_| {
+                        (rng.random_range(0..10) > 0)
+                            .then(|| rng.random_range(lo - wider..=hi + wider))
+                    })
+                    .collect()
+            };
+            let build = vec![column(300, &mut rng, 0), column(300, &mut rng, 0)];
+            // Probe keys beyond the build side's range must not wrap into another key's bits.
+            let wider = if hi - lo < 100 { 40 } else { 2 };
+            let probe = vec![column(500, &mut rng, wider), column(500, &mut rng, wider)];
+            let arrays = |cols: &[Vec<Option<i64>>]| -> Vec<ArrayRef> {
+                vec![
+                    Arc::new(Int64Array::from(cols[0].clone())) as ArrayRef,
+                    Arc::new(Int32Array::from(
+                        cols[1]
+                            .iter()
+                            .map(|v| v.map(|x| x as i32))
+                            .collect::<Vec<_>>(),
+                    )) as ArrayRef,
+                ]
+            };
+            // The second key as Int32 (its values truncated the same way on both sides).
+            let truncate = |cols: &[Vec<Option<i64>>]| -> Vec<Vec<Option<i64>>> {
+                vec![
+                    cols[0].clone(),
+                    cols[1].iter().map(|v| v.map(|x| x as i32 as i64)).collect(),
+                ]
+            };
+            let converter = RowConverter::new(vec![
+                SortField::new(DataType::Int64),
+                SortField::new(DataType::Int32),
+            ])
+            .expect("converter");
+            let table =
+                JoinTable::build(&converter, &arrays(&build), &[false, false]).expect("builds");
+            let mut got = pairs(&table, &converter, &arrays(&probe));
+            got.sort_unstable();
+            assert_eq!(
+                got,
+                brute(&truncate(&build), &truncate(&probe)),
+                "range {lo}..{hi}"
+            );
+            assert_eq!(table.packing.is_some(), hi - lo < 1 << 30);
+        }
     }
 }

@@ -169,6 +169,11 @@ pub(crate) fn read_dictionary<R: ChunkReader + 'static>(
     if !all_dictionary_encoded(col) {
         return None;
     }
+    // Known from the header, a dictionary too large is dropped before it is decompressed.
+    if super::page_header::dictionary_values(reader.as_ref(), col).is_some_and(|n| n > max_values)
+    {
+        return None;
+    }
     let mut pages = SerializedPageReader::new(reader, col, rows, None).ok()?;
     match pages.get_next_page() {
         Ok(Some(Page::DictionaryPage {

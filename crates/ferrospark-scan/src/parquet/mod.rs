@@ -15,6 +15,7 @@ mod dictionary_codes;
 mod exec;
 mod footer_cache;
 mod ordered;
+mod page_header;
 mod plan;
 pub mod pruning;
 mod source;
