@@ -159,7 +159,7 @@ impl Packing {
         }
         Ok((
             Int64Array::from(packed),
-            in_range.map(|v| NullBuffer::from(v)),
+            in_range.map(NullBuffer::from),
         ))
     }
 }
@@ -402,6 +402,7 @@ mod tests {
         out
     }
 
+    #[allow(clippy::needless_range_loop)]
     fn brute(build: &[Vec<Option<i64>>], probe: &[Vec<Option<i64>>]) -> Vec<(u32, u32)> {
         let mut out = Vec::new();
         for p in 0..probe[0].len() {

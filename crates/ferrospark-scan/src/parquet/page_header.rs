@@ -28,7 +28,8 @@ pub(crate) fn dictionary_values<R: ChunkReader>(
     col: &ColumnChunkMetaData,
 ) -> Option<usize> {
     let start = u64::try_from(col.dictionary_page_offset()?).ok()?;
-    let chunk_end = u64::try_from(col.byte_range().0.checked_add(col.byte_range().1)?).ok()?;
+    let (chunk_start, chunk_len) = col.byte_range();
+    let chunk_end = chunk_start.checked_add(chunk_len)?;
     let len = HEADER_BYTES.min(chunk_end.checked_sub(start)?);
     let bytes = reader.get_bytes(start, len as usize).ok()?;
     parse_dictionary_values(&bytes)
