@@ -42,6 +42,7 @@ pub const AGG_METRICS: &[(&str, MetricValue)] = &[
     ("spill_count", MetricValue::Count),
     ("spilled_bytes", MetricValue::Bytes),
     ("spilled_rows", MetricValue::Count),
+    ("rows_passed_through", MetricValue::Count),
     ("sort_fallbacks", MetricValue::Count),
     ("peak_memory", MetricValue::Bytes),
     ("compute_time_ns", MetricValue::TimeNs),
@@ -92,6 +93,29 @@ pub struct GroupKey {
     pub name: String,
 }
 
+/// Whether a first step with nothing but keys (the partial step of a DISTINCT) groups its
+/// rows or hands them on as they are: when nearly every row is its own group, the next step,
+/// which groups them again anyway, does the work once (TPC-H Q16: 118,000 rows, as many
+/// groups). Spark's partial aggregation always groups; the answer is the same either way.
+///
+/// ```text
+/// Never
+/// Probing --(PASS_PROBE_ROWS rows in, groups > PASS_GROUP_SHARE of them)--> Passing
+/// Passing --(the pool refuses the rows held)--> Never
+/// ```
+enum PassThrough {
+    Never,
+    Probing,
+    /// Rows handed on, as key batches, after the map's groups.
+    Passing(Vec<RecordBatch>),
+}
+
+/// Rows a first step groups before it may decide to pass the rest through.
+const PASS_PROBE_ROWS: u64 = 16 * 1024;
+
+/// Groups per input row above which grouping is judged not to pay.
+const PASS_GROUP_SHARE: f64 = 0.8;
+
 enum Phase {
     Hashing,
     /// Output batches: the final map in slices, or the merge of spilled runs.
@@ -123,6 +147,7 @@ pub struct HashAggregateExec {
     peak: u64,
     /// Keys and raw arguments with their common parts.
     shared: SharedExprs,
+    pass_through: PassThrough,
 }
 
 fn schema_of(fields: Vec<Field>) -> SchemaRef {
@@ -251,7 +276,18 @@ impl HashAggregateExec {
             groups: Vec::new(),
             peak: 0,
             shared,
+            pass_through: PassThrough::Never,
         })
+    }
+
+    /// Lets this step hand rows on ungrouped once grouping proves not to reduce them (see
+    /// [`PassThrough`]). Only for a first step whose output another step groups by the same
+    /// keys; a step with aggregates to compute always groups.
+    pub fn pass_through_when_unreduced(mut self) -> Self {
+        if self.aggs.is_empty() && !self.keys.is_empty() {
+            self.pass_through = PassThrough::Probing;
+        }
+        self
     }
 
     /// The schema of every output batch.
@@ -373,7 +409,9 @@ impl HashAggregateExec {
         self.metrics.add("input_batches", 1);
         if batch.num_rows() > 0 {
             let (keys, inputs) = self.prepare(batch)?;
-            if self.fallback.is_some() {
+            if let PassThrough::Passing(_) = self.pass_through {
+                self.pass(keys)?;
+            } else if self.fallback.is_some() {
                 self.buffer_raw(keys, inputs)?;
             } else {
                 self.hash(&keys, &inputs, batch.num_rows())?;
@@ -383,9 +421,41 @@ impl HashAggregateExec {
         Ok(())
     }
 
+    /// Holds one batch of keys to hand on as it is; goes back to grouping when the pool
+    /// refuses the memory.
+    fn pass(&mut self, keys: Vec<ArrayRef>) -> Result<()> {
+        let rows = keys.first().map_or(0, |k| k.len());
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        let batch = RecordBatch::try_new_with_options(self.output_schema.clone(), keys, &options)?;
+        if !self
+            .reservation
+            .try_grow(batch.get_array_memory_size() as u64)
+        {
+            self.pass_through = PassThrough::Never;
+            let keys = batch.columns().to_vec();
+            return self.hash(&keys, &[], rows);
+        }
+        self.peak = self.peak.max(self.reservation.size());
+        self.metrics.add("rows_passed_through", rows as u64);
+        if let PassThrough::Passing(held) = &mut self.pass_through {
+            held.push(batch);
+        }
+        Ok(())
+    }
+
     fn hash(&mut self, keys: &[ArrayRef], inputs: &[Vec<ArrayRef>], num_rows: usize) -> Result<()> {
         self.group_values.intern(keys, num_rows, &mut self.groups)?;
         let total = self.group_values.len();
+        if let PassThrough::Probing = self.pass_through {
+            let seen = self.metrics.get("input_rows");
+            if seen >= PASS_PROBE_ROWS {
+                self.pass_through = if total as f64 > seen as f64 * PASS_GROUP_SHARE {
+                    PassThrough::Passing(Vec::new())
+                } else {
+                    PassThrough::Never
+                };
+            }
+        }
         for ((acc, agg), input) in self.accs.iter_mut().zip(&self.aggs).zip(inputs) {
             if agg.mode.reads_raw() {
                 acc.update_batch(input, &self.groups, total)?;
@@ -666,6 +736,13 @@ impl HashAggregateExec {
             }
             self.spill_map(false)?;
             self.phase = Phase::Emitting(self.merge_runs()?);
+        }
+        if let PassThrough::Passing(held) =
+            std::mem::replace(&mut self.pass_through, PassThrough::Never)
+        {
+            if let Phase::Emitting(out) = &mut self.phase {
+                out.extend(held);
+            }
         }
         self.metrics.add_elapsed("compute_time_ns", started);
         Ok(())

@@ -410,7 +410,16 @@ impl AggregatePlan {
         ) -> Result<Vec<HashAggregateExec>>,
     {
         let first = self.first_stage()?;
-        let make = || first.exec(options.clone());
+        // Every producer's output is grouped again by the next step.
+        let then_grouped = self.stages.len() > 1;
+        let make = || {
+            let exec = first.exec(options.clone())?;
+            Ok(if then_grouped {
+                exec.pass_through_when_unreduced()
+            } else {
+                exec
+            })
+        };
         let execs = produce(&make)?;
         let summed = MetricsSet::new(crate::exec::AGG_METRICS);
         let mut partials = Vec::new();

@@ -700,3 +700,58 @@ fn a_group_count_hint_is_taken_only_when_the_pool_grants_it() -> Result<()> {
     assert_eq!(limited_hinted_spills, limited_spills);
     Ok(())
 }
+
+#[test]
+fn unreduced_first_steps_pass_rows_on_and_answers_stay() -> Result<()> {
+    // Nearly unique (k, x) pairs, NULLs and repeats included: the first step stops grouping.
+    let n = 60_000usize;
+    let mut rng = StdRng::seed_from_u64(11);
+    let k: Int64Array = (0..n)
+        .map(|_| (rng.random_range(0..50) != 0).then(|| rng.random_range(0..40)))
+        .collect();
+    let x: Int64Array = (0..n)
+        .map(|i| (rng.random_range(0..100) != 0).then(|| (i as i64) / 2 - 7))
+        .collect();
+    let s: ArrayRef = Arc::new(StringArray::from(vec![Some("a"); n]));
+    let f: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![Some(1.0); n]));
+    let d: ArrayRef =
+        Arc::new(Decimal128Array::from(vec![Some(1); n]).with_precision_and_scale(10, 2)?);
+    let b = RecordBatch::try_new(schema(), vec![Arc::new(k), s, Arc::new(x), f, d])?;
+    let by = vec![Expr::col("k")];
+    let run = |plan: &AggregatePlan| -> Result<(Vec<String>, u64)> {
+        let (out, metrics) = plan.run_parallel(&Config::new(), |make| {
+            let mut execs = vec![make()?, make()?, make()?];
+            for (i, c) in chunks(&b, 4096).into_iter().enumerate() {
+                execs[i % 3].push(&c?)?;
+            }
+            Ok(execs)
+        })?;
+        Ok((lines(&out), metrics[0].get("rows_passed_through")))
+    };
+    // count(DISTINCT x): the first step groups by (k, x).
+    let plan = AggregatePlan::new(&schema(), &by, &[call("count(DISTINCT x)")], &Config::new())?;
+    let (parallel, passed) = run(&plan)?;
+    let complete = lines(&plan.run_complete(chunks(&b, 4096), &Config::new())?.0);
+    assert_eq!(parallel, complete);
+    assert!(passed > 0, "the first step kept grouping");
+    // A GROUP BY without aggregates (a DISTINCT) over the nearly unique (x, k).
+    let plan = AggregatePlan::new(
+        &schema(),
+        &[Expr::col("x"), Expr::col("k")],
+        &[],
+        &Config::new(),
+    )?;
+    let (parallel, passed) = run(&plan)?;
+    let mut want: Vec<String> = lines(&plan.run_complete(chunks(&b, 4096), &Config::new())?.0);
+    let mut got = parallel;
+    want.sort();
+    got.sort();
+    assert!(got.len() > n * 9 / 10);
+    assert_eq!(got, want);
+    assert!(passed > 0);
+    // Few groups: grouping pays and goes on.
+    let plan = AggregatePlan::new(&schema(), &by, &[], &Config::new())?;
+    let (_, passed) = run(&plan)?;
+    assert_eq!(passed, 0);
+    Ok(())
+}

@@ -157,10 +157,7 @@ impl Packing {
                 }
             }
         }
-        Ok((
-            Int64Array::from(packed),
-            in_range.map(NullBuffer::from),
-        ))
+        Ok((Int64Array::from(packed), in_range.map(NullBuffer::from)))
     }
 }
 

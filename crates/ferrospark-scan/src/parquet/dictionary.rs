@@ -170,8 +170,7 @@ pub(crate) fn read_dictionary<R: ChunkReader + 'static>(
         return None;
     }
     // Known from the header, a dictionary too large is dropped before it is decompressed.
-    if super::page_header::dictionary_values(reader.as_ref(), col).is_some_and(|n| n > max_values)
-    {
+    if super::page_header::dictionary_values(reader.as_ref(), col).is_some_and(|n| n > max_values) {
         return None;
     }
     let mut pages = SerializedPageReader::new(reader, col, rows, None).ok()?;
