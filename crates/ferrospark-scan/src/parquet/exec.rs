@@ -243,21 +243,31 @@ fn run_task(
             if let Some(k) = codes_kept.take() {
                 keep_rows(k, rows, &mut mask, &mut selection);
             }
-        } else if group.columns.iter().all(|c| data_out.contains(c)) {
-            // The filter's columns are output too (a runtime filter's key, which the join
-            // reads): a row filter would decode them once to decide and again for the kept
-            // rows. Decide first, keep them, and read only the other columns for the kept
-            // rows (TPC-H Q17's `l_partkey`: 6 pages of 18,000 rows per chunk, a kept row in
-            // every page, so the second decode was a whole second decompression). Rows the
-            // codes kept in many short runs are decoded whole and masked here too (Q3's
-            // order dates keep half the orders, scattered).
-            let under = match (codes_kept.take(), &selection) {
-                (Some(k), _) if faster_masked(&k, rows) => RowsToRead::Masked(k),
-                (Some(k), _) => RowsToRead::Selected(selection_of(k)),
-                (None, Some(sel)) => RowsToRead::Selected(sel.clone()),
-                (None, None) => RowsToRead::All,
-            };
-            let batch_size = decode_batch_size(s);
+        }
+    }
+    if post_filter.is_none()
+        && !row_filter.is_empty()
+        && row_filter
+            .iter()
+            .all(|g| g.columns.iter().all(|c| data_out.contains(c)))
+    {
+        // The filter's columns are output too (a runtime filter's key, which the join
+        // reads): a row filter would decode them once to decide and again for the kept
+        // rows. Decide first, group after group, keep them, and read only the other columns
+        // for the kept rows (TPC-H Q17's `l_partkey`: 6 pages of 18,000 rows per chunk, a
+        // kept row in every page, so the second decode was a whole second decompression;
+        // Q8's orders: two runtime filters, each column read once). Rows kept in many short
+        // runs are decoded whole and masked here too (Q3's order dates keep half the orders,
+        // scattered).
+        let mut under = match (codes_kept.take(), &selection) {
+            (Some(k), _) if faster_masked(&k, rows) => RowsToRead::Masked(k),
+            (Some(k), _) => RowsToRead::Selected(selection_of(k)),
+            (None, Some(sel)) => RowsToRead::Selected(sel.clone()),
+            (None, None) => RowsToRead::All,
+        };
+        let batch_size = decode_batch_size(s);
+        let mut kept_before: Option<arrow_buffer::BooleanBuffer> = None;
+        for group in row_filter {
             let (kept, columns) = decide_first(
                 file,
                 task.row_group,
@@ -271,15 +281,31 @@ fn run_task(
             if kept.count_set_bits() == 0 {
                 return Ok(true);
             }
+            if let Some(before) = &kept_before {
+                // Columns decided earlier hold the rows kept before this group: narrow them.
+                let still: BooleanArray =
+                    before.set_indices().map(|r| Some(kept.value(r))).collect();
+                for (_, a) in decoded_early.iter_mut() {
+                    *a = arrow_select::filter::filter(a.as_ref(), &still)?;
+                }
+            }
             decoded_early.extend(group.columns.iter().copied().zip(columns));
+            under = if faster_masked(&kept, rows) {
+                RowsToRead::Masked(kept.clone())
+            } else {
+                RowsToRead::Selected(selection_of(kept.clone()))
+            };
+            kept_before = Some(kept);
+        }
+        if let Some(kept) = kept_before {
             take_from_codes(s, &chunk_codes, &kept, data_out, &mut decoded_early)?;
             // The other columns decoded whole when that is faster (Q10's customers: a
             // quarter of them kept, scattered), the kept columns joined in after masking.
             if keep_rows(kept, rows, &mut mask, &mut selection) {
                 s.metrics.add("row_groups_masked_after_deciding", 1);
             }
-            row_filter = &[];
         }
+        row_filter = &[];
     }
     if let Some(k) = codes_kept {
         selection = Some(selection_of(k));

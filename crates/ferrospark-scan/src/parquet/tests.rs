@@ -965,6 +965,24 @@ fn scattered_code_verdicts_mask_the_rest_of_the_filter_and_the_output() {
             &["c", "id", "v"],
             &["row_groups_decided_first"],
         ),
+        // Two groups after the codes, both over output columns: each decided in turn on
+        // the rows the one before kept, the first's column narrowed to the second's rows.
+        (
+            "c IN (1, 2, 4) AND id % 3 <> 1 AND v > 100",
+            &["v", "c", "id"],
+            &["row_groups_decided_first"],
+        ),
+        // Every output column decided first: the reader decodes none.
+        (
+            "id % 5 <> 1 AND v > 100",
+            &["id", "v"],
+            &["row_groups_decided_first"],
+        ),
+        (
+            "id % 97 = 0 AND v > 100 AND c = 3",
+            &["id", "c", "v"],
+            &["row_groups_decided_first"],
+        ),
         // Sparse at the end: the rows left are skipped to.
         (
             "c = 3 AND id % 97 = 0",
