@@ -16,9 +16,12 @@ use super::{new_group_values, GroupValues, PrimitiveGroupValues};
 /// Groups of 2 to 4 flat keys.
 pub struct ComposedGroupValues {
     columns: Vec<Box<dyn GroupValues>>,
-    /// Ids of every column packed into 32-bit lanes: u64 for two keys, i128 for up to four.
+    /// Ids of every column packed into one integer: a `u64` while the ids fit in it (lanes
+    /// as wide as each column needs, see [`Lanes`]), an `i128` of 32-bit lanes after.
     tuples: Box<dyn GroupValues>,
-    wide: bool,
+    lanes: Lanes,
+    /// Groups announced by [`GroupValues::reserve`], for a tuple table built again.
+    reserved: usize,
     ids: Vec<Vec<u32>>,
     /// While every column has few distinct values (flags, statuses), the group of each tuple
     /// by direct index: the ids laid side by side in `DENSE_BITS` bits. Empty once a column
@@ -30,6 +33,101 @@ pub struct ComposedGroupValues {
 
 /// Index bits of the dense tuple table (4096 slots, 16 KiB: stays in the L1 cache).
 const DENSE_BITS: u32 = 12;
+
+/// How the ids of a tuple are packed.
+///
+/// ```text
+/// Narrow(widths) --a column's ids outgrow its lane--> Narrow(wider), while the sum fits 64
+///                                                  \-> Wide
+/// ```
+///
+/// A `u64` key halves the hash table of an `i128` one: TPC-H Q16's 1.2 million (brand, type,
+/// size, supplier) tuples at SF10 take 36 bits. Re-packing rebuilds the tuple table from its
+/// keys in group order, so group numbers do not change.
+#[derive(Debug, Clone, PartialEq)]
+enum Lanes {
+    /// Column `c`'s id in `widths[c]` bits, the first column in the lowest.
+    Narrow(Vec<u32>),
+    /// Column `c`'s id in bits `32 c .. 32 c + 32` of an `i128`.
+    Wide,
+}
+
+impl Lanes {
+    /// Lanes for columns holding `counts` ids each: room for four times as many, at least
+    /// 2^8, or the 32 bits an id can take; `Wide` when they do not fit in 64 bits together.
+    fn for_counts(counts: &[usize]) -> Self {
+        if counts.len() == 2 {
+            return Lanes::Narrow(vec![32, 32]);
+        }
+        let widths: Vec<u32> = counts
+            .iter()
+            .map(|&n| (usize::BITS - n.leading_zeros() + 2).clamp(8, 32))
+            .collect();
+        if widths.iter().sum::<u32>() <= 64 {
+            Lanes::Narrow(widths)
+        } else {
+            Lanes::Wide
+        }
+    }
+
+    /// Whether columns holding `counts` ids still fit.
+    fn holds(&self, counts: &[usize]) -> bool {
+        match self {
+            Lanes::Narrow(widths) => counts
+                .iter()
+                .zip(widths)
+                .all(|(&n, &w)| w >= 32 || n <= 1usize << w),
+            Lanes::Wide => true,
+        }
+    }
+
+    fn table(&self) -> Box<dyn GroupValues> {
+        match self {
+            Lanes::Narrow(_) => Box::new(PrimitiveGroupValues::<UInt64Type>::new(DataType::UInt64)),
+            Lanes::Wide => Box::new(PrimitiveGroupValues::<Decimal128Type>::new(
+                DataType::Decimal128(38, 0),
+            )),
+        }
+    }
+
+    /// Row `r`'s ids packed.
+    #[inline]
+    fn pack_narrow(widths: &[u32], ids: &[Vec<u32>], r: usize) -> u64 {
+        let mut shift = 0;
+        let mut v = 0u64;
+        for (w, ids) in widths.iter().zip(ids) {
+            v |= u64::from(ids[r]) << shift;
+            shift += w;
+        }
+        v
+    }
+
+    /// The ids of column `c` in `packed` keys.
+    fn lane(&self, packed: &ArrayRef, c: usize) -> UInt32Array {
+        match self {
+            Lanes::Narrow(widths) => {
+                let shift: u32 = widths[..c].iter().sum();
+                let mask = if widths[c] >= 32 {
+                    u64::from(u32::MAX)
+                } else {
+                    (1u64 << widths[c]) - 1
+                };
+                let p = packed.as_primitive::<UInt64Type>();
+                p.values()
+                    .iter()
+                    .map(|&v| Some(((v >> shift) & mask) as u32))
+                    .collect()
+            }
+            Lanes::Wide => {
+                let p = packed.as_primitive::<Decimal128Type>();
+                p.values()
+                    .iter()
+                    .map(|&v| Some((v >> (32 * c)) as u32))
+                    .collect()
+            }
+        }
+    }
+}
 
 impl ComposedGroupValues {
     /// Whether keys of `types` can be composed (2 to 4 flat columns).
@@ -53,19 +151,13 @@ impl ComposedGroupValues {
             .iter()
             .map(|t| new_group_values(std::slice::from_ref(t)))
             .collect::<Result<Vec<_>>>()?;
-        let wide = types.len() > 2;
-        let tuples: Box<dyn GroupValues> = if wide {
-            Box::new(PrimitiveGroupValues::<Decimal128Type>::new(
-                DataType::Decimal128(38, 0),
-            ))
-        } else {
-            Box::new(PrimitiveGroupValues::<UInt64Type>::new(DataType::UInt64))
-        };
+        let lanes = Lanes::for_counts(&vec![0; types.len()]);
         Ok(Self {
             ids: vec![Vec::new(); types.len()],
             columns,
-            tuples,
-            wide,
+            tuples: lanes.table(),
+            lanes,
+            reserved: 0,
             dense: vec![u32::MAX; 1 << DENSE_BITS],
             misses: Vec::new(),
         })
@@ -83,21 +175,71 @@ fn dense_slot(ids: &[Vec<u32>], r: usize, bits: u32) -> usize {
 impl ComposedGroupValues {
     /// The id tuples of `rows`, packed into one integer each (the hash table's key).
     fn pack(&self, rows: impl Iterator<Item = usize>) -> ArrayRef {
-        if self.wide {
-            let v: Vec<i128> = rows
-                .map(|r| {
-                    self.ids
-                        .iter()
-                        .enumerate()
-                        .fold(0i128, |acc, (c, ids)| acc | ((ids[r] as i128) << (32 * c)))
-                })
-                .collect();
-            Arc::new(arrow_array::Decimal128Array::from(v))
-        } else {
-            let (a, b) = (&self.ids[0], &self.ids[1]);
-            let v: Vec<u64> = rows.map(|r| ((a[r] as u64) << 32) | b[r] as u64).collect();
-            Arc::new(arrow_array::UInt64Array::from(v))
+        match &self.lanes {
+            Lanes::Wide => {
+                let v: Vec<i128> = rows
+                    .map(|r| {
+                        self.ids
+                            .iter()
+                            .enumerate()
+                            .fold(0i128, |acc, (c, ids)| acc | ((ids[r] as i128) << (32 * c)))
+                    })
+                    .collect();
+                Arc::new(arrow_array::Decimal128Array::from(v))
+            }
+            Lanes::Narrow(widths) => {
+                let v: Vec<u64> = rows
+                    .map(|r| Lanes::pack_narrow(widths, &self.ids, r))
+                    .collect();
+                Arc::new(arrow_array::UInt64Array::from(v))
+            }
         }
+    }
+
+    /// Packs the tuples again when a column's ids outgrew its lane: the table is built anew
+    /// from its keys in group order, so every group keeps its number.
+    fn widen_if_needed(&mut self) -> Result<()> {
+        let counts: Vec<usize> = self.columns.iter().map(|c| c.len()).collect();
+        if self.lanes.holds(&counts) {
+            return Ok(());
+        }
+        let lanes = Lanes::for_counts(&counts);
+        let old = self.tuples.emit()?.remove(0);
+        let n = old.len();
+        let lanes_of_old: Vec<UInt32Array> = (0..counts.len())
+            .map(|c| self.lanes.lane(&old, c))
+            .collect();
+        let mut tuples = lanes.table();
+        tuples.reserve(self.reserved.max(n));
+        let repacked: ArrayRef = match &lanes {
+            Lanes::Narrow(widths) => {
+                let ids: Vec<Vec<u32>> = lanes_of_old.iter().map(|l| l.values().to_vec()).collect();
+                Arc::new(arrow_array::UInt64Array::from(
+                    (0..n)
+                        .map(|r| Lanes::pack_narrow(widths, &ids, r))
+                        .collect::<Vec<u64>>(),
+                ))
+            }
+            Lanes::Wide => Arc::new(arrow_array::Decimal128Array::from(
+                (0..n)
+                    .map(|r| {
+                        lanes_of_old.iter().enumerate().fold(0i128, |acc, (c, l)| {
+                            acc | ((l.value(r) as i128) << (32 * c))
+                        })
+                    })
+                    .collect::<Vec<i128>>(),
+            )),
+        };
+        let mut groups = Vec::with_capacity(n);
+        tuples.intern(&[repacked], n, &mut groups)?;
+        if groups.iter().enumerate().any(|(g, &got)| got as usize != g) {
+            return Err(ferrospark_common::FerroError::Internal(
+                "re-packed group keys changed their groups".into(),
+            ));
+        }
+        self.tuples = tuples;
+        self.lanes = lanes;
+        Ok(())
     }
 }
 
@@ -106,6 +248,7 @@ impl GroupValues for ComposedGroupValues {
         for ((table, key), ids) in self.columns.iter_mut().zip(keys).zip(&mut self.ids) {
             table.intern(std::slice::from_ref(key), num_rows, ids)?;
         }
+        self.widen_if_needed()?;
         let bits = DENSE_BITS / self.columns.len() as u32;
         if !self.dense.is_empty() && self.columns.iter().any(|c| c.len() > 1 << bits) {
             self.dense = Vec::new();
@@ -164,6 +307,7 @@ impl GroupValues for ComposedGroupValues {
     }
 
     fn reserve(&mut self, groups: usize) {
+        self.reserved = groups;
         self.tuples.reserve(groups);
     }
 
@@ -172,22 +316,7 @@ impl GroupValues for ComposedGroupValues {
         // Group numbers start again from zero, and so may the dense table.
         self.dense = vec![u32::MAX; 1 << DENSE_BITS];
         let n = self.columns.len();
-        let lane = |c: usize| -> UInt32Array {
-            if self.wide {
-                let p = packed.as_primitive::<Decimal128Type>();
-                p.values()
-                    .iter()
-                    .map(|&v| Some((v >> (32 * c)) as u32))
-                    .collect()
-            } else {
-                let p = packed.as_primitive::<UInt64Type>();
-                let shift = if c == 0 { 32 } else { 0 };
-                p.values()
-                    .iter()
-                    .map(|&v| Some((v >> shift) as u32))
-                    .collect()
-            }
-        };
+        let lane = |c: usize| self.lanes.lane(&packed, c);
         let lanes: Vec<UInt32Array> = (0..n).map(lane).collect();
         let mut out = Vec::with_capacity(n);
         for (table, ids) in self.columns.iter_mut().zip(&lanes) {
@@ -196,5 +325,77 @@ impl GroupValues for ComposedGroupValues {
         }
         debug_assert!(out.iter().all(|c| c.len() == packed.len()));
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::{Int32Array, Int64Array, StringArray};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    use super::super::RowGroupValues;
+    use super::*;
+
+    /// A batch of `n` rows: a string column of 25 values, then integer columns drawing from
+    /// `spread` values (NULLs included), `columns` in all.
+    fn batch(rng: &mut StdRng, columns: usize, n: usize, spread: i64) -> Vec<ArrayRef> {
+        let mut out: Vec<ArrayRef> = vec![Arc::new(StringArray::from_iter((0..n).map(|_| {
+            (rng.random_range(0..20) > 0).then(|| format!("b{}", rng.random_range(0..25)))
+        })))];
+        out.push(Arc::new(Int32Array::from_iter((0..n).map(|_| {
+            (rng.random_range(0..20) > 0).then(|| rng.random_range(-spread..spread) as i32)
+        }))));
+        while out.len() < columns {
+            out.push(Arc::new(Int64Array::from_iter((0..n).map(|_| {
+                (rng.random_range(0..50) > 0).then(|| rng.random_range(-spread..spread))
+            }))));
+        }
+        out
+    }
+
+    #[test]
+    fn widening_lanes_keep_every_group_and_its_number() {
+        for columns in 2..=4 {
+            let mut rng = StdRng::seed_from_u64(columns as u64);
+            let types: Vec<DataType> = batch(&mut rng, columns, 1, 1)
+                .iter()
+                .map(|a| a.data_type().clone())
+                .collect();
+            let mut composed = ComposedGroupValues::new(&types).expect("composed");
+            let mut rows = RowGroupValues::new(&types).expect("rows");
+            let mut layouts = vec![composed.lanes.clone()];
+            // Distinct values arrive batch after batch: the lanes widen, for four columns
+            // past 64 bits.
+            for (i, spread) in [3i64, 200, 5_000, 300_000, 3_000_000]
+                .into_iter()
+                .enumerate()
+            {
+                let n = if spread > 1_000_000 {
+                    80_000
+                } else {
+                    20_000 + i
+                };
+                let keys = batch(&mut rng, columns, n, spread);
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                composed
+                    .intern(&keys, keys[0].len(), &mut a)
+                    .expect("interns");
+                rows.intern(&keys, keys[0].len(), &mut b).expect("interns");
+                assert_eq!(a, b, "{columns} columns, spread {spread}");
+                if layouts.last() != Some(&composed.lanes) {
+                    layouts.push(composed.lanes.clone());
+                }
+            }
+            assert_eq!(composed.len(), rows.len());
+            let (x, y) = (composed.emit().expect("emits"), rows.emit().expect("emits"));
+            assert_eq!(x.len(), y.len());
+            for (p, q) in x.iter().zip(&y) {
+                assert_eq!(p.as_ref(), q.as_ref());
+            }
+            if columns > 2 {
+                assert!(layouts.len() > 2, "{columns} columns: {layouts:?}");
+            }
+            assert_eq!(composed.lanes == Lanes::Wide, columns == 4, "{layouts:?}");
+        }
     }
 }
