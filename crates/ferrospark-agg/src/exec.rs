@@ -101,13 +101,13 @@ pub struct GroupKey {
 /// ```text
 /// Never
 /// Probing --(PASS_PROBE_ROWS rows in, groups > PASS_GROUP_SHARE of them)--> Passing
-/// Passing --(the pool refuses the rows held)--> Never
+/// Passing --(the pool refuses a batch to hold)--> Never   (rows held so far stay output)
 /// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PassThrough {
     Never,
     Probing,
-    /// Rows handed on, as key batches, after the map's groups.
-    Passing(Vec<RecordBatch>),
+    Passing,
 }
 
 /// Rows a first step groups before it may decide to pass the rest through.
@@ -148,6 +148,8 @@ pub struct HashAggregateExec {
     /// Keys and raw arguments with their common parts.
     shared: SharedExprs,
     pass_through: PassThrough,
+    /// Rows handed on ungrouped, as key batches, output after the map's groups.
+    passed: Vec<RecordBatch>,
 }
 
 fn schema_of(fields: Vec<Field>) -> SchemaRef {
@@ -277,6 +279,7 @@ impl HashAggregateExec {
             peak: 0,
             shared,
             pass_through: PassThrough::Never,
+            passed: Vec::new(),
         })
     }
 
@@ -409,7 +412,7 @@ impl HashAggregateExec {
         self.metrics.add("input_batches", 1);
         if batch.num_rows() > 0 {
             let (keys, inputs) = self.prepare(batch)?;
-            if let PassThrough::Passing(_) = self.pass_through {
+            if self.pass_through == PassThrough::Passing {
                 self.pass(keys)?;
             } else if self.fallback.is_some() {
                 self.buffer_raw(keys, inputs)?;
@@ -437,20 +440,18 @@ impl HashAggregateExec {
         }
         self.peak = self.peak.max(self.reservation.size());
         self.metrics.add("rows_passed_through", rows as u64);
-        if let PassThrough::Passing(held) = &mut self.pass_through {
-            held.push(batch);
-        }
+        self.passed.push(batch);
         Ok(())
     }
 
     fn hash(&mut self, keys: &[ArrayRef], inputs: &[Vec<ArrayRef>], num_rows: usize) -> Result<()> {
         self.group_values.intern(keys, num_rows, &mut self.groups)?;
         let total = self.group_values.len();
-        if let PassThrough::Probing = self.pass_through {
+        if self.pass_through == PassThrough::Probing {
             let seen = self.metrics.get("input_rows");
             if seen >= PASS_PROBE_ROWS {
                 self.pass_through = if total as f64 > seen as f64 * PASS_GROUP_SHARE {
-                    PassThrough::Passing(Vec::new())
+                    PassThrough::Passing
                 } else {
                     PassThrough::Never
                 };
@@ -737,12 +738,9 @@ impl HashAggregateExec {
             self.spill_map(false)?;
             self.phase = Phase::Emitting(self.merge_runs()?);
         }
-        if let PassThrough::Passing(held) =
-            std::mem::replace(&mut self.pass_through, PassThrough::Never)
-        {
-            if let Phase::Emitting(out) = &mut self.phase {
-                out.extend(held);
-            }
+        let passed = std::mem::take(&mut self.passed);
+        if let Phase::Emitting(out) = &mut self.phase {
+            out.extend(passed);
         }
         self.metrics.add_elapsed("compute_time_ns", started);
         Ok(())

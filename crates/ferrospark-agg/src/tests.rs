@@ -703,6 +703,8 @@ fn a_group_count_hint_is_taken_only_when_the_pool_grants_it() -> Result<()> {
 
 #[test]
 fn unreduced_first_steps_pass_rows_on_and_answers_stay() -> Result<()> {
+    // Steps pass some batches of 500 rows on, then the pool refuses them.
+    const LIMIT: u64 = 6 << 20;
     // Nearly unique (k, x) pairs, NULLs and repeats included: the first step stops grouping.
     let n = 60_000usize;
     let mut rng = StdRng::seed_from_u64(11);
@@ -734,6 +736,33 @@ fn unreduced_first_steps_pass_rows_on_and_answers_stay() -> Result<()> {
     let complete = lines(&plan.run_complete(chunks(&b, 4096), &Config::new())?.0);
     assert_eq!(parallel, complete);
     assert!(passed > 0, "the first step kept grouping");
+    // Under a pool that refuses part way, a step goes back to grouping and keeps the rows it
+    // handed on: the answer stays.
+    let limited = |limit: u64| -> Result<(Vec<String>, u64, u64)> {
+        let options = crate::exec::AggregateOptions {
+            pool: ferrospark_common::MemoryPool::new(Some(limit)),
+            ..crate::exec::AggregateOptions::default()
+        };
+        let (out, metrics) = plan.run_parallel_with(options, 2, |make| {
+            let mut execs = vec![make()?, make()?, make()?];
+            for (i, c) in chunks(&b, 500).into_iter().enumerate() {
+                execs[i % 3].push(&c?)?;
+            }
+            Ok(execs)
+        })?;
+        let m = &metrics[0];
+        Ok((
+            lines(&out),
+            m.get("rows_passed_through"),
+            m.get("input_rows"),
+        ))
+    };
+    let (got, passed_limited, input) = limited(LIMIT)?;
+    assert_eq!(got, complete);
+    assert!(
+        passed_limited > 0 && passed_limited < passed,
+        "{passed_limited} of {input}"
+    );
     // A GROUP BY without aggregates (a DISTINCT) over the nearly unique (x, k).
     let plan = AggregatePlan::new(
         &schema(),
