@@ -277,7 +277,9 @@ fn run_task(
                 rows,
                 batch_size,
             )?;
-            s.metrics.add("row_groups_decided_first", 1);
+            if kept_before.is_none() {
+                s.metrics.add("row_groups_decided_first", 1);
+            }
             if kept.count_set_bits() == 0 {
                 return Ok(true);
             }
