@@ -428,6 +428,19 @@ impl HashAggregateExec {
     /// refuses the memory.
     fn pass(&mut self, keys: Vec<ArrayRef>) -> Result<()> {
         let rows = keys.first().map_or(0, |k| k.len());
+        // String keys may arrive dictionary-encoded from the scan (the group table reads
+        // their codes); the output holds their values.
+        let keys = keys
+            .into_iter()
+            .zip(self.output_schema.fields().iter())
+            .map(|(k, f)| {
+                if k.data_type() == f.data_type() {
+                    Ok(k)
+                } else {
+                    Ok(arrow_cast::cast(&k, f.data_type())?)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
         let batch = RecordBatch::try_new_with_options(self.output_schema.clone(), keys, &options)?;
         if !self
