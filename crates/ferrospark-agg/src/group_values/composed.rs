@@ -71,12 +71,11 @@ impl Lanes {
     }
 
     /// Whether columns holding `counts` ids still fit.
-    fn holds(&self, counts: &[usize]) -> bool {
+    fn holds(&self, counts: impl Iterator<Item = usize>) -> bool {
         match self {
             Lanes::Narrow(widths) => counts
-                .iter()
                 .zip(widths)
-                .all(|(&n, &w)| w >= 32 || n <= 1usize << w),
+                .all(|(n, &w)| w >= 32 || n <= 1usize << w),
             Lanes::Wide => true,
         }
     }
@@ -90,16 +89,35 @@ impl Lanes {
         }
     }
 
-    /// Row `r`'s ids packed.
-    #[inline]
-    fn pack_narrow(widths: &[u32], ids: &[Vec<u32>], r: usize) -> u64 {
-        let mut shift = 0;
-        let mut v = 0u64;
-        for (w, ids) in widths.iter().zip(ids) {
-            v |= u64::from(ids[r]) << shift;
-            shift += w;
+    /// The id tuples (`ids[c][r]`: column `c`'s id at row `r`) of `rows`, packed into one
+    /// integer each: the tuple table's key.
+    fn pack<I: AsRef<[u32]>>(&self, ids: &[I], rows: impl Iterator<Item = usize>) -> ArrayRef {
+        match self {
+            Lanes::Wide => {
+                let v: Vec<i128> = rows
+                    .map(|r| {
+                        ids.iter().enumerate().fold(0i128, |acc, (c, ids)| {
+                            acc | ((ids.as_ref()[r] as i128) << (32 * c))
+                        })
+                    })
+                    .collect();
+                Arc::new(arrow_array::Decimal128Array::from(v))
+            }
+            Lanes::Narrow(widths) => {
+                let v: Vec<u64> = rows
+                    .map(|r| {
+                        let mut shift = 0;
+                        let mut v = 0u64;
+                        for (w, ids) in widths.iter().zip(ids) {
+                            v |= u64::from(ids.as_ref()[r]) << shift;
+                            shift += w;
+                        }
+                        v
+                    })
+                    .collect();
+                Arc::new(arrow_array::UInt64Array::from(v))
+            }
         }
-        v
     }
 
     /// The ids of column `c` in `packed` keys.
@@ -113,17 +131,13 @@ impl Lanes {
                     (1u64 << widths[c]) - 1
                 };
                 let p = packed.as_primitive::<UInt64Type>();
-                p.values()
-                    .iter()
-                    .map(|&v| Some(((v >> shift) & mask) as u32))
-                    .collect()
+                UInt32Array::from_iter_values(
+                    p.values().iter().map(|&v| ((v >> shift) & mask) as u32),
+                )
             }
             Lanes::Wide => {
                 let p = packed.as_primitive::<Decimal128Type>();
-                p.values()
-                    .iter()
-                    .map(|&v| Some((v >> (32 * c)) as u32))
-                    .collect()
+                UInt32Array::from_iter_values(p.values().iter().map(|&v| (v >> (32 * c)) as u32))
             }
         }
     }
@@ -173,65 +187,24 @@ fn dense_slot(ids: &[Vec<u32>], r: usize, bits: u32) -> usize {
 }
 
 impl ComposedGroupValues {
-    /// The id tuples of `rows`, packed into one integer each (the hash table's key).
-    fn pack(&self, rows: impl Iterator<Item = usize>) -> ArrayRef {
-        match &self.lanes {
-            Lanes::Wide => {
-                let v: Vec<i128> = rows
-                    .map(|r| {
-                        self.ids
-                            .iter()
-                            .enumerate()
-                            .fold(0i128, |acc, (c, ids)| acc | ((ids[r] as i128) << (32 * c)))
-                    })
-                    .collect();
-                Arc::new(arrow_array::Decimal128Array::from(v))
-            }
-            Lanes::Narrow(widths) => {
-                let v: Vec<u64> = rows
-                    .map(|r| Lanes::pack_narrow(widths, &self.ids, r))
-                    .collect();
-                Arc::new(arrow_array::UInt64Array::from(v))
-            }
-        }
-    }
-
     /// Packs the tuples again when a column's ids outgrew its lane: the table is built anew
     /// from its keys in group order, so every group keeps its number.
     fn widen_if_needed(&mut self) -> Result<()> {
-        let counts: Vec<usize> = self.columns.iter().map(|c| c.len()).collect();
-        if self.lanes.holds(&counts) {
+        if self.lanes.holds(self.columns.iter().map(|c| c.len())) {
             return Ok(());
         }
+        let counts: Vec<usize> = self.columns.iter().map(|c| c.len()).collect();
         let lanes = Lanes::for_counts(&counts);
         let old = self.tuples.emit()?.remove(0);
         let n = old.len();
-        let lanes_of_old: Vec<UInt32Array> = (0..counts.len())
+        let old_ids: Vec<UInt32Array> = (0..counts.len())
             .map(|c| self.lanes.lane(&old, c))
             .collect();
+        let old_ids: Vec<&[u32]> = old_ids.iter().map(|l| l.values().as_ref()).collect();
         let mut tuples = lanes.table();
         tuples.reserve(self.reserved.max(n));
-        let repacked: ArrayRef = match &lanes {
-            Lanes::Narrow(widths) => {
-                let ids: Vec<Vec<u32>> = lanes_of_old.iter().map(|l| l.values().to_vec()).collect();
-                Arc::new(arrow_array::UInt64Array::from(
-                    (0..n)
-                        .map(|r| Lanes::pack_narrow(widths, &ids, r))
-                        .collect::<Vec<u64>>(),
-                ))
-            }
-            Lanes::Wide => Arc::new(arrow_array::Decimal128Array::from(
-                (0..n)
-                    .map(|r| {
-                        lanes_of_old.iter().enumerate().fold(0i128, |acc, (c, l)| {
-                            acc | ((l.value(r) as i128) << (32 * c))
-                        })
-                    })
-                    .collect::<Vec<i128>>(),
-            )),
-        };
         let mut groups = Vec::with_capacity(n);
-        tuples.intern(&[repacked], n, &mut groups)?;
+        tuples.intern(&[lanes.pack(&old_ids, 0..n)], n, &mut groups)?;
         if groups.iter().enumerate().any(|(g, &got)| got as usize != g) {
             return Err(ferrospark_common::FerroError::Internal(
                 "re-packed group keys changed their groups".into(),
@@ -254,7 +227,7 @@ impl GroupValues for ComposedGroupValues {
             self.dense = Vec::new();
         }
         if self.dense.is_empty() {
-            let packed = self.pack(0..num_rows);
+            let packed = self.lanes.pack(&self.ids, 0..num_rows);
             return self.tuples.intern(&[packed], num_rows, groups);
         }
         // Tuples already seen are one lookup; the rest go through the hash table in row
@@ -283,7 +256,9 @@ impl GroupValues for ComposedGroupValues {
             return Ok(());
         }
         let misses = std::mem::take(&mut self.misses);
-        let packed = self.pack(misses.iter().map(|&r| r as usize));
+        let packed = self
+            .lanes
+            .pack(&self.ids, misses.iter().map(|&r| r as usize));
         let mut found = Vec::with_capacity(misses.len());
         self.tuples.intern(&[packed], misses.len(), &mut found)?;
         for (&r, &g) in misses.iter().zip(&found) {

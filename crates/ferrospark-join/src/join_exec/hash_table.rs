@@ -60,11 +60,16 @@ const DENSE_MAX_SLOTS: usize = 1 << 28;
 /// One integer key compared with `=`, widened to 64 bits (an `Int64` key as it is); `None`
 /// for other keys.
 pub(crate) fn int_key(keys: &[ArrayRef], null_safe: &[bool]) -> Option<Result<Int64Array>> {
-    use arrow_schema::DataType as D;
     let [k] = keys else { return None };
     if null_safe.first().copied().unwrap_or(false) {
         return None;
     }
+    int_column(k)
+}
+
+/// An integer column widened to 64 bits; `None` for other types.
+fn int_column(k: &ArrayRef) -> Option<Result<Int64Array>> {
+    use arrow_schema::DataType as D;
     if !matches!(
         k.data_type(),
         D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::UInt8 | D::UInt16 | D::UInt32 | D::Date32
@@ -76,6 +81,11 @@ pub(crate) fn int_key(keys: &[ArrayRef], null_safe: &[bool]) -> Option<Result<In
             .map(|wide| wide.as_primitive::<Int64Type>().clone())
             .map_err(Into::into),
     )
+}
+
+/// Every key widened to 64 bits when all are integers; `None` otherwise.
+fn int_columns(keys: &[ArrayRef]) -> Option<Result<Vec<Int64Array>>> {
+    keys.iter().map(int_column).collect()
 }
 
 /// Murmur3's 64-bit finaliser (both the bucket bits and the control bits well mixed).
@@ -101,23 +111,15 @@ struct Packing {
 const PACKED_BITS: u32 = 63;
 
 impl Packing {
-    /// A packing for `keys` when there are several, all integers compared with `=`, whose
-    /// build-side ranges (over the rows `keep` keeps) fit in [`PACKED_BITS`] together.
-    fn of(
-        keys: &[ArrayRef],
-        null_safe: &[bool],
-        keep: &dyn Fn(usize) -> bool,
-    ) -> Result<Option<Self>> {
-        if keys.len() < 2 || null_safe.iter().any(|s| *s) {
-            return Ok(None);
+    /// A packing for `keys` (several, widened) when their build-side ranges, over the rows
+    /// `keep` keeps, fit in [`PACKED_BITS`] together.
+    fn of(keys: &[Int64Array], keep: &dyn Fn(usize) -> bool) -> Option<Self> {
+        if keys.len() < 2 {
+            return None;
         }
         let mut out = Vec::with_capacity(keys.len());
         let mut bit = 0u32;
-        for k in keys {
-            let Some(values) = int_key(std::slice::from_ref(k), &[false]) else {
-                return Ok(None);
-            };
-            let values = values?;
+        for values in keys {
             let (mut lo, mut hi) = (i64::MAX, i64::MIN);
             for (r, &v) in values.values().iter().enumerate() {
                 if keep(r) {
@@ -126,29 +128,22 @@ impl Packing {
                 }
             }
             let span = if lo > hi { 0 } else { hi.abs_diff(lo) };
-            let bits = u64::BITS - span.leading_zeros();
             out.push((lo, hi, bit));
-            bit += bits;
+            bit += u64::BITS - span.leading_zeros();
             if bit > PACKED_BITS {
-                return Ok(None);
+                return None;
             }
         }
-        Ok(Some(Self { keys: out }))
+        Some(Self { keys: out })
     }
 
-    /// Each row's keys packed, and the rows whose keys all lie within the build side's ranges
-    /// (`None` when all do): only those can match.
-    fn pack(&self, keys: &[ArrayRef]) -> Result<(Int64Array, Option<NullBuffer>)> {
+    /// Each row's keys (widened) packed, and the rows whose keys all lie within the build
+    /// side's ranges (`None` when all do): only those can match.
+    fn pack(&self, keys: &[Int64Array]) -> (Int64Array, Option<NullBuffer>) {
         let rows = keys.first().map_or(0, |k| k.len());
         let mut packed = vec![0i64; rows];
         let mut in_range: Option<Vec<bool>> = None;
-        for (k, &(lo, hi, bit)) in keys.iter().zip(&self.keys) {
-            let Some(values) = int_key(std::slice::from_ref(k), &[false]) else {
-                return Err(ferrospark_common::FerroError::Internal(
-                    "probe keys differ from the build keys".into(),
-                ));
-            };
-            let values = values?;
+        for (values, &(lo, hi, bit)) in keys.iter().zip(&self.keys) {
             for (r, (&v, p)) in values.values().iter().zip(packed.iter_mut()).enumerate() {
                 if v < lo || v > hi {
                     in_range.get_or_insert_with(|| vec![true; rows])[r] = false;
@@ -157,7 +152,7 @@ impl Packing {
                 }
             }
         }
-        Ok((Int64Array::from(packed), in_range.map(NullBuffer::from)))
+        (Int64Array::from(packed), in_range.map(NullBuffer::from))
     }
 }
 
@@ -189,10 +184,21 @@ impl JoinTable {
             out
         };
         let keep = |r: usize| valid.as_ref().is_none_or(|v| v.is_valid(r));
+        let packable = || {
+            if null_safe.iter().any(|s| *s) {
+                return Ok(None);
+            }
+            let Some(columns) = int_columns(keys).transpose()? else {
+                return Ok(None);
+            };
+            Ok::<_, ferrospark_common::FerroError>(
+                Packing::of(&columns, &keep).map(|p| (p.pack(&columns).0, p)),
+            )
+        };
         let (values, packing) = match int_key(keys, null_safe) {
             Some(values) => (Some(values?), None),
-            None => match Packing::of(keys, null_safe, &keep)? {
-                Some(p) => (Some(p.pack(keys)?.0), Some(p)),
+            None => match packable()? {
+                Some((values, p)) => (Some(values), Some(p)),
                 None => (None, None),
             },
         };
@@ -284,14 +290,12 @@ impl JoinTable {
     /// The probe side's keys as the one integer the index holds, and the rows whose keys
     /// can be in the index at all (`None`: every row).
     fn probe_values(&self, keys: &[ArrayRef]) -> Result<(Int64Array, Option<NullBuffer>)> {
-        if let Some(p) = &self.packing {
-            return p.pack(keys);
-        }
-        match int_key(keys, &[false]) {
-            Some(v) => Ok((v?, None)),
-            None => Err(ferrospark_common::FerroError::Internal(
-                "probe keys differ from the build keys".into(),
-            )),
+        let differ = || {
+            ferrospark_common::FerroError::Internal("probe keys differ from the build keys".into())
+        };
+        match &self.packing {
+            Some(p) => Ok(p.pack(&int_columns(keys).ok_or_else(differ)??)),
+            None => Ok((int_key(keys, &[false]).ok_or_else(differ)??, None)),
         }
     }
 

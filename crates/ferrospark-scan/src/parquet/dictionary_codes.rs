@@ -23,7 +23,7 @@ use parquet::column::page::{Page, PageReader};
 use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::reader::ChunkReader;
 
-use super::dictionary::{dictionary_stored_bytes, read_dictionary, value_verdicts};
+use super::dictionary::{read_dictionary, value_verdicts};
 
 /// Dictionaries larger than this are evaluated row by row instead.
 const MAX_CODES: usize = 1 << 16;
@@ -47,28 +47,18 @@ pub(crate) fn row_verdicts<R: ChunkReader + 'static>(
         .flatten()
 }
 
-/// Bytes per value of a fixed-width column (`None` for byte arrays).
-fn fixed_width(col: &ColumnChunkMetaData) -> Option<usize> {
+/// Whether a column's values all take the same bytes (numbers; not booleans or byte
+/// arrays).
+fn fixed_width(col: &ColumnChunkMetaData) -> bool {
     match col.column_type() {
-        PhysicalType::BOOLEAN | PhysicalType::BYTE_ARRAY => None,
-        PhysicalType::INT32 | PhysicalType::FLOAT => Some(4),
-        PhysicalType::INT64 | PhysicalType::DOUBLE => Some(8),
-        PhysicalType::INT96 => Some(12),
-        PhysicalType::FIXED_LEN_BYTE_ARRAY => usize::try_from(col.column_descr().type_length())
-            .ok()
-            .filter(|w| *w > 0),
+        PhysicalType::BOOLEAN | PhysicalType::BYTE_ARRAY => false,
+        PhysicalType::INT32
+        | PhysicalType::FLOAT
+        | PhysicalType::INT64
+        | PhysicalType::DOUBLE
+        | PhysicalType::INT96 => true,
+        PhysicalType::FIXED_LEN_BYTE_ARRAY => col.column_descr().type_length() > 0,
     }
-}
-
-/// The fewest values a dictionary page of `width`-byte values can hold, from the bytes it
-/// takes in the file (read without decompressing it): codecs expand incompressible data by
-/// at most about one part in six, and the page header takes under 64 bytes.
-fn least_dictionary_values(col: &ColumnChunkMetaData, width: usize) -> usize {
-    let Some(stored) = dictionary_stored_bytes(col).and_then(|b| usize::try_from(b).ok()) else {
-        return 0;
-    };
-    let plain = stored.saturating_sub(64).saturating_mul(6) / 7;
-    plain.saturating_sub(64) / width
 }
 
 /// A column chunk as its dictionary and a code per row: what deciding a filter on its codes
@@ -110,15 +100,13 @@ fn decide<R: ChunkReader + 'static>(
     // Deciding on codes saves decoding the values: a string dictionary pays even when nearly
     // every row has its own value (TPC-H's `c_phone`); a number dictionary must repeat values
     // (`o_custkey`, 60k values in 94k rows, is faster decoded and filtered).
-    let fixed_width = fixed_width(col);
-    let max_codes = if fixed_width.is_some() {
+    // A dictionary with more values is dropped from its page header, before it is
+    // decompressed (`read_dictionary`).
+    let max_codes = if fixed_width(col) {
         MAX_CODES.min(rows / 2)
     } else {
         MAX_CODES.min(rows)
     };
-    if fixed_width.is_some_and(|w| least_dictionary_values(col, w) > max_codes) {
-        return Ok(None);
-    }
     let Some((values, mut pages)) =
         read_dictionary(reader, col, rows, field.data_type(), max_codes)
     else {

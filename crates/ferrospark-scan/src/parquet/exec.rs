@@ -260,14 +260,18 @@ fn run_task(
         // runs are decoded whole and masked here too (Q3's order dates keep half the orders,
         // scattered).
         let mut under = match (codes_kept.take(), &selection) {
-            (Some(k), _) if faster_masked(&k, rows) => RowsToRead::Masked(k),
-            (Some(k), _) => RowsToRead::Selected(selection_of(k)),
+            (Some(k), _) => RowsToRead::of(k, rows),
             (None, Some(sel)) => RowsToRead::Selected(sel.clone()),
             (None, None) => RowsToRead::All,
         };
         let batch_size = decode_batch_size(s);
-        let mut kept_before: Option<arrow_buffer::BooleanBuffer> = None;
+        // Each group's columns, at the rows that group kept; narrowed once to the last
+        // group's rows below.
+        let mut decided: Vec<(Vec<(usize, ArrayRef)>, arrow_buffer::BooleanBuffer)> = Vec::new();
         for group in row_filter {
+            if let Some((_, before)) = decided.last() {
+                under = RowsToRead::of(before.clone(), rows);
+            }
             let (kept, columns) = decide_first(
                 file,
                 task.row_group,
@@ -277,29 +281,29 @@ fn run_task(
                 rows,
                 batch_size,
             )?;
-            if kept_before.is_none() {
+            if decided.is_empty() {
                 s.metrics.add("row_groups_decided_first", 1);
             }
             if kept.count_set_bits() == 0 {
                 return Ok(true);
             }
-            if let Some(before) = &kept_before {
-                // Columns decided earlier hold the rows kept before this group: narrow them.
-                let still: BooleanArray =
-                    before.set_indices().map(|r| Some(kept.value(r))).collect();
-                for (_, a) in decoded_early.iter_mut() {
-                    *a = arrow_select::filter::filter(a.as_ref(), &still)?;
+            decided.push((group.columns.iter().copied().zip(columns).collect(), kept));
+        }
+        if let Some((_, kept)) = decided.last() {
+            let kept = kept.clone();
+            let last = decided.len() - 1;
+            for (i, (columns, at)) in decided.into_iter().enumerate() {
+                if i == last {
+                    decoded_early.extend(columns);
+                    continue;
+                }
+                let still: arrow_buffer::BooleanBuffer =
+                    at.set_indices().map(|r| kept.value(r)).collect();
+                let still = BooleanArray::new(still, None);
+                for (c, a) in columns {
+                    decoded_early.push((c, arrow_select::filter::filter(a.as_ref(), &still)?));
                 }
             }
-            decoded_early.extend(group.columns.iter().copied().zip(columns));
-            under = if faster_masked(&kept, rows) {
-                RowsToRead::Masked(kept.clone())
-            } else {
-                RowsToRead::Selected(selection_of(kept.clone()))
-            };
-            kept_before = Some(kept);
-        }
-        if let Some(kept) = kept_before {
             take_from_codes(s, &chunk_codes, &kept, data_out, &mut decoded_early)?;
             // The other columns decoded whole when that is faster (Q10's customers: a
             // quarter of them kept, scattered), the kept columns joined in after masking.
@@ -503,6 +507,18 @@ enum RowsToRead {
     Selected(RowSelection),
     /// Those set in a mask (read whole, then masked).
     Masked(arrow_buffer::BooleanBuffer),
+}
+
+impl RowsToRead {
+    /// The rows set in `kept` (of a row group of `rows` rows), masked or selected, whichever
+    /// reads them faster.
+    fn of(kept: arrow_buffer::BooleanBuffer, rows: usize) -> Self {
+        if faster_masked(&kept, rows) {
+            RowsToRead::Masked(kept)
+        } else {
+            RowsToRead::Selected(selection_of(kept))
+        }
+    }
 }
 
 /// Runs filter `group` over rows `under` of row group `g`, reading only its columns: the
