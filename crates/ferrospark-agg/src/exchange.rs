@@ -6,8 +6,12 @@ use std::hash::BuildHasher;
 use std::io::Cursor;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::types::{
+    Date32Type, Date64Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type,
+    Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+};
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
 use arrow_ipc::CompressionType;
@@ -25,32 +29,122 @@ pub const BLOCK_BYTES: usize = 32 << 20;
 const BLOCK_ROWS: usize = 8192;
 
 /// The partition (`0..n`) of every row by its `keys`.
+///
+/// Flat columns are hashed column by column (integers by value, widened with their sign so
+/// an `int` and a `bigint` key agree; floats with -0.0 as 0.0 and one NaN; strings by their
+/// bytes) and the hashes combined; other types go through the row format. Every producer of
+/// one exchange runs the same function, which is all an exchange needs.
 fn partitions_of(keys: &[ArrayRef], n: usize, converter: &RowConverter) -> Result<Vec<u32>> {
     let n64 = n as u64;
-    // One integer key (the common GROUP BY id): hash the value itself.
-    if let [k] = keys {
-        let of = |v: u64| (mix64(v) % n64) as u32;
-        match k.data_type() {
-            DataType::Int64 => {
-                let a = k.as_primitive::<Int64Type>();
-                return Ok(a.iter().map(|v| v.map_or(0, |v| of(v as u64))).collect());
-            }
-            DataType::Int32 => {
-                let a = k.as_primitive::<Int32Type>();
-                return Ok(a
-                    .iter()
-                    .map(|v| v.map_or(0, |v| of(v as i64 as u64)))
-                    .collect());
-            }
-            _ => {}
-        }
+    let len = keys.first().map_or(0, |k| k.len());
+    let state = foldhash::fast::FixedState::with_seed(0x7061);
+    let mut hashes = vec![0u64; len];
+    if keys.iter().all(|k| fold_column(k, &mut hashes, &state)) {
+        return Ok(hashes.into_iter().map(|h| (h % n64) as u32).collect());
     }
-    let hasher = foldhash::fast::FixedState::with_seed(0x7061);
     let rows = converter.convert_columns(keys)?;
     Ok(rows
         .iter()
-        .map(|row| (hasher.hash_one(row.data()) % n64) as u32)
+        .map(|row| (state.hash_one(row.data()) % n64) as u32)
         .collect())
+}
+
+/// What a NULL key contributes to a row's hash.
+const NULL_HASH: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// Folds `column`'s values into the running `hashes`; `false` (and `hashes` unspecified) for a
+/// type left to the row format.
+fn fold_column(column: &ArrayRef, hashes: &mut [u64], state: &foldhash::fast::FixedState) -> bool {
+    fn fold(hashes: &mut [u64], nulls: Option<&NullBuffer>, values: impl Iterator<Item = u64>) {
+        for (i, (h, v)) in hashes.iter_mut().zip(values).enumerate() {
+            let v = if nulls.is_some_and(|n| n.is_null(i)) {
+                NULL_HASH
+            } else {
+                v
+            };
+            *h = mix64(h.rotate_left(29) ^ v);
+        }
+    }
+    let nulls = column.nulls().filter(|n| n.null_count() > 0);
+    macro_rules! ints {
+        ($t:ty, $widen:expr) => {{
+            let a = column.as_primitive::<$t>();
+            fold(hashes, nulls, a.values().iter().map($widen));
+            true
+        }};
+    }
+    match column.data_type() {
+        DataType::Int8 => ints!(Int8Type, |&v| v as i64 as u64),
+        DataType::Int16 => ints!(Int16Type, |&v| v as i64 as u64),
+        DataType::Int32 => ints!(Int32Type, |&v| v as i64 as u64),
+        DataType::Int64 => ints!(Int64Type, |&v| v as u64),
+        DataType::UInt8 => ints!(UInt8Type, |&v| u64::from(v)),
+        DataType::UInt16 => ints!(UInt16Type, |&v| u64::from(v)),
+        DataType::UInt32 => ints!(UInt32Type, |&v| u64::from(v)),
+        DataType::UInt64 => ints!(UInt64Type, |&v| v),
+        DataType::Date32 => ints!(Date32Type, |&v| v as i64 as u64),
+        DataType::Date64 => ints!(Date64Type, |&v| v as u64),
+        DataType::Timestamp(_, _) => {
+            // Every unit is an i64 underneath; the unit is the same on every producer.
+            let data = column.to_data();
+            let values =
+                ScalarBuffer::<i64>::new(data.buffers()[0].clone(), data.offset(), data.len());
+            fold(hashes, nulls, values.iter().map(|&v| v as u64));
+            true
+        }
+        DataType::Decimal128(_, _) => {
+            ints!(Decimal128Type, |&v| mix64(v as u64) ^ (v >> 64) as u64)
+        }
+        DataType::Float32 => ints!(Float32Type, |&v| normal_bits(f64::from(v))),
+        DataType::Float64 => ints!(Float64Type, |&v| normal_bits(v)),
+        DataType::Boolean => {
+            let a = column.as_boolean();
+            fold(hashes, nulls, a.values().iter().map(u64::from));
+            true
+        }
+        DataType::Utf8 => {
+            let a = column.as_string::<i32>();
+            let values = (0..a.len()).map(|i| state.hash_one(a.value(i).as_bytes()));
+            fold(hashes, nulls, values);
+            true
+        }
+        DataType::LargeUtf8 => {
+            let a = column.as_string::<i64>();
+            let values = (0..a.len()).map(|i| state.hash_one(a.value(i).as_bytes()));
+            fold(hashes, nulls, values);
+            true
+        }
+        DataType::Binary => {
+            let a = column.as_binary::<i32>();
+            fold(
+                hashes,
+                nulls,
+                (0..a.len()).map(|i| state.hash_one(a.value(i))),
+            );
+            true
+        }
+        DataType::LargeBinary => {
+            let a = column.as_binary::<i64>();
+            fold(
+                hashes,
+                nulls,
+                (0..a.len()).map(|i| state.hash_one(a.value(i))),
+            );
+            true
+        }
+        _ => false,
+    }
+}
+
+/// A float's bits with -0.0 as 0.0 and every NaN as one, as Spark groups them.
+fn normal_bits(v: f64) -> u64 {
+    if v == 0.0 {
+        0
+    } else if v.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        v.to_bits()
+    }
 }
 
 fn converter_for(keys: &[ArrayRef]) -> Result<RowConverter> {
@@ -231,6 +325,89 @@ mod tests {
             assert_eq!(total, 1500, "every row once ({keys} keys)");
         }
         assert!(read_block(b"not arrow").is_err());
+        Ok(())
+    }
+
+    /// The partition of each row of `columns`, through the column-wise hashes, and through
+    /// the row format for comparison.
+    fn parts(columns: &[ArrayRef], n: usize) -> Result<(Vec<u32>, Vec<u32>)> {
+        let converter = converter_for(columns)?;
+        let folded = partitions_of(columns, n, &converter)?;
+        let state = foldhash::fast::FixedState::with_seed(0x7061);
+        let rows = converter.convert_columns(columns)?;
+        let by_rows = rows
+            .iter()
+            .map(|r| (state.hash_one(r.data()) % n as u64) as u32)
+            .collect();
+        Ok((folded, by_rows))
+    }
+
+    #[test]
+    fn equal_keys_share_a_partition_whatever_their_width_or_float_spelling() -> Result<()> {
+        use arrow_array::{Float32Array, Float64Array, Int32Array, LargeStringArray};
+        // The same values as int and bigint, with -0.0 against 0.0 and two NaNs.
+        let ints: Vec<Option<i64>> = vec![Some(-3), None, Some(0), Some(1 << 40), Some(7)];
+        let narrow: ArrayRef = Arc::new(Int32Array::from(
+            ints.iter().map(|v| v.map(|v| v as i32)).collect::<Vec<_>>(),
+        ));
+        let wide: ArrayRef = Arc::new(Int64Array::from(
+            ints.iter()
+                .map(|v| v.map(|v| v as i32 as i64))
+                .collect::<Vec<_>>(),
+        ));
+        let a = parts(&[narrow], 7)?.0;
+        let b = parts(&[wide], 7)?.0;
+        assert_eq!(a, b);
+        let f: ArrayRef = Arc::new(Float64Array::from(vec![
+            0.0,
+            -0.0,
+            f64::NAN,
+            -f64::NAN,
+            1.5,
+        ]));
+        let g: ArrayRef = Arc::new(Float32Array::from(vec![0.0, -0.0, f32::NAN, 1.5, 1.5]));
+        for col in [f, g] {
+            let p = parts(&[col], 13)?.0;
+            assert_eq!(p[0], p[1], "-0.0 and 0.0");
+        }
+        let p = parts(
+            &[Arc::new(Float64Array::from(vec![f64::NAN, -f64::NAN])) as ArrayRef],
+            13,
+        )?
+        .0;
+        assert_eq!(p[0], p[1], "every NaN alike");
+        // utf8 and large utf8 of the same strings, with a key beside them.
+        let words = [
+            "",
+            "a",
+            "ünï",
+            "a much longer string than sixteen bytes",
+            "a",
+        ];
+        let s: ArrayRef = Arc::new(StringArray::from(words.to_vec()));
+        let l: ArrayRef = Arc::new(LargeStringArray::from(words.to_vec()));
+        let k: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 3, 4, 2]));
+        let (p, _) = parts(&[s.clone(), k.clone()], 5)?;
+        assert_eq!(p, parts(&[l, k], 5)?.0);
+        assert_eq!(p[1], p[4], "equal (string, key) rows");
+        Ok(())
+    }
+
+    #[test]
+    fn column_hashes_spread_rows_as_evenly_as_the_row_format() -> Result<()> {
+        let n = 20_000;
+        let k: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n));
+        let s: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..n).map(|i| format!("k{}", i % 97)),
+        ));
+        let (folded, by_rows) = parts(&[s, k], 4)?;
+        for p in [folded, by_rows] {
+            let mut counts = [0usize; 4];
+            for x in p {
+                counts[x as usize] += 1;
+            }
+            assert!(counts.iter().all(|&c| c > 4_000 && c < 6_000), "{counts:?}");
+        }
         Ok(())
     }
 }

@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod order;
 pub mod progress;
 pub mod spill;
+pub mod workers;
 
 pub use config::{parse_byte_size, Config};
 pub use error::{FerroError, Result};

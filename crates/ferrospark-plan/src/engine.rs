@@ -1,9 +1,10 @@
 //! A session's query engine: its temp views, planning SQL, optimizing, executing, explaining.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use arrow_schema::{Field, Schema, SchemaRef};
+use ferrospark_common::workers::WorkerPool;
 use ferrospark_common::{Config, FerroError, QueryProgress, Result};
 
 use crate::builder::PlanBuilder;
@@ -20,6 +21,8 @@ pub struct QueryEngine {
     /// Builds resolved plans.
     pub builder: PlanBuilder,
     views: RwLock<HashMap<String, Arc<LogicalPlan>>>,
+    /// The session's worker threads, started by its first query.
+    workers: OnceLock<WorkerPool>,
 }
 
 /// A running query: its output stream and the operators producing it.
@@ -50,7 +53,19 @@ impl QueryEngine {
         Self {
             builder: PlanBuilder::new(cfg),
             views: RwLock::new(HashMap::new()),
+            workers: OnceLock::new(),
         }
+    }
+
+    /// The session's worker threads (`ferrospark.scan.threads` of them), each with a
+    /// `stack`-byte stack, started on first use: queries run on them, and so do the steps
+    /// they split (see [`ferrospark_common::workers`]).
+    pub fn workers(&self, stack: usize) -> Result<&WorkerPool> {
+        if let Some(w) = self.workers.get() {
+            return Ok(w);
+        }
+        let pool = WorkerPool::new(self.config().scan_threads()?, stack)?;
+        Ok(self.workers.get_or_init(|| pool))
     }
 
     /// The configuration.
@@ -193,5 +208,73 @@ fn formatted(plan: &Arc<dyn ExecutionPlan>, n: &mut usize, out: &mut String) {
     ));
     for c in plan.children() {
         formatted(&c, n, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use ferrospark_common::Config;
+
+    use super::*;
+
+    /// A query on the session's workers (scan, partial and final aggregation steps, sort)
+    /// gives what the same query gives on threads of its own.
+    #[test]
+    fn a_query_on_the_session_workers_equals_one_off_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("v", DataType::Int64, true),
+        ]));
+        for f in 0..3i64 {
+            let n = 5_000;
+            let cols: Vec<ArrayRef> = vec![
+                Arc::new(Int64Array::from_iter(
+                    (0..n).map(|i| (i % 11 != 0).then_some((i * 7 + f) % 1_500)),
+                )),
+                Arc::new(StringArray::from_iter(
+                    (0..n).map(|i| (i % 13 != 0).then(|| format!("s{}", (i + f) % 40))),
+                )),
+                Arc::new(Int64Array::from_iter_values((0..n).map(|i| i * f))),
+            ];
+            let b = RecordBatch::try_new(schema.clone(), cols).expect("batch");
+            let file = std::fs::File::create(dir.path().join(format!("part-{f}.parquet")))
+                .expect("create");
+            let props = parquet::file::properties::WriterProperties::builder()
+                .set_max_row_group_row_count(Some(1_000))
+                .build();
+            let mut w = parquet::arrow::ArrowWriter::try_new(file, schema.clone(), Some(props))
+                .expect("writer");
+            w.write(&b).expect("write");
+            w.close().expect("close");
+        }
+        let e = QueryEngine::new(Config::default());
+        let t = format!("parquet.`{}`", dir.path().display());
+        let run = |sql: &str| -> Vec<RecordBatch> {
+            let SqlStatement::Query(p) = e.sql(sql).expect("plans") else {
+                panic!("not a query")
+            };
+            let r = e.execute(&p).expect("runs");
+            r.stream.collect::<Result<_>>().expect("streams")
+        };
+        let workers = e.workers(8 << 20).expect("workers").clone();
+        for sql in [
+            format!("SELECT s, k, count(DISTINCT v), sum(v) FROM {t} GROUP BY s, k ORDER BY s, k"),
+            format!("SELECT k, count(*) c FROM {t} GROUP BY k ORDER BY c DESC, k LIMIT 50"),
+            format!("SELECT s, v, row_number() OVER (PARTITION BY s ORDER BY v) r FROM {t} ORDER BY s, v, r"),
+        ] {
+            let off = run(&sql);
+            let on = workers.install(|| run(&sql));
+            let concat = |b: &[RecordBatch]| {
+                arrow_select::concat::concat_batches(&b[0].schema(), b).expect("concat")
+            };
+            assert_eq!(concat(&off), concat(&on), "{sql}");
+            assert!(concat(&on).num_rows() > 40, "{sql}");
+        }
     }
 }

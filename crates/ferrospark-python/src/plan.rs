@@ -512,11 +512,13 @@ impl PyPlan {
         let engine = self.engine.clone();
         let plan = self.plan.clone();
         let cfg = engine.config().clone();
-        let (batches, schema, physical) = crate::watch::run_watched(py, &cfg, move |progress| {
-            let r = engine.execute_watched(&plan, progress)?;
-            let batches: Vec<RecordBatch> = r.stream.collect::<Result<_, _>>()?;
-            Ok((batches, r.schema, r.physical))
-        })?;
+        let workers = engine.workers(crate::watch::QUERY_STACK).py(py)?.clone();
+        let (batches, schema, physical) =
+            crate::watch::run_watched(py, &cfg, &workers, move |progress| {
+                let r = engine.execute_watched(&plan, progress)?;
+                let batches: Vec<RecordBatch> = r.stream.collect::<Result<_, _>>()?;
+                Ok((batches, r.schema, r.physical))
+            })?;
         if let Ok(mut l) = self.last_run.lock() {
             *l = Some(physical);
         }

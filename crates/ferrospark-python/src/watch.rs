@@ -18,17 +18,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ferrospark_common::progress::render_bar;
+use ferrospark_common::workers::WorkerPool;
 use ferrospark_common::{Config, FerroError, QueryProgress};
 use pyo3::prelude::*;
 
 use crate::guard::{panic_error, Detach};
 use crate::{IntoPyResult, SIGNAL_POLL};
 
-/// Stack of the query thread: optimizing and planning recurse once per expression level, and
+/// Stack of a worker thread, where queries run: optimizing and planning recurse once per expression level, and
 /// an expression at `MAX_EXPR_DEPTH` needs more than a spawned thread's default 2 MiB (the
 /// interpreter's main thread, where queries ran before, has 8 MiB). Address space only: pages
 /// are touched as used.
-const QUERY_STACK: usize = 64 * 1024 * 1024;
+pub(crate) const QUERY_STACK: usize = 64 * 1024 * 1024;
 
 /// Width of the bar between its brackets.
 const BAR_WIDTH: usize = 40;
@@ -39,9 +40,14 @@ enum Waited<T> {
     Pending,
 }
 
-/// Runs `work` on a query thread, handling Ctrl-C and drawing the progress bar per `cfg`
+/// Runs `work` on one of the session's `workers`, handling Ctrl-C and drawing the progress bar per `cfg`
 /// (`ferrospark.progress.bar`, `ferrospark.progress.delay`) while it runs.
-pub(crate) fn run_watched<T, F>(py: Python<'_>, cfg: &Config, work: F) -> PyResult<T>
+pub(crate) fn run_watched<T, F>(
+    py: Python<'_>,
+    cfg: &Config,
+    workers: &WorkerPool,
+    work: F,
+) -> PyResult<T>
 where
     T: Send + 'static,
     F: FnOnce(Arc<QueryProgress>) -> Result<T, FerroError> + Send + 'static,
@@ -54,16 +60,11 @@ where
     let progress = Arc::new(QueryProgress::new());
     let (tx, rx) = sync_channel(1);
     let theirs = progress.clone();
-    std::thread::Builder::new()
-        .name("ferrospark-query".into())
-        .stack_size(QUERY_STACK)
-        .spawn(move || {
-            let r = catch_unwind(AssertUnwindSafe(|| work(theirs)))
-                .unwrap_or_else(|p| Err(panic_error(p)));
-            let _ = tx.send(r);
-        })
-        .map_err(|e| FerroError::Internal(format!("cannot start a query thread: {e}")))
-        .py(py)?;
+    workers.spawn(move || {
+        let r =
+            catch_unwind(AssertUnwindSafe(|| work(theirs))).unwrap_or_else(|p| Err(panic_error(p)));
+        let _ = tx.send(r);
+    });
     // Behind a mutex only so the detached closures may borrow it (a Receiver is not Sync).
     let rx = Mutex::new(rx);
     let started = Instant::now();

@@ -178,16 +178,8 @@ const DIGIT_BITS: u32 = 11;
 fn radix_sorted(keys: &[u64]) -> Vec<u32> {
     let n = keys.len();
     let mid = n / 2;
-    let (left, right) = std::thread::scope(|s| {
-        let left = s.spawn(|| radix_sort(keys, 0, mid));
-        let right = radix_sort(keys, mid, n);
-        (left.join(), right)
-    });
-    let left = match left {
-        Ok(l) => l,
-        // A sort of plain integers cannot panic; sort on this thread if it somehow did.
-        Err(_) => radix_sort(keys, 0, mid),
-    };
+    let (right, left) =
+        ferrospark_common::workers::join(|| radix_sort(keys, mid, n), || radix_sort(keys, 0, mid));
     let mut order = Vec::with_capacity(n);
     let (mut i, mut j) = (0, 0);
     while i < left.len() && j < right.len() {
@@ -263,10 +255,7 @@ fn packed<const K: usize>(rows: &Rows, varying: &[usize]) -> Vec<u32> {
     }
     let mid = n / 2;
     let (left, right) = keys.split_at_mut(mid);
-    std::thread::scope(|s| {
-        s.spawn(|| left.sort_unstable());
-        right.sort_unstable();
-    });
+    ferrospark_common::workers::join(|| right.sort_unstable(), || left.sort_unstable());
     let (left, right) = keys.split_at(mid);
     let mut order = Vec::with_capacity(n);
     let (mut i, mut j) = (0, 0);

@@ -537,16 +537,18 @@ pub(crate) fn on_two_threads<T: Send>(
     let (first, second) = partitions.split_at(cut);
     let split_row = second.first().map_or(n, |&(s, _)| s);
     let (left, right) = results.split_at_mut(split_row);
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
+    ferrospark_common::workers::join(
+        || {
+            for &p in first {
+                work(p, left, 0);
+            }
+        },
+        || {
             for &p in second {
                 work(p, right, split_row);
             }
-        });
-        for &p in first {
-            work(p, left, 0);
-        }
-    });
+        },
+    );
 }
 
 /// `out[i - offset]` = the in-order sum of `d[lo[i]..hi[i]]`, for the rows `rows`.

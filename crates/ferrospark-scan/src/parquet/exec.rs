@@ -117,17 +117,9 @@ impl ParquetScan {
             }
             Ok(state)
         };
-        let results: Vec<Result<S>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (1..workers).map(|_| scope.spawn(run_worker)).collect();
-            let mut out = vec![run_worker()];
-            for h in handles {
-                out.push(h.join().unwrap_or_else(|_| {
-                    Err(FerroError::Internal("a scan thread panicked".into()))
-                }));
-            }
-            out
-        });
-        results.into_iter().collect()
+        ferrospark_common::workers::try_run_each((0..workers).collect(), "a scan thread", |_| {
+            run_worker()
+        })
     }
 }
 

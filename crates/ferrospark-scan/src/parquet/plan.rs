@@ -228,20 +228,12 @@ fn load_footers(
         return paths.iter().map(load).collect();
     }
     let chunk = paths.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = paths
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(load).collect::<Result<Vec<_>>>()))
-            .collect();
-        let mut out = Vec::with_capacity(paths.len());
-        for h in handles {
-            let part = h
-                .join()
-                .map_err(|_| FerroError::Internal("footer reader thread panicked".into()))??;
-            out.extend(part);
-        }
-        Ok(out)
-    })
+    let parts = ferrospark_common::workers::try_run_each(
+        paths.chunks(chunk).collect(),
+        "a footer reader thread",
+        |part: &[PathBuf]| part.iter().map(load).collect::<Result<Vec<_>>>(),
+    )?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 fn describe_difference(a: &Schema, b: &Schema) -> String {
