@@ -277,4 +277,104 @@ mod tests {
             assert!(concat(&on).num_rows() > 40, "{sql}");
         }
     }
+
+    /// Writes `batches` of `schema` as one Parquet file of row groups of `rows_per_group`.
+    fn write_parquet(path: &std::path::Path, schema: Arc<Schema>, batches: &[RecordBatch]) {
+        let file = std::fs::File::create(path).expect("create");
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(700))
+            .build();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(file, schema, Some(props)).expect("writer");
+        for b in batches {
+            w.write(b).expect("write");
+        }
+        w.close().expect("close");
+    }
+
+    /// Outer joins that keep their build side, probed on every scan thread (each thread
+    /// notes its own matches, the build rows kept come out once all are done), equal the same
+    /// joins as a sort-merge join, which never forks.
+    #[test]
+    fn outer_joins_keeping_their_build_side_probed_on_every_thread_equal_a_merge_join() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("v", DataType::Int64, true),
+        ]));
+        // A small side of 300 keys (some NULL, some duplicated) and a large one whose keys
+        // miss a third of them.
+        let small = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from_iter(
+                    (0..320i64).map(|i| (i % 50 != 7).then_some(i % 300)),
+                )),
+                Arc::new(Int64Array::from_iter_values(0..320)),
+            ],
+        )
+        .expect("batch");
+        let big = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from_iter(
+                    (0..9_000i64).map(|i| (i % 97 != 0).then_some((i * 7) % 450 + 100)),
+                )),
+                Arc::new(Int64Array::from_iter_values((0..9_000).map(|i| i % 13))),
+            ],
+        )
+        .expect("batch");
+        write_parquet(&dir.path().join("small.parquet"), schema.clone(), &[small]);
+        write_parquet(&dir.path().join("big.parquet"), schema, &[big]);
+        let e = QueryEngine::new(Config::default());
+        let s = format!("parquet.`{}`", dir.path().join("small.parquet").display());
+        let b = format!("parquet.`{}`", dir.path().join("big.parquet").display());
+        let run = |sql: &str| -> RecordBatch {
+            let SqlStatement::Query(p) = e.sql(sql).expect("plans") else {
+                panic!("not a query")
+            };
+            let r = e.execute(&p).expect("runs");
+            let batches: Vec<RecordBatch> = r.stream.collect::<Result<_>>().expect("streams");
+            arrow_select::concat::concat_batches(&r.schema, &batches).expect("concat")
+        };
+        let workers = e.workers(8 << 20).expect("workers").clone();
+        for (from, select, group, build) in [
+            (
+                format!("{s} s LEFT JOIN {b} o ON s.k = o.k"),
+                "s.k, s.v, count(o.v), sum(o.v)",
+                "s.k, s.v",
+                "BuildLeft",
+            ),
+            (
+                format!("{s} s FULL JOIN {b} o ON s.k = o.k"),
+                "s.k, o.k, count(*), sum(o.v)",
+                "s.k, o.k",
+                "BuildLeft",
+            ),
+            (
+                format!("{b} o RIGHT JOIN {s} s ON s.k = o.k AND o.v < 9"),
+                "s.k, s.v, count(o.v), sum(o.v)",
+                "s.k, s.v",
+                "BuildRight",
+            ),
+        ] {
+            let query = |hint: &str| {
+                format!("SELECT {hint} {select} FROM {from} GROUP BY {group} ORDER BY 1, 2")
+            };
+            let forked = workers.install(|| run(&query("/*+ SHUFFLE_HASH(s) */")));
+            let merged = run(&query("/*+ MERGE(s) */"));
+            assert_eq!(forked, merged, "{from}");
+            assert!(forked.num_rows() > 10, "{from}");
+            let SqlStatement::Query(p) = e.sql(&query("/*+ SHUFFLE_HASH(s) */")).expect("plans")
+            else {
+                panic!("not a query")
+            };
+            let text = e.explain(&p, ExplainMode::Simple).expect("explains");
+            assert!(text.contains(build), "{from}: {text}");
+            assert!(
+                text.contains("partial steps run in the scan threads"),
+                "{from}: {text}"
+            );
+        }
+    }
 }

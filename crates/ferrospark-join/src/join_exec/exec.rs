@@ -305,6 +305,53 @@ impl JoinExec {
                 "only a built join that keeps no build rows unmatched can be forked".into(),
             ));
         }
+        self.fork()
+    }
+
+    /// Whether [`Self::fork_tracking_probe`] can fork this join: a hash join built in
+    /// memory whose build rows are noted as they match (an outer join's kept side, a semi or
+    /// anti join built on its left side).
+    pub fn can_fork_tracking_probe(&self) -> bool {
+        self.phase == Phase::Probing && self.tracks_build() && self.build.is_some()
+    }
+
+    /// Another prober of the same built side that notes which build rows its probe rows
+    /// matched, for probing on several threads at once. Once every fork is done, their
+    /// [`Self::take_build_matched`] flags are combined into this join's with
+    /// [`Self::add_build_matched`], and [`Self::finish`] emits the build rows the join keeps.
+    pub fn fork_tracking_probe(&self) -> Result<JoinExec> {
+        if !self.can_fork_tracking_probe() {
+            return Err(FerroError::Internal(
+                "only a built join that notes its matched build rows can be forked so".into(),
+            ));
+        }
+        let mut fork = self.fork()?;
+        fork.build_matched = vec![false; self.build_matched.len()];
+        Ok(fork)
+    }
+
+    /// Which build rows this fork's probe rows matched, taken (see
+    /// [`Self::fork_tracking_probe`]).
+    pub fn take_build_matched(&mut self) -> Vec<bool> {
+        std::mem::take(&mut self.build_matched)
+    }
+
+    /// Flags as matched the build rows a fork's probe rows matched.
+    pub fn add_build_matched(&mut self, matched: &[bool]) -> Result<()> {
+        if matched.len() != self.build_matched.len() {
+            return Err(FerroError::Internal(format!(
+                "a fork matched {} build rows of {}",
+                matched.len(),
+                self.build_matched.len()
+            )));
+        }
+        for (m, &f) in self.build_matched.iter_mut().zip(matched) {
+            *m |= f;
+        }
+        Ok(())
+    }
+
+    fn fork(&self) -> Result<JoinExec> {
         Ok(Self {
             join_type: self.join_type,
             build_side: self.build_side,

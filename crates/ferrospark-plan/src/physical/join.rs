@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use arrow_array::ArrayRef;
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 use ferrospark_common::{FerroError, MetricValue, MetricsSet, Result};
 use ferrospark_expr::{bind, evaluate, BindContext, Expr, PhysicalExpr};
@@ -12,7 +12,7 @@ use ferrospark_join::{
     join_schema, BuildSide, JoinAlgorithm, JoinExec, JoinStrategy, JoinType, JOIN_METRICS,
 };
 
-use super::pipeline::{FnOp, OpFactory, Pipeline};
+use super::pipeline::{BatchOp, FnOp, OpFactory, Pipeline};
 use super::runtime_filter::Target;
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::expr_text;
@@ -47,6 +47,11 @@ impl JoinPlanExec {
     /// Whether the probe side can stream on several threads against one built side (no
     /// build rows kept unmatched, a hash table to share).
     fn forkable(&self) -> bool {
+        self.forkable_untracked() || self.forkable_tracked()
+    }
+
+    /// Probing keeps no state per build row: forks share nothing but the built table.
+    fn forkable_untracked(&self) -> bool {
         self.algorithm() == JoinAlgorithm::Hash
             && matches!(
                 (self.join_type, self.build_side),
@@ -59,6 +64,21 @@ impl JoinPlanExec {
                         BuildSide::Right,
                     )
                     | (JoinType::RightOuter, BuildSide::Left)
+            )
+    }
+
+    /// Probing notes which build rows matched (the build side is kept, or is the output of a
+    /// semi / anti join): each fork notes its own, and the rows the join keeps come out once
+    /// every fork is done (TPC-H Q13's customers without orders).
+    fn forkable_tracked(&self) -> bool {
+        self.algorithm() == JoinAlgorithm::Hash
+            && matches!(
+                (self.join_type, self.build_side),
+                (
+                    JoinType::LeftOuter | JoinType::LeftSemi | JoinType::LeftAnti,
+                    BuildSide::Left
+                ) | (JoinType::RightOuter, BuildSide::Right)
+                    | (JoinType::FullOuter, _)
             )
     }
 
@@ -234,6 +254,25 @@ impl ExecutionPlan for JoinPlanExec {
             return Ok(None);
         }
         let exec = self.build(ctx)?;
+        if exec.can_fork_tracking_probe() {
+            let Some(p) = probe.pipeline(ctx)? else {
+                return Ok(None);
+            };
+            let base = Arc::new(Mutex::new(exec));
+            let metrics = self.metrics.clone();
+            let op: OpFactory = Arc::new(move || {
+                let fork = base
+                    .lock()
+                    .map_err(|_| FerroError::Internal("join build poisoned".into()))?
+                    .fork_tracking_probe()?;
+                Ok(Box::new(TrackingProbe {
+                    fork,
+                    base: base.clone(),
+                    metrics: metrics.clone(),
+                }))
+            });
+            return Ok(Some(p.then(op)));
+        }
         if !exec.can_fork_probe() {
             return Ok(None);
         }
@@ -279,6 +318,62 @@ impl ExecutionPlan for JoinPlanExec {
                 && p.accept_runtime_filter(column, filter)
         };
         side(&self.left) || side(&self.right)
+    }
+}
+
+/// One scan thread's prober of a join that notes its matched build rows: at the end each
+/// fork adds its matches to the built join's, and the last one emits the build rows the join
+/// keeps (see [`BatchOp::finish`]).
+struct TrackingProbe {
+    fork: JoinExec,
+    base: Arc<Mutex<JoinExec>>,
+    metrics: MetricsSet,
+}
+
+impl TrackingProbe {
+    fn count_out(&self, out: &[RecordBatch]) {
+        for b in out {
+            self.metrics.add("output_rows", b.num_rows() as u64);
+            self.metrics.add("output_batches", 1);
+        }
+    }
+}
+
+impl BatchOp for TrackingProbe {
+    fn apply(&mut self, batch: RecordBatch, out: &mut Vec<RecordBatch>) -> Result<()> {
+        // A fork's own counters are dropped with it: count its probe side here.
+        let started = std::time::Instant::now();
+        self.metrics.add("probe_rows", batch.num_rows() as u64);
+        self.metrics.add("probe_batches", 1);
+        let before = out.len();
+        self.fork.push_probe(&batch)?;
+        while let Some(o) = self.fork.pull()? {
+            out.push(o);
+        }
+        self.metrics.add_elapsed("probe_time_ns", started);
+        self.metrics.add_elapsed("elapsed_compute_ns", started);
+        self.count_out(&out[before..]);
+        Ok(())
+    }
+
+    fn finish(&mut self, last: bool, out: &mut Vec<RecordBatch>) -> Result<()> {
+        let started = std::time::Instant::now();
+        let matched = self.fork.take_build_matched();
+        let mut base = self
+            .base
+            .lock()
+            .map_err(|_| FerroError::Internal("join build poisoned".into()))?;
+        base.add_build_matched(&matched)?;
+        if last {
+            let before = out.len();
+            base.finish()?;
+            while let Some(o) = base.pull()? {
+                out.push(o);
+            }
+            self.count_out(&out[before..]);
+        }
+        self.metrics.add_elapsed("elapsed_compute_ns", started);
+        Ok(())
     }
 }
 

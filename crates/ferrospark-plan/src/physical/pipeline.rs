@@ -23,6 +23,14 @@ use super::{counted, BatchStream};
 pub trait BatchOp: Send {
     /// Transforms one batch, appending its output to `out`.
     fn apply(&mut self, batch: RecordBatch, out: &mut Vec<RecordBatch>) -> Result<()>;
+
+    /// Called on every thread's instance once every batch has gone through, one thread after
+    /// another, `last` on the final one: what the operator emits only at the end (an outer
+    /// join's unmatched build rows, once every thread's matches are known) goes to `out`,
+    /// through the operators after it on that thread and into its sink.
+    fn finish(&mut self, _last: bool, _out: &mut Vec<RecordBatch>) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Makes one thread's instance of an operator.
@@ -104,7 +112,31 @@ impl Pipeline {
                 to.add(name, v);
             }
         }
-        let sinks = states?.into_iter().map(|(_, s)| s).collect();
+        let mut states = states?;
+        // Operators that emit at the end, in order, each over every thread's instance; what
+        // they emit runs through the later operators of the thread that emitted it.
+        let threads = states.len();
+        for i in 0..self.ops.len() {
+            for (t, state) in states.iter_mut().enumerate() {
+                let mut cur = Vec::new();
+                state.0[i].finish(t + 1 == threads, &mut cur)?;
+                if cur.is_empty() {
+                    continue;
+                }
+                let (ops, sink) = state;
+                for op in ops[i + 1..].iter_mut() {
+                    let mut next = Vec::with_capacity(cur.len());
+                    for b in cur {
+                        op.apply(b, &mut next)?;
+                    }
+                    cur = next;
+                }
+                for b in cur {
+                    consume(sink, b)?;
+                }
+            }
+        }
+        let sinks = states.into_iter().map(|(_, s)| s).collect();
         if let Some(done) = &self.on_done {
             done();
         }
