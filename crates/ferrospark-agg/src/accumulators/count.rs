@@ -20,6 +20,12 @@ impl GroupsAccumulator for CountAccumulator {
         self.counts.resize(total, 0);
         let counts = &mut self.counts;
         let nulls = combined_nulls(values);
+        if total == 1 {
+            // One group (a global aggregate): its rows less the NULL ones.
+            let nulls = nulls.as_ref().map_or(0, |n| n.null_count());
+            counts[0] += (groups.len() - nulls) as i64;
+            return Ok(());
+        }
         for_each_valid(nulls.as_ref(), groups, |_, g| counts[g] += 1);
         Ok(())
     }

@@ -17,23 +17,26 @@ use super::{for_each_valid, nulls_from, EmitTo, GroupsAccumulator};
 
 pub(crate) use ferrospark_common::order::f64_order_key;
 
-/// min/max over a primitive type, compared by `key`.
-pub struct PrimitiveMinMax<T: ArrowPrimitiveType, K: Ord> {
+/// min/max over a primitive type, compared by `key` (a function item or closure, so the
+/// comparison inlines into the loop over the rows).
+pub struct PrimitiveMinMax<T: ArrowPrimitiveType, K: Ord, F> {
     values: Vec<T::Native>,
     seen: Vec<bool>,
     is_max: bool,
-    key: fn(T::Native) -> K,
+    key: F,
     data_type: DataType,
+    _key: std::marker::PhantomData<fn() -> K>,
 }
 
-impl<T: ArrowPrimitiveType, K: Ord> PrimitiveMinMax<T, K> {
-    fn new(is_max: bool, key: fn(T::Native) -> K, data_type: DataType) -> Self {
+impl<T: ArrowPrimitiveType, K: Ord, F: Fn(T::Native) -> K + Copy> PrimitiveMinMax<T, K, F> {
+    fn new(is_max: bool, key: F, data_type: DataType) -> Self {
         Self {
             values: Vec::new(),
             seen: Vec::new(),
             is_max,
             key,
             data_type,
+            _key: std::marker::PhantomData,
         }
     }
 
@@ -43,6 +46,34 @@ impl<T: ArrowPrimitiveType, K: Ord> PrimitiveMinMax<T, K> {
         let a = array.as_primitive::<T>();
         let (vals, seen, src) = (&mut self.values, &mut self.seen, a.values());
         let (key, is_max) = (self.key, self.is_max);
+        let better = |n: T::Native, c: T::Native| {
+            let (n, c) = (key(n), key(c));
+            if is_max {
+                n > c
+            } else {
+                n < c
+            }
+        };
+        if total == 1 {
+            // One group (a global aggregate): the batch's best value, then one comparison
+            // with the group's. Ties keep the first value, as row by row.
+            let mut best: Option<T::Native> = None;
+            let mut offer = |v: T::Native| match best {
+                Some(b) if !better(v, b) => {}
+                _ => best = Some(v),
+            };
+            match a.nulls().filter(|n| n.null_count() > 0) {
+                None => src.iter().for_each(|&v| offer(v)),
+                Some(n) => n.valid_indices().for_each(|i| offer(src[i])),
+            }
+            if let Some(b) = best {
+                if !seen[0] || better(b, vals[0]) {
+                    vals[0] = b;
+                    seen[0] = true;
+                }
+            }
+            return;
+        }
         for_each_valid(a.nulls(), groups, |r, g| {
             let v = src[r];
             let better = !seen[g] || {
@@ -61,7 +92,9 @@ impl<T: ArrowPrimitiveType, K: Ord> PrimitiveMinMax<T, K> {
     }
 }
 
-impl<T: ArrowPrimitiveType, K: Ord + Send> GroupsAccumulator for PrimitiveMinMax<T, K> {
+impl<T: ArrowPrimitiveType, K: Ord + Send, F: Fn(T::Native) -> K + Copy + Send> GroupsAccumulator
+    for PrimitiveMinMax<T, K, F>
+{
     fn update_batch(&mut self, values: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
         self.add(&values[0], groups, total);
         Ok(())
@@ -314,7 +347,7 @@ fn ident<N>(v: N) -> N {
 pub fn min_max(dt: &DataType, is_max: bool) -> Result<Box<dyn GroupsAccumulator>> {
     macro_rules! prim {
         ($t:ty) => {
-            Box::new(PrimitiveMinMax::<$t, _>::new(is_max, ident, dt.clone()))
+            Box::new(PrimitiveMinMax::<$t, _, _>::new(is_max, ident, dt.clone()))
         };
     }
     use arrow_schema::TimeUnit;
@@ -334,12 +367,12 @@ pub fn min_max(dt: &DataType, is_max: bool) -> Result<Box<dyn GroupsAccumulator>
         DataType::Timestamp(TimeUnit::Microsecond, _) => prim!(TimestampMicrosecondType),
         DataType::Timestamp(TimeUnit::Nanosecond, _) => prim!(TimestampNanosecondType),
         DataType::Decimal128(_, _) => prim!(Decimal128Type),
-        DataType::Float64 => Box::new(PrimitiveMinMax::<Float64Type, i64>::new(
+        DataType::Float64 => Box::new(PrimitiveMinMax::<Float64Type, i64, _>::new(
             is_max,
             f64_order_key,
             dt.clone(),
         )),
-        DataType::Float32 => Box::new(PrimitiveMinMax::<Float32Type, i64>::new(
+        DataType::Float32 => Box::new(PrimitiveMinMax::<Float32Type, i64, _>::new(
             is_max,
             |v: f32| f64_order_key(v as f64),
             dt.clone(),
@@ -357,4 +390,77 @@ pub fn min_max(dt: &DataType, is_max: bool) -> Result<Box<dyn GroupsAccumulator>
             is_max,
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::{Float64Array, Int64Array};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    use super::*;
+    use crate::accumulators::count::CountAccumulator;
+
+    /// The result of `acc` over `batches`, every row in group 0 of `total` groups.
+    fn one_group(
+        mut acc: Box<dyn GroupsAccumulator>,
+        batches: &[ArrayRef],
+        total: usize,
+    ) -> ArrayRef {
+        for b in batches {
+            let groups = vec![0u32; b.len()];
+            acc.update_batch(std::slice::from_ref(b), &groups, total)
+                .expect("updates");
+        }
+        acc.evaluate(EmitTo::All).expect("evaluates").slice(0, 1)
+    }
+
+    /// A global min / max / count (one group, its own loop) equals the same rows as group 0
+    /// of two (the row-by-row loop): NULLs, NaN, -0.0 against 0.0, ties, all-NULL batches.
+    #[test]
+    fn one_group_equals_row_by_row() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let specials = [f64::NAN, -0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY, 1.5];
+        for round in 0..20 {
+            let n = rng.random_range(0..50);
+            let floats: Vec<ArrayRef> = (0..3)
+                .map(|b| {
+                    Arc::new(Float64Array::from_iter((0..n).map(|_| {
+                        (b != 1 || round % 3 != 0)
+                            .then(|| specials[rng.random_range(0..specials.len())])
+                            .filter(|_| rng.random_range(0..5) > 0)
+                    }))) as ArrayRef
+                })
+                .collect();
+            let ints: Vec<ArrayRef> = (0..3)
+                .map(|_| {
+                    Arc::new(Int64Array::from_iter((0..n).map(|_| {
+                        (rng.random_range(0..4) > 0).then(|| rng.random_range(-9..9))
+                    }))) as ArrayRef
+                })
+                .collect();
+            for (batches, dt) in [(&floats, DataType::Float64), (&ints, DataType::Int64)] {
+                for is_max in [false, true] {
+                    let a = one_group(min_max(&dt, is_max).expect("acc"), batches, 1);
+                    let b = one_group(min_max(&dt, is_max).expect("acc"), batches, 2);
+                    assert_eq!(a.is_null(0), b.is_null(0), "{dt} max={is_max}");
+                    if dt == DataType::Float64 && a.is_valid(0) {
+                        let (x, y) = (
+                            a.as_primitive::<Float64Type>(),
+                            b.as_primitive::<Float64Type>(),
+                        );
+                        assert_eq!(
+                            x.value(0).to_bits(),
+                            y.value(0).to_bits(),
+                            "{dt} max={is_max}"
+                        );
+                    } else {
+                        assert_eq!(a.as_ref(), b.as_ref(), "{dt} max={is_max}");
+                    }
+                }
+                let a = one_group(Box::new(CountAccumulator::default()), batches, 1);
+                let b = one_group(Box::new(CountAccumulator::default()), batches, 2);
+                assert_eq!(a.as_ref(), b.as_ref(), "count of {dt}");
+            }
+        }
+    }
 }
