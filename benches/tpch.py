@@ -5,7 +5,8 @@
     python benches/tpch.py --layout one                              # each table as one file
 
 Each (engine, query) runs in its own process, so its peak memory is its own: a warm-up run,
-then ``--reps`` timed runs (the median is reported). The in-process engines take turns query
+then ``--reps`` timed runs (the median wall time is reported, and the median CPU time, user
+plus system, which a slow spell of the machine moves less). The in-process engines take turns query
 by query, so the machine's slow spells fall on all of them alike. PySpark runs all queries in one session
 (its JVM's memory is not measured). Every result is checked against PySpark's (numbers to 9
 significant digits; in order where the query orders its output). Prints one table per query
@@ -98,15 +99,18 @@ def worker(engine: str, query: int, dirs: dict[str, str], reps: int) -> dict:
         t0 = time.perf_counter()
         result = run(text)
         warm = time.perf_counter() - t0
-        times = []
+        times, cpu = [], []
         for _ in range(reps):
+            r0 = resource.getrusage(resource.RUSAGE_SELF)
             t0 = time.perf_counter()
             result = run(text)
             times.append(time.perf_counter() - t0)
+            r1 = resource.getrusage(resource.RUSAGE_SELF)
+            cpu.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
     except Exception as e:  # an engine that cannot run a query is reported, not fatal
         return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"}
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"warm": warm, "times": times, "rows": table_rows(result), "peak_mib": peak}
+    return {"warm": warm, "times": times, "cpu": cpu, "rows": table_rows(result), "peak_mib": peak}
 
 
 def spark_worker(queries: list[int], dirs: dict[str, str], reps: int) -> dict:
@@ -225,24 +229,39 @@ def main() -> None:
                 fs_med = med
             check = "" if ref is None else ("ok" if same(r["rows"], ref, ordered(q)) else "MISMATCH")
             peak = f"{r['peak_mib']:.0f} MiB" if r.get("peak_mib") else "-"
-            rows_out.append((e, med, peak, check))
+            cpu = f"cpu {statistics.median(r['cpu']):.3f}s" if r.get("cpu") else ""
+            rows_out.append((e, med, peak, check, cpu))
         print(f"Q{q}")
         best = min((x[1] for x in rows_out if isinstance(x, tuple)), default=None)
         for x in rows_out:
             if isinstance(x, str):
                 print(x)
                 continue
-            e, med, peak, check = x
+            e, med, peak, check, cpu = x
             ratio = f"{med / fs_med:.2f}x" if fs_med else "-"
-            print(f"  {e:<11} {med:8.3f}s  {ratio:>7}  {peak:>9}  {check}")
+            print(f"  {e:<11} {med:8.3f}s  {ratio:>7}  {peak:>9}  {check:<8}  {cpu}".rstrip())
         if fs_med and best:
             worst.append((fs_med / best, q))
     print("\ntotal (queries every engine ran)")
     for e in engines:
-        print(f"  {e:<11} {totals[e]:8.2f}s{'' if complete[e] else '  (incomplete)'}")
+        cpu = [statistics.median(r["cpu"]) for r in results[e].values() if r.get("cpu")]
+        cpu_text = f"  cpu {sum(cpu):.2f}s" if cpu and complete[e] else ""
+        print(f"  {e:<11} {totals[e]:8.2f}s{'' if complete[e] else '  (incomplete)'}{cpu_text}")
     if worst:
         r, q = max(worst)
         print(f"ferrospark's worst query against the fastest engine: Q{q} at {r:.2f}x")
+    # CPU time moves less with the machine's slow spells than wall time: the same comparison
+    # against the engine spending the least CPU on each query.
+    by_cpu = []
+    for q in queries:
+        cpus = {
+            e: statistics.median(results[e][q]["cpu"]) for e in engines if results[e].get(q, {}).get("cpu")
+        }
+        if "ferrospark" in cpus and len(cpus) > 1:
+            by_cpu.append((cpus["ferrospark"] / min(cpus.values()), q))
+    if by_cpu:
+        r, q = max(by_cpu)
+        print(f"ferrospark's worst query by CPU time against the least: Q{q} at {r:.2f}x")
     goals(results, engines, queries)
 
 
