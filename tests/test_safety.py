@@ -318,3 +318,26 @@ def test_bad_progress_settings_are_config_errors():
     with pytest.raises(fs.ConfigError, match="auto, always or never"):
         s.sql("SELECT 1").collect()
     assert fs.Session().sql("SELECT 1 AS x").collect()[0].x == 1
+
+
+def test_a_forked_process_runs_queries_on_worker_threads_of_its_own() -> None:
+    # The session's worker threads live in the process that started them: a child forked
+    # after a query (multiprocessing, a Spark Python worker) must start its own, not wait
+    # on threads it does not have.
+    r = _run(
+        """
+        import os, sys, pyarrow as pa, ferrospark as fs
+        s = fs.Session()
+        t = pa.table({"k": [i % 7 for i in range(5000)], "v": list(range(5000))})
+        df = s.createDataFrame(t).groupBy("k").count().orderBy("k")
+        before = df.toArrow()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if df.toArrow().equals(before) else 3)
+        _, status = os.waitpid(pid, 0)
+        print("child", os.waitstatus_to_exitcode(status), before.num_rows)
+        """,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "child 0 7" in r.stdout, r.stdout + r.stderr

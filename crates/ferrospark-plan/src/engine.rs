@@ -1,7 +1,7 @@
 //! A session's query engine: its temp views, planning SQL, optimizing, executing, explaining.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use arrow_schema::{Field, Schema, SchemaRef};
 use ferrospark_common::workers::WorkerPool;
@@ -21,8 +21,9 @@ pub struct QueryEngine {
     /// Builds resolved plans.
     pub builder: PlanBuilder,
     views: RwLock<HashMap<String, Arc<LogicalPlan>>>,
-    /// The session's worker threads, started by its first query.
-    workers: OnceLock<WorkerPool>,
+    /// The session's worker threads, started by its first query, with the process that
+    /// started them.
+    workers: Mutex<Option<(u32, WorkerPool)>>,
 }
 
 /// A running query: its output stream and the operators producing it.
@@ -53,19 +54,32 @@ impl QueryEngine {
         Self {
             builder: PlanBuilder::new(cfg),
             views: RwLock::new(HashMap::new()),
-            workers: OnceLock::new(),
+            workers: Mutex::new(None),
         }
     }
 
     /// The session's worker threads (`ferrospark.scan.threads` of them), each with a
     /// `stack`-byte stack, started on first use: queries run on them, and so do the steps
-    /// they split (see [`ferrospark_common::workers`]).
-    pub fn workers(&self, stack: usize) -> Result<&WorkerPool> {
-        if let Some(w) = self.workers.get() {
-            return Ok(w);
+    /// they split (see [`ferrospark_common::workers`]). A process forked after they started
+    /// (`multiprocessing`, a Spark Python worker) has none of those threads: it starts its own.
+    pub fn workers(&self, stack: usize) -> Result<WorkerPool> {
+        let pid = std::process::id();
+        let mut slot = self
+            .workers
+            .lock()
+            .map_err(|_| FerroError::Internal("worker pool poisoned".into()))?;
+        if let Some((owner, pool)) = slot.as_ref() {
+            if *owner == pid {
+                return Ok(pool.clone());
+            }
         }
         let pool = WorkerPool::new(self.config().scan_threads()?, stack)?;
-        Ok(self.workers.get_or_init(|| pool))
+        if let Some((_, inherited)) = slot.replace((pid, pool.clone())) {
+            // Its threads live only in the parent: dropping it here would signal threads
+            // this process does not have.
+            std::mem::forget(inherited);
+        }
+        Ok(pool)
     }
 
     /// The configuration.
@@ -262,7 +276,7 @@ mod tests {
             let r = e.execute(&p).expect("runs");
             r.stream.collect::<Result<_>>().expect("streams")
         };
-        let workers = e.workers(8 << 20).expect("workers").clone();
+        let workers = e.workers(8 << 20).expect("workers");
         for sql in [
             format!("SELECT s, k, count(DISTINCT v), sum(v) FROM {t} GROUP BY s, k ORDER BY s, k"),
             format!("SELECT k, count(*) c FROM {t} GROUP BY k ORDER BY c DESC, k LIMIT 50"),
@@ -337,7 +351,7 @@ mod tests {
             let batches: Vec<RecordBatch> = r.stream.collect::<Result<_>>().expect("streams");
             arrow_select::concat::concat_batches(&r.schema, &batches).expect("concat")
         };
-        let workers = e.workers(8 << 20).expect("workers").clone();
+        let workers = e.workers(8 << 20).expect("workers");
         for (from, select, group, build) in [
             (
                 format!("{s} s LEFT JOIN {b} o ON s.k = o.k"),

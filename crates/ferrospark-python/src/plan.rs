@@ -512,7 +512,7 @@ impl PyPlan {
         let engine = self.engine.clone();
         let plan = self.plan.clone();
         let cfg = engine.config().clone();
-        let workers = engine.workers(crate::watch::QUERY_STACK).py(py)?.clone();
+        let workers = engine.workers(crate::watch::QUERY_STACK).py(py)?;
         let (batches, schema, physical) =
             crate::watch::run_watched(py, &cfg, &workers, move |progress| {
                 let r = engine.execute_watched(&plan, progress)?;
