@@ -6,11 +6,12 @@ use std::hash::BuildHasher;
 use std::io::Cursor;
 
 use arrow_array::cast::AsArray;
+use arrow_array::types::ByteArrayType;
 use arrow_array::types::{
     Date32Type, Date64Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type,
     Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
-use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_array::{Array, ArrayRef, GenericByteArray, RecordBatch, UInt32Array};
 use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
@@ -55,22 +56,11 @@ const NULL_HASH: u64 = 0x9e37_79b9_7f4a_7c15;
 /// Folds `column`'s values into the running `hashes`; `false` (and `hashes` unspecified) for a
 /// type left to the row format.
 fn fold_column(column: &ArrayRef, hashes: &mut [u64], state: &foldhash::fast::FixedState) -> bool {
-    fn fold(hashes: &mut [u64], nulls: Option<&NullBuffer>, values: impl Iterator<Item = u64>) {
-        for (i, (h, v)) in hashes.iter_mut().zip(values).enumerate() {
-            let v = if nulls.is_some_and(|n| n.is_null(i)) {
-                NULL_HASH
-            } else {
-                v
-            };
-            *h = mix64(h.rotate_left(29) ^ v);
-        }
-    }
     let nulls = column.nulls().filter(|n| n.null_count() > 0);
     macro_rules! ints {
         ($t:ty, $widen:expr) => {{
             let a = column.as_primitive::<$t>();
-            fold(hashes, nulls, a.values().iter().map($widen));
-            true
+            fold(hashes, nulls, a.values().iter().map($widen))
         }};
     }
     match column.data_type() {
@@ -90,7 +80,6 @@ fn fold_column(column: &ArrayRef, hashes: &mut [u64], state: &foldhash::fast::Fi
             let values =
                 ScalarBuffer::<i64>::new(data.buffers()[0].clone(), data.offset(), data.len());
             fold(hashes, nulls, values.iter().map(|&v| v as u64));
-            true
         }
         DataType::Decimal128(_, _) => {
             ints!(Decimal128Type, |&v| mix64(v as u64) ^ (v >> 64) as u64)
@@ -100,40 +89,43 @@ fn fold_column(column: &ArrayRef, hashes: &mut [u64], state: &foldhash::fast::Fi
         DataType::Boolean => {
             let a = column.as_boolean();
             fold(hashes, nulls, a.values().iter().map(u64::from));
-            true
         }
-        DataType::Utf8 => {
-            let a = column.as_string::<i32>();
-            let values = (0..a.len()).map(|i| state.hash_one(a.value(i).as_bytes()));
-            fold(hashes, nulls, values);
-            true
-        }
-        DataType::LargeUtf8 => {
-            let a = column.as_string::<i64>();
-            let values = (0..a.len()).map(|i| state.hash_one(a.value(i).as_bytes()));
-            fold(hashes, nulls, values);
-            true
-        }
-        DataType::Binary => {
-            let a = column.as_binary::<i32>();
-            fold(
-                hashes,
-                nulls,
-                (0..a.len()).map(|i| state.hash_one(a.value(i))),
-            );
-            true
-        }
-        DataType::LargeBinary => {
-            let a = column.as_binary::<i64>();
-            fold(
-                hashes,
-                nulls,
-                (0..a.len()).map(|i| state.hash_one(a.value(i))),
-            );
-            true
-        }
-        _ => false,
+        DataType::Utf8 => fold_bytes(hashes, nulls, column.as_string::<i32>(), state),
+        DataType::LargeUtf8 => fold_bytes(hashes, nulls, column.as_string::<i64>(), state),
+        DataType::Binary => fold_bytes(hashes, nulls, column.as_binary::<i32>(), state),
+        DataType::LargeBinary => fold_bytes(hashes, nulls, column.as_binary::<i64>(), state),
+        _ => return false,
     }
+    true
+}
+
+/// Folds each row's value (one of `values`, or NULL's hash where `nulls` says) into `hashes`.
+fn fold(hashes: &mut [u64], nulls: Option<&NullBuffer>, values: impl Iterator<Item = u64>) {
+    for (i, (h, v)) in hashes.iter_mut().zip(values).enumerate() {
+        let v = if nulls.is_some_and(|n| n.is_null(i)) {
+            NULL_HASH
+        } else {
+            v
+        };
+        *h = mix64(h.rotate_left(29) ^ v);
+    }
+}
+
+/// Folds the byte strings of a string or binary column into `hashes`: a string and its
+/// bytes hash alike, whatever their offsets' width.
+fn fold_bytes<T: ByteArrayType>(
+    hashes: &mut [u64],
+    nulls: Option<&NullBuffer>,
+    a: &GenericByteArray<T>,
+    state: &foldhash::fast::FixedState,
+) where
+    T::Native: AsRef<[u8]>,
+{
+    fold(
+        hashes,
+        nulls,
+        (0..a.len()).map(|i| state.hash_one(a.value(i).as_ref())),
+    );
 }
 
 /// A float's bits with -0.0 as 0.0 and every NaN as one, as Spark groups them.

@@ -47,11 +47,6 @@ impl WorkerPool {
         })
     }
 
-    /// Worker threads in the pool.
-    pub fn threads(&self) -> usize {
-        self.pool.current_num_threads()
-    }
-
     /// Runs `work` on one of the pool's threads, without waiting for it; the steps it
     /// splits run on the pool.
     pub fn spawn(&self, work: impl FnOnce() + Send + 'static) {

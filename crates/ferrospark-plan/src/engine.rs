@@ -257,15 +257,8 @@ mod tests {
                 Arc::new(Int64Array::from_iter_values((0..n).map(|i| i * f))),
             ];
             let b = RecordBatch::try_new(schema.clone(), cols).expect("batch");
-            let file = std::fs::File::create(dir.path().join(format!("part-{f}.parquet")))
-                .expect("create");
-            let props = parquet::file::properties::WriterProperties::builder()
-                .set_max_row_group_row_count(Some(1_000))
-                .build();
-            let mut w = parquet::arrow::ArrowWriter::try_new(file, schema.clone(), Some(props))
-                .expect("writer");
-            w.write(&b).expect("write");
-            w.close().expect("close");
+            let path = dir.path().join(format!("part-{f}.parquet"));
+            write_parquet(&path, schema.clone(), &[b], 1_000);
         }
         let e = QueryEngine::new(Config::default());
         let t = format!("parquet.`{}`", dir.path().display());
@@ -293,10 +286,15 @@ mod tests {
     }
 
     /// Writes `batches` of `schema` as one Parquet file of row groups of `rows_per_group`.
-    fn write_parquet(path: &std::path::Path, schema: Arc<Schema>, batches: &[RecordBatch]) {
+    fn write_parquet(
+        path: &std::path::Path,
+        schema: Arc<Schema>,
+        batches: &[RecordBatch],
+        rows_per_group: usize,
+    ) {
         let file = std::fs::File::create(path).expect("create");
         let props = parquet::file::properties::WriterProperties::builder()
-            .set_max_row_group_row_count(Some(700))
+            .set_max_row_group_row_count(Some(rows_per_group))
             .build();
         let mut w =
             parquet::arrow::ArrowWriter::try_new(file, schema, Some(props)).expect("writer");
@@ -338,8 +336,13 @@ mod tests {
             ],
         )
         .expect("batch");
-        write_parquet(&dir.path().join("small.parquet"), schema.clone(), &[small]);
-        write_parquet(&dir.path().join("big.parquet"), schema, &[big]);
+        write_parquet(
+            &dir.path().join("small.parquet"),
+            schema.clone(),
+            &[small],
+            700,
+        );
+        write_parquet(&dir.path().join("big.parquet"), schema, &[big], 700);
         let e = QueryEngine::new(Config::default());
         let s = format!("parquet.`{}`", dir.path().join("small.parquet").display());
         let b = format!("parquet.`{}`", dir.path().join("big.parquet").display());

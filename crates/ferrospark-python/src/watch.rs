@@ -6,7 +6,7 @@
 //!   caller (GIL released) ── recv_timeout ──┬─ result ─────────────▶ clear bar, return
 //!                                           ├─ timeout ─▶ signals? ─ KeyboardInterrupt ─▶ cancel,
 //!                                           │             draw bar   wait for the query, raise
-//!   query thread ── execute_watched ────────┘
+//!   session worker ── execute_watched ──────┘
 //! ```
 //! Ctrl-C cancels through [`QueryProgress::cancel`]: scans stop at their next row group, the
 //! query unwinds with `FerroError::Cancelled`, and the caller raises the `KeyboardInterrupt`.
@@ -77,7 +77,7 @@ where
                     Ok(r) => Waited::Done(r),
                     Err(RecvTimeoutError::Timeout) => Waited::Pending,
                     Err(RecvTimeoutError::Disconnected) => Waited::Done(Err(FerroError::Internal(
-                        "the query thread ended without a result".into(),
+                        "the query's worker ended without a result".into(),
                     ))),
                 })
             })

@@ -76,15 +76,7 @@ impl<T: ArrowPrimitiveType, K: Ord, F: Fn(T::Native) -> K + Copy> PrimitiveMinMa
         }
         for_each_valid(a.nulls(), groups, |r, g| {
             let v = src[r];
-            let better = !seen[g] || {
-                let (n, c) = (key(v), key(vals[g]));
-                if is_max {
-                    n > c
-                } else {
-                    n < c
-                }
-            };
-            if better {
+            if !seen[g] || better(v, vals[g]) {
                 vals[g] = v;
                 seen[g] = true;
             }

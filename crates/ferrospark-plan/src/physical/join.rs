@@ -288,18 +288,7 @@ impl ExecutionPlan for JoinPlanExec {
                 .fork_probe()?;
             let probe = metrics.clone();
             Ok(FnOp::boxed(
-                move |b, out| {
-                    // A fork's own counters are dropped with it: count its probe side here.
-                    let started = std::time::Instant::now();
-                    probe.add("probe_rows", b.num_rows() as u64);
-                    probe.add("probe_batches", 1);
-                    fork.push_probe(&b)?;
-                    while let Some(o) = fork.pull()? {
-                        out.push(o);
-                    }
-                    probe.add_elapsed("probe_time_ns", started);
-                    Ok(())
-                },
+                move |b, out| probe_fork(&mut fork, &b, out, &probe),
                 metrics.clone(),
             ))
         });
@@ -319,6 +308,25 @@ impl ExecutionPlan for JoinPlanExec {
         };
         side(&self.left) || side(&self.right)
     }
+}
+
+/// Probes `fork` with `batch`, its output appended to `out`. A fork's own counters are
+/// dropped with it, so its probe side is counted into the join's `metrics` here.
+fn probe_fork(
+    fork: &mut JoinExec,
+    batch: &RecordBatch,
+    out: &mut Vec<RecordBatch>,
+    metrics: &MetricsSet,
+) -> Result<()> {
+    let started = std::time::Instant::now();
+    metrics.add("probe_rows", batch.num_rows() as u64);
+    metrics.add("probe_batches", 1);
+    fork.push_probe(batch)?;
+    while let Some(o) = fork.pull()? {
+        out.push(o);
+    }
+    metrics.add_elapsed("probe_time_ns", started);
+    Ok(())
 }
 
 /// One scan thread's prober of a join that notes its matched build rows: at the end each
@@ -341,16 +349,9 @@ impl TrackingProbe {
 
 impl BatchOp for TrackingProbe {
     fn apply(&mut self, batch: RecordBatch, out: &mut Vec<RecordBatch>) -> Result<()> {
-        // A fork's own counters are dropped with it: count its probe side here.
         let started = std::time::Instant::now();
-        self.metrics.add("probe_rows", batch.num_rows() as u64);
-        self.metrics.add("probe_batches", 1);
         let before = out.len();
-        self.fork.push_probe(&batch)?;
-        while let Some(o) = self.fork.pull()? {
-            out.push(o);
-        }
-        self.metrics.add_elapsed("probe_time_ns", started);
+        probe_fork(&mut self.fork, &batch, out, &self.metrics)?;
         self.metrics.add_elapsed("elapsed_compute_ns", started);
         self.count_out(&out[before..]);
         Ok(())

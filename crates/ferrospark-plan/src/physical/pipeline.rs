@@ -81,21 +81,7 @@ impl Pipeline {
             Ok((ops, make_sink()?))
         };
         let step = |(ops, sink): &mut (Vec<Box<dyn BatchOp>>, S), batch: RecordBatch| {
-            let mut cur = vec![batch];
-            for op in ops.iter_mut() {
-                let mut next = Vec::with_capacity(cur.len());
-                for b in cur {
-                    op.apply(b, &mut next)?;
-                }
-                if next.is_empty() {
-                    return Ok(());
-                }
-                cur = next;
-            }
-            for b in cur {
-                consume(sink, b)?;
-            }
-            Ok(())
+            through(ops, vec![batch], sink, &consume)
         };
         let states = match &self.source {
             PipelineSource::Parquet(scan) => scan.fold_tasks(make, step),
@@ -124,16 +110,7 @@ impl Pipeline {
                     continue;
                 }
                 let (ops, sink) = state;
-                for op in ops[i + 1..].iter_mut() {
-                    let mut next = Vec::with_capacity(cur.len());
-                    for b in cur {
-                        op.apply(b, &mut next)?;
-                    }
-                    cur = next;
-                }
-                for b in cur {
-                    consume(sink, b)?;
-                }
+                through(&mut ops[i + 1..], cur, sink, &consume)?;
             }
         }
         let sinks = states.into_iter().map(|(_, s)| s).collect();
@@ -157,6 +134,29 @@ impl Pipeline {
             .flatten()
             .collect())
     }
+}
+
+/// Runs `batches` through `ops`, first to last, and what comes out into `sink`.
+fn through<S>(
+    ops: &mut [Box<dyn BatchOp>],
+    mut batches: Vec<RecordBatch>,
+    sink: &mut S,
+    consume: &impl Fn(&mut S, RecordBatch) -> Result<()>,
+) -> Result<()> {
+    for op in ops.iter_mut() {
+        if batches.is_empty() {
+            return Ok(());
+        }
+        let mut next = Vec::with_capacity(batches.len());
+        for b in batches {
+            op.apply(b, &mut next)?;
+        }
+        batches = next;
+    }
+    for b in batches {
+        consume(sink, b)?;
+    }
+    Ok(())
 }
 
 /// A streaming operator's work on one batch (filter, project, expand): its output appended.
