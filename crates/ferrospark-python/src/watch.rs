@@ -1,4 +1,4 @@
-//! Waiting for a query: the work runs on its own thread while the calling thread, GIL
+//! Waiting for a query: the work runs on one of the session's workers while the calling thread, GIL
 //! released, wakes every [`SIGNAL_POLL`] to run Python's signal handlers and to redraw the
 //! console progress bar.
 //!
