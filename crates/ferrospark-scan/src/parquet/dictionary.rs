@@ -9,7 +9,7 @@ use arrow_array::{
     ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
     Int32Array, Int64Array, RecordBatch, StringArray,
 };
-use arrow_buffer::Buffer;
+use arrow_buffer::{Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 use ferrospark_common::Result;
@@ -45,45 +45,10 @@ pub(crate) fn decode_plain(
     physical: PhysicalType,
     target: &DataType,
 ) -> Option<ArrayRef> {
-    /// `n` little-endian values of `W` bytes each.
-    fn le<const W: usize, T>(buf: &[u8], n: usize, from: fn([u8; W]) -> T) -> Option<Vec<T>> {
-        let bytes = buf.get(..n.checked_mul(W)?)?;
-        Some(
-            bytes
-                .chunks_exact(W)
-                .filter_map(|c| c.try_into().ok().map(from))
-                .collect(),
-        )
+    if let Some(fixed) = plain_fixed(buf, n, physical, target, None) {
+        return Some(fixed);
     }
-    let decimal = |v: Vec<i128>, p: u8, s: i8| -> Option<ArrayRef> {
-        Some(Arc::new(
-            Decimal128Array::from(v)
-                .with_precision_and_scale(p, s)
-                .ok()?,
-        ))
-    };
     Some(match (physical, target) {
-        (PhysicalType::INT32, DataType::Int32) => {
-            Arc::new(Int32Array::from(le(buf, n, i32::from_le_bytes)?))
-        }
-        (PhysicalType::INT32, DataType::Date32) => {
-            Arc::new(Date32Array::from(le(buf, n, i32::from_le_bytes)?))
-        }
-        (PhysicalType::INT64, DataType::Int64) => {
-            Arc::new(Int64Array::from(le(buf, n, i64::from_le_bytes)?))
-        }
-        (PhysicalType::INT32, DataType::Decimal128(p, sc)) => {
-            decimal(le(buf, n, |b| i128::from(i32::from_le_bytes(b)))?, *p, *sc)?
-        }
-        (PhysicalType::INT64, DataType::Decimal128(p, sc)) => {
-            decimal(le(buf, n, |b| i128::from(i64::from_le_bytes(b)))?, *p, *sc)?
-        }
-        (PhysicalType::FLOAT, DataType::Float32) => {
-            Arc::new(Float32Array::from(le(buf, n, f32::from_le_bytes)?))
-        }
-        (PhysicalType::DOUBLE, DataType::Float64) => {
-            Arc::new(Float64Array::from(le(buf, n, f64::from_le_bytes)?))
-        }
         (PhysicalType::BYTE_ARRAY, DataType::Utf8View | DataType::BinaryView) => {
             views_over_page(buf, n, matches!(target, DataType::Utf8View))?
         }
@@ -109,6 +74,89 @@ pub(crate) fn decode_plain(
                 arrow_cast::cast(&plain, target).ok()?
             }
         }
+        _ => return None,
+    })
+}
+
+/// `n` PLAIN-encoded fixed-width values of `physical` type as an array of `target` type: all
+/// of them, or with `pick` only those at the positions given (NULL where its nulls say), read
+/// straight from the page without decoding the rest. `None` for a pairing this does not
+/// handle, a buffer too short or a position past `n`.
+pub(crate) fn plain_fixed(
+    buf: &[u8],
+    n: usize,
+    physical: PhysicalType,
+    target: &DataType,
+    pick: Option<(&[u32], Option<NullBuffer>)>,
+) -> Option<ArrayRef> {
+    let (at, nulls) = match pick {
+        Some((at, nulls)) => (Some(at), nulls),
+        None => (None, None),
+    };
+    /// The little-endian values of `W` bytes each, at `at` or all `n` of them.
+    fn le<const W: usize, T>(
+        buf: &[u8],
+        n: usize,
+        at: Option<&[u32]>,
+        from: impl Fn([u8; W]) -> T,
+    ) -> Option<ScalarBuffer<T>>
+    where
+        T: arrow_buffer::ArrowNativeType,
+    {
+        let bytes = buf.get(..n.checked_mul(W)?)?;
+        let value = |i: usize| {
+            let mut b = [0u8; W];
+            b.copy_from_slice(&bytes[i * W..i * W + W]);
+            from(b)
+        };
+        Some(match at {
+            None => (0..n).map(value).collect::<Vec<T>>().into(),
+            Some(at) => {
+                if at.iter().any(|&i| i as usize >= n) {
+                    return None;
+                }
+                at.iter()
+                    .map(|&i| value(i as usize))
+                    .collect::<Vec<T>>()
+                    .into()
+            }
+        })
+    }
+    let decimal = |v: ScalarBuffer<i128>, p: u8, s: i8| -> Option<ArrayRef> {
+        Some(Arc::new(
+            Decimal128Array::new(v, nulls.clone())
+                .with_precision_and_scale(p, s)
+                .ok()?,
+        ))
+    };
+    Some(match (physical, target) {
+        (PhysicalType::INT32, DataType::Int32) => {
+            Arc::new(Int32Array::new(le(buf, n, at, i32::from_le_bytes)?, nulls))
+        }
+        (PhysicalType::INT32, DataType::Date32) => {
+            Arc::new(Date32Array::new(le(buf, n, at, i32::from_le_bytes)?, nulls))
+        }
+        (PhysicalType::INT64, DataType::Int64) => {
+            Arc::new(Int64Array::new(le(buf, n, at, i64::from_le_bytes)?, nulls))
+        }
+        (PhysicalType::INT32, DataType::Decimal128(p, sc)) => decimal(
+            le(buf, n, at, |b| i128::from(i32::from_le_bytes(b)))?,
+            *p,
+            *sc,
+        )?,
+        (PhysicalType::INT64, DataType::Decimal128(p, sc)) => decimal(
+            le(buf, n, at, |b| i128::from(i64::from_le_bytes(b)))?,
+            *p,
+            *sc,
+        )?,
+        (PhysicalType::FLOAT, DataType::Float32) => Arc::new(Float32Array::new(
+            le(buf, n, at, f32::from_le_bytes)?,
+            nulls,
+        )),
+        (PhysicalType::DOUBLE, DataType::Float64) => Arc::new(Float64Array::new(
+            le(buf, n, at, f64::from_le_bytes)?,
+            nulls,
+        )),
         _ => return None,
     })
 }
@@ -166,6 +214,18 @@ pub(crate) fn read_dictionary<R: ChunkReader + 'static>(
     target: &DataType,
     max_values: usize,
 ) -> Option<(ArrayRef, SerializedPageReader<R>)> {
+    let (buf, n, pages) = read_dictionary_page(reader, col, rows, max_values)?;
+    Some((decode_plain(&buf, n, col.column_type(), target)?, pages))
+}
+
+/// The PLAIN-encoded dictionary page of a column chunk and its number of values, under the
+/// conditions of [`read_dictionary`], with the page reader positioned on the first data page.
+pub(crate) fn read_dictionary_page<R: ChunkReader + 'static>(
+    reader: Arc<R>,
+    col: &ColumnChunkMetaData,
+    rows: usize,
+    max_values: usize,
+) -> Option<(Bytes, usize, SerializedPageReader<R>)> {
     if !all_dictionary_encoded(col) {
         return None;
     }
@@ -189,7 +249,7 @@ pub(crate) fn read_dictionary<R: ChunkReader + 'static>(
             } else {
                 buf
             };
-            Some((decode_plain(&buf, n, col.column_type(), target)?, pages))
+            Some((buf, n, pages))
         }
         _ => None,
     }

@@ -17,7 +17,7 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::ProjectionMask;
 
-use super::dictionary_codes::{row_verdicts, ChunkCodes};
+use super::dictionary_codes::{row_verdicts, take_kept, ChunkCodes};
 use super::ordered::OrderedQueue;
 use super::plan::{catch_corruption, single_leaf, FileEntry, ParquetScan, ScanShared, ScanTask};
 use super::source::RowGroupChunks;
@@ -214,6 +214,7 @@ fn run_task(
                 // With the whole filter decided on codes, each filtered output column is its
                 // dictionary's values at the kept rows' codes.
                 take_from_codes(s, &chunk_codes, &k, data_out, &mut decoded_early)?;
+                take_rest_by_codes(s, file, task.row_group, &chunks, &k, &mut decoded_early);
                 if keep_rows(k, rows, &mut mask, &mut selection) {
                     s.metrics.add("row_groups_masked_by_codes", 1);
                 }
@@ -297,6 +298,7 @@ fn run_task(
                 }
             }
             take_from_codes(s, &chunk_codes, &kept, data_out, &mut decoded_early)?;
+            take_rest_by_codes(s, file, task.row_group, &chunks, &kept, &mut decoded_early);
             // The other columns decoded whole when that is faster (Q10's customers: a
             // quarter of them kept, scattered), the kept columns joined in after masking.
             if keep_rows(kept, rows, &mut mask, &mut selection) {
@@ -307,6 +309,26 @@ fn run_task(
     }
     if let Some(k) = codes_kept {
         selection = Some(selection_of(k));
+    }
+    if row_filter.is_empty()
+        && post_filter.is_none()
+        && !data_out.is_empty()
+        && data_out
+            .iter()
+            .all(|c| decoded_early.iter().any(|(d, _)| d == c))
+    {
+        // Every output column was made from codes: nothing is left for the reader.
+        let decoded = data_out
+            .iter()
+            .filter_map(|c| decoded_early.iter().find(|(d, _)| d == c))
+            .map(|(_, a)| a.clone())
+            .collect::<Vec<_>>();
+        let n = decoded[0].len();
+        if n == 0 {
+            return Ok(true);
+        }
+        let out = assemble(s, task.file, data_out, &decoded, n)?;
+        return Ok(emit_in_slices(s, &out, emit));
     }
     // Large decoded batches amortise the row filter's per-batch costs; with no row filter
     // left, batches of the output size stay in the cache from decoding through masking to
@@ -395,25 +417,67 @@ fn run_task(
             columns
         };
         let out = assemble(s, task.file, data_out, &decoded, n)?;
-        // Decoding may run in larger batches than the user asked for; hand out slices.
-        let step = s.options.batch_size.max(1);
-        let mut offset = 0;
-        loop {
-            let len = step.min(out.num_rows() - offset);
-            let piece = out.slice(offset, len);
-            s.metrics.add("rows_output", piece.num_rows() as u64);
-            s.metrics.add("batches_output", 1);
-            if !emit(piece) {
-                return Ok(false);
-            }
-            offset += len;
-            if offset >= out.num_rows() {
-                break;
-            }
+        if !emit_in_slices(s, &out, emit) {
+            return Ok(false);
         }
     }
     Ok(true)
 }
+
+/// Hands `out` to `emit` in slices of the output batch size (decoding may run in larger
+/// batches than the user asked for); false when the reader has gone away.
+fn emit_in_slices(
+    s: &ScanShared,
+    out: &RecordBatch,
+    emit: &mut dyn FnMut(RecordBatch) -> bool,
+) -> bool {
+    let step = s.options.batch_size.max(1);
+    let mut offset = 0;
+    while offset < out.num_rows() {
+        let len = step.min(out.num_rows() - offset);
+        let piece = out.slice(offset, len);
+        s.metrics.add("rows_output", piece.num_rows() as u64);
+        s.metrics.add("batches_output", 1);
+        if !emit(piece) {
+            return false;
+        }
+        offset += len;
+    }
+    true
+}
+
+/// Takes each output column still to decode from its dictionary codes at the rows `kept`
+/// (see `take_kept`), when so few rows are kept that the reader would mostly seek or mask;
+/// a column that cannot be taken so is left to the reader.
+fn take_rest_by_codes(
+    s: &ScanShared,
+    file: &FileEntry,
+    g: usize,
+    chunks: &RowGroupChunks,
+    kept: &arrow_buffer::BooleanBuffer,
+    decoded_early: &mut Vec<(usize, ArrayRef)>,
+) {
+    if kept.count_set_bits() * TAKE_BY_CODES_UNDER > kept.len() {
+        return;
+    }
+    let rg = file.meta.metadata().row_group(g);
+    for &c in &s.decoded_columns {
+        if decoded_early.iter().any(|(d, _)| *d == c) {
+            continue;
+        }
+        let taken = single_leaf(file.meta.parquet_schema(), c).and_then(|leaf| {
+            let field = file.meta.schema().fields().get(c)?;
+            take_kept(Arc::new(chunks.clone()), rg.column(leaf), kept, field)
+        });
+        if let Some(a) = taken {
+            decoded_early.push((c, a));
+            s.metrics.add("columns_taken_by_codes", 1);
+        }
+    }
+}
+
+/// Columns are taken by their codes when at most one row in this many is kept.
+const TAKE_BY_CODES_UNDER: usize = 4;
 
 /// Reads only the rows set in `kept` (of a row group of `rows` rows): by a mask when that is
 /// faster and no selection (page pruning) is already set, else by a selection. True when

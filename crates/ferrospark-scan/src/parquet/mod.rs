@@ -153,6 +153,7 @@ pub const SCAN_METRICS: &[(&str, MetricValue)] = &[
     ("row_groups_filtered_by_codes", MetricValue::Count),
     ("row_groups_masked_by_codes", MetricValue::Count),
     ("columns_from_codes", MetricValue::Count),
+    ("columns_taken_by_codes", MetricValue::Count),
     ("row_groups_decided_first", MetricValue::Count),
     ("row_groups_masked_after_deciding", MetricValue::Count),
     ("row_groups_filtered_after_decode", MetricValue::Count),

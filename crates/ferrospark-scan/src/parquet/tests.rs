@@ -1025,3 +1025,88 @@ fn scattered_code_verdicts_mask_the_rest_of_the_filter_and_the_output() {
         }
     }
 }
+
+#[test]
+fn columns_of_a_few_kept_rows_are_taken_by_their_codes() {
+    // `k` repeats every 50 rows (decided on codes); the other columns are dictionary-encoded
+    // too, with NULLs, NaN, -0.0, decimals, dates and unicode, over pages of 100 rows.
+    let n = 12_000usize;
+    let nth = |i: usize, m: usize| i.is_multiple_of(m);
+    let k = Int32Array::from((0..n).map(|i| (i % 50) as i32).collect::<Vec<_>>());
+    let id = Int64Array::from((0..n as i64).map(|i| i % 3000).collect::<Vec<_>>());
+    let d = Decimal128Array::from(
+        (0..n)
+            .map(|i| (!nth(i, 11)).then_some((i as i128 * 37) % 1000 - 500))
+            .collect::<Vec<_>>(),
+    )
+    .with_precision_and_scale(15, 2)
+    .expect("decimal");
+    let dt = Date32Array::from(
+        (0..n)
+            .map(|i| (!nth(i, 13)).then_some((i % 400) as i32 - 200))
+            .collect::<Vec<_>>(),
+    );
+    let f = Float64Array::from(
+        (0..n)
+            .map(|i| match i % 9 {
+                0 => None,
+                1 => Some(f64::NAN),
+                2 => Some(-0.0),
+                3 => Some(0.0),
+                r => Some((i % 300) as f64 / r as f64),
+            })
+            .collect::<Vec<_>>(),
+    );
+    let s = StringArray::from(
+        (0..n)
+            .map(|i| (!nth(i, 7)).then(|| format!("ü{}—日本", i % 250)))
+            .collect::<Vec<_>>(),
+    );
+    let (_dir, p) = write_columns(vec![
+        ("k", Arc::new(k) as ArrayRef),
+        ("id", Arc::new(id) as ArrayRef),
+        ("d", Arc::new(d) as ArrayRef),
+        ("dt", Arc::new(dt) as ArrayRef),
+        ("f", Arc::new(f) as ArrayRef),
+        ("s", Arc::new(s) as ArrayRef),
+    ]);
+    let all = ["k", "id", "d", "dt", "f", "s"];
+    let cases: &[(&str, &[&str])] = &[
+        // The whole filter decided on codes, 2% kept: every other column taken.
+        ("k = 7", &all),
+        ("k IN (3, 7) AND id % 4 <> 1", &all),
+        // Decided first after the codes; the kept rows in a few pages only.
+        ("k = 7 AND id < 400", &["d", "f", "s", "id"]),
+        ("k = 49 AND id % 3 = 0", &["dt", "id"]),
+    ];
+    for (filter, columns) in cases {
+        let cols = || Some(columns.iter().map(|c| c.to_string()).collect::<Vec<_>>());
+        let plain = ParquetScanOptions {
+            columns: cols(),
+            dictionary_codes: false,
+            filter_pushdown: false,
+            ..Default::default()
+        };
+        let (want, _) = read(&p, Some(filter), plain);
+        assert!(want.num_rows() > 0, "{filter}");
+        for batch_size in [1, 7, 8192] {
+            let opts = ParquetScanOptions {
+                columns: cols(),
+                filter_pushdown: false,
+                batch_size,
+                filter_batch_size: batch_size,
+                ..Default::default()
+            };
+            let (got, scan) = read(&p, Some(filter), opts);
+            assert_eq!(got, want, "{filter} {columns:?} at batch size {batch_size}");
+            // Taken by codes; with the whole filter on `k`'s codes, every other column of
+            // every row group.
+            let taken = scan.metrics().get("columns_taken_by_codes");
+            let groups = scan.metrics().get("row_groups_read");
+            assert!(taken > 0, "{filter}\n{}", scan.explain());
+            if !filter.contains("id") {
+                assert_eq!(taken, groups * (columns.len() as u64 - 1), "{filter}");
+            }
+        }
+    }
+}
