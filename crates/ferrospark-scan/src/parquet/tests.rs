@@ -996,25 +996,7 @@ fn scattered_code_verdicts_mask_the_rest_of_the_filter_and_the_output() {
         ),
     ];
     for (filter, columns, metrics) in cases {
-        let cols = || Some(columns.iter().map(|c| c.to_string()).collect::<Vec<_>>());
-        let plain_opts = ParquetScanOptions {
-            columns: cols(),
-            dictionary_codes: false,
-            filter_pushdown: false,
-            ..Default::default()
-        };
-        let (want, _) = read(&p, Some(filter), plain_opts);
-        assert!(want.num_rows() > 0, "{filter}");
-        for batch_size in [1, 7, 8192] {
-            let opts = ParquetScanOptions {
-                columns: cols(),
-                filter_pushdown: false,
-                batch_size,
-                filter_batch_size: batch_size,
-                ..Default::default()
-            };
-            let (got, scan) = read(&p, Some(filter), opts);
-            assert_eq!(got, want, "{filter} {columns:?} at batch size {batch_size}");
+        against_plain_read(&p, filter, columns, |scan| {
             for m in *metrics {
                 assert!(
                     scan.metrics().get(m) > 0,
@@ -1022,7 +1004,34 @@ fn scattered_code_verdicts_mask_the_rest_of_the_filter_and_the_output() {
                     scan.explain()
                 );
             }
-        }
+        });
+    }
+}
+
+/// Reads `columns` of `p` under `filter` at batch sizes 1, 7 and 8192 with every scan path
+/// on, checks each read equals the plain one (no dictionary codes, no pushdown, which must
+/// keep rows), then hands each scan to `check`.
+fn against_plain_read(p: &Path, filter: &str, columns: &[&str], check: impl Fn(&ParquetScan)) {
+    let cols = || Some(columns.iter().map(|c| c.to_string()).collect::<Vec<_>>());
+    let plain = ParquetScanOptions {
+        columns: cols(),
+        dictionary_codes: false,
+        filter_pushdown: false,
+        ..Default::default()
+    };
+    let (want, _) = read(p, Some(filter), plain);
+    assert!(want.num_rows() > 0, "{filter}");
+    for batch_size in [1, 7, 8192] {
+        let opts = ParquetScanOptions {
+            columns: cols(),
+            filter_pushdown: false,
+            batch_size,
+            filter_batch_size: batch_size,
+            ..Default::default()
+        };
+        let (got, scan) = read(p, Some(filter), opts);
+        assert_eq!(got, want, "{filter} {columns:?} at batch size {batch_size}");
+        check(&scan);
     }
 }
 
@@ -1080,25 +1089,7 @@ fn columns_of_a_few_kept_rows_are_taken_by_their_codes() {
         ("k = 49 AND id % 3 = 0", &["dt", "id"]),
     ];
     for (filter, columns) in cases {
-        let cols = || Some(columns.iter().map(|c| c.to_string()).collect::<Vec<_>>());
-        let plain = ParquetScanOptions {
-            columns: cols(),
-            dictionary_codes: false,
-            filter_pushdown: false,
-            ..Default::default()
-        };
-        let (want, _) = read(&p, Some(filter), plain);
-        assert!(want.num_rows() > 0, "{filter}");
-        for batch_size in [1, 7, 8192] {
-            let opts = ParquetScanOptions {
-                columns: cols(),
-                filter_pushdown: false,
-                batch_size,
-                filter_batch_size: batch_size,
-                ..Default::default()
-            };
-            let (got, scan) = read(&p, Some(filter), opts);
-            assert_eq!(got, want, "{filter} {columns:?} at batch size {batch_size}");
+        against_plain_read(&p, filter, columns, |scan| {
             // Taken by codes; with the whole filter on `k`'s codes, every other column of
             // every row group.
             let taken = scan.metrics().get("columns_taken_by_codes");
@@ -1107,6 +1098,6 @@ fn columns_of_a_few_kept_rows_are_taken_by_their_codes() {
             if !filter.contains("id") {
                 assert_eq!(taken, groups * (columns.len() as u64 - 1), "{filter}");
             }
-        }
+        });
     }
 }
