@@ -664,7 +664,8 @@ fn codes_at(
         if p >= n {
             return None;
         }
-        while p >= base + count {
+        // Counts come from the file: a corrupt one must not overflow the run's end.
+        while p >= base.checked_add(count)? {
             base += count;
             let (header, used) = uleb128(data.get(pos..)?)?;
             pos += used;
@@ -796,6 +797,11 @@ mod tests {
         assert!(codes_at(&[0x80, 0x80], 3, 4, [0usize].into_iter(), &mut out).is_none());
         // Wider codes than a dictionary page can need.
         assert!(codes_at(&[4 << 1, 5, 0, 0], 21, 4, [0usize].into_iter(), &mut out).is_none());
+        // Zero-width codes: a run of 8, then a packed run claiming 2^64 - 8 values.
+        let mut huge = vec![8 << 1];
+        huge.extend([0xFF; 8]);
+        huge.push(0x3F);
+        assert!(codes_at(&huge, 0, 16, [8usize].into_iter(), &mut out).is_none());
         // A run of four 5s: positions 1 and 3.
         codes_at(&[4 << 1, 5], 3, 4, [1usize, 3].into_iter(), &mut out).expect("reads");
         assert_eq!(out, [5, 5]);

@@ -214,7 +214,15 @@ fn run_task(
                 // With the whole filter decided on codes, each filtered output column is its
                 // dictionary's values at the kept rows' codes.
                 take_from_codes(s, &chunk_codes, &k, data_out, &mut decoded_early)?;
-                take_rest_by_codes(s, file, task.row_group, &chunks, &k, &mut decoded_early);
+                take_rest_by_codes(
+                    s,
+                    file,
+                    task.row_group,
+                    &chunks,
+                    &k,
+                    &chunk_codes,
+                    &mut decoded_early,
+                );
                 if keep_rows(k, rows, &mut mask, &mut selection) {
                     s.metrics.add("row_groups_masked_by_codes", 1);
                 }
@@ -298,7 +306,15 @@ fn run_task(
                 }
             }
             take_from_codes(s, &chunk_codes, &kept, data_out, &mut decoded_early)?;
-            take_rest_by_codes(s, file, task.row_group, &chunks, &kept, &mut decoded_early);
+            take_rest_by_codes(
+                s,
+                file,
+                task.row_group,
+                &chunks,
+                &kept,
+                &chunk_codes,
+                &mut decoded_early,
+            );
             // The other columns decoded whole when that is faster (Q10's customers: a
             // quarter of them kept, scattered), the kept columns joined in after masking.
             if keep_rows(kept, rows, &mut mask, &mut selection) {
@@ -448,13 +464,16 @@ fn emit_in_slices(
 
 /// Takes each output column still to decode from its dictionary codes at the rows `kept`
 /// (see `take_kept`), when so few rows are kept that the reader would mostly seek or mask;
-/// a column that cannot be taken so is left to the reader.
+/// a column that cannot be taken so is left to the reader, and so is one whose codes a filter
+/// already holds (`held`: `take_from_codes` left it to the reader on purpose, and its pages
+/// need not be read a second time).
 fn take_rest_by_codes(
     s: &ScanShared,
     file: &FileEntry,
     g: usize,
     chunks: &RowGroupChunks,
     kept: &arrow_buffer::BooleanBuffer,
+    held: &[(usize, ChunkCodes)],
     decoded_early: &mut Vec<(usize, ArrayRef)>,
 ) {
     if kept.count_set_bits() * TAKE_BY_CODES_UNDER > kept.len() {
@@ -462,7 +481,7 @@ fn take_rest_by_codes(
     }
     let rg = file.meta.metadata().row_group(g);
     for &c in &s.decoded_columns {
-        if decoded_early.iter().any(|(d, _)| *d == c) {
+        if decoded_early.iter().any(|(d, _)| *d == c) || held.iter().any(|(h, _)| *h == c) {
             continue;
         }
         let taken = single_leaf(file.meta.parquet_schema(), c).and_then(|leaf| {

@@ -1100,4 +1100,9 @@ fn columns_of_a_few_kept_rows_are_taken_by_their_codes() {
             }
         });
     }
+    // Every output column decided on codes and held by its filter: none is read again.
+    against_plain_read(&p, "k = 7 AND dt IS NOT NULL", &["k", "dt"], |scan| {
+        assert!(scan.metrics().get("row_groups_filtered_by_codes") > 0);
+        assert_eq!(scan.metrics().get("columns_taken_by_codes"), 0);
+    });
 }
