@@ -110,7 +110,13 @@ def worker(engine: str, query: int, dirs: dict[str, str], reps: int) -> dict:
     except Exception as e:  # an engine that cannot run a query is reported, not fatal
         return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"}
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"warm": warm, "times": times, "cpu": cpu, "rows": table_rows(result), "peak_mib": peak}
+    return {
+        "warm": warm,
+        "times": times,
+        "cpu": statistics.median(cpu),
+        "rows": table_rows(result),
+        "peak_mib": peak,
+    }
 
 
 def spark_worker(queries: list[int], dirs: dict[str, str], reps: int) -> dict:
@@ -229,7 +235,7 @@ def main() -> None:
                 fs_med = med
             check = "" if ref is None else ("ok" if same(r["rows"], ref, ordered(q)) else "MISMATCH")
             peak = f"{r['peak_mib']:.0f} MiB" if r.get("peak_mib") else "-"
-            cpu = f"cpu {statistics.median(r['cpu']):.3f}s" if r.get("cpu") else ""
+            cpu = f"cpu {r['cpu']:.3f}s" if r.get("cpu") else ""
             rows_out.append((e, med, peak, check, cpu))
         print(f"Q{q}")
         best = min((x[1] for x in rows_out if isinstance(x, tuple)), default=None)
@@ -244,7 +250,7 @@ def main() -> None:
             worst.append((fs_med / best, q))
     print("\ntotal (queries every engine ran)")
     for e in engines:
-        cpu = [statistics.median(r["cpu"]) for r in results[e].values() if r.get("cpu")]
+        cpu = [r["cpu"] for r in results[e].values() if r.get("cpu")]
         cpu_text = f"  cpu {sum(cpu):.2f}s" if cpu and complete[e] else ""
         print(f"  {e:<11} {totals[e]:8.2f}s{'' if complete[e] else '  (incomplete)'}{cpu_text}")
     if worst:
@@ -254,9 +260,7 @@ def main() -> None:
     # against the engine spending the least CPU on each query.
     by_cpu = []
     for q in queries:
-        cpus = {
-            e: statistics.median(results[e][q]["cpu"]) for e in engines if results[e].get(q, {}).get("cpu")
-        }
+        cpus = {e: results[e][q]["cpu"] for e in engines if results[e].get(q, {}).get("cpu")}
         if "ferrospark" in cpus and len(cpus) > 1:
             by_cpu.append((cpus["ferrospark"] / min(cpus.values()), q))
     if by_cpu:

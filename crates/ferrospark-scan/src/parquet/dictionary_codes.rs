@@ -217,6 +217,27 @@ fn page_parts(page: &Page, nullable: bool) -> Option<PageParts<'_>> {
     }
 }
 
+/// A dictionary-encoded page of `rows` rows: its definition levels (when it has them)
+/// decoded into `levels`, then how many rows hold a value, the codes' bit width (at most 20:
+/// a dictionary this path reads is smaller) and the codes themselves.
+fn page_codes<'a>(
+    def: Option<&[u8]>,
+    rows: usize,
+    values: &'a [u8],
+    levels: &mut Vec<u8>,
+) -> Option<(usize, u8, &'a [u8])> {
+    let present = match def {
+        Some(def) => {
+            levels.clear();
+            decode_hybrid(def, 1, rows, &[0, 1], levels)?;
+            levels.iter().filter(|&&l| l == 1).count()
+        }
+        None => rows,
+    };
+    let (&width, codes) = values.split_first()?;
+    (width <= 20).then_some((present, width, codes))
+}
+
 /// The values of a dictionary-encoded column chunk of `kept.len()` rows at the rows set in
 /// `kept`, in order (NULL where the row is), gathered by their codes: a page without a kept
 /// row is skipped before it is decompressed, the others have only the kept rows' codes read
@@ -272,18 +293,7 @@ pub(crate) fn take_kept<R: ChunkReader + 'static>(
         {
             return None;
         }
-        let present = match def {
-            Some(def) => {
-                levels.clear();
-                decode_hybrid(def, 1, n, &[0, 1], &mut levels)?;
-                levels.iter().filter(|&&l| l == 1).count()
-            }
-            None => n,
-        };
-        let (&width, data) = data.split_first()?;
-        if width > 20 {
-            return None;
-        }
+        let (present, width, data) = page_codes(def, n, data, &mut levels)?;
         match &mut valid {
             None => codes_at(data, width, present, here.set_indices(), &mut indices)?,
             Some(valid) => {
@@ -414,18 +424,7 @@ impl CodeDecoder {
         if rows > self.rows - self.out.len() {
             return None;
         }
-        let present = match def {
-            Some(def) => {
-                self.levels.clear();
-                decode_hybrid(def, 1, rows, &[0, 1], &mut self.levels)?;
-                self.levels.iter().filter(|&&l| l == 1).count()
-            }
-            None => rows,
-        };
-        let (&width, data) = values.split_first()?;
-        if width > 20 {
-            return None;
-        }
+        let (present, width, data) = page_codes(def, rows, values, &mut self.levels)?;
         if self.padded_width != Some(width) {
             // One verdict for every code the width can hold (writers size a page's width by
             // the dictionary so far, so it may hold fewer codes than the dictionary); codes
@@ -529,30 +528,66 @@ fn decode_hybrid<T: Decoded>(
     let width = usize::from(width);
     let mut pos = 0usize;
     while out.len() < target {
-        let (header, used) = uleb128(data.get(pos..)?)?;
-        pos += used;
         let left = target - out.len();
-        if header & 1 == 0 {
-            // A run of one value, stored in ceil(width / 8) little-endian bytes.
-            let count = usize::try_from(header >> 1).ok()?;
-            let bytes = width.div_ceil(8);
-            let mut v = [0u8; 8];
-            v[..bytes].copy_from_slice(data.get(pos..pos + bytes)?);
-            pos += bytes;
-            let verdict = T::of_run(usize::try_from(u64::from_le_bytes(v)).ok()?, table)?;
-            let take = count.min(left);
-            out.resize(out.len() + take, verdict);
-        } else {
-            // Groups of eight values packed LSB first, `width` bytes per group.
-            let groups = usize::try_from(header >> 1).ok()?;
-            let len = groups.checked_mul(width)?;
-            let packed = data.get(pos..pos.checked_add(len)?)?;
-            pos += len;
-            let take = groups.checked_mul(8)?.min(left);
-            unpack_lookup(packed, width, take, table, out)?;
+        match next_run(data, &mut pos, width)? {
+            Run::Repeated { value, count } => {
+                let verdict = T::of_run(usize::try_from(value).ok()?, table)?;
+                out.resize(out.len() + count.min(left), verdict);
+            }
+            Run::Packed { start, len, count } => {
+                unpack_lookup(
+                    &data[start..start + len],
+                    width,
+                    count.min(left),
+                    table,
+                    out,
+                )?;
+            }
         }
     }
     Some(())
+}
+
+/// One run of Parquet's RLE / bit-packed hybrid encoding.
+enum Run {
+    /// `count` copies of one value.
+    Repeated { value: u64, count: usize },
+    /// `count` values packed LSB first in `data[start..start + len]` (groups of eight,
+    /// `width` bytes each).
+    Packed {
+        start: usize,
+        len: usize,
+        count: usize,
+    },
+}
+
+/// The run whose header starts at `data[*pos]`, moving `pos` past it; `None` on truncated
+/// data.
+fn next_run(data: &[u8], pos: &mut usize, width: usize) -> Option<Run> {
+    let (header, used) = uleb128(data.get(*pos..)?)?;
+    *pos += used;
+    let count = usize::try_from(header >> 1).ok()?;
+    if header & 1 == 0 {
+        // One value, stored in ceil(width / 8) little-endian bytes.
+        let bytes = width.div_ceil(8);
+        let mut v = [0u8; 8];
+        v[..bytes].copy_from_slice(data.get(*pos..pos.checked_add(bytes)?)?);
+        *pos += bytes;
+        Some(Run::Repeated {
+            value: u64::from_le_bytes(v),
+            count,
+        })
+    } else {
+        let len = count.checked_mul(width)?;
+        data.get(*pos..pos.checked_add(len)?)?;
+        let start = *pos;
+        *pos += len;
+        Some(Run::Packed {
+            start,
+            len,
+            count: count.checked_mul(8)?,
+        })
+    }
 }
 
 /// Appends `table[code]` for the first `n` codes of `width` bits packed LSB first in `packed`
@@ -646,48 +681,31 @@ fn codes_at(
     positions: impl Iterator<Item = usize>,
     out: &mut Vec<u32>,
 ) -> Option<()> {
-    /// The run holding the values from `base` on.
-    enum Run {
-        /// One value repeated.
-        Repeated(u32),
-        /// Values packed LSB first in `data[start..start + len]`.
-        Packed { start: usize, len: usize },
-    }
     let width = usize::from(width);
     if width > 20 {
         return None;
     }
     let mask = (1u64 << width) - 1;
-    let (mut pos, mut base, mut count) = (0usize, 0usize, 0usize);
-    let mut run = Run::Repeated(0);
+    let (mut pos, mut base) = (0usize, 0usize);
+    let mut run = Run::Repeated { value: 0, count: 0 };
     for p in positions {
         if p >= n {
             return None;
         }
         // Counts come from the file: a corrupt one must not overflow the run's end.
-        while p >= base.checked_add(count)? {
-            base += count;
-            let (header, used) = uleb128(data.get(pos..)?)?;
-            pos += used;
-            if header & 1 == 0 {
-                count = usize::try_from(header >> 1).ok()?;
-                let bytes = width.div_ceil(8);
-                let mut v = [0u8; 4];
-                v[..bytes].copy_from_slice(data.get(pos..pos.checked_add(bytes)?)?);
-                pos += bytes;
-                run = Run::Repeated(u32::from_le_bytes(v));
-            } else {
-                let groups = usize::try_from(header >> 1).ok()?;
-                let len = groups.checked_mul(width)?;
-                data.get(pos..pos.checked_add(len)?)?;
-                run = Run::Packed { start: pos, len };
-                pos += len;
-                count = groups.checked_mul(8)?;
+        loop {
+            let count = match run {
+                Run::Repeated { count, .. } | Run::Packed { count, .. } => count,
+            };
+            if p < base.checked_add(count)? {
+                break;
             }
+            base += count;
+            run = next_run(data, &mut pos, width)?;
         }
         out.push(match run {
-            Run::Repeated(v) => v,
-            Run::Packed { start, len } => {
+            Run::Repeated { value, .. } => u32::try_from(value).ok()?,
+            Run::Packed { start, len, .. } => {
                 // `p - base` is inside the run, so its first byte is too.
                 let bit = (p - base) * width;
                 let at = bit / 8;

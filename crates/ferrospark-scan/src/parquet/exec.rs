@@ -539,8 +539,9 @@ fn mask_slice(
 }
 
 /// Pushes onto `decoded_early` each column of `chunk_codes` at the rows `kept`, when that
-/// leaves the reader at least one output column of `data_out` still to decode (the early
-/// columns are sliced to the reader's batches, as they always were on the codes path).
+/// leaves the reader at least one output column of `data_out` still to decode; when every
+/// output column's codes are held, the reader decodes them instead (taking them all and
+/// skipping the reader, as `run_task` does for columns taken by codes, is not measured yet).
 fn take_from_codes(
     s: &ScanShared,
     chunk_codes: &[(usize, ChunkCodes)],
