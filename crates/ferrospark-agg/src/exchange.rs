@@ -213,8 +213,8 @@ pub fn partition_blocks_by(
     write_blocks(hash_partition_by(batches, keys, n)?)
 }
 
-/// Each partition's rows as IPC blocks.
-fn write_blocks(parts: Vec<Vec<RecordBatch>>) -> Result<Vec<(u32, Vec<u8>)>> {
+/// Each partition's rows as IPC blocks (`parts[p]` the rows of partition `p`).
+pub fn write_blocks(parts: Vec<Vec<RecordBatch>>) -> Result<Vec<(u32, Vec<u8>)>> {
     let mut out = Vec::new();
     for (p, part) in parts.into_iter().enumerate() {
         let Some(schema) = part.first().map(RecordBatch::schema) else {

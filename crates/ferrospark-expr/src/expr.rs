@@ -14,7 +14,7 @@ use arrow_schema::{DataType, TimeUnit};
 use crate::types::spark_type_name;
 
 /// Binary operators, in Spark SQL spelling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum BinaryOp {
     /// `AND` (three-valued)
     And,
@@ -143,7 +143,7 @@ impl BinaryOp {
 }
 
 /// String predicates that are not patterns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum StringMatch {
     /// `startswith(s, p)`
     StartsWith,
@@ -455,7 +455,7 @@ pub fn format_decimal(unscaled: i128, scale: i8) -> String {
 }
 
 /// A window frame as written: `ROWS` / `RANGE BETWEEN start AND end`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FrameSpec {
     /// `ROWS` (true) or `RANGE` (false).
     pub rows: bool,
@@ -466,7 +466,7 @@ pub struct FrameSpec {
 }
 
 /// One edge of a frame.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum FrameEdge {
     /// `UNBOUNDED PRECEDING`
     UnboundedPreceding,
@@ -643,7 +643,7 @@ fn over_text(partition_by: &[Expr], order_by: &[Expr], frame: Option<&FrameSpec>
 }
 
 /// A logical expression, as the user wrote it: names not yet resolved, types not yet checked.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Expr {
     /// A top-level column by name.
     Column(String),

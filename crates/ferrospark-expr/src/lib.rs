@@ -40,6 +40,7 @@ pub mod parser;
 pub mod physical;
 pub mod shared;
 pub mod types;
+pub mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use ferrospark_common::{FerroError, Result};
 
 /// Spark's join types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum JoinType {
     /// Rows of both sides that match.
     Inner,

@@ -6,7 +6,7 @@ use ferrospark_common::{FerroError, Result};
 use crate::{BuildSide, JoinType};
 
 /// Spark's physical join operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum JoinStrategy {
     /// `BroadcastHashJoinExec`: the build side sent to every task, a hash table built once.
     BroadcastHash,

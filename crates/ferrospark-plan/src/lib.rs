@@ -11,6 +11,7 @@
 //! [`QueryEngine`] ties them together for a session: temp views, `sql`, `explain`, `execute`.
 
 pub mod analyzer;
+pub mod distributed;
 pub mod builder;
 pub mod conform;
 pub mod engine;

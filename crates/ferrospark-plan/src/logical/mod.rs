@@ -21,7 +21,7 @@ use ferrospark_join::{JoinStrategy, JoinType};
 pub use display::{expand_text, explain_logical, expr_text, sort_text};
 
 /// A resolved column: what one output position of a plan node holds.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Attr {
     /// Unique within the session.
     pub id: u64,
@@ -78,8 +78,10 @@ impl IdGen {
     }
 }
 
-/// Where a relation's rows come from.
-#[derive(Debug, Clone)]
+/// Where a relation's rows come from. On the wire (a stage sent to Spark tasks) a Parquet
+/// source keeps its paths and size and leaves its footer statistics behind (a task plans its
+/// fragment without estimates from them); batches travel as Arrow IPC.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum ScanSource {
     /// Parquet files (a file, a list or a directory, hive partitions included).
     Parquet {
@@ -88,17 +90,47 @@ pub enum ScanSource {
         /// Bytes on disk, for join selection.
         size_bytes: u64,
         /// Rows and column ranges from the footers, for the planner's estimates.
+        #[serde(skip)]
         stats: Arc<ferrospark_scan::TableStatistics>,
     },
     /// Arrow batches held in memory (a DataFrame made from Arrow data, inline VALUES).
     Memory {
         /// The batches, fields named as the user named them.
+        #[serde(with = "wire_batches")]
         batches: Arc<Vec<RecordBatch>>,
     },
 }
 
+/// In-memory batches as one hex-encoded Arrow IPC stream.
+mod wire_batches {
+    use std::sync::Arc;
+
+    use arrow_array::RecordBatch;
+    use arrow_schema::Schema;
+    use ferrospark_expr::wire::{batches_to_ipc, from_hex, ipc_to_batches, to_hex};
+    use serde::de::Error as _;
+    use serde::ser::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &Arc<Vec<RecordBatch>>, s: S) -> Result<S::Ok, S::Error> {
+        let schema = b
+            .first()
+            .map(|x| x.schema())
+            .unwrap_or_else(|| Arc::new(Schema::empty()));
+        let bytes = batches_to_ipc(&schema, b).map_err(S::Error::custom)?;
+        s.serialize_str(&to_hex(&bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Vec<RecordBatch>>, D::Error> {
+        let text = String::deserialize(d)?;
+        let bytes = from_hex(&text).map_err(D::Error::custom)?;
+        let (_, batches) = ipc_to_batches(&bytes).map_err(D::Error::custom)?;
+        Ok(Arc::new(batches))
+    }
+}
+
 /// A sort key of a resolved plan.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SortExpr {
     /// The key.
     pub expr: Expr,
@@ -109,7 +141,7 @@ pub struct SortExpr {
 }
 
 /// An aggregate function call of an [`LogicalPlan::Aggregate`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AggCall {
     /// Spark's function name (`sum`, `count`, ...).
     pub name: String,
@@ -123,7 +155,7 @@ pub struct AggCall {
 
 /// A window function call of a [`LogicalPlan::Window`]: the function (an aggregate or a
 /// window-only function, as [`Expr::Function`] / [`Expr::Aggregate`]) and its specification.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WindowCallExpr {
     /// The function call, arguments resolved.
     pub func: Expr,
@@ -138,7 +170,7 @@ pub struct WindowCallExpr {
 pub use ferrospark_expr::expr::{FrameEdge, FrameSpec};
 
 /// Set operations besides UNION.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SetOpKind {
     /// `INTERSECT`
     Intersect,
@@ -147,7 +179,7 @@ pub enum SetOpKind {
 }
 
 /// A logical plan node.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum LogicalPlan {
     /// Rows from files or memory. `filters` and `projection` are what the optimizer pushed
     /// into the scan.

@@ -36,7 +36,13 @@ pub struct PhysicalPlanner<'a> {
     /// The Parquet scans sharing one read with others of the same files (see
     /// [`super::shared_scan`]).
     shared_scans: HashMap<*const LogicalPlan, super::shared_scan::ScanShare>,
+    /// Inside a Spark task: the splits it reads of each set of paths (see
+    /// [`crate::distributed`]); a scan of paths without an entry reads them whole.
+    splits: HashMap<Vec<std::path::PathBuf>, TaskSplits>,
 }
+
+/// The files of one scan a task reads, and the row groups of each.
+pub type TaskSplits = Arc<HashMap<std::path::PathBuf, Vec<usize>>>;
 
 /// Equi-keys and the rest of a join condition.
 pub struct EquiJoin {
@@ -99,7 +105,15 @@ impl<'a> PhysicalPlanner<'a> {
             reusable: Default::default(),
             reused: Default::default(),
             shared_scans: HashMap::new(),
+            splits: HashMap::new(),
         }
+    }
+
+    /// This planner, restricting each scan of a set of paths in `splits` to the files and
+    /// row groups given there (a Spark task's share of a stage's scans).
+    pub fn with_splits(mut self, splits: HashMap<Vec<std::path::PathBuf>, TaskSplits>) -> Self {
+        self.splits = splits;
+        self
     }
 
     /// This planner, computing once each aggregation `plan` repeats (Spark's
@@ -162,7 +176,8 @@ impl<'a> PhysicalPlanner<'a> {
             filters.iter().map(expr_text).collect(),
             attrs_schema(&out),
             name.clone(),
-        );
+        )
+        .reading_only(self.splits.get(paths).cloned());
         Ok(Some(Arc::new(
             match self.shared_scans.get(&(plan as *const LogicalPlan)) {
                 Some(share) => scan.sharing(share.clone()),

@@ -47,6 +47,8 @@ pub struct ParquetScanExec {
     runtime_filters: Mutex<Vec<(String, String, Target)>>,
     /// The group of scans of the same files it shares one read with.
     share: Option<ScanShare>,
+    /// The files and row groups it is restricted to (a Spark task's splits).
+    only: Option<super::planner::TaskSplits>,
 }
 
 /// The counters of a scan sharing its read: rows it kept for others, reads it replayed.
@@ -75,7 +77,14 @@ impl ParquetScanExec {
             metrics: metrics_with(&[SCAN_METRICS, SHARE_METRICS].concat()),
             runtime_filters: Mutex::new(Vec::new()),
             share: None,
+            only: None,
         }
+    }
+
+    /// This scan, reading only `only`'s files and row groups when given.
+    pub fn reading_only(mut self, only: Option<super::planner::TaskSplits>) -> Self {
+        self.only = only;
+        self
     }
 
     /// This scan, sharing one read with the other scans of `share`'s group.
@@ -111,6 +120,7 @@ impl ParquetScanExec {
         options.columns = Some(columns.to_vec());
         options.filter = self.filter.clone();
         options.cancel = Some(ctx.progress.cancel_flag());
+        options.only = self.only.clone();
         for (column, set) in keys {
             options.key_filters.push(KeyFilter { column, set });
         }

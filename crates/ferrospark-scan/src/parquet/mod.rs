@@ -60,6 +60,9 @@ pub struct ParquetScanOptions {
     pub spark_types: bool,
     /// Restrict the scan to these row groups of a single file (a Spark split).
     pub row_groups: Option<Vec<usize>>,
+    /// Restrict the scan to these files and, in each, these row groups (the splits a Spark
+    /// task of a whole-query stage was given); other files are not opened.
+    pub only: Option<std::sync::Arc<std::collections::HashMap<std::path::PathBuf, Vec<usize>>>>,
     /// Budget of the process-wide footer cache (`ferrospark.parquet.metadataCache.size`);
     /// 0 parses every footer afresh.
     pub metadata_cache_bytes: usize,
@@ -102,6 +105,7 @@ impl Default for ParquetScanOptions {
             dictionary_filter: true,
             spark_types: false,
             row_groups: None,
+            only: None,
             metadata_cache_bytes: config::DEFAULT_METADATA_CACHE_BYTES as usize,
             dictionary_codes: true,
             max_partition_bytes: 128 * 1024 * 1024,

@@ -313,9 +313,15 @@ impl ParquetScan {
     ) -> Result<Self> {
         let start = Instant::now();
         let metrics = new_metrics();
-        // Spark skips zero-length files.
+        // Spark skips zero-length files. A task given splits opens only their files (and the
+        // first file when it was given none of this scan's, for the schema: it reads no row
+        // group of it).
+        let wanted = |i: usize| match &options.only {
+            Some(only) => i == 0 || only.contains_key(&listing.files[i].path),
+            None => true,
+        };
         let files: Vec<usize> = (0..listing.files.len())
-            .filter(|&i| listing.files[i].size > 0)
+            .filter(|&i| listing.files[i].size > 0 && wanted(i))
             .collect();
         let file_paths: Vec<PathBuf> = files
             .iter()
@@ -514,13 +520,22 @@ impl ParquetScan {
                 s.files[previous].source.close();
             }
             let md = file.meta.metadata();
-            let rgs: Vec<usize> = match &s.options.row_groups {
-                Some(r) => r
+            let rgs: Vec<usize> = match (&s.options.only, &s.options.row_groups) {
+                (Some(only), _) => only
+                    .get(file.source.path())
+                    .map(|r| {
+                        r.iter()
+                            .copied()
+                            .filter(|&g| g < md.num_row_groups())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                (None, Some(r)) => r
                     .iter()
                     .copied()
                     .filter(|&g| g < md.num_row_groups())
                     .collect(),
-                None => (0..md.num_row_groups()).collect(),
+                (None, None) => (0..md.num_row_groups()).collect(),
             };
             let rows: Vec<i64> = rgs.iter().map(|&g| md.row_group(g).num_rows()).collect();
             m.add("row_groups_total", rgs.len() as u64);

@@ -1,0 +1,255 @@
+//! Stage plans run on a simulated Spark (tasks one after another, blocks moved by their
+//! partition, broadcast rows handed to every task) against the same queries in process.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::{DataType, Field, Schema};
+use ferrospark_common::{Config, Result};
+
+use super::*;
+use crate::sql::SqlStatement;
+use crate::QueryEngine;
+
+fn write_parquet(path: &std::path::Path, batch: &RecordBatch, rows_per_group: usize) {
+    let file = std::fs::File::create(path).expect("create");
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rows_per_group))
+        .build();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).expect("writer");
+    w.write(batch).expect("write");
+    w.close().expect("close");
+}
+
+/// A fact table in two files (NULLs, NaN, -0.0, skewed keys, unicode) and a dimension.
+fn tables(dir: &std::path::Path) -> (String, String) {
+    let fact = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, true),
+        Field::new("g", DataType::Utf8, true),
+        Field::new("x", DataType::Float64, true),
+        Field::new("n", DataType::Int64, true),
+    ]));
+    std::fs::create_dir_all(dir.join("fact")).expect("dir");
+    for f in 0..2i64 {
+        let rows = 4_000i64;
+        let batch = RecordBatch::try_new(
+            fact.clone(),
+            vec![
+                Arc::new(Int64Array::from_iter((0..rows).map(|i| {
+                    let i = i + f * rows;
+                    (i % 101 != 5).then_some(if i % 3 == 0 { 7 } else { i % 257 })
+                }))),
+                Arc::new(StringArray::from_iter((0..rows).map(|i| {
+                    (i % 53 != 1).then(|| ["a", "b", "ü", "日本", ""][(i % 5) as usize].to_string())
+                }))),
+                Arc::new(Float64Array::from_iter((0..rows).map(|i| match i % 41 {
+                    0 => Some(f64::NAN),
+                    1 => Some(-0.0),
+                    2 => None,
+                    _ => Some((i % 97) as f64 * 0.25),
+                }))),
+                Arc::new(Int64Array::from_iter_values((0..rows).map(|i| i * (f + 1)))),
+            ],
+        )
+        .expect("batch");
+        write_parquet(&dir.join(format!("fact/part-{f}.parquet")), &batch, 700);
+    }
+    let dim = Arc::new(Schema::new(vec![
+        Field::new("dk", DataType::Int64, true),
+        Field::new("name", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        dim,
+        vec![
+            Arc::new(Int64Array::from_iter(
+                (0..300i64).map(|i| (i != 13).then_some(i)),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                (0..300).map(|i| format!("d{}", i % 17)),
+            )),
+        ],
+    )
+    .expect("batch");
+    write_parquet(&dir.join("dim.parquet"), &batch, 100);
+    (
+        format!("parquet.`{}`", dir.join("fact").display()),
+        format!("parquet.`{}`", dir.join("dim.parquet").display()),
+    )
+}
+
+/// Each row as text, sorted unless `ordered`.
+fn rows(batches: &[RecordBatch], ordered: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let opts = FormatOptions::default().with_null("NULL");
+    for b in batches {
+        let fmts: Vec<ArrayFormatter> = b
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).expect("formatter"))
+            .collect();
+        for r in 0..b.num_rows() {
+            let cells: Vec<String> = fmts.iter().map(|f| f.value(r).to_string()).collect();
+            out.push(cells.join("|"));
+        }
+    }
+    if !ordered {
+        out.sort();
+    }
+    out
+}
+
+/// Runs `plan` as Spark would: stages in order, each task on its own, blocks delivered to
+/// the partition they name, broadcast rows to every task of the reading stage.
+fn run_simulated(plan: &StagePlan, cfg: &Config) -> Result<Vec<RecordBatch>> {
+    let mut blocks: HashMap<usize, Vec<(u32, Vec<u8>)>> = HashMap::new();
+    let mut broadcast: HashMap<usize, Arc<Vec<RecordBatch>>> = HashMap::new();
+    let mut result = Vec::new();
+    for stage in &plan.stages {
+        // Round-trip through JSON, as a task receives its stage.
+        let stage = Stage::from_json(&plan.stage_json(stage.id)?)?;
+        let mut rows_out = Vec::new();
+        for t in 0..stage.tasks.count() {
+            let mut input = TaskInput {
+                task: t,
+                ..Default::default()
+            };
+            if let TaskLayout::Splits(s) = &stage.tasks {
+                input.splits = s[t].clone();
+            }
+            for si in &stage.inputs {
+                if si.broadcast {
+                    input.broadcasts.insert(si.from, broadcast[&si.from].clone());
+                } else {
+                    for (p, b) in blocks.get(&si.from).into_iter().flatten() {
+                        if *p as usize == t {
+                            input.blocks.push((si.tag, b.clone()));
+                        }
+                    }
+                }
+            }
+            match run_task(&stage, cfg, input)?.0 {
+                TaskOutput::Rows(r) => rows_out.extend(r),
+                TaskOutput::Blocks(b) => blocks.entry(stage.id).or_default().extend(b),
+            }
+        }
+        match stage.sink {
+            Sink::Broadcast => {
+                broadcast.insert(stage.id, Arc::new(rows_out));
+            }
+            Sink::Result => result = rows_out,
+            Sink::Exchange { .. } => {}
+        }
+    }
+    Ok(result)
+}
+
+fn check(e: &QueryEngine, sql: &str, cfg: &Config, parallelism: usize) -> StagePlan {
+    let SqlStatement::Query(p) = e.sql(sql).expect("plans") else {
+        panic!("not a query")
+    };
+    let r = e.execute(&p).expect("runs");
+    let want: Vec<RecordBatch> = r.stream.collect::<Result<_>>().expect("streams");
+    let (optimized, _) = e.optimize(&p).expect("optimizes");
+    let stages = plan_stages(&optimized, cfg, parallelism).expect("cuts");
+    let got = run_simulated(&stages, cfg).expect("runs on stages");
+    let ordered = sql.contains("ORDER BY") && !sql.contains("OVER");
+    let (g, w) = (rows(&got, ordered), rows(&want, ordered));
+    if g != w {
+        let missing: Vec<&String> = w.iter().filter(|r| !g.contains(r)).take(8).collect();
+        let extra: Vec<&String> = g.iter().filter(|r| !w.contains(r)).take(8).collect();
+        panic!(
+            "{sql}\n{} rows, want {}; missing {missing:?}; extra {extra:?}\n{}",
+            g.len(),
+            w.len(),
+            stages.explain(cfg).expect("explains")
+        );
+    }
+    assert!(!rows(&want, ordered).is_empty(), "{sql}");
+    stages
+}
+
+#[test]
+fn stage_plans_give_the_in_process_answers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (f, d) = tables(dir.path());
+    let queries = [
+        format!("SELECT g, count(*), sum(n), avg(x), min(x), max(x) FROM {f} GROUP BY g"),
+        format!("SELECT x, count(*) FROM {f} GROUP BY x"),
+        format!("SELECT count(*), sum(n), count(DISTINCT g) FROM {f}"),
+        format!("SELECT k, count(DISTINCT g), sum(n) FROM {f} GROUP BY k"),
+        format!("SELECT name, count(*), sum(n) FROM {f} JOIN {d} ON k = dk GROUP BY name"),
+        format!("SELECT k, g, n, name FROM {f} LEFT JOIN {d} ON k = dk WHERE n < 900"),
+        format!("SELECT dk, name, n FROM {f} RIGHT JOIN {d} ON k = dk AND n < 50"),
+        format!("SELECT k, dk FROM {f} FULL JOIN {d} ON k = dk + 200 WHERE n < 300 OR n IS NULL"),
+        format!("SELECT * FROM {d} WHERE dk IN (SELECT k FROM {f} WHERE x > 20)"),
+        format!("SELECT * FROM {d} WHERE NOT EXISTS (SELECT 1 FROM {f} WHERE k = dk)"),
+        format!("SELECT * FROM {d} WHERE dk NOT IN (SELECT k FROM {f} WHERE n > 7000 AND k IS NOT NULL)"),
+        format!("SELECT k, n, row_number() OVER (PARTITION BY k ORDER BY n) FROM {f} WHERE n < 2000"),
+        format!("SELECT g, n FROM {f} ORDER BY n DESC, g LIMIT 17"),
+        format!("SELECT k, sum(n) s FROM {f} GROUP BY k ORDER BY s DESC, k LIMIT 5"),
+        format!("SELECT k FROM {f} WHERE n < 20 UNION ALL SELECT dk FROM {d} WHERE dk < 9"),
+        format!("SELECT count(*), sum(n) FROM {f} WHERE n < 0"),
+        format!("SELECT k, n FROM {f} WHERE n > (SELECT avg(n) FROM {f}) AND k = 7 ORDER BY n LIMIT 9"),
+    ];
+    let e = QueryEngine::new(Config::default());
+    for (threshold, split) in [("10MB", "128MB"), ("-1", "20KB")] {
+        let mut cfg = Config::default();
+        cfg.set("spark.sql.autoBroadcastJoinThreshold", threshold).expect("conf");
+        cfg.set("spark.sql.files.maxPartitionBytes", split).expect("conf");
+        for q in &queries {
+            for parallelism in [1, 3] {
+                check(&e, q, &cfg, parallelism);
+            }
+        }
+    }
+}
+
+#[test]
+fn exchanges_stand_where_spark_puts_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (f, d) = tables(dir.path());
+    let e = QueryEngine::new(Config::default());
+    let cfg = Config::default();
+    let sql = format!("SELECT name, sum(n) FROM {f} JOIN {d} ON k = dk GROUP BY name ORDER BY 1");
+    let plan = check(&e, &sql, &cfg, 2);
+    // The dimension is broadcast; the join and the partial aggregation run in the fact
+    // table's scan stage; the final aggregation after a hash exchange; the sort in one task.
+    let sinks: Vec<String> = plan
+        .stages
+        .iter()
+        .map(|s| match &s.sink {
+            Sink::Broadcast => "broadcast".to_string(),
+            Sink::Result => "result".to_string(),
+            Sink::Exchange { keys, agg_steps, .. } => format!(
+                "{}{}",
+                match keys {
+                    ExchangeKeys::Hash(_) => "hash",
+                    ExchangeKeys::Leading(_) => "leading",
+                    ExchangeKeys::Single => "single",
+                    ExchangeKeys::RoundRobin => "roundrobin",
+                },
+                if agg_steps.is_some() { "+partial" } else { "" }
+            ),
+        })
+        .collect();
+    assert_eq!(sinks, ["broadcast", "leading+partial", "single", "result"]);
+    let text = plan.explain(&cfg).expect("explains");
+    assert!(text.contains("BroadcastExchange"), "{text}");
+    assert!(text.contains("Exchange hashpartitioning"), "{text}");
+    assert!(text.contains("ResultStage 3"), "{text}");
+    assert!(matches!(plan.stages[1].tasks, TaskLayout::Splits(_)));
+
+    // With broadcasts off, both sides of the join are shuffled on their keys.
+    let mut off = Config::default();
+    off.set("spark.sql.autoBroadcastJoinThreshold", "-1").expect("conf");
+    let plan = check(&e, &sql, &off, 2);
+    let hashed = plan
+        .stages
+        .iter()
+        .filter(|s| matches!(&s.sink, Sink::Exchange { keys: ExchangeKeys::Hash(_), .. }))
+        .count();
+    assert_eq!(hashed, 2, "{}", plan.explain(&off).expect("explains"));
+}
