@@ -405,11 +405,27 @@ class DataFrame:
 
     # -- actions --------------------------------------------------------------------------
     def toArrow(self) -> pa.Table:
-        """Runs the query: a ``pyarrow.Table``."""
+        """Runs the query: a ``pyarrow.Table`` (on Spark when the session runs there)."""
+        if self._session._spark is not None:
+            from .spark_stages import SparkRun
+
+            return SparkRun(self).collect()
         return self._plan.collect()
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        if self._session._spark is not None:
+            return self.toArrow().__arrow_c_stream__(requested_schema)
         return self._plan.__arrow_c_stream__(requested_schema)
+
+    def to_spark(self) -> Any:
+        """The query as an ordinary PySpark DataFrame of the session's SparkSession: its
+        stages run natively inside Spark tasks when Spark runs it, and it composes with the
+        rest of a Spark job."""
+        from .spark_stages import SparkRun
+
+        return SparkRun(self).frame(to_spark=True)
+
+    toSpark = to_spark
 
     def toPandas(self) -> Any:
         """Runs the query: a pandas DataFrame."""
@@ -475,6 +491,11 @@ class DataFrame:
             mode = extended
         elif extended:
             mode = "extended"
+        if self._session._spark is not None and (mode or "simple") == "simple":
+            from .spark_stages import SparkRun
+
+            print(SparkRun(self).explain(), file=sys.stdout)
+            return
         print(self._plan.explain(mode or "simple"), file=sys.stdout)
 
     def executedPlan(self) -> str | None:

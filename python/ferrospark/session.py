@@ -16,15 +16,22 @@ from .parquet import ParquetScan, Paths, read_parquet, scan_parquet
 class Session:
     """Holds configuration (``spark.sql.*`` keys and ``ferrospark.*`` keys).
 
+    With ``spark=`` a PySpark ``SparkSession``, queries are planned by ferrospark and run on
+    Spark: each stage a Spark ``mapInArrow`` running its part of the plan natively, Spark's
+    shuffle between stages (see :mod:`ferrospark.spark_stages`).
+
     >>> s = Session(conf={"ferrospark.batch.size": "4096"})
     >>> s.conf["ferrospark.batch.size"]
     '4096'
     """
 
-    def __init__(self, conf: Mapping[str, object] | None = None) -> None:
+    def __init__(self, conf: Mapping[str, object] | None = None, spark: Any = None) -> None:
         self._conf: dict[str, str] = {}
         self._engine: _native.QueryEngine | None = None
         self._views: dict[str, Any] = {}
+        self._spark = spark
+        # PySpark DataFrames given to createDataFrame, by the name of their plan leaf.
+        self._spark_inputs: dict[str, Any] = {}
         for k, v in (conf or {}).items():
             self.set(k, v)
 
@@ -74,6 +81,14 @@ class Session:
         a ``pyarrow.Schema`` or a DDL string (``"a int, b string"``)."""
         from .dataframe import DataFrame
 
+        if _is_pyspark_frame(data):
+            if self._spark is None:
+                raise ValueError(
+                    "a PySpark DataFrame can be read only by a session on Spark: use fs.Session(spark=spark)"
+                )
+            from .spark_stages import spark_input
+
+            return DataFrame(spark_input(self, data), self)
         table = _to_arrow(data, schema)
         return DataFrame(self._query_engine.from_arrow(table), self)
 
@@ -148,8 +163,14 @@ class Session:
 
         return join(left, right, on, how, condition, strategy, session=self)
 
+    @property
+    def spark(self) -> Any:
+        """The SparkSession queries run on, or ``None`` in process."""
+        return self._spark
+
     def __repr__(self) -> str:
-        return f"Session(conf={self._conf!r})"
+        on = ", spark=..." if self._spark is not None else ""
+        return f"Session(conf={self._conf!r}{on})"
 
 
 class DataFrameReader:
@@ -166,6 +187,10 @@ class DataFrameReader:
         for p in paths:
             flat.extend([str(x) for x in p] if isinstance(p, (list, tuple)) else [str(p)])
         return DataFrame(self._session._query_engine.read_parquet(flat), self._session)
+
+
+def _is_pyspark_frame(data: Any) -> bool:
+    return type(data).__module__.startswith("pyspark.") and hasattr(data, "sparkSession")
 
 
 def _ddl_schema(text: str) -> pa.Schema:

@@ -124,6 +124,19 @@ impl PlanBuilder {
         })
     }
 
+    /// A relation over rows of `schema` that the engine running the query hands over (a
+    /// PySpark DataFrame), `size_bytes` by that engine's estimate.
+    pub fn scan_external(&self, schema: SchemaRef, size_bytes: u64, name: &str) -> Arc<LogicalPlan> {
+        let attrs = self.schema_attrs(&crate::conform::spark_input_schema(&schema), None);
+        Arc::new(LogicalPlan::Scan {
+            source: ScanSource::External { size_bytes },
+            attrs,
+            projection: None,
+            filters: Vec::new(),
+            name: name.to_string(),
+        })
+    }
+
     /// Expands `*` / `t.*` and resolves the other items in `scope`: the projection list.
     pub fn project_items(&self, items: &[Expr], scope: &Scope<'_>) -> Result<Vec<(Expr, Attr)>> {
         let mut out = Vec::new();

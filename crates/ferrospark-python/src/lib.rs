@@ -25,6 +25,7 @@ mod blocks;
 mod guard;
 mod join;
 mod plan;
+mod stages;
 mod watch;
 mod window;
 
@@ -665,6 +666,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyExpr>()?;
     m.add_class::<plan::PyQueryEngine>()?;
     m.add_class::<plan::PyPlan>()?;
+    m.add_class::<stages::PyStagePlan>()?;
+    m.add_class::<stages::PyStageTask>()?;
+    m.add_class::<stages::PyBroadcastRows>()?;
     m.add_class::<PyParquetScan>()?;
     m.add_class::<PyBatchStream>()?;
     m.add_class::<aggregate::PyAggregatePlan>()?;

@@ -116,6 +116,16 @@ impl PyQueryEngine {
         Ok(PyPlan::new(self.0.clone(), plan))
     }
 
+    /// A relation over the rows of a PySpark DataFrame of Arrow schema `schema` (read by a
+    /// stage on Spark), `size_bytes` by Spark's estimate.
+    fn from_spark(&self, schema: PySchema, size_bytes: u64, name: &str) -> PyPlan {
+        let plan = self
+            .0
+            .builder
+            .scan_external(schema.into_inner(), size_bytes, name);
+        PyPlan::new(self.0.clone(), plan)
+    }
+
     /// A temp view by name.
     fn table(&self, py: Python<'_>, name: &str) -> PyResult<PyPlan> {
         let plan = self.0.table(name).py(py)?;
@@ -544,6 +554,24 @@ impl PyPlan {
             Box::new(RecordBatchIterator::new(it, schema));
         let obj = PyRecordBatchReader::new(reader).into_pyobject(py)?;
         obj.call_method1("__arrow_c_stream__", (requested_schema,))
+    }
+
+    /// The query cut into Spark stages for `parallelism` cores, planned under the session's
+    /// configuration with `overrides` (the Spark session's settings).
+    #[pyo3(signature = (parallelism, overrides=None))]
+    fn spark_stages(
+        &self,
+        py: Python<'_>,
+        parallelism: usize,
+        overrides: Option<HashMap<String, String>>,
+    ) -> PyResult<crate::stages::PyStagePlan> {
+        crate::stages::PyStagePlan::cut(
+            py,
+            &self.engine,
+            &self.plan,
+            parallelism,
+            overrides.unwrap_or_default(),
+        )
     }
 
     /// The analyzed logical plan, Spark-style.

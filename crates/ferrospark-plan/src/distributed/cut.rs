@@ -41,6 +41,8 @@ enum Layout {
     Partitions(usize),
     /// Nothing partitions it (in-memory rows, one row): one task.
     Local,
+    /// The partitions of a PySpark DataFrame.
+    External,
 }
 
 /// A Parquet scan of a stage, for planning its splits.
@@ -56,6 +58,7 @@ struct Open {
     inputs: Vec<StageInput>,
     scans: Vec<ScanLeaf>,
     layout: Layout,
+    external: Option<(String, Vec<Attr>)>,
 }
 
 impl Open {
@@ -127,12 +130,14 @@ impl Cutter<'_> {
             Layout::Splits => TaskLayout::Splits(self.splits(&open.scans, &paths)?),
             Layout::Partitions(n) => TaskLayout::Partitions(n),
             Layout::Local => TaskLayout::Partitions(1),
+            Layout::External => TaskLayout::SparkRows,
         };
         self.stages.push(Stage {
             id,
             fragment: Some(open.fragment),
             inputs: open.inputs,
             scans: paths,
+            external: open.external,
             tasks,
             sink,
         });
@@ -192,14 +197,30 @@ impl Cutter<'_> {
                         filter,
                     }],
                     layout: Layout::Splits,
+                    external: None,
                 })
             }
-            LogicalPlan::Scan { .. } | LogicalPlan::OneRow | LogicalPlan::Empty { .. } => Ok(Open {
+            LogicalPlan::Scan {
+                source: ScanSource::External { .. },
+                attrs,
+                name,
+                ..
+            } => Ok(Open {
                 fragment: plan.clone(),
                 inputs: Vec::new(),
                 scans: Vec::new(),
-                layout: Layout::Local,
+                layout: Layout::External,
+                external: Some((name.clone(), attrs.clone())),
             }),
+            LogicalPlan::Scan { .. } | LogicalPlan::OneRow | LogicalPlan::Empty { .. } => {
+                Ok(Open {
+                    fragment: plan.clone(),
+                    inputs: Vec::new(),
+                    scans: Vec::new(),
+                    layout: Layout::Local,
+                    external: None,
+                })
+            }
             LogicalPlan::Project { input, .. }
             | LogicalPlan::Filter { input, .. }
             | LogicalPlan::Expand { input, .. }
@@ -281,6 +302,7 @@ impl Cutter<'_> {
                         inputs: ins,
                         scans,
                         layout: Layout::Splits,
+                        external: None,
                     });
                 }
                 let n = self.partitions_for(local_size_in_bytes(plan))?;
@@ -350,6 +372,7 @@ impl Cutter<'_> {
                 inputs,
                 scans: Vec::new(),
                 layout: Layout::Partitions(n),
+                external: None,
             },
         ))
     }
@@ -424,6 +447,7 @@ impl Cutter<'_> {
                     }),
                 }],
                 scans: Vec::new(),
+                external: None,
                 tasks: TaskLayout::Partitions(n),
                 sink: Sink::Exchange {
                     partitions: n,
@@ -452,6 +476,7 @@ impl Cutter<'_> {
             }],
             scans: Vec::new(),
             layout: Layout::Partitions(n),
+            external: None,
         })
     }
 

@@ -24,6 +24,7 @@ impl StagePlan {
         let tasks = match &stage.tasks {
             TaskLayout::Splits(s) => format!("{} tasks over file splits", s.len()),
             TaskLayout::Partitions(n) => format!("{n} task(s)"),
+            TaskLayout::SparkRows => "a task per partition of a PySpark DataFrame".into(),
         };
         let head = match &stage.sink {
             Sink::Result => format!("ResultStage {} [{tasks}]", stage.id),

@@ -60,6 +60,9 @@ pub struct Stage {
     pub inputs: Vec<StageInput>,
     /// The distinct path lists of its Parquet scans (a task restricts each to its splits).
     pub scans: Vec<Vec<PathBuf>>,
+    /// The leaf (name and attributes) its tasks fill with the rows of a PySpark DataFrame,
+    /// one task per partition of that DataFrame.
+    pub external: Option<(String, Vec<Attr>)>,
     /// How its tasks are formed.
     pub tasks: TaskLayout,
     /// Where its output goes.
@@ -74,6 +77,8 @@ pub enum TaskLayout {
     Splits(Vec<Vec<SplitRef>>),
     /// One task per shuffle partition of its inputs.
     Partitions(usize),
+    /// One task per partition of the PySpark DataFrame it reads ([`Stage::external`]).
+    SparkRows,
 }
 
 impl TaskLayout {
@@ -82,6 +87,7 @@ impl TaskLayout {
         match self {
             TaskLayout::Splits(s) => s.len(),
             TaskLayout::Partitions(n) => *n,
+            TaskLayout::SparkRows => 0,
         }
     }
 }

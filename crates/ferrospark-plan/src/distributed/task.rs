@@ -39,6 +39,8 @@ pub struct TaskInput {
     pub blocks: Vec<(u8, Vec<u8>)>,
     /// Broadcast rows, by the stage that produced them.
     pub broadcasts: HashMap<usize, Arc<Vec<RecordBatch>>>,
+    /// The rows of its partition of the PySpark DataFrame the stage reads.
+    pub rows: Vec<RecordBatch>,
 }
 
 /// What one task hands back.
@@ -82,7 +84,7 @@ fn fill_leaves(
     fill: &HashMap<String, Arc<Vec<RecordBatch>>>,
 ) -> Arc<LogicalPlan> {
     if let LogicalPlan::Scan {
-        source: ScanSource::Memory { .. },
+        source: ScanSource::Memory { .. } | ScanSource::External { .. },
         attrs,
         projection,
         filters,
@@ -152,6 +154,15 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
             .map(|b| rename(b, &schema))
             .collect::<Result<Vec<_>>>()?;
         fill.insert(si.placeholder.clone(), Arc::new(rows));
+    }
+    if let Some((name, attrs)) = &stage.external {
+        let schema = attrs_schema(attrs);
+        let rows = input
+            .rows
+            .into_iter()
+            .map(|b| crate::conform::conform(b, &schema).and_then(|b| rename(b, &schema)))
+            .collect::<Result<Vec<_>>>()?;
+        fill.insert(name.clone(), Arc::new(rows));
     }
     let (batches, explain) = match &stage.fragment {
         Some(fragment) => {

@@ -76,6 +76,7 @@ pub fn node_text(plan: &LogicalPlan) -> String {
             let kind = match source {
                 ScanSource::Parquet { .. } => "parquet",
                 ScanSource::Memory { .. } => "memory",
+                ScanSource::External { .. } => "spark",
             };
             let mut s = format!("Relation {name}[{}] {kind}", attrs_text(&out));
             if !filters.is_empty() {

@@ -99,6 +99,12 @@ pub enum ScanSource {
         #[serde(with = "wire_batches")]
         batches: Arc<Vec<RecordBatch>>,
     },
+    /// Rows the engine running the query hands over (a PySpark DataFrame given to a
+    /// session on Spark): only a stage running on Spark reads them.
+    External {
+        /// Spark's estimate of their size, for join selection.
+        size_bytes: u64,
+    },
 }
 
 /// In-memory batches as one hex-encoded Arrow IPC stream.

@@ -214,6 +214,15 @@ impl<'a> PhysicalPlanner<'a> {
                     }
                     None => return Err(FerroError::Internal("not a parquet scan".into())),
                 },
+                ScanSource::External { .. } => {
+                    return Err(FerroError::Analysis(format!(
+                        "`{}` is a PySpark DataFrame: only a session on Spark (fs.Session(spark=...)) can read it",
+                        match plan.as_ref() {
+                            LogicalPlan::Scan { name, .. } => name.as_str(),
+                            _ => "",
+                        }
+                    )))
+                }
                 ScanSource::Memory { batches } => {
                     let proj = projection
                         .clone()

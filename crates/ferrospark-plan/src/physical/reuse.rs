@@ -79,7 +79,7 @@ fn canonical_text(plan: &LogicalPlan) -> Option<String> {
         if let LogicalPlan::Scan { source, .. } = p {
             match source {
                 ScanSource::Parquet { paths, .. } => sources.push(format!("{paths:?}")),
-                ScanSource::Memory { .. } => ok = false,
+                ScanSource::Memory { .. } | ScanSource::External { .. } => ok = false,
             }
         }
         stack.extend(p.children().into_iter().map(|c| c.as_ref()));
