@@ -409,7 +409,9 @@ class DataFrame:
         if self._session._spark is not None:
             from .spark_stages import SparkRun
 
-            return SparkRun(self).collect()
+            run = SparkRun(self)
+            self._last_spark_run = run
+            return run.collect()
         return self._plan.collect()
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
@@ -423,7 +425,7 @@ class DataFrame:
         rest of a Spark job."""
         from .spark_stages import SparkRun
 
-        return SparkRun(self).frame(to_spark=True)
+        return SparkRun(self).frame()
 
     toSpark = to_spark
 
@@ -499,7 +501,11 @@ class DataFrame:
         print(self._plan.explain(mode or "simple"), file=sys.stdout)
 
     def executedPlan(self) -> str | None:
-        """The physical plan of the last action with each operator's rows, time and spills."""
+        """The physical plan of the last action with each operator's rows, time and spills
+        (on Spark: the stages, then each task's operators)."""
+        run = getattr(self, "_last_spark_run", None)
+        if run is not None:
+            return run.executed_plan()
         return self._plan.executed_plan()
 
     def __repr__(self) -> str:

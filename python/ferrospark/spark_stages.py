@@ -20,6 +20,8 @@ asks for a PySpark DataFrame (``to_spark``).
 
 from __future__ import annotations
 
+import os
+import sys
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -44,8 +46,6 @@ BLOCKS_SCHEMA = pa.schema(
         pa.field("_blob", pa.binary(), False),
     ]
 )
-#: What a result or broadcast stage hands the driver: its rows as Arrow IPC streams.
-ROWS_SCHEMA = pa.schema([pa.field("_blob", pa.binary(), False)])
 
 #: Spark settings that decide a plan on Spark (the Spark session's values win).
 _FROM_SPARK = (
@@ -125,7 +125,7 @@ def _broadcast_rows(key: str, handle: Any) -> Any:
 
 
 def _ipc_blobs(table: pa.Table) -> Iterator[bytes]:
-    for start in range(0, max(table.num_rows, 1), _ROWS_PER_BLOB):
+    for start in range(0, table.num_rows, _ROWS_PER_BLOB):
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, table.schema) as w:
             w.write_table(table.slice(start, _ROWS_PER_BLOB))
@@ -140,11 +140,16 @@ def _stage_task(
     broadcasts: dict[int, Any],
     out_schema: pa.Schema | None,
     spark_out: pa.Schema | None,
+    to_driver: bool,
+    max_bytes: int | None = None,
+    reports: Any = None,
 ):
-    """The function every task of a stage runs in ``mapInArrow``."""
+    """The function every task of a stage runs in ``mapInArrow``. Its output goes to the
+    driver (``to_driver``: rows or blocks tagged with the stage's id) or through Spark's
+    shuffle (blocks tagged with the int routing them to their partition)."""
     layout, sink = info["layout"], info["sink"]
-    route = _routing(info["partitions"]) if sink == "exchange" else []
-    tag = info["tag"]
+    route = _routing(info["partitions"]) if sink == "exchange" and not to_driver else []
+    tag, stage_id = info["tag"], info["id"]
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -164,25 +169,42 @@ def _stage_task(
                 blocks.extend(zip(b.column("_tag").to_pylist(), b.column("_blob").to_pylist()))
         task = _stage_of(token, stage_json, conf)
         handles = {sid: _broadcast_rows(key, h) for sid, (key, h) in broadcasts.items()}
-        kind, out, _plan = task.run(task_no, blocks, rows, handles, out_schema)
+        kind, out, plan = task.run(task_no, blocks, rows, handles, out_schema)
         del blocks, rows
+        if reports is not None:
+            reports.add([(stage_id, task_no, plan)])
         if kind == "blocks":
-            pids, blobs = [], []
-            for p, blob in out:
-                pids.append(route[p])
-                blobs.append(blob)
-            if pids:
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array(pids, pa.int32()), pa.array([tag] * len(pids), pa.int8()), pa.array(blobs, pa.binary())],
-                    schema=BLOCKS_SCHEMA,
-                )
+            if not out:
+                return
+            pids = [stage_id] * len(out) if to_driver else [route[p] for p, _ in out]
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array(pids, pa.int32()),
+                    pa.array([tag] * len(out), pa.int8()),
+                    pa.array([blob for _, blob in out], pa.binary()),
+                ],
+                schema=BLOCKS_SCHEMA,
+            )
             return
         table: pa.Table = out
         if spark_out is not None:
             table = table.rename_columns(spark_out.names).cast(spark_out)
             yield from table.to_batches()
             return
-        yield pa.RecordBatch.from_arrays([pa.array(list(_ipc_blobs(table)), pa.binary())], schema=ROWS_SCHEMA)
+        blobs = list(_ipc_blobs(table))
+        rows_tag = 0
+        if max_bytes is not None and sum(map(len, blobs)) > max_bytes:
+            # A side tried as a broadcast that proved large: the driver cuts the plan again.
+            blobs, rows_tag = [b""], _TOO_BIG
+        if blobs:
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array([stage_id] * len(blobs), pa.int32()),
+                    pa.array([rows_tag] * len(blobs), pa.int8()),
+                    pa.array(blobs, pa.binary()),
+                ],
+                schema=BLOCKS_SCHEMA,
+            )
 
     return run
 
@@ -201,15 +223,59 @@ def _as_spark_schema(schema: pa.Schema) -> tuple[Any, pa.Schema]:
     return st, arrow
 
 
-def _collect_blobs(frame: SparkDataFrame) -> list[bytes]:
+class _ListParam:
+    """An accumulator parameter: the concatenation of the lists the tasks add."""
+
+    def zero(self, value: list) -> list:
+        return []
+
+    def addInPlace(self, a: list, b: list) -> list:  # noqa: N802 - PySpark's name
+        a.extend(b)
+        return a
+
+
+def _collect(frames: list[SparkDataFrame]) -> dict[int, list[tuple[int, bytes]]]:
+    """One Spark job over the union of ``frames`` (each stage's output tagged with its id):
+    the ``(tag, blob)`` pairs of each stage."""
+    frame = frames[0]
+    for f in frames[1:]:
+        frame = frame.union(f)
     table = frame.toArrow() if hasattr(frame, "toArrow") else frame._collect_as_arrow()  # type: ignore[attr-defined]
     if isinstance(table, list):
-        table = pa.Table.from_batches(table, schema=ROWS_SCHEMA)
-    return [b for b in table.column("_blob").to_pylist() if b]
+        table = pa.Table.from_batches(table, schema=BLOCKS_SCHEMA)
+    out: dict[int, list[tuple[int, bytes]]] = {}
+    for sid, tag, blob in zip(*(table.column(c).to_pylist() for c in ("_pid", "_tag", "_blob"))):
+        out.setdefault(sid, []).append((tag, blob))
+    return out
+
+
+#: The tag of the marker a task of a tried broadcast hands back when its rows alone exceed
+#: the broadcast threshold.
+_TOO_BIG = -1
+
+
+class _Replan(Exception):
+    """A side tried as a broadcast proved larger than the broadcast threshold."""
+
+    def __init__(self, join: int) -> None:
+        super().__init__(f"join {join} is shuffled")
+        self.join = join
+
+
+#: A stage over files at most this many compressed bytes runs on the driver when its rows
+#: are wanted there (a broadcast, the result): Spark's job and task costs exceed its work.
+_DRIVER_SCAN_BYTES = 64 << 20
 
 
 class SparkRun:
-    """One action of a DataFrame of a session on Spark: its stages as Spark DataFrames."""
+    """One action of a DataFrame of a session on Spark: its stages as Spark jobs.
+
+    Stages whose output the driver needs anyway run on the driver when that saves Spark a job
+    or a stage: the result stage when it is one task, broadcast stages of one task or over a
+    few MB of files. Every other stage is a ``mapInArrow`` in Spark. Outputs the driver needs
+    from Spark (broadcast rows, the blocks a driver stage reads) are collected in as few jobs
+    as the dependencies allow, and identical stages (a subquery repeating a join) run once.
+    """
 
     def __init__(self, df: DataFrame) -> None:
         session = df._session
@@ -219,21 +285,215 @@ class SparkRun:
         self.session = session
         self.spark = spark
         self.df = df
-        self.stages = df._plan.spark_stages(_parallelism(spark), _spark_settings(spark))
+        self.shuffled: set[int] = set()
+        self.stages = self._cut()
+        # Broadcast rows by stage content, kept when the plan is cut again.
+        self.cache: dict[str, list[tuple[int, bytes]]] = {}
+        self.replans = 0
         self.conf = _task_conf(session, spark)
-        self.broadcast_jobs = 0
+        self.driver_conf = dict(session.conf) | _spark_settings(spark)
+        self.jobs = 0
+        self.driver_stages: list[int] = []
+        # (stage, task, plan with metrics) of every task that succeeded, driver stages too.
+        self.reports = spark.sparkContext.accumulator([], _ListParam())
+        self._driver_reports: list[tuple[int, int, str]] = []
+
+    def _cut(self) -> Any:
+        return self.df._plan.spark_stages(_parallelism(self.spark), _spark_settings(self.spark), self.shuffled)
+
+    def _broadcast_limit(self) -> int:
+        conf = self.spark.conf
+        text = conf.get("spark.sql.adaptive.autoBroadcastJoinThreshold", None) or conf.get(
+            "spark.sql.autoBroadcastJoinThreshold", "10MB"
+        )
+        return int(_native.parse_byte_size(str(text)))
 
     def explain(self) -> str:
         return self.stages.explain()
 
-    def _input_frame(self, info: dict[str, Any], outputs: dict[int, SparkDataFrame]) -> SparkDataFrame:
+    def run(self, to_spark: bool = False) -> SparkDataFrame | pa.Table:
+        """Runs what must run before the result (broadcasts, driver stages); returns the
+        result: a Spark DataFrame (``to_spark``) or a ``pyarrow.Table``. A side tried as a
+        broadcast that proves large has its join shuffled and the plan cut again."""
+        while True:
+            try:
+                out = self._run_once(to_spark)
+                if os.environ.get("FERROSPARK_TRACE_SPARK"):
+                    print(
+                        f"[ferrospark on Spark] {self.stages.num_stages()} stages, {self.jobs} driver jobs, "
+                        f"driver stages {self.driver_stages}, joins shuffled after a try {sorted(self.shuffled)}",
+                        file=sys.stderr,
+                    )
+                return out
+            except _Replan as r:
+                self.shuffled.add(r.join)
+                self.replans += 1
+                self.stages = self._cut()
+
+    def _content_keys(self) -> list[str]:
+        """A key per stage equal for stages doing the same work over the same inputs."""
+        import hashlib
+        import json
+
+        keys: list[str] = []
+        for i in range(self.stages.num_stages()):
+            doc = json.loads(self.stages.stage_json(i))
+            doc.pop("id", None)
+            text = json.dumps(doc, sort_keys=True)
+            for inp in doc.get("inputs", []):
+                text = text.replace(f"broadcast_{inp['from']}", f"broadcast_{keys[inp['from']]}")
+            text += "|" + ",".join(keys[inp["from"]] for inp in doc.get("inputs", []))
+            keys.append(hashlib.sha1(text.encode()).hexdigest())
+        return keys
+
+    def _run_once(self, to_spark: bool) -> SparkDataFrame | pa.Table:
+        sc = self.spark.sparkContext
+        limit = self._broadcast_limit()
+        n = self.stages.num_stages()
+        infos = []
+        for i in range(n):
+            info = dict(self.stages.stage_info(i))
+            info["id"] = i
+            infos.append(info)
+        last = n - 1
+        keys = self._content_keys()
+        first_of: dict[str, int] = {}
+        same_as: dict[int, int] = {}
+        for i, k in enumerate(keys):
+            if k in first_of and infos[i]["sink"] != "result":
+                same_as[i] = first_of[k]
+            else:
+                first_of.setdefault(k, i)
+        schema = self.df.schema
+        spark_types = _as_spark_schema(schema) if to_spark else None
+
+        def on_driver(i: int) -> bool:
+            info = infos[i]
+            if info["sink"] == "result":
+                return not to_spark and info["layout"] == "partitions" and info["tasks"] == 1
+            if info["sink"] != "broadcast":
+                return False
+            if info["layout"] == "partitions":
+                return info["tasks"] == 1
+            return info["layout"] == "splits" and info["scan_bytes"] <= _DRIVER_SCAN_BYTES
+
+        driver = {i for i in range(n) if i not in same_as and on_driver(i)}
+        consumers: dict[int, set[int]] = {}
+        for i, info in enumerate(infos):
+            for sid, _ in info["inputs"]:
+                consumers.setdefault(same_as.get(sid, sid), set()).add(i)
+
+        frames: dict[int, SparkDataFrame] = {}  # Spark outputs (blocks), built lazily
+        pending: dict[int, SparkDataFrame] = {}  # outputs wanted on the driver, not collected yet
+        held: dict[int, list[tuple[int, bytes]]] = {}  # outputs on the driver: (tag, blob)
+        rows: dict[int, Any] = {}  # broadcast rows decoded on the driver
+        handles: dict[int, Any] = {}  # broadcast variables
+
+        def keep(sid: int, blobs: list[tuple[int, bytes]]) -> None:
+            join = infos[sid]["adaptive_join"]
+            if join is not None and (
+                any(t == _TOO_BIG for t, _ in blobs) or sum(len(b) for _, b in blobs) > limit
+            ):
+                raise _Replan(join)
+            held[sid] = blobs
+            if infos[sid]["sink"] == "broadcast":
+                self.cache[keys[sid]] = blobs
+
+        def flush() -> None:
+            if pending:
+                got = _collect(list(pending.values()))
+                self.jobs += 1
+                for sid in pending:
+                    keep(sid, got.get(sid, []))
+                pending.clear()
+
+        def blobs_of(sid: int) -> list[tuple[int, bytes]]:
+            sid = same_as.get(sid, sid)
+            if sid not in held:
+                flush()
+            return held[sid]
+
+        def broadcast_rows(sid: int) -> Any:
+            sid = same_as.get(sid, sid)
+            if sid not in rows:
+                rows[sid] = _native.BroadcastRows([b for _, b in blobs_of(sid)])
+            return rows[sid]
+
+        def handle(sid: int) -> Any:
+            sid = same_as.get(sid, sid)
+            if sid not in handles:
+                handles[sid] = (uuid.uuid4().hex, sc.broadcast([b for _, b in blobs_of(sid)]))
+            return handles[sid]
+
+        for i in range(n):
+            if i in same_as:
+                continue
+            info = infos[i]
+            if info["sink"] == "broadcast" and keys[i] in self.cache:
+                held[i] = self.cache[keys[i]]
+                continue
+            stage_json = self.stages.stage_json(i)
+            if i in driver:
+                blocks: list[tuple[int, bytes]] = []
+                for sid, is_broadcast in info["inputs"]:
+                    if not is_broadcast:
+                        blocks.extend(blobs_of(sid))
+                bc = {sid: broadcast_rows(sid) for sid, b in info["inputs"] if b}
+                task = _native.StageTask(stage_json, self.driver_conf)
+                kind, out, plan = task.run(None, blocks, [], bc, schema if i == last else None)
+                self.driver_stages.append(i)
+                self._driver_reports.append((i, -1, plan))
+                if i == last:
+                    return out.rename_columns(schema.names).cast(schema)
+                keep(i, [(0, b) for b in _ipc_blobs(out)])
+                continue
+            bc = {sid: handle(sid) for sid, b in info["inputs"] if b}
+            is_result = i == last
+            users = consumers.get(i, set())
+            wanted_here = is_result or info["sink"] == "broadcast" or any(c in driver for c in users)
+            wanted_there = info["sink"] == "exchange" and any(c not in driver for c in users)
+            source = self._input_frame(info, frames, same_as)
+
+            def stage_frame(to_driver: bool, info: dict[str, Any] = info, stage_json: str = stage_json) -> Any:
+                task = _stage_task(
+                    uuid.uuid4().hex,
+                    stage_json,
+                    self.conf,
+                    info,
+                    bc,
+                    schema if is_result else None,
+                    spark_types[1] if (is_result and spark_types) else None,
+                    to_driver,
+                    limit if info["adaptive_join"] is not None else None,
+                    self.reports,
+                )
+                if is_result and spark_types is not None:
+                    return source.mapInArrow(task, spark_types[0])
+                return source.mapInArrow(task, _spark_struct(BLOCKS_SCHEMA))
+
+            if is_result and spark_types is not None:
+                return stage_frame(False)
+            if wanted_there:
+                frames[i] = stage_frame(False)
+            if wanted_here:
+                pending[i] = stage_frame(True)
+            if is_result:
+                flush()
+                tables = [pa.ipc.open_stream(b).read_all() for _, b in held[i]]
+                tables = [t.rename_columns(schema.names).cast(schema) for t in tables if t.num_rows]
+                return pa.concat_tables(tables) if tables else schema.empty_table()
+        raise RuntimeError("a stage plan without a result stage")
+
+    def _input_frame(
+        self, info: dict[str, Any], frames: dict[int, SparkDataFrame], same_as: dict[int, int]
+    ) -> SparkDataFrame:
         spark = self.spark
         if info["layout"] == "splits":
             n = info["tasks"]
             return spark.range(0, n, 1, n)
         if info["layout"] == "spark":
             return self.session._spark_inputs[info["external"]]
-        shuffled = [outputs[sid] for sid, is_broadcast in info["inputs"] if not is_broadcast]
+        shuffled = [frames[same_as.get(sid, sid)] for sid, is_broadcast in info["inputs"] if not is_broadcast]
         if not shuffled:
             return spark.range(0, 1, 1, 1)
         frame = shuffled[0]
@@ -241,52 +501,30 @@ class SparkRun:
             frame = frame.union(other)
         return frame.repartition(info["tasks"], "_pid")
 
-    def frame(self, to_spark: bool = False) -> SparkDataFrame:
-        """The Spark DataFrame of the result stage (broadcast stages run now)."""
-        sc = self.spark.sparkContext
-        outputs: dict[int, SparkDataFrame] = {}
-        handles: dict[int, Any] = {}
-        last = self.stages.num_stages() - 1
-        schema = self.df.schema
-        spark_types = _as_spark_schema(schema) if to_spark else None
-        for i in range(last + 1):
-            info = self.stages.stage_info(i)
-            token = uuid.uuid4().hex
-            inputs = {sid: handles[sid] for sid, b in info["inputs"] if b}
-            is_result = i == last
-            task = _stage_task(
-                token,
-                self.stages.stage_json(i),
-                self.conf,
-                info,
-                inputs,
-                schema if is_result else None,
-                spark_types[1] if (is_result and spark_types) else None,
-            )
-            source = self._input_frame(info, outputs)
-            if info["sink"] == "exchange":
-                outputs[i] = source.mapInArrow(task, _spark_struct(BLOCKS_SCHEMA))
-            elif info["sink"] == "broadcast":
-                blobs = _collect_blobs(source.mapInArrow(task, _spark_struct(ROWS_SCHEMA)))
-                self.broadcast_jobs += 1
-                handles[i] = (uuid.uuid4().hex, sc.broadcast(blobs))
-            elif spark_types is not None:
-                return source.mapInArrow(task, spark_types[0])
-            else:
-                return source.mapInArrow(task, _spark_struct(ROWS_SCHEMA))
-        raise RuntimeError("a stage plan without a result stage")
+    def task_reports(self) -> list[tuple[int, int, str]]:
+        """``(stage, task, plan)`` of each task run so far (task -1: run on the driver), the
+        plan with each operator's metrics (spills among them)."""
+        return sorted(self._driver_reports + list(self.reports.value))
+
+    def executed_plan(self) -> str:
+        """The stage plan, then each stage's tasks with their operators' metrics."""
+        out = [self.explain()]
+        for stage, task, plan in self.task_reports():
+            where = "on the driver" if task < 0 else f"task {task}"
+            out.append(f"-- stage {stage}, {where}\n{plan}")
+        return "\n".join(out)
+
+    def frame(self) -> SparkDataFrame:
+        """The result as a PySpark DataFrame (what must run first runs now)."""
+        out = self.run(to_spark=True)
+        assert not isinstance(out, pa.Table)
+        return out
 
     def collect(self) -> pa.Table:
         """Runs the query on Spark: the result as a ``pyarrow.Table``."""
-        schema = self.df.schema
-        tables = []
-        for blob in _collect_blobs(self.frame()):
-            t = pa.ipc.open_stream(blob).read_all()
-            if t.num_rows:
-                tables.append(t.rename_columns(schema.names).cast(schema))
-        if not tables:
-            return schema.empty_table()
-        return pa.concat_tables(tables)
+        out = self.run()
+        assert isinstance(out, pa.Table)
+        return out
 
 
 def _spark_struct(schema: pa.Schema) -> Any:

@@ -558,12 +558,13 @@ impl PyPlan {
 
     /// The query cut into Spark stages for `parallelism` cores, planned under the session's
     /// configuration with `overrides` (the Spark session's settings).
-    #[pyo3(signature = (parallelism, overrides=None))]
+    #[pyo3(signature = (parallelism, overrides=None, shuffled_joins=None))]
     fn spark_stages(
         &self,
         py: Python<'_>,
         parallelism: usize,
         overrides: Option<HashMap<String, String>>,
+        shuffled_joins: Option<std::collections::HashSet<usize>>,
     ) -> PyResult<crate::stages::PyStagePlan> {
         crate::stages::PyStagePlan::cut(
             py,
@@ -571,6 +572,7 @@ impl PyPlan {
             &self.plan,
             parallelism,
             overrides.unwrap_or_default(),
+            shuffled_joins.unwrap_or_default(),
         )
     }
 

@@ -35,6 +35,7 @@ impl PyStagePlan {
         plan: &Arc<LogicalPlan>,
         parallelism: usize,
         overrides: HashMap<String, String>,
+        shuffled_joins: std::collections::HashSet<usize>,
     ) -> PyResult<Self> {
         let mut cfg = engine.config().clone();
         for (k, v) in overrides {
@@ -46,7 +47,7 @@ impl PyStagePlan {
         let plan = py
             .run_detached(move || {
                 let (optimized, _) = engine.optimize(&plan)?;
-                ferrospark_plan::distributed::plan_stages(&optimized, &c, parallelism)
+                ferrospark_plan::distributed::plan_stages(&optimized, &c, parallelism, &shuffled_joins)
             })
             .py(py)?;
         Ok(Self { plan, cfg })
@@ -112,6 +113,12 @@ impl PyStagePlan {
         let inputs: Vec<(usize, bool)> = s.inputs.iter().map(|i| (i.from, i.broadcast)).collect();
         d.set_item("inputs", inputs)?;
         d.set_item("external", s.external.as_ref().map(|(n, _)| n.clone()))?;
+        let bytes: u64 = match &s.tasks {
+            TaskLayout::Splits(t) => t.iter().flatten().map(|s| s.bytes).sum(),
+            _ => 0,
+        };
+        d.set_item("scan_bytes", bytes)?;
+        d.set_item("adaptive_join", s.adaptive_join)?;
         Ok(d)
     }
 
@@ -169,7 +176,8 @@ impl PyStageTask {
         })
     }
 
-    /// Runs task `task`: `blocks` are the shuffled `(tag, bytes)` of its partition, `rows`
+    /// Runs task `task` (`None`: every split of the stage at once, as the driver runs a
+    /// small stage): `blocks` are the shuffled `(tag, bytes)` of its partition, `rows`
     /// the batches of its partition of a PySpark DataFrame, `broadcasts` the broadcast rows
     /// by stage. Returns `("blocks", [(partition, bytes)], plan)` or `("rows", table, plan)`,
     /// `plan` the fragment's operators with their metrics.
@@ -177,22 +185,23 @@ impl PyStageTask {
     fn run<'py>(
         &self,
         py: Python<'py>,
-        task: usize,
+        task: Option<usize>,
         blocks: Vec<(u8, Vec<u8>)>,
         rows: Vec<PyRecordBatch>,
         broadcasts: HashMap<usize, PyRef<'py, PyBroadcastRows>>,
         schema: Option<PySchema>,
     ) -> PyResult<(String, Bound<'py, PyAny>, String)> {
-        let splits = match &self.stage.tasks {
-            TaskLayout::Splits(all) => all
+        let splits = match (&self.stage.tasks, task) {
+            (TaskLayout::Splits(all), Some(task)) => all
                 .get(task)
                 .cloned()
                 .ok_or_else(|| FerroError::Internal(format!("no task {task} in this stage")))
                 .py(py)?,
+            (TaskLayout::Splits(all), None) => all.iter().flatten().cloned().collect(),
             _ => Vec::new(),
         };
         let input = TaskInput {
-            task,
+            task: task.unwrap_or(0),
             splits,
             blocks,
             broadcasts: broadcasts

@@ -8,6 +8,7 @@
 //! spirit: a shuffle gets about one partition per `spark.sql.adaptive.advisoryPartitionSizeInBytes`
 //! of estimated input, at least one per core and at most `spark.sql.shuffle.partitions`.
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -25,7 +26,7 @@ use crate::logical::{attrs_schema, Attr, LogicalPlan, ScanSource};
 use crate::physical::aggregate::engine_call;
 use crate::physical::key_equivalence::drop_implied_keys;
 use crate::physical::planner::extract_equi_keys;
-use crate::physical::stats::local_size_in_bytes;
+use crate::physical::stats::{local_size_in_bytes, size_in_bytes};
 
 /// Spark's target size of a shuffle partition after coalescing.
 const ADVISORY_PARTITION_SIZE: &str = "spark.sql.adaptive.advisoryPartitionSizeInBytes";
@@ -71,11 +72,23 @@ impl Open {
 }
 
 /// Cuts `plan` (optimized) into stages for a Spark application with `parallelism` cores.
-pub fn plan_stages(plan: &Arc<LogicalPlan>, cfg: &Config, parallelism: usize) -> Result<StagePlan> {
+/// The joins numbered in `shuffled_joins` (see [`Stage::adaptive_join`]) are shuffled
+/// whatever their estimates.
+pub fn plan_stages(
+    plan: &Arc<LogicalPlan>,
+    cfg: &Config,
+    parallelism: usize,
+    shuffled_joins: &HashSet<usize>,
+) -> Result<StagePlan> {
+    let mut joins = HashMap::new();
+    number_joins(plan, &mut joins);
     let mut cutter = Cutter {
         cfg,
         parallelism: parallelism.max(1),
         stages: Vec::new(),
+        joins,
+        shuffled_joins,
+        adaptive: None,
     };
     let root = cutter.visit(plan)?;
     cutter.close(root, Sink::Result)?;
@@ -88,6 +101,22 @@ struct Cutter<'a> {
     cfg: &'a Config,
     parallelism: usize,
     stages: Vec<Stage>,
+    /// Each join's number: its position in a pre-order walk of the plan, the same whatever
+    /// the cut decides.
+    joins: HashMap<*const LogicalPlan, usize>,
+    shuffled_joins: &'a HashSet<usize>,
+    /// The join whose build side the next broadcast stage tries (see [`Stage::adaptive_join`]).
+    adaptive: Option<usize>,
+}
+
+fn number_joins(plan: &Arc<LogicalPlan>, out: &mut HashMap<*const LogicalPlan, usize>) {
+    if matches!(plan.as_ref(), LogicalPlan::Join { .. }) {
+        let n = out.len();
+        out.insert(Arc::as_ptr(plan), n);
+    }
+    for c in plan.children() {
+        number_joins(c, out);
+    }
 }
 
 /// The in-memory leaf a stage input fills.
@@ -139,6 +168,10 @@ impl Cutter<'_> {
             scans: paths,
             external: open.external,
             tasks,
+            adaptive_join: match sink {
+                Sink::Broadcast => self.adaptive.take(),
+                _ => None,
+            },
             sink,
         });
         Ok(id)
@@ -449,6 +482,7 @@ impl Cutter<'_> {
                 scans: Vec::new(),
                 external: None,
                 tasks: TaskLayout::Partitions(n),
+                adaptive_join: None,
                 sink: Sink::Exchange {
                     partitions: n,
                     keys: exchange_of(*keys),
@@ -491,13 +525,16 @@ impl Cutter<'_> {
     ) -> Result<Open> {
         let mut keys = extract_equi_keys(condition, &left.output(), &right.output());
         drop_implied_keys(&mut keys, left, right);
+        // Spark's own estimates choose the strategy (a filter does not shrink them, so a side
+        // is broadcast only when its unfiltered columns are small); the finer in-process
+        // estimates pick the side worth trying as a broadcast when they shuffle.
         let (lb, rb) = (local_size_in_bytes(left), local_size_in_bytes(right));
         let input = JoinSelectionInput {
             join_type,
             has_equi_keys: !keys.left.is_empty(),
             keys_orderable: true,
-            left_bytes: lb,
-            right_bytes: rb,
+            left_bytes: size_in_bytes(left),
+            right_bytes: size_in_bytes(right),
             broadcast_threshold: self.cfg.auto_broadcast_threshold()?,
             prefer_sort_merge: self.cfg.prefer_sort_merge_join()?,
             shuffle_partitions: self.cfg.shuffle_partitions()? as u64,
@@ -524,6 +561,23 @@ impl Cutter<'_> {
         } else {
             broadcast
         };
+        // A join Spark's estimates shuffle, with a side much smaller than the other that the
+        // join may build: that side runs first and is broadcast if it proves small.
+        // Not when broadcasts are off (a threshold of -1), as Spark's adaptive execution.
+        let number = self
+            .joins
+            .get(&Arc::as_ptr(plan))
+            .copied()
+            .filter(|_| input.broadcast_threshold > 0);
+        let mut adaptive = None;
+        let broadcast = match (broadcast, number) {
+            (None, Some(n)) if !keys.left.is_empty() && !self.shuffled_joins.contains(&n) => {
+                let side = tryable_side(join_type, lb, rb);
+                adaptive = side.map(|_| n);
+                side
+            }
+            (b, _) => b,
+        };
         match broadcast {
             Some(side) => {
                 let (stream_plan, build_plan) = match side {
@@ -531,6 +585,7 @@ impl Cutter<'_> {
                     BuildSide::Right => (left, right),
                 };
                 let build = self.visit(build_plan)?;
+                self.adaptive = adaptive;
                 let from = self.close(build, Sink::Broadcast)?;
                 let stream = self.visit(stream_plan)?;
                 let name = format!("broadcast_{from}");
@@ -575,6 +630,21 @@ impl Cutter<'_> {
                 Ok(open.wrap(plan.with_children(leaves)))
             }
         }
+    }
+}
+
+/// The side of an equi-join worth trying as a broadcast: the smaller by estimate, at most
+/// half the other, when the join type lets it be built.
+fn tryable_side(join_type: JoinType, left_bytes: u64, right_bytes: u64) -> Option<BuildSide> {
+    use JoinType::*;
+    if right_bytes.saturating_mul(2) <= left_bytes
+        && matches!(join_type, Inner | LeftOuter | LeftSemi | LeftAnti)
+    {
+        Some(BuildSide::Right)
+    } else if left_bytes.saturating_mul(2) <= right_bytes && matches!(join_type, Inner | RightOuter) {
+        Some(BuildSide::Left)
+    } else {
+        None
     }
 }
 

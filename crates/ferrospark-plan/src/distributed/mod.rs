@@ -67,6 +67,11 @@ pub struct Stage {
     pub tasks: TaskLayout,
     /// Where its output goes.
     pub sink: Sink,
+    /// For a broadcast stage standing for a join Spark's estimates would shuffle: that join
+    /// (its number in the plan). The driver broadcasts the rows if they prove small, and
+    /// else cuts the plan again with the join shuffled (Spark's adaptive execution turns
+    /// such a sort-merge join into a broadcast join once its side's size is known).
+    pub adaptive_join: Option<usize>,
 }
 
 /// How a stage's tasks are formed.

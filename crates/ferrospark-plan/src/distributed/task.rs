@@ -52,12 +52,13 @@ pub enum TaskOutput {
     Blocks(Vec<(u32, Vec<u8>)>),
 }
 
-/// Runs aggregation `steps` over `input`.
+/// Runs aggregation `steps` over `input`; each step's metrics line is added to `report`.
 fn run_agg_steps(
     steps: &AggSteps,
     input: Vec<RecordBatch>,
     cfg: &Config,
     ctx: &TaskContext,
+    report: &mut String,
 ) -> Result<Vec<RecordBatch>> {
     let plan = agg_plan(&steps.spec, cfg)?;
     let options = AggregateOptions::from_config(cfg, ctx.pool.clone())?;
@@ -72,7 +73,12 @@ fn run_agg_steps(
             // Merging partial states: each state row is at most one group.
             exec.expect_groups(batches.iter().map(|b| b.num_rows()).sum())?;
         }
-        let (out, _) = exec.run(batches.into_iter().map(Ok))?;
+        let (out, m) = exec.run(batches.into_iter().map(Ok))?;
+        report.push_str(&format!(
+            "{}  [{}]\n",
+            stage.describe(),
+            crate::physical::metrics_text(&m)
+        ));
         batches = out;
     }
     Ok(batches)
@@ -119,6 +125,7 @@ fn fill_leaves(
 /// metrics (for the driver's EXPLAIN after a run).
 pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOutput, String)> {
     let ctx = Arc::new(TaskContext::new(cfg)?);
+    let mut report = String::new();
     let mut by_tag: HashMap<u8, Vec<RecordBatch>> = HashMap::new();
     for (tag, block) in &input.blocks {
         by_tag.entry(*tag).or_default().extend(read_block(block)?);
@@ -140,7 +147,7 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
         } else {
             let rows = by_tag.remove(&si.tag).unwrap_or_default();
             match &si.agg_steps {
-                Some(steps) => run_agg_steps(steps, rows, cfg, &ctx)?,
+                Some(steps) => run_agg_steps(steps, rows, cfg, &ctx, &mut report)?,
                 None => rows,
             }
         };
@@ -149,8 +156,10 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
             continue;
         }
         let schema = attrs_schema(&si.attrs);
+        // A task without rows may have handed over batches of no columns.
         let rows = rows
             .into_iter()
+            .filter(|b| b.num_rows() > 0)
             .map(|b| rename(b, &schema))
             .collect::<Result<Vec<_>>>()?;
         fill.insert(si.placeholder.clone(), Arc::new(rows));
@@ -164,7 +173,7 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
             .collect::<Result<Vec<_>>>()?;
         fill.insert(name.clone(), Arc::new(rows));
     }
-    let (batches, explain) = match &stage.fragment {
+    let (batches, mut explain) = match &stage.fragment {
         Some(fragment) => {
             let fragment = fill_leaves(fragment, &fill);
             let mut splits: HashMap<Vec<PathBuf>, HashMap<PathBuf, Vec<usize>>> = stage
@@ -189,9 +198,9 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
                 .with_splits(splits)
                 .create(&fragment)?;
             let batches = collect_parallel(&physical, &ctx)?;
-            (batches, explain_physical(&physical, true))
+            (batches, explain_physical(&physical, true) + &report)
         }
-        None => (only_input.unwrap_or_default(), String::new()),
+        None => (only_input.unwrap_or_default(), report.clone()),
     };
     let out = match &stage.sink {
         Sink::Result | Sink::Broadcast => TaskOutput::Rows(batches),
@@ -201,10 +210,12 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
             agg_steps,
             ..
         } => {
+            let mut tail = String::new();
             let batches = match agg_steps {
-                Some(steps) => run_agg_steps(steps, batches, cfg, &ctx)?,
+                Some(steps) => run_agg_steps(steps, batches, cfg, &ctx, &mut tail)?,
                 None => batches,
             };
+            explain.push_str(&tail);
             TaskOutput::Blocks(exchange(batches, keys, *partitions, input.task, cfg)?)
         }
     };

@@ -1,7 +1,7 @@
 //! Stage plans run on a simulated Spark (tasks one after another, blocks moved by their
 //! partition, broadcast rows handed to every task) against the same queries in process.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
@@ -153,9 +153,15 @@ fn check(e: &QueryEngine, sql: &str, cfg: &Config, parallelism: usize) -> StageP
     let r = e.execute(&p).expect("runs");
     let want: Vec<RecordBatch> = r.stream.collect::<Result<_>>().expect("streams");
     let (optimized, _) = e.optimize(&p).expect("optimizes");
-    let stages = plan_stages(&optimized, cfg, parallelism).expect("cuts");
-    let got = run_simulated(&stages, cfg).expect("runs on stages");
+    // Every join tried as a broadcast where it may be, then every join shuffled (the plan
+    // the driver cuts again when a tried side proves large).
+    let all: HashSet<usize> = (0..64).collect();
+    let shuffled = plan_stages(&optimized, cfg, parallelism, &all).expect("cuts");
+    let got = run_simulated(&shuffled, cfg).expect("runs on stages");
     let ordered = sql.contains("ORDER BY") && !sql.contains("OVER");
+    assert_eq!(rows(&got, ordered), rows(&want, ordered), "{sql}, every join shuffled");
+    let stages = plan_stages(&optimized, cfg, parallelism, &Default::default()).expect("cuts");
+    let got = run_simulated(&stages, cfg).expect("runs on stages");
     let (g, w) = (rows(&got, ordered), rows(&want, ordered));
     if g != w {
         let missing: Vec<&String> = w.iter().filter(|r| !g.contains(r)).take(8).collect();
@@ -193,6 +199,11 @@ fn stage_plans_give_the_in_process_answers() {
         format!("SELECT k FROM {f} WHERE n < 20 UNION ALL SELECT dk FROM {d} WHERE dk < 9"),
         format!("SELECT count(*), sum(n) FROM {f} WHERE n < 0"),
         format!("SELECT k, n FROM {f} WHERE n > (SELECT avg(n) FROM {f}) AND k = 7 ORDER BY n LIMIT 9"),
+        format!(
+            "WITH rev AS (SELECT k AS kk, sum(n) AS total FROM {f} WHERE n < 5000 GROUP BY k) \
+             SELECT dk, name, total FROM {d} JOIN rev ON dk = kk \
+             WHERE total = (SELECT max(total) FROM rev) ORDER BY dk"
+        ),
     ];
     let e = QueryEngine::new(Config::default());
     for (threshold, split) in [("10MB", "128MB"), ("-1", "20KB")] {

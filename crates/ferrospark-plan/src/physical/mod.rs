@@ -163,7 +163,8 @@ pub fn explain_physical(plan: &Arc<dyn ExecutionPlan>, with_metrics: bool) -> St
     out
 }
 
-fn metrics_text(m: &MetricsSet) -> String {
+/// One operator's metrics as EXPLAIN prints them (`name=value`, zeros left out).
+pub fn metrics_text(m: &MetricsSet) -> String {
     let mut parts = Vec::new();
     for (name, v) in m.snapshot() {
         if v == 0 && name != "output_rows" {
