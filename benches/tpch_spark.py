@@ -88,8 +88,8 @@ def main() -> None:
     rows = []
     for q in queries:
         text = QUERIES[q]
-        sp = timed(lambda: spark.sql(text).toArrow(), a.reps)
-        fr = timed(lambda: s.sql(text).toArrow(), a.reps)
+        sp = timed(lambda text=text: spark.sql(text).toArrow(), a.reps)
+        fr = timed(lambda text=text: s.sql(text).toArrow(), a.reps)
         if "error" in sp or "error" in fr:
             print(f"Q{q:>4}  {sp.get('error', '')} {fr.get('error', '')}")
             rows.append((q, None, None, False))
@@ -97,13 +97,18 @@ def main() -> None:
         t_sp, t_fr = statistics.median(sp["times"]), statistics.median(fr["times"])
         equal = same(fr["rows"], sp["rows"], ordered(q))
         rows.append((q, t_sp, t_fr, equal))
-        print(f"Q{q:>4} {t_sp:8.3f} {t_fr:11.3f} {t_sp / t_fr:7.2f}x  {'equal' if equal else 'DIFFERENT'}", flush=True)
+        print(
+            f"Q{q:>4} {t_sp:8.3f} {t_fr:11.3f} {t_sp / t_fr:7.2f}x  {'equal' if equal else 'DIFFERENT'}",
+            flush=True,
+        )
     done = [r for r in rows if r[1] is not None]
     tot_sp = sum(r[1] for r in done)
     tot_fr = sum(r[2] for r in done)
     print(f"{'total':>5} {tot_sp:8.3f} {tot_fr:11.3f} {tot_sp / max(tot_fr, 1e-9):7.2f}x")
     print("\ngoals")
-    print(f"  all {len(queries)} run and equal Spark's answers: {sum(1 for r in rows if r[3])}/{len(queries)}")
+    print(
+        f"  all {len(queries)} run and equal Spark's answers: {sum(1 for r in rows if r[3])}/{len(queries)}"
+    )
     target = 3.0 if a.scale >= 10 else 2.0
     print(f"  total at least {target:g}x Spark's: {tot_sp / max(tot_fr, 1e-9):.2f}x")
     slower = [f"Q{r[0]} {r[2] / r[1]:.2f}x" for r in done if r[2] > r[1]]

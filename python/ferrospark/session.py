@@ -186,6 +186,12 @@ class DataFrameReader:
         flat: list[str] = []
         for p in paths:
             flat.extend([str(x) for x in p] if isinstance(p, (list, tuple)) else [str(p)])
+        if self._session._spark is not None:
+            # Spark's executors run elsewhere (another working directory, another machine
+            # sharing the files): they get absolute paths.
+            import os
+
+            flat = [p if "://" in p else os.path.abspath(p) for p in flat]
         return DataFrame(self._session._query_engine.read_parquet(flat), self._session)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -141,8 +142,8 @@ def _stage_task(
     out_schema: pa.Schema | None,
     spark_out: pa.Schema | None,
     to_driver: bool,
-    max_bytes: int | None = None,
     reports: Any = None,
+    sizes: Any = None,
 ):
     """The function every task of a stage runs in ``mapInArrow``. Its output goes to the
     driver (``to_driver``: rows or blocks tagged with the stage's id) or through Spark's
@@ -169,22 +170,23 @@ def _stage_task(
                 blocks.extend(zip(b.column("_tag").to_pylist(), b.column("_blob").to_pylist()))
         task = _stage_of(token, stage_json, conf)
         handles = {sid: _broadcast_rows(key, h) for sid, (key, h) in broadcasts.items()}
+        started = time.perf_counter()
         kind, out, plan = task.run(task_no, blocks, rows, handles, out_schema)
         del blocks, rows
         if reports is not None:
-            reports.add([(stage_id, task_no, plan)])
+            took = (time.perf_counter() - started) * 1000
+            reports.add([(stage_id, task_no, f"native run {took:.1f} ms\n{plan}")])
         if kind == "blocks":
-            if not out:
-                return
+            if sizes is not None:
+                sizes.add(sum(len(blob) for _, blob in out))
             pids = [stage_id] * len(out) if to_driver else [route[p] for p, _ in out]
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array(pids, pa.int32()),
-                    pa.array([tag] * len(out), pa.int8()),
-                    pa.array([blob for _, blob in out], pa.binary()),
-                ],
-                schema=BLOCKS_SCHEMA,
-            )
+            # One batch per block: a task killed between two leaves Spark part of its output.
+            for pid, (_, blob) in zip(pids, out):
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array([pid], pa.int32()), pa.array([tag], pa.int8()), pa.array([blob], pa.binary())],
+                    schema=BLOCKS_SCHEMA,
+                )
+                _maybe_die()
             return
         table: pa.Table = out
         if spark_out is not None:
@@ -192,15 +194,11 @@ def _stage_task(
             yield from table.to_batches()
             return
         blobs = list(_ipc_blobs(table))
-        rows_tag = 0
-        if max_bytes is not None and sum(map(len, blobs)) > max_bytes:
-            # A side tried as a broadcast that proved large: the driver cuts the plan again.
-            blobs, rows_tag = [b""], _TOO_BIG
         if blobs:
             yield pa.RecordBatch.from_arrays(
                 [
                     pa.array([stage_id] * len(blobs), pa.int32()),
-                    pa.array([rows_tag] * len(blobs), pa.int8()),
+                    pa.array([0] * len(blobs), pa.int8()),
                     pa.array(blobs, pa.binary()),
                 ],
                 schema=BLOCKS_SCHEMA,
@@ -234,32 +232,52 @@ class _ListParam:
         return a
 
 
+def _arrow_of(frame: SparkDataFrame) -> pa.Table:
+    table = frame.toArrow() if hasattr(frame, "toArrow") else frame._collect_as_arrow()  # type: ignore[attr-defined]
+    if isinstance(table, list):
+        table = pa.Table.from_batches(table, schema=BLOCKS_SCHEMA)
+    return table
+
+
+def _collect_all(frame: SparkDataFrame) -> list[tuple[int, bytes]]:
+    """Every ``(tag, blob)`` of a stage's output, on the driver."""
+    table = _arrow_of(frame)
+    return list(zip(table.column("_tag").to_pylist(), table.column("_blob").to_pylist()))
+
+
 def _collect(frames: list[SparkDataFrame]) -> dict[int, list[tuple[int, bytes]]]:
     """One Spark job over the union of ``frames`` (each stage's output tagged with its id):
     the ``(tag, blob)`` pairs of each stage."""
     frame = frames[0]
     for f in frames[1:]:
         frame = frame.union(f)
-    table = frame.toArrow() if hasattr(frame, "toArrow") else frame._collect_as_arrow()  # type: ignore[attr-defined]
-    if isinstance(table, list):
-        table = pa.Table.from_batches(table, schema=BLOCKS_SCHEMA)
+    table = _arrow_of(frame)
     out: dict[int, list[tuple[int, bytes]]] = {}
     for sid, tag, blob in zip(*(table.column(c).to_pylist() for c in ("_pid", "_tag", "_blob"))):
         out.setdefault(sid, []).append((tag, blob))
     return out
 
 
-#: The tag of the marker a task of a tried broadcast hands back when its rows alone exceed
-#: the broadcast threshold.
-_TOO_BIG = -1
+#: Fault injection for the retry tests: when this environment variable names a file that
+#: does not exist yet, the first task to see it creates it and kills its Python worker after
+#: handing Spark part of its output, so that Spark must retry the task.
+_KILL_ONCE = "FERROSPARK_TEST_KILL_TASK_ONCE"
+
+
+def _maybe_die() -> None:
+    marker = os.environ.get(_KILL_ONCE)
+    if not marker:
+        return
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os._exit(17)
 
 
 class _Replan(Exception):
-    """A side tried as a broadcast proved larger than the broadcast threshold."""
-
-    def __init__(self, join: int) -> None:
-        super().__init__(f"join {join} is shuffled")
-        self.join = join
+    """A join's side proved small enough to broadcast: the plan is cut again."""
 
 
 #: A stage over files at most this many compressed bytes runs on the driver when its rows
@@ -285,10 +303,14 @@ class SparkRun:
         self.session = session
         self.spark = spark
         self.df = df
-        self.shuffled: set[int] = set()
+        # Joins whose side's real size is known: broadcast (True) or shuffled (False).
+        self.decided: dict[int, bool] = {}
         self.stages = self._cut()
-        # Broadcast rows by stage content, kept when the plan is cut again.
+        # Rows of stages by their work (see _keys), kept when the plan is cut again: the
+        # measured side of a join, broadcast in the new plan; broadcasts already collected.
         self.cache: dict[str, list[tuple[int, bytes]]] = {}
+        # Spark outputs measured and kept (persisted), by their whole content.
+        self.kept_frames: dict[str, Any] = {}
         self.replans = 0
         self.conf = _task_conf(session, spark)
         self.driver_conf = dict(session.conf) | _spark_settings(spark)
@@ -299,7 +321,7 @@ class SparkRun:
         self._driver_reports: list[tuple[int, int, str]] = []
 
     def _cut(self) -> Any:
-        return self.df._plan.spark_stages(_parallelism(self.spark), _spark_settings(self.spark), self.shuffled)
+        return self.df._plan.spark_stages(_parallelism(self.spark), _spark_settings(self.spark), self.decided)
 
     def _broadcast_limit(self) -> int:
         conf = self.spark.conf
@@ -321,30 +343,36 @@ class SparkRun:
                 if os.environ.get("FERROSPARK_TRACE_SPARK"):
                     print(
                         f"[ferrospark on Spark] {self.stages.num_stages()} stages, {self.jobs} driver jobs, "
-                        f"driver stages {self.driver_stages}, joins shuffled after a try {sorted(self.shuffled)}",
+                        f"driver stages {self.driver_stages}, join sides measured {self.decided}",
                         file=sys.stderr,
                     )
                 return out
-            except _Replan as r:
-                self.shuffled.add(r.join)
+            except _Replan:
                 self.replans += 1
                 self.stages = self._cut()
 
-    def _content_keys(self) -> list[str]:
-        """A key per stage equal for stages doing the same work over the same inputs."""
+    def _keys(self) -> tuple[list[str], list[str]]:
+        """Per stage: a key of its whole content (equal for stages doing the same work over
+        the same inputs, with the same output), and a key of its work alone (the rows it
+        produces, whatever its sink: a measured exchange and the broadcast standing for it
+        in the plan cut again)."""
         import hashlib
         import json
 
-        keys: list[str] = []
+        content: list[str] = []
+        work: list[str] = []
         for i in range(self.stages.num_stages()):
             doc = json.loads(self.stages.stage_json(i))
             doc.pop("id", None)
+            doc.pop("adaptive_join", None)
+            sink = doc.pop("sink", None)
             text = json.dumps(doc, sort_keys=True)
             for inp in doc.get("inputs", []):
-                text = text.replace(f"broadcast_{inp['from']}", f"broadcast_{keys[inp['from']]}")
-            text += "|" + ",".join(keys[inp["from"]] for inp in doc.get("inputs", []))
-            keys.append(hashlib.sha1(text.encode()).hexdigest())
-        return keys
+                text = text.replace(f"broadcast_{inp['from']}", f"broadcast_{content[inp['from']]}")
+            text += "|" + ",".join(content[inp["from"]] for inp in doc.get("inputs", []))
+            work.append(hashlib.sha1(text.encode()).hexdigest())
+            content.append(hashlib.sha1((text + json.dumps(sink, sort_keys=True)).encode()).hexdigest())
+        return content, work
 
     def _run_once(self, to_spark: bool) -> SparkDataFrame | pa.Table:
         sc = self.spark.sparkContext
@@ -356,7 +384,7 @@ class SparkRun:
             info["id"] = i
             infos.append(info)
         last = n - 1
-        keys = self._content_keys()
+        keys, work = self._keys()
         first_of: dict[str, int] = {}
         same_as: dict[int, int] = {}
         for i, k in enumerate(keys):
@@ -390,14 +418,9 @@ class SparkRun:
         handles: dict[int, Any] = {}  # broadcast variables
 
         def keep(sid: int, blobs: list[tuple[int, bytes]]) -> None:
-            join = infos[sid]["adaptive_join"]
-            if join is not None and (
-                any(t == _TOO_BIG for t, _ in blobs) or sum(len(b) for _, b in blobs) > limit
-            ):
-                raise _Replan(join)
             held[sid] = blobs
             if infos[sid]["sink"] == "broadcast":
-                self.cache[keys[sid]] = blobs
+                self.cache[work[sid]] = blobs
 
         def flush() -> None:
             if pending:
@@ -429,8 +452,11 @@ class SparkRun:
             if i in same_as:
                 continue
             info = infos[i]
-            if info["sink"] == "broadcast" and keys[i] in self.cache:
-                held[i] = self.cache[keys[i]]
+            if info["sink"] == "broadcast" and work[i] in self.cache:
+                held[i] = self.cache[work[i]]
+                continue
+            if info["sink"] == "exchange" and keys[i] in self.kept_frames:
+                frames[i] = self.kept_frames[keys[i]]
                 continue
             stage_json = self.stages.stage_json(i)
             if i in driver:
@@ -453,8 +479,18 @@ class SparkRun:
             wanted_here = is_result or info["sink"] == "broadcast" or any(c in driver for c in users)
             wanted_there = info["sink"] == "exchange" and any(c not in driver for c in users)
             source = self._input_frame(info, frames, same_as)
+            out_types = spark_types[1] if (is_result and spark_types) else None
 
-            def stage_frame(to_driver: bool, info: dict[str, Any] = info, stage_json: str = stage_json) -> Any:
+            def stage_frame(
+                to_driver: bool,
+                sizes: Any = None,
+                info: dict[str, Any] = info,
+                stage_json: str = stage_json,
+                bc: dict[int, Any] = bc,
+                source: SparkDataFrame = source,
+                is_result: bool = is_result,
+                out_types: pa.Schema | None = out_types,
+            ) -> Any:
                 task = _stage_task(
                     uuid.uuid4().hex,
                     stage_json,
@@ -462,17 +498,33 @@ class SparkRun:
                     info,
                     bc,
                     schema if is_result else None,
-                    spark_types[1] if (is_result and spark_types) else None,
+                    out_types,
                     to_driver,
-                    limit if info["adaptive_join"] is not None else None,
                     self.reports,
+                    sizes,
                 )
-                if is_result and spark_types is not None:
+                if out_types is not None and spark_types is not None:
                     return source.mapInArrow(task, spark_types[0])
                 return source.mapInArrow(task, _spark_struct(BLOCKS_SCHEMA))
 
             if is_result and spark_types is not None:
                 return stage_frame(False)
+            join = info["adaptive_join"]
+            if join is not None and wanted_there and not wanted_here:
+                # A join's side that may prove small: run its exchange now and measure it.
+                sizes = sc.accumulator(0)
+                measured = stage_frame(False, sizes).persist()
+                measured.count()
+                self.jobs += 1
+                if sizes.value <= limit:
+                    self.cache[work[i]] = _collect_all(measured)
+                    measured.unpersist()
+                    self.decided[join] = True
+                    raise _Replan()
+                self.decided[join] = False
+                self.kept_frames[keys[i]] = measured
+                frames[i] = measured
+                continue
             if wanted_there:
                 frames[i] = stage_frame(False)
             if wanted_here:

@@ -558,13 +558,13 @@ impl PyPlan {
 
     /// The query cut into Spark stages for `parallelism` cores, planned under the session's
     /// configuration with `overrides` (the Spark session's settings).
-    #[pyo3(signature = (parallelism, overrides=None, shuffled_joins=None))]
+    #[pyo3(signature = (parallelism, overrides=None, decided=None))]
     fn spark_stages(
         &self,
         py: Python<'_>,
         parallelism: usize,
         overrides: Option<HashMap<String, String>>,
-        shuffled_joins: Option<std::collections::HashSet<usize>>,
+        decided: Option<HashMap<usize, bool>>,
     ) -> PyResult<crate::stages::PyStagePlan> {
         crate::stages::PyStagePlan::cut(
             py,
@@ -572,7 +572,7 @@ impl PyPlan {
             &self.plan,
             parallelism,
             overrides.unwrap_or_default(),
-            shuffled_joins.unwrap_or_default(),
+            decided.unwrap_or_default(),
         )
     }
 

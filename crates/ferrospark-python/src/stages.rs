@@ -35,7 +35,7 @@ impl PyStagePlan {
         plan: &Arc<LogicalPlan>,
         parallelism: usize,
         overrides: HashMap<String, String>,
-        shuffled_joins: std::collections::HashSet<usize>,
+        decided: HashMap<usize, bool>,
     ) -> PyResult<Self> {
         let mut cfg = engine.config().clone();
         for (k, v) in overrides {
@@ -47,7 +47,7 @@ impl PyStagePlan {
         let plan = py
             .run_detached(move || {
                 let (optimized, _) = engine.optimize(&plan)?;
-                ferrospark_plan::distributed::plan_stages(&optimized, &c, parallelism, &shuffled_joins)
+                ferrospark_plan::distributed::plan_stages(&optimized, &c, parallelism, &decided)
             })
             .py(py)?;
         Ok(Self { plan, cfg })

@@ -8,7 +8,7 @@
 //! spirit: a shuffle gets about one partition per `spark.sql.adaptive.advisoryPartitionSizeInBytes`
 //! of estimated input, at least one per core and at most `spark.sql.shuffle.partitions`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -72,13 +72,13 @@ impl Open {
 }
 
 /// Cuts `plan` (optimized) into stages for a Spark application with `parallelism` cores.
-/// The joins numbered in `shuffled_joins` (see [`Stage::adaptive_join`]) are shuffled
-/// whatever their estimates.
+/// `decided` holds the joins (by number, see [`Stage::adaptive_join`]) whose side's real
+/// size the driver has measured: `true` broadcasts that side, `false` shuffles the join.
 pub fn plan_stages(
     plan: &Arc<LogicalPlan>,
     cfg: &Config,
     parallelism: usize,
-    shuffled_joins: &HashSet<usize>,
+    decided: &HashMap<usize, bool>,
 ) -> Result<StagePlan> {
     let mut joins = HashMap::new();
     number_joins(plan, &mut joins);
@@ -87,8 +87,7 @@ pub fn plan_stages(
         parallelism: parallelism.max(1),
         stages: Vec::new(),
         joins,
-        shuffled_joins,
-        adaptive: None,
+        decided,
     };
     let root = cutter.visit(plan)?;
     cutter.close(root, Sink::Result)?;
@@ -104,9 +103,7 @@ struct Cutter<'a> {
     /// Each join's number: its position in a pre-order walk of the plan, the same whatever
     /// the cut decides.
     joins: HashMap<*const LogicalPlan, usize>,
-    shuffled_joins: &'a HashSet<usize>,
-    /// The join whose build side the next broadcast stage tries (see [`Stage::adaptive_join`]).
-    adaptive: Option<usize>,
+    decided: &'a HashMap<usize, bool>,
 }
 
 fn number_joins(plan: &Arc<LogicalPlan>, out: &mut HashMap<*const LogicalPlan, usize>) {
@@ -168,20 +165,19 @@ impl Cutter<'_> {
             scans: paths,
             external: open.external,
             tasks,
-            adaptive_join: match sink {
-                Sink::Broadcast => self.adaptive.take(),
-                _ => None,
-            },
+            adaptive_join: None,
             sink,
         });
         Ok(id)
     }
 
-    /// The tasks of a stage over `scans`: the surviving row groups of each scan's files in
-    /// splits of Spark's size (`min(maxPartitionBytes, max(4 MiB, bytes / cores))`), one
-    /// split per task.
+    /// The tasks of a stage over `scans`, as Spark's `FilePartition` forms them: the
+    /// surviving row groups of each scan's files in splits of at most
+    /// `min(maxPartitionBytes, max(4 MiB, bytes / cores))`, packed largest first into tasks of
+    /// about that size (each file costing 4 MiB more, Spark's open cost).
     fn splits(&self, scans: &[ScanLeaf], paths: &[Vec<PathBuf>]) -> Result<Vec<Vec<SplitRef>>> {
-        let mut out = Vec::new();
+        let mut pieces: Vec<SplitRef> = Vec::new();
+        let mut max_split = u64::MAX;
         for (i, p) in paths.iter().enumerate() {
             let same: Vec<&ScanLeaf> = scans.iter().filter(|s| &s.paths == p).collect();
             let mut options = ParquetScanOptions::from_config(self.cfg)?;
@@ -193,19 +189,39 @@ impl Cutter<'_> {
             };
             let scan = ParquetScan::try_new(p, options)?;
             let all = scan.splits(u64::MAX);
-            let total: u64 = all.iter().map(|s| s.bytes).sum();
+            let total: u64 = all.iter().map(|s| s.bytes + OPEN_COST_BYTES).sum();
             let per_core = total / self.parallelism as u64;
+            // Spark's split size, but at most about two tasks per core: each Python task
+            // costs Spark about 35 ms (an empty mapInArrow of 40 tasks takes 1.4 s on two
+            // cores), which a task of Spark's 128 MB pays again and again on a large table.
             let max = scan
                 .max_partition_bytes()
-                .min(per_core.max(OPEN_COST_BYTES));
+                .min(per_core.max(OPEN_COST_BYTES))
+                .max(total / (2 * self.parallelism as u64));
+            max_split = max_split.min(max);
             for s in scan.splits(max) {
-                out.push(vec![SplitRef {
+                pieces.push(SplitRef {
                     scan: i,
                     path: s.path,
                     row_groups: s.row_groups,
                     bytes: s.bytes,
-                }]);
+                });
             }
+        }
+        pieces.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+        let mut out: Vec<Vec<SplitRef>> = Vec::new();
+        let mut current: Vec<SplitRef> = Vec::new();
+        let mut size = 0u64;
+        for p in pieces {
+            if !current.is_empty() && size + p.bytes > max_split {
+                out.push(std::mem::take(&mut current));
+                size = 0;
+            }
+            size += p.bytes + OPEN_COST_BYTES;
+            current.push(p);
+        }
+        if !current.is_empty() {
+            out.push(current);
         }
         if out.is_empty() {
             // No row group survived: one task reads nothing, so the stage still has output
@@ -562,21 +578,26 @@ impl Cutter<'_> {
             broadcast
         };
         // A join Spark's estimates shuffle, with a side much smaller than the other that the
-        // join may build: that side runs first and is broadcast if it proves small.
-        // Not when broadcasts are off (a threshold of -1), as Spark's adaptive execution.
+        // join may build: that side's exchange runs first, and once the driver knows its real
+        // size it broadcasts it or keeps the shuffle (Spark's adaptive execution turning a
+        // sort-merge join into a broadcast join). Not when broadcasts are off (-1).
         let number = self
             .joins
             .get(&Arc::as_ptr(plan))
             .copied()
-            .filter(|_| input.broadcast_threshold > 0);
+            .filter(|_| input.broadcast_threshold > 0 && !keys.left.is_empty());
+        let tryable = tryable_side(join_type, lb, rb);
         let mut adaptive = None;
-        let broadcast = match (broadcast, number) {
-            (None, Some(n)) if !keys.left.is_empty() && !self.shuffled_joins.contains(&n) => {
-                let side = tryable_side(join_type, lb, rb);
-                adaptive = side.map(|_| n);
-                side
-            }
-            (b, _) => b,
+        let broadcast = match (broadcast, number, tryable) {
+            (None, Some(n), Some(side)) => match self.decided.get(&n) {
+                Some(true) => Some(side),
+                Some(false) => None,
+                None => {
+                    adaptive = Some((n, side));
+                    None
+                }
+            },
+            (b, _, _) => b,
         };
         match broadcast {
             Some(side) => {
@@ -585,7 +606,6 @@ impl Cutter<'_> {
                     BuildSide::Right => (left, right),
                 };
                 let build = self.visit(build_plan)?;
-                self.adaptive = adaptive;
                 let from = self.close(build, Sink::Broadcast)?;
                 let stream = self.visit(stream_plan)?;
                 let name = format!("broadcast_{from}");
@@ -627,6 +647,10 @@ impl Cutter<'_> {
                     ],
                     n,
                 )?;
+                if let Some((join, side)) = adaptive {
+                    let from = open.inputs[usize::from(side == BuildSide::Right)].from;
+                    self.stages[from].adaptive_join = Some(join);
+                }
                 Ok(open.wrap(plan.with_children(leaves)))
             }
         }

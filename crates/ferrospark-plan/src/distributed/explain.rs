@@ -12,15 +12,24 @@ use crate::physical::explain_physical;
 use crate::physical::planner::PhysicalPlanner;
 
 impl StagePlan {
-    /// The plan as Spark prints a physical plan, with each stage's boundary and tasks.
+    /// The plan as Spark prints a physical plan, with each stage's boundary and tasks: an
+    /// exchange stands where the stage reading it has the leaf its rows fill.
     pub fn explain(&self, cfg: &Config) -> Result<String> {
         let mut out = format!("== Physical Plan (on Spark, {} stages) ==\n", self.stages.len());
         let root = self.result()?;
-        self.write_stage(root, cfg, "", &mut out)?;
+        self.write_stage(root, cfg, "", "", &mut out)?;
         Ok(out)
     }
 
-    fn write_stage(&self, stage: &Stage, cfg: &Config, indent: &str, out: &mut String) -> Result<()> {
+    /// Writes `stage`: its head after `first`, the lines under it after `rest`.
+    fn write_stage(
+        &self,
+        stage: &Stage,
+        cfg: &Config,
+        first: &str,
+        rest: &str,
+        out: &mut String,
+    ) -> Result<()> {
         let tasks = match &stage.tasks {
             TaskLayout::Splits(s) => format!("{} tasks over file splits", s.len()),
             TaskLayout::Partitions(n) => format!("{n} task(s)"),
@@ -46,32 +55,47 @@ impl StagePlan {
                     ExchangeKeys::Single => "SinglePartition".into(),
                     ExchangeKeys::RoundRobin => format!("RoundRobinPartitioning({partitions})"),
                 };
-                let partial = match agg_steps {
-                    Some(_) => ", after partial aggregation",
-                    None => "",
+                let partial = match (agg_steps, stage.adaptive_join) {
+                    (Some(_), _) => ", after partial aggregation",
+                    (None, Some(_)) => ", runs first: broadcast instead if it proves small",
+                    (None, None) => "",
                 };
                 format!("Exchange {part} [stage {}, {tasks}{partial}]", stage.id)
             }
         };
-        let _ = writeln!(out, "{indent}{head}");
-        let body_indent = format!("{indent}+- ");
+        let _ = writeln!(out, "{first}{head}");
         let text = match &stage.fragment {
             Some(f) => explain_physical(&PhysicalPlanner::new(cfg).create(f)?, false),
             None => "HashAggregate (merge steps of a distinct aggregation)\n".to_string(),
         };
-        let child_indent = format!("{indent}   ");
         for (i, line) in text.lines().enumerate() {
-            let prefix = if i == 0 { &body_indent } else { &child_indent };
-            let _ = writeln!(out, "{prefix}{line}");
-            for si in &stage.inputs {
-                let named = !si.placeholder.is_empty() && line.contains("LocalTableScan")
-                    && leaf_names(line, si);
-                if named || (stage.fragment.is_none() && i == 0) {
-                    let depth = line.len() - line.trim_start_matches([' ', '+', '-', ':']).len();
-                    let sub = format!("{child_indent}{}   ", " ".repeat(depth));
-                    if let Some(from) = self.stages.get(si.from) {
-                        self.write_stage(from, cfg, &sub, out)?;
-                    }
+            let lead = if i == 0 {
+                format!("{rest}+- ")
+            } else {
+                format!("{rest}   ")
+            };
+            let body = line.trim_start_matches([' ', '+', '-', ':']);
+            let tree = &line[..line.len() - body.len()];
+            let input = stage.inputs.iter().find(|si| {
+                (stage.fragment.is_none() && i == 0)
+                    || (!si.placeholder.is_empty()
+                        && body.starts_with("LocalTableScan")
+                        && leaf_names(body, si))
+            });
+            match input.and_then(|si| self.stages.get(si.from)) {
+                Some(from) if stage.fragment.is_some() => {
+                    // The producing stage in place of the leaf its rows fill.
+                    let first = format!("{lead}{tree}");
+                    let rest = format!("{rest}   {}", tree.replace("+-", "  ").replace(":-", ": "));
+                    self.write_stage(from, cfg, &first, &rest, out)?;
+                }
+                Some(from) => {
+                    let _ = writeln!(out, "{lead}{line}");
+                    let rest = format!("{lead}   ");
+                    self.write_stage(from, cfg, &format!("{rest}+- "), &format!("{rest}   "), out)?;
+                }
+                None => {
+                    let _ = writeln!(out, "{lead}{line}");
                 }
             }
         }

@@ -67,10 +67,12 @@ pub struct Stage {
     pub tasks: TaskLayout,
     /// Where its output goes.
     pub sink: Sink,
-    /// For a broadcast stage standing for a join Spark's estimates would shuffle: that join
-    /// (its number in the plan). The driver broadcasts the rows if they prove small, and
-    /// else cuts the plan again with the join shuffled (Spark's adaptive execution turns
-    /// such a sort-merge join into a broadcast join once its side's size is known).
+    /// For the exchange of a join's side that Spark's estimates shuffle but that may prove
+    /// small: that join (its number in a pre-order walk of the plan). The driver runs this
+    /// stage first; if its output is within the broadcast threshold, it cuts the plan again
+    /// with the side broadcast (reusing the rows), else it keeps the shuffle (Spark's adaptive
+    /// execution turning a sort-merge join into a broadcast join once a side's size is
+    /// known).
     pub adaptive_join: Option<usize>,
 }
 

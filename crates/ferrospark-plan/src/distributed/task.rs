@@ -84,6 +84,49 @@ fn run_agg_steps(
     Ok(batches)
 }
 
+/// The first (partial) aggregation step over `input`'s rows as they are produced: one step
+/// per scan thread fed straight from the scan when `input` streams inside a scan (string keys
+/// grouped on their dictionary codes), else over its stream; no input row is held.
+fn partial_aggregate(
+    input: &Arc<dyn crate::ExecutionPlan>,
+    steps: &AggSteps,
+    cfg: &Config,
+    ctx: &Arc<TaskContext>,
+    report: &mut String,
+) -> Result<Vec<RecordBatch>> {
+    let plan = agg_plan(&steps.spec, cfg)?;
+    let first = plan.first_stage()?;
+    let options = AggregateOptions::from_config(cfg, ctx.pool.clone())?;
+    let execs = match input.pipeline(ctx)? {
+        Some(mut p) => {
+            let probe = first.exec(options.clone())?;
+            crate::physical::aggregate::dictionary_keys(&mut p, &probe, &input.schema())?;
+            // A partial step that does not reduce its rows hands them on as they are, as
+            // Spark's partial aggregation skips itself (the final step groups them anyway).
+            let make = || Ok(first.exec(options.clone())?.pass_through_when_unreduced());
+            p.run(make, |exec, b| exec.push(&b))?
+        }
+        None => {
+            let mut exec = first.exec(options.clone())?.pass_through_when_unreduced();
+            for b in input.execute(ctx)? {
+                exec.push(&b?)?;
+            }
+            vec![exec]
+        }
+    };
+    let mut out = Vec::new();
+    for exec in execs {
+        let (batches, m) = exec.run(std::iter::empty())?;
+        report.push_str(&format!(
+            "{}  [{}]\n",
+            first.describe(),
+            crate::physical::metrics_text(&m)
+        ));
+        out.extend(batches);
+    }
+    Ok(out)
+}
+
 /// `plan` with each in-memory leaf named in `fill` given its rows.
 fn fill_leaves(
     plan: &Arc<LogicalPlan>,
@@ -173,6 +216,7 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
             .collect::<Result<Vec<_>>>()?;
         fill.insert(name.clone(), Arc::new(rows));
     }
+    let mut partial_done = false;
     let (batches, mut explain) = match &stage.fragment {
         Some(fragment) => {
             let fragment = fill_leaves(fragment, &fill);
@@ -197,7 +241,17 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
                 .reusing_results_of(&fragment)?
                 .with_splits(splits)
                 .create(&fragment)?;
-            let batches = collect_parallel(&physical, &ctx)?;
+            let batches = match &stage.sink {
+                Sink::Exchange {
+                    agg_steps: Some(steps),
+                    ..
+                } if steps.steps == [0] => {
+                    let out = partial_aggregate(&physical, steps, cfg, &ctx, &mut report)?;
+                    partial_done = true;
+                    out
+                }
+                _ => collect_parallel(&physical, &ctx)?,
+            };
             (batches, explain_physical(&physical, true) + &report)
         }
         None => (only_input.unwrap_or_default(), report.clone()),
@@ -212,8 +266,10 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
         } => {
             let mut tail = String::new();
             let batches = match agg_steps {
-                Some(steps) => run_agg_steps(steps, batches, cfg, &ctx, &mut tail)?,
-                None => batches,
+                Some(steps) if !partial_done => {
+                    run_agg_steps(steps, batches, cfg, &ctx, &mut tail)?
+                }
+                _ => batches,
             };
             explain.push_str(&tail);
             TaskOutput::Blocks(exchange(batches, keys, *partitions, input.task, cfg)?)

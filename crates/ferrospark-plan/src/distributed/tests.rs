@@ -1,7 +1,7 @@
 //! Stage plans run on a simulated Spark (tasks one after another, blocks moved by their
 //! partition, broadcast rows handed to every task) against the same queries in process.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
@@ -155,11 +155,15 @@ fn check(e: &QueryEngine, sql: &str, cfg: &Config, parallelism: usize) -> StageP
     let (optimized, _) = e.optimize(&p).expect("optimizes");
     // Every join tried as a broadcast where it may be, then every join shuffled (the plan
     // the driver cuts again when a tried side proves large).
-    let all: HashSet<usize> = (0..64).collect();
+    let all: HashMap<usize, bool> = (0..64).map(|j| (j, false)).collect();
     let shuffled = plan_stages(&optimized, cfg, parallelism, &all).expect("cuts");
     let got = run_simulated(&shuffled, cfg).expect("runs on stages");
     let ordered = sql.contains("ORDER BY") && !sql.contains("OVER");
     assert_eq!(rows(&got, ordered), rows(&want, ordered), "{sql}, every join shuffled");
+    let tried: HashMap<usize, bool> = (0..64).map(|j| (j, true)).collect();
+    let broadcast = plan_stages(&optimized, cfg, parallelism, &tried).expect("cuts");
+    let got = run_simulated(&broadcast, cfg).expect("runs on stages");
+    assert_eq!(rows(&got, ordered), rows(&want, ordered), "{sql}, tried sides broadcast");
     let stages = plan_stages(&optimized, cfg, parallelism, &Default::default()).expect("cuts");
     let got = run_simulated(&stages, cfg).expect("runs on stages");
     let (g, w) = (rows(&got, ordered), rows(&want, ordered));
@@ -182,7 +186,7 @@ fn stage_plans_give_the_in_process_answers() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (f, d) = tables(dir.path());
     let queries = [
-        format!("SELECT g, count(*), sum(n), avg(x), min(x), max(x) FROM {f} GROUP BY g"),
+        format!("SELECT g, count(*), sum(n), avg(x), min(abs(x)), max(x) FROM {f} GROUP BY g"),
         format!("SELECT x, count(*) FROM {f} GROUP BY x"),
         format!("SELECT count(*), sum(n), count(DISTINCT g) FROM {f}"),
         format!("SELECT k, count(DISTINCT g), sum(n) FROM {f} GROUP BY k"),

@@ -43,7 +43,7 @@ pub fn agg_result_type(call: &AggCall, input: &[Attr], cfg: &Config) -> Result<D
 /// When the aggregation reads a bare scan, the string keys it can group on dictionary codes
 /// come out of the scan dictionary-encoded (Parquet's dictionary pages become the arrays'
 /// dictionaries), so no key string is materialised per row.
-fn dictionary_keys(
+pub(crate) fn dictionary_keys(
     p: &mut Pipeline,
     first: &ferrospark_agg::HashAggregateExec,
     in_schema: &SchemaRef,
