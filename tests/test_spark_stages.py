@@ -23,8 +23,7 @@ pytestmark = pytest.mark.spark
 @pytest.fixture(scope="module")
 def tpch_dirs(tmp_path_factory) -> dict[str, str]:
     out = tmp_path_factory.mktemp("tpch_stages")
-    # Two files per table: scans of several splits, and exchanges with rows on every side.
-    return ensure_tpch(0.01, out, tables=list(TABLES), parts=2, progress=False)
+    return ensure_tpch(0.01, out, tables=list(TABLES), parts=1, progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -72,32 +71,35 @@ def test_tpch_query_with_every_join_shuffled_matches_spark(on_spark, spark, q):
     assert "Exchange hashpartitioning" in plan, plan
 
 
-def test_a_side_tried_as_a_broadcast_that_proves_large_is_shuffled(on_spark, spark):
-    """A join Spark's estimates shuffle tries its much smaller side as a broadcast; past the
-    threshold the plan is cut again with the join shuffled, and the answer is the same."""
+def test_a_join_side_measured_small_is_broadcast_and_large_stays_shuffled(on_spark, spark):
+    """A join Spark's estimates shuffle runs its much smaller side's exchange first: within
+    the threshold the plan is cut again with that side broadcast (its rows reused), past it
+    the measured exchange feeds the shuffle; the answer is the same either way."""
     text = (
-        "SELECT o_orderpriority, count(*) c, sum(l_quantity) q FROM lineitem JOIN orders "
-        "ON l_orderkey = o_orderkey WHERE o_orderdate < date '1994-01-01' GROUP BY 1"
+        "SELECT p_brand, count(*) c, sum(l_quantity) q FROM lineitem JOIN part "
+        "ON l_partkey = p_partkey WHERE p_name LIKE '%green%' GROUP BY 1"
     )
     expected = spark_rows(spark.sql(text))
-    # Spark's estimate of a side ignores its filter; the finer estimate finds orders filtered
-    # much smaller than lineitem, so it is tried: kept as a broadcast when it fits ...
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "200KB")
+    # Spark's estimate of a side ignores its filter; the finer estimate finds part filtered
+    # much smaller than lineitem, so its exchange runs first and is measured: broadcast when
+    # it fits ...
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "6KB")
     try:
         df = on_spark.sql(text)
-        assert_same_rows(expected, arrow_rows(df.toArrow()), "tried and kept")
-        kept = df._last_spark_run
-        # ... and shuffled when it does not.
-        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "2KB")
+        assert_same_rows(expected, arrow_rows(df.toArrow()), "measured small")
+        small = df._last_spark_run
+        # ... and kept as the shuffle's input when it does not.
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "100B")
         df = on_spark.sql(text)
-        assert_same_rows(expected, arrow_rows(df.toArrow()), "tried and shuffled")
-        shuffled = df._last_spark_run
+        assert_same_rows(expected, arrow_rows(df.toArrow()), "measured large")
+        large = df._last_spark_run
     finally:
         spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
-    assert kept.replans == 0 and not kept.shuffled, kept.explain()
-    assert "BroadcastExchange" in kept.explain()
-    assert shuffled.replans == 1 and shuffled.shuffled, shuffled.explain()
-    assert "Exchange hashpartitioning(l_orderkey" in shuffled.explain(), shuffled.explain()
+    assert small.replans == 1 and list(small.decided.values()) == [True], small.explain()
+    assert "BroadcastExchange" in small.explain(), small.explain()
+    assert large.replans == 0 and list(large.decided.values()) == [False], large.explain()
+    assert "runs first: broadcast instead if it proves small" in large.explain(), large.explain()
+    assert "Exchange hashpartitioning(l_partkey" in large.explain(), large.explain()
 
 
 def test_explain_shows_stage_boundaries(on_spark):
@@ -170,12 +172,9 @@ def test_a_pyspark_dataframe_in_and_out(spark, tmp_path):
 
     # Out: an ordinary PySpark DataFrame, composed with Spark's operators.
     sdf = out.to_spark()
-    composed = sdf.filter(SF.col("n") > 5).join(
-        spark_dim.withColumnRenamed("k", "dk"), SF.col("name") == SF.col("dk").cast("string"), "left_anti"
-    )
-    expected = expected_df.filter(SF.col("n") > 5).join(
-        spark_dim.withColumnRenamed("k", "dk"), SF.col("name") == SF.col("dk").cast("string"), "left_anti"
-    )
+    names = spark_dim.select(SF.col("name").alias("dname")).filter(SF.col("dname") < "n5")
+    composed = sdf.filter(SF.col("n") > 5).join(names, SF.col("name") == SF.col("dname"), "left_anti")
+    expected = expected_df.filter(SF.col("n") > 5).join(names, SF.col("name") == SF.col("dname"), "left_anti")
     assert_same_rows(spark_rows(expected), spark_rows(composed), "to_spark composed")
     assert sdf.count() == out.count()
 

@@ -207,17 +207,18 @@ def _stage_task(
     return run
 
 
-def _as_spark_schema(schema: pa.Schema) -> tuple[Any, pa.Schema]:
-    """The Spark schema of a result and the Arrow schema ``mapInArrow`` must yield for it."""
+def _as_spark_schema(schema: pa.Schema, tz: str) -> tuple[Any, pa.Schema]:
+    """The Spark schema of a result and the Arrow schema ``mapInArrow`` must yield for it
+    (timestamps in the session time zone, as Spark converts them)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from .spark import spark_schema
 
     st = spark_schema(schema)
     try:
-        arrow = to_arrow_schema(st, prefers_large_types=False)
+        arrow = to_arrow_schema(st, timezone=tz, prefers_large_types=False)
     except TypeError:
-        arrow = to_arrow_schema(st)
+        arrow = to_arrow_schema(st, timezone=tz)
     return st, arrow
 
 
@@ -328,7 +329,10 @@ class SparkRun:
         text = conf.get("spark.sql.adaptive.autoBroadcastJoinThreshold", None) or conf.get(
             "spark.sql.autoBroadcastJoinThreshold", "10MB"
         )
-        return int(_native.parse_byte_size(str(text)))
+        text = str(text).strip()
+        if text.startswith("-"):
+            return -1  # broadcasts off
+        return int(_native.parse_byte_size(text))
 
     def explain(self) -> str:
         return self.stages.explain()
@@ -393,7 +397,8 @@ class SparkRun:
             else:
                 first_of.setdefault(k, i)
         schema = self.df.schema
-        spark_types = _as_spark_schema(schema) if to_spark else None
+        tz = self.spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
+        spark_types = _as_spark_schema(schema, tz) if to_spark else None
 
         def on_driver(i: int) -> bool:
             info = infos[i]
