@@ -103,8 +103,13 @@ def test_fused_read_parquet_equals_spark(spark, parquet_path):
     ours = fss.aggregate(df, ["k", "s"], [a for a, _ in pairs])
     theirs = spark.read.parquet(parquet_path).filter("x > -500").groupBy("k", "s").agg(*[b for _, b in pairs])
     _check(spark, ours, theirs)
-    # the fused plan: the first step reads the splits, so no step reads Spark's rows
-    assert "split" in ours._jdf.queryExecution().executedPlan().toString()
+    # the fused plan: the scan's tasks read the files and run the partial steps, so no step
+    # reads Spark's rows
+    from ferrospark.spark_stages import SparkRun
+
+    text = SparkRun(fss._remembered(fss._PLANS, ours)).explain()
+    assert "after partial aggregation" in text and "FileScan parquet" in text, text
+    assert "PySpark DataFrame" not in text, text
 
 
 def test_derived_dataframe_takes_the_plain_path(spark, parquet_path):
@@ -179,8 +184,8 @@ def test_fss_aggregate_with_many_shuffle_partitions_and_without_aqe(spark, parqu
             out = fss.aggregate(df, "k", [fs.count(), fs.sum("x")])
             got = sorted((tuple(r) for r in out.collect()), key=repr)
             assert got == want, (parts, aqe)
-            if aqe == "false":
-                assert out.rdd.getNumPartitions() == int(parts)
+            # Partitions as Spark's adaptive coalescing would leave them: at most the setting.
+            assert 1 <= out.rdd.getNumPartitions() <= int(parts)
     finally:
         for k, v in saved.items():
             spark.conf.set(k, v)

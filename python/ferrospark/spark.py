@@ -9,6 +9,7 @@ and only the surviving rows cross into the JVM.
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 import weakref
@@ -119,6 +120,7 @@ def read_parquet(
         batch_size=max(batch_size, 1),
         schema=scan.schema(),
         full_schema=full_schema,
+        paths=[os.path.abspath(str(p)) for p in _paths(path_or_paths)],
     )
     task = _read_splits_task(source)
     df = source.splits_frame(spark).mapInArrow(task, schema)
@@ -141,7 +143,9 @@ class _ParquetSource:
         batch_size: int,
         schema: pa.Schema,
         full_schema: pa.Schema | None = None,
+        paths: list[str] | None = None,
     ) -> None:
+        self.paths = paths
         self.splits = splits
         self.columns = columns
         self.filter_sql = filter_sql
@@ -218,19 +222,6 @@ def _grouping_text(by: Any, aggs: Any) -> tuple[list[str], list[tuple]]:
     return keys, specs
 
 
-def _steps(plan) -> list[tuple[list[int], int | None]]:
-    """Groups consecutive steps that run in one task: ([steps], exchange keys after them)."""
-    groups: list[tuple[list[int], int | None]] = []
-    current: list[int] = []
-    for i in range(plan.num_stages()):
-        current.append(i)
-        keys = plan.exchange_keys(i)
-        if keys is not None or i == plan.num_stages() - 1:
-            groups.append((current, keys))
-            current = []
-    return groups
-
-
 #: What crosses Spark's shuffle between two aggregation steps: Arrow IPC blocks of states.
 _BLOCKS_SCHEMA = pa.schema([pa.field("_pid", pa.int32(), False), pa.field("_blob", pa.binary(), False)])
 #: Blocks per batch handed back to Spark.
@@ -286,102 +277,60 @@ def _shuffle_partitions(spark: SparkSession) -> int:
     return max(n, 1)
 
 
-def _steps_task(
-    schema: pa.Schema,
-    keys: list[str],
-    specs: list[tuple],
-    conf: dict[str, str],
-    steps: list[int],
-    source: _ParquetSource | _JoinFeed | None,
-    blocks_in: bool,
-    out_schema: pa.Schema | None,
-    exchange: tuple[int, list[int]] | None,
-):
-    """One task of ``steps``: input from a native scan, from Spark rows, or from shuffled
-    blocks; output as rows (``out_schema``), or, before an ``exchange`` of ``(key columns,
-    routing)``, as IPC blocks per shuffle partition."""
+#: The ferrospark DataFrame behind each PySpark DataFrame an fss function returned: the next
+#: fss call continues that plan (its scan read by the tasks themselves) rather than reading
+#: its rows back from the JVM.
+_PLANS: dict[int, tuple[weakref.ref[DataFrame], Any]] = {}
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        plan = _native_plan(schema, keys, specs, conf)
-        runner = plan.runner(steps)
-        if isinstance(source, _ParquetSource):
-            for scan in source.scans(batches):
-                runner.push_scan(scan)
-        elif source is not None:
-            for batch in source.batches(batches):
-                if batch.num_rows:
-                    runner.push(batch)
-        elif blocks_in:
-            for batch in batches:
-                if batch.num_rows:
-                    runner.push_blocks(batch.column("_blob"))
-        else:
-            for batch in batches:
-                if batch.num_rows:
-                    runner.push(batch)
-        if exchange is None:
-            for out in runner.finish():
-                yield pa.RecordBatch.from_arrays(out.columns, schema=out_schema)
-            return
-        num_keys, route = exchange
-        blocks = runner.finish_blocks(len(route), num_keys)
-        yield from _routed_blocks(blocks, route)
 
-    return run
+def _session_for(spark: SparkSession) -> Any:
+    """A ferrospark session on ``spark``, with the ``ferrospark.*`` settings Spark's has."""
+    from .session import Session
+
+    conf = {k: v for k, v in _spark_conf(spark).items() if k.startswith("ferrospark.")}
+    return Session(conf=conf, spark=spark)
+
+
+def _plan_of(df: DataFrame) -> Any:
+    """``df`` as a ferrospark DataFrame of a session on Spark: the plan an fss function
+    returned it from, a native scan for :func:`read_parquet`'s output, else a plan leaf over
+    its rows."""
+    plan = _remembered(_PLANS, df)
+    if plan is not None:
+        return plan
+    session = _session_for(df.sparkSession)
+    source = _source_of(df)
+    if source is not None and source.paths is not None:
+        frame = session.read.parquet(source.paths)
+        if source.filter_sql:
+            frame = frame.filter(source.filter_sql)
+        if source.columns is not None:
+            frame = frame.select(*source.columns)
+        return frame
+    return session.createDataFrame(df)
+
+
+def _published(frame: Any) -> DataFrame:
+    """The PySpark DataFrame of a ferrospark plan on Spark, remembered for the next fss call."""
+    out = frame.to_spark()
+    _PLANS[id(out)] = (weakref.ref(out), frame)
+    return out
 
 
 def aggregate(df: DataFrame, by: Any = None, aggs: Any = ()) -> DataFrame:
-    """``df.groupBy(by).agg(aggs)`` with ferrospark's aggregation inside Spark tasks.
+    """``df.groupBy(by).agg(aggs)`` planned by ferrospark and run as Spark stages.
 
-    Spark's own plan shape: a partial step in each input partition (``mapInArrow``), Spark's
-    shuffle on the keys, the final step in each shuffled partition; with distinct aggregates,
-    Spark's four steps and two shuffles. Partial states cross the shuffle as Arrow IPC blocks,
-    hash-partitioned on the keys inside the task, each tagged so that Spark's hash
-    partitioning delivers it to its partition. When ``df`` is exactly what
-    :func:`read_parquet` returned, the first step reads the files itself inside the task (scan,
-    filter and partial aggregation fused) and only partial states cross into the JVM; when it
-    is exactly what :func:`join` returned, the first step runs inside the join's tasks on the
-    joined batches, which never become Spark rows. Any other DataFrame goes through the plain
-    path.
+    A thin layer over ``fs.Session(spark=...)``: the aggregation's partial steps run in the
+    tasks of its input's stage, Spark's shuffle moves their states as Arrow IPC blocks, the
+    final steps run in the next stage (Spark's four steps and two shuffles with DISTINCT
+    aggregates). When ``df`` is what :func:`read_parquet` (or another fss function) returned,
+    the plan continues from it, so the tasks read the files themselves and only partial states
+    cross into the JVM; any other DataFrame is read through ``mapInArrow``.
     """
-    from pyspark.sql import functions as F
+    from .aggregate import _aggs, _key_list
 
-    spark = df.sparkSession
-    conf = _spark_conf(spark)
-    keys, specs = _grouping_text(by, aggs)
-    source: _ParquetSource | _JoinFeed | None = _source_of(df)
-    joined = _join_of(df)
-    if source is not None:
-        schema = source.schema
-        current = source.splits_frame(spark)
-    elif joined is not None:
-        # The first step runs inside the join's tasks, on the joined batches.
-        source = joined.feed
-        schema = joined.schema
-        current = joined.frame
-    else:
-        schema = arrow_schema(df)
-        current = df
-    plan = _native_plan(schema, keys, specs, conf)
-    partitions = _shuffle_partitions(spark)
-    groups = _steps(plan)
-    for n, (steps, exchange) in enumerate(groups):
-        last = steps[-1]
-        first_source = source if n == 0 else None
-        blocks_in = n > 0
-        if exchange is None:
-            out_arrow = plan.stage_schema(last)
-            task = _steps_task(schema, keys, specs, conf, steps, first_source, blocks_in, out_arrow, None)
-            current = current.mapInArrow(task, spark_schema(out_arrow))
-            continue
-        # States cross Spark's shuffle as Arrow IPC blocks, hash-partitioned on the keys
-        # natively: Spark moves a few binary values per task instead of converting every
-        # state row to its own row format and back.
-        route = _routing(partitions if exchange else 1)
-        task = _steps_task(schema, keys, specs, conf, steps, first_source, blocks_in, None, (exchange, route))
-        current = current.mapInArrow(task, spark_schema(_BLOCKS_SCHEMA))
-        current = current.repartition(F.col("_pid")) if exchange else current.repartition(1)
-    return current
+    frame = _plan_of(df).groupBy(*_key_list(by)).agg(*_aggs(aggs))
+    return _published(frame)
 
 
 #: What crosses Spark's shuffle between a side of a join and the join: that side's rows as
