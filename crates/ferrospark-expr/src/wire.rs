@@ -57,7 +57,7 @@ pub fn from_hex(text: &str) -> Result<Vec<u8>, String> {
         }
     };
     let b = text.as_bytes();
-    if b.len() % 2 != 0 {
+    if !b.len().is_multiple_of(2) {
         return Err("odd number of hex digits".into());
     }
     b.chunks(2)
@@ -109,12 +109,12 @@ mod tests {
             Expr::lit(Literal::integer(3)),
             Expr::lit(Literal::bigint(i64::MIN)),
             Expr::lit(Literal::null(&arrow_schema::DataType::Decimal128(15, 2))),
-            Expr::lit(Literal::new(Arc::new(arrow_array::Float64Array::from(vec![
-                -0.0f64,
-            ])))),
-            Expr::lit(Literal::new(Arc::new(arrow_array::StringArray::from(vec![
-                "héllo\u{1F600}",
-            ])))),
+            Expr::lit(Literal::new(Arc::new(arrow_array::Float64Array::from(
+                vec![-0.0f64],
+            )))),
+            Expr::lit(Literal::new(Arc::new(arrow_array::StringArray::from(
+                vec!["héllo\u{1F600}"],
+            )))),
             Expr::col("a#1").and(Expr::col("b#2").lt(Expr::lit(Literal::integer(5)))),
         ];
         for e in exprs {

@@ -126,7 +126,12 @@ impl PlanBuilder {
 
     /// A relation over rows of `schema` that the engine running the query hands over (a
     /// PySpark DataFrame), `size_bytes` by that engine's estimate.
-    pub fn scan_external(&self, schema: SchemaRef, size_bytes: u64, name: &str) -> Arc<LogicalPlan> {
+    pub fn scan_external(
+        &self,
+        schema: SchemaRef,
+        size_bytes: u64,
+        name: &str,
+    ) -> Arc<LogicalPlan> {
         let attrs = self.schema_attrs(&crate::conform::spark_input_schema(&schema), None);
         Arc::new(LogicalPlan::Scan {
             source: ScanSource::External { size_bytes },

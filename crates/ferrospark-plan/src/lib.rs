@@ -11,9 +11,9 @@
 //! [`QueryEngine`] ties them together for a session: temp views, `sql`, `explain`, `execute`.
 
 pub mod analyzer;
-pub mod distributed;
 pub mod builder;
 pub mod conform;
+pub mod distributed;
 pub mod engine;
 pub mod grouping_sets;
 pub mod logical;

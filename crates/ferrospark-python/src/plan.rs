@@ -118,7 +118,8 @@ impl PyQueryEngine {
 
     /// A relation over the rows of a PySpark DataFrame of Arrow schema `schema` (read by a
     /// stage on Spark), `size_bytes` by Spark's estimate.
-    fn from_spark(&self, schema: PySchema, size_bytes: u64, name: &str) -> PyPlan {
+    #[pyo3(name = "from_spark")]
+    fn relation_from_spark(&self, schema: PySchema, size_bytes: u64, name: &str) -> PyPlan {
         let plan = self
             .0
             .builder

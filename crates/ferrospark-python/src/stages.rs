@@ -167,7 +167,11 @@ impl PyStageTask {
     /// The stage from its JSON, under `conf`.
     #[new]
     #[pyo3(signature = (stage_json, conf=None))]
-    fn new(py: Python<'_>, stage_json: &str, conf: Option<HashMap<String, String>>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        stage_json: &str,
+        conf: Option<HashMap<String, String>>,
+    ) -> PyResult<Self> {
         let cfg = config_from(py, conf)?;
         let stage = Stage::from_json(stage_json).py(py)?;
         Ok(Self {
@@ -204,15 +208,14 @@ impl PyStageTask {
             task: task.unwrap_or(0),
             splits,
             blocks,
-            broadcasts: broadcasts
-                .iter()
-                .map(|(k, v)| (*k, v.0.clone()))
-                .collect(),
+            broadcasts: broadcasts.iter().map(|(k, v)| (*k, v.0.clone())).collect(),
             rows: rows.into_iter().map(PyRecordBatch::into_inner).collect(),
         };
         let stage = self.stage.clone();
         let cfg = self.cfg.clone();
-        let (out, plan) = py.run_detached(move || run_task(&stage, &cfg, input)).py(py)?;
+        let (out, plan) = py
+            .run_detached(move || run_task(&stage, &cfg, input))
+            .py(py)?;
         Ok(match out {
             TaskOutput::Blocks(blocks) => {
                 let list = PyList::empty(py);

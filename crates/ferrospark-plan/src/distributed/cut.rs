@@ -208,7 +208,7 @@ impl Cutter<'_> {
                 });
             }
         }
-        pieces.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+        pieces.sort_by_key(|p| std::cmp::Reverse(p.bytes));
         let mut out: Vec<Vec<SplitRef>> = Vec::new();
         let mut current: Vec<SplitRef> = Vec::new();
         let mut size = 0u64;
@@ -278,7 +278,9 @@ impl Cutter<'_> {
                 let node = plan.with_children(vec![child.fragment.clone()]);
                 Ok(child.wrap(node))
             }
-            LogicalPlan::Aggregate { input, group, aggs } => self.aggregate(plan, input, group, aggs),
+            LogicalPlan::Aggregate { input, group, aggs } => {
+                self.aggregate(plan, input, group, aggs)
+            }
             LogicalPlan::Join {
                 left,
                 right,
@@ -376,7 +378,8 @@ impl Cutter<'_> {
         if matches!(child.layout, Layout::Local | Layout::Partitions(1)) {
             return Ok(child);
         }
-        let (mut leaf, open) = self.shuffled(vec![(child, ExchangeKeys::Single, input.output())], 1)?;
+        let (mut leaf, open) =
+            self.shuffled(vec![(child, ExchangeKeys::Single, input.output())], 1)?;
         Ok(Open {
             fragment: leaf.remove(0),
             ..open
@@ -665,7 +668,8 @@ fn tryable_side(join_type: JoinType, left_bytes: u64, right_bytes: u64) -> Optio
         && matches!(join_type, Inner | LeftOuter | LeftSemi | LeftAnti)
     {
         Some(BuildSide::Right)
-    } else if left_bytes.saturating_mul(2) <= right_bytes && matches!(join_type, Inner | RightOuter) {
+    } else if left_bytes.saturating_mul(2) <= right_bytes && matches!(join_type, Inner | RightOuter)
+    {
         Some(BuildSide::Left)
     } else {
         None

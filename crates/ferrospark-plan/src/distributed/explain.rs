@@ -15,7 +15,10 @@ impl StagePlan {
     /// The plan as Spark prints a physical plan, with each stage's boundary and tasks: an
     /// exchange stands where the stage reading it has the leaf its rows fill.
     pub fn explain(&self, cfg: &Config) -> Result<String> {
-        let mut out = format!("== Physical Plan (on Spark, {} stages) ==\n", self.stages.len());
+        let mut out = format!(
+            "== Physical Plan (on Spark, {} stages) ==\n",
+            self.stages.len()
+        );
         let root = self.result()?;
         self.write_stage(root, cfg, "", "", &mut out)?;
         Ok(out)

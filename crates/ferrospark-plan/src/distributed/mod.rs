@@ -211,7 +211,8 @@ impl StagePlan {
 impl Stage {
     /// A stage read back from [`StagePlan::stage_json`].
     pub fn from_json(text: &str) -> Result<Stage> {
-        serde_json::from_str(text)
-            .map_err(|e| FerroError::Internal(format!("a stage sent to this task is unreadable: {e}")))
+        serde_json::from_str(text).map_err(|e| {
+            FerroError::Internal(format!("a stage sent to this task is unreadable: {e}"))
+        })
     }
 }

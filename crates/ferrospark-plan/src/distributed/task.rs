@@ -227,12 +227,13 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
                 .collect();
             for s in &input.splits {
                 let paths = stage.scans.get(s.scan).ok_or_else(|| {
-                    FerroError::Internal(format!("a split of scan {} of a stage without it", s.scan))
+                    FerroError::Internal(format!(
+                        "a split of scan {} of a stage without it",
+                        s.scan
+                    ))
                 })?;
                 if let Some(m) = splits.get_mut(paths) {
-                    m.entry(s.path.clone())
-                        .or_default()
-                        .extend(&s.row_groups);
+                    m.entry(s.path.clone()).or_default().extend(&s.row_groups);
                 }
             }
             let splits: HashMap<Vec<PathBuf>, TaskSplits> =

@@ -121,7 +121,9 @@ fn run_simulated(plan: &StagePlan, cfg: &Config) -> Result<Vec<RecordBatch>> {
             }
             for si in &stage.inputs {
                 if si.broadcast {
-                    input.broadcasts.insert(si.from, broadcast[&si.from].clone());
+                    input
+                        .broadcasts
+                        .insert(si.from, broadcast[&si.from].clone());
                 } else {
                     for (p, b) in blocks.get(&si.from).into_iter().flatten() {
                         if *p as usize == t {
@@ -159,11 +161,19 @@ fn check(e: &QueryEngine, sql: &str, cfg: &Config, parallelism: usize) -> StageP
     let shuffled = plan_stages(&optimized, cfg, parallelism, &all).expect("cuts");
     let got = run_simulated(&shuffled, cfg).expect("runs on stages");
     let ordered = sql.contains("ORDER BY") && !sql.contains("OVER");
-    assert_eq!(rows(&got, ordered), rows(&want, ordered), "{sql}, every join shuffled");
+    assert_eq!(
+        rows(&got, ordered),
+        rows(&want, ordered),
+        "{sql}, every join shuffled"
+    );
     let tried: HashMap<usize, bool> = (0..64).map(|j| (j, true)).collect();
     let broadcast = plan_stages(&optimized, cfg, parallelism, &tried).expect("cuts");
     let got = run_simulated(&broadcast, cfg).expect("runs on stages");
-    assert_eq!(rows(&got, ordered), rows(&want, ordered), "{sql}, tried sides broadcast");
+    assert_eq!(
+        rows(&got, ordered),
+        rows(&want, ordered),
+        "{sql}, tried sides broadcast"
+    );
     let stages = plan_stages(&optimized, cfg, parallelism, &Default::default()).expect("cuts");
     let got = run_simulated(&stages, cfg).expect("runs on stages");
     let (g, w) = (rows(&got, ordered), rows(&want, ordered));
@@ -212,8 +222,10 @@ fn stage_plans_give_the_in_process_answers() {
     let e = QueryEngine::new(Config::default());
     for (threshold, split) in [("10MB", "128MB"), ("-1", "20KB")] {
         let mut cfg = Config::default();
-        cfg.set("spark.sql.autoBroadcastJoinThreshold", threshold).expect("conf");
-        cfg.set("spark.sql.files.maxPartitionBytes", split).expect("conf");
+        cfg.set("spark.sql.autoBroadcastJoinThreshold", threshold)
+            .expect("conf");
+        cfg.set("spark.sql.files.maxPartitionBytes", split)
+            .expect("conf");
         for q in &queries {
             for parallelism in [1, 3] {
                 check(&e, q, &cfg, parallelism);
@@ -238,7 +250,9 @@ fn exchanges_stand_where_spark_puts_them() {
         .map(|s| match &s.sink {
             Sink::Broadcast => "broadcast".to_string(),
             Sink::Result => "result".to_string(),
-            Sink::Exchange { keys, agg_steps, .. } => format!(
+            Sink::Exchange {
+                keys, agg_steps, ..
+            } => format!(
                 "{}{}",
                 match keys {
                     ExchangeKeys::Hash(_) => "hash",
@@ -259,12 +273,21 @@ fn exchanges_stand_where_spark_puts_them() {
 
     // With broadcasts off, both sides of the join are shuffled on their keys.
     let mut off = Config::default();
-    off.set("spark.sql.autoBroadcastJoinThreshold", "-1").expect("conf");
+    off.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+        .expect("conf");
     let plan = check(&e, &sql, &off, 2);
     let hashed = plan
         .stages
         .iter()
-        .filter(|s| matches!(&s.sink, Sink::Exchange { keys: ExchangeKeys::Hash(_), .. }))
+        .filter(|s| {
+            matches!(
+                &s.sink,
+                Sink::Exchange {
+                    keys: ExchangeKeys::Hash(_),
+                    ..
+                }
+            )
+        })
         .count();
     assert_eq!(hashed, 2, "{}", plan.explain(&off).expect("explains"));
 }
