@@ -129,9 +129,8 @@ def test_empty_sides(spark, frames):
 
 
 @pytest.mark.parametrize("strategy", ["broadcast_hash", "sort_merge"])
-def test_aggregate_over_a_join_runs_inside_the_join_tasks(spark, parquet_sides, strategy):
-    """fss.aggregate of an fss.join result: the partial step runs on the joined batches inside
-    the join's tasks; same answer as Spark's join then groupBy."""
+def test_aggregate_over_a_join_equals_spark(spark, parquet_sides, strategy):
+    """fss.aggregate of an fss.join result: same answer as Spark's join then groupBy."""
     from pyspark.sql import functions as F
 
     lpath, rpath = parquet_sides
@@ -139,7 +138,6 @@ def test_aggregate_over_a_join_runs_inside_the_join_tasks(spark, parquet_sides, 
     left = fss.read_parquet(spark, lpath)
     right = fss.read_parquet(spark, rpath).toDF(*names)
     joined = fss.join(left, right, fs.col("k") == fs.col("rk"), "left", strategy=strategy)
-    assert fss._join_of(joined) is not None
     got = fss.aggregate(joined, "s", [fs.count(), fs.sum("rv"), fs.sum("d")])
     ldf = spark.read.parquet(lpath)
     rdf = spark.read.parquet(rpath).toDF(*names)

@@ -665,42 +665,9 @@ def join(
     return _joined(both, _partition_join_task(spec, out_schema), named, out_schema)
 
 
-class _JoinFeed:
-    """What a task runs to produce a join's batches (under their real names)."""
-
-    def __init__(self, task, schema: pa.Schema) -> None:
-        self.task = task
-        self.schema = schema
-
-    def batches(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for b in self.task(batches):
-            yield pa.RecordBatch.from_arrays(b.columns, schema=self.schema)
-
-
-class _JoinProducer:
-    """A join's last Spark step, kept so that an operator given the join's result can run
-    inside that step on the joined batches instead of receiving them as Spark rows: the
-    DataFrame the step maps over, and the task's feed (which travels; the DataFrame does not)."""
-
-    def __init__(self, frame: DataFrame, feed: _JoinFeed) -> None:
-        self.frame = frame
-        self.feed = feed
-        self.schema = feed.schema
-
-
-_JOINS: dict[int, tuple[weakref.ref[DataFrame], _JoinProducer]] = {}
-
-
 def _joined(frame: DataFrame, task, named: pa.Schema, positional: pa.Schema) -> DataFrame:
-    """The join's result DataFrame, remembered with the step that produces it."""
-    df = frame.mapInArrow(task, spark_schema(positional)).toDF(*named.names)
-    if len(set(named.names)) == len(named.names):
-        _JOINS[id(df)] = (weakref.ref(df), _JoinProducer(frame, _JoinFeed(task, named)))
-    return df
-
-
-def _join_of(df: DataFrame) -> _JoinProducer | None:
-    return _remembered(_JOINS, df)
+    """The join's result DataFrame, under the join's column names."""
+    return frame.mapInArrow(task, spark_schema(positional)).toDF(*named.names)
 
 
 _LAST_PLAN: list[str] = [""]
@@ -749,35 +716,6 @@ __all__ = [
 _ORDER_SUFFIX = re.compile(r"^(.*) (ASC|DESC) NULLS (FIRST|LAST)$", re.DOTALL)
 
 
-def _order_parts(text: str) -> tuple[str, bool, bool]:
-    """An ORDER BY key's text split as (expression, ascending, nulls first)."""
-    m = _ORDER_SUFFIX.match(text)
-    if m is None:
-        return text, True, True
-    return m.group(1), m.group(2) == "ASC", m.group(3) == "FIRST"
-
-
-def _native_window(
-    schema: pa.Schema,
-    batches: list[pa.RecordBatch],
-    partition: list[str],
-    order: list[tuple[str, bool, bool]],
-    calls: list[tuple],
-    conf: dict[str, str],
-) -> pa.Table:
-    """The native window pass over `batches`, from the plain-text specification a task gets
-    (native expressions do not travel; each side parses the same text)."""
-    parse = _native.Expr.parse
-    table, _metrics, _plan = _native.window(
-        pa.RecordBatchReader.from_batches(schema, batches),
-        [parse(p) for p in partition],
-        [parse(e).sort(asc, nf) for e, asc, nf in order],
-        [(n, [parse(a) for a in args], k, ign, alias, frame) for n, args, k, ign, alias, frame in calls],
-        conf=conf,
-    )
-    return table
-
-
 def _routed_blocks(blocks: list[tuple[int, bytes]], route: list[int]) -> Iterator[pa.RecordBatch]:
     """`(partition, bytes)` blocks as batches for Spark, each tagged with its partition's
     routing value."""
@@ -817,60 +755,17 @@ def _partitioned_blocks(
         yield pids[at : at + _BLOCKS_PER_BATCH], blobs[at : at + _BLOCKS_PER_BATCH]
 
 
-def _to_blocks(
-    batches: Iterator[pa.RecordBatch], schema: pa.Schema, keys: list[str], conf, route: list[int]
-) -> Iterator[pa.RecordBatch]:
-    """Rows hash-partitioned natively on `keys` into IPC blocks tagged for Spark's shuffle."""
-    parse = _native.Expr.parse
-    partitioner = _native.BlockPartitioner(schema, [parse(k) for k in keys], len(route), conf=conf)
-    for pids, blobs in _partitioned_blocks(partitioner, batches, route):
-        yield _blocks_batch(pids, blobs)
-
-
-def _window_exchange_task(source: _ParquetSource | None, schema: pa.Schema, keys: list[str], conf, route):
-    """The first exchange's map side: a task's rows (read natively when `source` is a native
-    scan) as blocks partitioned on the first specification's partition keys."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield from _to_blocks(_batches_of(source, batches), schema, keys, conf, route)
-
-    return run
-
-
-def _window_stage_task(passes: list[tuple], conf, then: tuple[list[str], list[int]] | None, out_schema):
-    """A shuffled partition: its blocks decoded, every pass of the stage evaluated natively
-    (specifications sharing the partition keys share the exchange); then the rows go out to
-    Spark, or straight into the next exchange's blocks (`then`: its keys and routing)."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        rows = _read_blocks(batches)
-        if not rows:
-            return
-        table = pa.Table.from_batches(rows)
-        for partition, order, calls in passes:
-            table = _native_window(table.schema, table.to_batches(), partition, order, calls, conf)
-        if then is not None:
-            keys, route = then
-            yield from _to_blocks(iter(table.to_batches()), table.schema, keys, conf, route)
-            return
-        for b in table.to_batches():
-            yield pa.RecordBatch.from_arrays(b.columns, schema=out_schema)
-
-    return run
-
-
 def window(df: DataFrame, exprs: Any) -> DataFrame:
     """``df.select("*", *exprs)`` for window expressions (``fs.row_number().over(w)``, ...),
-    with ferrospark's window operator inside Spark tasks.
+    planned by ferrospark and run as Spark stages.
 
-    Spark's plan shape: an exchange on each specification's partition keys (consecutive
-    specifications with the same keys share one, as Spark's planner finds the partitioning
-    already satisfied), then a sort and the window functions per partition. Rows cross the
-    exchanges as Arrow IPC blocks hash-partitioned natively; when ``df`` is exactly what
-    :func:`read_parquet` returned, the first tasks read the files themselves, and between two
-    exchanges the rows never become Spark rows."""
-    from pyspark.sql import functions as F
-
+    A thin layer over ``fs.Session(spark=...)``: an exchange on each specification's partition
+    keys (one partition without keys), then the window operator per partition in the next
+    stage; rows cross the exchanges as Arrow IPC blocks. When ``df`` is what
+    :func:`read_parquet` (or another fss function) returned, the plan continues from it, so the
+    first tasks read the files themselves. Input columns, then the window columns in the order
+    they were asked for, named as Spark names them.
+    """
     from .window import WindowColumn, WindowFunction
 
     items = [exprs] if isinstance(exprs, WindowColumn) else list(exprs)
@@ -880,52 +775,7 @@ def window(df: DataFrame, exprs: Any) -> DataFrame:
 
             raise AnalysisError(f"{item!r} is not a window expression: call .over(window_spec) on it")
         item._check()
-    spark = df.sparkSession
-    conf = _spark_conf(spark)
-    source = _source_of(df)
-    schema = source.schema if source is not None else arrow_schema(df)
-    width = len(schema)
-    groups: dict[tuple[str, ...], list[int]] = {}
-    for i, item in enumerate(items):
-        groups.setdefault(item._spec._key(), []).append(i)
-    names: list[str] = [""] * len(items)
-    stages: list[tuple[list[str], list[tuple]]] = []
-    current_schema = schema
-    for members in groups.values():
-        spec = items[members[0]]._spec
-        partition = [str(c._expr) for c in spec._partition]
-        order = [_order_parts(str(c._expr)) for c in spec._order]
-        calls = []
-        for i in members:
-            name, args, n, ign, alias, frame = items[i]._call()
-            calls.append((name, [str(a) for a in args], n, ign, alias, frame))
-        # The driver plans each pass on no rows: the names and types the tasks will produce.
-        named = _native_window(current_schema, [], partition, order, calls, conf).schema
-        for k, i in enumerate(members):
-            names[i] = named.field(len(current_schema) + k).name
-        current_schema = named
-        if stages and stages[-1][0] == partition:
-            stages[-1][1].append((partition, order, calls))
-        else:
-            stages.append((partition, [(partition, order, calls)]))
-    positional = pa.schema([f.with_name(f"_c{j}") for j, f in enumerate(current_schema)])
-    n = _shuffle_partitions(spark)
-    routes = [_routing(n if partition else 1) for partition, _ in stages]
-    first_keys = stages[0][0]
-    current = source.splits_frame(spark) if source is not None else df
-    task = _window_exchange_task(source, schema, first_keys, conf, routes[0])
-    current = current.mapInArrow(task, spark_schema(_BLOCKS_SCHEMA))
-    for s, (partition, passes) in enumerate(stages):
-        current = current.repartition(F.col("_pid")) if partition else current.repartition(1)
-        last = s == len(stages) - 1
-        then = None if last else (stages[s + 1][0], routes[s + 1])
-        task = _window_stage_task(passes, conf, then, positional)
-        current = current.mapInArrow(task, spark_schema(positional if last else _BLOCKS_SCHEMA))
-    current = current.toDF(*current_schema.names)
-    # Input columns, then the window columns in the order they were asked for.
-    return current.select(
-        *[F.col(f"`{current.columns[i]}`") for i in range(width)], *[F.col(f"`{x}`") for x in names]
-    )
+    return _published(_plan_of(df).select("*", *items))
 
 
 def _read_blocks(batches: Iterator[pa.RecordBatch]) -> list[pa.RecordBatch]:

@@ -16,7 +16,7 @@ use arrow_schema::DataType;
 use ferrospark_agg::AggregatePlan;
 use ferrospark_common::{Config, FerroError, Result};
 use ferrospark_expr::{bind, BindContext, Expr};
-use ferrospark_join::{select_join, BuildSide, JoinSelectionInput, JoinStrategy, JoinType};
+use ferrospark_join::{select_join, BuildSide, JoinStrategy, JoinType};
 use ferrospark_scan::{ParquetScan, ParquetScanOptions};
 
 use super::{
@@ -24,9 +24,8 @@ use super::{
 };
 use crate::logical::{attrs_schema, Attr, LogicalPlan, ScanSource};
 use crate::physical::aggregate::engine_call;
-use crate::physical::key_equivalence::drop_implied_keys;
-use crate::physical::planner::extract_equi_keys;
-use crate::physical::stats::{local_size_in_bytes, size_in_bytes};
+use crate::physical::planner::join_selection_input;
+use crate::physical::stats::local_size_in_bytes;
 
 /// Spark's target size of a shuffle partition after coalescing.
 const ADVISORY_PARTITION_SIZE: &str = "spark.sql.adaptive.advisoryPartitionSizeInBytes";
@@ -542,23 +541,12 @@ impl Cutter<'_> {
         condition: Option<&Expr>,
         hint: Option<JoinStrategy>,
     ) -> Result<Open> {
-        let mut keys = extract_equi_keys(condition, &left.output(), &right.output());
-        drop_implied_keys(&mut keys, left, right);
         // Spark's own estimates choose the strategy (a filter does not shrink them, so a side
         // is broadcast only when its unfiltered columns are small); the finer in-process
-        // estimates pick the side worth trying as a broadcast when they shuffle.
+        // estimates pick the side worth measuring when they shuffle.
+        let (keys, input) =
+            join_selection_input(self.cfg, left, right, join_type, condition, hint)?;
         let (lb, rb) = (local_size_in_bytes(left), local_size_in_bytes(right));
-        let input = JoinSelectionInput {
-            join_type,
-            has_equi_keys: !keys.left.is_empty(),
-            keys_orderable: true,
-            left_bytes: size_in_bytes(left),
-            right_bytes: size_in_bytes(right),
-            broadcast_threshold: self.cfg.auto_broadcast_threshold()?,
-            prefer_sort_merge: self.cfg.prefer_sort_merge_join()?,
-            shuffle_partitions: self.cfg.shuffle_partitions()? as u64,
-            hint,
-        };
         let smaller = if rb <= lb {
             BuildSide::Right
         } else {

@@ -96,6 +96,32 @@ pub fn extract_equi_keys(condition: Option<&Expr>, left: &[Attr], right: &[Attr]
     out
 }
 
+/// A join's equi-keys (implied ones dropped) and what Spark's `JoinSelection` weighs: the
+/// sides' sizes by Spark's estimates and the session's join settings.
+pub fn join_selection_input(
+    cfg: &Config,
+    left: &Arc<LogicalPlan>,
+    right: &Arc<LogicalPlan>,
+    join_type: JoinType,
+    condition: Option<&Expr>,
+    hint: Option<JoinStrategy>,
+) -> Result<(EquiJoin, JoinSelectionInput)> {
+    let mut keys = extract_equi_keys(condition, &left.output(), &right.output());
+    super::key_equivalence::drop_implied_keys(&mut keys, left, right);
+    let input = JoinSelectionInput {
+        join_type,
+        has_equi_keys: !keys.left.is_empty(),
+        keys_orderable: true,
+        left_bytes: size_in_bytes(left),
+        right_bytes: size_in_bytes(right),
+        broadcast_threshold: cfg.auto_broadcast_threshold()?,
+        prefer_sort_merge: cfg.prefer_sort_merge_join()?,
+        shuffle_partitions: cfg.shuffle_partitions()? as u64,
+        hint,
+    };
+    Ok((keys, input))
+}
+
 impl<'a> PhysicalPlanner<'a> {
     /// A planner under `cfg`.
     pub fn new(cfg: &'a Config) -> Self {
@@ -323,19 +349,8 @@ impl<'a> PhysicalPlanner<'a> {
         condition: Option<&Expr>,
         hint: Option<JoinStrategy>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let mut keys = extract_equi_keys(condition, &left.output(), &right.output());
-        super::key_equivalence::drop_implied_keys(&mut keys, left, right);
-        let input = JoinSelectionInput {
-            join_type,
-            has_equi_keys: !keys.left.is_empty(),
-            keys_orderable: true,
-            left_bytes: size_in_bytes(left),
-            right_bytes: size_in_bytes(right),
-            broadcast_threshold: self.cfg.auto_broadcast_threshold()?,
-            prefer_sort_merge: self.cfg.prefer_sort_merge_join()?,
-            shuffle_partitions: self.cfg.shuffle_partitions()? as u64,
-            hint,
-        };
+        let (keys, input) =
+            join_selection_input(self.cfg, left, right, join_type, condition, hint)?;
         let (strategy, build_side) = if self.cfg.prefer_hash_join()? {
             ferrospark_join::select_join_in_process(
                 &input,
