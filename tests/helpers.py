@@ -430,3 +430,22 @@ def plan_metric(line: str, name: str) -> int:
 def scan_lines(plan: str, file_name: str) -> list[str]:
     """The lines of a plan's scans of the Parquet file ``file_name``."""
     return [line for line in plan.splitlines() if "FileScan parquet" in line and f"/{file_name}[" in line]
+
+
+def run_spark_script(script, *args: str, timeout: int = 900) -> tuple[dict, Any]:
+    """Runs ``script`` (a PySpark program holding its own SparkContext) in a process of its
+    own with this Python as Spark's: the JSON object it printed last, and the process."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable, TZ="UTC")
+    proc = subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert lines, (
+        f"no result; exit {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+    )
+    return json.loads(lines[-1]), proc

@@ -3,32 +3,18 @@ workers, read their splits natively, aggregate and join, and the results equal S
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from helpers import run_spark_script
 
 SCRIPT = Path(__file__).parent / "scripts" / "distributed_read.py"
 
 
 @pytest.mark.spark
 def test_read_parquet_on_local_cluster_equals_spark(tmp_path):
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable, TZ="UTC")
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), str(tmp_path / "data")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert lines, (
-        f"no result; exit {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
-    )
-    result = json.loads(lines[-1])
+    result, proc = run_spark_script(SCRIPT, str(tmp_path / "data"), timeout=600)
     assert result["executors"] >= 2, result
     for name, check in result["checks"].items():
         assert check["same"], (name, check)

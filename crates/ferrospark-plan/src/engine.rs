@@ -285,24 +285,7 @@ mod tests {
         }
     }
 
-    /// Writes `batches` of `schema` as one Parquet file of row groups of `rows_per_group`.
-    fn write_parquet(
-        path: &std::path::Path,
-        schema: Arc<Schema>,
-        batches: &[RecordBatch],
-        rows_per_group: usize,
-    ) {
-        let file = std::fs::File::create(path).expect("create");
-        let props = parquet::file::properties::WriterProperties::builder()
-            .set_max_row_group_row_count(Some(rows_per_group))
-            .build();
-        let mut w =
-            parquet::arrow::ArrowWriter::try_new(file, schema, Some(props)).expect("writer");
-        for b in batches {
-            w.write(b).expect("write");
-        }
-        w.close().expect("close");
-    }
+    use crate::test_files::write_parquet;
 
     /// Outer joins that keep their build side, probed on every scan thread (each thread
     /// notes its own matches, the build rows kept come out once all are done), equal the same

@@ -30,3 +30,32 @@ pub use engine::{QueryEngine, QueryResult};
 pub use logical::{Attr, LogicalPlan};
 pub use physical::{BatchStream, ExecutionPlan, TaskContext};
 pub use sql::{ExplainMode, SqlStatement};
+
+#[cfg(test)]
+pub(crate) mod test_files {
+    //! Parquet files the crate's tests write.
+
+    use std::sync::Arc;
+
+    use arrow_array::RecordBatch;
+    use arrow_schema::Schema;
+
+    /// Writes `batches` of `schema` as one Parquet file of row groups of `rows_per_group`.
+    pub(crate) fn write_parquet(
+        path: &std::path::Path,
+        schema: Arc<Schema>,
+        batches: &[RecordBatch],
+        rows_per_group: usize,
+    ) {
+        let file = std::fs::File::create(path).expect("create");
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(rows_per_group))
+            .build();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(file, schema, Some(props)).expect("writer");
+        for b in batches {
+            w.write(b).expect("write");
+        }
+        w.close().expect("close");
+    }
+}

@@ -14,14 +14,12 @@ use crate::sql::SqlStatement;
 use crate::QueryEngine;
 
 fn write_parquet(path: &std::path::Path, batch: &RecordBatch, rows_per_group: usize) {
-    let file = std::fs::File::create(path).expect("create");
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_row_count(Some(rows_per_group))
-        .build();
-    let mut w =
-        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).expect("writer");
-    w.write(batch).expect("write");
-    w.close().expect("close");
+    crate::test_files::write_parquet(
+        path,
+        batch.schema(),
+        std::slice::from_ref(batch),
+        rows_per_group,
+    );
 }
 
 /// A fact table in two files (NULLs, NaN, -0.0, skewed keys, unicode) and a dimension.
