@@ -162,8 +162,10 @@ def test_state_blocks_are_routed_to_their_own_shuffle_partition(spark):
     that partition (Spark's Murmur3 of the int, pmod n), so no final task gets two buckets."""
     from pyspark.sql import functions as F
 
+    from ferrospark.spark_stages import _routing
+
     for n in (1, 2, 4, 7, 200):
-        route = fss._routing(n)
+        route = _routing(n)
         assert len(route) == n and len(set(route)) == n
         df = spark.createDataFrame([(p, v) for p, v in enumerate(route)], "p INT, v INT")
         got = df.repartition(n, "v").select("p", F.spark_partition_id().alias("pid")).collect()

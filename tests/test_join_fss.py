@@ -95,7 +95,10 @@ def test_auto_follows_spark_sizes(spark, frames, parquet_sides):
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     try:
         fss.join(ldf, rdf, "k", "inner")
-        assert fss.last_spark_join_plan().startswith("sort_merge"), fss.last_spark_join_plan()
+        # Shuffled: ferrospark's tasks build a hash table per partition where Spark would
+        # sort-merge (ferrospark.join.preferHashJoin), falling back to sort-merge past memory.
+        plan = fss.last_spark_join_plan()
+        assert plan.startswith(("sort_merge", "shuffle_hash")), plan
     finally:
         spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
 
@@ -104,7 +107,7 @@ def test_bad_requests_are_clear_errors(spark, frames):
     ldf, rdf = frames
     with pytest.raises(fs.ConfigError, match="cannot build either side"):
         fss.join(ldf, rdf, "k", "full", strategy="broadcast_hash")
-    with pytest.raises(fs.AnalysisError, match="not a column of the right side"):
+    with pytest.raises(fs.AnalysisError, match="UNRESOLVED_USING_COLUMN_FOR_JOIN"):
         fss.join(ldf, rdf.drop("s"), ["k", "s"], "inner")
     with pytest.raises(fs.ConfigError, match="unknown join strategy"):
         fss.join(ldf, rdf, "k", strategy="teleport")

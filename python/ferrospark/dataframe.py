@@ -425,7 +425,9 @@ class DataFrame:
         rest of a Spark job."""
         from .spark_stages import SparkRun
 
-        return SparkRun(self).frame()
+        run = SparkRun(self)
+        self._last_spark_run = run
+        return run.frame()
 
     toSpark = to_spark
 

@@ -92,6 +92,14 @@ class Session:
         table = _to_arrow(data, schema)
         return DataFrame(self._query_engine.from_arrow(table), self)
 
+    def _adopt(self, frame: Any) -> Any:
+        """A DataFrame of another session as one of this session's (its attributes given
+        this session's ids; the PySpark DataFrames it reads come along)."""
+        from .dataframe import DataFrame
+
+        self._spark_inputs.update(frame._session._spark_inputs)
+        return DataFrame(self._query_engine.adopt(frame._plan), self)
+
     def _register_view(self, name: str, df: Any, replace: bool) -> None:
         self._query_engine.register_view(name, df._plan, replace)
         self._views[name.lower()] = (df, True)

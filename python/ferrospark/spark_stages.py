@@ -48,7 +48,9 @@ BLOCKS_SCHEMA = pa.schema(
     ]
 )
 
-#: Spark settings that decide a plan on Spark (the Spark session's values win).
+#: Spark settings a plan on Spark honours (the Spark session's values win): those deciding
+#: the plan, and ``ferrospark.*`` keys, so a Spark job can bound ferrospark's memory with
+#: ``spark.conf.set("ferrospark.memory.limit", ...)``.
 _FROM_SPARK = (
     "spark.sql.autoBroadcastJoinThreshold",
     "spark.sql.shuffle.partitions",
@@ -56,6 +58,12 @@ _FROM_SPARK = (
     "spark.sql.adaptive.advisoryPartitionSizeInBytes",
     "spark.sql.ansi.enabled",
     "spark.sql.session.timeZone",
+    "spark.sql.join.preferSortMergeJoin",
+    "spark.sql.parquet.filterPushdown",
+    "spark.sql.objectHashAggregate.sortBased.fallbackThreshold",
+    "ferrospark.memory.limit",
+    "ferrospark.spill.dir",
+    "ferrospark.batch.size",
 )
 
 #: Decoded broadcast rows of this Python worker, by broadcast key; only the newest few kept.
@@ -64,6 +72,9 @@ _BROADCAST_KEEP = 8
 #: Stages parsed in this Python worker, by token.
 _STAGES: dict[str, Any] = {}
 _STAGES_KEEP = 16
+#: Stages of this worker whose built broadcast sides are kept (the newest): a stage's tasks
+#: probe the sides its first task here built; older stages' are freed.
+_BUILDS_KEEP = 2
 #: The IPC rows of a result stage are cut into streams of about this many rows.
 _ROWS_PER_BLOB = 65536
 
@@ -85,10 +96,66 @@ def _parallelism(spark: SparkSession) -> int:
         return 2
 
 
-def _routing(n: int) -> list[int]:
-    from .spark import _routing as routing
+def spark_schema(schema: pa.Schema) -> Any:
+    """The Spark ``StructType`` of an Arrow schema already converted to Spark's Arrow types."""
+    from pyspark.sql.pandas.types import from_arrow_schema
 
-    return routing(n)
+    try:
+        return from_arrow_schema(schema, prefer_timestamp_ntz=True)
+    except TypeError:  # older signature without the keyword
+        return from_arrow_schema(schema)
+
+
+def arrow_schema(df: SparkDataFrame) -> pa.Schema:
+    """The Arrow schema of the batches ``mapInArrow`` hands a task of ``df`` (timestamps in
+    the session time zone, as Spark converts them)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    tz = df.sparkSession.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
+    return to_arrow_schema(df.schema, timezone=tz)
+
+
+def _spark_estimate(df: SparkDataFrame) -> int:
+    """Spark's own size estimate of ``df`` (``sizeInBytes`` of its optimized plan), which
+    Spark's join selection weighs it by."""
+    try:
+        return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+    except Exception:  # noqa: BLE001 - an estimate Spark cannot give means "too big to broadcast"
+        return 2**63 - 1
+
+
+def _murmur3_int(value: int, seed: int = 42) -> int:
+    """Spark's ``Murmur3_x86_32.hashInt`` (what its hash partitioning applies to an int)."""
+    m = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & m
+
+    k = (value & m) * 0xCC9E2D51 & m
+    k = rotl(k, 15) * 0x1B873593 & m
+    h = rotl(seed ^ k, 13)
+    h = (h * 5 + 0xE6546B64) & m
+    h ^= 4
+    h ^= h >> 16
+    h = h * 0x85EBCA6B & m
+    h ^= h >> 13
+    h = h * 0xC2B2AE35 & m
+    h ^= h >> 16
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def _routing(n: int) -> list[int]:
+    """For each shuffle partition ``p < n``, an int that Spark's hash partitioning sends to
+    ``p``: the blocks of partition ``p`` carry it, so they land exactly where they belong."""
+    route: list[int | None] = [None] * n
+    left, v = n, 0
+    while left:
+        p = _murmur3_int(v) % n  # Python's % is Spark's pmod for a positive n
+        if route[p] is None:
+            route[p] = v
+            left -= 1
+        v += 1
+    return [r for r in route if r is not None]
 
 
 def _task_conf(session: Session, spark: SparkSession) -> dict[str, str]:
@@ -109,6 +176,9 @@ def _stage_of(token: str, stage_json: str, conf: dict[str, str]) -> Any:
         task = _native.StageTask(stage_json, conf)
         while len(own._STAGES) >= _STAGES_KEEP:
             own._STAGES.pop(next(iter(own._STAGES)))
+        older = list(own._STAGES.values())
+        for old in older[: max(len(older) - (_BUILDS_KEEP - 1), 0)]:
+            old.release_builds()
         own._STAGES[token] = task
     return task
 
@@ -144,10 +214,13 @@ def _stage_task(
     to_driver: bool,
     reports: Any = None,
     sizes: Any = None,
+    builds: Any = None,
 ):
     """The function every task of a stage runs in ``mapInArrow``. Its output goes to the
     driver (``to_driver``: rows or blocks tagged with the stage's id) or through Spark's
-    shuffle (blocks tagged with the int routing them to their partition)."""
+    shuffle (blocks tagged with the int routing them to their partition). ``builds``
+    (accumulators: sides built, tasks probing, Python workers probing) count the broadcast
+    sides built once per worker."""
     layout, sink = info["layout"], info["sink"]
     route = _routing(info["partitions"]) if sink == "exchange" and not to_driver else []
     tag, stage_id = info["tag"], info["id"]
@@ -171,8 +244,16 @@ def _stage_task(
         task = _stage_of(token, stage_json, conf)
         handles = {sid: _broadcast_rows(key, h) for sid, (key, h) in broadcasts.items()}
         started = time.perf_counter()
+        built_before = task.build_counts()[0]
         kind, out, plan = task.run(task_no, blocks, rows, handles, out_schema)
         del blocks, rows
+        if builds is not None and handles:
+            import socket
+
+            built, probes, workers = builds
+            built.add(task.build_counts()[0] - built_before)
+            probes.add(1)
+            workers.add({(socket.gethostname(), os.getpid())})
         if reports is not None:
             took = (time.perf_counter() - started) * 1000
             reports.add([(stage_id, task_no, f"native run {took:.1f} ms\n{plan}")])
@@ -212,8 +293,6 @@ def _as_spark_schema(schema: pa.Schema, tz: str) -> tuple[Any, pa.Schema]:
     (timestamps in the session time zone, as Spark converts them)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from .spark import spark_schema
-
     st = spark_schema(schema)
     try:
         arrow = to_arrow_schema(st, timezone=tz, prefers_large_types=False)
@@ -230,6 +309,17 @@ class _ListParam:
 
     def addInPlace(self, a: list, b: list) -> list:  # noqa: N802 - PySpark's name
         a.extend(b)
+        return a
+
+
+class _SetParam:
+    """An accumulator parameter: the union of the sets the tasks add."""
+
+    def zero(self, value: set) -> set:
+        return set()
+
+    def addInPlace(self, a: set, b: set) -> set:  # noqa: N802 - PySpark's name
+        a |= b
         return a
 
 
@@ -320,6 +410,9 @@ class SparkRun:
         # (stage, task, plan with metrics) of every task that succeeded, driver stages too.
         self.reports = spark.sparkContext.accumulator([], _ListParam())
         self._driver_reports: list[tuple[int, int, str]] = []
+        # Broadcast sides built in Spark's tasks, tasks probing them, Python workers probing.
+        sc = spark.sparkContext
+        self.builds = (sc.accumulator(0), sc.accumulator(0), sc.accumulator(set(), _SetParam()))
 
     def _cut(self) -> Any:
         return self.df._plan.spark_stages(_parallelism(self.spark), _spark_settings(self.spark), self.decided)
@@ -398,7 +491,11 @@ class SparkRun:
                 first_of.setdefault(k, i)
         schema = self.df.schema
         tz = self.spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
-        spark_types = _as_spark_schema(schema, tz) if to_spark else None
+        # Rows cross into Spark under positional names (a result may repeat a name, as a join's
+        # columns of both sides do, and Spark matches mapInArrow's columns by name); the
+        # DataFrame gets the result's names back in Spark.
+        positional = pa.schema([f.with_name(f"_c{i}") for i, f in enumerate(schema)])
+        spark_types = _as_spark_schema(positional, tz) if to_spark else None
 
         def on_driver(i: int) -> bool:
             info = infos[i]
@@ -507,9 +604,10 @@ class SparkRun:
                     to_driver,
                     self.reports,
                     sizes,
+                    self.builds,
                 )
                 if out_types is not None and spark_types is not None:
-                    return source.mapInArrow(task, spark_types[0])
+                    return source.mapInArrow(task, spark_types[0]).toDF(*schema.names)
                 return source.mapInArrow(task, _spark_struct(BLOCKS_SCHEMA))
 
             if is_result and spark_types is not None:
@@ -558,6 +656,17 @@ class SparkRun:
             frame = frame.union(other)
         return frame.repartition(info["tasks"], "_pid")
 
+    def joins(self) -> list[tuple[str, str]]:
+        """Each join the tasks run: its strategy, then the operator with its keys, type and
+        build side."""
+        return self.stages.joins()
+
+    def broadcast_builds(self) -> tuple[int, int, int]:
+        """Over the Spark jobs run so far: broadcast sides built in tasks (once per Python
+        worker and stage), tasks probing broadcast sides, and Python workers that did."""
+        built, probes, workers = self.builds
+        return int(built.value), int(probes.value), len(workers.value)
+
     def task_reports(self) -> list[tuple[int, int, str]]:
         """``(stage, task, plan)`` of each task run so far (task -1: run on the driver), the
         plan with each operator's metrics (spills among them)."""
@@ -585,15 +694,11 @@ class SparkRun:
 
 
 def _spark_struct(schema: pa.Schema) -> Any:
-    from .spark import spark_schema
-
     return spark_schema(schema)
 
 
 def spark_input(session: Session, frame: SparkDataFrame) -> Any:
     """A plan leaf over the rows of a PySpark DataFrame, for a session on Spark."""
-    from .spark import _size_of, arrow_schema
-
     name = f"spark_input_{uuid.uuid4().hex[:8]}"
     session._spark_inputs[name] = frame
-    return session._query_engine.from_spark(arrow_schema(frame), _size_of(frame, None), name)
+    return session._query_engine.from_spark(arrow_schema(frame), _spark_estimate(frame), name)

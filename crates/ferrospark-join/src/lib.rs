@@ -20,4 +20,6 @@ mod selection;
 pub use condition::{split_condition, JoinCondition};
 pub use join_exec::{JoinAlgorithm, JoinExec, JOIN_METRICS};
 pub use join_type::{join_schema, BuildSide, JoinType};
-pub use selection::{select_join, select_join_in_process, JoinSelectionInput, JoinStrategy};
+pub use selection::{
+    broadcast_buildable, select_join, select_join_in_process, JoinSelectionInput, JoinStrategy,
+};

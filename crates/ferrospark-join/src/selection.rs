@@ -127,7 +127,9 @@ pub struct JoinSelectionInput {
 }
 
 /// Sides Spark's broadcast joins can build for `jt` (`canBuildBroadcastLeft/Right`).
-fn broadcast_buildable(jt: JoinType, side: BuildSide) -> bool {
+/// Whether a broadcast join of type `jt` can build `side`: never a side the join keeps every
+/// row of (each task would emit that side's unmatched rows).
+pub fn broadcast_buildable(jt: JoinType, side: BuildSide) -> bool {
     use JoinType::*;
     match side {
         BuildSide::Left => matches!(jt, Inner | Cross | RightOuter),

@@ -442,6 +442,14 @@ impl PlanBuilder {
         join_type: JoinType,
         hint: Option<JoinStrategy>,
     ) -> Result<Arc<LogicalPlan>> {
+        // A relation joined with itself (or with a plan of another session, whose ids were
+        // handed out apart) gets new ids on its right side, as Spark's DeduplicateRelations
+        // does: one id must name one column.
+        let right = if shares_ids(&left, &right) {
+            self.fresh_ids(&right)?
+        } else {
+            right
+        };
         let (la, ra) = (left.output(), right.output());
         match on {
             JoinOn::None => Ok(Arc::new(LogicalPlan::Join {
@@ -883,4 +891,20 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
             _ => None,
         }),
     }
+}
+
+/// The ids of the attributes `plan` and its inputs output.
+fn defined_ids(plan: &LogicalPlan, out: &mut std::collections::HashSet<u64>) {
+    out.extend(plan.output().iter().map(|a| a.id));
+    for c in plan.children() {
+        defined_ids(c, out);
+    }
+}
+
+/// Whether `right` defines an attribute id `left` does too.
+fn shares_ids(left: &LogicalPlan, right: &LogicalPlan) -> bool {
+    let (mut l, mut r) = (Default::default(), Default::default());
+    defined_ids(left, &mut l);
+    defined_ids(right, &mut r);
+    !l.is_disjoint(&r)
 }

@@ -287,6 +287,46 @@ mod tests {
 
     use crate::test_files::write_parquet;
 
+    /// A relation joined with itself, and plans of two engines (whose ids were handed out
+    /// apart), join as two relations: each side's columns keep their own values.
+    #[test]
+    fn a_relation_joined_with_itself_keeps_its_sides_apart() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("v", DataType::Int64, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![Some(1), Some(2), None])),
+                Arc::new(Int64Array::from(vec![10, 20, 30])),
+            ],
+        )
+        .expect("batch");
+        let e = QueryEngine::new(Config::default());
+        let other = QueryEngine::new(Config::default());
+        let t = e
+            .builder
+            .scan_memory(schema.clone(), vec![batch.clone()], "t");
+        let u = other.builder.scan_memory(schema, vec![batch], "u");
+        for right in [t.clone(), u] {
+            let joined = e
+                .builder
+                .join(
+                    t.clone(),
+                    right,
+                    crate::builder::JoinOn::Using(vec!["k".into()]),
+                    ferrospark_join::JoinType::Inner,
+                    None,
+                )
+                .expect("joins");
+            let r = e.execute(&joined).expect("runs");
+            let out: Vec<RecordBatch> = r.stream.collect::<Result<_>>().expect("streams");
+            let rows: usize = out.iter().map(RecordBatch::num_rows).sum();
+            assert_eq!(rows, 2, "NULL keys never match, each key once");
+        }
+    }
+
     /// Outer joins that keep their build side, probed on every scan thread (each thread
     /// notes its own matches, the build rows kept come out once all are done), equal the same
     /// joins as a sort-merge join, which never forks.

@@ -127,6 +127,13 @@ impl PyQueryEngine {
         PyPlan::new(self.0.clone(), plan)
     }
 
+    /// A plan of another engine (another session), made this engine's: every attribute it
+    /// defines gets an id of this engine, so none collides with one this engine hands out.
+    fn adopt(&self, py: Python<'_>, plan: &PyPlan) -> PyResult<PyPlan> {
+        let p = self.0.builder.fresh_ids(&plan.plan).py(py)?;
+        Ok(PyPlan::new(self.0.clone(), p))
+    }
+
     /// A temp view by name.
     fn table(&self, py: Python<'_>, name: &str) -> PyResult<PyPlan> {
         let plan = self.0.table(name).py(py)?;

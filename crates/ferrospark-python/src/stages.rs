@@ -15,6 +15,7 @@ use ferrospark_plan::distributed::{
     run_task, ExchangeKeys, Sink, Stage, StagePlan, TaskInput, TaskLayout, TaskOutput,
 };
 use ferrospark_plan::logical::LogicalPlan;
+use ferrospark_plan::physical::shared_build::SharedBuilds;
 use ferrospark_plan::QueryEngine;
 
 use crate::{config_from, Detach, IntoPyResult};
@@ -122,6 +123,11 @@ impl PyStagePlan {
         Ok(d)
     }
 
+    /// Each join the tasks run: `(strategy, operator and its keys, type and build side)`.
+    fn joins(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+        self.plan.joins(&self.cfg).py(py)
+    }
+
     /// The plan in Spark's `explain()` style with each stage boundary.
     fn explain(&self, py: Python<'_>) -> PyResult<String> {
         self.plan.explain(&self.cfg).py(py)
@@ -160,6 +166,18 @@ impl PyBroadcastRows {
 pub(crate) struct PyStageTask {
     stage: Arc<Stage>,
     cfg: Config,
+    /// Broadcast join sides built by this stage's tasks in this worker; dropped by
+    /// `release_builds`.
+    builds: std::sync::Mutex<Arc<SharedBuilds>>,
+}
+
+impl PyStageTask {
+    fn shared_builds(&self) -> Arc<SharedBuilds> {
+        self.builds
+            .lock()
+            .map(|b| b.clone())
+            .unwrap_or_else(|_| Arc::new(SharedBuilds::new()))
+    }
 }
 
 #[pymethods]
@@ -177,7 +195,22 @@ impl PyStageTask {
         Ok(Self {
             stage: Arc::new(stage),
             cfg,
+            builds: std::sync::Mutex::new(Arc::new(SharedBuilds::new())),
         })
+    }
+
+    /// How many broadcast join sides this worker's tasks of the stage built, and how many
+    /// times a task probed one an earlier task built.
+    fn build_counts(&self) -> (usize, usize) {
+        let b = self.shared_builds();
+        (b.builds(), b.reuses())
+    }
+
+    /// Frees the built broadcast sides (a later task builds them again if it needs them).
+    fn release_builds(&self) {
+        if let Ok(mut b) = self.builds.lock() {
+            *b = Arc::new(SharedBuilds::new());
+        }
     }
 
     /// Runs task `task` (`None`: every split of the stage at once, as the driver runs a
@@ -210,6 +243,7 @@ impl PyStageTask {
             blocks,
             broadcasts: broadcasts.iter().map(|(k, v)| (*k, v.0.clone())).collect(),
             rows: rows.into_iter().map(PyRecordBatch::into_inner).collect(),
+            shared_builds: Some(self.shared_builds()),
         };
         let stage = self.stage.clone();
         let cfg = self.cfg.clone();

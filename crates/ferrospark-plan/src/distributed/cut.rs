@@ -16,7 +16,7 @@ use arrow_schema::DataType;
 use ferrospark_agg::AggregatePlan;
 use ferrospark_common::{Config, FerroError, Result};
 use ferrospark_expr::{bind, BindContext, Expr};
-use ferrospark_join::{select_join, BuildSide, JoinStrategy, JoinType};
+use ferrospark_join::{broadcast_buildable, select_join, BuildSide, JoinStrategy, JoinType};
 use ferrospark_scan::{ParquetScan, ParquetScanOptions};
 
 use super::{
@@ -559,14 +559,19 @@ impl Cutter<'_> {
             Ok((JoinStrategy::Cartesian, _)) => Some(smaller),
             Ok(_) if keys.left.is_empty() => Some(broadcastable_side(join_type, smaller)),
             Ok(_) => None,
+            // A strategy the user asked for that cannot run this join: said now, on the
+            // driver, rather than by every task.
+            Err(e) if hint.is_some() => return Err(e),
             Err(_) => Some(broadcastable_side(join_type, smaller)),
         };
         // A null-aware anti join needs every right row in each task (a NULL there empties
-        // the result), as Spark's planner requires a broadcast for it.
+        // the result), as Spark's planner requires a broadcast for it. A side the join keeps
+        // every row of is never broadcast (each task would emit its unmatched rows): a join
+        // with no keys to shuffle on then runs in one task.
         let broadcast = if join_type == JoinType::NullAwareAnti {
             Some(BuildSide::Right)
         } else {
-            broadcast
+            broadcast.filter(|side| broadcast_buildable(join_type, *side))
         };
         // A join Spark's estimates shuffle, with a side much smaller than the other that the
         // join may build: that side's exchange runs first, and once the driver knows its real
@@ -576,7 +581,9 @@ impl Cutter<'_> {
             .joins
             .get(&Arc::as_ptr(plan))
             .copied()
-            .filter(|_| input.broadcast_threshold > 0 && !keys.left.is_empty());
+            .filter(|_| input.broadcast_threshold > 0 && !keys.left.is_empty())
+            // A strategy the user asked for stays, as Spark's adaptive execution keeps it.
+            .filter(|_| hint.is_none());
         let tryable = tryable_side(join_type, lb, rb);
         let mut adaptive = None;
         let broadcast = match (broadcast, number, tryable) {
@@ -616,6 +623,17 @@ impl Cutter<'_> {
                     agg_steps: None,
                 });
                 Ok(open)
+            }
+            None if keys.left.is_empty() => {
+                let (l, r) = (self.visit(left)?, self.visit(right)?);
+                let (leaves, open) = self.shuffled(
+                    vec![
+                        (l, ExchangeKeys::Single, left.output()),
+                        (r, ExchangeKeys::Single, right.output()),
+                    ],
+                    1,
+                )?;
+                Ok(open.wrap(plan.with_children(leaves)))
             }
             None => {
                 let n = self.partitions_for(lb.max(rb))?;

@@ -24,6 +24,27 @@ impl StagePlan {
         Ok(out)
     }
 
+    /// Each join the stages' tasks run, in stage order: its strategy (`broadcast_hash`,
+    /// `shuffle_hash`, ...), then Spark's operator name and its keys, type and build side.
+    pub fn joins(&self, cfg: &Config) -> Result<Vec<(String, String)>> {
+        fn walk(p: &std::sync::Arc<dyn crate::ExecutionPlan>, out: &mut Vec<(String, String)>) {
+            for c in p.children() {
+                walk(&c, out);
+            }
+            let name = p.name();
+            if let Some(s) = ferrospark_join::JoinStrategy::of_operator(&name) {
+                out.push((s.name().to_string(), format!("{name} {}", p.describe())));
+            }
+        }
+        let mut out = Vec::new();
+        for stage in &self.stages {
+            if let Some(f) = plannable(stage) {
+                walk(&PhysicalPlanner::new(cfg).create(&f)?, &mut out);
+            }
+        }
+        Ok(out)
+    }
+
     /// Writes `stage`: its head after `first`, the lines under it after `rest`.
     fn write_stage(
         &self,
@@ -67,8 +88,8 @@ impl StagePlan {
             }
         };
         let _ = writeln!(out, "{first}{head}");
-        let text = match &stage.fragment {
-            Some(f) => explain_physical(&PhysicalPlanner::new(cfg).create(f)?, false),
+        let text = match plannable(stage) {
+            Some(f) => explain_physical(&PhysicalPlanner::new(cfg).create(&f)?, false),
             None => "HashAggregate (merge steps of a distinct aggregation)\n".to_string(),
         };
         for (i, line) in text.lines().enumerate() {
@@ -104,6 +125,17 @@ impl StagePlan {
         }
         Ok(())
     }
+}
+
+/// `stage`'s fragment as the driver can plan it: the PySpark DataFrame it reads (whose rows
+/// only its tasks get) stands as an in-memory leaf of no rows.
+fn plannable(stage: &Stage) -> Option<std::sync::Arc<crate::logical::LogicalPlan>> {
+    let fragment = stage.fragment.as_ref()?;
+    let Some((name, _)) = &stage.external else {
+        return Some(fragment.clone());
+    };
+    let fill = std::collections::HashMap::from([(name.clone(), Default::default())]);
+    Some(super::task::fill_leaves(fragment, &fill))
 }
 
 /// Whether an EXPLAIN line of an in-memory leaf is the one `input` fills (its columns).

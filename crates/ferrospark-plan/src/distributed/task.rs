@@ -26,6 +26,7 @@ use super::{AggSteps, ExchangeKeys, Sink, SplitRef, Stage};
 use crate::logical::{attrs_schema, LogicalPlan, ScanSource};
 use crate::physical::planner::{PhysicalPlanner, TaskSplits};
 use crate::physical::scan::rename;
+use crate::physical::shared_build::SharedBuilds;
 use crate::physical::{collect_parallel, explain_physical, TaskContext};
 
 /// What one task is handed.
@@ -41,6 +42,8 @@ pub struct TaskInput {
     pub broadcasts: HashMap<usize, Arc<Vec<RecordBatch>>>,
     /// The rows of its partition of the PySpark DataFrame the stage reads.
     pub rows: Vec<RecordBatch>,
+    /// Broadcast join sides built by the stage's earlier tasks in this worker.
+    pub shared_builds: Option<Arc<SharedBuilds>>,
 }
 
 /// What one task hands back.
@@ -128,7 +131,7 @@ fn partial_aggregate(
 }
 
 /// `plan` with each in-memory leaf named in `fill` given its rows.
-fn fill_leaves(
+pub(super) fn fill_leaves(
     plan: &Arc<LogicalPlan>,
     fill: &HashMap<String, Arc<Vec<RecordBatch>>>,
 ) -> Arc<LogicalPlan> {
@@ -167,7 +170,7 @@ fn fill_leaves(
 /// Runs one task of `stage` under `cfg`: its output, and its plan with each operator's
 /// metrics (for the driver's EXPLAIN after a run).
 pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOutput, String)> {
-    let ctx = Arc::new(TaskContext::new(cfg)?);
+    let ctx = Arc::new(TaskContext::new(cfg)?.with_shared_builds(input.shared_builds.clone()));
     let mut report = String::new();
     let mut by_tag: HashMap<u8, Vec<RecordBatch>> = HashMap::new();
     for (tag, block) in &input.blocks {
@@ -238,7 +241,13 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
             }
             let splits: HashMap<Vec<PathBuf>, TaskSplits> =
                 splits.into_iter().map(|(k, v)| (k, Arc::new(v))).collect();
+            let broadcast_leaves = stage
+                .inputs
+                .iter()
+                .filter(|si| si.broadcast)
+                .map(|si| si.placeholder.clone());
             let physical = PhysicalPlanner::new(cfg)
+                .sharing_builds_on(broadcast_leaves)
                 .reusing_results_of(&fragment)?
                 .with_splits(splits)
                 .create(&fragment)?;

@@ -100,8 +100,20 @@ fn rows(batches: &[RecordBatch], ordered: bool) -> Vec<String> {
 }
 
 /// Runs `plan` as Spark would: stages in order, each task on its own, blocks delivered to
-/// the partition they name, broadcast rows to every task of the reading stage.
-fn run_simulated(plan: &StagePlan, cfg: &Config) -> Result<Vec<RecordBatch>> {
+/// the partition they name, broadcast rows to every task of the reading stage. With `share`,
+/// the tasks of a stage share their built broadcast sides, as in one Python worker.
+fn run_simulated(plan: &StagePlan, cfg: &Config, share: bool) -> Result<Vec<RecordBatch>> {
+    Ok(run_counting_builds(plan, cfg, share)?.0)
+}
+
+/// [`run_simulated`], with the broadcast sides the tasks built and the times a task
+/// reused one another task built.
+fn run_counting_builds(
+    plan: &StagePlan,
+    cfg: &Config,
+    share: bool,
+) -> Result<(Vec<RecordBatch>, usize, usize)> {
+    let (mut built, mut reused) = (0, 0);
     let mut blocks: HashMap<usize, Vec<(u32, Vec<u8>)>> = HashMap::new();
     let mut broadcast: HashMap<usize, Arc<Vec<RecordBatch>>> = HashMap::new();
     let mut result = Vec::new();
@@ -109,9 +121,11 @@ fn run_simulated(plan: &StagePlan, cfg: &Config) -> Result<Vec<RecordBatch>> {
         // Round-trip through JSON, as a task receives its stage.
         let stage = Stage::from_json(&plan.stage_json(stage.id)?)?;
         let mut rows_out = Vec::new();
+        let shared = Arc::new(crate::physical::shared_build::SharedBuilds::new());
         for t in 0..stage.tasks.count() {
             let mut input = TaskInput {
                 task: t,
+                shared_builds: share.then(|| shared.clone()),
                 ..Default::default()
             };
             if let TaskLayout::Splits(s) = &stage.tasks {
@@ -142,8 +156,10 @@ fn run_simulated(plan: &StagePlan, cfg: &Config) -> Result<Vec<RecordBatch>> {
             Sink::Result => result = rows_out,
             Sink::Exchange { .. } => {}
         }
+        built += shared.builds();
+        reused += shared.reuses();
     }
-    Ok(result)
+    Ok((result, built, reused))
 }
 
 fn check(e: &QueryEngine, sql: &str, cfg: &Config, parallelism: usize) -> StagePlan {
@@ -157,7 +173,7 @@ fn check(e: &QueryEngine, sql: &str, cfg: &Config, parallelism: usize) -> StageP
     // the driver cuts again when a tried side proves large).
     let all: HashMap<usize, bool> = (0..64).map(|j| (j, false)).collect();
     let shuffled = plan_stages(&optimized, cfg, parallelism, &all).expect("cuts");
-    let got = run_simulated(&shuffled, cfg).expect("runs on stages");
+    let got = run_simulated(&shuffled, cfg, false).expect("runs on stages");
     let ordered = sql.contains("ORDER BY") && !sql.contains("OVER");
     assert_eq!(
         rows(&got, ordered),
@@ -166,14 +182,14 @@ fn check(e: &QueryEngine, sql: &str, cfg: &Config, parallelism: usize) -> StageP
     );
     let tried: HashMap<usize, bool> = (0..64).map(|j| (j, true)).collect();
     let broadcast = plan_stages(&optimized, cfg, parallelism, &tried).expect("cuts");
-    let got = run_simulated(&broadcast, cfg).expect("runs on stages");
+    let got = run_simulated(&broadcast, cfg, true).expect("runs on stages");
     assert_eq!(
         rows(&got, ordered),
         rows(&want, ordered),
         "{sql}, tried sides broadcast"
     );
     let stages = plan_stages(&optimized, cfg, parallelism, &Default::default()).expect("cuts");
-    let got = run_simulated(&stages, cfg).expect("runs on stages");
+    let got = run_simulated(&stages, cfg, true).expect("runs on stages");
     let (g, w) = (rows(&got, ordered), rows(&want, ordered));
     if g != w {
         let missing: Vec<&String> = w.iter().filter(|r| !g.contains(r)).take(8).collect();
@@ -202,6 +218,7 @@ fn stage_plans_give_the_in_process_answers() {
         format!("SELECT k, g, n, name FROM {f} LEFT JOIN {d} ON k = dk WHERE n < 900"),
         format!("SELECT dk, name, n FROM {f} RIGHT JOIN {d} ON k = dk AND n < 50"),
         format!("SELECT k, dk FROM {f} FULL JOIN {d} ON k = dk + 200 WHERE n < 300 OR n IS NULL"),
+        format!("SELECT k, n, dk FROM {f} FULL JOIN {d} ON k > dk + 250 WHERE n < 300 OR n IS NULL"),
         format!("SELECT * FROM {d} WHERE dk IN (SELECT k FROM {f} WHERE x > 20)"),
         format!("SELECT * FROM {d} WHERE NOT EXISTS (SELECT 1 FROM {f} WHERE k = dk)"),
         format!("SELECT * FROM {d} WHERE dk NOT IN (SELECT k FROM {f} WHERE n > 7000 AND k IS NOT NULL)"),
@@ -288,4 +305,78 @@ fn exchanges_stand_where_spark_puts_them() {
         })
         .count();
     assert_eq!(hashed, 2, "{}", plan.explain(&off).expect("explains"));
+}
+
+#[test]
+fn a_broadcast_side_is_built_once_per_worker() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (f, d) = tables(dir.path());
+    let e = QueryEngine::new(Config::default());
+    let mut cfg = Config::default();
+    // Small splits: the fact table's stage runs several tasks, each probing the dimension.
+    cfg.set("spark.sql.files.maxPartitionBytes", "20KB")
+        .expect("conf");
+    for sql in [
+        format!("SELECT name, count(*), sum(n) FROM {f} JOIN {d} ON k = dk GROUP BY name"),
+        format!("SELECT k, g, name FROM {f} LEFT JOIN {d} ON k = dk WHERE n < 900"),
+        format!("SELECT * FROM {f} WHERE k IN (SELECT dk FROM {d} WHERE name = 'd3')"),
+        // Each task's share of the probe side smaller than the broadcast side.
+        format!("SELECT k, n, name FROM {f} JOIN {d} ON k = dk WHERE n % 500 = 3"),
+    ] {
+        let plan = check(&e, &sql, &cfg, 3);
+        let probe = plan
+            .stages
+            .iter()
+            .find(|s| s.inputs.iter().any(|i| i.broadcast))
+            .expect("a stage probing a broadcast");
+        let tasks = probe.tasks.count();
+        assert!(tasks > 1, "{sql}: {tasks} tasks");
+        let (shared, built, reused) = run_counting_builds(&plan, &cfg, true).expect("runs");
+        assert_eq!((built, reused), (1, tasks - 1), "{sql}");
+        let (own, built, reused) = run_counting_builds(&plan, &cfg, false).expect("runs");
+        assert_eq!((built, reused), (0, 0), "{sql}");
+        assert_eq!(rows(&shared, false), rows(&own, false), "{sql}");
+        // A reusing task says so in its metrics.
+        let mut input = TaskInput {
+            task: 1,
+            shared_builds: Some(Arc::new(crate::physical::shared_build::SharedBuilds::new())),
+            ..Default::default()
+        };
+        let bc = plan
+            .stages
+            .iter()
+            .find(|s| matches!(s.sink, Sink::Broadcast))
+            .expect("a broadcast stage");
+        let mut rows_bc = Vec::new();
+        for t in 0..bc.tasks.count() {
+            let mut i = TaskInput {
+                task: t,
+                ..Default::default()
+            };
+            if let TaskLayout::Splits(s) = &bc.tasks {
+                i.splits = s[t].clone();
+            }
+            if let TaskOutput::Rows(r) = run_task(bc, &cfg, i).expect("runs").0 {
+                rows_bc.extend(r);
+            }
+        }
+        let rows_bc = Arc::new(rows_bc);
+        input.broadcasts.insert(bc.id, rows_bc.clone());
+        if let TaskLayout::Splits(s) = &probe.tasks {
+            input.splits = s[1].clone();
+        }
+        let shared = input.shared_builds.clone();
+        run_task(probe, &cfg, input).expect("runs");
+        let mut again = TaskInput {
+            task: 0,
+            shared_builds: shared,
+            ..Default::default()
+        };
+        again.broadcasts.insert(bc.id, rows_bc);
+        if let TaskLayout::Splits(s) = &probe.tasks {
+            again.splits = s[0].clone();
+        }
+        let (_, report) = run_task(probe, &cfg, again).expect("runs");
+        assert!(report.contains("build_reused=1"), "{sql}\n{report}");
+    }
 }

@@ -14,6 +14,7 @@ use ferrospark_join::{
 
 use super::pipeline::{BatchOp, FnOp, OpFactory, Pipeline};
 use super::runtime_filter::Target;
+use super::shared_build::SharedBuild;
 use super::{counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::expr_text;
 
@@ -40,6 +41,9 @@ pub struct JoinPlanExec {
     pub build_side: BuildSide,
     /// Runtime filters made from the build keys: (filter id, key position).
     pub runtime_filters: Vec<(usize, usize)>,
+    /// The key of its built side among the tasks of a stage that share it (a build side of
+    /// broadcast rows only; see [`super::shared_build`]).
+    pub shared_build: Option<String>,
     metrics: MetricsSet,
 }
 
@@ -82,8 +86,43 @@ impl JoinPlanExec {
             )
     }
 
-    /// The operator with its build side read and indexed.
+    /// The operator with its build side read and indexed: a fork of the side another task of
+    /// the stage built, when this join shares its build side and one has.
     fn build(&self, ctx: &Arc<TaskContext>) -> Result<JoinExec> {
+        let (Some(key), Some(shared)) = (&self.shared_build, &ctx.shared_builds) else {
+            return self.build_here(ctx);
+        };
+        if !self.forkable_untracked() {
+            return self.build_here(ctx);
+        }
+        let (built, fresh) = shared.get_or_build(key, || {
+            let exec = self.build_here(ctx)?;
+            let filters = self
+                .runtime_filters
+                .iter()
+                .filter_map(|&(id, _)| ctx.runtime_filters.get(id).map(|set| (id, set)))
+                .collect();
+            Ok(SharedBuild {
+                exec: Mutex::new(exec),
+                filters,
+            })
+        })?;
+        if !fresh {
+            for (id, set) in &built.filters {
+                ctx.runtime_filters.insert(*id, set.clone());
+            }
+            self.metrics.add("build_reused", 1);
+        }
+        let fork = built
+            .exec
+            .lock()
+            .map_err(|_| FerroError::Internal("join build poisoned".into()))?
+            .fork_probe();
+        fork
+    }
+
+    /// The operator with its build side read and indexed by this task.
+    fn build_here(&self, ctx: &Arc<TaskContext>) -> Result<JoinExec> {
         let (ls, rs) = (self.left.schema(), self.right.schema());
         let bind_keys = |keys: &[Expr], schema: &SchemaRef| {
             let bctx = BindContext::for_session(schema, &ctx.cfg);
@@ -168,13 +207,22 @@ impl JoinPlanExec {
             strategy,
             build_side,
             runtime_filters: Vec::new(),
-            metrics: metrics_with(&[JOIN_METRICS, RUNTIME_FILTER_METRICS].concat()),
+            shared_build: None,
+            metrics: metrics_with(
+                &[JOIN_METRICS, RUNTIME_FILTER_METRICS, SHARED_BUILD_METRICS].concat(),
+            ),
         }
     }
 
     /// This join with runtime filters `(id, key position)` made from its build keys.
     pub fn with_runtime_filters(mut self, filters: Vec<(usize, usize)>) -> Self {
         self.runtime_filters = filters;
+        self
+    }
+
+    /// This join, sharing its built side under `key` with the other tasks of its stage.
+    pub fn with_shared_build(mut self, key: Option<String>) -> Self {
+        self.shared_build = key;
         self
     }
 
@@ -436,6 +484,9 @@ const RUNTIME_FILTER_METRICS: &[(&str, MetricValue)] = &[
     ("runtime_filters", MetricValue::Count),
     ("runtime_filter_keys", MetricValue::Count),
 ];
+
+/// Counts a task that probed a side another task of its stage built.
+const SHARED_BUILD_METRICS: &[(&str, MetricValue)] = &[("build_reused", MetricValue::Count)];
 
 /// ```text
 /// Probing --probe side ends--> Finishing (unmatched build rows) --> Done

@@ -18,6 +18,7 @@ pub mod reuse;
 pub mod runtime_filter;
 pub mod scan;
 pub mod selectivity;
+pub mod shared_build;
 pub mod shared_scan;
 pub mod sort;
 pub mod stats;
@@ -54,6 +55,9 @@ pub struct TaskContext {
     pub reused: reuse::ReusedResults,
     /// Rows one scan read for the others of its group, by share id (see [`shared_scan`]).
     pub shared_scans: shared_scan::SharedScans,
+    /// Built broadcast join sides shared with the other tasks of the stage this worker runs
+    /// (see [`shared_build`]); `None` in process, where a query builds each side once anyway.
+    pub shared_builds: Option<Arc<shared_build::SharedBuilds>>,
 }
 
 impl TaskContext {
@@ -73,7 +77,14 @@ impl TaskContext {
             runtime_filters: Default::default(),
             reused: Default::default(),
             shared_scans: Default::default(),
+            shared_builds: None,
         })
+    }
+
+    /// This context, finding built broadcast sides in `builds` (and keeping its own there).
+    pub fn with_shared_builds(mut self, builds: Option<Arc<shared_build::SharedBuilds>>) -> Self {
+        self.shared_builds = builds;
+        self
     }
 }
 

@@ -39,6 +39,11 @@ pub struct PhysicalPlanner<'a> {
     /// Inside a Spark task: the splits it reads of each set of paths (see
     /// [`crate::distributed`]); a scan of paths without an entry reads them whole.
     splits: HashMap<Vec<std::path::PathBuf>, TaskSplits>,
+    /// Inside a Spark task: the in-memory leaves holding broadcast rows, the same in every
+    /// task of the stage; a hash join building on them alone shares its build.
+    broadcast_leaves: std::collections::HashSet<String>,
+    /// Joins planned so far (their position names a shared build).
+    joins: std::cell::Cell<usize>,
 }
 
 /// The files of one scan a task reads, and the row groups of each.
@@ -96,6 +101,14 @@ pub fn extract_equi_keys(condition: Option<&Expr>, left: &[Attr], right: &[Attr]
     out
 }
 
+/// Whether `s` compares every pair of rows (no keys to hash or sort on).
+fn nested_loop(s: JoinStrategy) -> bool {
+    matches!(
+        s,
+        JoinStrategy::BroadcastNestedLoop | JoinStrategy::Cartesian
+    )
+}
+
 /// A join's equi-keys (implied ones dropped) and what Spark's `JoinSelection` weighs: the
 /// sides' sizes by Spark's estimates and the session's join settings.
 pub fn join_selection_input(
@@ -132,6 +145,8 @@ impl<'a> PhysicalPlanner<'a> {
             reused: Default::default(),
             shared_scans: HashMap::new(),
             splits: HashMap::new(),
+            broadcast_leaves: Default::default(),
+            joins: std::cell::Cell::new(0),
         }
     }
 
@@ -140,6 +155,53 @@ impl<'a> PhysicalPlanner<'a> {
     pub fn with_splits(mut self, splits: HashMap<Vec<std::path::PathBuf>, TaskSplits>) -> Self {
         self.splits = splits;
         self
+    }
+
+    /// This planner, marking the hash joins that build on nothing but the in-memory leaves
+    /// `names` (broadcast rows) as sharing their build with the stage's other tasks in a
+    /// worker (see [`super::shared_build`]).
+    pub fn sharing_builds_on(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        self.broadcast_leaves = names.into_iter().collect();
+        self
+    }
+
+    /// The side of a join that reads nothing but broadcast rows, when a broadcast join can
+    /// build it.
+    fn broadcast_side(
+        &self,
+        left: &LogicalPlan,
+        right: &LogicalPlan,
+        join_type: JoinType,
+    ) -> Option<BuildSide> {
+        if self.broadcast_leaves.is_empty() {
+            return None;
+        }
+        [BuildSide::Right, BuildSide::Left]
+            .into_iter()
+            .find(|&side| {
+                let plan = match side {
+                    BuildSide::Left => left,
+                    BuildSide::Right => right,
+                };
+                ferrospark_join::broadcast_buildable(join_type, side)
+                    && self.on_broadcast_rows(plan)
+            })
+    }
+
+    /// Whether `plan` reads nothing but the broadcast leaves.
+    fn on_broadcast_rows(&self, plan: &LogicalPlan) -> bool {
+        match plan {
+            LogicalPlan::Scan {
+                source: crate::logical::ScanSource::Memory { .. },
+                name,
+                ..
+            } => self.broadcast_leaves.contains(name),
+            LogicalPlan::Scan { .. } => false,
+            other => {
+                let children = other.children();
+                !children.is_empty() && children.iter().all(|c| self.on_broadcast_rows(c))
+            }
+        }
     }
 
     /// This planner, computing once each aggregation `plan` repeats (Spark's
@@ -359,6 +421,16 @@ impl<'a> PhysicalPlanner<'a> {
         } else {
             select_join(&input)?
         };
+        // Inside a Spark task, a hash join builds the side broadcast to every task (built
+        // once per worker), whatever the sizes of this task's share of the other side.
+        let (strategy, build_side) = match self.broadcast_side(left, right, join_type) {
+            Some(side) if !keys.left.is_empty() && !nested_loop(strategy) => {
+                (JoinStrategy::BroadcastHash, side)
+            }
+            _ => (strategy, build_side),
+        };
+        let position = self.joins.get();
+        self.joins.set(position + 1);
         let (l, r) = (self.create(left)?, self.create(right)?);
         let nested = matches!(
             strategy,
@@ -387,6 +459,8 @@ impl<'a> PhysicalPlanner<'a> {
             BuildSide::Left => left,
             BuildSide::Right => right,
         };
+        let shared = (!self.broadcast_leaves.is_empty() && self.on_broadcast_rows(build))
+            .then(|| format!("join {position}"));
         let filters = if self.cfg.runtime_filter_enabled()? && filters_rows(build) {
             self.runtime_filters(join_type, build_side, &keys, &l, &r)
         } else {
@@ -404,7 +478,8 @@ impl<'a> PhysicalPlanner<'a> {
                 strategy,
                 build_side,
             )
-            .with_runtime_filters(filters),
+            .with_runtime_filters(filters)
+            .with_shared_build(shared),
         ))
     }
 

@@ -43,6 +43,13 @@ impl RuntimeFilters {
         Some(n)
     }
 
+    /// Hands this run filter `id` as another task's join built it (a shared broadcast side).
+    pub fn insert(&self, id: usize, set: Arc<KeySet>) {
+        if let Ok(mut m) = self.0.lock() {
+            m.insert(id, set);
+        }
+    }
+
     /// Filter `id`, when its join has built it in this run.
     pub fn get(&self, id: usize) -> Option<Arc<KeySet>> {
         self.0.lock().ok()?.get(&id).cloned()

@@ -20,11 +20,56 @@ use crate::logical::expr_text;
 
 /// Gives `batch` the schema `schema` (same columns, names `name#id`).
 pub fn rename(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| {
+            // Nested field names are the writer's (a Parquet map's `key_value`, Spark's
+            // `entries`): the same layout takes the schema's names.
+            if c.data_type() != f.data_type() && c.data_type().equals_datatype(f.data_type()) {
+                Ok(arrow_array::make_array(relabel(
+                    c.to_data(),
+                    f.data_type(),
+                )?))
+            } else {
+                Ok(c.clone())
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(RecordBatch::try_new_with_options(
         schema.clone(),
-        batch.columns().to_vec(),
+        columns,
         &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
     )?)
+}
+
+/// `data` as `target`, a type of the same layout whose nested fields are named otherwise.
+fn relabel(
+    data: arrow_data::ArrayData,
+    target: &arrow_schema::DataType,
+) -> Result<arrow_data::ArrayData> {
+    use arrow_schema::DataType as T;
+    let child_types: Vec<&T> = match target {
+        T::List(f) | T::LargeList(f) | T::FixedSizeList(f, _) | T::Map(f, _) => {
+            vec![f.data_type()]
+        }
+        T::Struct(fields) => fields.iter().map(|f| f.data_type()).collect(),
+        _ => Vec::new(),
+    };
+    let children = data
+        .child_data()
+        .iter()
+        .zip(child_types)
+        .map(|(c, t)| relabel(c.clone(), t))
+        .collect::<Result<Vec<_>>>()?;
+    let builder = data.into_builder().data_type(target.clone());
+    let builder = if children.is_empty() {
+        builder
+    } else {
+        builder.child_data(children)
+    };
+    Ok(builder.build()?)
 }
 
 /// `FileScan parquet`: reads the files' `columns` keeping rows that pass `filter`.
