@@ -268,12 +268,26 @@ def test_dataframe_methods(fss, sp):
         lambda s, F: (
             s.table("dims").crossJoin(s.table("dims").select(F.col("dim").alias("d2"))).filter("dim < 2")
         ),
+        # One DataFrame on both sides: each side keeps its own columns (DeduplicateRelations).
+        lambda s, F: (lambda d: d.join(d, "dim"))(s.table("dims")),
+        lambda s, F: (lambda d: d.join(d.select("dim", F.col("name").alias("n2")), "dim", "left"))(
+            s.table("dims").filter("dim < 9")
+        ),
     ]:
         assert_same_rows(spark_rows(build(sp, PF)), _rows(build(fss, F)))
     assert fss.table("facts").count() == sp.table("facts").count()
     assert fss.table("facts").columns == sp.table("facts").columns
     row = fss.table("dims").orderBy("dim").first()
     assert row.dim == 0 and row["name"] == "zero"
+
+
+def test_plans_of_two_sessions_join(data_dir, fss, sp):
+    """A DataFrame of another session joins as a relation of its own (its ids were handed
+    out apart, so they may repeat this session's)."""
+    other = _session(data_dir)
+    got = fss.table("facts").join(other.table("dims"), "dim").groupBy("grp").count()
+    want = sp.table("facts").join(sp.table("dims"), "dim").groupBy("grp").count()
+    assert_same_rows(spark_rows(want), _rows(got))
 
 
 def test_bad_input_raises_analysis_errors_and_session_keeps_working(fss):

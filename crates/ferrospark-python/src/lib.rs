@@ -11,20 +11,20 @@ use std::time::Duration;
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyDict;
 use pyo3_arrow::{PyRecordBatch, PyRecordBatchReader, PySchema};
 
 use ferrospark_common::{Config, FerroError};
-use ferrospark_expr::types::{parse_data_type, spark_type_name};
+use ferrospark_expr::types::parse_data_type;
 use ferrospark_expr::{BinaryOp, Expr, Literal, StringMatch};
-use ferrospark_scan::{ParquetScan, ParquetScanOptions, ScanSplit, ScanStream};
+use ferrospark_scan::{ParquetScan, ParquetScanOptions, ScanStream};
 use guard::{guarded, Detach};
 
 mod aggregate;
-mod blocks;
 mod guard;
 mod join;
 mod plan;
+mod project;
 mod stages;
 mod watch;
 mod window;
@@ -535,36 +535,6 @@ impl PyParquetScan {
     fn explain(&self, py: Python<'_>) -> PyResult<String> {
         guarded(py, || Ok(self.0.explain()))
     }
-    /// `(name, spark type name)` of the partition columns.
-    fn partition_fields(&self) -> Vec<(String, String)> {
-        self.0
-            .partition_fields()
-            .iter()
-            .map(|f| {
-                (
-                    f.name().clone(),
-                    spark_type_name(f.data_type()).to_ascii_lowercase(),
-                )
-            })
-            .collect()
-    }
-    /// Splits for Spark tasks: dicts with `path`, `row_groups`, `partition_values`, `bytes`;
-    /// `max_bytes` defaults to the configuration's `spark.sql.files.maxPartitionBytes`.
-    #[pyo3(signature = (max_bytes=None))]
-    fn splits<'py>(&self, py: Python<'py>, max_bytes: Option<u64>) -> PyResult<Bound<'py, PyList>> {
-        let max_bytes = max_bytes.unwrap_or_else(|| self.0.max_partition_bytes());
-        let splits = guarded(py, || Ok(self.0.splits(max_bytes)))?;
-        let out = PyList::empty(py);
-        for s in splits {
-            let d = PyDict::new(py);
-            d.set_item("path", s.path.to_string_lossy().into_owned())?;
-            d.set_item("row_groups", s.row_groups)?;
-            d.set_item("partition_values", s.partition_values)?;
-            d.set_item("bytes", s.bytes)?;
-            out.append(d)?;
-        }
-        Ok(out)
-    }
 }
 
 /// Plans a scan of files or directories.
@@ -581,46 +551,6 @@ fn scan_parquet(
 ) -> PyResult<PyParquetScan> {
     let o = options(py, columns, filter, conf, batch_size, spark_types)?;
     let scan = py.run_detached(|| ParquetScan::try_new(&paths, o)).py(py)?;
-    Ok(PyParquetScan(Arc::new(scan)))
-}
-
-/// Plans one split of a scan planned elsewhere (the Spark driver).
-#[pyfunction]
-#[pyo3(signature = (path, row_groups, partition_values, partition_fields, columns=None, filter=None, conf=None, batch_size=None, spark_types=true))]
-#[allow(clippy::too_many_arguments)]
-fn scan_parquet_split(
-    py: Python<'_>,
-    path: PathBuf,
-    row_groups: Vec<usize>,
-    partition_values: Vec<Option<String>>,
-    partition_fields: Vec<(String, String)>,
-    columns: Option<Vec<String>>,
-    filter: Option<PyExpr>,
-    conf: Option<HashMap<String, String>>,
-    batch_size: Option<usize>,
-    spark_types: bool,
-) -> PyResult<PyParquetScan> {
-    let o = options(py, columns, filter, conf, batch_size, spark_types)?;
-    let fields = partition_fields
-        .iter()
-        .map(|(n, t)| {
-            Ok(arrow_schema::Field::new(
-                n,
-                parse_data_type(t, &o.session_tz)?,
-                true,
-            ))
-        })
-        .collect::<Result<Vec<_>, FerroError>>()
-        .py(py)?;
-    let split = ScanSplit {
-        path,
-        row_groups,
-        partition_values,
-        bytes: 0,
-    };
-    let scan = py
-        .run_detached(|| ParquetScan::for_split(&split, fields, o))
-        .py(py)?;
     Ok(PyParquetScan(Arc::new(scan)))
 }
 
@@ -671,21 +601,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<stages::PyBroadcastRows>()?;
     m.add_class::<PyParquetScan>()?;
     m.add_class::<PyBatchStream>()?;
-    m.add_class::<aggregate::PyAggregatePlan>()?;
-    m.add_class::<aggregate::PyStageRunner>()?;
-    m.add_function(wrap_pyfunction!(aggregate::plan_aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate::aggregate_name, m)?)?;
     m.add_function(wrap_pyfunction!(join::join_type_name, m)?)?;
     m.add_function(wrap_pyfunction!(join::join_hint_strategy, m)?)?;
     m.add_function(wrap_pyfunction!(join::stronger_join_hint, m)?)?;
     m.add_function(wrap_pyfunction!(join::join_strategy_of_operator, m)?)?;
     m.add_function(wrap_pyfunction!(window::window, m)?)?;
-    m.add_function(wrap_pyfunction!(blocks::project, m)?)?;
-    m.add_class::<join::PyJoinPlan>()?;
-    m.add_class::<join::PyJoinTask>()?;
-    m.add_class::<blocks::PyBlockPartitioner>()?;
+    m.add_function(wrap_pyfunction!(project::project, m)?)?;
     m.add_function(wrap_pyfunction!(scan_parquet, m)?)?;
-    m.add_function(wrap_pyfunction!(scan_parquet_split, m)?)?;
     m.add_function(wrap_pyfunction!(validate_conf, m)?)?;
     m.add_function(wrap_pyfunction!(is_release_build, m)?)?;
     m.add_function(wrap_pyfunction!(parse_byte_size, m)?)?;
