@@ -32,6 +32,7 @@ from . import (
 from . import aggregate as _aggregate
 from .aggregate import *  # noqa: F403 - the aggregate functions (fs.sum, fs.count, ...)
 from .column import Column, col, column, expr, lit
+from .csv_reader import CsvScan, read_csv, scan_csv
 from .dataframe import DataFrame, GroupedData, Row
 from .errors import (
     AnalysisError,
@@ -39,6 +40,7 @@ from .errors import (
     FerroError,
     FerroIOError,
     InternalError,
+    MalformedRecordError,
     MemoryLimitError,
     ParquetError,
     PathNotFoundError,
@@ -91,9 +93,13 @@ __all__ = [
     "FerroError",
     "FerroIOError",
     "InternalError",
+    "MalformedRecordError",
     "MemoryLimitError",
     "ParquetError",
     "ParquetScan",
+    "CsvScan",
+    "read_csv",
+    "scan_csv",
     "PathNotFoundError",
     "SchemaError",
     "Session",

@@ -19,6 +19,11 @@ class ParquetError(FerroError):
     """A Parquet file is corrupt, truncated or not Parquet at all."""
 
 
+class MalformedRecordError(FerroError):
+    """A record of a text file does not parse (mode FAILFAST); the message names the file
+    and line, and says how to read past it."""
+
+
 class PathNotFoundError(FerroError, FileNotFoundError):
     """A path given to ferrospark does not exist."""
 
@@ -57,6 +62,7 @@ __all__ = [
     "FerroError",
     "FerroIOError",
     "InternalError",
+    "MalformedRecordError",
     "MemoryLimitError",
     "ParquetError",
     "PathNotFoundError",

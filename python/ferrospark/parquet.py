@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 import pyarrow as pa
@@ -22,6 +22,10 @@ Paths: TypeAlias = "PathLike | Sequence[PathLike]"
 
 _READER_SCANS: weakref.WeakKeyDictionary[pa.RecordBatchReader, ParquetScan] = weakref.WeakKeyDictionary()
 _READER_STATES: weakref.WeakKeyDictionary[pa.RecordBatchReader, dict[str, bool]] = weakref.WeakKeyDictionary()
+#: The metrics of readers of other formats (CSV), by reader.
+_READER_METRICS: weakref.WeakKeyDictionary[pa.RecordBatchReader, Callable[[], dict[str, int]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _paths(path_or_paths: Paths) -> list[str]:
@@ -152,11 +156,14 @@ def unread_scan_of(data: object) -> ParquetScan | None:
 
 
 def scan_metrics(reader: pa.RecordBatchReader) -> dict[str, int]:
-    """The metrics of a reader returned by :func:`read_parquet`."""
+    """The metrics of a reader returned by :func:`read_parquet` or :func:`read_csv`."""
     scan = _READER_SCANS.get(reader)
-    if scan is None:
-        raise ValueError("this reader was not created by ferrospark.read_parquet")
-    return scan.metrics()
+    if scan is not None:
+        return scan.metrics()
+    other = _READER_METRICS.get(reader)
+    if other is None:
+        raise ValueError("this reader was not created by ferrospark.read_parquet or read_csv")
+    return other()
 
 
 def metadata_cache_stats() -> dict[str, int]:

@@ -29,6 +29,16 @@ pub enum FerroError {
         /// What the decoder said.
         message: String,
     },
+    /// A record of a text file (CSV, JSON) that does not parse, in FAILFAST mode.
+    #[error("{message} (file {}, line {line})", .path.display())]
+    Malformed {
+        /// The file at fault.
+        path: PathBuf,
+        /// The record's first line in it (1-based).
+        line: u64,
+        /// Spark's message, with the record.
+        message: String,
+    },
     /// Schemas that do not agree (across files, or with a requested schema).
     #[error("{0}")]
     Schema(String),

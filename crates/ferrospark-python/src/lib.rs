@@ -17,10 +17,11 @@ use pyo3_arrow::{PyRecordBatch, PyRecordBatchReader, PySchema};
 use ferrospark_common::{Config, FerroError};
 use ferrospark_expr::types::parse_data_type;
 use ferrospark_expr::{BinaryOp, Expr, Literal, StringMatch};
-use ferrospark_scan::{ParquetScan, ParquetScanOptions, ScanStream};
+use ferrospark_scan::{ParquetScan, ParquetScanOptions};
 use guard::{guarded, Detach};
 
 mod aggregate;
+mod csv;
 mod guard;
 mod join;
 mod plan;
@@ -41,6 +42,7 @@ fn to_py(py: Python<'_>, e: FerroError) -> PyErr {
         FerroError::PathNotFound(_) => "PathNotFoundError",
         FerroError::Io { .. } => "FerroIOError",
         FerroError::Parquet { .. } => "ParquetError",
+        FerroError::Malformed { .. } => "MalformedRecordError",
         FerroError::Schema(_) => "SchemaError",
         FerroError::Analysis(_) => "AnalysisError",
         FerroError::Arithmetic(_) => "SparkArithmeticError",
@@ -428,7 +430,7 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
 /// come (a filter that rejects most rows). Closing, or dropping, the stream drops the channel:
 /// the pump then stops at its next batch and the scan's workers with it.
 #[pyclass(name = "BatchStream", module = "ferrospark._native", frozen)]
-struct PyBatchStream(Mutex<Option<Receiver<Result<RecordBatch, FerroError>>>>);
+pub(crate) struct PyBatchStream(Mutex<Option<Receiver<Result<RecordBatch, FerroError>>>>);
 
 /// What one wait for a batch gave.
 enum Waited {
@@ -438,7 +440,9 @@ enum Waited {
 }
 
 impl PyBatchStream {
-    fn start(mut stream: ScanStream) -> Result<Self, FerroError> {
+    pub(crate) fn start(
+        mut stream: impl Iterator<Item = Result<RecordBatch, FerroError>> + Send + 'static,
+    ) -> Result<Self, FerroError> {
         let (tx, rx) = sync_channel(1);
         std::thread::Builder::new()
             .name("ferrospark-stream".into())
@@ -600,6 +604,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<stages::PyStageTask>()?;
     m.add_class::<stages::PyBroadcastRows>()?;
     m.add_class::<PyParquetScan>()?;
+    m.add_class::<csv::PyCsvScan>()?;
+    m.add_function(wrap_pyfunction!(csv::scan_csv, m)?)?;
     m.add_class::<PyBatchStream>()?;
     m.add_function(wrap_pyfunction!(aggregate::aggregate_name, m)?)?;
     m.add_function(wrap_pyfunction!(join::join_type_name, m)?)?;

@@ -1,9 +1,10 @@
-//! File scans for ferrospark: the vectorised Parquet reader.
+//! File scans for ferrospark: the vectorised Parquet reader, and the CSV reader.
 //!
 //! [`parquet::ParquetScan`] plans a scan (list files and hive partitions, read footers, prune
 //! files, row groups and pages) and [`parquet::ParquetScan::execute`] runs it on worker
 //! threads, yielding Arrow batches in file order.
 
+pub mod csv;
 pub mod listing;
 pub mod parquet;
 

@@ -1,0 +1,280 @@
+//! Splitting CSV text into records and fields as Spark's parser (Univocity, with Spark's
+//! settings) does:
+//!
+//! - a field starting with the quote character is quoted: inside it, the escape character
+//!   before a quote or before itself stands for that character, and the closing quote must be
+//!   followed by the separator or the end of the record; a quote anywhere else makes the
+//!   field's raw text its value, quotes included (`"p""q"` reads as `"p""q"`, `c"d` as `c"d`);
+//! - an unquoted empty field and a field equal to `nullValue` are NULL; a quoted empty field
+//!   reads as `emptyValue`, NULL in turn when that equals `nullValue`;
+//! - whitespace around a field is kept unless `ignoreLeadingWhiteSpace` /
+//!   `ignoreTrailingWhiteSpace` say otherwise (so ` "s"` is not quoted by default);
+//! - empty lines and, with `comment`, lines starting with it are skipped; without
+//!   `multiLine` every line is one record, with it a quoted field may span lines.
+
+use super::options::CsvOptions;
+
+/// One record: its fields (`None` is NULL) and where its text lies in the input.
+#[derive(Debug, Default)]
+pub(crate) struct Record {
+    /// The fields in order.
+    pub fields: Vec<Option<String>>,
+    /// Byte range of the record's text (for the corrupt-record column).
+    pub start: usize,
+    /// End of the record's text (exclusive, line separator excluded).
+    pub end: usize,
+    /// The record's first line (1-based) in its file.
+    pub line: u64,
+}
+
+fn is_ws(b: u8) -> bool {
+    b <= b' '
+}
+
+/// Reads the records of one file's text.
+pub(crate) struct Tokenizer<'a> {
+    input: &'a [u8],
+    pos: usize,
+    line: u64,
+    o: &'a CsvOptions,
+}
+
+impl<'a> Tokenizer<'a> {
+    /// Records of `input` under `o`.
+    pub fn new(input: &'a [u8], o: &'a CsvOptions) -> Self {
+        // A byte order mark is not data.
+        let pos = if input.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            3
+        } else {
+            0
+        };
+        Self {
+            input,
+            pos,
+            line: 1,
+            o,
+        }
+    }
+
+    /// Records of `input` from byte `pos`, which starts line `line`.
+    pub fn resume(input: &'a [u8], o: &'a CsvOptions, pos: usize, line: u64) -> Self {
+        Self {
+            input,
+            pos,
+            line,
+            o,
+        }
+    }
+
+    /// The line the next record starts on.
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// Bytes consumed so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The line separator at `at`, if one starts there: its length.
+    fn line_sep_at(&self, at: usize) -> Option<usize> {
+        let rest = &self.input[at..];
+        match &self.o.line_sep {
+            Some(sep) => rest.starts_with(sep).then_some(sep.len()),
+            None => match rest {
+                [b'\r', b'\n', ..] => Some(2),
+                [b'\n', ..] | [b'\r', ..] => Some(1),
+                _ => None,
+            },
+        }
+    }
+
+    fn sep_at(&self, at: usize) -> bool {
+        self.input[at..].starts_with(&self.o.sep)
+    }
+
+    /// The end of the line starting at `at` (the separator's start) and the next line's start.
+    fn line_end(&self, at: usize) -> (usize, usize) {
+        let mut i = at;
+        while i < self.input.len() {
+            if let Some(n) = self.line_sep_at(i) {
+                return (i, i + n);
+            }
+            i += 1;
+        }
+        (i, i)
+    }
+
+    /// The next record, skipping empty and comment lines; `None` at the end.
+    pub fn next_record(&mut self) -> Option<Record> {
+        loop {
+            if self.pos >= self.input.len() {
+                return None;
+            }
+            let start = self.pos;
+            let (end, next) = self.line_end(start);
+            let skip = end == start
+                || self
+                    .o
+                    .comment
+                    .is_some_and(|c| self.input.get(start) == Some(&c));
+            if skip {
+                self.pos = next;
+                self.line += 1;
+                continue;
+            }
+            let line = self.line;
+            let limit = if self.o.multi_line {
+                self.input.len()
+            } else {
+                end
+            };
+            let (fields, rec_end) = self.fields(start, limit);
+            // The record ends at its last field; a multi-line record moved past lines.
+            let (rec_end, next) = if self.o.multi_line {
+                let (e, n) = self.line_end(rec_end);
+                (e, n)
+            } else {
+                (end, next)
+            };
+            self.line += 1 + count_lines(&self.input[start..rec_end]);
+            self.pos = next;
+            return Some(Record {
+                fields,
+                start,
+                end: rec_end,
+                line,
+            });
+        }
+    }
+
+    /// The fields of the record starting at `start`, reading at most to `limit`; returns
+    /// them and where the record's last field ends.
+    fn fields(&self, start: usize, limit: usize) -> (Vec<Option<String>>, usize) {
+        let mut out = Vec::new();
+        let mut pos = start;
+        loop {
+            let (value, end) = self.field(pos, limit);
+            out.push(value);
+            if end < limit && self.sep_at(end) {
+                pos = end + self.o.sep.len();
+                continue;
+            }
+            return (out, end);
+        }
+    }
+
+    /// Whether position `at` ends a field: the end of the input, a separator, or (outside a
+    /// multi-line quoted value) the end of the line.
+    fn ends_field(&self, at: usize, limit: usize) -> bool {
+        at >= limit || self.sep_at(at) || self.line_sep_at(at).is_some()
+    }
+
+    /// One field starting at `pos`: its value and the position after it.
+    fn field(&self, pos: usize, limit: usize) -> (Option<String>, usize) {
+        let o = self.o;
+        let input = self.input;
+        let mut at = pos;
+        if o.ignore_leading_ws {
+            while at < limit && is_ws(input[at]) && !self.ends_field(at, limit) {
+                at += 1;
+            }
+        }
+        let mut prefix = Vec::new();
+        if let Some(q) = o.quote {
+            if at < limit && input[at] == q {
+                match self.quoted(at + 1, limit, q) {
+                    Quoted::Closed(value, end) => {
+                        let value = if value.is_empty() {
+                            o.empty_value.clone()
+                        } else {
+                            value
+                        };
+                        let null = value == o.null_value;
+                        return ((!null).then_some(value), end);
+                    }
+                    // A quote inside that is neither escaped nor closing: the quoted part
+                    // as read (escapes applied) between its quotes, then the raw rest.
+                    Quoted::Stray(value, after) => {
+                        prefix.push(q);
+                        prefix.extend_from_slice(&value);
+                        prefix.push(q);
+                        at = after;
+                    }
+                    Quoted::Unclosed => {}
+                }
+            }
+        }
+        let mut end = at;
+        while !self.ends_field(end, limit) {
+            end += 1;
+        }
+        let mut value_end = end;
+        if o.ignore_trailing_ws {
+            while value_end > at && is_ws(input[value_end - 1]) {
+                value_end -= 1;
+            }
+        }
+        prefix.extend_from_slice(&input[at..value_end.max(at)]);
+        let text = String::from_utf8_lossy(&prefix).into_owned();
+        let null = text.is_empty() || text == o.null_value;
+        ((!null).then_some(text), end)
+    }
+
+    /// A quoted value whose text starts at `at` (after its opening quote).
+    fn quoted(&self, mut at: usize, limit: usize, q: u8) -> Quoted {
+        let input = self.input;
+        let esc = self.o.escape.filter(|&e| e != q);
+        let mut value = Vec::new();
+        while at < limit {
+            let b = input[at];
+            if Some(b) == esc
+                && at + 1 < limit
+                && (input[at + 1] == q || Some(input[at + 1]) == esc)
+            {
+                value.push(input[at + 1]);
+                at += 2;
+                continue;
+            }
+            // With the quote as its own escape, a doubled quote is one quote.
+            if b == q && self.o.escape == Some(q) && at + 1 < limit && input[at + 1] == q {
+                value.push(q);
+                at += 2;
+                continue;
+            }
+            if b == q {
+                let mut end = at + 1;
+                if self.o.ignore_trailing_ws {
+                    while end < limit && is_ws(input[end]) && !self.ends_field(end, limit) {
+                        end += 1;
+                    }
+                }
+                if self.ends_field(end, limit) {
+                    return Quoted::Closed(String::from_utf8_lossy(&value).into_owned(), end);
+                }
+                return Quoted::Stray(value, at + 1);
+            }
+            if !self.o.multi_line && self.line_sep_at(at).is_some() {
+                return Quoted::Unclosed;
+            }
+            value.push(b);
+            at += 1;
+        }
+        Quoted::Unclosed
+    }
+}
+
+/// How a quoted field ended.
+enum Quoted {
+    /// At its closing quote: the value, and the position after it.
+    Closed(String, usize),
+    /// At a quote followed by more text: the value read so far, and the position after
+    /// that quote.
+    Stray(Vec<u8>, usize),
+    /// Not at all.
+    Unclosed,
+}
+
+fn count_lines(text: &[u8]) -> u64 {
+    text.iter().filter(|&&b| b == b'\n').count() as u64
+}
