@@ -186,6 +186,47 @@ class DataFrameReader:
 
     def __init__(self, session: Session) -> None:
         self._session = session
+        self._options: dict[str, str] = {}
+        self._schema: Any = None
+
+    def option(self, key: str, value: Any) -> DataFrameReader:
+        """One read option by Spark's name (``header``, ``sep``, ``inferSchema``...)."""
+        self._options[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        return self
+
+    def options(self, **options: Any) -> DataFrameReader:
+        """Several read options."""
+        for k, v in options.items():
+            self.option(k, v)
+        return self
+
+    def schema(self, schema: Any) -> DataFrameReader:
+        """The schema to read with: a ``pyarrow.Schema`` or DDL text."""
+        self._schema = schema
+        return self
+
+    def csv(self, path: Any, schema: Any = None, **options: Any) -> Any:
+        """CSV files as a lazy DataFrame, read as ``spark.read.csv`` reads them (see
+        :func:`ferrospark.read_csv` for the options); the optimizer pushes the query's filters
+        into the parsing and reads only the columns it uses."""
+        from .dataframe import DataFrame
+
+        self.options(**options)
+        schema = schema if schema is not None else self._schema
+        if isinstance(schema, str):
+            schema = _ddl_schema(schema)
+        plan = self._session._query_engine.read_csv(self._flat([path]), schema, dict(self._options))
+        return DataFrame(plan, self._session)
+
+    def _flat(self, paths: Any) -> list[str]:
+        flat: list[str] = []
+        for p in paths:
+            flat.extend([str(x) for x in p] if isinstance(p, (list, tuple)) else [str(p)])
+        if self._session._spark is not None:
+            import os
+
+            flat = [p if "://" in p else os.path.abspath(p) for p in flat]
+        return flat
 
     def parquet(self, *paths: str) -> Any:
         """Parquet files: a file, several, or directories (hive partitions become columns)."""

@@ -105,6 +105,41 @@ impl PlanBuilder {
         }))
     }
 
+    /// A relation over CSV files read with Spark's `options`; `schema` is the user's, else
+    /// the columns come from the header (or are numbered) and are strings, or inferred with
+    /// `inferSchema`.
+    pub fn scan_csv(
+        &self,
+        paths: &[PathBuf],
+        schema: Option<SchemaRef>,
+        options: std::collections::BTreeMap<String, String>,
+        name: &str,
+    ) -> Result<Arc<LogicalPlan>> {
+        let map: HashMap<String, String> = options.clone().into_iter().collect();
+        let o = ferrospark_scan::csv::CsvOptions::from_map(&map)?;
+        let scan =
+            ferrospark_scan::csv::CsvScan::try_new(paths, schema, None, None, o, self.cfg.clone())?;
+        let size_bytes = list_files(paths)?.files.iter().map(|f| f.size).sum();
+        let full = scan.schema();
+        let partitions = list_files(paths)?.partition_fields.len();
+        let data = Arc::new(arrow_schema::Schema::new(
+            full.fields()[..full.fields().len() - partitions].to_vec(),
+        ));
+        let attrs = self.schema_attrs(&full, None);
+        Ok(Arc::new(LogicalPlan::Scan {
+            source: ScanSource::Csv {
+                paths: paths.to_vec(),
+                size_bytes,
+                options,
+                schema: data,
+            },
+            attrs,
+            projection: None,
+            filters: Vec::new(),
+            name: name.to_string(),
+        }))
+    }
+
     /// A relation over Arrow batches of `schema`.
     pub fn scan_memory(
         &self,

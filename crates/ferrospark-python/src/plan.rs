@@ -103,6 +103,30 @@ impl PyQueryEngine {
         Ok(PyPlan::new(self.0.clone(), plan))
     }
 
+    /// A relation over CSV files with Spark's `options` (the schema settled now: the user's,
+    /// the header's, or inferred; rows when an action runs).
+    #[pyo3(signature = (paths, schema=None, options=None))]
+    fn read_csv(
+        &self,
+        py: Python<'_>,
+        paths: Vec<String>,
+        schema: Option<PySchema>,
+        options: Option<std::collections::BTreeMap<String, String>>,
+    ) -> PyResult<PyPlan> {
+        let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
+        let name = paths
+            .first()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let engine = self.0.clone();
+        let schema = schema.map(PySchema::into_inner);
+        let options = options.unwrap_or_default();
+        let plan = py
+            .run_detached(|| engine.builder.scan_csv(&paths, schema, options, &name))
+            .py(py)?;
+        Ok(PyPlan::new(self.0.clone(), plan))
+    }
+
     /// A relation over Arrow data (read fully now).
     #[pyo3(name = "from_arrow")]
     fn relation_from_arrow(&self, py: Python<'_>, data: PyRecordBatchReader) -> PyResult<PyPlan> {

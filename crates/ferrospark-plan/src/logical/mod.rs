@@ -99,6 +99,18 @@ pub enum ScanSource {
         #[serde(with = "wire_batches")]
         batches: Arc<Vec<RecordBatch>>,
     },
+    /// CSV files, read with Spark's options; the columns were fixed when the relation was
+    /// made (the user's schema, the header's names, or inferred types).
+    Csv {
+        /// The paths as given.
+        paths: Vec<PathBuf>,
+        /// Bytes on disk, for join selection.
+        size_bytes: u64,
+        /// Spark's read options by Spark's names.
+        options: std::collections::BTreeMap<String, String>,
+        /// The files' columns (with the corrupt-record column where the user put it).
+        schema: arrow_schema::SchemaRef,
+    },
     /// Rows the engine running the query hands over (a PySpark DataFrame given to a
     /// session on Spark): only a stage running on Spark reads them.
     External {

@@ -9,6 +9,7 @@
 
 pub mod aggregate;
 pub mod basic;
+pub mod csv_scan;
 pub mod expand;
 pub mod join;
 pub mod key_equivalence;

@@ -302,6 +302,34 @@ impl<'a> PhysicalPlanner<'a> {
                     }
                     None => return Err(FerroError::Internal("not a parquet scan".into())),
                 },
+                ScanSource::Csv {
+                    paths,
+                    options,
+                    schema,
+                    ..
+                } => {
+                    let by_name = |k: &str| {
+                        attrs
+                            .iter()
+                            .find(|a| a.key() == k)
+                            .map(|a| Expr::Column(a.name.clone()))
+                    };
+                    let filter = conjoin(
+                        filters
+                            .iter()
+                            .map(|f| crate::logical::expr_util::replace_columns(f, &by_name)),
+                    );
+                    let out = plan.output();
+                    Arc::new(super::csv_scan::CsvScanExec::new(
+                        paths.clone(),
+                        options.clone().into_iter().collect(),
+                        schema.clone(),
+                        out.iter().map(|a| a.name.clone()).collect(),
+                        filter,
+                        super::csv_scan::filter_texts(filters),
+                        attrs_schema(&out),
+                    ))
+                }
                 ScanSource::External { .. } => {
                     return Err(FerroError::Analysis(format!(
                         "`{}` is a PySpark DataFrame: only a session on Spark (fs.Session(spark=...)) can read it",

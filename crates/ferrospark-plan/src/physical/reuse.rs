@@ -79,7 +79,9 @@ fn canonical_text(plan: &LogicalPlan) -> Option<String> {
         if let LogicalPlan::Scan { source, .. } = p {
             match source {
                 ScanSource::Parquet { paths, .. } => sources.push(format!("{paths:?}")),
-                ScanSource::Memory { .. } | ScanSource::External { .. } => ok = false,
+                ScanSource::Memory { .. }
+                | ScanSource::External { .. }
+                | ScanSource::Csv { .. } => ok = false,
             }
         }
         stack.extend(p.children().into_iter().map(|c| c.as_ref()));

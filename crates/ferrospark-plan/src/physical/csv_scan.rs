@@ -1,0 +1,140 @@
+//! `FileScan csv`: the CSV reader of `ferrospark-scan` behind the operator trait, reading
+//! only the columns the plan uses and checking the pushed filters while records convert.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow_schema::SchemaRef;
+use ferrospark_common::{MetricsSet, Result};
+use ferrospark_expr::Expr;
+use ferrospark_scan::csv::{CsvOptions, CsvScan, CSV_METRICS};
+
+use super::scan::rename;
+use super::{counted, field_names, metrics_with, BatchStream, ExecutionPlan, TaskContext};
+use crate::logical::expr_text;
+
+/// A scan of CSV files.
+#[derive(Debug)]
+pub struct CsvScanExec {
+    /// Paths as given.
+    pub paths: Vec<PathBuf>,
+    /// Spark's options.
+    pub options: HashMap<String, String>,
+    /// The files' columns as planned (the user's schema, the header's or inferred).
+    pub data_schema: SchemaRef,
+    /// Column names read, in output order.
+    pub columns: Vec<String>,
+    /// The pushed filter over column names.
+    pub filter: Option<Expr>,
+    /// The filter as EXPLAIN shows it.
+    pub filter_text: Vec<String>,
+    /// Output schema (attribute keys).
+    pub schema: SchemaRef,
+    metrics: MetricsSet,
+}
+
+impl CsvScanExec {
+    /// A scan of `paths` returning `columns` as `schema`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        paths: Vec<PathBuf>,
+        options: HashMap<String, String>,
+        data_schema: SchemaRef,
+        columns: Vec<String>,
+        filter: Option<Expr>,
+        filter_text: Vec<String>,
+        schema: SchemaRef,
+    ) -> Self {
+        Self {
+            paths,
+            options,
+            data_schema,
+            columns,
+            filter,
+            filter_text,
+            schema,
+            metrics: metrics_with(CSV_METRICS),
+        }
+    }
+}
+
+/// The reader's batches, its counters added to the operator's when it ends.
+struct Counted {
+    stream: ferrospark_scan::csv::CsvStream,
+    scan: Arc<CsvScan>,
+    schema: SchemaRef,
+    metrics: MetricsSet,
+    done: bool,
+}
+
+impl Iterator for Counted {
+    type Item = Result<arrow_array::RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.stream.next() {
+            Some(b) => Some(b.and_then(|b| rename(b, &self.schema))),
+            None => {
+                self.done = true;
+                for (k, v) in self.scan.metrics().snapshot() {
+                    if k != "output_rows" {
+                        self.metrics.add(k, v);
+                    }
+                }
+                None
+            }
+        }
+    }
+}
+
+impl ExecutionPlan for CsvScanExec {
+    fn name(&self) -> String {
+        "FileScan csv".into()
+    }
+    fn describe(&self) -> String {
+        let mut s = format!("[{}]", field_names(&self.schema).join(", "));
+        s.push_str(&format!(
+            " Location: {:?}, PushedFilters: [{}]",
+            self.paths,
+            self.filter_text.join(", ")
+        ));
+        s
+    }
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+    fn children(&self) -> Vec<Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+    fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
+        let mut o = CsvOptions::from_map(&self.options)?;
+        o.batch_size = ctx.batch_size.max(1);
+        let scan = Arc::new(CsvScan::try_new(
+            &self.paths,
+            Some(self.data_schema.clone()),
+            Some(self.columns.clone()),
+            self.filter.clone(),
+            o,
+            ctx.cfg.clone(),
+        )?);
+        let stream = Counted {
+            stream: scan.stream()?,
+            scan,
+            schema: self.schema.clone(),
+            metrics: self.metrics.clone(),
+            done: false,
+        };
+        Ok(counted(Box::new(stream), self.metrics.clone()))
+    }
+    fn metrics(&self) -> &MetricsSet {
+        &self.metrics
+    }
+}
+
+/// The filter text EXPLAIN shows.
+pub(crate) fn filter_texts(filters: &[Expr]) -> Vec<String> {
+    filters.iter().map(expr_text).collect()
+}
