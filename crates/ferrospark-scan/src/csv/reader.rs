@@ -286,6 +286,34 @@ fn schema_order(data: &SchemaRef, corrupt: Option<&Arc<Field>>) -> Vec<Arc<Field
     out
 }
 
+/// Bytes of one piece of a file converted on its own.
+const CHUNK_BYTES: usize = 4 << 20;
+
+/// The records of `text` from `start` (line `line`) in pieces of about [`CHUNK_BYTES`], each
+/// ending at a line end: records are lines unless `multiLine` (then one piece), and each
+/// piece knows its first line.
+fn chunks(text: &[u8], start: usize, line: u64, o: &CsvOptions) -> Vec<(usize, usize, u64)> {
+    if start >= text.len() {
+        return Vec::new();
+    }
+    if o.multi_line || o.line_sep.is_some() {
+        return vec![(start, text.len(), line)];
+    }
+    let mut out = Vec::new();
+    let (mut at, mut line) = (start, line);
+    while at < text.len() {
+        let guess = (at + CHUNK_BYTES).min(text.len());
+        let end = match memchr::memchr(b'\n', &text[guess..]) {
+            Some(i) => guess + i + 1,
+            None => text.len(),
+        };
+        out.push((at, end, line));
+        line += memchr::memchr_iter(b'\n', &text[at..end]).count() as u64;
+        at = end;
+    }
+    out
+}
+
 /// A conjunct pushed into conversion: checked once field `at` has been converted.
 #[derive(Debug)]
 struct Pushed {
@@ -298,16 +326,23 @@ pub struct CsvStream {
     scan: Arc<CsvScan>,
     /// Fields converted, in file order: those the output or the filter read.
     needed: Vec<usize>,
+    /// Which fields of a record are kept (those in `needed`).
+    wanted: Vec<bool>,
     /// Conjuncts by the position in `needed` of their last field.
     pushed: Vec<Pushed>,
     /// The whole filter over `needed` fields then partition columns.
     post: Option<ferrospark_expr::PhysicalExpr>,
     /// Schema of the converted fields then partition columns.
     work: SchemaRef,
+    /// The file being read, and the next one.
     file: usize,
+    next_file: usize,
     text: Vec<u8>,
-    pos: usize,
-    line: u64,
+    /// The open file's records in pieces converted in parallel: (start, end, first line).
+    chunks: Vec<(usize, usize, u64)>,
+    next_chunk: usize,
+    /// Converted batches not handed out yet.
+    pending: std::collections::VecDeque<RecordBatch>,
     done: bool,
 }
 
@@ -386,81 +421,103 @@ impl CsvStream {
                 });
             }
         }
+        let mut wanted = vec![false; data.fields().len()];
+        for &i in &needed {
+            wanted[i] = true;
+        }
         Ok(Self {
             scan,
             needed,
+            wanted,
             pushed,
             post,
             work,
             file: 0,
+            next_file: 0,
             text: Vec::new(),
-            pos: 0,
-            line: 1,
+            chunks: Vec::new(),
+            next_chunk: 0,
+            pending: Default::default(),
             done: false,
         })
     }
 
-    /// Opens the next file with records; false when none is left.
+    /// Reads the next file with records and cuts it into pieces; false when none is left.
     fn open_next(&mut self) -> Result<bool> {
-        while self.file < self.scan.listing.files.len() {
+        let o = &self.scan.options;
+        while self.next_file < self.scan.listing.files.len() {
+            self.file = self.next_file;
+            self.next_file += 1;
             let path = &self.scan.listing.files[self.file].path;
-            if self.text.is_empty() && self.pos == 0 {
-                self.text = read_text(path)?;
-                self.scan.metrics.add("files", 1);
-                self.scan.metrics.add("bytes_read", self.text.len() as u64);
-                if self.scan.options.header {
-                    let mut t = Tokenizer::new(&self.text, &self.scan.options);
-                    if t.next_record().is_some() {
-                        self.pos = t.position();
-                        self.line = t.line();
-                    }
-                } else {
-                    self.pos = Tokenizer::new(&self.text, &self.scan.options).position();
-                }
-                // A header-only or empty file: the position may already be at the end.
-                if self.pos < self.text.len() {
-                    return Ok(true);
-                }
-            } else if self.pos < self.text.len() {
+            self.text = read_text(path)?;
+            self.scan.metrics.add("files", 1);
+            self.scan.metrics.add("bytes_read", self.text.len() as u64);
+            let mut t = Tokenizer::new(&self.text, o);
+            let (mut pos, mut line) = (t.position(), 1);
+            if o.header && t.next_record().is_some() {
+                pos = t.position();
+                line = t.line();
+            }
+            self.chunks = chunks(&self.text, pos, line, o);
+            self.next_chunk = 0;
+            if !self.chunks.is_empty() {
                 return Ok(true);
             }
-            self.file += 1;
-            self.text.clear();
-            self.pos = 0;
-            self.line = 1;
         }
         Ok(false)
     }
 
-    /// Up to a batch of records of the open file.
-    fn records(&mut self) -> Vec<Record> {
+    /// The batches of the records in `start..end` of the open file, whose first line is
+    /// `line`.
+    fn convert_chunk(&self, start: usize, end: usize, line: u64) -> Result<Vec<RecordBatch>> {
         let o = &self.scan.options;
-        let mut t = Tokenizer::resume(&self.text, o, self.pos, self.line);
-        let mut out = Vec::with_capacity(o.batch_size.min(1 << 16));
-        while out.len() < o.batch_size {
-            match t.next_record() {
-                Some(r) => out.push(r),
-                None => break,
+        let mut t = Tokenizer::resume(&self.text[..end], o, start, line).keeping(&self.wanted);
+        let mut out = Vec::new();
+        loop {
+            let mut records = Vec::with_capacity(o.batch_size.min(1 << 16));
+            while records.len() < o.batch_size {
+                match t.next_record() {
+                    Some(r) => records.push(r),
+                    None => break,
+                }
+            }
+            if records.is_empty() {
+                return Ok(out);
+            }
+            let b = self.convert(records)?;
+            if b.num_rows() > 0 {
+                out.push(b);
             }
         }
-        self.pos = t.position();
-        self.line = t.line();
-        out
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        use rayon::prelude::*;
         loop {
-            if self.done || !self.open_next()? {
-                self.done = true;
+            if let Some(b) = self.pending.pop_front() {
+                return Ok(Some(b));
+            }
+            if self.done {
                 return Ok(None);
             }
-            let records = self.records();
-            if records.is_empty() {
+            if self.next_chunk >= self.chunks.len() {
+                if !self.open_next()? {
+                    self.done = true;
+                }
                 continue;
             }
-            let batch = self.convert(records)?;
-            if batch.num_rows() > 0 {
-                return Ok(Some(batch));
+            let take = rayon::current_num_threads().max(1);
+            let group: Vec<(usize, usize, u64)> = self.chunks
+                [self.next_chunk..(self.next_chunk + take).min(self.chunks.len())]
+                .to_vec();
+            self.next_chunk += group.len();
+            let this = &*self;
+            let outs: Vec<Result<Vec<RecordBatch>>> = group
+                .par_iter()
+                .map(|&(s, e, l)| this.convert_chunk(s, e, l))
+                .collect();
+            for o in outs {
+                self.pending.extend(o?);
             }
         }
     }

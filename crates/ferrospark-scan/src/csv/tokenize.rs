@@ -37,6 +37,8 @@ pub(crate) struct Tokenizer<'a> {
     pos: usize,
     line: u64,
     o: &'a CsvOptions,
+    /// Fields whose values are kept (the others are found but not copied); all when empty.
+    wanted: &'a [bool],
 }
 
 impl<'a> Tokenizer<'a> {
@@ -53,7 +55,15 @@ impl<'a> Tokenizer<'a> {
             pos,
             line: 1,
             o,
+            wanted: &[],
         }
+    }
+
+    /// This tokenizer, keeping the values of the fields `wanted` marks only (the others read
+    /// as NULL; a record still has all its fields).
+    pub fn keeping(mut self, wanted: &'a [bool]) -> Self {
+        self.wanted = wanted;
+        self
     }
 
     /// Records of `input` from byte `pos`, which starts line `line`.
@@ -63,6 +73,7 @@ impl<'a> Tokenizer<'a> {
             pos,
             line,
             o,
+            wanted: &[],
         }
     }
 
@@ -95,14 +106,22 @@ impl<'a> Tokenizer<'a> {
 
     /// The end of the line starting at `at` (the separator's start) and the next line's start.
     fn line_end(&self, at: usize) -> (usize, usize) {
-        let mut i = at;
-        while i < self.input.len() {
-            if let Some(n) = self.line_sep_at(i) {
-                return (i, i + n);
-            }
-            i += 1;
+        let rest = &self.input[at..];
+        let found = match &self.o.line_sep {
+            Some(sep) => memchr::memmem::find(rest, sep).map(|i| (i, sep.len())),
+            None => memchr::memchr2(b'\n', b'\r', rest).map(|i| {
+                let n = if rest[i] == b'\r' && rest.get(i + 1) == Some(&b'\n') {
+                    2
+                } else {
+                    1
+                };
+                (i, n)
+            }),
+        };
+        match found {
+            Some((i, n)) => (at + i, at + i + n),
+            None => (self.input.len(), self.input.len()),
         }
-        (i, i)
     }
 
     /// The next record, skipping empty and comment lines; `None` at the end.
@@ -151,10 +170,11 @@ impl<'a> Tokenizer<'a> {
     /// The fields of the record starting at `start`, reading at most to `limit`; returns
     /// them and where the record's last field ends.
     fn fields(&self, start: usize, limit: usize) -> (Vec<Option<String>>, usize) {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.wanted.len());
         let mut pos = start;
         loop {
-            let (value, end) = self.field(pos, limit);
+            let keep = self.wanted.is_empty() || self.wanted.get(out.len()) == Some(&true);
+            let (value, end) = self.field(pos, limit, keep);
             out.push(value);
             if end < limit && self.sep_at(end) {
                 pos = end + self.o.sep.len();
@@ -164,14 +184,28 @@ impl<'a> Tokenizer<'a> {
         }
     }
 
+    /// Where an unquoted field starting at `at` ends.
+    fn unquoted_end(&self, at: usize, limit: usize) -> usize {
+        if let ([sep], None) = (self.o.sep.as_slice(), &self.o.line_sep) {
+            return memchr::memchr3(*sep, b'\n', b'\r', &self.input[at..limit])
+                .map_or(limit, |i| at + i);
+        }
+        let mut end = at;
+        while !self.ends_field(end, limit) {
+            end += 1;
+        }
+        end
+    }
+
     /// Whether position `at` ends a field: the end of the input, a separator, or (outside a
     /// multi-line quoted value) the end of the line.
     fn ends_field(&self, at: usize, limit: usize) -> bool {
         at >= limit || self.sep_at(at) || self.line_sep_at(at).is_some()
     }
 
-    /// One field starting at `pos`: its value and the position after it.
-    fn field(&self, pos: usize, limit: usize) -> (Option<String>, usize) {
+    /// One field starting at `pos`: its value (unless `keep` is false) and the position
+    /// after it.
+    fn field(&self, pos: usize, limit: usize, keep: bool) -> (Option<String>, usize) {
         let o = self.o;
         let input = self.input;
         let mut at = pos;
@@ -183,7 +217,8 @@ impl<'a> Tokenizer<'a> {
         let mut prefix = Vec::new();
         if let Some(q) = o.quote {
             if at < limit && input[at] == q {
-                match self.quoted(at + 1, limit, q) {
+                match self.quoted(at + 1, limit, q, keep) {
+                    Quoted::Closed(_, end) if !keep => return (None, end),
                     Quoted::Closed(value, end) => {
                         let value = if value.is_empty() {
                             o.empty_value.clone()
@@ -205,9 +240,9 @@ impl<'a> Tokenizer<'a> {
                 }
             }
         }
-        let mut end = at;
-        while !self.ends_field(end, limit) {
-            end += 1;
+        let end = self.unquoted_end(at, limit);
+        if !keep {
+            return (None, end);
         }
         let mut value_end = end;
         if o.ignore_trailing_ws {
@@ -222,7 +257,7 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// A quoted value whose text starts at `at` (after its opening quote).
-    fn quoted(&self, mut at: usize, limit: usize, q: u8) -> Quoted {
+    fn quoted(&self, mut at: usize, limit: usize, q: u8, keep: bool) -> Quoted {
         let input = self.input;
         let esc = self.o.escape.filter(|&e| e != q);
         let mut value = Vec::new();
@@ -257,7 +292,9 @@ impl<'a> Tokenizer<'a> {
             if !self.o.multi_line && self.line_sep_at(at).is_some() {
                 return Quoted::Unclosed;
             }
-            value.push(b);
+            if keep {
+                value.push(b);
+            }
             at += 1;
         }
         Quoted::Unclosed

@@ -1,0 +1,199 @@
+"""CSV readers compared on TPC-H lineitem written as CSV: ferrospark (filter pushdown on and
+off), DuckDB, Polars and PySpark (pushdown on and off), in one run on the same file.
+
+    python benches/text_sources.py --scale 1 --reps 3
+
+Two workloads, each ``count(*), sum(l_extendedprice)`` with the columns typed by a given
+schema: ``all`` over every row, ``selective`` over ``l_orderkey < 60000`` (about 1% of the
+rows). Every engine runs once as a warm-up, then ``--reps`` times taking turns; PySpark runs
+last. The table prints median seconds and each engine's time over ferrospark's; all answers
+must agree. The CSV is written once from the Parquet files (``data/tpch-sf<scale>-csv``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+COLUMNS = [
+    ("l_orderkey", "BIGINT"),
+    ("l_partkey", "BIGINT"),
+    ("l_suppkey", "BIGINT"),
+    ("l_linenumber", "INT"),
+    ("l_quantity", "DECIMAL(15,2)"),
+    ("l_extendedprice", "DECIMAL(15,2)"),
+    ("l_discount", "DECIMAL(15,2)"),
+    ("l_tax", "DECIMAL(15,2)"),
+    ("l_returnflag", "STRING"),
+    ("l_linestatus", "STRING"),
+    ("l_shipdate", "DATE"),
+    ("l_commitdate", "DATE"),
+    ("l_receiptdate", "DATE"),
+    ("l_shipinstruct", "STRING"),
+    ("l_shipmode", "STRING"),
+    ("l_comment", "STRING"),
+]
+DDL = ", ".join(f"{n} {t}" for n, t in COLUMNS)
+FILTERS = {"all": None, "selective": "l_orderkey < 60000"}
+
+
+def make_csv(scale: float) -> Path:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.dataset as ds
+
+    tag = f"{scale:g}"
+    out = REPO / "data" / f"tpch-sf{tag}-csv" / "lineitem.csv"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    src = ds.dataset(REPO / "data" / f"tpch-sf{tag}" / "lineitem", format="parquet")
+    names = [n for n, _ in COLUMNS]
+    tmp = out.with_suffix(".tmp")
+
+    def plain(t: pa.DataType) -> pa.DataType:
+        return pa.string() if t in (pa.string_view(), pa.large_string()) else t
+
+    schema = pa.schema([pa.field(n, plain(src.schema.field(n).type)) for n in names])
+    with pacsv.CSVWriter(tmp, schema) as w:
+        for batch in src.to_batches(columns=names):
+            w.write_batch(
+                pa.RecordBatch.from_arrays(
+                    [c.cast(f.type) for c, f in zip(batch.columns, schema)], schema=schema
+                )
+            )
+    os.replace(tmp, out)
+    return out
+
+
+def _answer(count, total) -> tuple[int, Decimal]:
+    return int(count), Decimal(str(total)).quantize(Decimal("0.01"))
+
+
+def run_ferrospark(path: Path, cond: str | None, pushdown: bool):
+    import ferrospark as fs
+    from ferrospark import functions as F
+
+    s = fs.Session(conf={"spark.sql.csv.filterPushdown.enabled": str(pushdown).lower()})
+    df = s.read.schema(DDL).csv(str(path), header=True)
+    if cond:
+        df = df.filter(cond)
+    row = df.agg(F.count("*"), F.sum("l_extendedprice")).toArrow().to_pylist()[0]
+    return _answer(*row.values())
+
+
+def run_duckdb(path: Path, cond: str | None, con):
+    types = ", ".join(f"'{n}': '{t.replace('STRING', 'VARCHAR')}'" for n, t in COLUMNS)
+    where = f"WHERE {cond}" if cond else ""
+    q = f"SELECT count(*), sum(l_extendedprice) FROM read_csv('{path}', header=true, columns={{{types}}}) {where}"
+    return _answer(*con.execute(q).fetchone())
+
+
+def run_polars(path: Path, cond: str | None):
+    import polars as pl
+
+    types = {
+        "BIGINT": pl.Int64,
+        "INT": pl.Int32,
+        "DECIMAL(15,2)": pl.Decimal(15, 2),
+        "STRING": pl.String,
+        "DATE": pl.Date,
+    }
+    lf = pl.scan_csv(path, schema={n: types[t] for n, t in COLUMNS})
+    if cond:
+        lf = lf.filter(pl.col("l_orderkey") < 60000)
+    out = lf.select(pl.len(), pl.col("l_extendedprice").sum()).collect().row(0)
+    return _answer(*out)
+
+
+def run_pyspark(path: Path, cond: str | None, spark, pushdown: bool):
+    from pyspark.sql import functions as F
+
+    spark.conf.set("spark.sql.csv.filterPushdown.enabled", str(pushdown).lower())
+    df = spark.read.schema(DDL).csv(str(path), header=True)
+    if cond:
+        df = df.filter(cond)
+    row = df.agg(F.count(F.lit(1)), F.sum("l_extendedprice")).collect()[0]
+    return _answer(row[0], row[1])
+
+
+def timed(fn, reps: int):
+    fn()  # warm-up
+    times, answer = [], None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        answer = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), answer
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--engines", default="ferrospark,duckdb,polars,pyspark")
+    args = ap.parse_args()
+    engines = args.engines.split(",")
+    path = make_csv(args.scale)
+    print(f"lineitem SF{args.scale:g} as CSV: {path} ({path.stat().st_size / 1e6:.0f} MB), 2 threads")
+    results: dict[str, dict[str, tuple[float, object]]] = {w: {} for w in FILTERS}
+    con = None
+    if "duckdb" in engines:
+        import duckdb
+
+        con = duckdb.connect()
+        con.execute("SET threads = 2")
+    os.environ.setdefault("POLARS_MAX_THREADS", "2")
+    for w, cond in FILTERS.items():
+        if "ferrospark" in engines:
+            results[w]["ferrospark"] = timed(lambda: run_ferrospark(path, cond, True), args.reps)
+            results[w]["ferrospark (no pushdown)"] = timed(
+                lambda: run_ferrospark(path, cond, False), args.reps
+            )
+        if con is not None:
+            results[w]["duckdb"] = timed(lambda: run_duckdb(path, cond, con), args.reps)
+        if "polars" in engines:
+            results[w]["polars"] = timed(lambda: run_polars(path, cond), args.reps)
+    if "pyspark" in engines:
+        from pyspark.sql import SparkSession
+
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.driver.memory", "4g")
+            .config("spark.ui.enabled", "false")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        for w, cond in FILTERS.items():
+            results[w]["pyspark"] = timed(lambda: run_pyspark(path, cond, spark, True), args.reps)
+            results[w]["pyspark (no pushdown)"] = timed(
+                lambda: run_pyspark(path, cond, spark, False), args.reps
+            )
+        spark.stop()
+    ok = True
+    for w, rows in results.items():
+        print(f"\nworkload {w}: count(*), sum(l_extendedprice){' WHERE ' + FILTERS[w] if FILTERS[w] else ''}")
+        print(f"{'engine':<26} {'median s':>9} {'/ ferrospark':>13}  answer")
+        base = rows.get("ferrospark", (None, None))[0]
+        answers = {a for _, a in rows.values()}
+        for name, (t, a) in rows.items():
+            ratio = f"{t / base:.2f}x" if base else ""
+            print(f"{name:<26} {t:>9.3f} {ratio:>13}  {a}")
+        if len(answers) > 1:
+            ok = False
+            print("ANSWERS DISAGREE")
+        else:
+            print("answers agree")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
