@@ -153,14 +153,14 @@ def main() -> int:
     os.environ.setdefault("POLARS_MAX_THREADS", "2")
     for w, cond in FILTERS.items():
         if "ferrospark" in engines:
-            results[w]["ferrospark"] = timed(lambda: run_ferrospark(path, cond, True), args.reps)
+            results[w]["ferrospark"] = timed(lambda cond=cond: run_ferrospark(path, cond, True), args.reps)
             results[w]["ferrospark (no pushdown)"] = timed(
                 lambda: run_ferrospark(path, cond, False), args.reps
             )
         if con is not None:
-            results[w]["duckdb"] = timed(lambda: run_duckdb(path, cond, con), args.reps)
+            results[w]["duckdb"] = timed(lambda cond=cond: run_duckdb(path, cond, con), args.reps)
         if "polars" in engines:
-            results[w]["polars"] = timed(lambda: run_polars(path, cond), args.reps)
+            results[w]["polars"] = timed(lambda cond=cond: run_polars(path, cond), args.reps)
     if "pyspark" in engines:
         from pyspark.sql import SparkSession
 
@@ -173,7 +173,7 @@ def main() -> int:
         )
         spark.sparkContext.setLogLevel("ERROR")
         for w, cond in FILTERS.items():
-            results[w]["pyspark"] = timed(lambda: run_pyspark(path, cond, spark, True), args.reps)
+            results[w]["pyspark"] = timed(lambda cond=cond: run_pyspark(path, cond, spark, True), args.reps)
             results[w]["pyspark (no pushdown)"] = timed(
                 lambda: run_pyspark(path, cond, spark, False), args.reps
             )
