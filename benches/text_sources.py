@@ -155,7 +155,7 @@ def main() -> int:
         if "ferrospark" in engines:
             results[w]["ferrospark"] = timed(lambda cond=cond: run_ferrospark(path, cond, True), args.reps)
             results[w]["ferrospark (no pushdown)"] = timed(
-                lambda: run_ferrospark(path, cond, False), args.reps
+                lambda cond=cond: run_ferrospark(path, cond, False), args.reps
             )
         if con is not None:
             results[w]["duckdb"] = timed(lambda cond=cond: run_duckdb(path, cond, con), args.reps)
@@ -175,7 +175,7 @@ def main() -> int:
         for w, cond in FILTERS.items():
             results[w]["pyspark"] = timed(lambda cond=cond: run_pyspark(path, cond, spark, True), args.reps)
             results[w]["pyspark (no pushdown)"] = timed(
-                lambda: run_pyspark(path, cond, spark, False), args.reps
+                lambda cond=cond: run_pyspark(path, cond, spark, False), args.reps
             )
         spark.stop()
     ok = True
