@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                 _print_groups(groups_a, groups_g, "(a)", "(c)")
 
         # (d) session windows: Spark's own groupBy(session_window(...)) against
-        # fss.session_window (partial sessions per task, merged after Spark's shuffle).
+        # fss.session_window (rows exchanged on the keys, sessions merged per partition natively).
         def sessions_of(df) -> tuple[int, int, int]:
             from pyspark.sql import functions as F
 
