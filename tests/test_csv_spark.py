@@ -228,3 +228,22 @@ def test_dataframe_source_pushes_filters_and_columns(spark, data):
         path, header=True, mode="DROPMALFORMED"
     )
     assert_same_rows(spark_rows(expected), arrow_rows(typed.toArrow()))
+
+
+def test_fss_read_csv_on_spark(spark, data):
+    """``fss.read_csv``: the scan runs natively inside a Spark task, composes with Spark's own
+    DataFrame API, and is continued by the next fss function."""
+    from pyspark.sql import functions as PF
+
+    from ferrospark import spark as fss
+
+    path = str(data / "rows.csv")
+    schema = "id BIGINT, name STRING, x DOUBLE, price DECIMAL(7,2), day DATE, ts TIMESTAMP, flag BOOLEAN"
+    ours = fss.read_csv(spark, path, schema=schema, filter="id % 4 = 1", header=True)
+    theirs = spark.read.schema(schema).csv(path, header=True).filter("id % 4 = 1")
+    assert ours.columns == theirs.columns
+    assert_same_rows(spark_rows(theirs), spark_rows(ours))
+    assert ours.groupBy("flag").count().count() == theirs.groupBy("flag").count().count()
+    agg = fss.aggregate(ours, "flag", [fs.count(), fs.sum("price")])
+    expected = theirs.groupBy("flag").agg(PF.count(PF.lit(1)), PF.sum("price"))
+    assert_same_rows(spark_rows(expected), spark_rows(agg))

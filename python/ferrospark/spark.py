@@ -94,6 +94,31 @@ def read_parquet(
     return _published(frame)
 
 
+def read_csv(
+    spark: SparkSession,
+    path: Paths,
+    schema: Any = None,
+    filter: Column | str | None = None,
+    header: bool = True,
+    columns: Sequence[str] | None = None,
+    **options: Any,
+) -> DataFrame:
+    """Reads CSV into a PySpark DataFrame, natively inside a Spark task, as
+    ``spark.read.csv(path, schema, header=header, **options).filter(filter).select(columns)``
+    reads it (see :func:`ferrospark.read_csv` for the options). The filter is checked while
+    records convert; handed to another fss function, the scan is the first step of its plan.
+    A CSV scan runs in one task for now (not yet split across tasks by file ranges).
+    """
+    frame = _session_for(spark).read.csv(
+        [str(p) for p in _paths(path)], schema=schema, header=header, **options
+    )
+    if filter is not None:
+        frame = frame.filter(filter)
+    if columns is not None:
+        frame = frame.select(*columns)
+    return _published(frame)
+
+
 def aggregate(df: DataFrame, by: Any = None, aggs: Any = ()) -> DataFrame:
     """``df.groupBy(by).agg(aggs)`` planned by ferrospark and run as Spark stages.
 
@@ -259,6 +284,7 @@ __all__ = [
     "last_spark_join_plan",
     "last_spark_join_probes",
     "last_spark_join_workers",
+    "read_csv",
     "read_parquet",
     "session_window",
     "spark_schema",

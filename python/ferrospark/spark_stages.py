@@ -239,7 +239,8 @@ def _stage_task(
                     task_no = int(ids[0])
             elif layout == "spark":
                 rows.append(b)
-            else:
+            elif b.schema.get_field_index("_tag") >= 0:
+                # (A stage with no input from other stages runs over one placeholder row.)
                 blocks.extend(zip(b.column("_tag").to_pylist(), b.column("_blob").to_pylist()))
         task = _stage_of(token, stage_json, conf)
         handles = {sid: _broadcast_rows(key, h) for sid, (key, h) in broadcasts.items()}
