@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from . import _native
 from .column import Column, to_filter
-from .parquet import _READER_METRICS, Paths, _paths
+from .parquet import _READER_METRICS, Paths, _paths, native_batches
 
 if TYPE_CHECKING:
     from .session import Session
@@ -37,12 +37,7 @@ class CsvScan:
         return self._native.schema()
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
-        stream = self._native.stream()
-        try:
-            while (batch := stream.next_batch()) is not None:
-                yield batch
-        finally:
-            stream.close()
+        return native_batches(self._native)
 
     def to_reader(self) -> pa.RecordBatchReader:
         """A streaming reader; records are converted as batches are pulled."""

@@ -37,6 +37,16 @@ def _paths(path_or_paths: Paths) -> list[str]:
     return paths
 
 
+def native_batches(native: _native.ParquetScan | _native.CsvScan) -> Iterator[pa.RecordBatch]:
+    """The batches of a planned native scan, its reader stopped when they stop being read."""
+    stream = native.stream()
+    try:
+        while (batch := stream.next_batch()) is not None:
+            yield batch
+    finally:
+        stream.close()
+
+
 class ParquetScan:
     """A planned Parquet scan: files listed, footers read, row groups and pages pruned.
 
@@ -59,12 +69,7 @@ class ParquetScan:
         return self._native.schema()
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
-        stream = self._native.stream()
-        try:
-            while (batch := stream.next_batch()) is not None:
-                yield batch
-        finally:
-            stream.close()
+        return native_batches(self._native)
 
     def to_reader(self) -> pa.RecordBatchReader:
         """A streaming reader; batches are decoded as they are pulled."""

@@ -183,9 +183,7 @@ def _last_join_run() -> tuple[SparkRun, str] | None:
 def last_spark_join_plan() -> str:
     """The strategy, operator, keys, type and build side of the last :func:`join`."""
     run = _LAST_JOIN[0]
-    if run is None:
-        return ""
-    joins = run.joins()
+    joins = run.joins() if run is not None else []
     return f"{joins[-1][0]}: {joins[-1][1]}" if joins else ""
 
 

@@ -398,6 +398,7 @@ class SparkRun:
         # Joins whose side's real size is known: broadcast (True) or shuffled (False).
         self.decided: dict[int, bool] = {}
         self.stages = self._cut()
+        self._joins: tuple[Any, list[tuple[str, str]]] | None = None
         # Rows of stages by their work (see _keys), kept when the plan is cut again: the
         # measured side of a join, broadcast in the new plan; broadcasts already collected.
         self.cache: dict[str, list[tuple[int, bytes]]] = {}
@@ -659,8 +660,10 @@ class SparkRun:
 
     def joins(self) -> list[tuple[str, str]]:
         """Each join the tasks run: its strategy, then the operator with its keys, type and
-        build side."""
-        return self.stages.joins()
+        build side (each stage's fragment planned once per stage plan)."""
+        if self._joins is None or self._joins[0] is not self.stages:
+            self._joins = (self.stages, self.stages.joins())
+        return self._joins[1]
 
     def broadcast_builds(self) -> tuple[int, int, int]:
         """Over the Spark jobs run so far: broadcast sides built in tasks (once per Python

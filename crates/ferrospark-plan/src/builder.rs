@@ -119,19 +119,14 @@ impl PlanBuilder {
         let o = ferrospark_scan::csv::CsvOptions::from_map(&map)?;
         let scan =
             ferrospark_scan::csv::CsvScan::try_new(paths, schema, None, None, o, self.cfg.clone())?;
-        let size_bytes = list_files(paths)?.files.iter().map(|f| f.size).sum();
         let full = scan.schema();
-        let partitions = list_files(paths)?.partition_fields.len();
-        let data = Arc::new(arrow_schema::Schema::new(
-            full.fields()[..full.fields().len() - partitions].to_vec(),
-        ));
         let attrs = self.schema_attrs(&full, None);
         Ok(Arc::new(LogicalPlan::Scan {
             source: ScanSource::Csv {
                 paths: paths.to_vec(),
-                size_bytes,
+                size_bytes: scan.size_bytes(),
                 options,
-                schema: data,
+                schema: scan.table_schema(),
             },
             attrs,
             projection: None,

@@ -25,17 +25,22 @@ fn calls_from(specs: Vec<CallSpec>) -> Vec<AggregateCall> {
         .collect()
 }
 
+/// A metrics set as a dict of its counters.
+pub(crate) fn metrics_dict<'py>(py: Python<'py>, m: &MetricsSet) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in m.snapshot() {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
+}
+
 pub(crate) fn metrics_list<'py>(
     py: Python<'py>,
     metrics: &[MetricsSet],
 ) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     for m in metrics {
-        let d = PyDict::new(py);
-        for (k, v) in m.snapshot() {
-            d.set_item(k, v)?;
-        }
-        out.append(d)?;
+        out.append(metrics_dict(py, m)?)?;
     }
     Ok(out)
 }

@@ -33,13 +33,7 @@ impl PyCsvScan {
     /// Files and bytes read, rows read, rows skipped by pushed filters, fields not
     /// converted, malformed rows, rows returned.
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        guarded(py, || {
-            let d = PyDict::new(py);
-            for (k, v) in self.0.metrics().snapshot() {
-                d.set_item(k, v)?;
-            }
-            Ok(d)
-        })
+        guarded(py, || crate::aggregate::metrics_dict(py, self.0.metrics()))
     }
     /// The files the scan reads.
     fn files(&self) -> Vec<PathBuf> {

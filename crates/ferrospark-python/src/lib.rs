@@ -527,13 +527,7 @@ impl PyParquetScan {
     }
     /// Counters as a dict (plan counts now, the rest as batches are read).
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        guarded(py, || {
-            let d = PyDict::new(py);
-            for (k, v) in self.0.metrics().snapshot() {
-                d.set_item(k, v)?;
-            }
-            Ok(d)
-        })
+        guarded(py, || aggregate::metrics_dict(py, self.0.metrics()))
     }
     /// A readable plan summary.
     fn explain(&self, py: Python<'_>) -> PyResult<String> {

@@ -91,11 +91,7 @@ impl PyQueryEngine {
 
     /// A relation over Parquet files (footers read now, rows when an action runs).
     fn read_parquet(&self, py: Python<'_>, paths: Vec<String>) -> PyResult<PyPlan> {
-        let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
-        let name = paths
-            .first()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
+        let (paths, name) = relation_paths(paths);
         let engine = self.0.clone();
         let plan = py
             .run_detached(|| engine.builder.scan_parquet(&paths, &name))
@@ -113,11 +109,7 @@ impl PyQueryEngine {
         schema: Option<PySchema>,
         options: Option<std::collections::BTreeMap<String, String>>,
     ) -> PyResult<PyPlan> {
-        let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
-        let name = paths
-            .first()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
+        let (paths, name) = relation_paths(paths);
         let engine = self.0.clone();
         let schema = schema.map(PySchema::into_inner);
         let options = options.unwrap_or_default();
@@ -189,6 +181,12 @@ impl PyQueryEngine {
         v.sort();
         v
     }
+}
+
+/// Paths as given, and the relation's name (its first path).
+fn relation_paths(paths: Vec<String>) -> (Vec<std::path::PathBuf>, String) {
+    let name = paths.first().cloned().unwrap_or_default();
+    (paths.into_iter().map(Into::into).collect(), name)
 }
 
 fn parse_how(how: &str) -> Result<JoinType, FerroError> {

@@ -12,7 +12,6 @@ use ferrospark_scan::csv::{CsvOptions, CsvScan, CSV_METRICS};
 
 use super::scan::rename;
 use super::{counted, field_names, metrics_with, BatchStream, ExecutionPlan, TaskContext};
-use crate::logical::expr_text;
 
 /// A scan of CSV files.
 #[derive(Debug)]
@@ -132,9 +131,4 @@ impl ExecutionPlan for CsvScanExec {
     fn metrics(&self) -> &MetricsSet {
         &self.metrics
     }
-}
-
-/// The filter text EXPLAIN shows.
-pub(crate) fn filter_texts(filters: &[Expr]) -> Vec<String> {
-    filters.iter().map(expr_text).collect()
 }

@@ -326,7 +326,7 @@ impl<'a> PhysicalPlanner<'a> {
                         schema.clone(),
                         out.iter().map(|a| a.name.clone()).collect(),
                         filter,
-                        super::csv_scan::filter_texts(filters),
+                        filters.iter().map(expr_text).collect(),
                         attrs_schema(&out),
                     ))
                 }

@@ -4,7 +4,7 @@
 //! widest its values need (integer < bigint < double; date < timestamp; anything else mixed
 //! is string). NULL fields say nothing; a column with none but NULLs is a string.
 
-use arrow_array::{Array, StringArray};
+use arrow_array::{Array, ArrayRef, StringArray};
 use arrow_schema::DataType;
 use ferrospark_common::{Config, Result};
 
@@ -72,11 +72,27 @@ fn iso_date_shape(s: &str) -> bool {
             .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
 }
 
+/// `values` converted to `to`, once.
+fn parsed<'a>(
+    cache: &'a mut Option<ArrayRef>,
+    values: &StringArray,
+    to: &DataType,
+    o: &CsvOptions,
+    cfg: &Config,
+) -> Result<&'a ArrayRef> {
+    if cache.is_none() {
+        *cache = Some(convert_column(values, to, o, cfg)?.0);
+    }
+    cache
+        .as_ref()
+        .ok_or_else(|| ferrospark_common::FerroError::Internal("a parsed column".into()))
+}
+
 /// The kind a column's `values` need.
 pub(crate) fn infer_column(values: &StringArray, o: &CsvOptions, cfg: &Config) -> Result<Inferred> {
     let tz = cfg.session_time_zone().to_string();
-    let (dates, _) = convert_column(values, &DataType::Date32, o, cfg)?;
-    let (stamps, _) = convert_column(values, &Inferred::Timestamp.data_type(&tz), o, cfg)?;
+    // Dates and timestamps parse a whole column at once, and only for a column that needs it.
+    let (mut dates, mut stamps) = (None, None);
     let mut kind = Inferred::Null;
     for (i, v) in values.iter().enumerate() {
         let Some(s) = v else { continue };
@@ -92,9 +108,19 @@ pub(crate) fn infer_column(values: &StringArray, o: &CsvOptions, cfg: &Config) -
             || java_double(s).is_some()
         {
             Inferred::Double
-        } else if iso_date_shape(s) && dates.is_valid(i) {
+        } else if iso_date_shape(s)
+            && parsed(&mut dates, values, &DataType::Date32, o, cfg)?.is_valid(i)
+        {
             Inferred::Date
-        } else if stamps.is_valid(i) {
+        } else if parsed(
+            &mut stamps,
+            values,
+            &Inferred::Timestamp.data_type(&tz),
+            o,
+            cfg,
+        )?
+        .is_valid(i)
+        {
             Inferred::Timestamp
         } else if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false") {
             Inferred::Boolean

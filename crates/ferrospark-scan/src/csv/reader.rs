@@ -94,6 +94,8 @@ pub struct CsvScan {
     cfg: Config,
     /// The files' columns (the corrupt-record column excluded).
     data: SchemaRef,
+    /// The files' columns with the corrupt-record column, as a schema to read them with again.
+    table: SchemaRef,
     /// The corrupt-record column's position in `output`, when requested.
     corrupt: Option<usize>,
     /// What the scan returns.
@@ -145,17 +147,11 @@ impl CsvScan {
             }
             None => (Self::discover(&listing, &options, &cfg)?, None),
         };
-        let mut all: Vec<Arc<Field>> = Vec::new();
-        let mut corrupt_at_full = None;
-        for (i, f) in schema_order(&data, corrupt_field.as_ref())
-            .into_iter()
-            .enumerate()
-        {
-            if corrupt_field.as_ref().is_some_and(|c| c.name() == f.name()) {
-                corrupt_at_full = Some(i);
-            }
-            all.push(f);
-        }
+        let table = Arc::new(Schema::new(schema_order(&data, corrupt_field.as_ref())));
+        let mut all: Vec<Arc<Field>> = table.fields().iter().cloned().collect();
+        let corrupt_at_full = corrupt_field
+            .as_ref()
+            .and_then(|c| all.iter().position(|f| f.name() == c.name()));
         for f in &listing.partition_fields {
             all.push(Arc::new(f.clone()));
         }
@@ -192,6 +188,7 @@ impl CsvScan {
             options,
             cfg,
             data,
+            table,
             corrupt,
             output,
             filter,
@@ -259,6 +256,17 @@ impl CsvScan {
     /// What the scan returns.
     pub fn schema(&self) -> SchemaRef {
         self.output.clone()
+    }
+
+    /// The files' columns as a schema to plan the same read with (the corrupt-record column
+    /// included, partition columns not).
+    pub fn table_schema(&self) -> SchemaRef {
+        self.table.clone()
+    }
+
+    /// Bytes on disk of the files read.
+    pub fn size_bytes(&self) -> u64 {
+        self.listing.files.iter().map(|f| f.size).sum()
     }
 
     /// The scan's counters.
