@@ -1,13 +1,15 @@
-"""CSV readers compared on TPC-H lineitem written as CSV: ferrospark (filter pushdown on and
-off), DuckDB, Polars and PySpark (pushdown on and off), in one run on the same file.
+"""Text readers compared on TPC-H lineitem written as CSV and as JSON lines: ferrospark
+(filter pushdown on and off), DuckDB, Polars and PySpark (pushdown on and off), in one run on
+the same files.
 
-    python benches/text_sources.py --scale 1 --reps 3
+    python benches/text_sources.py --scale 1 --reps 3 [--formats csv,json]
 
 Two workloads, each ``count(*), sum(l_extendedprice)`` with the columns typed by a given
 schema: ``all`` over every row, ``selective`` over ``l_orderkey < 60000`` (about 1% of the
 rows). Every engine runs once as a warm-up, then ``--reps`` times taking turns; PySpark runs
 last. The table prints median seconds and each engine's time over ferrospark's; all answers
-must agree. The CSV is written once from the Parquet files (``data/tpch-sf<scale>-csv``).
+must agree. The files are written once from the Parquet files (``data/tpch-sf<scale>-csv``,
+``data/tpch-sf<scale>-json``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import statistics
 import sys
 import time
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -73,30 +76,55 @@ def make_csv(scale: float) -> Path:
     return out
 
 
+def make_json(scale: float) -> Path:
+    import duckdb
+
+    tag = f"{scale:g}"
+    out = REPO / "data" / f"tpch-sf{tag}-json" / "lineitem.json"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    src = REPO / "data" / f"tpch-sf{tag}" / "lineitem" / "*.parquet"
+    cols = ", ".join(n for n, _ in COLUMNS)
+    duckdb.connect().execute(f"COPY (SELECT {cols} FROM read_parquet('{src}')) TO '{tmp}' (FORMAT JSON)")
+    os.replace(tmp, out)
+    return out
+
+
+MAKE = {"csv": make_csv, "json": make_json}
+
+
 def _answer(count, total) -> tuple[int, Decimal]:
     return int(count), Decimal(str(total)).quantize(Decimal("0.01"))
 
 
-def run_ferrospark(path: Path, cond: str | None, pushdown: bool):
+def run_ferrospark(fmt: str, path: Path, cond: str | None, pushdown: bool):
     import ferrospark as fs
     from ferrospark import functions as F
 
-    s = fs.Session(conf={"spark.sql.csv.filterPushdown.enabled": str(pushdown).lower()})
-    df = s.read.schema(DDL).csv(str(path), header=True)
+    s = fs.Session(conf={f"spark.sql.{fmt}.filterPushdown.enabled": str(pushdown).lower()})
+    reader = s.read.schema(DDL)
+    df = reader.csv(str(path), header=True) if fmt == "csv" else reader.json(str(path))
     if cond:
         df = df.filter(cond)
     row = df.agg(F.count("*"), F.sum("l_extendedprice")).toArrow().to_pylist()[0]
     return _answer(*row.values())
 
 
-def run_duckdb(path: Path, cond: str | None, con):
+def run_duckdb(fmt: str, path: Path, cond: str | None, con):
     types = ", ".join(f"'{n}': '{t.replace('STRING', 'VARCHAR')}'" for n, t in COLUMNS)
     where = f"WHERE {cond}" if cond else ""
-    q = f"SELECT count(*), sum(l_extendedprice) FROM read_csv('{path}', header=true, columns={{{types}}}) {where}"
+    source = (
+        f"read_csv('{path}', header=true, columns={{{types}}})"
+        if fmt == "csv"
+        else f"read_json('{path}', format='newline_delimited', columns={{{types}}})"
+    )
+    q = f"SELECT count(*), sum(l_extendedprice) FROM {source} {where}"
     return _answer(*con.execute(q).fetchone())
 
 
-def run_polars(path: Path, cond: str | None):
+def run_polars(fmt: str, path: Path, cond: str | None):
     import polars as pl
 
     types = {
@@ -106,18 +134,20 @@ def run_polars(path: Path, cond: str | None):
         "STRING": pl.String,
         "DATE": pl.Date,
     }
-    lf = pl.scan_csv(path, schema={n: types[t] for n, t in COLUMNS})
+    schema = {n: types[t] for n, t in COLUMNS}
+    lf = pl.scan_csv(path, schema=schema) if fmt == "csv" else pl.scan_ndjson(path, schema=schema)
     if cond:
         lf = lf.filter(pl.col("l_orderkey") < 60000)
     out = lf.select(pl.len(), pl.col("l_extendedprice").sum()).collect().row(0)
     return _answer(*out)
 
 
-def run_pyspark(path: Path, cond: str | None, spark, pushdown: bool):
+def run_pyspark(fmt: str, path: Path, cond: str | None, spark, pushdown: bool):
     from pyspark.sql import functions as F
 
-    spark.conf.set("spark.sql.csv.filterPushdown.enabled", str(pushdown).lower())
-    df = spark.read.schema(DDL).csv(str(path), header=True)
+    spark.conf.set(f"spark.sql.{fmt}.filterPushdown.enabled", str(pushdown).lower())
+    reader = spark.read.schema(DDL)
+    df = reader.csv(str(path), header=True) if fmt == "csv" else reader.json(str(path))
     if cond:
         df = df.filter(cond)
     row = df.agg(F.count(F.lit(1)), F.sum("l_extendedprice")).collect()[0]
@@ -138,12 +168,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--formats", default="csv,json")
     ap.add_argument("--engines", default="ferrospark,duckdb,polars,pyspark")
     args = ap.parse_args()
     engines = args.engines.split(",")
-    path = make_csv(args.scale)
-    print(f"lineitem SF{args.scale:g} as CSV: {path} ({path.stat().st_size / 1e6:.0f} MB), 2 threads")
-    results: dict[str, dict[str, tuple[float, object]]] = {w: {} for w in FILTERS}
+    paths = {fmt: MAKE[fmt](args.scale) for fmt in args.formats.split(",")}
+    for fmt, path in paths.items():
+        print(f"lineitem SF{args.scale:g} as {fmt}: {path} ({path.stat().st_size / 1e6:.0f} MB), 2 threads")
+    workloads = [(fmt, w, cond) for fmt in paths for w, cond in FILTERS.items()]
+    results: dict[tuple[str, str], dict[str, tuple[float, object]]] = {(f, w): {} for f, w, _ in workloads}
     con = None
     if "duckdb" in engines:
         import duckdb
@@ -151,16 +184,17 @@ def main() -> int:
         con = duckdb.connect()
         con.execute("SET threads = 2")
     os.environ.setdefault("POLARS_MAX_THREADS", "2")
-    for w, cond in FILTERS.items():
+    for fmt, w, cond in workloads:
+        path, rows = paths[fmt], results[(fmt, w)]
         if "ferrospark" in engines:
-            results[w]["ferrospark"] = timed(lambda cond=cond: run_ferrospark(path, cond, True), args.reps)
-            results[w]["ferrospark (no pushdown)"] = timed(
-                lambda cond=cond: run_ferrospark(path, cond, False), args.reps
+            rows["ferrospark"] = timed(partial(run_ferrospark, fmt, path, cond, True), args.reps)
+            rows["ferrospark (no pushdown)"] = timed(
+                partial(run_ferrospark, fmt, path, cond, False), args.reps
             )
         if con is not None:
-            results[w]["duckdb"] = timed(lambda cond=cond: run_duckdb(path, cond, con), args.reps)
+            rows["duckdb"] = timed(partial(run_duckdb, fmt, path, cond, con), args.reps)
         if "polars" in engines:
-            results[w]["polars"] = timed(lambda cond=cond: run_polars(path, cond), args.reps)
+            rows["polars"] = timed(partial(run_polars, fmt, path, cond), args.reps)
     if "pyspark" in engines:
         from pyspark.sql import SparkSession
 
@@ -172,15 +206,17 @@ def main() -> int:
             .getOrCreate()
         )
         spark.sparkContext.setLogLevel("ERROR")
-        for w, cond in FILTERS.items():
-            results[w]["pyspark"] = timed(lambda cond=cond: run_pyspark(path, cond, spark, True), args.reps)
-            results[w]["pyspark (no pushdown)"] = timed(
-                lambda cond=cond: run_pyspark(path, cond, spark, False), args.reps
+        for fmt, w, cond in workloads:
+            path, rows = paths[fmt], results[(fmt, w)]
+            rows["pyspark"] = timed(partial(run_pyspark, fmt, path, cond, spark, True), args.reps)
+            rows["pyspark (no pushdown)"] = timed(
+                partial(run_pyspark, fmt, path, cond, spark, False), args.reps
             )
         spark.stop()
     ok = True
-    for w, rows in results.items():
-        print(f"\nworkload {w}: count(*), sum(l_extendedprice){' WHERE ' + FILTERS[w] if FILTERS[w] else ''}")
+    for (fmt, w), rows in results.items():
+        where = " WHERE " + FILTERS[w] if FILTERS[w] else ""
+        print(f"\n{fmt}, workload {w}: count(*), sum(l_extendedprice){where}")
         print(f"{'engine':<26} {'median s':>9} {'/ ferrospark':>13}  answer")
         base = rows.get("ferrospark", (None, None))[0]
         answers = {a for _, a in rows.values()}

@@ -32,7 +32,6 @@ from . import (
 from . import aggregate as _aggregate
 from .aggregate import *  # noqa: F403 - the aggregate functions (fs.sum, fs.count, ...)
 from .column import Column, col, column, expr, lit
-from .csv_reader import CsvScan, read_csv, scan_csv
 from .dataframe import DataFrame, GroupedData, Row
 from .errors import (
     AnalysisError,
@@ -52,6 +51,7 @@ from .join import join, last_join_metrics, last_join_plan
 from .parquet import ParquetScan, read_parquet, scan_metrics, scan_parquet
 from .session import Session, default_session
 from .session_windows import session_window
+from .text_reader import CsvScan, TextScan, read_csv, read_json, scan_csv, scan_json
 from .window import (
     Window,
     WindowSpec,
@@ -98,8 +98,11 @@ __all__ = [
     "ParquetError",
     "ParquetScan",
     "CsvScan",
+    "TextScan",
     "read_csv",
+    "read_json",
     "scan_csv",
+    "scan_json",
     "PathNotFoundError",
     "SchemaError",
     "Session",

@@ -64,7 +64,8 @@ _SIMPLE = {
 
 
 def arrow_type(name: str) -> pa.DataType:
-    """The Arrow type of a Spark SQL type name (``int``, ``decimal(10,2)``, ...)."""
+    """The Arrow type of a Spark SQL type name (``int``, ``decimal(10,2)``,
+    ``array<string>``, ``struct<a: int, b: array<double>>``, ``map<string, bigint>``)."""
     n = name.strip().lower()
     if n in _SIMPLE:
         return _SIMPLE[n]
@@ -72,26 +73,46 @@ def arrow_type(name: str) -> pa.DataType:
         inner = n[len("decimal") :].strip("() ")
         p, _, s = inner.partition(",")
         return pa.decimal128(int(p or 10), int(s or 0))
+    raw = name.strip()
+    head, _, rest = raw.partition("<")
+    if rest.endswith(">"):
+        inner, kind = rest[:-1], head.strip().lower()
+        if kind == "array":
+            return pa.list_(arrow_type(inner))
+        if kind == "map":
+            key, value = (t for _, t in _split_top(inner, keyed=False))
+            return pa.map_(arrow_type(key), arrow_type(value))
+        if kind == "struct":
+            return pa.struct([pa.field(f, arrow_type(t)) for f, t in _split_top(inner, keyed=True)])
     from .errors import AnalysisError
 
     raise AnalysisError(f"[UNSUPPORTED_DATATYPE] unsupported data type {name!r} in a schema string")
 
 
-def split_ddl(text: str) -> list[tuple[str, str]]:
-    """``"a int, b decimal(10,2)"`` as ``[("a", "int"), ("b", "decimal(10,2)")]``."""
+def _split_top(text: str, keyed: bool) -> list[tuple[str, str]]:
+    """Comma-separated items of ``text`` outside brackets; ``name type`` / ``name: type``
+    pairs when ``keyed``, else bare types (named by position)."""
     parts, depth, cur = [], 0, ""
     for ch in text:
         if ch == "," and depth == 0:
             parts.append(cur)
             cur = ""
             continue
-        depth += ch == "("
-        depth -= ch == ")"
+        depth += ch in "(<"
+        depth -= ch in ")>"
         cur += ch
     if cur.strip():
         parts.append(cur)
+    if not keyed:
+        return [(str(i), p.strip()) for i, p in enumerate(parts)]
     out = []
     for p in parts:
-        name, _, t = p.strip().partition(" ")
-        out.append((name.strip("`"), t.strip().lstrip(":").strip()))
+        p = p.strip()
+        cut = min((i for i in (p.find(" "), p.find(":")) if i > 0), default=len(p))
+        out.append((p[:cut].strip("`"), p[cut:].strip().lstrip(":").strip()))
     return out
+
+
+def split_ddl(text: str) -> list[tuple[str, str]]:
+    """``"a int, b decimal(10,2)"`` as ``[("a", "int"), ("b", "decimal(10,2)")]``."""
+    return _split_top(text, keyed=True)

@@ -37,7 +37,7 @@ def _paths(path_or_paths: Paths) -> list[str]:
     return paths
 
 
-def native_batches(native: _native.ParquetScan | _native.CsvScan) -> Iterator[pa.RecordBatch]:
+def native_batches(native: _native.ParquetScan | _native.TextScan) -> Iterator[pa.RecordBatch]:
     """The batches of a planned native scan, its reader stopped when they stop being read."""
     stream = native.stream()
     try:
@@ -161,13 +161,14 @@ def unread_scan_of(data: object) -> ParquetScan | None:
 
 
 def scan_metrics(reader: pa.RecordBatchReader) -> dict[str, int]:
-    """The metrics of a reader returned by :func:`read_parquet` or :func:`read_csv`."""
+    """The metrics of a reader returned by :func:`read_parquet`, :func:`read_csv` or
+    :func:`read_json`."""
     scan = _READER_SCANS.get(reader)
     if scan is not None:
         return scan.metrics()
     other = _READER_METRICS.get(reader)
     if other is None:
-        raise ValueError("this reader was not created by ferrospark.read_parquet or read_csv")
+        raise ValueError("this reader was not created by ferrospark.read_parquet, read_csv or read_json")
     return other()
 
 

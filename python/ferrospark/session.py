@@ -209,13 +209,22 @@ class DataFrameReader:
         """CSV files as a lazy DataFrame, read as ``spark.read.csv`` reads them (see
         :func:`ferrospark.read_csv` for the options); the optimizer pushes the query's filters
         into the parsing and reads only the columns it uses."""
+        return self._text("csv", path, schema, options)
+
+    def json(self, path: Any, schema: Any = None, **options: Any) -> Any:
+        """JSON files as a lazy DataFrame, read as ``spark.read.json`` reads them (see
+        :func:`ferrospark.read_json` for the options); the optimizer pushes the query's filters
+        into the parsing and reads only the columns it uses."""
+        return self._text("json", path, schema, options)
+
+    def _text(self, format: str, path: Any, schema: Any, options: dict[str, Any]) -> Any:
         from .dataframe import DataFrame
 
         self.options(**options)
         schema = schema if schema is not None else self._schema
         if isinstance(schema, str):
             schema = _ddl_schema(schema)
-        plan = self._session._query_engine.read_csv(self._flat([path]), schema, dict(self._options))
+        plan = self._session._query_engine.read_text(format, self._flat([path]), schema, dict(self._options))
         return DataFrame(plan, self._session)
 
     def _flat(self, paths: Any) -> list[str]:

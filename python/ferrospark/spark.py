@@ -109,9 +109,36 @@ def read_csv(
     records convert; handed to another fss function, the scan is the first step of its plan.
     A CSV scan runs in one task for now (not yet split across tasks by file ranges).
     """
-    frame = _session_for(spark).read.csv(
-        [str(p) for p in _paths(path)], schema=schema, header=header, **options
-    )
+    return _read_text(spark, "csv", path, schema, filter, columns, {**options, "header": header})
+
+
+def read_json(
+    spark: SparkSession,
+    path: Paths,
+    schema: Any = None,
+    filter: Column | str | None = None,
+    columns: Sequence[str] | None = None,
+    **options: Any,
+) -> DataFrame:
+    """Reads JSON into a PySpark DataFrame, natively inside a Spark task, as
+    ``spark.read.json(path, schema, **options).filter(filter).select(columns)`` reads it (see
+    :func:`ferrospark.read_json` for the options). The filter is checked while records
+    convert; handed to another fss function, the scan is the first step of its plan.
+    """
+    return _read_text(spark, "json", path, schema, filter, columns, options)
+
+
+def _read_text(
+    spark: SparkSession,
+    format: str,
+    path: Paths,
+    schema: Any,
+    filter: Column | str | None,
+    columns: Sequence[str] | None,
+    options: dict[str, Any],
+) -> DataFrame:
+    reader = _session_for(spark).read
+    frame = reader._text(format, [str(p) for p in _paths(path)], schema, options)
     if filter is not None:
         frame = frame.filter(filter)
     if columns is not None:
@@ -283,6 +310,7 @@ __all__ = [
     "last_spark_join_probes",
     "last_spark_join_workers",
     "read_csv",
+    "read_json",
     "read_parquet",
     "session_window",
     "spark_schema",

@@ -105,28 +105,36 @@ impl PlanBuilder {
         }))
     }
 
-    /// A relation over CSV files read with Spark's `options`; `schema` is the user's, else
-    /// the columns come from the header (or are numbered) and are strings, or inferred with
-    /// `inferSchema`.
-    pub fn scan_csv(
+    /// A relation over text files (CSV, JSON) read with Spark's `options`; `schema` is the
+    /// user's, else the columns come from the files (a CSV header, or inference).
+    pub fn scan_text(
         &self,
+        format: ferrospark_scan::TextFormat,
         paths: &[PathBuf],
         schema: Option<SchemaRef>,
         options: std::collections::BTreeMap<String, String>,
         name: &str,
     ) -> Result<Arc<LogicalPlan>> {
         let map: HashMap<String, String> = options.clone().into_iter().collect();
-        let o = ferrospark_scan::csv::CsvOptions::from_map(&map)?;
-        let scan =
-            ferrospark_scan::csv::CsvScan::try_new(paths, schema, None, None, o, self.cfg.clone())?;
-        let full = scan.schema();
-        let attrs = self.schema_attrs(&full, None);
+        let scan = ferrospark_scan::TextScan::try_new(
+            format,
+            paths,
+            schema,
+            None,
+            None,
+            &map,
+            self.cfg.batch_size()?,
+            self.cfg.clone(),
+        )?;
+        let plan = scan.plan();
+        let attrs = self.schema_attrs(&plan.schema(), None);
         Ok(Arc::new(LogicalPlan::Scan {
-            source: ScanSource::Csv {
+            source: ScanSource::Text {
+                format,
                 paths: paths.to_vec(),
-                size_bytes: scan.size_bytes(),
+                size_bytes: plan.size_bytes(),
                 options,
-                schema: scan.table_schema(),
+                schema: plan.table_schema(),
             },
             attrs,
             projection: None,

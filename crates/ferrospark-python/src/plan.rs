@@ -99,12 +99,13 @@ impl PyQueryEngine {
         Ok(PyPlan::new(self.0.clone(), plan))
     }
 
-    /// A relation over CSV files with Spark's `options` (the schema settled now: the user's,
-    /// the header's, or inferred; rows when an action runs).
-    #[pyo3(signature = (paths, schema=None, options=None))]
-    fn read_csv(
+    /// A relation over text files (`csv`, `json`) with Spark's `options` (the schema settled
+    /// now: the user's, a CSV header's, or inferred; rows when an action runs).
+    #[pyo3(signature = (format, paths, schema=None, options=None))]
+    fn read_text(
         &self,
         py: Python<'_>,
+        format: &str,
         paths: Vec<String>,
         schema: Option<PySchema>,
         options: Option<std::collections::BTreeMap<String, String>>,
@@ -113,8 +114,13 @@ impl PyQueryEngine {
         let engine = self.0.clone();
         let schema = schema.map(PySchema::into_inner);
         let options = options.unwrap_or_default();
+        let format = ferrospark_scan::TextFormat::parse(format).py(py)?;
         let plan = py
-            .run_detached(|| engine.builder.scan_csv(&paths, schema, options, &name))
+            .run_detached(|| {
+                engine
+                    .builder
+                    .scan_text(format, &paths, schema, options, &name)
+            })
             .py(py)?;
         Ok(PyPlan::new(self.0.clone(), plan))
     }

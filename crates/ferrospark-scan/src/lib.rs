@@ -1,15 +1,22 @@
-//! File scans for ferrospark: the vectorised Parquet reader, and the CSV reader.
+//! File scans for ferrospark: the vectorised Parquet reader, and the text readers (CSV,
+//! JSON).
 //!
 //! [`parquet::ParquetScan`] plans a scan (list files and hive partitions, read footers, prune
 //! files, row groups and pages) and [`parquet::ParquetScan::execute`] runs it on worker
-//! threads, yielding Arrow batches in file order.
+//! threads, yielding Arrow batches in file order. [`TextScan`] plans a CSV or JSON scan and
+//! [`TextScan::stream`] reads it, checking pushed filters while records convert.
 
 pub mod csv;
+pub mod formats;
+pub mod json;
 pub mod listing;
 pub mod parquet;
+pub mod text;
 
+pub use formats::{TextFormat, TextScan};
 pub use listing::{list_files, Listing, PartitionedFile};
 pub use parquet::{
     ColumnStatistics, KeyFilter, ParquetScan, ParquetScanOptions, ScanReader, ScanSplit,
     ScanStream, TableStatistics,
 };
+pub use text::{ParseMode, TextPlan, TextStream, TEXT_METRICS};

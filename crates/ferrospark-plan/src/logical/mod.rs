@@ -99,9 +99,11 @@ pub enum ScanSource {
         #[serde(with = "wire_batches")]
         batches: Arc<Vec<RecordBatch>>,
     },
-    /// CSV files, read with Spark's options; the columns were fixed when the relation was
-    /// made (the user's schema, the header's names, or inferred types).
-    Csv {
+    /// Text files (CSV, JSON) read with Spark's options; the columns were fixed when the
+    /// relation was made (the user's schema, a CSV header's names, or inferred types).
+    Text {
+        /// The format.
+        format: ferrospark_scan::TextFormat,
         /// The paths as given.
         paths: Vec<PathBuf>,
         /// Bytes on disk, for join selection.

@@ -9,7 +9,6 @@
 
 pub mod aggregate;
 pub mod basic;
-pub mod csv_scan;
 pub mod expand;
 pub mod join;
 pub mod key_equivalence;
@@ -23,6 +22,7 @@ pub mod shared_build;
 pub mod shared_scan;
 pub mod sort;
 pub mod stats;
+pub mod text_scan;
 pub mod window;
 
 use std::fmt::{Debug, Write};

@@ -302,7 +302,8 @@ impl<'a> PhysicalPlanner<'a> {
                     }
                     None => return Err(FerroError::Internal("not a parquet scan".into())),
                 },
-                ScanSource::Csv {
+                ScanSource::Text {
+                    format,
                     paths,
                     options,
                     schema,
@@ -320,7 +321,8 @@ impl<'a> PhysicalPlanner<'a> {
                             .map(|f| crate::logical::expr_util::replace_columns(f, &by_name)),
                     );
                     let out = plan.output();
-                    Arc::new(super::csv_scan::CsvScanExec::new(
+                    Arc::new(super::text_scan::TextScanExec::new(
+                        *format,
                         paths.clone(),
                         options.clone().into_iter().collect(),
                         schema.clone(),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, Decimal128Builder, PrimitiveBuilder};
 use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type};
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use ferrospark_common::{Config, Result};
 use ferrospark_expr::{evaluate, CastMode, PhysicalExpr};
@@ -72,47 +72,51 @@ fn double_field(s: &str, o: &CsvOptions) -> Option<f64> {
 /// `scale`, rounded half up; `None` when it is not a number or needs more than `precision`
 /// digits.
 pub(crate) fn decimal_field(s: &str, precision: u8, scale: i8) -> Option<i128> {
-    let t: String = s.chars().filter(|&c| c != ',').collect();
-    let (mantissa, exp) = match t.find(['e', 'E']) {
-        Some(i) => (&t[..i], t[i + 1..].parse::<i32>().ok()?),
-        None => (t.as_str(), 0),
+    // Byte by byte, without copying: this runs for every decimal field of every record.
+    let b = s.as_bytes();
+    let (mantissa, exp) = match b.iter().position(|&c| c == b'e' || c == b'E') {
+        Some(i) => (
+            &b[..i],
+            std::str::from_utf8(&b[i + 1..]).ok()?.parse::<i32>().ok()?,
+        ),
+        None => (b, 0),
     };
-    let negative = mantissa.starts_with('-');
-    let m = mantissa.strip_prefix(['+', '-']).unwrap_or(mantissa);
-    let (int, frac) = match m.split_once('.') {
-        Some((a, b)) => (a, b),
-        None => (m, ""),
+    let negative = mantissa.first() == Some(&b'-');
+    let m = match mantissa.first() {
+        Some(b'+' | b'-') => &mantissa[1..],
+        _ => mantissa,
     };
-    if (int.is_empty() && frac.is_empty())
-        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+    let (int, frac): (&[u8], &[u8]) = match m.iter().position(|&c| c == b'.') {
+        Some(i) => (&m[..i], &m[i + 1..]),
+        None => (m, &[]),
+    };
+    let int = || int.iter().copied().filter(|&c| c != b',');
+    let frac = || frac.iter().copied().filter(|&c| c != b',');
+    if (int().next().is_none() && frac().next().is_none())
+        || !int().chain(frac()).all(|c| c.is_ascii_digit())
     {
         return None;
     }
-    let digits: String = format!("{int}{frac}");
-    // value = digits * 10^(exp - frac.len()); wanted: value * 10^scale.
-    let shift = exp - frac.len() as i32 + i32::from(scale);
-    let digits = digits.trim_start_matches('0');
+    let frac_len = frac().count() as i32;
+    // value = digits * 10^(exp - frac_len); wanted: value * 10^scale.
+    let shift = exp - frac_len + i32::from(scale);
+    let digits = || int().chain(frac()).skip_while(|&c| c == b'0');
     let mut v: i128 = 0;
     if shift >= 0 {
-        for b in digits.bytes() {
-            v = v.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+        for c in digits() {
+            v = v.checked_mul(10)?.checked_add(i128::from(c - b'0'))?;
         }
         for _ in 0..shift {
             v = v.checked_mul(10)?;
         }
     } else {
         let cut = (-shift) as usize;
-        let keep = digits.len().saturating_sub(cut);
-        for b in digits[..keep].bytes() {
-            v = v.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+        let len = digits().count();
+        let keep = len.saturating_sub(cut);
+        for c in digits().take(keep) {
+            v = v.checked_mul(10)?.checked_add(i128::from(c - b'0'))?;
         }
-        let dropped = &digits[keep..];
-        let first_dropped = if digits.len() >= cut {
-            dropped.bytes().next()
-        } else {
-            None
-        };
-        if first_dropped.is_some_and(|b| b >= b'5') {
+        if len >= cut && digits().nth(keep).is_some_and(|c| c >= b'5') {
             v += 1;
         }
     }
@@ -215,9 +219,4 @@ fn with_session_zone(t: &DataType, cfg: &Config) -> DataType {
         }
         other => other.clone(),
     }
-}
-
-/// Rows of `mask` (true) only.
-pub(crate) fn keep(values: &ArrayRef, mask: &BooleanArray) -> Result<ArrayRef> {
-    Ok(arrow_select::filter::filter(values.as_ref(), mask)?)
 }

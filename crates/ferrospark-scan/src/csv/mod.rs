@@ -6,7 +6,7 @@
 //! text of a field with a stray quote, and converts fields one at a time so a failing filter
 //! stops a record early; those parsers expose none of that.
 
-mod convert;
+pub(crate) mod convert;
 mod infer;
 mod options;
 mod reader;
@@ -14,5 +14,6 @@ mod reader;
 mod tests;
 mod tokenize;
 
-pub use options::{CsvOptions, ParseMode};
-pub use reader::{CsvScan, CsvStream, CSV_METRICS};
+pub use crate::text::ParseMode;
+pub use options::CsvOptions;
+pub use reader::CsvScan;

@@ -4,17 +4,7 @@ use std::collections::HashMap;
 
 use ferrospark_common::{FerroError, Result};
 
-/// What a reader does with a record it cannot convert (Spark's `mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParseMode {
-    /// Keep the record: fields that do not convert are NULL, the record's text goes to the
-    /// corrupt-record column when the schema has one.
-    Permissive,
-    /// Drop the record.
-    DropMalformed,
-    /// Stop with an error naming the file and line.
-    FailFast,
-}
+use crate::text::{flag as text_flag, ratio, utf8_only, ParseMode};
 
 /// The options of a CSV read.
 #[derive(Debug, Clone)]
@@ -100,11 +90,7 @@ fn bad(key: &str, value: &str, why: &str) -> FerroError {
 }
 
 fn flag(key: &str, value: &str) -> Result<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(bad(key, value, "expected true or false")),
-    }
+    text_flag("CSV", key, value)
 }
 
 /// One character of a CSV option: `\t`, `\u0000`-style escapes as Spark reads them.
@@ -144,20 +130,7 @@ impl CsvOptions {
                 "nanvalue" => o.nan_value = value.clone(),
                 "positiveinf" => o.positive_inf = value.clone(),
                 "negativeinf" => o.negative_inf = value.clone(),
-                "mode" => {
-                    o.mode = match value.to_ascii_uppercase().as_str() {
-                        "PERMISSIVE" => ParseMode::Permissive,
-                        "DROPMALFORMED" => ParseMode::DropMalformed,
-                        "FAILFAST" => ParseMode::FailFast,
-                        _ => {
-                            return Err(bad(
-                                key,
-                                value,
-                                "expected PERMISSIVE, DROPMALFORMED or FAILFAST",
-                            ))
-                        }
-                    }
-                }
+                "mode" => o.mode = ParseMode::parse("CSV", value)?,
                 "columnnameofcorruptrecord" => o.corrupt_column = value.clone(),
                 "ignoreleadingwhitespace" => o.ignore_leading_ws = flag(key, value)?,
                 "ignoretrailingwhitespace" => o.ignore_trailing_ws = flag(key, value)?,
@@ -169,21 +142,9 @@ impl CsvOptions {
                     o.line_sep = Some(value.as_bytes().to_vec());
                 }
                 "inferschema" => o.infer_schema = flag(key, value)?,
-                "samplingratio" => {
-                    let r: f64 = value
-                        .trim()
-                        .parse()
-                        .map_err(|_| bad(key, value, "expected a number"))?;
-                    if !(r > 0.0 && r <= 1.0) {
-                        return Err(bad(key, value, "expected a ratio in (0, 1]"));
-                    }
-                    o.sampling_ratio = r;
-                }
+                "samplingratio" => o.sampling_ratio = ratio("CSV", key, value)?,
                 "encoding" | "charset" => {
-                    let e = value.to_ascii_uppercase().replace('_', "-");
-                    if !matches!(e.as_str(), "UTF-8" | "UTF8" | "US-ASCII" | "ASCII") {
-                        return Err(bad(key, value, "only UTF-8 (and ASCII) files are read"));
-                    }
+                    utf8_only("CSV", key, value)?;
                     o.encoding = "UTF-8".into();
                 }
                 "dateformat" => o.date_format = Some(value.clone()),

@@ -129,6 +129,7 @@ fn inferred_types_are_sparks() {
     .expect("reads");
     let types: Vec<String> = r
         .scan
+        .plan()
         .schema()
         .fields()
         .iter()
@@ -194,7 +195,7 @@ fn malformed_records_in_every_mode() {
             "6|f|100.0|NULL"
         ]
     );
-    assert_eq!(permissive.scan.metrics().get("malformed_rows"), 4);
+    assert_eq!(permissive.scan.plan().metrics().get("malformed_rows"), 4);
     let dropped = read(
         TYPED,
         &[("mode", "DROPMALFORMED")],
@@ -252,14 +253,14 @@ fn a_filter_stops_conversion_early_with_the_same_rows() {
     .expect("reads");
     assert_eq!(rows(&on.batches), want);
     // Rows 1, x and 5 fail at field 0: their two other fields are never converted.
-    assert_eq!(on.scan.metrics().get("rows_skipped_early"), 3);
-    assert_eq!(on.scan.metrics().get("fields_not_converted"), 6);
+    assert_eq!(on.scan.plan().metrics().get("rows_skipped_early"), 3);
+    assert_eq!(on.scan.plan().metrics().get("fields_not_converted"), 6);
     let mut off = Config::default();
     off.set("spark.sql.csv.filterPushdown.enabled", "false")
         .expect("conf");
     let off = read(TYPED, &[], Some(typed_schema(true)), Some("i > 2"), off).expect("reads");
     assert_eq!(rows(&off.batches), want);
-    assert_eq!(off.scan.metrics().get("rows_skipped_early"), 0);
+    assert_eq!(off.scan.plan().metrics().get("rows_skipped_early"), 0);
 }
 
 #[test]

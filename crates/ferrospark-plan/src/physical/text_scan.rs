@@ -1,5 +1,6 @@
-//! `FileScan csv`: the CSV reader of `ferrospark-scan` behind the operator trait, reading
-//! only the columns the plan uses and checking the pushed filters while records convert.
+//! `FileScan csv` / `FileScan json`: the text readers of `ferrospark-scan` behind the
+//! operator trait, reading only the columns the plan uses and checking the pushed filters
+//! while records convert.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -8,14 +9,16 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef;
 use ferrospark_common::{MetricsSet, Result};
 use ferrospark_expr::Expr;
-use ferrospark_scan::csv::{CsvOptions, CsvScan, CSV_METRICS};
+use ferrospark_scan::{TextFormat, TextScan, TextStream, TEXT_METRICS};
 
 use super::scan::rename;
 use super::{counted, field_names, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 
-/// A scan of CSV files.
+/// A scan of text files.
 #[derive(Debug)]
-pub struct CsvScanExec {
+pub struct TextScanExec {
+    /// The format.
+    pub format: TextFormat,
     /// Paths as given.
     pub paths: Vec<PathBuf>,
     /// Spark's options.
@@ -33,10 +36,11 @@ pub struct CsvScanExec {
     metrics: MetricsSet,
 }
 
-impl CsvScanExec {
+impl TextScanExec {
     /// A scan of `paths` returning `columns` as `schema`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
+        format: TextFormat,
         paths: Vec<PathBuf>,
         options: HashMap<String, String>,
         data_schema: SchemaRef,
@@ -46,6 +50,7 @@ impl CsvScanExec {
         schema: SchemaRef,
     ) -> Self {
         Self {
+            format,
             paths,
             options,
             data_schema,
@@ -53,15 +58,15 @@ impl CsvScanExec {
             filter,
             filter_text,
             schema,
-            metrics: metrics_with(CSV_METRICS),
+            metrics: metrics_with(TEXT_METRICS),
         }
     }
 }
 
 /// The reader's batches, its counters added to the operator's when it ends.
 struct Counted {
-    stream: ferrospark_scan::csv::CsvStream,
-    scan: Arc<CsvScan>,
+    stream: TextStream,
+    scan: TextScan,
     schema: SchemaRef,
     metrics: MetricsSet,
     done: bool,
@@ -78,7 +83,7 @@ impl Iterator for Counted {
             Some(b) => Some(b.and_then(|b| rename(b, &self.schema))),
             None => {
                 self.done = true;
-                for (k, v) in self.scan.metrics().snapshot() {
+                for (k, v) in self.scan.plan().metrics().snapshot() {
                     if k != "output_rows" {
                         self.metrics.add(k, v);
                     }
@@ -89,9 +94,9 @@ impl Iterator for Counted {
     }
 }
 
-impl ExecutionPlan for CsvScanExec {
+impl ExecutionPlan for TextScanExec {
     fn name(&self) -> String {
-        "FileScan csv".into()
+        format!("FileScan {}", self.format.name())
     }
     fn describe(&self) -> String {
         let mut s = format!("[{}]", field_names(&self.schema).join(", "));
@@ -109,16 +114,16 @@ impl ExecutionPlan for CsvScanExec {
         vec![]
     }
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
-        let mut o = CsvOptions::from_map(&self.options)?;
-        o.batch_size = ctx.batch_size.max(1);
-        let scan = Arc::new(CsvScan::try_new(
+        let scan = TextScan::try_new(
+            self.format,
             &self.paths,
             Some(self.data_schema.clone()),
             Some(self.columns.clone()),
             self.filter.clone(),
-            o,
+            &self.options,
+            ctx.batch_size.max(1),
             ctx.cfg.clone(),
-        )?);
+        )?;
         let stream = Counted {
             stream: scan.stream()?,
             scan,

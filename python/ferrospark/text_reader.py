@@ -1,8 +1,10 @@
-"""Reading CSV: ``fs.read_csv`` (a streaming ``pyarrow.RecordBatchReader``) and
-``fs.scan_csv`` (the planned scan, with ``metrics()``), with Spark's options and modes.
+"""Reading CSV and JSON: ``fs.read_csv`` / ``fs.read_json`` (a streaming
+``pyarrow.RecordBatchReader``) and ``fs.scan_csv`` / ``fs.scan_json`` (the planned scan, with
+``metrics()``), with Spark's options and modes.
 
 >>> reader = fs.read_csv("data/items.csv", schema="id INT, price DOUBLE", filter="price > 10")  # doctest: +SKIP
 >>> fs.scan_metrics(reader)["rows_skipped_early"]                                          # doctest: +SKIP
+>>> fs.read_json("data/events.json", filter="kind = 'click'").read_all()                  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ def _option_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-class CsvScan:
-    """A planned CSV scan: files listed, the schema given, read from the header or inferred.
-    Nothing is converted until it is read."""
+class TextScan:
+    """A planned CSV or JSON scan: files listed, the schema given, read from a CSV header or
+    inferred. Nothing is converted until it is read."""
 
-    def __init__(self, native: _native.CsvScan) -> None:
+    def __init__(self, native: _native.TextScan) -> None:
         self._native = native
 
     @property
@@ -55,6 +57,32 @@ class CsvScan:
         return dict(self._native.metrics())
 
 
+def _scan(
+    format: str,
+    path: Paths,
+    schema: pa.Schema | str | None,
+    filter: Column | str | None,
+    columns: Sequence[str] | None,
+    session: Session | None,
+    options: dict[str, Any],
+) -> TextScan:
+    from .session import _ddl_schema, default_session
+
+    s = session or default_session()
+    if isinstance(schema, str):
+        schema = _ddl_schema(schema)
+    native = _native.scan_text(
+        format,
+        _paths(path),
+        schema=schema,
+        columns=list(columns) if columns is not None else None,
+        filter=to_filter(filter),
+        options={k: _option_text(v) for k, v in options.items()},
+        conf=s.conf,
+    )
+    return TextScan(native)
+
+
 def scan_csv(
     path: Paths,
     schema: pa.Schema | str | None = None,
@@ -64,24 +92,9 @@ def scan_csv(
     columns: Sequence[str] | None = None,
     session: Session | None = None,
     **options: Any,
-) -> CsvScan:
+) -> TextScan:
     """Plans a CSV scan (see :func:`read_csv`)."""
-    from .session import _ddl_schema, default_session
-
-    s = session or default_session()
-    if isinstance(schema, str):
-        schema = _ddl_schema(schema)
-    opts = {k: _option_text(v) for k, v in options.items()}
-    opts["header"] = _option_text(header)
-    native = _native.scan_csv(
-        _paths(path),
-        schema=schema,
-        columns=list(columns) if columns is not None else None,
-        filter=to_filter(filter),
-        options=opts,
-        conf=s.conf,
-    )
-    return CsvScan(native)
+    return _scan("csv", path, schema, filter, columns, session, {**options, "header": header})
 
 
 def read_csv(
@@ -113,4 +126,48 @@ def read_csv(
     return scan_csv(path, schema, filter, header, columns=columns, session=session, **options).to_reader()
 
 
-__all__ = ["CsvScan", "read_csv", "scan_csv"]
+def scan_json(
+    path: Paths,
+    schema: pa.Schema | str | None = None,
+    filter: Column | str | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    session: Session | None = None,
+    **options: Any,
+) -> TextScan:
+    """Plans a JSON scan (see :func:`read_json`)."""
+    return _scan("json", path, schema, filter, columns, session, options)
+
+
+def read_json(
+    path: Paths,
+    schema: pa.Schema | str | None = None,
+    filter: Column | str | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    session: Session | None = None,
+    **options: Any,
+) -> pa.RecordBatchReader:
+    """Reads JSON files as ``spark.read.json`` does, as a streaming ``pyarrow.RecordBatchReader``.
+
+    A file holds a JSON value per line (one value per file with ``multiLine=True``); an object
+    is a row and an array of objects a row per object; anything else is a malformed record.
+    ``path`` is a file, a directory (hive partitions too) or a list; ``.gz``, ``.bz2`` and
+    ``.zst`` files are decompressed. ``schema`` is a ``pyarrow.Schema`` or DDL text; without
+    it the schema is inferred as Spark infers it (fields sorted by name, types merged across
+    records, ``_corrupt_record`` added when a record is malformed). Spark's options by
+    Spark's names: ``mode``, ``columnNameOfCorruptRecord``, ``primitivesAsString``,
+    ``prefersDecimal``, ``allowComments``, ``allowUnquotedFieldNames``, ``allowSingleQuotes``,
+    ``allowNumericLeadingZeros``, ``allowNonNumericNumbers``,
+    ``allowBackslashEscapingAnyCharacter``, ``allowUnquotedControlChars``, ``multiLine``,
+    ``samplingRatio``, ``dropFieldIfAllNull``, ``encoding``. ``filter`` keeps the rows Spark's
+    ``.filter(cond)`` keeps; its fields convert first and a record failing a conjunct
+    converts no more fields (``spark.sql.json.filterPushdown.enabled``).
+    """
+    return scan_json(path, schema, filter, columns=columns, session=session, **options).to_reader()
+
+
+CsvScan = TextScan
+"""The planned scan :func:`scan_csv` returns (a :class:`TextScan`)."""
+
+__all__ = ["CsvScan", "TextScan", "read_csv", "read_json", "scan_csv", "scan_json"]

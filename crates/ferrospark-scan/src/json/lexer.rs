@@ -1,0 +1,392 @@
+//! A JSON scanner with Jackson's leniency switches, as Spark configures them: it checks a
+//! value's syntax and finds where it lies, without building it.
+//!
+//! Written here because the well-kept parsers (`serde_json`, `simd-json`, `arrow-json`) read
+//! strict JSON only, while Spark reads single-quoted strings by default, `NaN` and
+//! `Infinity` by default, and comments, unquoted names and leading zeros when asked; and
+//! Spark keeps a non-string value's exact text when its column is a string (`1.50` stays
+//! `1.50`), which needs the value's span rather than a parsed value.
+
+use super::options::JsonOptions;
+
+/// Jackson's default limit on nesting; a deeper document is malformed, not a stack overflow.
+const MAX_DEPTH: usize = 1000;
+
+/// What a value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Null,
+    True,
+    False,
+    /// An integer literal.
+    Int,
+    /// A literal with a fraction or an exponent.
+    Float,
+    /// `NaN`, `Infinity`, `+Infinity`, `-Infinity`.
+    NonNumeric,
+    /// A string; `quote` is its quote character.
+    Str,
+    Object,
+    Array,
+}
+
+/// A value's kind and where it lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub kind: Kind,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// The syntax is wrong (where does not matter: the record is malformed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Malformed;
+
+type Scan<T> = std::result::Result<T, Malformed>;
+
+/// Scans JSON text.
+pub(crate) struct Lexer<'a> {
+    pub b: &'a [u8],
+    pub pos: usize,
+    o: &'a JsonOptions,
+}
+
+fn ident_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+}
+
+impl<'a> Lexer<'a> {
+    /// A scanner of `b` from `pos`.
+    pub fn new(b: &'a [u8], pos: usize, o: &'a JsonOptions) -> Self {
+        Self { b, pos, o }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.pos).copied()
+    }
+
+    /// Skips whitespace and, when allowed, comments; true when text is left.
+    pub fn skip_ws(&mut self) -> Scan<bool> {
+        loop {
+            match self.peek() {
+                Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
+                Some(b'/') if self.o.allow_comments => match self.b.get(self.pos + 1) {
+                    Some(b'/') => {
+                        self.pos = memchr::memchr(b'\n', &self.b[self.pos..])
+                            .map_or(self.b.len(), |i| self.pos + i);
+                    }
+                    Some(b'*') => {
+                        let rest = &self.b[self.pos + 2..];
+                        let end = memchr::memmem::find(rest, b"*/").ok_or(Malformed)?;
+                        self.pos += 2 + end + 2;
+                    }
+                    _ => return Err(Malformed),
+                },
+                Some(_) => return Ok(true),
+                None => return Ok(false),
+            }
+        }
+    }
+
+    fn expect_word(&mut self, word: &[u8]) -> Scan<()> {
+        if self.b[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            // `nullx` or `true1` is not a literal.
+            if self.peek().is_some_and(ident_byte) {
+                return Err(Malformed);
+            }
+            Ok(())
+        } else {
+            Err(Malformed)
+        }
+    }
+
+    /// The value at the cursor (whitespace skipped first).
+    pub fn value(&mut self, depth: usize) -> Scan<Span> {
+        if !self.skip_ws()? {
+            return Err(Malformed);
+        }
+        let start = self.pos;
+        let kind = match self.b[self.pos] {
+            b'{' => {
+                self.object(depth + 1, |_, _, _| {})?;
+                Kind::Object
+            }
+            b'[' => {
+                self.array(depth + 1, |_, _| {})?;
+                Kind::Array
+            }
+            b'"' => {
+                self.string(b'"')?;
+                Kind::Str
+            }
+            b'\'' if self.o.allow_single_quotes => {
+                self.string(b'\'')?;
+                Kind::Str
+            }
+            b't' => {
+                self.expect_word(b"true")?;
+                Kind::True
+            }
+            b'f' => {
+                self.expect_word(b"false")?;
+                Kind::False
+            }
+            b'n' => {
+                self.expect_word(b"null")?;
+                Kind::Null
+            }
+            b'N' if self.o.allow_non_numeric_numbers => {
+                self.expect_word(b"NaN")?;
+                Kind::NonNumeric
+            }
+            b'I' if self.o.allow_non_numeric_numbers => {
+                self.expect_word(b"Infinity")?;
+                Kind::NonNumeric
+            }
+            b'+' if self.o.allow_non_numeric_numbers => {
+                self.pos += 1;
+                self.expect_word(b"Infinity")?;
+                Kind::NonNumeric
+            }
+            b'-' | b'0'..=b'9' => self.number()?,
+            _ => return Err(Malformed),
+        };
+        Ok(Span {
+            kind,
+            start,
+            end: self.pos,
+        })
+    }
+
+    fn digits(&mut self) -> usize {
+        let from = self.pos;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        self.pos - from
+    }
+
+    fn number(&mut self) -> Scan<Kind> {
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+            if self.peek() == Some(b'I') && self.o.allow_non_numeric_numbers {
+                self.expect_word(b"Infinity")?;
+                return Ok(Kind::NonNumeric);
+            }
+        }
+        let int_start = self.pos;
+        let n = self.digits();
+        if n == 0 || (n > 1 && self.b[int_start] == b'0' && !self.o.allow_numeric_leading_zeros) {
+            return Err(Malformed);
+        }
+        let mut kind = Kind::Int;
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if self.digits() == 0 {
+                return Err(Malformed);
+            }
+            kind = Kind::Float;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(Malformed);
+            }
+            kind = Kind::Float;
+        }
+        if self.peek().is_some_and(ident_byte) {
+            return Err(Malformed);
+        }
+        Ok(kind)
+    }
+
+    /// Skips a string whose opening `quote` is at the cursor.
+    fn string(&mut self, quote: u8) -> Scan<()> {
+        self.pos += 1;
+        loop {
+            let rest = &self.b[self.pos..];
+            let i = memchr::memchr2(quote, b'\\', rest).ok_or(Malformed)?;
+            if !self.o.allow_unquoted_control_chars && rest[..i].iter().any(|&c| c < 0x20) {
+                return Err(Malformed);
+            }
+            self.pos += i;
+            if self.b[self.pos] == quote {
+                self.pos += 1;
+                return Ok(());
+            }
+            let c = *self.b.get(self.pos + 1).ok_or(Malformed)?;
+            self.pos += 2;
+            match c {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                b'u' => {
+                    let hex = self.b.get(self.pos..self.pos + 4).ok_or(Malformed)?;
+                    if !hex.iter().all(|h| h.is_ascii_hexdigit()) {
+                        return Err(Malformed);
+                    }
+                    self.pos += 4;
+                }
+                b'\'' if self.o.allow_single_quotes => {}
+                _ if self.o.allow_backslash_escaping_any => {}
+                _ => return Err(Malformed),
+            }
+        }
+    }
+
+    /// A field name at the cursor: its span (quotes included) and whether it is quoted.
+    fn name(&mut self) -> Scan<(usize, usize)> {
+        let start = self.pos;
+        match self.peek() {
+            Some(b'"') => self.string(b'"')?,
+            Some(b'\'') if self.o.allow_single_quotes => self.string(b'\'')?,
+            Some(c) if self.o.allow_unquoted_field_names && ident_byte(c) => {
+                while self.peek().is_some_and(ident_byte) {
+                    self.pos += 1;
+                }
+            }
+            _ => return Err(Malformed),
+        }
+        Ok((start, self.pos))
+    }
+
+    /// Skips an object whose `{` is at the cursor, calling `member(lexer, name span, value
+    /// span)` for each member.
+    pub fn object(
+        &mut self,
+        depth: usize,
+        mut member: impl FnMut(&Self, (usize, usize), Span),
+    ) -> Scan<()> {
+        if depth > MAX_DEPTH {
+            return Err(Malformed);
+        }
+        self.pos += 1;
+        if !self.skip_ws()? {
+            return Err(Malformed);
+        }
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            let name = self.name()?;
+            if !self.skip_ws()? || self.peek() != Some(b':') {
+                return Err(Malformed);
+            }
+            self.pos += 1;
+            let v = self.value(depth)?;
+            member(self, name, v);
+            if !self.skip_ws()? {
+                return Err(Malformed);
+            }
+            match self.peek() {
+                Some(b',') => {
+                    self.pos += 1;
+                    if !self.skip_ws()? {
+                        return Err(Malformed);
+                    }
+                }
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(Malformed),
+            }
+        }
+    }
+
+    /// Skips an array whose `[` is at the cursor, calling `element` for each element.
+    pub fn array(&mut self, depth: usize, mut element: impl FnMut(&Self, Span)) -> Scan<()> {
+        if depth > MAX_DEPTH {
+            return Err(Malformed);
+        }
+        self.pos += 1;
+        if !self.skip_ws()? {
+            return Err(Malformed);
+        }
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            let v = self.value(depth)?;
+            element(self, v);
+            if !self.skip_ws()? {
+                return Err(Malformed);
+            }
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(Malformed),
+            }
+        }
+    }
+}
+
+/// The text of a string or a name at `span` of `b` (quotes, if any, included in the span),
+/// escapes decoded. `None` when it is not valid UTF-8.
+pub(crate) fn decode_string(
+    b: &[u8],
+    start: usize,
+    end: usize,
+) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    let quoted = matches!(b[start], b'"' | b'\'');
+    let inner = if quoted {
+        &b[start + 1..end - 1]
+    } else {
+        &b[start..end]
+    };
+    if memchr::memchr(b'\\', inner).is_none() {
+        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(inner.len());
+    let mut i = 0;
+    while i < inner.len() {
+        let c = inner[i];
+        if c != b'\\' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let e = *inner.get(i + 1)?;
+        i += 2;
+        let ch = match e {
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hex = |at: usize| -> Option<u32> {
+                    u32::from_str_radix(std::str::from_utf8(inner.get(at..at + 4)?).ok()?, 16).ok()
+                };
+                let hi = hex(i)?;
+                i += 4;
+                if (0xD800..0xDC00).contains(&hi) && inner.get(i..i + 2) == Some(b"\\u") {
+                    if let Some(lo) = hex(i + 2).filter(|lo| (0xDC00..0xE000).contains(lo)) {
+                        i += 6;
+                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?
+                    } else {
+                        '\u{FFFD}'
+                    }
+                } else {
+                    char::from_u32(hi).unwrap_or('\u{FFFD}')
+                }
+            }
+            // A backslash before any other character stands for it (where allowed).
+            other => {
+                out.push(other);
+                continue;
+            }
+        };
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+    }
+    String::from_utf8(out).ok().map(Cow::Owned)
+}

@@ -1,0 +1,106 @@
+//! Spark's JSON read options (`JSONOptions`): the same names, case-insensitive, and defaults.
+
+use std::collections::HashMap;
+
+use ferrospark_common::{FerroError, Result};
+
+use crate::text::{flag as text_flag, ratio, utf8_only, ParseMode};
+
+/// The options of a JSON read.
+#[derive(Debug, Clone)]
+pub struct JsonOptions {
+    /// Infer every primitive value as a string (`primitivesAsString`).
+    pub primitives_as_string: bool,
+    /// Infer fractional numbers as decimals when they fit (`prefersDecimal`).
+    pub prefers_decimal: bool,
+    /// `/* */` and `//` comments (`allowComments`).
+    pub allow_comments: bool,
+    /// Field names without quotes (`allowUnquotedFieldNames`).
+    pub allow_unquoted_field_names: bool,
+    /// Strings and names in single quotes (`allowSingleQuotes`, on by default).
+    pub allow_single_quotes: bool,
+    /// Numbers with leading zeros, `00012` (`allowNumericLeadingZeros`).
+    pub allow_numeric_leading_zeros: bool,
+    /// `NaN`, `Infinity`, `-Infinity` as numbers (`allowNonNumericNumbers`, on by default).
+    pub allow_non_numeric_numbers: bool,
+    /// A backslash before any character (`allowBackslashEscapingAnyCharacter`).
+    pub allow_backslash_escaping_any: bool,
+    /// Control characters inside strings (`allowUnquotedControlChars`).
+    pub allow_unquoted_control_chars: bool,
+    /// What happens to a malformed record.
+    pub mode: ParseMode,
+    /// The column that receives a malformed record's text.
+    pub corrupt_column: String,
+    /// A file is one JSON value (an object or an array of objects) rather than one per line.
+    pub multi_line: bool,
+    /// Fraction of records schema inference reads.
+    pub sampling_ratio: f64,
+    /// Inference drops a field whose values are all NULL (or empty arrays / structs).
+    pub drop_field_if_all_null: bool,
+    /// Rows per output batch.
+    pub batch_size: usize,
+}
+
+impl Default for JsonOptions {
+    fn default() -> Self {
+        Self {
+            primitives_as_string: false,
+            prefers_decimal: false,
+            allow_comments: false,
+            allow_unquoted_field_names: false,
+            allow_single_quotes: true,
+            allow_numeric_leading_zeros: false,
+            allow_non_numeric_numbers: true,
+            allow_backslash_escaping_any: false,
+            allow_unquoted_control_chars: false,
+            mode: ParseMode::Permissive,
+            corrupt_column: "_corrupt_record".into(),
+            multi_line: false,
+            sampling_ratio: 1.0,
+            drop_field_if_all_null: false,
+            batch_size: 8192,
+        }
+    }
+}
+
+fn flag(key: &str, value: &str) -> Result<bool> {
+    text_flag("JSON", key, value)
+}
+
+impl JsonOptions {
+    /// Options from Spark's names (case-insensitive); unknown names are ignored, as Spark
+    /// ignores them. A bad value is a `ConfigError` naming the option.
+    pub fn from_map(options: &HashMap<String, String>) -> Result<Self> {
+        let mut o = Self::default();
+        for (key, value) in options {
+            match key.to_ascii_lowercase().as_str() {
+                "primitivesasstring" => o.primitives_as_string = flag(key, value)?,
+                "prefersdecimal" => o.prefers_decimal = flag(key, value)?,
+                "allowcomments" => o.allow_comments = flag(key, value)?,
+                "allowunquotedfieldnames" => o.allow_unquoted_field_names = flag(key, value)?,
+                "allowsinglequotes" => o.allow_single_quotes = flag(key, value)?,
+                "allownumericleadingzeros" | "allownumericleadingzero" => {
+                    o.allow_numeric_leading_zeros = flag(key, value)?
+                }
+                "allownonnumericnumbers" => o.allow_non_numeric_numbers = flag(key, value)?,
+                "allowbackslashescapinganycharacter" => {
+                    o.allow_backslash_escaping_any = flag(key, value)?
+                }
+                "allowunquotedcontrolchars" => o.allow_unquoted_control_chars = flag(key, value)?,
+                "mode" => o.mode = ParseMode::parse("JSON", value)?,
+                "columnnameofcorruptrecord" => o.corrupt_column = value.clone(),
+                "multiline" => o.multi_line = flag(key, value)?,
+                "samplingratio" => o.sampling_ratio = ratio("JSON", key, value)?,
+                "dropfieldifallnull" => o.drop_field_if_all_null = flag(key, value)?,
+                "encoding" | "charset" => utf8_only("JSON", key, value)?,
+                "linesep" if value != "\n" && value != "\r\n" => {
+                    return Err(FerroError::Config(format!(
+                        "JSON option {key}={value:?}: only \\n and \\r\\n line ends are read"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        Ok(o)
+    }
+}

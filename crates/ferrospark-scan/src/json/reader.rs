@@ -1,0 +1,463 @@
+//! A JSON scan: its files and schema planned once ([`JsonScan`]), then read by the shared text
+//! stream. A record is a line (a whole file with `multiLine`); an object is a row, an array
+//! of objects is a row per object, anything else is a malformed record. A record's fields
+//! come in any order, so the filter's fields convert first and each conjunct is checked as
+//! soon as its own fields are converted (Spark's `JsonFilters`).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow_array::ArrayRef;
+use arrow_schema::{DataType, Schema, SchemaRef};
+use ferrospark_common::{Config, FerroError, Result};
+use ferrospark_expr::Expr;
+
+use super::convert::convert_spans;
+use super::infer::{struct_fields, JType, Untyped};
+use super::lexer::{decode_string, Kind, Lexer, Malformed, Span};
+use super::options::JsonOptions;
+use crate::listing::{list_files, Listing};
+use crate::text::{
+    pieces, read_text, ParseMode, PlanSpec, RawRows, RecordReader, TextPlan, TextStream,
+};
+
+/// A planned JSON scan.
+#[derive(Debug)]
+pub struct JsonScan {
+    plan: Arc<TextPlan>,
+    options: Arc<JsonOptions>,
+}
+
+impl JsonScan {
+    /// Plans a scan of `paths` (files or directories, hive partitions too). `schema` is the
+    /// user's (it may name the corrupt-record column, a string); without it the schema is
+    /// inferred from the records. `columns` selects the output; `filter` (over column names)
+    /// drops rows.
+    pub fn try_new(
+        paths: &[PathBuf],
+        schema: Option<SchemaRef>,
+        columns: Option<Vec<String>>,
+        filter: Option<Expr>,
+        options: JsonOptions,
+        cfg: Config,
+    ) -> Result<Self> {
+        let listing = list_files(paths)?;
+        let table = match schema {
+            Some(s) => {
+                check_types(&s)?;
+                s
+            }
+            None => infer(&listing, &options)?,
+        };
+        let spec = PlanSpec {
+            table,
+            corrupt_column: &options.corrupt_column,
+            columns,
+            filter,
+            mode: options.mode,
+            batch_size: options.batch_size,
+            pushdown_key: "spark.sql.json.filterPushdown.enabled",
+        };
+        let plan = TextPlan::new(listing, spec, cfg)?;
+        Ok(Self {
+            plan: Arc::new(plan),
+            options: Arc::new(options),
+        })
+    }
+
+    /// The planned scan (schema, files, counters).
+    pub fn plan(&self) -> &TextPlan {
+        &self.plan
+    }
+
+    /// Reads the scan.
+    pub fn stream(&self) -> Result<TextStream> {
+        let names = self
+            .plan
+            .data
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        TextStream::new(
+            self.plan.clone(),
+            JsonRecords {
+                options: self.options.clone(),
+                names,
+            },
+        )
+    }
+}
+
+/// Where records start: past a byte order mark.
+fn first_record(text: &[u8]) -> (usize, u64) {
+    (
+        if text.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            3
+        } else {
+            0
+        },
+        1,
+    )
+}
+
+/// The records of `text[start..end]`: `(start, end, line)` of each, blank lines skipped;
+/// the whole range with `whole`.
+fn records_of(
+    text: &[u8],
+    (start, end, line): (usize, usize, u64),
+    whole: bool,
+    mut each: impl FnMut(usize, usize, u64) -> Result<()>,
+) -> Result<()> {
+    if whole {
+        return each(start, end, line);
+    }
+    let (mut at, mut line) = (start, line);
+    while at < end {
+        let stop = memchr::memchr(b'\n', &text[at..end]).map_or(end, |i| at + i);
+        let mut e = stop;
+        if e > at && text[e - 1] == b'\r' {
+            e -= 1;
+        }
+        if text[at..e].iter().any(|c| !c.is_ascii_whitespace()) {
+            each(at, e, line)?;
+        }
+        at = stop + 1;
+        line += 1;
+    }
+    Ok(())
+}
+
+/// The root of a record: its objects' spans, or `Err` when the record is malformed. An
+/// empty array has none.
+fn roots(text: &[u8], start: usize, end: usize, o: &JsonOptions) -> Result<Vec<Span>, Malformed> {
+    let mut lx = Lexer::new(&text[..end], start, o);
+    let root = lx.value(0)?;
+    match root.kind {
+        Kind::Object => Ok(vec![root]),
+        Kind::Array => array_roots(text, root.start, end, o),
+        _ => Err(Malformed),
+    }
+}
+
+/// The objects of a root array at `start`; `Err` when an element is not an object.
+fn array_roots(
+    text: &[u8],
+    start: usize,
+    end: usize,
+    o: &JsonOptions,
+) -> Result<Vec<Span>, Malformed> {
+    let mut out = Vec::new();
+    let mut ok = true;
+    Lexer::new(&text[..end], start, o).array(0, |_, v| {
+        ok &= v.kind == Kind::Object;
+        out.push(v);
+    })?;
+    if ok {
+        Ok(out)
+    } else {
+        Err(Malformed)
+    }
+}
+
+/// Spark's schema inference over every file (a sample with `samplingRatio`).
+fn infer(listing: &Listing, o: &JsonOptions) -> Result<SchemaRef> {
+    use rayon::prelude::*;
+    let step = (1.0 / o.sampling_ratio).round().max(1.0) as usize;
+    let mut root = JType::Null;
+    let mut corrupt = false;
+    for file in &listing.files {
+        let text = read_text(&file.path)?;
+        let (start, line) = first_record(&text);
+        let parts = pieces(&text, start, line, o.multi_line);
+        // Each piece's merged type, whether it had a malformed record, and the first
+        // malformed record's line for FAILFAST.
+        let typed: Vec<Result<(JType, Option<u64>)>> = parts
+            .par_iter()
+            .map(|&piece| {
+                let mut t = JType::Null;
+                let mut bad: Option<u64> = None;
+                let mut n = 0usize;
+                records_of(&text, piece, o.multi_line, |s, e, line| {
+                    n += 1;
+                    if !(n - 1).is_multiple_of(step) {
+                        return Ok(());
+                    }
+                    let found: std::result::Result<Vec<JType>, Untyped> = roots(&text, s, e, o)
+                        .map_err(Untyped::from)
+                        .and_then(|spans| {
+                            spans.into_iter().map(|v| JType::of(&text, v, o)).collect()
+                        });
+                    match found {
+                        Ok(types) => {
+                            for ty in types {
+                                t = std::mem::replace(&mut t, JType::Null).merge(ty);
+                            }
+                        }
+                        Err(Untyped::Duplicate(name)) => {
+                            return Err(Untyped::duplicate_error(&name));
+                        }
+                        Err(Untyped::Malformed) => {
+                            bad.get_or_insert(line);
+                        }
+                    }
+                    Ok(())
+                })?;
+                Ok((t, bad))
+            })
+            .collect();
+        for r in typed {
+            let (t, bad) = r?;
+            root = root.merge(t);
+            if let Some(line) = bad {
+                match o.mode {
+                    ParseMode::FailFast => {
+                        return Err(FerroError::Malformed {
+                            path: file.path.clone(),
+                            line,
+                            message: "[MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION] Malformed records are detected in schema inference. Parse Mode: FAILFAST.".into(),
+                        })
+                    }
+                    ParseMode::Permissive => corrupt = true,
+                    ParseMode::DropMalformed => {}
+                }
+            }
+        }
+    }
+    let mut fields = match root {
+        JType::Struct(f) => f,
+        JType::Null => Default::default(),
+        // Records of other shapes were malformed; their types do not count.
+        _ => Default::default(),
+    };
+    if corrupt {
+        fields.insert(o.corrupt_column.clone(), JType::String);
+    }
+    let fields = struct_fields(&fields, o)?;
+    let mut seen = std::collections::HashSet::new();
+    for f in fields.iter() {
+        if !seen.insert(f.name().to_lowercase()) {
+            return Err(Untyped::duplicate_error(f.name()));
+        }
+    }
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+/// How JSON text splits into records.
+struct JsonRecords {
+    options: Arc<JsonOptions>,
+    /// The files' columns by position.
+    names: Vec<String>,
+}
+
+impl RecordReader for JsonRecords {
+    type Rows = JsonRows;
+
+    fn first_record(&self, text: &[u8]) -> (usize, u64) {
+        first_record(text)
+    }
+
+    fn whole_file(&self) -> bool {
+        self.options.multi_line
+    }
+
+    fn filter_first(&self) -> bool {
+        true
+    }
+
+    fn records(
+        &self,
+        text: &[u8],
+        piece: (usize, usize, u64),
+        needed: &[usize],
+        batch: usize,
+        each: &mut dyn FnMut(JsonRows) -> Result<()>,
+    ) -> Result<()> {
+        let o = &*self.options;
+        let slot: HashMap<&str, usize> = needed
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| (self.names[i].as_str(), k))
+            .collect();
+        let width = needed.len();
+        let fresh = || JsonRows {
+            width,
+            spans: Vec::with_capacity(batch.min(1 << 16) * width),
+            rows: Vec::with_capacity(batch.min(1 << 16)),
+            options: self.options.clone(),
+        };
+        let mut rows = fresh();
+        let member =
+            |spans: &mut [Option<Span>], lx: &Lexer<'_>, (ns, ne): (usize, usize), v: Span| {
+                // A plain quoted name is looked up without decoding it.
+                let k = if lx.b[ns] == b'"' && !lx.b[ns + 1..ne - 1].contains(&b'\\') {
+                    std::str::from_utf8(&lx.b[ns + 1..ne - 1])
+                        .ok()
+                        .and_then(|n| slot.get(n).copied())
+                } else {
+                    decode_string(lx.b, ns, ne).and_then(|n| slot.get(n.as_ref()).copied())
+                };
+                if let Some(k) = k {
+                    spans[k] = Some(v);
+                }
+            };
+        records_of(text, piece, o.multi_line, |s, e, line| {
+            let mut lx = Lexer::new(&text[..e], s, o);
+            // The objects of the record, each scanned once: a root object directly, the
+            // elements of a root array after the array checked out.
+            let objects: Result<Vec<Span>, Malformed> = match lx.skip_ws().map(|_| lx.b.get(lx.pos))
+            {
+                Ok(Some(b'{')) => Ok(vec![Span {
+                    kind: Kind::Object,
+                    start: lx.pos,
+                    end: e,
+                }]),
+                Ok(Some(b'[')) => array_roots(text, lx.pos, e, o),
+                _ => Err(Malformed),
+            };
+            match objects {
+                Ok(objects) => {
+                    for obj in objects {
+                        let at = rows.spans.len();
+                        rows.spans.resize(at + width, None);
+                        let scanned = Lexer::new(&text[..e], obj.start, o)
+                            .object(0, |lx, name, v| member(&mut rows.spans[at..], lx, name, v));
+                        rows.rows.push(RowInfo {
+                            start: s,
+                            end: e,
+                            line,
+                            malformed: scanned.is_err(),
+                        });
+                    }
+                }
+                Err(Malformed) => {
+                    rows.spans.extend(std::iter::repeat_n(None, width));
+                    rows.rows.push(RowInfo {
+                        start: s,
+                        end: e,
+                        line,
+                        malformed: true,
+                    });
+                }
+            }
+            if rows.rows.len() >= batch {
+                each(std::mem::replace(&mut rows, fresh()))?;
+            }
+            Ok(())
+        })?;
+        if !rows.rows.is_empty() {
+            each(rows)?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RowInfo {
+    start: usize,
+    end: usize,
+    line: u64,
+    malformed: bool,
+}
+
+/// A batch of JSON rows: each needed field's value span, row by row (for a record with a
+/// syntax error, the fields before the error).
+struct JsonRows {
+    width: usize,
+    spans: Vec<Option<Span>>,
+    rows: Vec<RowInfo>,
+    options: Arc<JsonOptions>,
+}
+
+impl RawRows for JsonRows {
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn malformed(&self) -> Vec<bool> {
+        self.rows.iter().map(|r| r.malformed).collect()
+    }
+
+    fn values_lost(&self) -> Vec<bool> {
+        self.malformed()
+    }
+
+    fn convert(
+        &self,
+        text: &[u8],
+        k: usize,
+        to: &DataType,
+        cfg: &Config,
+    ) -> Result<(ArrayRef, Vec<bool>)> {
+        let column: Vec<Option<Span>> = (0..self.rows.len())
+            .map(|r| self.spans[r * self.width + k])
+            .collect();
+        convert_spans(text, &column, to, &self.options, cfg)
+    }
+
+    fn retain(&mut self, keep: &[bool]) {
+        let w = self.width;
+        let mut spans = Vec::with_capacity(self.spans.len());
+        for (r, k) in keep.iter().enumerate() {
+            if *k {
+                spans.extend_from_slice(&self.spans[r * w..(r + 1) * w]);
+            }
+        }
+        self.spans = spans;
+        let mut it = keep.iter();
+        self.rows.retain(|_| *it.next().unwrap_or(&false));
+    }
+
+    fn text(&self, text: &[u8], row: usize) -> String {
+        let r = &self.rows[row];
+        String::from_utf8_lossy(&text[r.start..r.end]).into_owned()
+    }
+
+    fn line(&self, row: usize) -> u64 {
+        self.rows[row].line
+    }
+
+    fn record(&self, row: usize) -> usize {
+        self.rows[row].start
+    }
+}
+
+/// Fields of a user's schema the JSON reader cannot fill.
+pub(crate) fn check_types(schema: &Schema) -> Result<()> {
+    fn ok(t: &DataType) -> bool {
+        match t {
+            DataType::Utf8
+            | DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Float32
+            | DataType::Float64
+            | DataType::Boolean
+            | DataType::Decimal128(..)
+            | DataType::Date32
+            | DataType::Timestamp(..)
+            | DataType::Null => true,
+            DataType::List(f) => ok(f.data_type()),
+            DataType::Struct(fs) => fs.iter().all(|f| ok(f.data_type())),
+            DataType::Map(e, _) => match e.data_type() {
+                DataType::Struct(kv) => {
+                    kv.len() == 2 && kv[0].data_type() == &DataType::Utf8 && ok(kv[1].data_type())
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+    for f in schema.fields() {
+        if !ok(f.data_type()) {
+            return Err(FerroError::Analysis(format!(
+                "[UNSUPPORTED_DATATYPE] The JSON reader cannot read column `{}` of type {}.",
+                f.name(),
+                f.data_type()
+            )));
+        }
+    }
+    Ok(())
+}

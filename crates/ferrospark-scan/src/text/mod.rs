@@ -1,0 +1,106 @@
+//! What the text-based readers (CSV, JSON) share: reading a file's text, Spark's parse
+//! modes, the plan of a scan (files, schema, output, pushed filters) and the stream that
+//! converts records in parallel pieces with filters checked while fields convert.
+//!
+//! A format supplies two things: how a piece of a file splits into records
+//! ([`RecordReader`]) and how one field of a batch of records converts to its type
+//! ([`RawRows`]). Everything after that (early skipping, modes, the corrupt-record
+//! column, partition columns, the output's shape) is [`assemble`]'s, once for all formats.
+
+pub(crate) mod assemble;
+mod plan;
+mod stream;
+
+use std::io::Read;
+use std::path::Path;
+
+use ferrospark_common::{FerroError, Result};
+
+pub(crate) use plan::PlanSpec;
+pub use plan::{TextPlan, TEXT_METRICS};
+pub use stream::TextStream;
+pub(crate) use stream::{pieces, RawRows, RecordReader};
+
+/// What a reader does with a record it cannot convert (Spark's `mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseMode {
+    /// Keep the record: fields that do not convert are NULL, the record's text goes to the
+    /// corrupt-record column when the schema has one.
+    Permissive,
+    /// Drop the record.
+    DropMalformed,
+    /// Stop with an error naming the file and line.
+    FailFast,
+}
+
+impl ParseMode {
+    /// Spark's `mode` option value; `format` names the reader in the error.
+    pub fn parse(format: &str, value: &str) -> Result<Self> {
+        match value.to_ascii_uppercase().as_str() {
+            "PERMISSIVE" => Ok(ParseMode::Permissive),
+            "DROPMALFORMED" => Ok(ParseMode::DropMalformed),
+            "FAILFAST" => Ok(ParseMode::FailFast),
+            _ => Err(FerroError::Config(format!(
+                "{format} option mode={value:?}: expected PERMISSIVE, DROPMALFORMED or FAILFAST"
+            ))),
+        }
+    }
+}
+
+/// A boolean option (`true` / `false`, any case); `format` names the reader in the error.
+pub(crate) fn flag(format: &str, key: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(FerroError::Config(format!(
+            "{format} option {key}={value:?}: expected true or false"
+        ))),
+    }
+}
+
+/// A sampling ratio in (0, 1].
+pub(crate) fn ratio(format: &str, key: &str, value: &str) -> Result<f64> {
+    match value.trim().parse::<f64>() {
+        Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
+        _ => Err(FerroError::Config(format!(
+            "{format} option {key}={value:?}: expected a ratio in (0, 1]"
+        ))),
+    }
+}
+
+/// Checks an `encoding` option: only UTF-8 (and its ASCII subset) is read.
+pub(crate) fn utf8_only(format: &str, key: &str, value: &str) -> Result<()> {
+    let e = value.to_ascii_uppercase().replace('_', "-");
+    if matches!(e.as_str(), "UTF-8" | "UTF8" | "US-ASCII" | "ASCII") {
+        Ok(())
+    } else {
+        Err(FerroError::Config(format!(
+            "{format} option {key}={value:?}: only UTF-8 (and ASCII) files are read"
+        )))
+    }
+}
+
+/// The text of `path`, decompressed by its extension (`.gz`, `.bz2`, `.zst`).
+pub(crate) fn read_text(path: &Path) -> Result<Vec<u8>> {
+    let raw = std::fs::read(path).map_err(|e| FerroError::io(path, e))?;
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let mut out = Vec::new();
+    let decoded = match ext.as_str() {
+        "gz" | "gzip" => flate2::read::MultiGzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .map(|_| out),
+        "bz2" => bzip2::read::MultiBzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .map(|_| out),
+        "zst" | "zstd" => zstd::stream::decode_all(&raw[..]),
+        _ => return Ok(raw),
+    };
+    decoded.map_err(|e| FerroError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(e.kind(), format!("cannot decompress ({ext}): {e}")),
+    })
+}

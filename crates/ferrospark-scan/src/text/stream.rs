@@ -1,0 +1,255 @@
+//! The batches of a text scan: each file's text read whole, cut at line ends into pieces of
+//! about [`PIECE_BYTES`] that convert in parallel on the shared thread pool, in file order.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::DataType;
+use ferrospark_common::{Config, Result};
+
+use super::assemble::Assembler;
+use super::{read_text, TextPlan};
+
+/// A batch of records of one format, before its fields convert.
+pub(crate) trait RawRows {
+    /// Rows in the batch.
+    fn len(&self) -> usize;
+    /// Rows malformed before any field converts (a wrong field count, text that is not JSON).
+    fn malformed(&self) -> Vec<bool>;
+    /// Rows whose converted values Spark discards once the pushed filters have seen them: a
+    /// JSON record with a syntax error keeps the fields read before the error only long enough
+    /// for a filter to drop the record.
+    fn values_lost(&self) -> Vec<bool> {
+        vec![false; self.len()]
+    }
+    /// Needed field `k` (its position among the needed fields) of every row as `to`, and
+    /// which rows have a value that did not convert.
+    fn convert(
+        &self,
+        text: &[u8],
+        k: usize,
+        to: &DataType,
+        cfg: &Config,
+    ) -> Result<(ArrayRef, Vec<bool>)>;
+    /// Keeps the rows whose `keep` is true.
+    fn retain(&mut self, keep: &[bool]);
+    /// The text of row `row`'s record (for the corrupt-record column and errors).
+    fn text(&self, text: &[u8], row: usize) -> String;
+    /// The first line of row `row`'s record.
+    fn line(&self, row: usize) -> u64;
+    /// Where row `row`'s record starts: rows of one record (a JSON array of objects) share
+    /// it, and a malformed one makes them all malformed, as Spark fails the whole record.
+    fn record(&self, row: usize) -> usize;
+}
+
+/// How a format splits a file's text into records.
+pub(crate) trait RecordReader: Send + Sync + 'static {
+    /// A batch of records.
+    type Rows: RawRows;
+    /// Where records start in a file's text (past a byte order mark or a header) and the
+    /// line there.
+    fn first_record(&self, text: &[u8]) -> (usize, u64);
+    /// Whether a record may span lines, so that a file cannot be cut at line ends.
+    fn whole_file(&self) -> bool;
+    /// Whether fields convert in the filter's order rather than the file's.
+    fn filter_first(&self) -> bool;
+    /// The records of `text[start..end]` whose first line is `line`, in batches of at most
+    /// `batch` rows, keeping the data fields `needed` (in file order) only.
+    fn records(
+        &self,
+        text: &[u8],
+        piece: (usize, usize, u64),
+        needed: &[usize],
+        batch: usize,
+        each: &mut dyn FnMut(Self::Rows) -> Result<()>,
+    ) -> Result<()>;
+}
+
+/// A format's reader without its batch type, so a stream is one type for every format.
+trait PieceConverter: Send + Sync {
+    fn first_record(&self, text: &[u8]) -> (usize, u64);
+    fn whole_file(&self) -> bool;
+    fn convert(
+        &self,
+        asm: &Assembler,
+        plan: &TextPlan,
+        file: usize,
+        text: &[u8],
+        piece: (usize, usize, u64),
+    ) -> Result<Vec<RecordBatch>>;
+}
+
+impl<R: RecordReader> PieceConverter for R {
+    fn first_record(&self, text: &[u8]) -> (usize, u64) {
+        RecordReader::first_record(self, text)
+    }
+    fn whole_file(&self) -> bool {
+        RecordReader::whole_file(self)
+    }
+    fn convert(
+        &self,
+        asm: &Assembler,
+        plan: &TextPlan,
+        file: usize,
+        text: &[u8],
+        piece: (usize, usize, u64),
+    ) -> Result<Vec<RecordBatch>> {
+        let mut out = Vec::new();
+        self.records(text, piece, &asm.needed, plan.batch_size, &mut |rows| {
+            if rows.len() > 0 {
+                let b = asm.batch(plan, file, text, rows)?;
+                if b.num_rows() > 0 {
+                    out.push(b);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}
+
+/// Bytes of one piece of a file converted on its own.
+const PIECE_BYTES: usize = 4 << 20;
+
+/// The records of `text` from `start` (line `line`) in pieces of about [`PIECE_BYTES`], each
+/// ending at a line end; each piece knows its first line.
+pub(crate) fn pieces(
+    text: &[u8],
+    start: usize,
+    line: u64,
+    whole: bool,
+) -> Vec<(usize, usize, u64)> {
+    if start >= text.len() {
+        return Vec::new();
+    }
+    if whole {
+        return vec![(start, text.len(), line)];
+    }
+    let mut out = Vec::new();
+    let (mut at, mut line) = (start, line);
+    while at < text.len() {
+        let guess = (at + PIECE_BYTES).min(text.len());
+        let end = match memchr::memchr(b'\n', &text[guess..]) {
+            Some(i) => guess + i + 1,
+            None => text.len(),
+        };
+        out.push((at, end, line));
+        line += memchr::memchr_iter(b'\n', &text[at..end]).count() as u64;
+        at = end;
+    }
+    out
+}
+
+/// The batches of a text scan.
+pub struct TextStream {
+    plan: Arc<TextPlan>,
+    reader: Arc<dyn PieceConverter>,
+    asm: Assembler,
+    /// The file being read, and the next one.
+    file: usize,
+    next_file: usize,
+    text: Vec<u8>,
+    pieces: Vec<(usize, usize, u64)>,
+    next_piece: usize,
+    /// Converted batches not handed out yet.
+    pending: VecDeque<RecordBatch>,
+    done: bool,
+}
+
+impl std::fmt::Debug for TextStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextStream")
+            .field("file", &self.file)
+            .finish()
+    }
+}
+
+impl TextStream {
+    pub(crate) fn new<R: RecordReader>(plan: Arc<TextPlan>, reader: R) -> Result<Self> {
+        let asm = Assembler::new(&plan, reader.filter_first())?;
+        Ok(Self {
+            plan,
+            reader: Arc::new(reader),
+            asm,
+            file: 0,
+            next_file: 0,
+            text: Vec::new(),
+            pieces: Vec::new(),
+            next_piece: 0,
+            pending: VecDeque::new(),
+            done: false,
+        })
+    }
+
+    /// Reads the next file with records and cuts it into pieces; false when none is left.
+    fn open_next(&mut self) -> Result<bool> {
+        while self.next_file < self.plan.listing.files.len() {
+            self.file = self.next_file;
+            self.next_file += 1;
+            let path = &self.plan.listing.files[self.file].path;
+            self.text = read_text(path)?;
+            self.plan.metrics.add("files", 1);
+            self.plan.metrics.add("bytes_read", self.text.len() as u64);
+            let (pos, line) = self.reader.first_record(&self.text);
+            self.pieces = pieces(&self.text, pos, line, self.reader.whole_file());
+            self.next_piece = 0;
+            if !self.pieces.is_empty() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        use rayon::prelude::*;
+        loop {
+            if let Some(b) = self.pending.pop_front() {
+                return Ok(Some(b));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            if self.next_piece >= self.pieces.len() {
+                if !self.open_next()? {
+                    self.done = true;
+                }
+                continue;
+            }
+            let take = rayon::current_num_threads().max(1);
+            let group: Vec<(usize, usize, u64)> = self.pieces
+                [self.next_piece..(self.next_piece + take).min(self.pieces.len())]
+                .to_vec();
+            self.next_piece += group.len();
+            let (reader, asm, plan, text, file) = (
+                &self.reader,
+                &self.asm,
+                &*self.plan,
+                &self.text[..],
+                self.file,
+            );
+            let outs: Vec<Result<Vec<RecordBatch>>> = group
+                .par_iter()
+                .map(|&piece| reader.convert(asm, plan, file, text, piece))
+                .collect();
+            for o in outs {
+                self.pending.extend(o?);
+            }
+        }
+    }
+}
+
+impl Iterator for TextStream {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_batch() {
+            Ok(Some(b)) => Some(Ok(b)),
+            Ok(None) => None,
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
