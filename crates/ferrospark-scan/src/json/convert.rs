@@ -99,11 +99,11 @@ pub(crate) fn convert_spans(
     let out: ArrayRef = match to {
         DataType::Utf8 => each!(StringBuilder::with_capacity(n, n * 8), |s: Span| {
             if s.kind == Kind::Str {
-                decode_string(b, s.start, s.end).map(|t| t.into_owned())
+                decode_string(b, s.start, s.end)
             } else {
                 std::str::from_utf8(&b[s.start..s.end])
                     .ok()
-                    .map(str::to_string)
+                    .map(std::borrow::Cow::Borrowed)
             }
         }),
         DataType::Int8 => ints!(Int8Type, i8),

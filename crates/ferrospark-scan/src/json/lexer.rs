@@ -206,28 +206,51 @@ impl<'a> Lexer<'a> {
 
     /// Skips a string whose opening `quote` is at the cursor.
     fn string(&mut self, quote: u8) -> Scan<()> {
-        self.pos += 1;
+        let b = self.b;
+        let mut i = self.pos + 1;
         loop {
-            let rest = &self.b[self.pos..];
-            let i = memchr::memchr2(quote, b'\\', rest).ok_or(Malformed)?;
-            if !self.o.allow_unquoted_control_chars && rest[..i].iter().any(|&c| c < 0x20) {
-                return Err(Malformed);
+            // Eight bytes at a time while none is the quote, a backslash or a control
+            // character (most strings are short, so no `memchr` call per string).
+            const LO: u64 = 0x0101_0101_0101_0101;
+            const HI: u64 = 0x8080_8080_8080_8080;
+            let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
+            while let Some(chunk) = b.get(i..i + 8) {
+                let w = u64::from_le_bytes([
+                    chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+                ]);
+                let special = zero(w ^ (LO * u64::from(quote)))
+                    | zero(w ^ (LO * u64::from(b'\\')))
+                    | (w.wrapping_sub(LO * 0x20) & !w & HI);
+                if special != 0 {
+                    break;
+                }
+                i += 8;
             }
-            self.pos += i;
-            if self.b[self.pos] == quote {
-                self.pos += 1;
+            while i < b.len() && b[i] != quote && b[i] != b'\\' && b[i] >= 0x20 {
+                i += 1;
+            }
+            let c = *b.get(i).ok_or(Malformed)?;
+            if c == quote {
+                self.pos = i + 1;
                 return Ok(());
             }
-            let c = *self.b.get(self.pos + 1).ok_or(Malformed)?;
-            self.pos += 2;
-            match c {
+            if c < 0x20 {
+                if !self.o.allow_unquoted_control_chars {
+                    return Err(Malformed);
+                }
+                i += 1;
+                continue;
+            }
+            let e = *b.get(i + 1).ok_or(Malformed)?;
+            i += 2;
+            match e {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
                 b'u' => {
-                    let hex = self.b.get(self.pos..self.pos + 4).ok_or(Malformed)?;
+                    let hex = b.get(i..i + 4).ok_or(Malformed)?;
                     if !hex.iter().all(|h| h.is_ascii_hexdigit()) {
                         return Err(Malformed);
                     }
-                    self.pos += 4;
+                    i += 4;
                 }
                 b'\'' if self.o.allow_single_quotes => {}
                 _ if self.o.allow_backslash_escaping_any => {}

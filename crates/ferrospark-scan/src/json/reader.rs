@@ -4,7 +4,6 @@
 //! come in any order, so the filter's fields convert first and each conjunct is checked as
 //! soon as its own fields are converted (Spark's `JsonFilters`).
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -275,11 +274,22 @@ impl RecordReader for JsonRecords {
         each: &mut dyn FnMut(JsonRows) -> Result<()>,
     ) -> Result<()> {
         let o = &*self.options;
-        let slot: HashMap<&str, usize> = needed
-            .iter()
-            .enumerate()
-            .map(|(k, &i)| (self.names[i].as_str(), k))
-            .collect();
+        // Needed fields by name; records tend to repeat one order of fields, so the field
+        // after the last one found is tried first.
+        let names: Vec<&[u8]> = needed.iter().map(|&i| self.names[i].as_bytes()).collect();
+        let hint = std::cell::Cell::new(0usize);
+        let find = |name: &[u8]| -> Option<usize> {
+            let h = hint.get();
+            let k = if names.get(h) == Some(&name) {
+                Some(h)
+            } else {
+                names.iter().position(|n| *n == name)
+            };
+            if let Some(k) = k {
+                hint.set(k + 1);
+            }
+            k
+        };
         let width = needed.len();
         let fresh = || JsonRows {
             width,
@@ -292,11 +302,9 @@ impl RecordReader for JsonRecords {
             |spans: &mut [Option<Span>], lx: &Lexer<'_>, (ns, ne): (usize, usize), v: Span| {
                 // A plain quoted name is looked up without decoding it.
                 let k = if lx.b[ns] == b'"' && !lx.b[ns + 1..ne - 1].contains(&b'\\') {
-                    std::str::from_utf8(&lx.b[ns + 1..ne - 1])
-                        .ok()
-                        .and_then(|n| slot.get(n).copied())
+                    find(&lx.b[ns + 1..ne - 1])
                 } else {
-                    decode_string(lx.b, ns, ne).and_then(|n| slot.get(n.as_ref()).copied())
+                    decode_string(lx.b, ns, ne).and_then(|n| find(n.as_bytes()))
                 };
                 if let Some(k) = k {
                     spans[k] = Some(v);

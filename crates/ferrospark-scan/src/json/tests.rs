@@ -296,3 +296,49 @@ fn nested_values_multiline_and_deep_nesting() {
     assert!(got[0].starts_with("{\"a\": {\"a\""));
     assert!(got[1].ends_with("|1"));
 }
+
+#[test]
+fn lines_across_blocks_and_lines_longer_than_a_block() {
+    // The stream reads about 4 MB per thread at a time: lines cross block ends, and one line
+    // is longer than a whole block.
+    let mut text = String::new();
+    for i in 0..150_000 {
+        text.push_str(&format!(
+            "{{\"i\": {i}, \"s\": \"{}\"}}\n",
+            "x".repeat(i % 50)
+        ));
+    }
+    let long = "y".repeat(20 << 20);
+    text.push_str(&format!("{{\"i\": -1, \"s\": \"{long}\"}}\n{{\"i\": -2}}"));
+    let (_d, p) = file(&text);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("i", DataType::Int64, true),
+        Field::new("s", DataType::Utf8, true),
+    ]));
+    let (_, batches) = read(&p, Some(schema), &[]);
+    let mut ids = Vec::new();
+    let mut long_len = 0;
+    for b in &batches {
+        let i = b
+            .column(0)
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .expect("ids");
+        let s = b
+            .column(1)
+            .as_any()
+            .downcast_ref::<arrow_array::StringArray>()
+            .expect("strings");
+        for r in 0..b.num_rows() {
+            ids.push(i.value(r));
+            if i.value(r) == -1 {
+                long_len = s.value(r).len();
+            } else if i.value(r) >= 0 {
+                assert_eq!(s.value(r).len(), (i.value(r) % 50) as usize);
+            }
+        }
+    }
+    let want: Vec<i64> = (0..150_000).chain([-1, -2]).collect();
+    assert_eq!(ids, want);
+    assert_eq!(long_len, 20 << 20);
+}

@@ -80,27 +80,54 @@ pub(crate) fn utf8_only(format: &str, key: &str, value: &str) -> Result<()> {
     }
 }
 
-/// The text of `path`, decompressed by its extension (`.gz`, `.bz2`, `.zst`).
-pub(crate) fn read_text(path: &Path) -> Result<Vec<u8>> {
-    let raw = std::fs::read(path).map_err(|e| FerroError::io(path, e))?;
+/// A reader of `path`'s text, decompressed by its extension (`.gz`, `.bz2`, `.zst`).
+pub(crate) fn open_text(path: &Path) -> Result<Box<dyn Read + Send>> {
+    let file = std::fs::File::open(path).map_err(|e| FerroError::io(path, e))?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
-    let mut out = Vec::new();
-    let decoded = match ext.as_str() {
-        "gz" | "gzip" => flate2::read::MultiGzDecoder::new(&raw[..])
-            .read_to_end(&mut out)
-            .map(|_| out),
-        "bz2" => bzip2::read::MultiBzDecoder::new(&raw[..])
-            .read_to_end(&mut out)
-            .map(|_| out),
-        "zst" | "zstd" => zstd::stream::decode_all(&raw[..]),
-        _ => return Ok(raw),
-    };
-    decoded.map_err(|e| FerroError::Io {
-        path: path.to_path_buf(),
-        source: std::io::Error::new(e.kind(), format!("cannot decompress ({ext}): {e}")),
+    let buffered = |f| std::io::BufReader::with_capacity(1 << 20, f);
+    Ok(match ext.as_str() {
+        "gz" | "gzip" => Box::new(flate2::read::MultiGzDecoder::new(buffered(file))),
+        "bz2" => Box::new(bzip2::read::MultiBzDecoder::new(buffered(file))),
+        "zst" | "zstd" => Box::new(
+            zstd::stream::read::Decoder::with_buffer(buffered(file))
+                .map_err(|e| FerroError::io(path, e))?,
+        ),
+        // Plain text is read in large blocks already: no buffer between.
+        _ => Box::new(file),
     })
+}
+
+/// Reads from `r` into `buf` until it holds `want` bytes or the text ends; false at the end.
+pub(crate) fn fill(r: &mut dyn Read, buf: &mut Vec<u8>, want: usize, path: &Path) -> Result<bool> {
+    while buf.len() < want {
+        let before = buf.len();
+        // `read_to_end` reads into spare capacity without zeroing it first.
+        buf.reserve(want - before);
+        let got = r
+            .take((want - before) as u64)
+            .read_to_end(buf)
+            .map_err(|e| FerroError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(e.kind(), format!("cannot read the text: {e}")),
+            })?;
+        if got == 0 {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The whole text of `path`, decompressed by its extension.
+pub(crate) fn read_text(path: &Path) -> Result<Vec<u8>> {
+    let mut r = open_text(path)?;
+    let mut out = Vec::new();
+    r.read_to_end(&mut out).map_err(|e| FerroError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(e.kind(), format!("cannot read the text: {e}")),
+    })?;
+    Ok(out)
 }

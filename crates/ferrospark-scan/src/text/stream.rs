@@ -1,5 +1,15 @@
-//! The batches of a text scan: each file's text read whole, cut at line ends into pieces of
-//! about [`PIECE_BYTES`] that convert in parallel on the shared thread pool, in file order.
+//! The batches of a text scan: each file's text read in blocks (whole with `multiLine`), each
+//! block cut at line ends into pieces of about [`PIECE_BYTES`] that convert in parallel on the
+//! shared thread pool, in file order.
+//!
+//! ```text
+//!   file --read--> block (the previous block's unfinished line first)
+//!        --cut at its last line end--> pieces --convert in parallel--> batches
+//!        --the unfinished line carries over to the next block
+//! ```
+//!
+//! Memory stays at a block of text however large the file; a record (a line) longer than a
+//! block grows the block until it ends.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -9,7 +19,7 @@ use arrow_schema::DataType;
 use ferrospark_common::{Config, Result};
 
 use super::assemble::Assembler;
-use super::{read_text, TextPlan};
+use super::{fill, open_text, read_text, TextPlan};
 
 /// A batch of records of one format, before its fields convert.
 pub(crate) trait RawRows {
@@ -149,7 +159,14 @@ pub struct TextStream {
     /// The file being read, and the next one.
     file: usize,
     next_file: usize,
+    /// The open file's unread text (`None` once read to the end or read whole).
+    source: Option<Box<dyn std::io::Read + Send>>,
+    /// The current block of text: whole lines, then the start of an unfinished one.
     text: Vec<u8>,
+    /// Where the unfinished line starts in `text` (its end when there is none).
+    cut: usize,
+    /// The line `text[cut..]` starts on.
+    cut_line: u64,
     pieces: Vec<(usize, usize, u64)>,
     next_piece: usize,
     /// Converted batches not handed out yet.
@@ -174,7 +191,10 @@ impl TextStream {
             asm,
             file: 0,
             next_file: 0,
+            source: None,
             text: Vec::new(),
+            cut: 0,
+            cut_line: 1,
             pieces: Vec::new(),
             next_piece: 0,
             pending: VecDeque::new(),
@@ -182,23 +202,80 @@ impl TextStream {
         })
     }
 
-    /// Reads the next file with records and cuts it into pieces; false when none is left.
+    /// Bytes of text read at a time: a piece for each thread.
+    fn block_bytes() -> usize {
+        PIECE_BYTES * rayon::current_num_threads().max(1)
+    }
+
+    /// Opens the next file and reads its first block; false when no file is left.
     fn open_next(&mut self) -> Result<bool> {
-        while self.next_file < self.plan.listing.files.len() {
-            self.file = self.next_file;
-            self.next_file += 1;
-            let path = &self.plan.listing.files[self.file].path;
-            self.text = read_text(path)?;
-            self.plan.metrics.add("files", 1);
-            self.plan.metrics.add("bytes_read", self.text.len() as u64);
-            let (pos, line) = self.reader.first_record(&self.text);
-            self.pieces = pieces(&self.text, pos, line, self.reader.whole_file());
-            self.next_piece = 0;
-            if !self.pieces.is_empty() {
-                return Ok(true);
-            }
+        if self.next_file >= self.plan.listing.files.len() {
+            return Ok(false);
         }
-        Ok(false)
+        self.file = self.next_file;
+        self.next_file += 1;
+        let path = self.plan.listing.files[self.file].path.clone();
+        self.plan.metrics.add("files", 1);
+        self.text.clear();
+        if self.reader.whole_file() {
+            self.text = read_text(&path)?;
+            self.source = None;
+        } else {
+            let mut source = open_text(&path)?;
+            // The first block holds at least one whole line (a header is read from it).
+            let mut more = fill(&mut *source, &mut self.text, Self::block_bytes(), &path)?;
+            while more && memchr::memchr(b'\n', &self.text).is_none() {
+                let want = self.text.len() * 2;
+                more = fill(&mut *source, &mut self.text, want, &path)?;
+            }
+            self.source = more.then_some(source);
+        }
+        self.plan.metrics.add("bytes_read", self.text.len() as u64);
+        let (pos, line) = self.reader.first_record(&self.text);
+        self.cut_pieces(pos, line);
+        Ok(true)
+    }
+
+    /// Pieces of the block's whole lines from `pos` (line `line`); the rest waits for more.
+    fn cut_pieces(&mut self, pos: usize, line: u64) {
+        let end = if self.source.is_none() {
+            self.text.len()
+        } else {
+            memchr::memrchr(b'\n', &self.text)
+                .map_or(pos, |i| i + 1)
+                .max(pos)
+        };
+        let whole = self.reader.whole_file();
+        self.pieces = pieces(&self.text[..end], pos, line, whole);
+        self.cut = end;
+        self.cut_line = line + memchr::memchr_iter(b'\n', &self.text[pos..end]).count() as u64;
+        self.next_piece = 0;
+    }
+
+    /// Reads the open file's next block after the lines converted; false at its end.
+    fn next_block(&mut self) -> Result<bool> {
+        let Some(mut source) = self.source.take() else {
+            return Ok(false);
+        };
+        let path = self.plan.listing.files[self.file].path.clone();
+        self.text.drain(..self.cut);
+        let before = self.text.len();
+        let mut want = Self::block_bytes().max(before + 1);
+        let mut more = fill(&mut *source, &mut self.text, want, &path)?;
+        // A line longer than a block: read on until it ends.
+        while more && memchr::memchr(b'\n', &self.text[before..]).is_none() {
+            want = self.text.len() * 2;
+            more = fill(&mut *source, &mut self.text, want, &path)?;
+        }
+        self.plan
+            .metrics
+            .add("bytes_read", (self.text.len() - before) as u64);
+        self.source = more.then_some(source);
+        if self.text.is_empty() {
+            return Ok(false);
+        }
+        self.cut_pieces(0, self.cut_line);
+        Ok(true)
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
@@ -211,7 +288,7 @@ impl TextStream {
                 return Ok(None);
             }
             if self.next_piece >= self.pieces.len() {
-                if !self.open_next()? {
+                if !self.next_block()? && !self.open_next()? {
                     self.done = true;
                 }
                 continue;
