@@ -47,11 +47,11 @@ from .errors import (
     SparkArithmeticError,
     UnsupportedError,
 )
+from .file_formats import CsvScan, FileScan, read_avro, read_csv, read_json, scan_avro, scan_csv, scan_json
 from .join import join, last_join_metrics, last_join_plan
 from .parquet import ParquetScan, read_parquet, scan_metrics, scan_parquet
 from .session import Session, default_session
 from .session_windows import session_window
-from .text_reader import CsvScan, TextScan, read_csv, read_json, scan_csv, scan_json
 from .window import (
     Window,
     WindowSpec,
@@ -98,9 +98,11 @@ __all__ = [
     "ParquetError",
     "ParquetScan",
     "CsvScan",
-    "TextScan",
+    "FileScan",
+    "read_avro",
     "read_csv",
     "read_json",
+    "scan_avro",
     "scan_csv",
     "scan_json",
     "PathNotFoundError",

@@ -37,7 +37,7 @@ def _paths(path_or_paths: Paths) -> list[str]:
     return paths
 
 
-def native_batches(native: _native.ParquetScan | _native.TextScan) -> Iterator[pa.RecordBatch]:
+def native_batches(native: _native.ParquetScan | _native.FileScan) -> Iterator[pa.RecordBatch]:
     """The batches of a planned native scan, its reader stopped when they stop being read."""
     stream = native.stream()
     try:

@@ -217,6 +217,17 @@ class DataFrameReader:
         into the parsing and reads only the columns it uses."""
         return self._text("json", path, schema, options)
 
+    def avro(self, path: Any, **options: Any) -> Any:
+        """Avro files as a lazy DataFrame, read as ``spark.read.format("avro")`` reads them
+        (see :func:`ferrospark.read_avro` for the options); only the columns the query uses
+        are decoded."""
+        return self._text("avro", path, self._schema, options)
+
+    def format(self, source: str) -> _FormatReader:
+        """``spark.read.format(source).load(path)``: ``csv``, ``json``, ``avro`` or
+        ``parquet``."""
+        return _FormatReader(self, source)
+
     def _text(self, format: str, path: Any, schema: Any, options: dict[str, Any]) -> Any:
         from .dataframe import DataFrame
 
@@ -224,7 +235,9 @@ class DataFrameReader:
         schema = schema if schema is not None else self._schema
         if isinstance(schema, str):
             schema = _ddl_schema(schema)
-        plan = self._session._query_engine.read_text(format, self._flat([path]), schema, dict(self._options))
+        plan = self._session._query_engine.read_format(
+            format, self._flat([path]), schema, dict(self._options)
+        )
         return DataFrame(plan, self._session)
 
     def _flat(self, paths: Any) -> list[str]:
@@ -300,3 +313,36 @@ def default_session() -> Session:
     if _DEFAULT is None:
         _DEFAULT = Session()
     return _DEFAULT
+
+
+class _FormatReader:
+    """What ``s.read.format(source)`` returns: ``.option(...)`` then ``.load(path)``."""
+
+    def __init__(self, reader: DataFrameReader, source: str) -> None:
+        self._reader = reader
+        self._source = source.lower()
+
+    def option(self, key: str, value: Any) -> _FormatReader:
+        """One read option, by Spark's name."""
+        self._reader.option(key, value)
+        return self
+
+    def options(self, **options: Any) -> _FormatReader:
+        """Several read options."""
+        self._reader.options(**options)
+        return self
+
+    def schema(self, schema: Any) -> _FormatReader:
+        """The schema to read with: a ``pyarrow.Schema`` or DDL text."""
+        self._reader.schema(schema)
+        return self
+
+    def load(self, path: Any) -> Any:
+        """The files at ``path`` as a lazy DataFrame."""
+        if self._source == "parquet":
+            return self._reader.parquet(path)
+        if self._source in ("csv", "json", "avro"):
+            return getattr(self._reader, self._source)(path)
+        from .errors import ConfigError
+
+        raise ConfigError(f"unknown data source {self._source!r}: expected csv, json, avro or parquet")

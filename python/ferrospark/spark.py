@@ -109,7 +109,7 @@ def read_csv(
     records convert; handed to another fss function, the scan is the first step of its plan.
     A CSV scan runs in one task for now (not yet split across tasks by file ranges).
     """
-    return _read_text(spark, "csv", path, schema, filter, columns, {**options, "header": header})
+    return _read_format(spark, "csv", path, schema, filter, columns, {**options, "header": header})
 
 
 def read_json(
@@ -125,10 +125,26 @@ def read_json(
     :func:`ferrospark.read_json` for the options). The filter is checked while records
     convert; handed to another fss function, the scan is the first step of its plan.
     """
-    return _read_text(spark, "json", path, schema, filter, columns, options)
+    return _read_format(spark, "json", path, schema, filter, columns, options)
 
 
-def _read_text(
+def read_avro(
+    spark: SparkSession,
+    path: Paths,
+    columns: Sequence[str] | None = None,
+    filter: Column | str | None = None,
+    **options: Any,
+) -> DataFrame:
+    """Reads Avro into a PySpark DataFrame, natively inside a Spark task, as
+    ``spark.read.format("avro").options(**options).load(path).filter(filter).select(columns)``
+    reads it (see :func:`ferrospark.read_avro` for the options); handed to another fss
+    function, the scan is the first step of its plan. Spark itself needs the separate
+    ``spark-avro`` package for this.
+    """
+    return _read_format(spark, "avro", path, None, filter, columns, options)
+
+
+def _read_format(
     spark: SparkSession,
     format: str,
     path: Paths,
@@ -309,6 +325,7 @@ __all__ = [
     "last_spark_join_plan",
     "last_spark_join_probes",
     "last_spark_join_workers",
+    "read_avro",
     "read_csv",
     "read_json",
     "read_parquet",

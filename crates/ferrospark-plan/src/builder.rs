@@ -105,18 +105,18 @@ impl PlanBuilder {
         }))
     }
 
-    /// A relation over text files (CSV, JSON) read with Spark's `options`; `schema` is the
+    /// A relation over files of a row format (CSV, JSON, Avro) read with Spark's `options`; `schema` is the
     /// user's, else the columns come from the files (a CSV header, or inference).
-    pub fn scan_text(
+    pub fn scan_format(
         &self,
-        format: ferrospark_scan::TextFormat,
+        format: ferrospark_scan::FileFormat,
         paths: &[PathBuf],
         schema: Option<SchemaRef>,
         options: std::collections::BTreeMap<String, String>,
         name: &str,
     ) -> Result<Arc<LogicalPlan>> {
         let map: HashMap<String, String> = options.clone().into_iter().collect();
-        let scan = ferrospark_scan::TextScan::try_new(
+        let scan = ferrospark_scan::FileScan::try_new(
             format,
             paths,
             schema,
@@ -129,7 +129,7 @@ impl PlanBuilder {
         let plan = scan.plan();
         let attrs = self.schema_attrs(&plan.schema(), None);
         Ok(Arc::new(LogicalPlan::Scan {
-            source: ScanSource::Text {
+            source: ScanSource::Files {
                 format,
                 paths: paths.to_vec(),
                 size_bytes: plan.size_bytes(),

@@ -21,12 +21,12 @@ use ferrospark_scan::{ParquetScan, ParquetScanOptions};
 use guard::{guarded, Detach};
 
 mod aggregate;
+mod formats;
 mod guard;
 mod join;
 mod plan;
 mod project;
 mod stages;
-mod text;
 mod watch;
 mod window;
 
@@ -598,8 +598,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<stages::PyStageTask>()?;
     m.add_class::<stages::PyBroadcastRows>()?;
     m.add_class::<PyParquetScan>()?;
-    m.add_class::<text::PyTextScan>()?;
-    m.add_function(wrap_pyfunction!(text::scan_text, m)?)?;
+    m.add_class::<formats::PyFileScan>()?;
+    m.add_function(wrap_pyfunction!(formats::scan_format, m)?)?;
     m.add_class::<PyBatchStream>()?;
     m.add_function(wrap_pyfunction!(aggregate::aggregate_name, m)?)?;
     m.add_function(wrap_pyfunction!(join::join_type_name, m)?)?;

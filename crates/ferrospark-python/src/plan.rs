@@ -99,10 +99,10 @@ impl PyQueryEngine {
         Ok(PyPlan::new(self.0.clone(), plan))
     }
 
-    /// A relation over text files (`csv`, `json`) with Spark's `options` (the schema settled
+    /// A relation over files of a row format (`csv`, `json`, `avro`) with Spark's `options` (the schema settled
     /// now: the user's, a CSV header's, or inferred; rows when an action runs).
     #[pyo3(signature = (format, paths, schema=None, options=None))]
-    fn read_text(
+    fn read_format(
         &self,
         py: Python<'_>,
         format: &str,
@@ -114,12 +114,12 @@ impl PyQueryEngine {
         let engine = self.0.clone();
         let schema = schema.map(PySchema::into_inner);
         let options = options.unwrap_or_default();
-        let format = ferrospark_scan::TextFormat::parse(format).py(py)?;
+        let format = ferrospark_scan::FileFormat::parse(format).py(py)?;
         let plan = py
             .run_detached(|| {
                 engine
                     .builder
-                    .scan_text(format, &paths, schema, options, &name)
+                    .scan_format(format, &paths, schema, options, &name)
             })
             .py(py)?;
         Ok(PyPlan::new(self.0.clone(), plan))

@@ -1,6 +1,6 @@
-//! One entry point for the text formats, so the planner and the bindings name a format
-//! rather than a reader: [`TextScan::try_new`] parses the options by the format's rules and
-//! plans its scan.
+//! One entry point for the row formats read with Spark's options (CSV, JSON, Avro), so the
+//! planner and the bindings name a format rather than a reader: [`FileScan::try_new`] parses
+//! the options by the format's rules and plans its scan.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -9,27 +9,34 @@ use arrow_schema::SchemaRef;
 use ferrospark_common::{Config, FerroError, Result};
 use ferrospark_expr::Expr;
 
+use crate::avro::{AvroOptions, AvroScan};
 use crate::csv::{CsvOptions, CsvScan};
 use crate::json::{JsonOptions, JsonScan};
-use crate::text::{TextPlan, TextStream};
+use crate::text::TextPlan;
 
-/// A text format.
+/// The batches a [`FileScan`] reads.
+pub type FileBatches = Box<dyn Iterator<Item = Result<arrow_array::RecordBatch>> + Send>;
+
+/// A row format read with Spark's options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum TextFormat {
+pub enum FileFormat {
     /// Spark's `csv`.
     Csv,
     /// Spark's `json`.
     Json,
+    /// Spark's `avro`.
+    Avro,
 }
 
-impl TextFormat {
+impl FileFormat {
     /// The format named as Spark names it.
     pub fn parse(name: &str) -> Result<Self> {
         match name.to_ascii_lowercase().as_str() {
-            "csv" => Ok(TextFormat::Csv),
-            "json" => Ok(TextFormat::Json),
+            "csv" => Ok(FileFormat::Csv),
+            "json" => Ok(FileFormat::Json),
+            "avro" => Ok(FileFormat::Avro),
             other => Err(FerroError::Config(format!(
-                "unknown text format {other:?}: expected csv or json"
+                "unknown file format {other:?}: expected csv, json or avro"
             ))),
         }
     }
@@ -37,27 +44,30 @@ impl TextFormat {
     /// Spark's name of the format.
     pub fn name(self) -> &'static str {
         match self {
-            TextFormat::Csv => "csv",
-            TextFormat::Json => "json",
+            FileFormat::Csv => "csv",
+            FileFormat::Json => "json",
+            FileFormat::Avro => "avro",
         }
     }
 }
 
-/// A planned scan of a text format.
+/// A planned scan of a row format.
 #[derive(Debug)]
-pub enum TextScan {
+pub enum FileScan {
     /// CSV files.
     Csv(CsvScan),
     /// JSON files.
     Json(JsonScan),
+    /// Avro files.
+    Avro(AvroScan),
 }
 
-impl TextScan {
-    /// Plans a scan of `paths` in `format` with Spark's `options` (see [`CsvScan::try_new`]
-    /// and [`JsonScan::try_new`]).
+impl FileScan {
+    /// Plans a scan of `paths` in `format` with Spark's `options` (see [`CsvScan::try_new`],
+    /// [`JsonScan::try_new`] and [`AvroScan::try_new`]).
     #[allow(clippy::too_many_arguments)]
     pub fn try_new(
-        format: TextFormat,
+        format: FileFormat,
         paths: &[PathBuf],
         schema: Option<SchemaRef>,
         columns: Option<Vec<String>>,
@@ -67,40 +77,48 @@ impl TextScan {
         cfg: Config,
     ) -> Result<Self> {
         Ok(match format {
-            TextFormat::Csv => {
+            FileFormat::Csv => {
                 let mut o = CsvOptions::from_map(options)?;
                 o.batch_size = batch_size;
-                TextScan::Csv(CsvScan::try_new(paths, schema, columns, filter, o, cfg)?)
+                FileScan::Csv(CsvScan::try_new(paths, schema, columns, filter, o, cfg)?)
             }
-            TextFormat::Json => {
+            FileFormat::Json => {
                 let mut o = JsonOptions::from_map(options)?;
                 o.batch_size = batch_size;
-                TextScan::Json(JsonScan::try_new(paths, schema, columns, filter, o, cfg)?)
+                FileScan::Json(JsonScan::try_new(paths, schema, columns, filter, o, cfg)?)
+            }
+            FileFormat::Avro => {
+                let mut o = AvroOptions::from_map(options)?;
+                o.batch_size = batch_size;
+                FileScan::Avro(AvroScan::try_new(paths, schema, columns, filter, o, cfg)?)
             }
         })
     }
 
     /// The format read.
-    pub fn format(&self) -> TextFormat {
+    pub fn format(&self) -> FileFormat {
         match self {
-            TextScan::Csv(_) => TextFormat::Csv,
-            TextScan::Json(_) => TextFormat::Json,
+            FileScan::Csv(_) => FileFormat::Csv,
+            FileScan::Json(_) => FileFormat::Json,
+            FileScan::Avro(_) => FileFormat::Avro,
         }
     }
 
     /// The planned scan (schema, files, counters).
     pub fn plan(&self) -> &TextPlan {
         match self {
-            TextScan::Csv(s) => s.plan(),
-            TextScan::Json(s) => s.plan(),
+            FileScan::Csv(s) => s.plan(),
+            FileScan::Json(s) => s.plan(),
+            FileScan::Avro(s) => s.plan(),
         }
     }
 
     /// Reads the scan.
-    pub fn stream(&self) -> Result<TextStream> {
-        match self {
-            TextScan::Csv(s) => s.stream(),
-            TextScan::Json(s) => s.stream(),
-        }
+    pub fn stream(&self) -> Result<FileBatches> {
+        Ok(match self {
+            FileScan::Csv(s) => Box::new(s.stream()?),
+            FileScan::Json(s) => Box::new(s.stream()?),
+            FileScan::Avro(s) => Box::new(s.stream()?),
+        })
     }
 }

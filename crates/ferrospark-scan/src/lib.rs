@@ -1,11 +1,12 @@
-//! File scans for ferrospark: the vectorised Parquet reader, and the text readers (CSV,
-//! JSON).
+//! File scans for ferrospark: the vectorised Parquet reader, and the row-format readers
+//! (CSV, JSON, Avro).
 //!
 //! [`parquet::ParquetScan`] plans a scan (list files and hive partitions, read footers, prune
 //! files, row groups and pages) and [`parquet::ParquetScan::execute`] runs it on worker
-//! threads, yielding Arrow batches in file order. [`TextScan`] plans a CSV or JSON scan and
-//! [`TextScan::stream`] reads it, checking pushed filters while records convert.
+//! threads, yielding Arrow batches in file order. [`FileScan`] plans a CSV, JSON or Avro scan
+//! and [`FileScan::stream`] reads it, checking pushed filters while records convert.
 
+pub mod avro;
 pub mod csv;
 pub mod formats;
 pub mod json;
@@ -13,7 +14,7 @@ pub mod listing;
 pub mod parquet;
 pub mod text;
 
-pub use formats::{TextFormat, TextScan};
+pub use formats::{FileBatches, FileFormat, FileScan};
 pub use listing::{list_files, Listing, PartitionedFile};
 pub use parquet::{
     ColumnStatistics, KeyFilter, ParquetScan, ParquetScanOptions, ScanReader, ScanSplit,

@@ -75,7 +75,7 @@ pub fn node_text(plan: &LogicalPlan) -> String {
             };
             let kind = match source {
                 ScanSource::Parquet { .. } => "parquet",
-                ScanSource::Text { format, .. } => format.name(),
+                ScanSource::Files { format, .. } => format.name(),
                 ScanSource::Memory { .. } => "memory",
                 ScanSource::External { .. } => "spark",
             };

@@ -99,11 +99,11 @@ pub enum ScanSource {
         #[serde(with = "wire_batches")]
         batches: Arc<Vec<RecordBatch>>,
     },
-    /// Text files (CSV, JSON) read with Spark's options; the columns were fixed when the
+    /// Files of a row format (CSV, JSON, Avro) read with Spark's options; the columns were fixed when the
     /// relation was made (the user's schema, a CSV header's names, or inferred types).
-    Text {
+    Files {
         /// The format.
-        format: ferrospark_scan::TextFormat,
+        format: ferrospark_scan::FileFormat,
         /// The paths as given.
         paths: Vec<PathBuf>,
         /// Bytes on disk, for join selection.

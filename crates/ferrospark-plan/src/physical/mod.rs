@@ -10,6 +10,7 @@
 pub mod aggregate;
 pub mod basic;
 pub mod expand;
+pub mod file_scan;
 pub mod join;
 pub mod key_equivalence;
 pub mod pipeline;
@@ -22,7 +23,6 @@ pub mod shared_build;
 pub mod shared_scan;
 pub mod sort;
 pub mod stats;
-pub mod text_scan;
 pub mod window;
 
 use std::fmt::{Debug, Write};

@@ -302,7 +302,7 @@ impl<'a> PhysicalPlanner<'a> {
                     }
                     None => return Err(FerroError::Internal("not a parquet scan".into())),
                 },
-                ScanSource::Text {
+                ScanSource::Files {
                     format,
                     paths,
                     options,
@@ -321,7 +321,7 @@ impl<'a> PhysicalPlanner<'a> {
                             .map(|f| crate::logical::expr_util::replace_columns(f, &by_name)),
                     );
                     let out = plan.output();
-                    Arc::new(super::text_scan::TextScanExec::new(
+                    Arc::new(super::file_scan::FileScanExec::new(
                         *format,
                         paths.clone(),
                         options.clone().into_iter().collect(),

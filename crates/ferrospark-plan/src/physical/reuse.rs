@@ -81,7 +81,7 @@ fn canonical_text(plan: &LogicalPlan) -> Option<String> {
                 ScanSource::Parquet { paths, .. } => sources.push(format!("{paths:?}")),
                 ScanSource::Memory { .. }
                 | ScanSource::External { .. }
-                | ScanSource::Text { .. } => ok = false,
+                | ScanSource::Files { .. } => ok = false,
             }
         }
         stack.extend(p.children().into_iter().map(|c| c.as_ref()));

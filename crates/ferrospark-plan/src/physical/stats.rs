@@ -66,7 +66,7 @@ fn estimate(plan: &LogicalPlan, local: bool) -> u64 {
         } => {
             let full = match source {
                 ScanSource::Parquet { size_bytes, .. }
-                | ScanSource::Text { size_bytes, .. }
+                | ScanSource::Files { size_bytes, .. }
                 | ScanSource::External { size_bytes } => *size_bytes,
                 ScanSource::Memory { batches } => batches
                     .iter()
@@ -161,7 +161,7 @@ fn estimate(plan: &LogicalPlan, local: bool) -> u64 {
 fn parquet_stats(source: &ScanSource) -> Option<&ferrospark_scan::TableStatistics> {
     match source {
         ScanSource::Parquet { stats, .. } => Some(stats),
-        ScanSource::Memory { .. } | ScanSource::External { .. } | ScanSource::Text { .. } => None,
+        ScanSource::Memory { .. } | ScanSource::External { .. } | ScanSource::Files { .. } => None,
     }
 }
 

@@ -1,6 +1,6 @@
-"""Reading CSV and JSON: ``fs.read_csv`` / ``fs.read_json`` (a streaming
-``pyarrow.RecordBatchReader``) and ``fs.scan_csv`` / ``fs.scan_json`` (the planned scan, with
-``metrics()``), with Spark's options and modes.
+"""Reading CSV, JSON and Avro: ``fs.read_csv`` / ``fs.read_json`` / ``fs.read_avro`` (a
+streaming ``pyarrow.RecordBatchReader``) and ``fs.scan_csv`` / ``fs.scan_json`` /
+``fs.scan_avro`` (the planned scan, with ``metrics()``), with Spark's options and modes.
 
 >>> reader = fs.read_csv("data/items.csv", schema="id INT, price DOUBLE", filter="price > 10")  # doctest: +SKIP
 >>> fs.scan_metrics(reader)["rows_skipped_early"]                                          # doctest: +SKIP
@@ -26,11 +26,11 @@ def _option_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-class TextScan:
-    """A planned CSV or JSON scan: files listed, the schema given, read from a CSV header or
-    inferred. Nothing is converted until it is read."""
+class FileScan:
+    """A planned CSV, JSON or Avro scan: files listed, the schema given, read from a CSV
+    header or an Avro file, or inferred. Nothing is converted until it is read."""
 
-    def __init__(self, native: _native.TextScan) -> None:
+    def __init__(self, native: _native.FileScan) -> None:
         self._native = native
 
     @property
@@ -65,13 +65,13 @@ def _scan(
     columns: Sequence[str] | None,
     session: Session | None,
     options: dict[str, Any],
-) -> TextScan:
+) -> FileScan:
     from .session import _ddl_schema, default_session
 
     s = session or default_session()
     if isinstance(schema, str):
         schema = _ddl_schema(schema)
-    native = _native.scan_text(
+    native = _native.scan_format(
         format,
         _paths(path),
         schema=schema,
@@ -80,7 +80,7 @@ def _scan(
         options={k: _option_text(v) for k, v in options.items()},
         conf=s.conf,
     )
-    return TextScan(native)
+    return FileScan(native)
 
 
 def scan_csv(
@@ -92,7 +92,7 @@ def scan_csv(
     columns: Sequence[str] | None = None,
     session: Session | None = None,
     **options: Any,
-) -> TextScan:
+) -> FileScan:
     """Plans a CSV scan (see :func:`read_csv`)."""
     return _scan("csv", path, schema, filter, columns, session, {**options, "header": header})
 
@@ -134,7 +134,7 @@ def scan_json(
     columns: Sequence[str] | None = None,
     session: Session | None = None,
     **options: Any,
-) -> TextScan:
+) -> FileScan:
     """Plans a JSON scan (see :func:`read_json`)."""
     return _scan("json", path, schema, filter, columns, session, options)
 
@@ -167,7 +167,44 @@ def read_json(
     return scan_json(path, schema, filter, columns=columns, session=session, **options).to_reader()
 
 
-CsvScan = TextScan
-"""The planned scan :func:`scan_csv` returns (a :class:`TextScan`)."""
+def scan_avro(
+    path: Paths,
+    columns: Sequence[str] | None = None,
+    filter: Column | str | None = None,
+    *,
+    schema: pa.Schema | str | None = None,
+    session: Session | None = None,
+    **options: Any,
+) -> FileScan:
+    """Plans an Avro scan (see :func:`read_avro`)."""
+    return _scan("avro", path, schema, filter, columns, session, options)
 
-__all__ = ["CsvScan", "TextScan", "read_csv", "read_json", "scan_csv", "scan_json"]
+
+def read_avro(
+    path: Paths,
+    columns: Sequence[str] | None = None,
+    filter: Column | str | None = None,
+    *,
+    schema: pa.Schema | str | None = None,
+    session: Session | None = None,
+    **options: Any,
+) -> pa.RecordBatchReader:
+    """Reads Avro object container files as ``spark.read.format("avro")`` does, as a streaming
+    ``pyarrow.RecordBatchReader``.
+
+    Every codec Avro files use is read (null, deflate, snappy, zstandard, bzip2, xz). The
+    columns are the first file's, in Spark's types (enums as strings, fixed as binary,
+    ``date``, ``timestamp-millis`` / ``-micros`` as timestamps, ``local-timestamp-*`` as
+    ``timestamp_ntz``, ``decimal`` as decimals); ``avroSchema`` (Avro JSON) or
+    ``avroSchemaUrl`` gives a reader schema the records are resolved to (fields added with
+    their defaults, dropped, reordered, types promoted). Only the ``columns`` asked for (and
+    the filter's) are decoded; ``filter`` keeps the rows Spark's ``.filter(cond)`` keeps and
+    is applied to each decoded block. ``ignoreExtension=False`` reads ``*.avro`` files only.
+    """
+    return scan_avro(path, columns, filter, schema=schema, session=session, **options).to_reader()
+
+
+CsvScan = FileScan
+"""The planned scan :func:`scan_csv` returns (a :class:`FileScan`)."""
+
+__all__ = ["CsvScan", "FileScan", "read_avro", "read_csv", "read_json", "scan_avro", "scan_csv", "scan_json"]

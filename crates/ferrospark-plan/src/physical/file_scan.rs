@@ -1,4 +1,4 @@
-//! `FileScan csv` / `FileScan json`: the text readers of `ferrospark-scan` behind the
+//! `FileScan csv` / `json` / `avro`: the row-format readers of `ferrospark-scan` behind the
 //! operator trait, reading only the columns the plan uses and checking the pushed filters
 //! while records convert.
 
@@ -9,16 +9,16 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef;
 use ferrospark_common::{MetricsSet, Result};
 use ferrospark_expr::Expr;
-use ferrospark_scan::{TextFormat, TextScan, TextStream, TEXT_METRICS};
+use ferrospark_scan::{FileBatches, FileFormat, FileScan, TEXT_METRICS};
 
 use super::scan::rename;
 use super::{counted, field_names, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 
-/// A scan of text files.
+/// A scan of files of a row format.
 #[derive(Debug)]
-pub struct TextScanExec {
+pub struct FileScanExec {
     /// The format.
-    pub format: TextFormat,
+    pub format: FileFormat,
     /// Paths as given.
     pub paths: Vec<PathBuf>,
     /// Spark's options.
@@ -36,11 +36,11 @@ pub struct TextScanExec {
     metrics: MetricsSet,
 }
 
-impl TextScanExec {
+impl FileScanExec {
     /// A scan of `paths` returning `columns` as `schema`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        format: TextFormat,
+        format: FileFormat,
         paths: Vec<PathBuf>,
         options: HashMap<String, String>,
         data_schema: SchemaRef,
@@ -65,8 +65,8 @@ impl TextScanExec {
 
 /// The reader's batches, its counters added to the operator's when it ends.
 struct Counted {
-    stream: TextStream,
-    scan: TextScan,
+    stream: FileBatches,
+    scan: FileScan,
     schema: SchemaRef,
     metrics: MetricsSet,
     done: bool,
@@ -94,7 +94,7 @@ impl Iterator for Counted {
     }
 }
 
-impl ExecutionPlan for TextScanExec {
+impl ExecutionPlan for FileScanExec {
     fn name(&self) -> String {
         format!("FileScan {}", self.format.name())
     }
@@ -114,7 +114,7 @@ impl ExecutionPlan for TextScanExec {
         vec![]
     }
     fn execute(&self, ctx: &Arc<TaskContext>) -> Result<BatchStream> {
-        let scan = TextScan::try_new(
+        let scan = FileScan::try_new(
             self.format,
             &self.paths,
             Some(self.data_schema.clone()),

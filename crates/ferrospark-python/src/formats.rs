@@ -1,12 +1,12 @@
-//! Bindings of the text readers (CSV, JSON): a planned scan (`scan_text`) read as a stream of
-//! batches.
+//! Bindings of the row-format readers (CSV, JSON, Avro): a planned scan (`scan_format`) read
+//! as a stream of batches.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use ferrospark_common::FerroError;
-use ferrospark_scan::{TextFormat, TextScan};
+use ferrospark_scan::{FileFormat, FileScan};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::PySchema;
@@ -15,11 +15,11 @@ use crate::guard::guarded;
 use crate::{config_from, Detach, IntoPyResult, PyBatchStream, PyExpr};
 
 /// A planned text scan: files listed, schema known (given, from a CSV header, or inferred).
-#[pyclass(name = "TextScan", module = "ferrospark._native", frozen)]
-pub(crate) struct PyTextScan(Arc<TextScan>);
+#[pyclass(name = "FileScan", module = "ferrospark._native", frozen)]
+pub(crate) struct PyFileScan(Arc<FileScan>);
 
 #[pymethods]
-impl PyTextScan {
+impl PyFileScan {
     /// The output schema.
     fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         guarded(py, || {
@@ -51,7 +51,7 @@ impl PyTextScan {
 #[pyfunction]
 #[pyo3(signature = (format, paths, schema=None, columns=None, filter=None, options=None, conf=None))]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn scan_text(
+pub(crate) fn scan_format(
     py: Python<'_>,
     format: &str,
     paths: Vec<PathBuf>,
@@ -60,19 +60,19 @@ pub(crate) fn scan_text(
     filter: Option<PyExpr>,
     options: Option<HashMap<String, String>>,
     conf: Option<HashMap<String, String>>,
-) -> PyResult<PyTextScan> {
+) -> PyResult<PyFileScan> {
     let cfg = config_from(py, conf)?;
-    let format = TextFormat::parse(format).py(py)?;
+    let format = FileFormat::parse(format).py(py)?;
     let batch_size = cfg.batch_size().py(py)?;
     let options = options.unwrap_or_default();
     let schema = schema.map(PySchema::into_inner);
     let filter = filter.map(|f| f.0);
     let scan = py
-        .run_detached(move || -> Result<TextScan, FerroError> {
-            TextScan::try_new(
+        .run_detached(move || -> Result<FileScan, FerroError> {
+            FileScan::try_new(
                 format, &paths, schema, columns, filter, &options, batch_size, cfg,
             )
         })
         .py(py)?;
-    Ok(PyTextScan(Arc::new(scan)))
+    Ok(PyFileScan(Arc::new(scan)))
 }
