@@ -185,6 +185,7 @@ impl RecordReader for CsvRecords {
         text: &[u8],
         (start, end, line): (usize, usize, u64),
         needed: &[usize],
+        _early: &[usize],
         batch: usize,
         each: &mut dyn FnMut(CsvRows) -> Result<()>,
     ) -> Result<()> {

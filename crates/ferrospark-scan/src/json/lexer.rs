@@ -275,6 +275,50 @@ impl<'a> Lexer<'a> {
         Ok((start, self.pos))
     }
 
+    /// Enters an object whose `{` is at the cursor; its members come from
+    /// [`Lexer::next_member`].
+    pub fn open_object(&mut self, depth: usize) -> Scan<()> {
+        if depth > MAX_DEPTH {
+            return Err(Malformed);
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// The next member of an open object at `depth` (its name's span and its value), or
+    /// `None` past its `}`; `first` for the object's first member. A caller may stop between
+    /// members and go on later from the same position.
+    pub fn next_member(
+        &mut self,
+        depth: usize,
+        first: bool,
+    ) -> Scan<Option<((usize, usize), Span)>> {
+        if !self.skip_ws()? {
+            return Err(Malformed);
+        }
+        match (self.b[self.pos], first) {
+            (b'}', _) => {
+                self.pos += 1;
+                return Ok(None);
+            }
+            (b',', false) => {
+                self.pos += 1;
+                if !self.skip_ws()? {
+                    return Err(Malformed);
+                }
+            }
+            (_, true) => {}
+            _ => return Err(Malformed),
+        }
+        let name = self.name()?;
+        if !self.skip_ws()? || self.peek() != Some(b':') {
+            return Err(Malformed);
+        }
+        self.pos += 1;
+        let v = self.value(depth)?;
+        Ok(Some((name, v)))
+    }
+
     /// Skips an object whose `{` is at the cursor, calling `member(lexer, name span, value
     /// span)` for each member.
     pub fn object(
@@ -282,42 +326,13 @@ impl<'a> Lexer<'a> {
         depth: usize,
         mut member: impl FnMut(&Self, (usize, usize), Span),
     ) -> Scan<()> {
-        if depth > MAX_DEPTH {
-            return Err(Malformed);
-        }
-        self.pos += 1;
-        if !self.skip_ws()? {
-            return Err(Malformed);
-        }
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(());
-        }
-        loop {
-            let name = self.name()?;
-            if !self.skip_ws()? || self.peek() != Some(b':') {
-                return Err(Malformed);
-            }
-            self.pos += 1;
-            let v = self.value(depth)?;
+        self.open_object(depth)?;
+        let mut first = true;
+        while let Some((name, v)) = self.next_member(depth, first)? {
             member(self, name, v);
-            if !self.skip_ws()? {
-                return Err(Malformed);
-            }
-            match self.peek() {
-                Some(b',') => {
-                    self.pos += 1;
-                    if !self.skip_ws()? {
-                        return Err(Malformed);
-                    }
-                }
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                _ => return Err(Malformed),
-            }
+            first = false;
         }
+        Ok(())
     }
 
     /// Skips an array whose `[` is at the cursor, calling `element` for each element.

@@ -5,6 +5,7 @@
 //! soon as its own fields are converted (Spark's `JsonFilters`).
 
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use arrow_array::ArrayRef;
@@ -270,84 +271,71 @@ impl RecordReader for JsonRecords {
         text: &[u8],
         piece: (usize, usize, u64),
         needed: &[usize],
+        early: &[usize],
         batch: usize,
         each: &mut dyn FnMut(JsonRows) -> Result<()>,
     ) -> Result<()> {
         let o = &*self.options;
-        // Needed fields by name; records tend to repeat one order of fields, so the field
-        // after the last one found is tried first.
-        let names: Vec<&[u8]> = needed.iter().map(|&i| self.names[i].as_bytes()).collect();
-        let hint = std::cell::Cell::new(0usize);
-        let find = |name: &[u8]| -> Option<usize> {
-            let h = hint.get();
-            let k = if names.get(h) == Some(&name) {
-                Some(h)
-            } else {
-                names.iter().position(|n| *n == name)
-            };
-            if let Some(k) = k {
-                hint.set(k + 1);
-            }
-            k
-        };
+        let fields = Rc::new(FieldNames::new(
+            needed
+                .iter()
+                .map(|&i| self.names[i].as_bytes().into())
+                .collect(),
+            early,
+        ));
         let width = needed.len();
         let fresh = || JsonRows {
             width,
             spans: Vec::with_capacity(batch.min(1 << 16) * width),
             rows: Vec::with_capacity(batch.min(1 << 16)),
             options: self.options.clone(),
+            fields: fields.clone(),
         };
         let mut rows = fresh();
-        let member =
-            |spans: &mut [Option<Span>], lx: &Lexer<'_>, (ns, ne): (usize, usize), v: Span| {
-                // A plain quoted name is looked up without decoding it.
-                let k = if lx.b[ns] == b'"' && !lx.b[ns + 1..ne - 1].contains(&b'\\') {
-                    find(&lx.b[ns + 1..ne - 1])
-                } else {
-                    decode_string(lx.b, ns, ne).and_then(|n| find(n.as_bytes()))
-                };
-                if let Some(k) = k {
-                    spans[k] = Some(v);
-                }
-            };
         records_of(text, piece, o.multi_line, |s, e, line| {
             let mut lx = Lexer::new(&text[..e], s, o);
-            // The objects of the record, each scanned once: a root object directly, the
-            // elements of a root array after the array checked out.
-            let objects: Result<Vec<Span>, Malformed> = match lx.skip_ws().map(|_| lx.b.get(lx.pos))
-            {
-                Ok(Some(b'{')) => Ok(vec![Span {
-                    kind: Kind::Object,
-                    start: lx.pos,
-                    end: e,
-                }]),
-                Ok(Some(b'[')) => array_roots(text, lx.pos, e, o),
-                _ => Err(Malformed),
-            };
-            match objects {
-                Ok(objects) => {
-                    for obj in objects {
-                        let at = rows.spans.len();
-                        rows.spans.resize(at + width, None);
-                        let scanned = Lexer::new(&text[..e], obj.start, o)
-                            .object(0, |lx, name, v| member(&mut rows.spans[at..], lx, name, v));
-                        rows.rows.push(RowInfo {
-                            start: s,
-                            end: e,
-                            line,
-                            malformed: scanned.is_err(),
-                        });
-                    }
-                }
-                Err(Malformed) => {
-                    rows.spans.extend(std::iter::repeat_n(None, width));
+            let at_root = lx.skip_ws().map(|_| lx.b.get(lx.pos).copied());
+            match at_root {
+                // A root object: scanned until the filter's fields are found; the rest
+                // only if its row passes the filter.
+                Ok(Some(b'{')) => {
+                    let at = rows.spans.len();
+                    rows.spans.resize(at + width, None);
+                    let start = lx.pos;
+                    let (resume, malformed) =
+                        match fields.scan(&mut lx, start, &mut rows.spans[at..], true, true) {
+                            Ok(resume) => (resume, false),
+                            Err(Malformed) => (None, true),
+                        };
                     rows.rows.push(RowInfo {
                         start: s,
                         end: e,
                         line,
-                        malformed: true,
+                        malformed,
+                        resume,
                     });
                 }
+                // A root array: a row per object, each scanned whole.
+                Ok(Some(b'[')) => match array_roots(text, lx.pos, e, o) {
+                    Err(Malformed) => rows.push_malformed(s, e, line),
+                    Ok(objects) => {
+                        for obj in objects {
+                            let at = rows.spans.len();
+                            rows.spans.resize(at + width, None);
+                            let mut lx = Lexer::new(&text[..e], obj.start, o);
+                            let scanned =
+                                fields.scan(&mut lx, obj.start, &mut rows.spans[at..], true, false);
+                            rows.rows.push(RowInfo {
+                                start: s,
+                                end: e,
+                                line,
+                                malformed: scanned.is_err(),
+                                resume: None,
+                            });
+                        }
+                    }
+                },
+                _ => rows.push_malformed(s, e, line),
             }
             if rows.rows.len() >= batch {
                 each(std::mem::replace(&mut rows, fresh()))?;
@@ -361,21 +349,120 @@ impl RecordReader for JsonRecords {
     }
 }
 
+/// The needed fields by name, and which of them the pushed filter reads.
+struct FieldNames {
+    names: Vec<Box<[u8]>>,
+    /// Positions (in `names`) the pushed filter reads: a record is scanned until all are
+    /// found, and further only when its row passes.
+    early: Vec<bool>,
+    early_count: usize,
+    /// Records tend to repeat one order of fields: the field after the last one found is
+    /// tried first.
+    hint: std::cell::Cell<usize>,
+}
+
+impl FieldNames {
+    fn new(names: Vec<Box<[u8]>>, early: &[usize]) -> Self {
+        let mut flags = vec![false; names.len()];
+        for &k in early {
+            flags[k] = true;
+        }
+        Self {
+            early_count: flags.iter().filter(|f| **f).count(),
+            early: flags,
+            names,
+            hint: std::cell::Cell::new(0),
+        }
+    }
+
+    /// The position of the field named at `ns..ne` of `b` (a quoted or bare name).
+    fn find(&self, b: &[u8], ns: usize, ne: usize) -> Option<usize> {
+        // A plain quoted name is compared without decoding it.
+        let lookup = |name: &[u8]| {
+            let h = self.hint.get();
+            let k = if self.names.get(h).map(|n| &n[..]) == Some(name) {
+                Some(h)
+            } else {
+                self.names.iter().position(|n| &n[..] == name)
+            };
+            if let Some(k) = k {
+                self.hint.set(k + 1);
+            }
+            k
+        };
+        if b[ns] == b'"' && !b[ns + 1..ne - 1].contains(&b'\\') {
+            lookup(&b[ns + 1..ne - 1])
+        } else {
+            decode_string(b, ns, ne).and_then(|n| lookup(n.as_bytes()))
+        }
+    }
+
+    /// Scans the object members from the lexer's position (its `{` when `first`) into
+    /// `spans`. With `stop`, returns the position after the member that completes the
+    /// filter's fields, to go on from there; `None` once the object is read to its end.
+    fn scan(
+        &self,
+        lx: &mut Lexer<'_>,
+        from: usize,
+        spans: &mut [Option<Span>],
+        first: bool,
+        stop: bool,
+    ) -> Result<Option<usize>, Malformed> {
+        lx.pos = from;
+        if first {
+            lx.open_object(1)?;
+        }
+        let stop = stop && self.early_count > 0;
+        let mut found = 0;
+        let mut first = first;
+        while let Some(((ns, ne), v)) = lx.next_member(1, first)? {
+            first = false;
+            if let Some(k) = self.find(lx.b, ns, ne) {
+                if stop && self.early[k] && spans[k].is_none() {
+                    found += 1;
+                }
+                spans[k] = Some(v);
+                if stop && found == self.early_count {
+                    return Ok(Some(lx.pos));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct RowInfo {
     start: usize,
     end: usize,
     line: u64,
     malformed: bool,
+    /// Where the scan of the record's object stopped once the filter's fields were found.
+    resume: Option<usize>,
 }
 
 /// A batch of JSON rows: each needed field's value span, row by row (for a record with a
-/// syntax error, the fields before the error).
+/// syntax error, the fields before the error; for a record scanned only up to the filter's
+/// fields, those).
 struct JsonRows {
     width: usize,
     spans: Vec<Option<Span>>,
     rows: Vec<RowInfo>,
     options: Arc<JsonOptions>,
+    fields: Rc<FieldNames>,
+}
+
+impl JsonRows {
+    fn push_malformed(&mut self, start: usize, end: usize, line: u64) {
+        self.spans.extend(std::iter::repeat_n(None, self.width));
+        self.rows.push(RowInfo {
+            start,
+            end,
+            line,
+            malformed: true,
+            resume: None,
+        });
+    }
 }
 
 impl RawRows for JsonRows {
@@ -402,6 +489,20 @@ impl RawRows for JsonRows {
             .map(|r| self.spans[r * self.width + k])
             .collect();
         convert_spans(text, &column, to, &self.options, cfg)
+    }
+
+    fn finish(&mut self, text: &[u8]) {
+        let w = self.width;
+        for (r, row) in self.rows.iter_mut().enumerate() {
+            let Some(at) = row.resume.take() else {
+                continue;
+            };
+            let mut lx = Lexer::new(&text[..row.end], at, &self.options);
+            let spans = &mut self.spans[r * w..(r + 1) * w];
+            if self.fields.scan(&mut lx, at, spans, false, false).is_err() {
+                row.malformed = true;
+            }
+        }
     }
 
     fn retain(&mut self, keep: &[bool]) {

@@ -50,6 +50,10 @@ pub(crate) struct Assembler {
     pushed: Vec<(usize, PhysicalExpr)>,
     /// The whole filter over `needed` fields then partition columns.
     post: Option<PhysicalExpr>,
+    /// With the filter's fields converted first: the step after which every pushed conjunct
+    /// has been checked, when the rows read the rest of their records; and those fields.
+    finish_after: Option<usize>,
+    early: Vec<usize>,
     /// Schema of the converted fields then partition columns.
     work: SchemaRef,
 }
@@ -124,13 +128,27 @@ impl Assembler {
                 Ok((step, bind_predicate(&c, &bctx)?))
             })
             .collect::<Result<Vec<_>>>()?;
+        let finish_after = if filter_first {
+            pushed.iter().map(|(s, _)| *s).max()
+        } else {
+            None
+        };
+        let early = finish_after.map_or(Vec::new(), |f| order[..=f].to_vec());
         Ok(Self {
             needed,
             order,
             pushed,
             post,
+            finish_after,
+            early,
             work,
         })
+    }
+
+    /// Positions in `needed` of the fields to read before a record's row can be dropped
+    /// (empty: read whole records).
+    pub fn early(&self) -> &[usize] {
+        &self.early
     }
 
     /// Keeps the rows of `mask` in every converted column.
@@ -138,6 +156,64 @@ impl Assembler {
         for c in converted.iter_mut().flatten() {
             *c = arrow_select::filter::filter(c.as_ref(), mask)?;
         }
+        Ok(())
+    }
+
+    /// Checks the conjuncts placed at `step`, dropping the rows that fail them from `rows`,
+    /// the columns converted so far and `malformed`.
+    fn check_pushed<R: RawRows>(
+        &self,
+        step: usize,
+        plan: &TextPlan,
+        rows: &mut R,
+        converted: &mut [Option<ArrayRef>],
+        malformed: &mut Vec<bool>,
+    ) -> Result<()> {
+        let here: Vec<&PhysicalExpr> = self
+            .pushed
+            .iter()
+            .filter(|(s, _)| *s == step)
+            .map(|(_, p)| p)
+            .collect();
+        if here.is_empty() {
+            return Ok(());
+        }
+        let n = rows.len();
+        let probe: Vec<ArrayRef> = self
+            .work
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| match converted.get(i) {
+                Some(Some(c)) => c.clone(),
+                _ => new_null_array(f.data_type(), n),
+            })
+            .collect();
+        let batch = RecordBatch::try_new_with_options(
+            self.work.clone(),
+            probe,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(n)),
+        )?;
+        let mut pass = vec![true; n];
+        for p in here {
+            let ok = evaluate_predicate(p, &batch)?;
+            for (r, v) in pass.iter_mut().enumerate() {
+                *v &= ok.is_valid(r) && ok.value(r);
+            }
+        }
+        let dropped = pass.iter().filter(|v| !**v).count();
+        if dropped == 0 {
+            return Ok(());
+        }
+        plan.metrics.add("rows_skipped_early", dropped as u64);
+        plan.metrics.add(
+            "fields_not_converted",
+            (dropped * (self.order.len() - step - 1)) as u64,
+        );
+        Self::retain_columns(converted, &BooleanArray::from(pass.clone()))?;
+        rows.retain(&pass);
+        let mut it = pass.iter();
+        malformed.retain(|_| *it.next().unwrap_or(&false));
         Ok(())
     }
 
@@ -160,51 +236,13 @@ impl Assembler {
                 malformed[row] |= b;
             }
             converted[k] = Some(array);
-            let here: Vec<&PhysicalExpr> = self
-                .pushed
-                .iter()
-                .filter(|(s, _)| *s == step)
-                .map(|(_, p)| p)
-                .collect();
-            if here.is_empty() {
-                continue;
-            }
-            let n = rows.len();
-            let probe: Vec<ArrayRef> = self
-                .work
-                .fields()
-                .iter()
-                .enumerate()
-                .map(|(i, f)| match converted.get(i) {
-                    Some(Some(c)) => c.clone(),
-                    _ => new_null_array(f.data_type(), n),
-                })
-                .collect();
-            let batch = RecordBatch::try_new_with_options(
-                self.work.clone(),
-                probe,
-                &arrow_array::RecordBatchOptions::new().with_row_count(Some(n)),
-            )?;
-            let mut pass = vec![true; n];
-            for p in here {
-                let ok = evaluate_predicate(p, &batch)?;
-                for (r, v) in pass.iter_mut().enumerate() {
-                    *v &= ok.is_valid(r) && ok.value(r);
+            self.check_pushed(step, plan, &mut rows, &mut converted, &mut malformed)?;
+            if Some(step) == self.finish_after {
+                rows.finish(text);
+                for (m, r) in malformed.iter_mut().zip(rows.malformed()) {
+                    *m |= r;
                 }
             }
-            let dropped = pass.iter().filter(|v| !**v).count();
-            if dropped == 0 {
-                continue;
-            }
-            m.add("rows_skipped_early", dropped as u64);
-            m.add(
-                "fields_not_converted",
-                (dropped * (self.order.len() - step - 1)) as u64,
-            );
-            Self::retain_columns(&mut converted, &BooleanArray::from(pass.clone()))?;
-            rows.retain(&pass);
-            let mut it = pass.iter();
-            malformed.retain(|_| *it.next().unwrap_or(&false));
         }
         let n = rows.len();
         let lost = rows.values_lost();

@@ -44,6 +44,9 @@ pub(crate) trait RawRows {
     ) -> Result<(ArrayRef, Vec<bool>)>;
     /// Keeps the rows whose `keep` is true.
     fn retain(&mut self, keep: &[bool]);
+    /// Reads the rest of each record read only up to the filter's fields (the rows left
+    /// have passed the pushed filter); a syntax error found now makes a row malformed.
+    fn finish(&mut self, _text: &[u8]) {}
     /// The text of row `row`'s record (for the corrupt-record column and errors).
     fn text(&self, text: &[u8], row: usize) -> String;
     /// The first line of row `row`'s record.
@@ -65,12 +68,15 @@ pub(crate) trait RecordReader: Send + Sync + 'static {
     /// Whether fields convert in the filter's order rather than the file's.
     fn filter_first(&self) -> bool;
     /// The records of `text[start..end]` whose first line is `line`, in batches of at most
-    /// `batch` rows, keeping the data fields `needed` (in file order) only.
+    /// `batch` rows, keeping the data fields `needed` (in file order) only. A format may read
+    /// a record only until it has the fields at positions `early` of `needed` (those the
+    /// pushed filter reads) and the rest in [`RawRows::finish`].
     fn records(
         &self,
         text: &[u8],
         piece: (usize, usize, u64),
         needed: &[usize],
+        early: &[usize],
         batch: usize,
         each: &mut dyn FnMut(Self::Rows) -> Result<()>,
     ) -> Result<()>;
@@ -106,15 +112,22 @@ impl<R: RecordReader> PieceConverter for R {
         piece: (usize, usize, u64),
     ) -> Result<Vec<RecordBatch>> {
         let mut out = Vec::new();
-        self.records(text, piece, &asm.needed, plan.batch_size, &mut |rows| {
-            if rows.len() > 0 {
-                let b = asm.batch(plan, file, text, rows)?;
-                if b.num_rows() > 0 {
-                    out.push(b);
+        self.records(
+            text,
+            piece,
+            &asm.needed,
+            asm.early(),
+            plan.batch_size,
+            &mut |rows| {
+                if rows.len() > 0 {
+                    let b = asm.batch(plan, file, text, rows)?;
+                    if b.num_rows() > 0 {
+                        out.push(b);
+                    }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         Ok(out)
     }
 }
