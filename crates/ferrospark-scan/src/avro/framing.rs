@@ -3,7 +3,8 @@
 //!
 //! `arrow-avro` stops without an error when a file ends inside a block, which would lose the
 //! block's rows silently; walking the framing (sizes only, nothing decompressed) turns a
-//! truncated or overwritten file into an error naming it, as Spark's reader fails on it.
+//! truncated or overwritten file into an error naming it, as Spark's reader fails on it. The
+//! blocks found are what the reader decodes in parallel.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -65,8 +66,18 @@ impl Cursor {
     }
 }
 
-/// Checks that `path` is framed as an Avro object container file up to its last byte.
-pub(crate) fn check_framing(path: &Path) -> Result<()> {
+/// Where an Avro object container file's parts lie.
+#[derive(Debug, Clone)]
+pub(crate) struct Framing {
+    /// Bytes of the header (magic, metadata, sync marker).
+    pub header: u64,
+    /// Each block's byte range (count, size, data and sync marker).
+    pub blocks: Vec<(u64, u64)>,
+}
+
+/// Checks that `path` is framed as an Avro object container file up to its last byte, and
+/// finds its blocks.
+pub(crate) fn check_framing(path: &Path) -> Result<Framing> {
     let file = File::open(path).map_err(|e| FerroError::io(path, e))?;
     let len = file.metadata().map_err(|e| FerroError::io(path, e))?.len();
     let mut c = Cursor {
@@ -101,9 +112,12 @@ pub(crate) fn check_framing(path: &Path) -> Result<()> {
     let sync = c
         .bytes::<16>()
         .ok_or_else(|| broken(path, "its header is cut short"))?;
+    let header = c.at;
+    let mut blocks = Vec::new();
     let mut block = 0u64;
     while c.at < len {
         block += 1;
+        let start = c.at;
         let cut = || {
             broken(
                 path,
@@ -122,6 +136,7 @@ pub(crate) fn check_framing(path: &Path) -> Result<()> {
                 &format!("block {block} does not end with the file's sync marker"),
             ));
         }
+        blocks.push((start, c.at - start));
     }
-    Ok(())
+    Ok(Framing { header, blocks })
 }

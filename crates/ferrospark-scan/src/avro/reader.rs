@@ -1,5 +1,11 @@
-//! An Avro scan: files and schema planned once ([`AvroScan`]), then read file by file
-//! ([`AvroStream`]) through `arrow-avro`, decoding only the needed fields, with Spark's types.
+//! An Avro scan: files and schema planned once ([`AvroScan`]), then read ([`AvroStream`])
+//! through `arrow-avro`, decoding only the needed fields, with Spark's types.
+//!
+//! ```text
+//!   file --framing--> header + blocks --grouped into pieces of about 8 MB-->
+//!   each piece (the header, then its blocks) decoded by its own arrow-avro reader,
+//!   a piece per thread in parallel, batches handed out in file order
+//! ```
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -8,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{new_null_array, ArrayRef, RecordBatch};
-use arrow_avro::reader::{Reader, ReaderBuilder};
+use arrow_avro::reader::ReaderBuilder;
 use arrow_avro::schema::AvroSchema;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use ferrospark_common::{Config, FerroError, Result};
@@ -118,25 +124,18 @@ fn unreadable(path: &Path, e: impl std::fmt::Display) -> FerroError {
     }
 }
 
-/// A reader of `path` resolving records to `o.avro_schema`, decoding the top-level fields
-/// `projection` (all when `None`).
-fn open(
-    path: &Path,
-    o: &AvroOptions,
-    projection: Option<Vec<usize>>,
-) -> Result<Reader<BufReader<File>>> {
+/// The Arrow schema `arrow-avro` decodes `path`'s records to (resolved to `o.avro_schema`
+/// when given); only the header is read.
+fn file_schema(path: &Path, o: &AvroOptions) -> Result<SchemaRef> {
     let file = File::open(path).map_err(|e| FerroError::io(path, e))?;
-    let mut b = ReaderBuilder::new()
-        .with_batch_size(o.batch_size.max(1))
-        .with_utf8_view(false);
+    let mut b = ReaderBuilder::new().with_utf8_view(false);
     if let Some(s) = &o.avro_schema {
         b = b.with_reader_schema(AvroSchema::new(s.clone()));
     }
-    if let Some(p) = projection {
-        b = b.with_projection(p);
-    }
-    b.build(BufReader::with_capacity(1 << 20, file))
-        .map_err(|e| unreadable(path, e))
+    let reader = b
+        .build(BufReader::new(file))
+        .map_err(|e| unreadable(path, e))?;
+    Ok(reader.schema())
 }
 
 /// A planned Avro scan.
@@ -173,8 +172,8 @@ impl AvroScan {
                         "[UNABLE_TO_INFER_SCHEMA] Unable to infer schema for Avro. It must be specified manually.".into(),
                     )
                 })?;
-                let reader = open(&first.path, &options, None)?;
-                Arc::new(Schema::new(spark_fields(reader.schema().fields())?))
+                let schema = file_schema(&first.path, &options)?;
+                Arc::new(Schema::new(spark_fields(schema.fields())?))
             }
         };
         let spec = PlanSpec {
@@ -210,8 +209,11 @@ impl AvroScan {
             options: self.options.clone(),
             next_file: 0,
             file: 0,
-            reader: None,
+            header: Vec::new(),
+            pieces: Default::default(),
+            projection: Vec::new(),
             names: Vec::new(),
+            pending: Default::default(),
             done: false,
         })
     }
@@ -224,9 +226,13 @@ pub struct AvroStream {
     asm: Assembler,
     next_file: usize,
     file: usize,
-    reader: Option<Reader<BufReader<File>>>,
-    /// The open file's decoded columns, by the needed field each one is.
+    /// The open file's header bytes, and its pieces (byte ranges of whole blocks) not read.
+    header: Vec<u8>,
+    pieces: std::collections::VecDeque<(u64, u64)>,
+    /// The open file's top-level fields decoded, and the needed field each one is.
+    projection: Vec<usize>,
     names: Vec<Option<usize>>,
+    pending: std::collections::VecDeque<RecordBatch>,
     done: bool,
 }
 
@@ -238,8 +244,12 @@ impl std::fmt::Debug for AvroStream {
     }
 }
 
+/// Compressed bytes of blocks decoded as one piece.
+const PIECE_BYTES: u64 = 8 << 20;
+
 impl AvroStream {
-    /// Opens the next file decoding the needed fields it has; false when none is left.
+    /// Opens the next file: its framing checked, its blocks cut into pieces, the needed fields
+    /// it has found; false when no file is left.
     fn open_next(&mut self) -> Result<bool> {
         let Some(f) = self.plan.listing.files.get(self.next_file) else {
             return Ok(false);
@@ -249,57 +259,98 @@ impl AvroStream {
         let path = f.path.clone();
         self.plan.metrics.add("files", 1);
         self.plan.metrics.add("bytes_read", f.size);
-        check_framing(&path)?;
-        let full = open(&path, &self.options, None)?.schema();
+        let framing = check_framing(&path)?;
+        let full = file_schema(&path, &self.options)?;
         let needed: Vec<&str> = self
             .asm
             .needed
             .iter()
             .map(|&i| self.plan.data.field(i).name().as_str())
             .collect();
-        let projection: Vec<usize> = (0..full.fields().len())
+        self.projection = (0..full.fields().len())
             .filter(|&i| needed.contains(&full.field(i).name().as_str()))
             .collect();
-        self.names = projection
+        self.names = self
+            .projection
             .iter()
             .map(|&i| needed.iter().position(|n| *n == full.field(i).name()))
             .collect();
-        self.reader = Some(open(&path, &self.options, Some(projection))?);
+        let file = File::open(&path).map_err(|e| FerroError::io(&path, e))?;
+        self.header = vec![0; framing.header as usize];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut self.header, 0)
+            .map_err(|e| FerroError::io(&path, e))?;
+        self.pieces.clear();
+        for (start, len) in framing.blocks {
+            match self.pieces.back_mut() {
+                Some((s, l)) if *l < PIECE_BYTES && *s + *l == start => *l += len,
+                _ => self.pieces.push_back((start, len)),
+            }
+        }
         Ok(true)
     }
 
+    /// The output batches of the blocks at `start..start + len` of the open file.
+    fn decode_piece(&self, (start, len): (u64, u64)) -> Result<Vec<RecordBatch>> {
+        let path = &self.plan.listing.files[self.file].path;
+        let file = File::open(path).map_err(|e| FerroError::io(path, e))?;
+        let mut bytes = Vec::with_capacity(self.header.len() + len as usize);
+        bytes.extend_from_slice(&self.header);
+        bytes.resize(self.header.len() + len as usize, 0);
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut bytes[self.header.len()..], start)
+            .map_err(|e| FerroError::io(path, e))?;
+        let mut b = ReaderBuilder::new()
+            .with_batch_size(self.options.batch_size.max(1))
+            .with_utf8_view(false)
+            .with_projection(self.projection.clone());
+        if let Some(s) = &self.options.avro_schema {
+            b = b.with_reader_schema(AvroSchema::new(s.clone()));
+        }
+        let reader = b
+            .build(std::io::Cursor::new(bytes))
+            .map_err(|e| unreadable(path, e))?;
+        let mut out = Vec::new();
+        for batch in reader {
+            let batch = batch.map_err(|e| unreadable(path, e))?;
+            let mut columns: Vec<Option<ArrayRef>> = vec![None; self.asm.needed.len()];
+            for (c, k) in batch.columns().iter().zip(&self.names) {
+                if let Some(k) = k {
+                    columns[*k] = Some(c.clone());
+                }
+            }
+            let rows = AvroRows {
+                rows: batch.num_rows(),
+                columns,
+            };
+            let b = self.asm.batch(&self.plan, self.file, &[], rows)?;
+            if b.num_rows() > 0 {
+                out.push(b);
+            }
+        }
+        Ok(out)
+    }
+
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        use rayon::prelude::*;
         loop {
+            if let Some(b) = self.pending.pop_front() {
+                return Ok(Some(b));
+            }
             if self.done {
                 return Ok(None);
             }
-            let Some(reader) = self.reader.as_mut() else {
+            if self.pieces.is_empty() {
                 if !self.open_next()? {
                     self.done = true;
                 }
                 continue;
-            };
-            match reader.next() {
-                None => self.reader = None,
-                Some(Err(e)) => {
-                    return Err(unreadable(&self.plan.listing.files[self.file].path, e));
-                }
-                Some(Ok(batch)) => {
-                    let mut columns: Vec<Option<ArrayRef>> = vec![None; self.asm.needed.len()];
-                    for (c, k) in batch.columns().iter().zip(&self.names) {
-                        if let Some(k) = k {
-                            columns[*k] = Some(c.clone());
-                        }
-                    }
-                    let rows = AvroRows {
-                        rows: batch.num_rows(),
-                        columns,
-                    };
-                    let out = self.asm.batch(&self.plan, self.file, &[], rows)?;
-                    if out.num_rows() > 0 {
-                        return Ok(Some(out));
-                    }
-                }
+            }
+            let take = rayon::current_num_threads().max(1).min(self.pieces.len());
+            let group: Vec<(u64, u64)> = self.pieces.drain(..take).collect();
+            let this = &*self;
+            let outs: Vec<Result<Vec<RecordBatch>>> =
+                group.par_iter().map(|&p| this.decode_piece(p)).collect();
+            for o in outs {
+                self.pending.extend(o?);
             }
         }
     }

@@ -223,3 +223,35 @@ fn bytes_that_are_not_avro_are_an_error_naming_the_file() {
     let err = got.expect_err("truncated");
     assert!(err.to_string().contains("bad.avro"), "{err}");
 }
+
+#[test]
+fn a_file_of_many_blocks_reads_in_order_across_pieces() {
+    // More than 16 MB of blocks: several pieces, decoded in parallel, handed out in file order.
+    let dir = tempfile::tempdir().expect("dir");
+    let p = dir.path().join("big.avro");
+    let file = std::fs::File::create(&p).expect("create");
+    let one = batch(20_000);
+    let mut w = WriterBuilder::new(one.schema().as_ref().clone())
+        .build::<_, arrow_avro::writer::format::AvroOcfFormat>(file)
+        .expect("writer");
+    for _ in 0..60 {
+        w.write(&one).expect("write");
+    }
+    w.finish().expect("finish");
+    assert!(std::fs::metadata(&p).expect("size").len() > 16 << 20);
+    let (scan, out) = read(&[&p], Some(vec!["id"]), None, AvroOptions::default());
+    let ids: Vec<i64> = out
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .expect("ids")
+                .values()
+                .to_vec()
+        })
+        .collect();
+    let want: Vec<i64> = (0..60).flat_map(|_| 0..20_000).collect();
+    assert_eq!(ids, want);
+    assert_eq!(scan.plan().metrics().get("rows_read"), 1_200_000);
+}
