@@ -15,7 +15,7 @@ use ferrospark_expr::Expr;
 use super::convert::convert_column;
 use super::infer::{infer_column, Inferred};
 use super::options::CsvOptions;
-use super::tokenize::{Record, Tokenizer};
+use super::tokenize::{Record, Text, Tokenizer};
 use crate::listing::{list_files, Listing};
 use crate::text::{read_text, PlanSpec, RawRows, RecordReader, TextPlan, TextStream};
 
@@ -93,7 +93,12 @@ impl CsvScan {
             while let Some(r) = t.next_record() {
                 if first && names.is_none() {
                     names = Some(if o.header {
-                        safe_header(&r.fields)
+                        safe_header(
+                            &r.fields
+                                .iter()
+                                .map(|f| f.get(&text).map(|t| t.into_owned()))
+                                .collect::<Vec<_>>(),
+                        )
                     } else {
                         (0..r.fields.len()).map(|i| format!("_c{i}")).collect()
                     });
@@ -107,7 +112,12 @@ impl CsvScan {
                     break;
                 }
                 if n.is_multiple_of(step) {
-                    samples.push(r.fields);
+                    samples.push(
+                        r.fields
+                            .iter()
+                            .map(|f| f.get(&text).map(|t| t.into_owned()))
+                            .collect(),
+                    );
                 }
                 n += 1;
             }
@@ -239,7 +249,7 @@ impl RawRows for CsvRows {
 
     fn convert(
         &self,
-        _text: &[u8],
+        text: &[u8],
         k: usize,
         to: &DataType,
         cfg: &Config,
@@ -248,7 +258,15 @@ impl RawRows for CsvRows {
         let n = self.records.len();
         let mut b = StringBuilder::with_capacity(n, n * 8);
         for r in &self.records {
-            b.append_option(r.fields.get(i).cloned().flatten());
+            match r.fields.get(i) {
+                // Valid UTF-8 (nearly always) goes straight from the input to the column.
+                Some(Text::Span(s, e)) => match std::str::from_utf8(&text[*s..*e]) {
+                    Ok(t) => b.append_value(t),
+                    Err(_) => b.append_value(String::from_utf8_lossy(&text[*s..*e])),
+                },
+                Some(Text::Owned(t)) => b.append_value(t),
+                Some(Text::Null) | None => b.append_null(),
+            }
         }
         let column: StringArray = b.finish();
         convert_column(&column, to, &self.options, cfg)

@@ -14,11 +14,34 @@
 
 use super::options::CsvOptions;
 
-/// One record: its fields (`None` is NULL) and where its text lies in the input.
+/// A field's value: NULL, a span of the input read as is (most fields: no copy), or text
+/// made from it (escapes applied, `emptyValue`, a stray quote's pieces).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Text {
+    /// NULL.
+    Null,
+    /// `input[start..end]`.
+    Span(usize, usize),
+    /// Text of its own.
+    Owned(String),
+}
+
+impl Text {
+    /// The value as a string of `input` (invalid UTF-8 replaced), or `None` for NULL.
+    pub fn get<'i>(&'i self, input: &'i [u8]) -> Option<std::borrow::Cow<'i, str>> {
+        match self {
+            Text::Null => None,
+            Text::Span(s, e) => Some(String::from_utf8_lossy(&input[*s..*e])),
+            Text::Owned(t) => Some(std::borrow::Cow::Borrowed(t.as_str())),
+        }
+    }
+}
+
+/// One record: its fields and where its text lies in the input.
 #[derive(Debug, Default)]
 pub(crate) struct Record {
     /// The fields in order.
-    pub fields: Vec<Option<String>>,
+    pub fields: Vec<Text>,
     /// Byte range of the record's text (for the corrupt-record column).
     pub start: usize,
     /// End of the record's text (exclusive, line separator excluded).
@@ -101,7 +124,11 @@ impl<'a> Tokenizer<'a> {
     }
 
     fn sep_at(&self, at: usize) -> bool {
-        self.input[at..].starts_with(&self.o.sep)
+        // One byte (nearly always) compared directly: this runs for every field.
+        match self.o.sep.as_slice() {
+            [b] => self.input.get(at) == Some(b),
+            sep => self.input[at..].starts_with(sep),
+        }
     }
 
     /// The end of the line starting at `at` (the separator's start) and the next line's start.
@@ -156,7 +183,10 @@ impl<'a> Tokenizer<'a> {
             } else {
                 (end, next)
             };
-            self.line += 1 + count_lines(&self.input[start..rec_end]);
+            self.line += 1;
+            if self.o.multi_line {
+                self.line += count_lines(&self.input[start..rec_end]);
+            }
             self.pos = next;
             return Some(Record {
                 fields,
@@ -169,7 +199,7 @@ impl<'a> Tokenizer<'a> {
 
     /// The fields of the record starting at `start`, reading at most to `limit`; returns
     /// them and where the record's last field ends.
-    fn fields(&self, start: usize, limit: usize) -> (Vec<Option<String>>, usize) {
+    fn fields(&self, start: usize, limit: usize) -> (Vec<Text>, usize) {
         let mut out = Vec::with_capacity(self.wanted.len());
         let mut pos = start;
         loop {
@@ -203,9 +233,9 @@ impl<'a> Tokenizer<'a> {
         at >= limit || self.sep_at(at) || self.line_sep_at(at).is_some()
     }
 
-    /// One field starting at `pos`: its value (unless `keep` is false) and the position
-    /// after it.
-    fn field(&self, pos: usize, limit: usize, keep: bool) -> (Option<String>, usize) {
+    /// One field starting at `pos`: its value (NULL unless `keep`) and the position after
+    /// it.
+    fn field(&self, pos: usize, limit: usize, keep: bool) -> (Text, usize) {
         let o = self.o;
         let input = self.input;
         let mut at = pos;
@@ -218,15 +248,24 @@ impl<'a> Tokenizer<'a> {
         if let Some(q) = o.quote {
             if at < limit && input[at] == q {
                 match self.quoted(at + 1, limit, q, keep) {
-                    Quoted::Closed(_, end) if !keep => return (None, end),
+                    Quoted::Closed(_, end) if !keep => return (Text::Null, end),
                     Quoted::Closed(value, end) => {
-                        let value = if value.is_empty() {
-                            o.empty_value.clone()
+                        let bytes: &[u8] = match &value {
+                            Text::Span(s, e) => &input[*s..*e],
+                            Text::Owned(t) => t.as_bytes(),
+                            Text::Null => &[],
+                        };
+                        let value = if bytes.is_empty() {
+                            Text::Owned(o.empty_value.clone())
+                        } else if bytes == o.null_value.as_bytes() {
+                            Text::Null
                         } else {
                             value
                         };
-                        let null = value == o.null_value;
-                        return ((!null).then_some(value), end);
+                        return match value {
+                            Text::Owned(t) if t == o.null_value => (Text::Null, end),
+                            v => (v, end),
+                        };
                     }
                     // A quote inside that is neither escaped nor closing: the quoted part
                     // as read (escapes applied) between its quotes, then the raw rest.
@@ -242,7 +281,7 @@ impl<'a> Tokenizer<'a> {
         }
         let end = self.unquoted_end(at, limit);
         if !keep {
-            return (None, end);
+            return (Text::Null, end);
         }
         let mut value_end = end;
         if o.ignore_trailing_ws {
@@ -250,30 +289,57 @@ impl<'a> Tokenizer<'a> {
                 value_end -= 1;
             }
         }
-        prefix.extend_from_slice(&input[at..value_end.max(at)]);
+        let raw = &input[at..value_end.max(at)];
+        if prefix.is_empty() {
+            let null = raw.is_empty() || raw == o.null_value.as_bytes();
+            return (
+                if null {
+                    Text::Null
+                } else {
+                    Text::Span(at, value_end)
+                },
+                end,
+            );
+        }
+        prefix.extend_from_slice(raw);
         let text = String::from_utf8_lossy(&prefix).into_owned();
-        let null = text.is_empty() || text == o.null_value;
-        ((!null).then_some(text), end)
+        let null = text == o.null_value;
+        (if null { Text::Null } else { Text::Owned(text) }, end)
     }
 
     /// A quoted value whose text starts at `at` (after its opening quote).
     fn quoted(&self, mut at: usize, limit: usize, q: u8, keep: bool) -> Quoted {
         let input = self.input;
         let esc = self.o.escape.filter(|&e| e != q);
-        let mut value = Vec::new();
+        let start = at;
+        // Until an escape is met the value is the input's own text, kept as a span.
+        let mut value: Option<Vec<u8>> = None;
         while at < limit {
-            let b = input[at];
-            if Some(b) == esc
-                && at + 1 < limit
-                && (input[at + 1] == q || Some(input[at + 1]) == esc)
-            {
-                value.push(input[at + 1]);
-                at += 2;
-                continue;
+            // One line at most (no `multiLine`): no line end lies before `limit`, so jump to
+            // the next quote or escape character.
+            if !self.o.multi_line {
+                let next = memchr::memchr2(q, esc.unwrap_or(q), &input[at..limit])
+                    .map_or(limit, |i| at + i);
+                if keep {
+                    if let Some(v) = value.as_mut() {
+                        v.extend_from_slice(&input[at..next]);
+                    }
+                }
+                at = next;
+                if at >= limit {
+                    break;
+                }
             }
-            // With the quote as its own escape, a doubled quote is one quote.
-            if b == q && self.o.escape == Some(q) && at + 1 < limit && input[at + 1] == q {
-                value.push(q);
+            let b = input[at];
+            let escaped = (Some(b) == esc
+                && at + 1 < limit
+                && (input[at + 1] == q || Some(input[at + 1]) == esc))
+                // With the quote as its own escape, a doubled quote is one quote.
+                || (b == q && self.o.escape == Some(q) && at + 1 < limit && input[at + 1] == q);
+            if escaped {
+                value
+                    .get_or_insert_with(|| input[start..at].to_vec())
+                    .push(input[at + 1]);
                 at += 2;
                 continue;
             }
@@ -285,15 +351,22 @@ impl<'a> Tokenizer<'a> {
                     }
                 }
                 if self.ends_field(end, limit) {
-                    return Quoted::Closed(String::from_utf8_lossy(&value).into_owned(), end);
+                    let text = match value {
+                        Some(v) => Text::Owned(String::from_utf8_lossy(&v).into_owned()),
+                        None => Text::Span(start, at),
+                    };
+                    return Quoted::Closed(text, end);
                 }
-                return Quoted::Stray(value, at + 1);
+                let v = value.unwrap_or_else(|| input[start..at].to_vec());
+                return Quoted::Stray(v, at + 1);
             }
             if !self.o.multi_line && self.line_sep_at(at).is_some() {
                 return Quoted::Unclosed;
             }
             if keep {
-                value.push(b);
+                if let Some(v) = value.as_mut() {
+                    v.push(b);
+                }
             }
             at += 1;
         }
@@ -304,7 +377,7 @@ impl<'a> Tokenizer<'a> {
 /// How a quoted field ended.
 enum Quoted {
     /// At its closing quote: the value, and the position after it.
-    Closed(String, usize),
+    Closed(Text, usize),
     /// At a quote followed by more text: the value read so far, and the position after
     /// that quote.
     Stray(Vec<u8>, usize),
@@ -313,5 +386,5 @@ enum Quoted {
 }
 
 fn count_lines(text: &[u8]) -> u64 {
-    text.iter().filter(|&&b| b == b'\n').count() as u64
+    memchr::memchr_iter(b'\n', text).count() as u64
 }
