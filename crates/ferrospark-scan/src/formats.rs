@@ -12,7 +12,7 @@ use ferrospark_expr::Expr;
 use crate::avro::{AvroOptions, AvroScan};
 use crate::csv::{CsvOptions, CsvScan};
 use crate::json::{JsonOptions, JsonScan};
-use crate::text::TextPlan;
+use crate::text::FileScanPlan;
 
 /// The batches a [`FileScan`] reads.
 pub type FileBatches = Box<dyn Iterator<Item = Result<arrow_array::RecordBatch>> + Send>;
@@ -105,7 +105,7 @@ impl FileScan {
     }
 
     /// The planned scan (schema, files, counters).
-    pub fn plan(&self) -> &TextPlan {
+    pub fn plan(&self) -> &FileScanPlan {
         match self {
             FileScan::Csv(s) => s.plan(),
             FileScan::Json(s) => s.plan(),

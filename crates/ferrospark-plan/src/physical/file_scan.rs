@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef;
 use ferrospark_common::{MetricsSet, Result};
 use ferrospark_expr::Expr;
-use ferrospark_scan::{FileBatches, FileFormat, FileScan, TEXT_METRICS};
+use ferrospark_scan::{FileBatches, FileFormat, FileScan, FILE_SCAN_METRICS};
 
 use super::scan::rename;
 use super::{counted, field_names, metrics_with, BatchStream, ExecutionPlan, TaskContext};
@@ -58,7 +58,7 @@ impl FileScanExec {
             filter,
             filter_text,
             schema,
-            metrics: metrics_with(TEXT_METRICS),
+            metrics: metrics_with(FILE_SCAN_METRICS),
         }
     }
 }

@@ -23,7 +23,7 @@ use ferrospark_expr::Expr;
 use super::framing::check_framing;
 use crate::listing::list_files;
 use crate::text::assemble::Assembler;
-use crate::text::{flag, ParseMode, PlanSpec, RawRows, TextPlan};
+use crate::text::{flag, fused, FileScanPlan, ParseMode, PlanSpec, RawRows};
 
 /// Spark's Avro read options.
 #[derive(Debug, Clone, Default)]
@@ -141,7 +141,7 @@ fn file_schema(path: &Path, o: &AvroOptions) -> Result<SchemaRef> {
 /// A planned Avro scan.
 #[derive(Debug)]
 pub struct AvroScan {
-    plan: Arc<TextPlan>,
+    plan: Arc<FileScanPlan>,
     options: Arc<AvroOptions>,
 }
 
@@ -185,7 +185,7 @@ impl AvroScan {
             batch_size: options.batch_size,
             pushdown_key: "spark.sql.avro.filterPushdown.enabled",
         };
-        let mut plan = TextPlan::new(listing, spec, cfg)?;
+        let mut plan = FileScanPlan::new(listing, spec, cfg)?;
         // Records decode a block at a time, every needed field at once: nothing is left to
         // skip once a batch exists, so the filter applies once, after decoding, and no early
         // skipping is claimed in the metrics.
@@ -197,7 +197,7 @@ impl AvroScan {
     }
 
     /// The planned scan (schema, files, counters).
-    pub fn plan(&self) -> &TextPlan {
+    pub fn plan(&self) -> &FileScanPlan {
         &self.plan
     }
 
@@ -221,7 +221,7 @@ impl AvroScan {
 
 /// The batches of an [`AvroScan`].
 pub struct AvroStream {
-    plan: Arc<TextPlan>,
+    plan: Arc<FileScanPlan>,
     options: Arc<AvroOptions>,
     asm: Assembler,
     next_file: usize,
@@ -360,14 +360,8 @@ impl Iterator for AvroStream {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match self.next_batch() {
-            Ok(Some(b)) => Some(Ok(b)),
-            Ok(None) => None,
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        let next = self.next_batch();
+        fused(&mut self.done, next)
     }
 }
 

@@ -17,7 +17,7 @@ use super::infer::{infer_column, Inferred};
 use super::options::CsvOptions;
 use super::tokenize::{Record, Text, Tokenizer};
 use crate::listing::{list_files, Listing};
-use crate::text::{read_text, PlanSpec, RawRows, RecordReader, TextPlan, TextStream};
+use crate::text::{read_text, FileScanPlan, PlanSpec, RawRows, RecordReader, TextStream};
 
 /// Spark's `makeSafeHeader`: an empty name becomes `_c{i}`, and names repeated (ignoring
 /// case) get their position appended.
@@ -41,7 +41,7 @@ fn safe_header(names: &[Option<String>]) -> Vec<String> {
 /// A planned CSV scan.
 #[derive(Debug)]
 pub struct CsvScan {
-    plan: Arc<TextPlan>,
+    plan: Arc<FileScanPlan>,
     options: Arc<CsvOptions>,
 }
 
@@ -72,7 +72,7 @@ impl CsvScan {
             batch_size: options.batch_size,
             pushdown_key: "spark.sql.csv.filterPushdown.enabled",
         };
-        let plan = TextPlan::new(listing, spec, cfg)?;
+        let plan = FileScanPlan::new(listing, spec, cfg)?;
         Ok(Self {
             plan: Arc::new(plan),
             options: Arc::new(options),
@@ -147,7 +147,7 @@ impl CsvScan {
     }
 
     /// The planned scan (schema, files, counters).
-    pub fn plan(&self) -> &TextPlan {
+    pub fn plan(&self) -> &FileScanPlan {
         &self.plan
     }
 

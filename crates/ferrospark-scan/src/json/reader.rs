@@ -19,13 +19,13 @@ use super::lexer::{decode_string, Kind, Lexer, Malformed, Span};
 use super::options::JsonOptions;
 use crate::listing::{list_files, Listing};
 use crate::text::{
-    pieces, read_text, ParseMode, PlanSpec, RawRows, RecordReader, TextPlan, TextStream,
+    pieces, read_text, FileScanPlan, ParseMode, PlanSpec, RawRows, RecordReader, TextStream,
 };
 
 /// A planned JSON scan.
 #[derive(Debug)]
 pub struct JsonScan {
-    plan: Arc<TextPlan>,
+    plan: Arc<FileScanPlan>,
     options: Arc<JsonOptions>,
 }
 
@@ -59,7 +59,7 @@ impl JsonScan {
             batch_size: options.batch_size,
             pushdown_key: "spark.sql.json.filterPushdown.enabled",
         };
-        let plan = TextPlan::new(listing, spec, cfg)?;
+        let plan = FileScanPlan::new(listing, spec, cfg)?;
         Ok(Self {
             plan: Arc::new(plan),
             options: Arc::new(options),
@@ -67,7 +67,7 @@ impl JsonScan {
     }
 
     /// The planned scan (schema, files, counters).
-    pub fn plan(&self) -> &TextPlan {
+    pub fn plan(&self) -> &FileScanPlan {
         &self.plan
     }
 

@@ -22,7 +22,7 @@ use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::{bind_predicate, evaluate_predicate, BindContext, Expr, PhysicalExpr};
 
 use super::stream::RawRows;
-use super::{ParseMode, TextPlan};
+use super::{FileScanPlan, ParseMode};
 
 /// The conjuncts of `e`.
 pub(crate) fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
@@ -61,7 +61,7 @@ pub(crate) struct Assembler {
 impl Assembler {
     /// Plans the conversion of `plan`'s records; `filter_first` converts the filter's fields
     /// before the others.
-    pub fn new(plan: &TextPlan, filter_first: bool) -> Result<Self> {
+    pub fn new(plan: &FileScanPlan, filter_first: bool) -> Result<Self> {
         let data = &plan.data;
         let refs: Vec<String> = plan
             .filter
@@ -164,7 +164,7 @@ impl Assembler {
     fn check_pushed<R: RawRows>(
         &self,
         step: usize,
-        plan: &TextPlan,
+        plan: &FileScanPlan,
         rows: &mut R,
         converted: &mut [Option<ArrayRef>],
         malformed: &mut Vec<bool>,
@@ -220,7 +220,7 @@ impl Assembler {
     /// The output batch of `rows`, records of file `file` of `plan` whose text is `text`.
     pub fn batch<R: RawRows>(
         &self,
-        plan: &TextPlan,
+        plan: &FileScanPlan,
         file: usize,
         text: &[u8],
         mut rows: R,

@@ -6,6 +6,7 @@
 //! ([`RecordReader`]) and how one field of a batch of records converts to its type
 //! ([`RawRows`]). Everything after that (early skipping, modes, the corrupt-record
 //! column, partition columns, the output's shape) is [`assemble`]'s, once for all formats.
+//! The plan and the assembler serve the Avro reader too, over batches `arrow-avro` decodes.
 
 pub(crate) mod assemble;
 mod plan;
@@ -17,9 +18,9 @@ use std::path::Path;
 use ferrospark_common::{FerroError, Result};
 
 pub(crate) use plan::PlanSpec;
-pub use plan::{TextPlan, TEXT_METRICS};
+pub use plan::{FileScanPlan, FILE_SCAN_METRICS};
 pub use stream::TextStream;
-pub(crate) use stream::{pieces, RawRows, RecordReader};
+pub(crate) use stream::{fused, pieces, RawRows, RecordReader};
 
 /// What a reader does with a record it cannot convert (Spark's `mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,5 @@
-//! A planned text scan: its files, the files' columns, what it returns and the filter it
-//! checks, with the counters every text reader keeps.
+//! A planned scan of a row format (CSV, JSON, Avro): its files, the files' columns, what it
+//! returns and the filter it checks, with the counters every such reader keeps.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,8 +11,8 @@ use ferrospark_expr::Expr;
 use super::ParseMode;
 use crate::listing::Listing;
 
-/// The counters a text scan keeps.
-pub const TEXT_METRICS: &[(&str, MetricValue)] = &[
+/// The counters a row-format scan keeps.
+pub const FILE_SCAN_METRICS: &[(&str, MetricValue)] = &[
     ("files", MetricValue::Count),
     ("bytes_read", MetricValue::Bytes),
     ("rows_read", MetricValue::Count),
@@ -36,9 +36,9 @@ fn safe_schema_field(f: &Field) -> Field {
     f.clone().with_nullable(true)
 }
 
-/// A text scan as planned: everything but how its records split and convert.
+/// A row-format scan as planned: everything but how its records split and convert.
 #[derive(Debug)]
-pub struct TextPlan {
+pub struct FileScanPlan {
     pub(crate) listing: Listing,
     pub(crate) cfg: Config,
     pub(crate) mode: ParseMode,
@@ -73,7 +73,7 @@ pub(crate) struct PlanSpec<'a> {
     pub pushdown_key: &'a str,
 }
 
-impl TextPlan {
+impl FileScanPlan {
     pub(crate) fn new(listing: Listing, spec: PlanSpec<'_>, cfg: Config) -> Result<Self> {
         let corrupt_field = spec
             .table
@@ -148,7 +148,7 @@ impl TextPlan {
             output,
             filter: spec.filter,
             pushdown,
-            metrics: MetricsSet::new(TEXT_METRICS),
+            metrics: MetricsSet::new(FILE_SCAN_METRICS),
         })
     }
 

@@ -19,7 +19,7 @@ use arrow_schema::DataType;
 use ferrospark_common::{Config, Result};
 
 use super::assemble::Assembler;
-use super::{fill, open_text, read_text, TextPlan};
+use super::{fill, open_text, read_text, FileScanPlan};
 
 /// A batch of records of one format, before its fields convert.
 pub(crate) trait RawRows {
@@ -89,7 +89,7 @@ trait PieceConverter: Send + Sync {
     fn convert(
         &self,
         asm: &Assembler,
-        plan: &TextPlan,
+        plan: &FileScanPlan,
         file: usize,
         text: &[u8],
         piece: (usize, usize, u64),
@@ -106,7 +106,7 @@ impl<R: RecordReader> PieceConverter for R {
     fn convert(
         &self,
         asm: &Assembler,
-        plan: &TextPlan,
+        plan: &FileScanPlan,
         file: usize,
         text: &[u8],
         piece: (usize, usize, u64),
@@ -166,7 +166,7 @@ pub(crate) fn pieces(
 
 /// The batches of a text scan.
 pub struct TextStream {
-    plan: Arc<TextPlan>,
+    plan: Arc<FileScanPlan>,
     reader: Arc<dyn PieceConverter>,
     asm: Assembler,
     /// The file being read, and the next one.
@@ -196,7 +196,7 @@ impl std::fmt::Debug for TextStream {
 }
 
 impl TextStream {
-    pub(crate) fn new<R: RecordReader>(plan: Arc<TextPlan>, reader: R) -> Result<Self> {
+    pub(crate) fn new<R: RecordReader>(plan: Arc<FileScanPlan>, reader: R) -> Result<Self> {
         let asm = Assembler::new(&plan, reader.filter_first())?;
         Ok(Self {
             plan,
@@ -329,17 +329,26 @@ impl TextStream {
     }
 }
 
+/// An iterator's next item from `next` (a batch, the end, or an error), the stream marked
+/// `done` after an error so that it ends there.
+pub(crate) fn fused(
+    done: &mut bool,
+    next: Result<Option<RecordBatch>>,
+) -> Option<Result<RecordBatch>> {
+    match next {
+        Ok(b) => b.map(Ok),
+        Err(e) => {
+            *done = true;
+            Some(Err(e))
+        }
+    }
+}
+
 impl Iterator for TextStream {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match self.next_batch() {
-            Ok(Some(b)) => Some(Ok(b)),
-            Ok(None) => None,
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        let next = self.next_batch();
+        fused(&mut self.done, next)
     }
 }
