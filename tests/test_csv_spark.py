@@ -247,3 +247,27 @@ def test_fss_read_csv_on_spark(spark, data):
     agg = fss.aggregate(ours, "flag", [fs.count(), fs.sum("price")])
     expected = theirs.groupBy("flag").agg(PF.count(PF.lit(1)), PF.sum("price"))
     assert_same_rows(spark_rows(expected), spark_rows(agg))
+
+
+def test_custom_date_and_timestamp_formats(spark, tmp_path):
+    """``dateFormat`` / ``timestampFormat`` read by Spark's pattern letters; text the pattern
+    does not read is a malformed field (no fallback to the default parsing once a format is
+    set), in every mode."""
+    path = tmp_path / "formats.csv"
+    path.write_text(
+        "id,day,ts\n"
+        "1,31/01/2024,01-31-2024 10:20:30 PM\n"
+        "2,29/02/2024,12-01-1999 12:00:00 AM\n"
+        "3,2024-01-31,01-31-2024 10:20:30\n"
+        "4,31/02/2024,13-01-2024 01:00:00 PM\n"
+        "5,,\n"
+        "6,1/1/2024,1-1-2024 1:2:3 am\n",
+        encoding="utf-8",
+    )
+    schema = "id INT, day DATE, ts TIMESTAMP, _corrupt_record STRING"
+    opts = {"header": True, "dateFormat": "dd/MM/yyyy", "timestampFormat": "MM-dd-yyyy hh:mm:ss a"}
+    _check(spark, path, schema=schema, **opts)
+    _check(spark, path, schema="id INT, day DATE, ts TIMESTAMP", mode="DROPMALFORMED", **opts)
+    _check(spark, path, schema=schema, header=True, dateFormat="d/M/yyyy", timestampFormat="M-d-yyyy h:m:s a")
+    with pytest.raises(fs.FerroError, match="dateFormat"):
+        _ours(path, schema=schema, header=True, dateFormat="yyyy-bb")

@@ -287,3 +287,17 @@ def test_fss_read_json_on_spark(spark, data):
     agg = fss.aggregate(ours, "flag", [fs.count(), fs.sum("price")])
     expected = theirs.groupBy("flag").agg(PF.count(PF.lit(1)), PF.sum("price"))
     assert_same_rows(spark_rows(expected), spark_rows(agg))
+
+
+def test_custom_date_and_timestamp_formats(spark, tmp_path):
+    """``dateFormat`` / ``timestampFormat`` by Spark's pattern letters, as for CSV."""
+    path = tmp_path / "formats.json"
+    path.write_text(
+        '{"id": 1, "day": "31/01/2024", "ts": "2024/01/31 10:20:30.123"}\n'
+        '{"id": 2, "day": "2024-01-31", "ts": "2024/01/31 10:20:30.1"}\n'
+        '{"id": 3, "day": "29/02/2023", "ts": "2024-01-31 10:20:30"}\n'
+        '{"id": 4, "day": null, "ts": 1700000000}\n',
+        encoding="utf-8",
+    )
+    schema = "id INT, day DATE, ts TIMESTAMP, _corrupt_record STRING"
+    _check(spark, path, schema=schema, dateFormat="dd/MM/yyyy", timestampFormat="yyyy/MM/dd HH:mm:ss.SSS")

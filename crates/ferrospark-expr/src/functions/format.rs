@@ -242,9 +242,10 @@ impl Pattern {
                         }
                         'm' => minute = digits(&mut pos, min, max)? as u32,
                         's' => second = digits(&mut pos, min, max)? as u32,
+                        // Spark reads 1 to n fraction digits (exactly n when a number follows).
                         'S' => {
                             let start = pos;
-                            let v = digits(&mut pos, n, n)?;
+                            let v = digits(&mut pos, if next_is_number { n } else { 1 }, n)?;
                             let width = pos - start;
                             nanos = (v as u32) * 10u32.pow(9 - width.min(9) as u32);
                         }

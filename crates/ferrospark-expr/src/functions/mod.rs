@@ -31,6 +31,7 @@ use crate::physical::PhysicalExpr;
 use crate::types::{comparison_type, spark_equivalent, spark_type_name};
 
 pub use datetime::DateFn;
+pub use format::Pattern as DateTimePattern;
 pub use math::MathFn;
 pub use regex::RegexFn;
 pub use string::StringFn;

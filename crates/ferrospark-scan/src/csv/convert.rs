@@ -189,21 +189,25 @@ pub(crate) fn convert_column(
             }
             Arc::new(b.finish().with_precision_and_scale(*p, *s)?)
         }
-        // Dates and timestamps: Spark's own parsing of the text, in the session time zone.
-        other => {
-            let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Utf8, true)]));
-            let batch = RecordBatch::try_new(schema, vec![Arc::new(values.clone())])?;
-            let cast = PhysicalExpr::Cast {
-                expr: Box::new(PhysicalExpr::Column {
-                    index: 0,
-                    name: "v".into(),
-                    data_type: DataType::Utf8,
-                }),
-                to: with_session_zone(other, cfg),
-                mode: CastMode::Try,
-            };
-            evaluate(&cast, &batch)?.into_array(n)?
-        }
+        // Dates and timestamps: by the user's pattern, else Spark's own parsing of the text,
+        // in the session time zone.
+        other => match o.formats.parse(values.iter(), other, cfg)? {
+            Some(parsed) => parsed,
+            None => {
+                let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Utf8, true)]));
+                let batch = RecordBatch::try_new(schema, vec![Arc::new(values.clone())])?;
+                let cast = PhysicalExpr::Cast {
+                    expr: Box::new(PhysicalExpr::Column {
+                        index: 0,
+                        name: "v".into(),
+                        data_type: DataType::Utf8,
+                    }),
+                    to: with_session_zone(other, cfg),
+                    mode: CastMode::Try,
+                };
+                evaluate(&cast, &batch)?.into_array(n)?
+            }
+        },
     };
     let bad = (0..n)
         .map(|i| values.is_valid(i) && out.is_null(i))

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use ferrospark_common::{FerroError, Result};
 
-use crate::text::{flag as text_flag, ratio, utf8_only, ParseMode};
+use crate::text::{flag as text_flag, ratio, utf8_only, DateTimeFormats, ParseMode};
 
 /// The options of a CSV read.
 #[derive(Debug, Clone)]
@@ -48,10 +48,8 @@ pub struct CsvOptions {
     pub sampling_ratio: f64,
     /// `encoding` / `charset` (default UTF-8).
     pub encoding: String,
-    /// `dateFormat` (default: Spark's date parsing).
-    pub date_format: Option<String>,
-    /// `timestampFormat` (default: Spark's timestamp parsing).
-    pub timestamp_format: Option<String>,
+    /// `dateFormat` and `timestampFormat` (default: Spark's date and timestamp parsing).
+    pub formats: DateTimeFormats,
     /// Rows per output batch.
     pub batch_size: usize,
 }
@@ -78,8 +76,7 @@ impl Default for CsvOptions {
             infer_schema: false,
             sampling_ratio: 1.0,
             encoding: "UTF-8".into(),
-            date_format: None,
-            timestamp_format: None,
+            formats: DateTimeFormats::default(),
             batch_size: 8192,
         }
     }
@@ -112,6 +109,7 @@ impl CsvOptions {
     /// ignores them. A bad value is a `ConfigError` naming the option.
     pub fn from_map(options: &HashMap<String, String>) -> Result<Self> {
         let mut o = Self::default();
+        let (mut date_format, mut timestamp_format) = (None, None);
         for (key, value) in options {
             match key.to_ascii_lowercase().as_str() {
                 "sep" | "delimiter" => {
@@ -147,11 +145,13 @@ impl CsvOptions {
                     utf8_only("CSV", key, value)?;
                     o.encoding = "UTF-8".into();
                 }
-                "dateformat" => o.date_format = Some(value.clone()),
-                "timestampformat" => o.timestamp_format = Some(value.clone()),
+                "dateformat" => date_format = Some(value.clone()),
+                "timestampformat" => timestamp_format = Some(value.clone()),
                 _ => {}
             }
         }
+        o.formats =
+            DateTimeFormats::new("CSV", date_format.as_deref(), timestamp_format.as_deref())?;
         Ok(o)
     }
 }

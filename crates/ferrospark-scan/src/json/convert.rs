@@ -154,7 +154,10 @@ pub(crate) fn convert_spans(
                     })
                 })
                 .collect();
-            let parsed = cast_strings(&strings, to, cfg)?;
+            let parsed = match o.formats.parse(strings.iter(), to, cfg)? {
+                Some(p) => p,
+                None => cast_strings(&strings, to, cfg)?,
+            };
             let seconds: Option<Vec<Option<i64>>> =
                 matches!(to, DataType::Timestamp(..)).then(|| {
                     spans

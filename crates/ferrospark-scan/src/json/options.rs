@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use ferrospark_common::{FerroError, Result};
 
-use crate::text::{flag as text_flag, ratio, utf8_only, ParseMode};
+use crate::text::{flag as text_flag, ratio, utf8_only, DateTimeFormats, ParseMode};
 
 /// The options of a JSON read.
 #[derive(Debug, Clone)]
@@ -37,6 +37,8 @@ pub struct JsonOptions {
     pub sampling_ratio: f64,
     /// Inference drops a field whose values are all NULL (or empty arrays / structs).
     pub drop_field_if_all_null: bool,
+    /// `dateFormat` and `timestampFormat` (default: Spark's date and timestamp parsing).
+    pub formats: DateTimeFormats,
     /// Rows per output batch.
     pub batch_size: usize,
 }
@@ -58,6 +60,7 @@ impl Default for JsonOptions {
             multi_line: false,
             sampling_ratio: 1.0,
             drop_field_if_all_null: false,
+            formats: DateTimeFormats::default(),
             batch_size: 8192,
         }
     }
@@ -72,6 +75,7 @@ impl JsonOptions {
     /// ignores them. A bad value is a `ConfigError` naming the option.
     pub fn from_map(options: &HashMap<String, String>) -> Result<Self> {
         let mut o = Self::default();
+        let (mut date_format, mut timestamp_format) = (None, None);
         for (key, value) in options {
             match key.to_ascii_lowercase().as_str() {
                 "primitivesasstring" => o.primitives_as_string = flag(key, value)?,
@@ -93,6 +97,8 @@ impl JsonOptions {
                 "samplingratio" => o.sampling_ratio = ratio("JSON", key, value)?,
                 "dropfieldifallnull" => o.drop_field_if_all_null = flag(key, value)?,
                 "encoding" | "charset" => utf8_only("JSON", key, value)?,
+                "dateformat" => date_format = Some(value.clone()),
+                "timestampformat" => timestamp_format = Some(value.clone()),
                 "linesep" if value != "\n" && value != "\r\n" => {
                     return Err(FerroError::Config(format!(
                         "JSON option {key}={value:?}: only \\n and \\r\\n line ends are read"
@@ -101,6 +107,8 @@ impl JsonOptions {
                 _ => {}
             }
         }
+        o.formats =
+            DateTimeFormats::new("JSON", date_format.as_deref(), timestamp_format.as_deref())?;
         Ok(o)
     }
 }

@@ -9,6 +9,7 @@
 //! The plan and the assembler serve the Avro reader too, over batches `arrow-avro` decodes.
 
 pub(crate) mod assemble;
+mod datetime;
 mod plan;
 mod stream;
 
@@ -17,6 +18,7 @@ use std::path::Path;
 
 use ferrospark_common::{FerroError, Result};
 
+pub use datetime::DateTimeFormats;
 pub(crate) use plan::PlanSpec;
 pub use plan::{FileScanPlan, FILE_SCAN_METRICS};
 pub use stream::TextStream;

@@ -1,0 +1,63 @@
+//! Dates and timestamps read by a user's `dateFormat` / `timestampFormat` (Spark's pattern
+//! letters, strict: the pattern must read the whole text), in the session's time zone. Without
+//! those options the readers parse as Spark's casts do, which is Spark's fallback when no
+//! format is set.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Date32Array, TimestampMicrosecondArray};
+use arrow_schema::DataType;
+use ferrospark_common::{Config, FerroError, Result};
+use ferrospark_expr::functions::datetime::{days_of, from_local, zone};
+use ferrospark_expr::functions::DateTimePattern;
+
+/// The user's patterns, compiled once per scan.
+#[derive(Debug, Clone, Default)]
+pub struct DateTimeFormats {
+    date: Option<DateTimePattern>,
+    timestamp: Option<DateTimePattern>,
+}
+
+impl DateTimeFormats {
+    /// The `dateFormat` and `timestampFormat` options (`format` names the reader in errors).
+    pub fn new(format: &str, date: Option<&str>, timestamp: Option<&str>) -> Result<Self> {
+        let compile = |key: &str, p: Option<&str>| {
+            p.map(|p| {
+                DateTimePattern::new(p)
+                    .map_err(|e| FerroError::Config(format!("{format} option {key}={p:?}: {e}")))
+            })
+            .transpose()
+        };
+        Ok(Self {
+            date: compile("dateFormat", date)?,
+            timestamp: compile("timestampFormat", timestamp)?,
+        })
+    }
+
+    /// `values` parsed as `to` by the user's pattern for it; `None` when no pattern applies
+    /// (the caller parses as a cast does). A text the pattern does not read is NULL.
+    pub fn parse<'a>(
+        &self,
+        values: impl Iterator<Item = Option<&'a str>>,
+        to: &DataType,
+        cfg: &Config,
+    ) -> Result<Option<ArrayRef>> {
+        match (to, &self.date, &self.timestamp) {
+            (DataType::Date32, Some(p), _) => {
+                let out: Date32Array = values
+                    .map(|v| v.and_then(|v| p.parse(v)).map(|t| days_of(t.date())))
+                    .collect();
+                Ok(Some(Arc::new(out)))
+            }
+            (DataType::Timestamp(_, Some(_)), _, Some(p)) => {
+                let tz = cfg.session_time_zone().to_string();
+                let z = zone(&tz)?;
+                let out: TimestampMicrosecondArray = values
+                    .map(|v| v.and_then(|v| p.parse(v)).and_then(|t| from_local(&t, &z)))
+                    .collect();
+                Ok(Some(Arc::new(out.with_timezone(tz))))
+            }
+            _ => Ok(None),
+        }
+    }
+}
