@@ -121,18 +121,24 @@ def _answer(count, total) -> tuple[int, Decimal]:
     return int(count), Decimal(str(total)).quantize(Decimal("0.01"))
 
 
+def _frame(read, fmt: str, path: Path, cond: str | None):
+    """lineitem read by a Spark-style ``read`` (ferrospark's or PySpark's) in ``fmt``, filtered:
+    CSV and JSON typed by the schema, Avro by its own."""
+    if fmt == "avro":
+        df = read.avro(str(path))
+    elif fmt == "csv":
+        df = read.schema(DDL).csv(str(path), header=True)
+    else:
+        df = read.schema(DDL).json(str(path))
+    return df.filter(cond) if cond else df
+
+
 def run_ferrospark(fmt: str, path: Path, cond: str | None, pushdown: bool):
     import ferrospark as fs
     from ferrospark import functions as F
 
     s = fs.Session(conf={f"spark.sql.{fmt}.filterPushdown.enabled": str(pushdown).lower()})
-    if fmt == "avro":
-        df = s.read.avro(str(path))
-    else:
-        reader = s.read.schema(DDL)
-        df = reader.csv(str(path), header=True) if fmt == "csv" else reader.json(str(path))
-    if cond:
-        df = df.filter(cond)
+    df = _frame(s.read, fmt, path, cond)
     row = df.agg(F.count("*"), F.sum("l_extendedprice")).toArrow().to_pylist()[0]
     return _answer(*row.values())
 
@@ -180,10 +186,7 @@ def run_pyspark(fmt: str, path: Path, cond: str | None, spark, pushdown: bool):
     from pyspark.sql import functions as F
 
     spark.conf.set(f"spark.sql.{fmt}.filterPushdown.enabled", str(pushdown).lower())
-    reader = spark.read.schema(DDL)
-    df = reader.csv(str(path), header=True) if fmt == "csv" else reader.json(str(path))
-    if cond:
-        df = df.filter(cond)
+    df = _frame(spark.read, fmt, path, cond)
     row = df.agg(F.count(F.lit(1)), F.sum("l_extendedprice")).collect()[0]
     return _answer(row[0], row[1])
 

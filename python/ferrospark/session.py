@@ -188,6 +188,7 @@ class DataFrameReader:
         self._session = session
         self._options: dict[str, str] = {}
         self._schema: Any = None
+        self._format = "parquet"
 
     def option(self, key: str, value: Any) -> DataFrameReader:
         """One read option by Spark's name (``header``, ``sep``, ``inferSchema``...)."""
@@ -223,10 +224,21 @@ class DataFrameReader:
         are decoded."""
         return self._text("avro", path, self._schema, options)
 
-    def format(self, source: str) -> _FormatReader:
-        """``spark.read.format(source).load(path)``: ``csv``, ``json``, ``avro`` or
-        ``parquet``."""
-        return _FormatReader(self, source)
+    def format(self, source: str) -> DataFrameReader:
+        """The source ``load`` reads: ``csv``, ``json``, ``avro`` or ``parquet``
+        (``s.read.format("avro").option(...).load(path)``)."""
+        self._format = source.lower()
+        return self
+
+    def load(self, path: Any) -> Any:
+        """The files at ``path`` in the source ``format`` named, as a lazy DataFrame."""
+        if self._format == "parquet":
+            return self.parquet(path)
+        if self._format in ("csv", "json", "avro"):
+            return self._text(self._format, path, self._schema, {})
+        from .errors import ConfigError
+
+        raise ConfigError(f"unknown data source {self._format!r}: expected csv, json, avro or parquet")
 
     def _text(self, format: str, path: Any, schema: Any, options: dict[str, Any]) -> Any:
         from .dataframe import DataFrame
@@ -245,6 +257,8 @@ class DataFrameReader:
         for p in paths:
             flat.extend([str(x) for x in p] if isinstance(p, (list, tuple)) else [str(p)])
         if self._session._spark is not None:
+            # Spark's executors run elsewhere (another working directory, another machine
+            # sharing the files): they get absolute paths.
             import os
 
             flat = [p if "://" in p else os.path.abspath(p) for p in flat]
@@ -254,16 +268,7 @@ class DataFrameReader:
         """Parquet files: a file, several, or directories (hive partitions become columns)."""
         from .dataframe import DataFrame
 
-        flat: list[str] = []
-        for p in paths:
-            flat.extend([str(x) for x in p] if isinstance(p, (list, tuple)) else [str(p)])
-        if self._session._spark is not None:
-            # Spark's executors run elsewhere (another working directory, another machine
-            # sharing the files): they get absolute paths.
-            import os
-
-            flat = [p if "://" in p else os.path.abspath(p) for p in flat]
-        return DataFrame(self._session._query_engine.read_parquet(flat), self._session)
+        return DataFrame(self._session._query_engine.read_parquet(self._flat(paths)), self._session)
 
 
 def _is_pyspark_frame(data: Any) -> bool:
@@ -313,36 +318,3 @@ def default_session() -> Session:
     if _DEFAULT is None:
         _DEFAULT = Session()
     return _DEFAULT
-
-
-class _FormatReader:
-    """What ``s.read.format(source)`` returns: ``.option(...)`` then ``.load(path)``."""
-
-    def __init__(self, reader: DataFrameReader, source: str) -> None:
-        self._reader = reader
-        self._source = source.lower()
-
-    def option(self, key: str, value: Any) -> _FormatReader:
-        """One read option, by Spark's name."""
-        self._reader.option(key, value)
-        return self
-
-    def options(self, **options: Any) -> _FormatReader:
-        """Several read options."""
-        self._reader.options(**options)
-        return self
-
-    def schema(self, schema: Any) -> _FormatReader:
-        """The schema to read with: a ``pyarrow.Schema`` or DDL text."""
-        self._reader.schema(schema)
-        return self
-
-    def load(self, path: Any) -> Any:
-        """The files at ``path`` as a lazy DataFrame."""
-        if self._source == "parquet":
-            return self._reader.parquet(path)
-        if self._source in ("csv", "json", "avro"):
-            return getattr(self._reader, self._source)(path)
-        from .errors import ConfigError
-
-        raise ConfigError(f"unknown data source {self._source!r}: expected csv, json, avro or parquet")

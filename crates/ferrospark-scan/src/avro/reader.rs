@@ -23,7 +23,7 @@ use ferrospark_expr::Expr;
 use super::framing::check_framing;
 use crate::listing::list_files;
 use crate::text::assemble::Assembler;
-use crate::text::{flag, fused, FileScanPlan, ParseMode, PlanSpec, RawRows};
+use crate::text::{convert_in_parallel, flag, fused, FileScanPlan, ParseMode, PlanSpec, RawRows};
 
 /// Spark's Avro read options.
 #[derive(Debug, Clone, Default)]
@@ -330,7 +330,6 @@ impl AvroStream {
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        use rayon::prelude::*;
         loop {
             if let Some(b) = self.pending.pop_front() {
                 return Ok(Some(b));
@@ -346,12 +345,10 @@ impl AvroStream {
             }
             let take = rayon::current_num_threads().max(1).min(self.pieces.len());
             let group: Vec<(u64, u64)> = self.pieces.drain(..take).collect();
+            let mut pending = std::mem::take(&mut self.pending);
             let this = &*self;
-            let outs: Vec<Result<Vec<RecordBatch>>> =
-                group.par_iter().map(|&p| this.decode_piece(p)).collect();
-            for o in outs {
-                self.pending.extend(o?);
-            }
+            convert_in_parallel(&group, |&p| this.decode_piece(p), &mut pending)?;
+            self.pending = pending;
         }
     }
 }
@@ -405,15 +402,9 @@ impl RawRows for AvroRows {
         self.rows = keep.iter().filter(|k| **k).count();
     }
 
-    fn text(&self, _text: &[u8], _row: usize) -> String {
-        String::new()
-    }
-
-    fn line(&self, _row: usize) -> u64 {
-        0
-    }
-
-    fn record(&self, row: usize) -> usize {
-        row
+    /// Avro records are never malformed (a bad file is an error), so no text is asked for;
+    /// each row is its own record.
+    fn span(&self, row: usize) -> (usize, usize, u64) {
+        (row, row, 0)
     }
 }

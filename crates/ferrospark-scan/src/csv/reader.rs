@@ -277,16 +277,8 @@ impl RawRows for CsvRows {
         self.records.retain(|_| *it.next().unwrap_or(&false));
     }
 
-    fn text(&self, text: &[u8], row: usize) -> String {
+    fn span(&self, row: usize) -> (usize, usize, u64) {
         let r = &self.records[row];
-        String::from_utf8_lossy(&text[r.start..r.end]).into_owned()
-    }
-
-    fn line(&self, row: usize) -> u64 {
-        self.records[row].line
-    }
-
-    fn record(&self, row: usize) -> usize {
-        self.records[row].start
+        (r.start, r.end, r.line)
     }
 }

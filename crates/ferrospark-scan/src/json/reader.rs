@@ -518,17 +518,9 @@ impl RawRows for JsonRows {
         self.rows.retain(|_| *it.next().unwrap_or(&false));
     }
 
-    fn text(&self, text: &[u8], row: usize) -> String {
+    fn span(&self, row: usize) -> (usize, usize, u64) {
         let r = &self.rows[row];
-        String::from_utf8_lossy(&text[r.start..r.end]).into_owned()
-    }
-
-    fn line(&self, row: usize) -> u64 {
-        self.rows[row].line
-    }
-
-    fn record(&self, row: usize) -> usize {
-        self.rows[row].start
+        (r.start, r.end, r.line)
     }
 }
 

@@ -24,21 +24,6 @@ use ferrospark_expr::{bind_predicate, evaluate_predicate, BindContext, Expr, Phy
 use super::stream::RawRows;
 use super::{FileScanPlan, ParseMode};
 
-/// The conjuncts of `e`.
-pub(crate) fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
-    if let Expr::Binary {
-        left,
-        op: ferrospark_expr::BinaryOp::And,
-        right,
-    } = e
-    {
-        conjuncts(left, out);
-        conjuncts(right, out);
-    } else {
-        out.push(e.clone());
-    }
-}
-
 /// How a scan's records become its output, decided once per stream.
 #[derive(Debug)]
 pub(crate) struct Assembler {
@@ -89,12 +74,12 @@ impl Assembler {
                 .iter()
                 .position(|&i| data.field(i).name().eq_ignore_ascii_case(name))
         };
-        let mut parts = Vec::new();
-        if let (Some(f), true) = (&plan.filter, plan.pushdown) {
-            conjuncts(f, &mut parts);
-        }
+        let parts: Vec<&Expr> = match (&plan.filter, plan.pushdown) {
+            (Some(f), true) => f.conjuncts(),
+            _ => Vec::new(),
+        };
         // Conjuncts over partition columns (or none) wait for the whole filter.
-        let placed: Vec<(Vec<usize>, Expr)> = parts
+        let placed: Vec<(Vec<usize>, &Expr)> = parts
             .into_iter()
             .filter_map(|c| {
                 let cols: Option<Vec<usize>> =
@@ -125,7 +110,7 @@ impl Assembler {
                     .filter_map(|p| order.iter().position(|o| o == p))
                     .max()
                     .unwrap_or(0);
-                Ok((step, bind_predicate(&c, &bctx)?))
+                Ok((step, bind_predicate(c, &bctx)?))
             })
             .collect::<Result<Vec<_>>>()?;
         let finish_after = if filter_first {

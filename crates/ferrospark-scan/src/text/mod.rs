@@ -22,7 +22,7 @@ pub use datetime::DateTimeFormats;
 pub(crate) use plan::PlanSpec;
 pub use plan::{FileScanPlan, FILE_SCAN_METRICS};
 pub use stream::TextStream;
-pub(crate) use stream::{fused, pieces, RawRows, RecordReader};
+pub(crate) use stream::{convert_in_parallel, fused, pieces, RawRows, RecordReader};
 
 /// What a reader does with a record it cannot convert (Spark's `mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

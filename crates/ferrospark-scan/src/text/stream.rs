@@ -47,13 +47,37 @@ pub(crate) trait RawRows {
     /// Reads the rest of each record read only up to the filter's fields (the rows left
     /// have passed the pushed filter); a syntax error found now makes a row malformed.
     fn finish(&mut self, _text: &[u8]) {}
+    /// Where row `row`'s record lies in the text (`start..end`) and its first line.
+    fn span(&self, row: usize) -> (usize, usize, u64);
     /// The text of row `row`'s record (for the corrupt-record column and errors).
-    fn text(&self, text: &[u8], row: usize) -> String;
+    fn text(&self, text: &[u8], row: usize) -> String {
+        let (start, end, _) = self.span(row);
+        String::from_utf8_lossy(&text[start..end]).into_owned()
+    }
     /// The first line of row `row`'s record.
-    fn line(&self, row: usize) -> u64;
+    fn line(&self, row: usize) -> u64 {
+        self.span(row).2
+    }
     /// Where row `row`'s record starts: rows of one record (a JSON array of objects) share
     /// it, and a malformed one makes them all malformed, as Spark fails the whole record.
-    fn record(&self, row: usize) -> usize;
+    fn record(&self, row: usize) -> usize {
+        self.span(row).0
+    }
+}
+
+/// Converts `pieces` in parallel on the shared pool, a piece per thread, adding their
+/// batches to `pending` in order.
+pub(crate) fn convert_in_parallel<P: Sync>(
+    pieces: &[P],
+    convert: impl Fn(&P) -> Result<Vec<RecordBatch>> + Sync + Send,
+    pending: &mut VecDeque<RecordBatch>,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let outs: Vec<Result<Vec<RecordBatch>>> = pieces.par_iter().map(convert).collect();
+    for o in outs {
+        pending.extend(o?);
+    }
+    Ok(())
 }
 
 /// How a format splits a file's text into records.
@@ -292,7 +316,6 @@ impl TextStream {
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        use rayon::prelude::*;
         loop {
             if let Some(b) = self.pending.pop_front() {
                 return Ok(Some(b));
@@ -318,13 +341,11 @@ impl TextStream {
                 &self.text[..],
                 self.file,
             );
-            let outs: Vec<Result<Vec<RecordBatch>>> = group
-                .par_iter()
-                .map(|&piece| reader.convert(asm, plan, file, text, piece))
-                .collect();
-            for o in outs {
-                self.pending.extend(o?);
-            }
+            convert_in_parallel(
+                &group,
+                |&piece| reader.convert(asm, plan, file, text, piece),
+                &mut self.pending,
+            )?;
         }
     }
 }
