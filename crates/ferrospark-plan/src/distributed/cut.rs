@@ -12,15 +12,16 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_schema::DataType;
+use arrow_schema::{DataType, SchemaRef};
 use ferrospark_agg::AggregatePlan;
 use ferrospark_common::{Config, FerroError, Result};
 use ferrospark_expr::{bind, BindContext, Expr};
 use ferrospark_join::{broadcast_buildable, select_join, BuildSide, JoinStrategy, JoinType};
-use ferrospark_scan::{ParquetScan, ParquetScanOptions};
+use ferrospark_scan::{FileFormat, FileScan, ParquetScan, ParquetScanOptions};
 
 use super::{
-    AggSpec, AggSteps, ExchangeKeys, Sink, SplitRef, Stage, StageInput, StagePlan, TaskLayout,
+    AggSpec, AggSteps, ExchangeKeys, Sink, SplitPart, SplitRef, Stage, StageInput, StagePlan,
+    TaskLayout,
 };
 use crate::logical::{attrs_schema, Attr, LogicalPlan, ScanSource};
 use crate::physical::aggregate::engine_call;
@@ -45,11 +46,24 @@ enum Layout {
     External,
 }
 
-/// A Parquet scan of a stage, for planning its splits.
+/// A file scan of a stage, for planning its splits.
 #[derive(Debug, Clone)]
 struct ScanLeaf {
     paths: Vec<PathBuf>,
-    filter: Option<Expr>,
+    kind: ScanKind,
+}
+
+/// What a stage's file scan reads.
+#[derive(Debug, Clone)]
+enum ScanKind {
+    /// Parquet, its row groups pruned by this filter.
+    Parquet(Option<Expr>),
+    /// A row format, read with Spark's options as these columns.
+    Files {
+        format: FileFormat,
+        options: HashMap<String, String>,
+        schema: SchemaRef,
+    },
 }
 
 /// A stage being built bottom-up.
@@ -170,41 +184,82 @@ impl Cutter<'_> {
         Ok(id)
     }
 
-    /// The tasks of a stage over `scans`, as Spark's `FilePartition` forms them: the
-    /// surviving row groups of each scan's files in splits of at most
-    /// `min(maxPartitionBytes, max(4 MiB, bytes / cores))`, packed largest first into tasks of
+    /// Spark's split size for `total` bytes of a scan (each file counted with its open
+    /// cost): `min(maxPartitionBytes, max(4 MiB, total / cores))`, but at most about two
+    /// tasks per core: each Python task costs Spark about 35 ms (an empty mapInArrow of 40
+    /// tasks takes 1.4 s on two cores), which a task of Spark's 128 MB pays again and again
+    /// on a large table.
+    fn max_split_bytes(&self, total: u64) -> Result<u64> {
+        let per_core = total / self.parallelism as u64;
+        Ok(self
+            .cfg
+            .max_partition_bytes()?
+            .min(per_core.max(OPEN_COST_BYTES))
+            .max(total / (2 * self.parallelism as u64)))
+    }
+
+    /// The tasks of a stage over `scans`, as Spark's `FilePartition` forms them: each scan's
+    /// files in splits of at most [`Cutter::max_split_bytes`] (the surviving row groups of
+    /// Parquet files, byte ranges of row-format files), packed largest first into tasks of
     /// about that size (each file costing 4 MiB more, Spark's open cost).
     fn splits(&self, scans: &[ScanLeaf], paths: &[Vec<PathBuf>]) -> Result<Vec<Vec<SplitRef>>> {
         let mut pieces: Vec<SplitRef> = Vec::new();
         let mut max_split = u64::MAX;
         for (i, p) in paths.iter().enumerate() {
             let same: Vec<&ScanLeaf> = scans.iter().filter(|s| &s.paths == p).collect();
-            let mut options = ParquetScanOptions::from_config(self.cfg)?;
-            // Several scans of the same files with different filters share one set of splits:
-            // each task prunes again with its own scan's filter.
-            options.filter = match same.as_slice() {
-                [one] => one.filter.clone(),
-                _ => None,
-            };
-            let scan = ParquetScan::try_new(p, options)?;
-            let all = scan.splits(u64::MAX);
-            let total: u64 = all.iter().map(|s| s.bytes + OPEN_COST_BYTES).sum();
-            let per_core = total / self.parallelism as u64;
-            // Spark's split size, but at most about two tasks per core: each Python task
-            // costs Spark about 35 ms (an empty mapInArrow of 40 tasks takes 1.4 s on two
-            // cores), which a task of Spark's 128 MB pays again and again on a large table.
-            let max = scan
-                .max_partition_bytes()
-                .min(per_core.max(OPEN_COST_BYTES))
-                .max(total / (2 * self.parallelism as u64));
-            max_split = max_split.min(max);
-            for s in scan.splits(max) {
-                pieces.push(SplitRef {
-                    scan: i,
-                    path: s.path,
-                    row_groups: s.row_groups,
-                    bytes: s.bytes,
-                });
+            match same.first().map(|s| &s.kind) {
+                Some(ScanKind::Files {
+                    format,
+                    options,
+                    schema,
+                }) => {
+                    let scan = FileScan::try_new(
+                        *format,
+                        p,
+                        Some(schema.clone()),
+                        None,
+                        None,
+                        options,
+                        1,
+                        self.cfg.clone(),
+                    )?;
+                    let total: u64 = scan.plan().file_sizes().map(|b| b + OPEN_COST_BYTES).sum();
+                    let max = self.max_split_bytes(total)?;
+                    max_split = max_split.min(max);
+                    for (path, start, end) in scan.splits(max) {
+                        pieces.push(SplitRef {
+                            scan: i,
+                            path,
+                            part: SplitPart::Bytes { start, end },
+                            bytes: end - start,
+                        });
+                    }
+                }
+                _ => {
+                    let mut options = ParquetScanOptions::from_config(self.cfg)?;
+                    // Several scans of the same files with different filters share one set
+                    // of splits: each task prunes again with its own scan's filter.
+                    options.filter = match same.as_slice() {
+                        [one] => match &one.kind {
+                            ScanKind::Parquet(filter) => filter.clone(),
+                            ScanKind::Files { .. } => None,
+                        },
+                        _ => None,
+                    };
+                    let scan = ParquetScan::try_new(p, options)?;
+                    let all = scan.splits(u64::MAX);
+                    let total: u64 = all.iter().map(|s| s.bytes + OPEN_COST_BYTES).sum();
+                    let max = self.max_split_bytes(total)?;
+                    max_split = max_split.min(max);
+                    for s in scan.splits(max) {
+                        pieces.push(SplitRef {
+                            scan: i,
+                            path: s.path,
+                            part: SplitPart::RowGroups(s.row_groups),
+                            bytes: s.bytes,
+                        });
+                    }
+                }
             }
         }
         pieces.sort_by_key(|p| std::cmp::Reverse(p.bytes));
@@ -242,12 +297,36 @@ impl Cutter<'_> {
                     inputs: Vec::new(),
                     scans: vec![ScanLeaf {
                         paths: paths.clone(),
-                        filter,
+                        kind: ScanKind::Parquet(filter),
                     }],
                     layout: Layout::Splits,
                     external: None,
                 })
             }
+            LogicalPlan::Scan {
+                source:
+                    ScanSource::Files {
+                        format,
+                        paths,
+                        options,
+                        schema,
+                        ..
+                    },
+                ..
+            } => Ok(Open {
+                fragment: plan.clone(),
+                inputs: Vec::new(),
+                scans: vec![ScanLeaf {
+                    paths: paths.clone(),
+                    kind: ScanKind::Files {
+                        format: *format,
+                        options: options.clone().into_iter().collect(),
+                        schema: schema.clone(),
+                    },
+                }],
+                layout: Layout::Splits,
+                external: None,
+            }),
             LogicalPlan::Scan {
                 source: ScanSource::External { .. },
                 attrs,

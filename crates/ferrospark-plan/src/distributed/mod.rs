@@ -58,7 +58,7 @@ pub struct Stage {
     pub fragment: Option<Arc<LogicalPlan>>,
     /// What it reads from other stages.
     pub inputs: Vec<StageInput>,
-    /// The distinct path lists of its Parquet scans (a task restricts each to its splits).
+    /// The distinct path lists of its file scans (a task restricts each to its splits).
     pub scans: Vec<Vec<PathBuf>>,
     /// The leaf (name and attributes) its tasks fill with the rows of a PySpark DataFrame,
     /// one task per partition of that DataFrame.
@@ -99,17 +99,32 @@ impl TaskLayout {
     }
 }
 
-/// Row groups of one file of one of a stage's scans.
+/// A part of one file of one of a stage's scans.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SplitRef {
     /// Which of [`Stage::scans`].
     pub scan: usize,
     /// The file.
     pub path: PathBuf,
-    /// Its row groups to read.
-    pub row_groups: Vec<usize>,
-    /// Compressed bytes of those row groups.
+    /// What of it to read.
+    pub part: SplitPart,
+    /// Bytes on disk of that part.
     pub bytes: u64,
+}
+
+/// What a split reads of its file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum SplitPart {
+    /// These row groups of a Parquet file.
+    RowGroups(Vec<usize>),
+    /// The records of a row-format file (CSV, JSON, Avro) that this byte range holds
+    /// (`ferrospark_scan::FileScan::splits`).
+    Bytes {
+        /// The range's first byte.
+        start: u64,
+        /// The byte after its last.
+        end: u64,
+    },
 }
 
 /// Rows a stage reads from another stage.

@@ -20,9 +20,10 @@ use ferrospark_agg::exchange::{hash_partition_by, read_block, write_blocks};
 use ferrospark_agg::AggregateOptions;
 use ferrospark_common::{Config, FerroError, Result};
 use ferrospark_expr::{bind, normalize_key, BindContext};
+use ferrospark_scan::FileRanges;
 
 use super::cut::agg_plan;
-use super::{AggSteps, ExchangeKeys, Sink, SplitRef, Stage};
+use super::{AggSteps, ExchangeKeys, Sink, SplitPart, SplitRef, Stage};
 use crate::logical::{attrs_schema, LogicalPlan, ScanSource};
 use crate::physical::planner::{PhysicalPlanner, TaskSplits};
 use crate::physical::scan::rename;
@@ -223,10 +224,10 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
     let (batches, mut explain) = match &stage.fragment {
         Some(fragment) => {
             let fragment = fill_leaves(fragment, &fill);
-            let mut splits: HashMap<Vec<PathBuf>, HashMap<PathBuf, Vec<usize>>> = stage
+            let mut splits: HashMap<Vec<PathBuf>, (HashMap<_, Vec<usize>>, FileRanges)> = stage
                 .scans
                 .iter()
-                .map(|p| (p.clone(), HashMap::new()))
+                .map(|p| (p.clone(), Default::default()))
                 .collect();
             for s in &input.splits {
                 let paths = stage.scans.get(s.scan).ok_or_else(|| {
@@ -235,12 +236,28 @@ pub fn run_task(stage: &Stage, cfg: &Config, input: TaskInput) -> Result<(TaskOu
                         s.scan
                     ))
                 })?;
-                if let Some(m) = splits.get_mut(paths) {
-                    m.entry(s.path.clone()).or_default().extend(&s.row_groups);
+                if let Some((groups, ranges)) = splits.get_mut(paths) {
+                    match &s.part {
+                        SplitPart::RowGroups(g) => {
+                            groups.entry(s.path.clone()).or_default().extend(g)
+                        }
+                        SplitPart::Bytes { start, end } => ranges
+                            .entry(s.path.clone())
+                            .or_default()
+                            .push((*start, *end)),
+                    }
                 }
             }
-            let splits: HashMap<Vec<PathBuf>, TaskSplits> =
-                splits.into_iter().map(|(k, v)| (k, Arc::new(v))).collect();
+            let splits: HashMap<Vec<PathBuf>, TaskSplits> = splits
+                .into_iter()
+                .map(|(k, (groups, ranges))| {
+                    let t = TaskSplits {
+                        row_groups: Arc::new(groups),
+                        ranges: Arc::new(ranges),
+                    };
+                    (k, t)
+                })
+                .collect();
             let broadcast_leaves = stage
                 .inputs
                 .iter()

@@ -380,3 +380,58 @@ fn a_broadcast_side_is_built_once_per_worker() {
         assert!(report.contains("build_reused=1"), "{sql}\n{report}");
     }
 }
+
+/// CSV, JSON and Avro tables split into byte ranges across tasks, as Spark splits them: the
+/// stage's tasks together read each record once, whatever the cut.
+#[test]
+fn row_format_scans_split_across_tasks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut csv, mut json) = (String::new(), String::new());
+    // Large enough that a stage on three cores splits them (a task is at least a sixth of
+    // the bytes plus the files' open costs).
+    for i in 0..80_000i64 {
+        let g = ["a", "b", "\u{fc}", "\u{65e5}\u{672c}", ""][(i % 5) as usize];
+        let k = (i % 101 != 5).then_some(if i % 3 == 0 { 7 } else { i % 257 });
+        let ks = k.map(|k| k.to_string()).unwrap_or_default();
+        csv.push_str(&format!("{ks},\"{g}\",{i}\n"));
+        match k {
+            Some(k) => json.push_str(&format!("{{\"n\": {i}, \"g\": \"{g}\", \"k\": {k}}}\n")),
+            None => json.push_str(&format!("{{\"g\": \"{g}\", \"n\": {i}}}\r\n")),
+        }
+    }
+    let csv_path = dir.path().join("t.csv");
+    std::fs::write(&csv_path, csv).expect("write");
+    let json_path = dir.path().join("t.json");
+    std::fs::write(&json_path, json).expect("write");
+    let csv_t = format!("csv.`{}`", csv_path.display());
+    let json_t = format!("json.`{}`", json_path.display());
+    let queries = [
+        format!("SELECT _c1, count(*), sum(CAST(_c2 AS BIGINT)), count(_c0) FROM {csv_t} GROUP BY _c1"),
+        format!("SELECT _c0, _c2 FROM {csv_t} WHERE CAST(_c2 AS INT) % 97 = 3"),
+        format!("SELECT g, count(*), sum(n), count(k) FROM {json_t} GROUP BY g"),
+        format!("SELECT k, n FROM {json_t} WHERE n % 89 = 1"),
+        format!("SELECT count(*) FROM {json_t} j JOIN {csv_t} c ON j.n = CAST(c._c2 AS BIGINT) WHERE j.k = 7"),
+    ];
+    let e = QueryEngine::new(Config::default());
+    let mut cfg = Config::default();
+    cfg.set("spark.sql.files.maxPartitionBytes", "4KB")
+        .expect("conf");
+    for q in &queries {
+        for parallelism in [1, 3] {
+            let plan = check(&e, q, &cfg, parallelism);
+            if parallelism == 1 {
+                continue;
+            }
+            let byte_splits = plan.stages.iter().any(|s| match &s.tasks {
+                TaskLayout::Splits(t) => {
+                    t.len() > 1
+                        && t.iter()
+                            .flatten()
+                            .all(|r| matches!(r.part, SplitPart::Bytes { .. }))
+                }
+                _ => false,
+            });
+            assert!(byte_splits, "{q}: no stage over byte splits");
+        }
+    }
+}

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef;
 use ferrospark_common::{MetricsSet, Result};
 use ferrospark_expr::Expr;
-use ferrospark_scan::{FileBatches, FileFormat, FileScan, FILE_SCAN_METRICS};
+use ferrospark_scan::{FileBatches, FileFormat, FileRanges, FileScan, FILE_SCAN_METRICS};
 
 use super::scan::rename;
 use super::{counted, field_names, metrics_with, BatchStream, ExecutionPlan, TaskContext};
@@ -33,6 +33,8 @@ pub struct FileScanExec {
     pub filter_text: Vec<String>,
     /// Output schema (attribute keys).
     pub schema: SchemaRef,
+    /// The byte ranges it is restricted to (a Spark task's splits).
+    only: Option<Arc<FileRanges>>,
     metrics: MetricsSet,
 }
 
@@ -58,8 +60,15 @@ impl FileScanExec {
             filter,
             filter_text,
             schema,
+            only: None,
             metrics: metrics_with(FILE_SCAN_METRICS),
         }
+    }
+
+    /// This scan, reading only `only`'s byte ranges when given.
+    pub fn reading_only(mut self, only: Option<Arc<FileRanges>>) -> Self {
+        self.only = only;
+        self
     }
 }
 
@@ -125,7 +134,7 @@ impl ExecutionPlan for FileScanExec {
             ctx.cfg.clone(),
         )?;
         let stream = Counted {
-            stream: scan.stream()?,
+            stream: scan.stream_only(self.only.as_deref())?,
             scan,
             schema: self.schema.clone(),
             metrics: self.metrics.clone(),

@@ -46,8 +46,15 @@ pub struct PhysicalPlanner<'a> {
     joins: std::cell::Cell<usize>,
 }
 
-/// The files of one scan a task reads, and the row groups of each.
-pub type TaskSplits = Arc<HashMap<std::path::PathBuf, Vec<usize>>>;
+/// What a task reads of one scan's files: the row groups of each Parquet file, the byte
+/// ranges of each row-format file.
+#[derive(Debug, Clone, Default)]
+pub struct TaskSplits {
+    /// Parquet files and their row groups.
+    pub row_groups: Arc<HashMap<std::path::PathBuf, Vec<usize>>>,
+    /// Row-format files and their byte ranges.
+    pub ranges: Arc<ferrospark_scan::FileRanges>,
+}
 
 /// Equi-keys and the rest of a join condition.
 pub struct EquiJoin {
@@ -265,7 +272,7 @@ impl<'a> PhysicalPlanner<'a> {
             attrs_schema(&out),
             name.clone(),
         )
-        .reading_only(self.splits.get(paths).cloned());
+        .reading_only(self.splits.get(paths).map(|t| t.row_groups.clone()));
         Ok(Some(Arc::new(
             match self.shared_scans.get(&(plan as *const LogicalPlan)) {
                 Some(share) => scan.sharing(share.clone()),
@@ -330,7 +337,8 @@ impl<'a> PhysicalPlanner<'a> {
                         filter,
                         filters.iter().map(expr_text).collect(),
                         attrs_schema(&out),
-                    ))
+                    )
+                    .reading_only(self.splits.get(paths).map(|t| t.ranges.clone())))
                 }
                 ScanSource::External { .. } => {
                     return Err(FerroError::Analysis(format!(

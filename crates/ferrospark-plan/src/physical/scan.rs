@@ -1,6 +1,7 @@
 //! Leaf operators: the Parquet scan (filters and columns pushed in), in-memory batches, one
 //! empty row, no rows.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -93,7 +94,7 @@ pub struct ParquetScanExec {
     /// The group of scans of the same files it shares one read with.
     share: Option<ScanShare>,
     /// The files and row groups it is restricted to (a Spark task's splits).
-    only: Option<super::planner::TaskSplits>,
+    only: Option<Arc<HashMap<PathBuf, Vec<usize>>>>,
 }
 
 /// The counters of a scan sharing its read: rows it kept for others, reads it replayed.
@@ -127,7 +128,7 @@ impl ParquetScanExec {
     }
 
     /// This scan, reading only `only`'s files and row groups when given.
-    pub fn reading_only(mut self, only: Option<super::planner::TaskSplits>) -> Self {
+    pub fn reading_only(mut self, only: Option<Arc<HashMap<PathBuf, Vec<usize>>>>) -> Self {
         self.only = only;
         self
     }

@@ -567,12 +567,21 @@ impl<'a> SqlPlanner<'a> {
         }
     }
 
-    /// A table by name: a CTE, a temp view or catalog table, or ``parquet.`path` ``.
+    /// A table by name: a CTE, a temp view or catalog table, or files as Spark's SQL reads
+    /// them directly (``parquet.`path` ``, ``csv.`path` ``, ``json.`path` ``, ``avro.`path` ``,
+    /// with each format's default options).
     fn named_table(&self, parts: &[String]) -> Result<Arc<LogicalPlan>> {
         if let [format, path] = parts {
-            if format.eq_ignore_ascii_case("parquet") && (path.contains('/') || path.contains('.'))
-            {
-                return self.builder.scan_parquet(&[PathBuf::from(path)], path);
+            if path.contains('/') || path.contains('.') {
+                let paths = [PathBuf::from(path)];
+                if format.eq_ignore_ascii_case("parquet") {
+                    return self.builder.scan_parquet(&paths, path);
+                }
+                if let Ok(f) = ferrospark_scan::FileFormat::parse(format) {
+                    return self
+                        .builder
+                        .scan_format(f, &paths, None, Default::default(), path);
+                }
             }
         }
         let name = parts.join(".").to_ascii_lowercase();

@@ -23,7 +23,10 @@ use ferrospark_expr::Expr;
 use super::framing::check_framing;
 use crate::listing::list_files;
 use crate::text::assemble::Assembler;
-use crate::text::{convert_in_parallel, flag, fused, FileScanPlan, ParseMode, PlanSpec, RawRows};
+use crate::text::{
+    byte_splits, convert_in_parallel, file_reads, flag, fused, FileRanges, FileRead, FileScanPlan,
+    ParseMode, PlanSpec, RawRows,
+};
 
 /// Spark's Avro read options.
 #[derive(Debug, Clone, Default)]
@@ -201,13 +204,25 @@ impl AvroScan {
         &self.plan
     }
 
+    /// The files cut into splits of at most `max_bytes` (see [`crate::FileScan::splits`]):
+    /// every Avro file splits, at its blocks' sync markers.
+    pub fn splits(&self, max_bytes: u64) -> Vec<(PathBuf, u64, u64)> {
+        byte_splits(&self.plan.listing, max_bytes, |_| true)
+    }
+
     /// Reads the scan.
     pub fn stream(&self) -> Result<AvroStream> {
+        self.stream_only(None)
+    }
+
+    /// Reads the byte ranges `only` names (a Spark task's splits), or every file.
+    pub fn stream_only(&self, only: Option<&FileRanges>) -> Result<AvroStream> {
         Ok(AvroStream {
             asm: Assembler::new(&self.plan, false)?,
+            reads: file_reads(&self.plan.listing, only),
             plan: self.plan.clone(),
             options: self.options.clone(),
-            next_file: 0,
+            next_read: 0,
             file: 0,
             header: Vec::new(),
             pieces: Default::default(),
@@ -224,7 +239,9 @@ pub struct AvroStream {
     plan: Arc<FileScanPlan>,
     options: Arc<AvroOptions>,
     asm: Assembler,
-    next_file: usize,
+    /// The files (or splits of them) to read, and the next one.
+    reads: Vec<FileRead>,
+    next_read: usize,
     file: usize,
     /// The open file's header bytes, and its pieces (byte ranges of whole blocks) not read.
     header: Vec<u8>,
@@ -244,6 +261,9 @@ impl std::fmt::Debug for AvroStream {
     }
 }
 
+/// Bytes of the sync marker ending an Avro file's header and each block.
+const SYNC_BYTES: u64 = 16;
+
 /// Compressed bytes of blocks decoded as one piece.
 const PIECE_BYTES: u64 = 8 << 20;
 
@@ -251,15 +271,25 @@ impl AvroStream {
     /// Opens the next file: its framing checked, its blocks cut into pieces, the needed fields
     /// it has found; false when no file is left.
     fn open_next(&mut self) -> Result<bool> {
-        let Some(f) = self.plan.listing.files.get(self.next_file) else {
+        let Some(read) = self.reads.get(self.next_read).copied() else {
             return Ok(false);
         };
-        self.file = self.next_file;
-        self.next_file += 1;
+        self.next_read += 1;
+        self.file = read.file;
+        let f = &self.plan.listing.files[read.file];
         let path = f.path.clone();
+        let (start, end) = read.range.unwrap_or((0, f.size));
         self.plan.metrics.add("files", 1);
-        self.plan.metrics.add("bytes_read", f.size);
-        let framing = check_framing(&path)?;
+        let mut framing = check_framing(&path)?;
+        // A split reads the blocks whose preceding sync marker starts inside it.
+        framing.blocks.retain(|&(b, _)| {
+            let marker = b.saturating_sub(SYNC_BYTES);
+            marker >= start && marker < end
+        });
+        self.plan.metrics.add(
+            "bytes_read",
+            framing.blocks.iter().map(|b| b.1).sum::<u64>() + framing.header,
+        );
         let full = file_schema(&path, &self.options)?;
         let needed: Vec<&str> = self
             .asm

@@ -17,7 +17,9 @@ use super::infer::{infer_column, Inferred};
 use super::options::CsvOptions;
 use super::tokenize::{Record, Text, Tokenizer};
 use crate::listing::{list_files, Listing};
-use crate::text::{read_text, FileScanPlan, PlanSpec, RawRows, RecordReader, TextStream};
+use crate::text::{
+    read_text, text_splits, FileRanges, FileScanPlan, PlanSpec, RawRows, RecordReader, TextStream,
+};
 
 /// Spark's `makeSafeHeader`: an empty name becomes `_c{i}`, and names repeated (ignoring
 /// case) get their position appended.
@@ -153,13 +155,24 @@ impl CsvScan {
 
     /// Reads the scan.
     pub fn stream(&self) -> Result<TextStream> {
-        TextStream::new(
-            self.plan.clone(),
-            CsvRecords {
-                options: self.options.clone(),
-                width: self.plan.data.fields().len(),
-            },
-        )
+        self.stream_only(None)
+    }
+
+    /// Reads the byte ranges `only` names (a Spark task's splits), or every file.
+    pub fn stream_only(&self, only: Option<&FileRanges>) -> Result<TextStream> {
+        TextStream::new(self.plan.clone(), self.records(), only)
+    }
+
+    /// The files cut into splits of at most `max_bytes` (see [`crate::FileScan::splits`]).
+    pub fn splits(&self, max_bytes: u64) -> Vec<(PathBuf, u64, u64)> {
+        text_splits(&self.plan, &self.records(), max_bytes)
+    }
+
+    fn records(&self) -> CsvRecords {
+        CsvRecords {
+            options: self.options.clone(),
+            width: self.plan.data.fields().len(),
+        }
     }
 }
 

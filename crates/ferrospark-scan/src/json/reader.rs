@@ -19,7 +19,8 @@ use super::lexer::{decode_string, Kind, Lexer, Malformed, Span};
 use super::options::JsonOptions;
 use crate::listing::{list_files, Listing};
 use crate::text::{
-    pieces, read_text, FileScanPlan, ParseMode, PlanSpec, RawRows, RecordReader, TextStream,
+    pieces, read_text, text_splits, FileRanges, FileScanPlan, ParseMode, PlanSpec, RawRows,
+    RecordReader, TextStream,
 };
 
 /// A planned JSON scan.
@@ -73,6 +74,20 @@ impl JsonScan {
 
     /// Reads the scan.
     pub fn stream(&self) -> Result<TextStream> {
+        self.stream_only(None)
+    }
+
+    /// Reads the byte ranges `only` names (a Spark task's splits), or every file.
+    pub fn stream_only(&self, only: Option<&FileRanges>) -> Result<TextStream> {
+        TextStream::new(self.plan.clone(), self.records(), only)
+    }
+
+    /// The files cut into splits of at most `max_bytes` (see [`crate::FileScan::splits`]).
+    pub fn splits(&self, max_bytes: u64) -> Vec<(PathBuf, u64, u64)> {
+        text_splits(&self.plan, &self.records(), max_bytes)
+    }
+
+    fn records(&self) -> JsonRecords {
         let names = self
             .plan
             .data
@@ -80,13 +95,10 @@ impl JsonScan {
             .iter()
             .map(|f| f.name().clone())
             .collect();
-        TextStream::new(
-            self.plan.clone(),
-            JsonRecords {
-                options: self.options.clone(),
-                names,
-            },
-        )
+        JsonRecords {
+            options: self.options.clone(),
+            names,
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 pub(crate) mod assemble;
 mod datetime;
 mod plan;
+mod split;
 mod stream;
 
 use std::io::Read;
@@ -21,8 +22,10 @@ use ferrospark_common::{FerroError, Result};
 pub use datetime::DateTimeFormats;
 pub(crate) use plan::PlanSpec;
 pub use plan::{FileScanPlan, FILE_SCAN_METRICS};
+pub use split::FileRanges;
+pub(crate) use split::{byte_splits, file_reads, FileRead, LineRange};
 pub use stream::TextStream;
-pub(crate) use stream::{convert_in_parallel, fused, pieces, RawRows, RecordReader};
+pub(crate) use stream::{convert_in_parallel, fused, pieces, text_splits, RawRows, RecordReader};
 
 /// What a reader does with a record it cannot convert (Spark's `mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,24 +86,47 @@ pub(crate) fn utf8_only(format: &str, key: &str, value: &str) -> Result<()> {
     }
 }
 
-/// A reader of `path`'s text, decompressed by its extension (`.gz`, `.bz2`, `.zst`).
-pub(crate) fn open_text(path: &Path) -> Result<Box<dyn Read + Send>> {
-    let file = std::fs::File::open(path).map_err(|e| FerroError::io(path, e))?;
+/// A file's compression by its extension.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Compression {
+    None,
+    Gzip,
+    Bzip2,
+    Zstd,
+}
+
+fn compression(path: &Path) -> Compression {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
+    match ext.as_str() {
+        "gz" | "gzip" => Compression::Gzip,
+        "bz2" => Compression::Bzip2,
+        "zst" | "zstd" => Compression::Zstd,
+        _ => Compression::None,
+    }
+}
+
+/// Whether `path`'s text is compressed (by its extension), so that it cannot be split.
+pub(crate) fn compressed(path: &Path) -> bool {
+    compression(path) != Compression::None
+}
+
+/// A reader of `path`'s text, decompressed by its extension (`.gz`, `.bz2`, `.zst`).
+pub(crate) fn open_text(path: &Path) -> Result<Box<dyn Read + Send>> {
+    let file = std::fs::File::open(path).map_err(|e| FerroError::io(path, e))?;
     let buffered = |f| std::io::BufReader::with_capacity(1 << 20, f);
-    Ok(match ext.as_str() {
-        "gz" | "gzip" => Box::new(flate2::read::MultiGzDecoder::new(buffered(file))),
-        "bz2" => Box::new(bzip2::read::MultiBzDecoder::new(buffered(file))),
-        "zst" | "zstd" => Box::new(
+    Ok(match compression(path) {
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(buffered(file))),
+        Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(buffered(file))),
+        Compression::Zstd => Box::new(
             zstd::stream::read::Decoder::with_buffer(buffered(file))
                 .map_err(|e| FerroError::io(path, e))?,
         ),
         // Plain text is read in large blocks already: no buffer between.
-        _ => Box::new(file),
+        Compression::None => Box::new(file),
     })
 }
 

@@ -165,7 +165,12 @@ impl FileScanPlan {
 
     /// Bytes on disk of the files read.
     pub fn size_bytes(&self) -> u64 {
-        self.listing.files.iter().map(|f| f.size).sum()
+        self.file_sizes().sum()
+    }
+
+    /// Bytes on disk of each file read.
+    pub fn file_sizes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.listing.files.iter().map(|f| f.size)
     }
 
     /// The scan's counters.

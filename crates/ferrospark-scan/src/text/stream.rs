@@ -19,7 +19,10 @@ use arrow_schema::DataType;
 use ferrospark_common::{Config, Result};
 
 use super::assemble::Assembler;
-use super::{fill, open_text, read_text, FileScanPlan};
+use super::{
+    byte_splits, compressed, file_reads, fill, open_text, read_text, FileRanges, FileRead,
+    FileScanPlan, LineRange,
+};
 
 /// A batch of records of one format, before its fields convert.
 pub(crate) trait RawRows {
@@ -156,6 +159,18 @@ impl<R: RecordReader> PieceConverter for R {
     }
 }
 
+/// `plan`'s files in splits of at most `max_bytes` for a format read by `reader`: a file
+/// cut only where its records cannot span lines and it is not compressed.
+pub(crate) fn text_splits(
+    plan: &FileScanPlan,
+    reader: &impl RecordReader,
+    max_bytes: u64,
+) -> Vec<(std::path::PathBuf, u64, u64)> {
+    byte_splits(&plan.listing, max_bytes, |p| {
+        !reader.whole_file() && !compressed(p)
+    })
+}
+
 /// Bytes of one piece of a file converted on its own.
 const PIECE_BYTES: usize = 4 << 20;
 
@@ -193,9 +208,10 @@ pub struct TextStream {
     plan: Arc<FileScanPlan>,
     reader: Arc<dyn PieceConverter>,
     asm: Assembler,
-    /// The file being read, and the next one.
-    file: usize,
-    next_file: usize,
+    /// The files (or splits of them) to read, the one being read and the next one.
+    reads: Vec<FileRead>,
+    read: FileRead,
+    next_read: usize,
     /// The open file's unread text (`None` once read to the end or read whole).
     source: Option<Box<dyn std::io::Read + Send>>,
     /// The current block of text: whole lines, then the start of an unfinished one.
@@ -214,20 +230,29 @@ pub struct TextStream {
 impl std::fmt::Debug for TextStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TextStream")
-            .field("file", &self.file)
+            .field("read", &self.read)
             .finish()
     }
 }
 
 impl TextStream {
-    pub(crate) fn new<R: RecordReader>(plan: Arc<FileScanPlan>, reader: R) -> Result<Self> {
+    /// The stream of `plan`'s files, or of the splits `only` names.
+    pub(crate) fn new<R: RecordReader>(
+        plan: Arc<FileScanPlan>,
+        reader: R,
+        only: Option<&FileRanges>,
+    ) -> Result<Self> {
         let asm = Assembler::new(&plan, reader.filter_first())?;
         Ok(Self {
+            reads: file_reads(&plan.listing, only),
             plan,
             reader: Arc::new(reader),
             asm,
-            file: 0,
-            next_file: 0,
+            read: FileRead {
+                file: 0,
+                range: None,
+            },
+            next_read: 0,
             source: None,
             text: Vec::new(),
             cut: 0,
@@ -244,21 +269,36 @@ impl TextStream {
         PIECE_BYTES * rayon::current_num_threads().max(1)
     }
 
-    /// Opens the next file and reads its first block; false when no file is left.
+    /// Opens the next file (or split) and reads its first block; false when none is left.
     fn open_next(&mut self) -> Result<bool> {
-        if self.next_file >= self.plan.listing.files.len() {
-            return Ok(false);
-        }
-        self.file = self.next_file;
-        self.next_file += 1;
-        let path = self.plan.listing.files[self.file].path.clone();
+        let (path, split) = loop {
+            let Some(read) = self.reads.get(self.next_read).copied() else {
+                return Ok(false);
+            };
+            self.next_read += 1;
+            self.read = read;
+            let f = &self.plan.listing.files[read.file];
+            let split = read.range.filter(|&(s, e)| s > 0 || e < f.size);
+            // A file that cannot split is read whole by the split at its start.
+            match split {
+                Some((s, _)) if self.reader.whole_file() || compressed(&f.path) => {
+                    if s == 0 {
+                        break (f.path.clone(), None);
+                    }
+                }
+                _ => break (f.path.clone(), split),
+            }
+        };
         self.plan.metrics.add("files", 1);
         self.text.clear();
         if self.reader.whole_file() {
             self.text = read_text(&path)?;
             self.source = None;
         } else {
-            let mut source = open_text(&path)?;
+            let mut source: Box<dyn std::io::Read + Send> = match split {
+                Some(range) => Box::new(LineRange::open(&path, range)?),
+                None => open_text(&path)?,
+            };
             // The first block holds at least one whole line (a header is read from it).
             let mut more = fill(&mut *source, &mut self.text, Self::block_bytes(), &path)?;
             while more && memchr::memchr(b'\n', &self.text).is_none() {
@@ -268,7 +308,12 @@ impl TextStream {
             self.source = more.then_some(source);
         }
         self.plan.metrics.add("bytes_read", self.text.len() as u64);
-        let (pos, line) = self.reader.first_record(&self.text);
+        // A split after the file's start has no byte order mark or header, and counts its
+        // lines from where it starts.
+        let (pos, line) = match self.read.offset() {
+            Some(_) => (0, 1),
+            None => self.reader.first_record(&self.text),
+        };
         self.cut_pieces(pos, line);
         Ok(true)
     }
@@ -294,7 +339,7 @@ impl TextStream {
         let Some(mut source) = self.source.take() else {
             return Ok(false);
         };
-        let path = self.plan.listing.files[self.file].path.clone();
+        let path = self.plan.listing.files[self.read.file].path.clone();
         self.text.drain(..self.cut);
         let before = self.text.len();
         let mut want = Self::block_bytes().max(before + 1);
@@ -334,18 +379,19 @@ impl TextStream {
                 [self.next_piece..(self.next_piece + take).min(self.pieces.len())]
                 .to_vec();
             self.next_piece += group.len();
-            let (reader, asm, plan, text, file) = (
+            let (reader, asm, plan, text, read) = (
                 &self.reader,
                 &self.asm,
                 &*self.plan,
                 &self.text[..],
-                self.file,
+                self.read,
             );
             convert_in_parallel(
                 &group,
-                |&piece| reader.convert(asm, plan, file, text, piece),
+                |&piece| reader.convert(asm, plan, read.file, text, piece),
                 &mut self.pending,
-            )?;
+            )
+            .map_err(|e| read.locate(e))?;
         }
     }
 }
