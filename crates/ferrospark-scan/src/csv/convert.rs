@@ -74,6 +74,11 @@ fn double_field(s: &str, o: &CsvOptions) -> Option<f64> {
 pub(crate) fn decimal_field(s: &str, precision: u8, scale: i8) -> Option<i128> {
     // Byte by byte, without copying: this runs for every decimal field of every record.
     let b = s.as_bytes();
+    plain_decimal(b, precision, scale).or_else(|| any_decimal(b, precision, scale))
+}
+
+/// [`decimal_field`] for any text Java's `BigDecimal` reads.
+fn any_decimal(b: &[u8], precision: u8, scale: i8) -> Option<i128> {
     let (mantissa, exp) = match b.iter().position(|&c| c == b'e' || c == b'E') {
         Some(i) => (
             &b[..i],
@@ -120,6 +125,42 @@ pub(crate) fn decimal_field(s: &str, precision: u8, scale: i8) -> Option<i128> {
             v += 1;
         }
     }
+    if v >= 10i128.pow(u32::from(precision)) {
+        return None;
+    }
+    Some(if negative { -v } else { v })
+}
+
+/// The common case of [`decimal_field`] in one pass: `-?digits[.digits]` with at most
+/// `scale` fractional digits and 18 digits in all, so that nothing rounds and an `i64`
+/// holds it; `None` for anything else (the general parse decides).
+fn plain_decimal(b: &[u8], precision: u8, scale: i8) -> Option<i128> {
+    let (negative, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.len() > 19 || scale < 0 {
+        return None;
+    }
+    let (mut v, mut frac_len, mut dot, mut n) = (0i64, 0i32, false, 0);
+    for &c in digits {
+        match c {
+            b'0'..=b'9' if n < 18 => {
+                v = v * 10 + i64::from(c - b'0');
+                n += 1;
+                if dot {
+                    frac_len += 1;
+                }
+            }
+            b'.' if !dot => dot = true,
+            _ => return None,
+        }
+    }
+    let shift = i32::from(scale) - frac_len;
+    if n == 0 || shift < 0 {
+        return None;
+    }
+    let v = i128::from(v) * 10i128.pow(shift as u32);
     if v >= 10i128.pow(u32::from(precision)) {
         return None;
     }
@@ -222,5 +263,53 @@ fn with_session_zone(t: &DataType, cfg: &Config) -> DataType {
             DataType::Timestamp(*u, Some(cfg.session_time_zone().into()))
         }
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-pass parse of plain decimals agrees with the general one wherever it answers.
+    #[test]
+    fn plain_decimals_parse_as_the_general_parse_does() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let chars = b"0123456789.-+e,";
+        let mut answered = 0;
+        for _ in 0..200_000 {
+            let len = 1 + (next() % 22) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    let r = next() as usize;
+                    // Mostly digits, some dots and signs, rarely the rest.
+                    if r % 10 < 8 {
+                        chars[r % 10]
+                    } else {
+                        chars[r % chars.len()]
+                    }
+                })
+                .collect();
+            let (precision, scale) = (1 + (next() % 38) as u8, (next() % 12) as i8);
+            if let Some(v) = plain_decimal(&text, precision, scale) {
+                answered += 1;
+                assert_eq!(
+                    Some(v),
+                    any_decimal(&text, precision, scale),
+                    "{:?} ({precision}, {scale})",
+                    String::from_utf8_lossy(&text)
+                );
+            }
+        }
+        assert!(answered > 1000, "{answered}");
+        assert_eq!(decimal_field("-12.5", 9, 2), Some(-1250));
+        assert_eq!(decimal_field("12.345", 9, 2), Some(1235));
+        assert_eq!(decimal_field("1e2", 9, 2), Some(10000));
+        assert_eq!(decimal_field("1000.00", 5, 2), None);
     }
 }

@@ -15,10 +15,11 @@ use ferrospark_expr::Expr;
 use super::convert::convert_column;
 use super::infer::{infer_column, Inferred};
 use super::options::CsvOptions;
-use super::tokenize::{Record, Text, Tokenizer};
+use super::tokenize::{Extent, Text, Tokenizer};
 use crate::listing::{list_files, Listing};
 use crate::text::{
-    read_text, text_splits, FileRanges, FileScanPlan, PlanSpec, RawRows, RecordReader, TextStream,
+    fill, open_text, read_text, text_splits, FileRanges, FileScanPlan, PlanSpec, RawRows,
+    RecordReader, TextStream,
 };
 
 /// Spark's `makeSafeHeader`: an empty name becomes `_c{i}`, and names repeated (ignoring
@@ -88,7 +89,12 @@ impl CsvScan {
         let mut samples: Vec<Vec<Option<String>>> = Vec::new();
         let step = (1.0 / o.sampling_ratio).round().max(1.0) as usize;
         for file in &listing.files {
-            let text = read_text(&file.path)?;
+            // Without inference the first record is all that is read (Spark reads one line).
+            let text = if o.infer_schema {
+                read_text(&file.path)?
+            } else {
+                first_record_text(&file.path, o)?
+            };
             let mut t = Tokenizer::new(&text, o);
             let mut first = true;
             let mut n = 0usize;
@@ -96,13 +102,12 @@ impl CsvScan {
                 if first && names.is_none() {
                     names = Some(if o.header {
                         safe_header(
-                            &r.fields
-                                .iter()
+                            &r.iter()
                                 .map(|f| f.get(&text).map(|t| t.into_owned()))
                                 .collect::<Vec<_>>(),
                         )
                     } else {
-                        (0..r.fields.len()).map(|i| format!("_c{i}")).collect()
+                        (0..r.len()).map(|i| format!("_c{i}")).collect()
                     });
                 }
                 let header_line = first && o.header;
@@ -115,8 +120,7 @@ impl CsvScan {
                 }
                 if n.is_multiple_of(step) {
                     samples.push(
-                        r.fields
-                            .iter()
+                        r.iter()
                             .map(|f| f.get(&text).map(|t| t.into_owned()))
                             .collect(),
                     );
@@ -176,6 +180,21 @@ impl CsvScan {
     }
 }
 
+/// The start of `path`'s text holding its first record whole (the whole text when shorter).
+fn first_record_text(path: &std::path::Path, o: &CsvOptions) -> Result<Vec<u8>> {
+    let mut source = open_text(path)?;
+    let mut text = Vec::new();
+    let mut want = 64 << 10;
+    loop {
+        let more = fill(&mut *source, &mut text, want, path)?;
+        let mut t = Tokenizer::new(&text, o);
+        if !more || (t.next_record().is_some() && t.position() < text.len()) {
+            return Ok(text);
+        }
+        want *= 2;
+    }
+}
+
 /// How CSV text splits into records.
 struct CsvRecords {
     options: Arc<CsvOptions>,
@@ -218,20 +237,28 @@ impl RecordReader for CsvRecords {
             wanted[i] = true;
         }
         let mut t = Tokenizer::resume(&text[..end], &self.options, start, line).keeping(&wanted);
+        let stride = needed.len();
         loop {
-            let mut records = Vec::with_capacity(batch.min(1 << 16));
-            while records.len() < batch {
-                match t.next_record() {
-                    Some(r) => records.push(r),
+            let cap = batch.min(1 << 16);
+            let mut values = Vec::with_capacity(cap * stride);
+            let mut extents = Vec::with_capacity(cap);
+            while extents.len() < batch {
+                match t.next_into(&mut values) {
+                    Some(e) => {
+                        // A short record lacks its last needed fields: NULL.
+                        values.resize((extents.len() + 1) * stride, Text::Null);
+                        extents.push(e);
+                    }
                     None => break,
                 }
             }
-            if records.is_empty() {
+            if extents.is_empty() {
                 return Ok(());
             }
             each(CsvRows {
-                records,
-                needed: needed.to_vec(),
+                values,
+                extents,
+                stride,
                 width: self.width,
                 options: self.options.clone(),
             })?;
@@ -239,25 +266,24 @@ impl RecordReader for CsvRecords {
     }
 }
 
-/// A batch of CSV records.
+/// A batch of CSV records: the needed fields of each (`stride` a record, in `needed`'s
+/// order), and where each lies.
 struct CsvRows {
-    records: Vec<Record>,
-    needed: Vec<usize>,
+    values: Vec<Text>,
+    extents: Vec<Extent>,
+    stride: usize,
     width: usize,
     options: Arc<CsvOptions>,
 }
 
 impl RawRows for CsvRows {
     fn len(&self) -> usize {
-        self.records.len()
+        self.extents.len()
     }
 
     fn malformed(&self) -> Vec<bool> {
         let width = self.width;
-        self.records
-            .iter()
-            .map(|r| r.fields.len() != width)
-            .collect()
+        self.extents.iter().map(|e| e.fields != width).collect()
     }
 
     fn convert(
@@ -267,18 +293,17 @@ impl RawRows for CsvRows {
         to: &DataType,
         cfg: &Config,
     ) -> Result<(ArrayRef, Vec<bool>)> {
-        let i = self.needed[k];
-        let n = self.records.len();
+        let n = self.extents.len();
         let mut b = StringBuilder::with_capacity(n, n * 8);
-        for r in &self.records {
-            match r.fields.get(i) {
+        for v in self.values.iter().skip(k).step_by(self.stride.max(1)) {
+            match v {
                 // Valid UTF-8 (nearly always) goes straight from the input to the column.
-                Some(Text::Span(s, e)) => match std::str::from_utf8(&text[*s..*e]) {
+                Text::Span(s, e) => match std::str::from_utf8(&text[*s..*e]) {
                     Ok(t) => b.append_value(t),
                     Err(_) => b.append_value(String::from_utf8_lossy(&text[*s..*e])),
                 },
-                Some(Text::Owned(t)) => b.append_value(t),
-                Some(Text::Null) | None => b.append_null(),
+                Text::Owned(t) => b.append_value(t),
+                Text::Null => b.append_null(),
             }
         }
         let column: StringArray = b.finish();
@@ -286,12 +311,25 @@ impl RawRows for CsvRows {
     }
 
     fn retain(&mut self, keep: &[bool]) {
-        let mut it = keep.iter();
-        self.records.retain(|_| *it.next().unwrap_or(&false));
+        let stride = self.stride;
+        let mut kept = 0;
+        for (r, k) in keep.iter().enumerate() {
+            if *k {
+                if kept != r {
+                    self.extents[kept] = self.extents[r];
+                    for f in 0..stride {
+                        self.values.swap(kept * stride + f, r * stride + f);
+                    }
+                }
+                kept += 1;
+            }
+        }
+        self.extents.truncate(kept);
+        self.values.truncate(kept * stride);
     }
 
     fn span(&self, row: usize) -> (usize, usize, u64) {
-        let r = &self.records[row];
-        (r.start, r.end, r.line)
+        let e = &self.extents[row];
+        (e.start, e.end, e.line)
     }
 }

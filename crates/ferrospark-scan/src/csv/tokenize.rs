@@ -37,17 +37,17 @@ impl Text {
     }
 }
 
-/// One record: its fields and where its text lies in the input.
-#[derive(Debug, Default)]
-pub(crate) struct Record {
-    /// The fields in order.
-    pub fields: Vec<Text>,
+/// Where a record lies in the input, and how many fields it has.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Extent {
     /// Byte range of the record's text (for the corrupt-record column).
     pub start: usize,
     /// End of the record's text (exclusive, line separator excluded).
     pub end: usize,
     /// The record's first line (1-based) in its file.
     pub line: u64,
+    /// Fields in the record (kept or not).
+    pub fields: usize,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -60,8 +60,8 @@ pub(crate) struct Tokenizer<'a> {
     pos: usize,
     line: u64,
     o: &'a CsvOptions,
-    /// Fields whose values are kept (the others are found but not copied); all when empty.
-    wanted: &'a [bool],
+    /// Fields whose values are kept (the others are found but not copied); all when `None`.
+    wanted: Option<&'a [bool]>,
 }
 
 impl<'a> Tokenizer<'a> {
@@ -78,14 +78,14 @@ impl<'a> Tokenizer<'a> {
             pos,
             line: 1,
             o,
-            wanted: &[],
+            wanted: None,
         }
     }
 
-    /// This tokenizer, keeping the values of the fields `wanted` marks only (the others read
-    /// as NULL; a record still has all its fields).
+    /// This tokenizer, keeping the values of the fields `wanted` marks only: [`Self::next_into`]
+    /// returns those alone (a record's extent still counts all its fields).
     pub fn keeping(mut self, wanted: &'a [bool]) -> Self {
-        self.wanted = wanted;
+        self.wanted = Some(wanted);
         self
     }
 
@@ -96,7 +96,7 @@ impl<'a> Tokenizer<'a> {
             pos,
             line,
             o,
-            wanted: &[],
+            wanted: None,
         }
     }
 
@@ -151,8 +151,16 @@ impl<'a> Tokenizer<'a> {
         }
     }
 
-    /// The next record, skipping empty and comment lines; `None` at the end.
-    pub fn next_record(&mut self) -> Option<Record> {
+    /// The fields of the next record, skipping empty and comment lines; `None` at the end.
+    pub fn next_record(&mut self) -> Option<Vec<Text>> {
+        let mut fields = Vec::new();
+        self.next_into(&mut fields)?;
+        Some(fields)
+    }
+
+    /// The next record (see [`Self::next_record`]), its kept fields added to `out` (no
+    /// allocation per record); `None` at the end.
+    pub fn next_into(&mut self, out: &mut Vec<Text>) -> Option<Extent> {
         loop {
             if self.pos >= self.input.len() {
                 return None;
@@ -175,7 +183,7 @@ impl<'a> Tokenizer<'a> {
             } else {
                 end
             };
-            let (fields, rec_end) = self.fields(start, limit);
+            let (fields, rec_end) = self.fields(start, limit, out);
             // The record ends at its last field; a multi-line record moved past lines.
             let (rec_end, next) = if self.o.multi_line {
                 let (e, n) = self.line_end(rec_end);
@@ -188,29 +196,32 @@ impl<'a> Tokenizer<'a> {
                 self.line += count_lines(&self.input[start..rec_end]);
             }
             self.pos = next;
-            return Some(Record {
-                fields,
+            return Some(Extent {
                 start,
                 end: rec_end,
                 line,
+                fields,
             });
         }
     }
 
-    /// The fields of the record starting at `start`, reading at most to `limit`; returns
-    /// them and where the record's last field ends.
-    fn fields(&self, start: usize, limit: usize) -> (Vec<Text>, usize) {
-        let mut out = Vec::with_capacity(self.wanted.len());
+    /// The fields of the record starting at `start`, reading at most to `limit`: adds the
+    /// kept ones to `out`; returns how many there are and where the last one ends.
+    fn fields(&self, start: usize, limit: usize, out: &mut Vec<Text>) -> (usize, usize) {
         let mut pos = start;
+        let mut count = 0;
         loop {
-            let keep = self.wanted.is_empty() || self.wanted.get(out.len()) == Some(&true);
+            let keep = self.wanted.is_none_or(|w| w.get(count) == Some(&true));
             let (value, end) = self.field(pos, limit, keep);
-            out.push(value);
+            if keep {
+                out.push(value);
+            }
+            count += 1;
             if end < limit && self.sep_at(end) {
                 pos = end + self.o.sep.len();
                 continue;
             }
-            return (out, end);
+            return (count, end);
         }
     }
 

@@ -182,7 +182,7 @@ fn infer(listing: &Listing, o: &JsonOptions) -> Result<SchemaRef> {
     for file in &listing.files {
         let text = read_text(&file.path)?;
         let (start, line) = first_record(&text);
-        let parts = pieces(&text, start, line, o.multi_line);
+        let (parts, _) = pieces(&text, start, line, o.multi_line);
         // Each piece's merged type, whether it had a malformed record, and the first
         // malformed record's line for FAILFAST.
         let typed: Vec<Result<(JType, Option<u64>)>> = parts

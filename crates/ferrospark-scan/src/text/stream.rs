@@ -175,23 +175,21 @@ pub(crate) fn text_splits(
 const PIECE_BYTES: usize = 4 << 20;
 
 /// The records of `text` from `start` (line `line`) in pieces of about [`PIECE_BYTES`], each
-/// ending at a line end; each piece knows its first line.
+/// ending at a line end; each piece knows its first line. Also the line after the text.
 pub(crate) fn pieces(
     text: &[u8],
     start: usize,
     line: u64,
     whole: bool,
-) -> Vec<(usize, usize, u64)> {
-    if start >= text.len() {
-        return Vec::new();
-    }
-    if whole {
-        return vec![(start, text.len(), line)];
-    }
+) -> (Vec<(usize, usize, u64)>, u64) {
     let mut out = Vec::new();
     let (mut at, mut line) = (start, line);
     while at < text.len() {
-        let guess = (at + PIECE_BYTES).min(text.len());
+        let guess = if whole {
+            text.len()
+        } else {
+            (at + PIECE_BYTES).min(text.len())
+        };
         let end = match memchr::memchr(b'\n', &text[guess..]) {
             Some(i) => guess + i + 1,
             None => text.len(),
@@ -200,7 +198,7 @@ pub(crate) fn pieces(
         line += memchr::memchr_iter(b'\n', &text[at..end]).count() as u64;
         at = end;
     }
-    out
+    (out, line)
 }
 
 /// The batches of a text scan.
@@ -328,9 +326,8 @@ impl TextStream {
                 .max(pos)
         };
         let whole = self.reader.whole_file();
-        self.pieces = pieces(&self.text[..end], pos, line, whole);
+        (self.pieces, self.cut_line) = pieces(&self.text[..end], pos, line, whole);
         self.cut = end;
-        self.cut_line = line + memchr::memchr_iter(b'\n', &self.text[pos..end]).count() as u64;
         self.next_piece = 0;
     }
 
