@@ -210,8 +210,29 @@ impl<'a> Tokenizer<'a> {
     fn fields(&self, start: usize, limit: usize, out: &mut Vec<Text>) -> (usize, usize) {
         let mut pos = start;
         let mut count = 0;
+        let input = self.input;
+        let sep = self.one_byte_sep();
         loop {
             let keep = self.wanted.is_none_or(|w| w.get(count) == Some(&true));
+            if let Some(sep) = sep {
+                if pos >= limit || Some(input[pos]) != self.o.quote {
+                    let end = find_byte(&input[pos..limit], sep).map_or(limit, |i| pos + i);
+                    if keep {
+                        let raw = &input[pos..end];
+                        out.push(if raw.is_empty() || raw == self.o.null_value.as_bytes() {
+                            Text::Null
+                        } else {
+                            Text::Span(pos, end)
+                        });
+                    }
+                    count += 1;
+                    if end < limit {
+                        pos = end + 1;
+                        continue;
+                    }
+                    return (count, end);
+                }
+            }
             let (value, end) = self.field(pos, limit, keep);
             if keep {
                 out.push(value);
@@ -222,6 +243,23 @@ impl<'a> Tokenizer<'a> {
                 continue;
             }
             return (count, end);
+        }
+    }
+
+    /// The separator when records are lines split by one byte and no whitespace is trimmed:
+    /// then an unquoted field ends at the next separator or the line's end, and most fields
+    /// take [`Self::fields`]' short loop alone.
+    fn one_byte_sep(&self) -> Option<u8> {
+        match self.o.sep.as_slice() {
+            [sep]
+                if !self.o.multi_line
+                    && self.o.line_sep.is_none()
+                    && !self.o.ignore_leading_ws
+                    && !self.o.ignore_trailing_ws =>
+            {
+                Some(*sep)
+            }
+            _ => None,
         }
     }
 
