@@ -72,8 +72,12 @@ fn double_field(s: &str, o: &CsvOptions) -> Option<f64> {
 /// `scale`, rounded half up; `None` when it is not a number or needs more than `precision`
 /// digits.
 pub(crate) fn decimal_field(s: &str, precision: u8, scale: i8) -> Option<i128> {
+    decimal_bytes(s.as_bytes(), precision, scale)
+}
+
+/// [`decimal_field`] of text as bytes.
+pub(crate) fn decimal_bytes(b: &[u8], precision: u8, scale: i8) -> Option<i128> {
     // Byte by byte, without copying: this runs for every decimal field of every record.
-    let b = s.as_bytes();
     plain_decimal(b, precision, scale).or_else(|| any_decimal(b, precision, scale))
 }
 

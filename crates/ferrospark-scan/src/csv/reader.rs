@@ -6,13 +6,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::builder::StringBuilder;
+use arrow_array::builder::{Decimal128Builder, StringBuilder};
 use arrow_array::{ArrayRef, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_common::{Config, Result};
 use ferrospark_expr::Expr;
 
-use super::convert::convert_column;
+use super::convert::{convert_column, decimal_bytes};
 use super::infer::{infer_column, Inferred};
 use super::options::CsvOptions;
 use super::tokenize::{Extent, Text, Tokenizer};
@@ -294,8 +294,26 @@ impl RawRows for CsvRows {
         cfg: &Config,
     ) -> Result<(ArrayRef, Vec<bool>)> {
         let n = self.extents.len();
+        let column = || self.values.iter().skip(k).step_by(self.stride.max(1));
+        if let DataType::Decimal128(p, s) = to {
+            // Straight from the text: no string column in between (a decimal reads only
+            // ASCII, so text that is not UTF-8 fails as it would as a string).
+            let mut b = Decimal128Builder::with_capacity(n);
+            let mut bad = Vec::with_capacity(n);
+            for v in column() {
+                let bytes = match v {
+                    Text::Span(s, e) => Some(&text[*s..*e]),
+                    Text::Owned(t) => Some(t.as_bytes()),
+                    Text::Null => None,
+                };
+                let d = bytes.and_then(|t| decimal_bytes(t, *p, *s));
+                bad.push(bytes.is_some() && d.is_none());
+                b.append_option(d);
+            }
+            return Ok((Arc::new(b.finish().with_precision_and_scale(*p, *s)?), bad));
+        }
         let mut b = StringBuilder::with_capacity(n, n * 8);
-        for v in self.values.iter().skip(k).step_by(self.stride.max(1)) {
+        for v in column() {
             match v {
                 // Valid UTF-8 (nearly always) goes straight from the input to the column.
                 Text::Span(s, e) => match std::str::from_utf8(&text[*s..*e]) {

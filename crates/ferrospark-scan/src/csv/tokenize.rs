@@ -218,12 +218,7 @@ impl<'a> Tokenizer<'a> {
                 if pos >= limit || Some(input[pos]) != self.o.quote {
                     let end = find_byte(&input[pos..limit], sep).map_or(limit, |i| pos + i);
                     if keep {
-                        let raw = &input[pos..end];
-                        out.push(if raw.is_empty() || raw == self.o.null_value.as_bytes() {
-                            Text::Null
-                        } else {
-                            Text::Span(pos, end)
-                        });
+                        out.push(self.unquoted(pos, end));
                     }
                     count += 1;
                     if end < limit {
@@ -260,6 +255,17 @@ impl<'a> Tokenizer<'a> {
                 Some(*sep)
             }
             _ => None,
+        }
+    }
+
+    /// The value of an unquoted field whose text is `input[start..end]`: NULL when empty or
+    /// `nullValue`.
+    fn unquoted(&self, start: usize, end: usize) -> Text {
+        let raw = &self.input[start..end];
+        if raw.is_empty() || raw == self.o.null_value.as_bytes() {
+            Text::Null
+        } else {
+            Text::Span(start, end)
         }
     }
 
@@ -343,18 +349,10 @@ impl<'a> Tokenizer<'a> {
                 value_end -= 1;
             }
         }
-        let raw = &input[at..value_end.max(at)];
         if prefix.is_empty() {
-            let null = raw.is_empty() || raw == o.null_value.as_bytes();
-            return (
-                if null {
-                    Text::Null
-                } else {
-                    Text::Span(at, value_end)
-                },
-                end,
-            );
+            return (self.unquoted(at, value_end.max(at)), end);
         }
+        let raw = &input[at..value_end.max(at)];
         prefix.extend_from_slice(raw);
         let text = String::from_utf8_lossy(&prefix).into_owned();
         let null = text == o.null_value;
