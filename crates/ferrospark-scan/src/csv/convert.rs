@@ -19,11 +19,32 @@ use super::options::CsvOptions;
 
 /// Java's `Long.parseLong`: an optional sign, then ASCII digits only.
 pub(crate) fn java_long(s: &str) -> Option<i64> {
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    java_long_bytes(s.as_bytes())
+}
+
+/// [`java_long`] of text as bytes.
+pub(crate) fn java_long_bytes(b: &[u8]) -> Option<i64> {
+    let (negative, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        Some(b'+') => (false, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() {
         return None;
     }
-    s.parse().ok()
+    // Accumulated negative, so that i64::MIN reads too.
+    let mut v: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_sub(i64::from(c - b'0'))?;
+    }
+    if negative {
+        Some(v)
+    } else {
+        v.checked_neg()
+    }
 }
 
 /// Java's `Double.parseDouble` (decimal forms): surrounding whitespace trimmed, a trailing
@@ -315,5 +336,17 @@ mod tests {
         assert_eq!(decimal_field("12.345", 9, 2), Some(1235));
         assert_eq!(decimal_field("1e2", 9, 2), Some(10000));
         assert_eq!(decimal_field("1000.00", 5, 2), None);
+        for (text, want) in [
+            ("0", Some(0)),
+            ("+12", Some(12)),
+            ("-9223372036854775808", Some(i64::MIN)),
+            ("9223372036854775807", Some(i64::MAX)),
+            ("9223372036854775808", None),
+            ("-", None),
+            ("1 ", None),
+            ("", None),
+        ] {
+            assert_eq!(java_long(text), want, "{text:?}");
+        }
     }
 }

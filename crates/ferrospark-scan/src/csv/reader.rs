@@ -6,13 +6,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::builder::{Decimal128Builder, StringBuilder};
+use arrow_array::builder::{Decimal128Builder, PrimitiveBuilder, StringBuilder};
+use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
 use arrow_array::{ArrayRef, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_common::{Config, Result};
 use ferrospark_expr::Expr;
 
-use super::convert::{convert_column, decimal_bytes};
+use super::convert::{convert_column, decimal_bytes, java_long_bytes};
 use super::infer::{infer_column, Inferred};
 use super::options::CsvOptions;
 use super::tokenize::{Extent, Text, Tokenizer};
@@ -295,22 +296,47 @@ impl RawRows for CsvRows {
     ) -> Result<(ArrayRef, Vec<bool>)> {
         let n = self.extents.len();
         let column = || self.values.iter().skip(k).step_by(self.stride.max(1));
-        if let DataType::Decimal128(p, s) = to {
-            // Straight from the text: no string column in between (a decimal reads only
-            // ASCII, so text that is not UTF-8 fails as it would as a string).
-            let mut b = Decimal128Builder::with_capacity(n);
-            let mut bad = Vec::with_capacity(n);
-            for v in column() {
-                let bytes = match v {
-                    Text::Span(s, e) => Some(&text[*s..*e]),
-                    Text::Owned(t) => Some(t.as_bytes()),
-                    Text::Null => None,
-                };
-                let d = bytes.and_then(|t| decimal_bytes(t, *p, *s));
-                bad.push(bytes.is_some() && d.is_none());
-                b.append_option(d);
+        // Numbers convert straight from the text, no string column between (they read only
+        // ASCII, so text that is not UTF-8 fails as it would as a string).
+        let bytes = || {
+            column().map(|v| match v {
+                Text::Span(s, e) => Some(&text[*s..*e]),
+                Text::Owned(t) => Some(t.as_bytes()),
+                Text::Null => None,
+            })
+        };
+        macro_rules! direct {
+            ($builder:expr, $parse:expr) => {{
+                let mut b = $builder;
+                let mut bad = Vec::with_capacity(n);
+                for t in bytes() {
+                    let v = t.and_then($parse);
+                    bad.push(t.is_some() && v.is_none());
+                    b.append_option(v);
+                }
+                (b.finish(), bad)
+            }};
+        }
+        macro_rules! ints {
+            ($t:ty) => {{
+                let (a, bad) = direct!(PrimitiveBuilder::<$t>::with_capacity(n), |t| {
+                    java_long_bytes(t).and_then(|x| x.try_into().ok())
+                });
+                return Ok((Arc::new(a), bad));
+            }};
+        }
+        match to {
+            DataType::Decimal128(p, s) => {
+                let (a, bad) = direct!(Decimal128Builder::with_capacity(n), |t| {
+                    decimal_bytes(t, *p, *s)
+                });
+                return Ok((Arc::new(a.with_precision_and_scale(*p, *s)?), bad));
             }
-            return Ok((Arc::new(b.finish().with_precision_and_scale(*p, *s)?), bad));
+            DataType::Int64 => ints!(Int64Type),
+            DataType::Int32 => ints!(Int32Type),
+            DataType::Int16 => ints!(Int16Type),
+            DataType::Int8 => ints!(Int8Type),
+            _ => {}
         }
         let mut b = StringBuilder::with_capacity(n, n * 8);
         for v in column() {
