@@ -19,7 +19,7 @@ use ferrospark_expr::{evaluate, CastMode, PhysicalExpr};
 
 use super::lexer::{decode_string, Kind, Lexer, Span};
 use super::options::JsonOptions;
-use crate::csv::convert::decimal_field as decimal_text;
+use crate::csv::convert::{decimal_bytes, decimal_field as decimal_text};
 
 /// A double from a string value, as Spark reads special values spelled as strings.
 fn special_double(s: &str, o: &JsonOptions) -> Option<f64> {
@@ -127,7 +127,7 @@ pub(crate) fn convert_spans(
             let a = each!(
                 Decimal128Builder::with_capacity(n),
                 |s: Span| match s.kind {
-                    Kind::Int | Kind::Float => decimal_text(text(b, s), *p, *sc),
+                    Kind::Int | Kind::Float => decimal_bytes(&b[s.start..s.end], *p, *sc),
                     Kind::Str => decode_string(b, s.start, s.end)
                         .filter(|t| !t.is_empty())
                         .and_then(|t| decimal_text(&t, *p, *sc)),

@@ -49,6 +49,9 @@ pub(crate) struct Lexer<'a> {
     pub b: &'a [u8],
     pub pos: usize,
     o: &'a JsonOptions,
+    /// Whether the name of the member [`Lexer::next_member`] returned last is a `"`-quoted
+    /// name without escapes, so that its text between the quotes is the name itself.
+    pub plain_name: bool,
 }
 
 fn ident_byte(c: u8) -> bool {
@@ -58,7 +61,12 @@ fn ident_byte(c: u8) -> bool {
 impl<'a> Lexer<'a> {
     /// A scanner of `b` from `pos`.
     pub fn new(b: &'a [u8], pos: usize, o: &'a JsonOptions) -> Self {
-        Self { b, pos, o }
+        Self {
+            b,
+            pos,
+            o,
+            plain_name: false,
+        }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -204,10 +212,11 @@ impl<'a> Lexer<'a> {
         Ok(kind)
     }
 
-    /// Skips a string whose opening `quote` is at the cursor.
-    fn string(&mut self, quote: u8) -> Scan<()> {
+    /// Skips a string whose opening `quote` is at the cursor; whether it holds an escape.
+    fn string(&mut self, quote: u8) -> Scan<bool> {
         let b = self.b;
         let mut i = self.pos + 1;
+        let mut escaped = false;
         loop {
             // Eight bytes at a time while none is the quote, a backslash or a control
             // character (most strings are short, so no `memchr` call per string).
@@ -232,7 +241,7 @@ impl<'a> Lexer<'a> {
             let c = *b.get(i).ok_or(Malformed)?;
             if c == quote {
                 self.pos = i + 1;
-                return Ok(());
+                return Ok(escaped);
             }
             if c < 0x20 {
                 if !self.o.allow_unquoted_control_chars {
@@ -242,6 +251,7 @@ impl<'a> Lexer<'a> {
                 continue;
             }
             let e = *b.get(i + 1).ok_or(Malformed)?;
+            escaped = true;
             i += 2;
             match e {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
@@ -260,11 +270,15 @@ impl<'a> Lexer<'a> {
     }
 
     /// A field name at the cursor: its span (quotes included) and whether it is quoted.
+    #[inline]
     fn name(&mut self) -> Scan<(usize, usize)> {
         let start = self.pos;
+        self.plain_name = false;
         match self.peek() {
-            Some(b'"') => self.string(b'"')?,
-            Some(b'\'') if self.o.allow_single_quotes => self.string(b'\'')?,
+            Some(b'"') => self.plain_name = !self.string(b'"')?,
+            Some(b'\'') if self.o.allow_single_quotes => {
+                self.string(b'\'')?;
+            }
             Some(c) if self.o.allow_unquoted_field_names && ident_byte(c) => {
                 while self.peek().is_some_and(ident_byte) {
                     self.pos += 1;
@@ -288,6 +302,7 @@ impl<'a> Lexer<'a> {
     /// The next member of an open object at `depth` (its name's span and its value), or
     /// `None` past its `}`; `first` for the object's first member. A caller may stop between
     /// members and go on later from the same position.
+    #[inline]
     pub fn next_member(
         &mut self,
         depth: usize,
@@ -311,11 +326,14 @@ impl<'a> Lexer<'a> {
             _ => return Err(Malformed),
         }
         let name = self.name()?;
+        let plain = self.plain_name;
         if !self.skip_ws()? || self.peek() != Some(b':') {
             return Err(Malformed);
         }
         self.pos += 1;
         let v = self.value(depth)?;
+        // (A nested object's names were read since.)
+        self.plain_name = plain;
         Ok(Some((name, v)))
     }
 

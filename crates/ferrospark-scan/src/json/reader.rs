@@ -387,8 +387,9 @@ impl FieldNames {
         }
     }
 
-    /// The position of the field named at `ns..ne` of `b` (a quoted or bare name).
-    fn find(&self, b: &[u8], ns: usize, ne: usize) -> Option<usize> {
+    /// The position of the field named at `ns..ne` of `b` (a quoted or bare name; `plain`
+    /// when `"`-quoted without escapes).
+    fn find(&self, b: &[u8], ns: usize, ne: usize, plain: bool) -> Option<usize> {
         // A plain quoted name is compared without decoding it.
         let lookup = |name: &[u8]| {
             let h = self.hint.get();
@@ -402,7 +403,7 @@ impl FieldNames {
             }
             k
         };
-        if b[ns] == b'"' && !b[ns + 1..ne - 1].contains(&b'\\') {
+        if plain {
             lookup(&b[ns + 1..ne - 1])
         } else {
             decode_string(b, ns, ne).and_then(|n| lookup(n.as_bytes()))
@@ -429,7 +430,7 @@ impl FieldNames {
         let mut first = first;
         while let Some(((ns, ne), v)) = lx.next_member(1, first)? {
             first = false;
-            if let Some(k) = self.find(lx.b, ns, ne) {
+            if let Some(k) = self.find(lx.b, ns, ne, lx.plain_name) {
                 if stop && self.early[k] && spans[k].is_none() {
                     found += 1;
                 }

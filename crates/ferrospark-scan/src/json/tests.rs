@@ -342,3 +342,22 @@ fn lines_across_blocks_and_lines_longer_than_a_block() {
     assert_eq!(ids, want);
     assert_eq!(long_len, 20 << 20);
 }
+
+/// A member name is compared as written only when it is a `"`-quoted name without escapes;
+/// an escaped name is decoded first, whatever names its value's objects hold.
+#[test]
+fn escaped_names_match_their_decoded_text() {
+    let (_d, p) = file(
+        "{\"\\u0069d\": {\"x\": 1}, \"n\": 2}\n{\"id\": {\"x\\u0031\": 3, \"x\": 4}, \"\\u006e\": 5}\n",
+    );
+    let schema = Arc::new(Schema::new(vec![
+        Field::new(
+            "id",
+            DataType::Struct(vec![Field::new("x", DataType::Int64, true)].into()),
+            true,
+        ),
+        Field::new("n", DataType::Int64, true),
+    ]));
+    let (_, batches) = read(&p, Some(schema), &[]);
+    assert_eq!(rows(&batches), ["{x: 1}|2", "{x: 4}|5"]);
+}
