@@ -271,3 +271,16 @@ def test_custom_date_and_timestamp_formats(spark, tmp_path):
     _check(spark, path, schema=schema, header=True, dateFormat="d/M/yyyy", timestampFormat="M-d-yyyy h:m:s a")
     with pytest.raises(fs.FerroError, match="dateFormat"):
         _ours(path, schema=schema, header=True, dateFormat="yyyy-bb")
+    # Optional sections and zone offsets (an instant, whatever the session's zone).
+    zoned = tmp_path / "zoned.csv"
+    zoned.write_text(
+        "1,2024-01-31T10:20:30.5+02:00\n2,2024-01-31T10:20:30Z\n3,2024-01-31T10:20:30\n"
+        "4,2024-01-31T10:20:30-05:30\n5,2024-01-31T10:20:30+0200\n6,2024-01-31T10:20:30.\n",
+        encoding="utf-8",
+    )
+    _check(
+        spark,
+        zoned,
+        schema="id INT, ts TIMESTAMP, _corrupt_record STRING",
+        timestampFormat="yyyy-MM-dd'T'HH:mm:ss[.SSS][XXX]",
+    )

@@ -255,12 +255,14 @@ def _many_row_groups(tmp_path) -> str:
 def test_progress_bar_draws_when_asked_and_clears(tmp_path, capfd):
     path = _many_row_groups(tmp_path)
     s = fs.Session(conf={"ferrospark.progress.bar": "always", "ferrospark.progress.delay": "0"})
-    s.read.parquet(*[path] * 20).createOrReplaceTempView("t")
+    # Long enough (a few hundred ms) that the bar is drawn between two of the caller's
+    # polls even on a busy machine.
+    s.read.parquet(*[path] * 100).createOrReplaceTempView("t")
     n = s.sql("SELECT count(*) AS n FROM t WHERE a * 3 % 7 = 1").collect()[0].n
-    assert n == 20 * sum(1 for a in range(400_000) if a * 3 % 7 == 1)
+    assert n == 100 * sum(1 for a in range(400_000) if a * 3 % 7 == 1)
     err = capfd.readouterr().err
     assert "row groups" in err and "%" in err, err[-500:]
-    assert "/800 row groups" in err, err[-500:]
+    assert "/4000 row groups" in err, err[-500:]
     # The bar's line is erased when the query ends.
     assert err.endswith("\r"), repr(err[-80:])
 

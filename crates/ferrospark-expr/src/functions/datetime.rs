@@ -108,6 +108,8 @@ pub enum DateFn {
     ParseDate {
         /// raise rather than NULL on text that does not match
         ansi: bool,
+        /// session zone: a text with an offset is an instant, whose date is the zone's
+        tz: String,
     },
     /// `to_timestamp(s, fmt)`
     ParseTimestamp {
@@ -381,7 +383,8 @@ impl DateFn {
                     Ok(true)
                 })
             }
-            DateFn::ParseDate { ansi } => {
+            DateFn::ParseDate { ansi, tz } => {
+                let z = zone(tz)?;
                 let s = a.str(0)?;
                 let fmt = a.str(1)?;
                 let mut out = Vec::with_capacity(n);
@@ -391,9 +394,18 @@ impl DateFn {
                         out.push(None);
                         continue;
                     };
-                    let parsed = patterns.get(f)?.parse(v);
+                    // Spark's to_date is to_timestamp cast to a date.
+                    let parsed = patterns
+                        .get(f)?
+                        .parse_with_offset(v)
+                        .and_then(|(t, o)| match o {
+                            None => Some(t.date()),
+                            Some(_) => instant_micros(&t, o, &z)
+                                .and_then(chrono::DateTime::from_timestamp_micros)
+                                .map(|i| i.with_timezone(&z).date_naive()),
+                        });
                     match parsed {
-                        Some(t) => out.push(Some(days_of(t.date()))),
+                        Some(d) => out.push(Some(days_of(d))),
                         None if *ansi => return Err(cannot_parse(v, f)),
                         None => out.push(None),
                     }
@@ -411,7 +423,10 @@ impl DateFn {
                         out.push(None);
                         continue;
                     };
-                    let parsed = patterns.get(f)?.parse(v).and_then(|t| from_local(&t, &z));
+                    let parsed = patterns
+                        .get(f)?
+                        .parse_with_offset(v)
+                        .and_then(|(t, o)| instant_micros(&t, o, &z));
                     match parsed {
                         Some(t) => out.push(Some(t)),
                         None if *ansi => return Err(cannot_parse(v, f)),
@@ -533,6 +548,19 @@ pub fn local(us: i64, tz: &Tz) -> Option<NaiveDateTime> {
             .with_timezone(tz)
             .naive_local(),
     )
+}
+
+/// Microseconds since the epoch of `l`, local to `offset` (seconds east of UTC) when a text
+/// gave one, else to `tz`.
+pub fn instant_micros(l: &NaiveDateTime, offset: Option<i32>, tz: &Tz) -> Option<i64> {
+    match offset {
+        Some(o) => Some(
+            (*l - Duration::seconds(o.into()))
+                .and_utc()
+                .timestamp_micros(),
+        ),
+        None => from_local(l, tz),
+    }
 }
 
 /// Timestamp of a local date-time in `tz` (the earlier instant in an overlap; a time in a gap
@@ -791,7 +819,12 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
                 Some(p) => {
                     let s = call.string_arg(0, args[0].clone())?;
                     let p = call.string_arg(1, p.clone())?;
-                    call.function(f(DateFn::ParseDate { ansi }), vec![s, p], DataType::Date32)
+                    let tz = tz.clone();
+                    call.function(
+                        f(DateFn::ParseDate { ansi, tz }),
+                        vec![s, p],
+                        DataType::Date32,
+                    )
                 }
             }
         }

@@ -15,6 +15,8 @@ enum Token {
     Field(char, usize),
     /// Literal text.
     Text(String),
+    /// An optional section (`[...]`): read when the text has it, skipped otherwise.
+    Optional(Vec<Token>),
 }
 
 /// A compiled pattern.
@@ -50,59 +52,95 @@ const DAYS: [&str; 7] = [
 impl Pattern {
     /// Compiles `p`; an unknown letter is Spark's INCONSISTENT_BEHAVIOR_CROSS_VERSION error.
     pub fn new(p: &str) -> Result<Self> {
-        let mut tokens = Vec::new();
         let chars: Vec<char> = p.chars().collect();
         let mut i = 0;
-        while i < chars.len() {
-            let c = chars[i];
+        let tokens = Self::section(p, &chars, &mut i, false)?;
+        Ok(Self { tokens })
+    }
+
+    /// The tokens of `chars` from `i` up to the end, or (`nested`) to the `]` closing an
+    /// optional section.
+    fn section(p: &str, chars: &[char], i: &mut usize, nested: bool) -> Result<Vec<Token>> {
+        let bad = |why: &str| {
+            FerroError::Analysis(format!(
+                "[INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION] Fail to recognize '{p}' pattern in the DateTimeFormatter: {why}."
+            ))
+        };
+        let mut tokens = Vec::new();
+        while *i < chars.len() {
+            let c = chars[*i];
             if c == '\'' {
                 let mut text = String::new();
-                i += 1;
-                while i < chars.len() {
-                    if chars[i] == '\'' {
-                        if chars.get(i + 1) == Some(&'\'') {
+                *i += 1;
+                while *i < chars.len() {
+                    if chars[*i] == '\'' {
+                        if chars.get(*i + 1) == Some(&'\'') {
                             text.push('\'');
-                            i += 2;
+                            *i += 2;
                             continue;
                         }
                         break;
                     }
-                    text.push(chars[i]);
-                    i += 1;
+                    text.push(chars[*i]);
+                    *i += 1;
                 }
-                if text.is_empty() && chars.get(i) == Some(&'\'') && chars.get(i - 1) == Some(&'\'')
+                if text.is_empty()
+                    && chars.get(*i) == Some(&'\'')
+                    && chars.get(*i - 1) == Some(&'\'')
                 {
                     text.push('\'');
                 }
-                i += 1;
+                *i += 1;
                 tokens.push(Token::Text(text));
+            } else if c == '[' {
+                *i += 1;
+                tokens.push(Token::Optional(Self::section(p, chars, i, true)?));
+            } else if c == ']' {
+                if !nested {
+                    return Err(bad("']' without a '[' before it"));
+                }
+                *i += 1;
+                return Ok(tokens);
             } else if c.is_ascii_alphabetic() {
                 let mut n = 1;
-                while chars.get(i + n) == Some(&c) {
+                while chars.get(*i + n) == Some(&c) {
                     n += 1;
                 }
                 if !"yMLdDHhkKmsSaEuQqzZXxVGe".contains(c) {
-                    return Err(FerroError::Analysis(format!(
-                        "[INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION] Fail to recognize '{p}' pattern in the DateTimeFormatter: unknown pattern letter '{c}'."
-                    )));
+                    return Err(bad(&format!("unknown pattern letter '{c}'")));
                 }
                 tokens.push(Token::Field(c, n));
-                i += n;
+                *i += n;
             } else {
                 tokens.push(Token::Text(c.to_string()));
-                i += 1;
+                *i += 1;
             }
         }
-        Ok(Self { tokens })
+        if nested {
+            return Err(bad("'[' without a ']' after it"));
+        }
+        Ok(tokens)
     }
 
     /// Formats a local date-time; `zone` is the zone's name for `z`/`VV` and `offset_secs`
     /// its offset for `Z`/`X`/`x`.
     pub fn format(&self, t: &NaiveDateTime, zone: &str, offset_secs: i32, out: &mut String) {
+        Self::format_tokens(&self.tokens, t, zone, offset_secs, out);
+    }
+
+    fn format_tokens(
+        tokens: &[Token],
+        t: &NaiveDateTime,
+        zone: &str,
+        offset_secs: i32,
+        out: &mut String,
+    ) {
         use std::fmt::Write;
-        for tok in &self.tokens {
+        for tok in tokens {
             match tok {
                 Token::Text(s) => out.push_str(s),
+                // A date-time has every field an optional section prints.
+                Token::Optional(inner) => Self::format_tokens(inner, t, zone, offset_secs, out),
                 Token::Field(c, n) => {
                     let n = *n;
                     let num = |out: &mut String, v: i64, width: usize| {
@@ -163,6 +201,9 @@ impl Pattern {
                                 let (h, m) = (o / 3600, (o % 3600) / 60);
                                 if n >= 3 && *c != 'Z' {
                                     let _ = write!(out, "{sign}{h:02}:{m:02}");
+                                } else if n == 1 && *c != 'Z' && m == 0 {
+                                    // One `X` / `x`: the hour alone unless minutes remain.
+                                    let _ = write!(out, "{sign}{h:02}");
                                 } else {
                                     let _ = write!(out, "{sign}{h:02}{m:02}");
                                 }
@@ -176,124 +217,221 @@ impl Pattern {
     }
 
     /// Parses `s` into a local date-time (missing fields default as Java's do: day 1,
-    /// midnight). `None` when the text does not match the whole pattern.
+    /// midnight); an offset the text gives is ignored. `None` when the text does not match
+    /// the whole pattern.
     pub fn parse(&self, s: &str) -> Option<NaiveDateTime> {
-        let b = s.as_bytes();
-        let mut pos = 0usize;
-        let (mut year, mut month, mut day) = (1970i32, 1u32, 1u32);
-        let (mut hour, mut minute, mut second, mut nanos) = (0u32, 0u32, 0u32, 0u32);
-        let mut pm: Option<bool> = None;
-        let mut hour12 = false;
-        let mut doy: Option<u32> = None;
-        let digits = |pos: &mut usize, min: usize, max: usize| -> Option<i64> {
-            let start = *pos;
-            while *pos < b.len() && *pos - start < max && b[*pos].is_ascii_digit() {
-                *pos += 1;
-            }
-            if *pos - start < min {
-                return None;
-            }
-            std::str::from_utf8(&b[start..*pos]).ok()?.parse().ok()
-        };
-        for (k, tok) in self.tokens.iter().enumerate() {
-            // A numeric field followed directly by another numeric field reads its exact width.
-            let next_is_number = matches!(self.tokens.get(k + 1), Some(Token::Field(c, _)) if "yMdDHhkKmsS".contains(*c));
-            match tok {
-                Token::Text(t) => {
-                    if !s[pos..].starts_with(t.as_str()) {
-                        return None;
-                    }
-                    pos += t.len();
-                }
-                Token::Field(c, n) => {
-                    let n = *n;
-                    let (min, max) = if n == 1 && !next_is_number {
-                        (1, 2)
-                    } else {
-                        (n, n)
-                    };
-                    match c {
-                        'y' | 'u' => {
-                            if n == 2 {
-                                year = 2000 + digits(&mut pos, 2, 2)? as i32;
-                            } else {
-                                let max = if next_is_number { n.max(4) } else { 9 };
-                                year = digits(&mut pos, n.min(4), max)? as i32;
-                            }
-                        }
-                        'M' | 'L' if n >= 3 => {
-                            let rest = &s[pos..];
-                            let found = MONTHS.iter().enumerate().find_map(|(i, m)| {
-                                let name = if n == 3 { &m[..3] } else { m };
-                                rest.get(..name.len())
-                                    .filter(|r| r.eq_ignore_ascii_case(name))
-                                    .map(|_| (i, name.len()))
-                            })?;
-                            month = found.0 as u32 + 1;
-                            pos += found.1;
-                        }
-                        'M' | 'L' => month = digits(&mut pos, min, max)? as u32,
-                        'd' => day = digits(&mut pos, min, max)? as u32,
-                        'D' => doy = Some(digits(&mut pos, n, 3)? as u32),
-                        'H' | 'k' => hour = digits(&mut pos, min, max)? as u32,
-                        'h' | 'K' => {
-                            hour = digits(&mut pos, min, max)? as u32;
-                            hour12 = true;
-                        }
-                        'm' => minute = digits(&mut pos, min, max)? as u32,
-                        's' => second = digits(&mut pos, min, max)? as u32,
-                        // Spark reads 1 to n fraction digits (exactly n when a number follows).
-                        'S' => {
-                            let start = pos;
-                            let v = digits(&mut pos, if next_is_number { n } else { 1 }, n)?;
-                            let width = pos - start;
-                            nanos = (v as u32) * 10u32.pow(9 - width.min(9) as u32);
-                        }
-                        'a' => {
-                            let rest = s[pos..].get(..2)?;
-                            pm = Some(match rest.to_ascii_uppercase().as_str() {
-                                "AM" => false,
-                                "PM" => true,
-                                _ => return None,
-                            });
-                            pos += 2;
-                        }
-                        'E' => {
-                            let rest = &s[pos..];
-                            let len = DAYS.iter().find_map(|d| {
-                                let name = if n >= 4 { d } else { &d[..3] };
-                                rest.get(..name.len())
-                                    .filter(|r| r.eq_ignore_ascii_case(name))
-                                    .map(|_| name.len())
-                            })?;
-                            pos += len;
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-        }
-        if pos != b.len() {
+        self.parse_with_offset(s).map(|(t, _)| t)
+    }
+
+    /// [`Pattern::parse`], with the offset from UTC in seconds the text gives (`X`, `x`, `Z`),
+    /// when it gives one: the date-time is then local to that offset, not to a zone.
+    pub fn parse_with_offset(&self, s: &str) -> Option<(NaiveDateTime, Option<i32>)> {
+        let mut st = Fields::default();
+        let mut pos = 0;
+        read_tokens(&self.tokens, s, &mut pos, &mut st)?;
+        if pos != s.len() {
             return None;
         }
-        if hour12 {
+        let mut hour = st.hour;
+        if st.hour12 {
             if !(1..=12).contains(&hour) {
                 return None;
             }
             hour %= 12;
-            if pm == Some(true) {
+            if st.pm == Some(true) {
                 hour += 12;
             }
-        } else if pm == Some(true) && hour < 12 {
+        } else if st.pm == Some(true) && hour < 12 {
             hour += 12;
         }
-        let date = match doy {
-            Some(d) => NaiveDate::from_yo_opt(year, d)?,
-            None => NaiveDate::from_ymd_opt(year, month, day)?,
+        let date = match st.doy {
+            Some(d) => NaiveDate::from_yo_opt(st.year, d)?,
+            None => NaiveDate::from_ymd_opt(st.year, st.month, st.day)?,
         };
-        let time = NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)?;
-        Some(NaiveDateTime::new(date, time))
+        let time = NaiveTime::from_hms_nano_opt(hour, st.minute, st.second, st.nanos)?;
+        Some((NaiveDateTime::new(date, time), st.offset))
     }
+}
+
+/// The fields a parse has read so far.
+#[derive(Debug, Clone, Copy)]
+struct Fields {
+    year: i32,
+    month: u32,
+    day: u32,
+    doy: Option<u32>,
+    hour: u32,
+    minute: u32,
+    second: u32,
+    nanos: u32,
+    hour12: bool,
+    pm: Option<bool>,
+    offset: Option<i32>,
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Self {
+            year: 1970,
+            month: 1,
+            day: 1,
+            doy: None,
+            hour: 0,
+            minute: 0,
+            second: 0,
+            nanos: 0,
+            hour12: false,
+            pm: None,
+            offset: None,
+        }
+    }
+}
+
+/// Reads `min` to `max` digits at `pos`.
+fn digits(b: &[u8], pos: &mut usize, min: usize, max: usize) -> Option<i64> {
+    let start = *pos;
+    while *pos < b.len() && *pos - start < max && b[*pos].is_ascii_digit() {
+        *pos += 1;
+    }
+    if *pos - start < min {
+        return None;
+    }
+    std::str::from_utf8(&b[start..*pos]).ok()?.parse().ok()
+}
+
+/// An offset as Java's `X` / `x` / `Z` letters read it (`count` letters): `Z` for zero where
+/// allowed, else a sign, two hour digits and the minutes (with a colon for `XXX`, `xxx`,
+/// `ZZZZZ`; optional for one `X` or `x`).
+fn read_offset(b: &[u8], pos: &mut usize, letter: char, count: usize) -> Option<i32> {
+    let z_allowed = letter == 'X' || (letter == 'Z' && count == 5);
+    if z_allowed && b.get(*pos) == Some(&b'Z') {
+        *pos += 1;
+        return Some(0);
+    }
+    if letter == 'Z' && count == 4 {
+        return None; // localized GMT text
+    }
+    let sign = match b.get(*pos)? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    *pos += 1;
+    let hours = digits(b, pos, 2, 2)?;
+    let colon = matches!((letter, count), ('X' | 'x', 3) | ('X' | 'x', 5) | ('Z', 5));
+    let minutes = if count == 1 && letter != 'Z' {
+        // `+HH`, or `+HHmm`
+        if b.get(*pos).is_some_and(|c| c.is_ascii_digit()) {
+            digits(b, pos, 2, 2)?
+        } else {
+            0
+        }
+    } else {
+        if colon {
+            if b.get(*pos) != Some(&b':') {
+                return None;
+            }
+            *pos += 1;
+        }
+        digits(b, pos, 2, 2)?
+    };
+    if hours > 18 || minutes > 59 {
+        return None;
+    }
+    Some(sign * (hours * 3600 + minutes * 60) as i32)
+}
+
+/// Reads `tokens` from `pos` into `st`; `None` when the text does not follow them.
+fn read_tokens(tokens: &[Token], s: &str, pos: &mut usize, st: &mut Fields) -> Option<()> {
+    let b = s.as_bytes();
+    for (k, tok) in tokens.iter().enumerate() {
+        // A numeric field followed directly by another numeric field reads its exact width.
+        let next_is_number =
+            matches!(tokens.get(k + 1), Some(Token::Field(c, _)) if "yMdDHhkKmsS".contains(*c));
+        match tok {
+            Token::Text(t) => {
+                if !s[*pos..].starts_with(t.as_str()) {
+                    return None;
+                }
+                *pos += t.len();
+            }
+            Token::Optional(inner) => {
+                let (at, before) = (*pos, *st);
+                if read_tokens(inner, s, pos, st).is_none() {
+                    *pos = at;
+                    *st = before;
+                }
+            }
+            Token::Field(c, n) => {
+                let n = *n;
+                let (min, max) = if n == 1 && !next_is_number {
+                    (1, 2)
+                } else {
+                    (n, n)
+                };
+                match c {
+                    'y' | 'u' => {
+                        if n == 2 {
+                            st.year = 2000 + digits(b, pos, 2, 2)? as i32;
+                        } else {
+                            let max = if next_is_number { n.max(4) } else { 9 };
+                            st.year = digits(b, pos, n.min(4), max)? as i32;
+                        }
+                    }
+                    'M' | 'L' if n >= 3 => {
+                        let rest = &s[*pos..];
+                        let found = MONTHS.iter().enumerate().find_map(|(i, m)| {
+                            let name = if n == 3 { &m[..3] } else { m };
+                            rest.get(..name.len())
+                                .filter(|r| r.eq_ignore_ascii_case(name))
+                                .map(|_| (i, name.len()))
+                        })?;
+                        st.month = found.0 as u32 + 1;
+                        *pos += found.1;
+                    }
+                    'M' | 'L' => st.month = digits(b, pos, min, max)? as u32,
+                    'd' => st.day = digits(b, pos, min, max)? as u32,
+                    'D' => st.doy = Some(digits(b, pos, n, 3)? as u32),
+                    'H' | 'k' => st.hour = digits(b, pos, min, max)? as u32,
+                    'h' | 'K' => {
+                        st.hour = digits(b, pos, min, max)? as u32;
+                        st.hour12 = true;
+                    }
+                    'm' => st.minute = digits(b, pos, min, max)? as u32,
+                    's' => st.second = digits(b, pos, min, max)? as u32,
+                    // Spark reads 1 to n fraction digits (exactly n when a number follows).
+                    'S' => {
+                        let start = *pos;
+                        let v = digits(b, pos, if next_is_number { n } else { 1 }, n)?;
+                        let width = *pos - start;
+                        st.nanos = (v as u32) * 10u32.pow(9 - width.min(9) as u32);
+                    }
+                    'a' => {
+                        let rest = s[*pos..].get(..2)?;
+                        st.pm = Some(match rest.to_ascii_uppercase().as_str() {
+                            "AM" => false,
+                            "PM" => true,
+                            _ => return None,
+                        });
+                        *pos += 2;
+                    }
+                    'E' => {
+                        let rest = &s[*pos..];
+                        let len = DAYS.iter().find_map(|d| {
+                            let name = if n >= 4 { d } else { &d[..3] };
+                            rest.get(..name.len())
+                                .filter(|r| r.eq_ignore_ascii_case(name))
+                                .map(|_| name.len())
+                        })?;
+                        *pos += len;
+                    }
+                    'X' | 'x' | 'Z' => st.offset = Some(read_offset(b, pos, *c, n)?),
+                    _ => return None,
+                }
+            }
+        }
+    }
+    Some(())
 }
 
 #[cfg(test)]
@@ -328,5 +466,51 @@ mod tests {
     #[test]
     fn unknown_letters_are_refused() {
         assert!(Pattern::new("yyyy-bb").is_err());
+        assert!(Pattern::new("yyyy]").is_err());
+        assert!(Pattern::new("yyyy[MM").is_err());
+    }
+
+    /// Optional sections and offsets as Java's `DateTimeFormatter` reads them (the
+    /// expectations are PySpark's `to_timestamp` in UTC).
+    #[test]
+    fn optional_sections_and_offsets() {
+        let p = Pattern::new("yyyy-MM-dd'T'HH:mm:ss[.SSS][XXX]").expect("pattern");
+        let at = |s: &str| p.parse_with_offset(s);
+        assert_eq!(
+            at("2024-01-31T10:20:30"),
+            Some((dt("2024-01-31 10:20:30"), None))
+        );
+        assert_eq!(
+            at("2024-01-31T10:20:30.5+02:00"),
+            Some((dt("2024-01-31 10:20:30.5"), Some(7200)))
+        );
+        assert_eq!(
+            at("2024-01-31T10:20:30Z"),
+            Some((dt("2024-01-31 10:20:30"), Some(0)))
+        );
+        assert_eq!(
+            at("2024-01-31T10:20:30-05:30"),
+            Some((dt("2024-01-31 10:20:30"), Some(-19800)))
+        );
+        assert_eq!(at("2024-01-31T10:20:30+0200"), None);
+        assert_eq!(at("2024-01-31T10:20:30."), None);
+        let p = Pattern::new("yyyy-MM-dd HH:mm Z").expect("pattern");
+        assert_eq!(
+            p.parse_with_offset("2024-01-31 10:20 +0130"),
+            Some((dt("2024-01-31 10:20:00"), Some(5400)))
+        );
+        assert_eq!(p.parse_with_offset("2024-01-31 10:20 Z"), None);
+        let p = Pattern::new("yyyy-MM-dd[ HH[:mm]]x").expect("pattern");
+        assert_eq!(
+            p.parse_with_offset("2024-01-31 07+01"),
+            Some((dt("2024-01-31 07:00:00"), Some(3600)))
+        );
+        assert_eq!(
+            p.parse_with_offset("2024-01-31-0830"),
+            Some((dt("2024-01-31 00:00:00"), Some(-30600)))
+        );
+        let mut out = String::new();
+        p.format(&dt("2024-01-31 07:05:00"), "UTC", 3600, &mut out);
+        assert_eq!(out, "2024-01-31 07:05+01");
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Date32Array, TimestampMicrosecondArray};
 use arrow_schema::DataType;
 use ferrospark_common::{Config, FerroError, Result};
-use ferrospark_expr::functions::datetime::{days_of, from_local, zone};
+use ferrospark_expr::functions::datetime::{days_of, instant_micros, zone};
 use ferrospark_expr::functions::DateTimePattern;
 
 /// The user's patterns, compiled once per scan.
@@ -53,7 +53,10 @@ impl DateTimeFormats {
                 let tz = cfg.session_time_zone().to_string();
                 let z = zone(&tz)?;
                 let out: TimestampMicrosecondArray = values
-                    .map(|v| v.and_then(|v| p.parse(v)).and_then(|t| from_local(&t, &z)))
+                    .map(|v| {
+                        v.and_then(|v| p.parse_with_offset(v))
+                            .and_then(|(t, o)| instant_micros(&t, o, &z))
+                    })
                     .collect();
                 Ok(Some(Arc::new(out.with_timezone(tz))))
             }
