@@ -284,3 +284,24 @@ def test_custom_date_and_timestamp_formats(spark, tmp_path):
         schema="id INT, ts TIMESTAMP, _corrupt_record STRING",
         timestampFormat="yyyy-MM-dd'T'HH:mm:ss[.SSS][XXX]",
     )
+
+
+def test_character_sets(spark, tmp_path):
+    """``encoding`` as Spark 4 takes it: the seven names it accepts, each decoded as Java
+    decodes it (ISO-8859-1 maps each byte to its code, bytes 0x80-0x9F included; US-ASCII
+    reads bytes above 0x7F as U+FFFD; UTF-16 and UTF-32 honour a byte order mark), and
+    Spark's error for any other name."""
+    text = 'id,name\n1,"café, naïve"\n2,Zürich\n3,\n4,"a\nb"\n'
+    latin1 = tmp_path / "latin1.csv"
+    latin1.write_bytes(text.encode("latin-1") + b"5,ctrl\x85x\n")
+    schema = "id INT, name STRING"
+    _check(spark, latin1, schema=schema, header=True, encoding="ISO-8859-1")
+    _check(spark, latin1, schema=schema, header=True, charset="iso-8859-1", multiLine=True)
+    _check(spark, latin1, schema=schema, header=True, encoding="US-ASCII")
+    for name, codec in [("UTF-16", "utf-16"), ("UTF-16LE", "utf-16-le"), ("UTF-32", "utf-32")]:
+        path = tmp_path / f"{name}.csv"
+        path.write_bytes(text.encode(codec))
+        _check(spark, path, schema=schema, header=True, encoding=name, multiLine=True)
+    for bad in ["latin1", "windows-1252"]:
+        with pytest.raises(fs.FerroError, match="INVALID_PARAMETER_VALUE.CHARSET"):
+            _ours(latin1, schema=schema, encoding=bad)

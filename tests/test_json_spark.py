@@ -301,3 +301,19 @@ def test_custom_date_and_timestamp_formats(spark, tmp_path):
     )
     schema = "id INT, day DATE, ts TIMESTAMP, _corrupt_record STRING"
     _check(spark, path, schema=schema, dateFormat="dd/MM/yyyy", timestampFormat="yyyy/MM/dd HH:mm:ss.SSS")
+
+
+def test_character_sets(spark, tmp_path):
+    """``encoding`` for JSON: read line by line with ``lineSep``, or whole with ``multiLine``;
+    Spark's requirements for the two are kept (a configuration error otherwise)."""
+    path = tmp_path / "latin1.json"
+    path.write_bytes('{"id": 1, "name": "café"}\n{"id": 2, "name": "Zürich \\u00e9"}\n'.encode("latin-1"))
+    schema = "id INT, name STRING"
+    _check(spark, path, schema=schema, encoding="ISO-8859-1", lineSep="\n")
+    whole = tmp_path / "utf16.json"
+    whole.write_bytes('[{"id": 1, "name": "日本"}, {"id": 2, "name": "é"}]'.encode("utf-16"))
+    _check(spark, whole, schema=schema, encoding="UTF-16", multiLine=True)
+    with pytest.raises(fs.FerroError, match="lineSep"):
+        _ours(path, schema=schema, encoding="ISO-8859-1")
+    with pytest.raises(fs.FerroError, match="multiLine"):
+        _ours(whole, schema=schema, encoding="UTF-16")

@@ -20,4 +20,4 @@ pub use parquet::{
     ColumnStatistics, KeyFilter, ParquetScan, ParquetScanOptions, ScanReader, ScanSplit,
     ScanStream, TableStatistics,
 };
-pub use text::{FileRanges, FileScanPlan, ParseMode, TextStream, FILE_SCAN_METRICS};
+pub use text::{Charset, FileRanges, FileScanPlan, ParseMode, TextStream, FILE_SCAN_METRICS};

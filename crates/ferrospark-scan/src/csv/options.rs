@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use ferrospark_common::{FerroError, Result};
 
-use crate::text::{flag as text_flag, ratio, utf8_only, DateTimeFormats, ParseMode};
+use crate::text::{flag as text_flag, ratio, Charset, DateTimeFormats, ParseMode};
 
 /// The options of a CSV read.
 #[derive(Debug, Clone)]
@@ -47,7 +47,7 @@ pub struct CsvOptions {
     /// `samplingRatio` (default 1.0): the share of records type inference reads.
     pub sampling_ratio: f64,
     /// `encoding` / `charset` (default UTF-8).
-    pub encoding: String,
+    pub charset: Charset,
     /// `dateFormat` and `timestampFormat` (default: Spark's date and timestamp parsing).
     pub formats: DateTimeFormats,
     /// Rows per output batch.
@@ -75,7 +75,7 @@ impl Default for CsvOptions {
             line_sep: None,
             infer_schema: false,
             sampling_ratio: 1.0,
-            encoding: "UTF-8".into(),
+            charset: Charset::Utf8,
             formats: DateTimeFormats::default(),
             batch_size: 8192,
         }
@@ -141,10 +141,7 @@ impl CsvOptions {
                 }
                 "inferschema" => o.infer_schema = flag(key, value)?,
                 "samplingratio" => o.sampling_ratio = ratio("CSV", key, value)?,
-                "encoding" | "charset" => {
-                    utf8_only("CSV", key, value)?;
-                    o.encoding = "UTF-8".into();
-                }
+                "encoding" | "charset" => o.charset = Charset::parse("CSVOptions", value)?,
                 "dateformat" => date_format = Some(value.clone()),
                 "timestampformat" => timestamp_format = Some(value.clone()),
                 _ => {}

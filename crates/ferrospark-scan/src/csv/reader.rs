@@ -19,7 +19,7 @@ use super::options::CsvOptions;
 use super::tokenize::{Extent, Text, Tokenizer};
 use crate::listing::{list_files, Listing};
 use crate::text::{
-    fill, open_text, read_text, text_splits, FileRanges, FileScanPlan, PlanSpec, RawRows,
+    fill, open_text, read_text, text_splits, Charset, FileRanges, FileScanPlan, PlanSpec, RawRows,
     RecordReader, TextStream,
 };
 
@@ -92,7 +92,7 @@ impl CsvScan {
         for file in &listing.files {
             // Without inference the first record is all that is read (Spark reads one line).
             let text = if o.infer_schema {
-                read_text(&file.path)?
+                read_text(&file.path, o.charset)?
             } else {
                 first_record_text(&file.path, o)?
             };
@@ -183,7 +183,7 @@ impl CsvScan {
 
 /// The start of `path`'s text holding its first record whole (the whole text when shorter).
 fn first_record_text(path: &std::path::Path, o: &CsvOptions) -> Result<Vec<u8>> {
-    let mut source = open_text(path)?;
+    let mut source = open_text(path, o.charset)?;
     let mut text = Vec::new();
     let mut want = 64 << 10;
     loop {
@@ -217,6 +217,10 @@ impl RecordReader for CsvRecords {
 
     fn whole_file(&self) -> bool {
         self.options.multi_line || self.options.line_sep.is_some()
+    }
+
+    fn charset(&self) -> Charset {
+        self.options.charset
     }
 
     fn filter_first(&self) -> bool {

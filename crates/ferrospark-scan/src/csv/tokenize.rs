@@ -308,8 +308,12 @@ impl<'a> Tokenizer<'a> {
         if let Some(q) = o.quote {
             if at < limit && input[at] == q {
                 match self.quoted(at + 1, limit, q, keep) {
-                    Quoted::Closed(_, end) if !keep => return (Text::Null, end),
-                    Quoted::Closed(value, end) => {
+                    Quoted::Closed(_, end) | Quoted::Unclosed(_, end) if !keep => {
+                        return (Text::Null, end)
+                    }
+                    // A quote left open reads to the end of the record (without `multiLine`,
+                    // its line), as Spark's parser reads it.
+                    Quoted::Closed(value, end) | Quoted::Unclosed(value, end) => {
                         let bytes: &[u8] = match &value {
                             Text::Span(s, e) => &input[*s..*e],
                             Text::Owned(t) => t.as_bytes(),
@@ -335,7 +339,6 @@ impl<'a> Tokenizer<'a> {
                         prefix.push(q);
                         at = after;
                     }
-                    Quoted::Unclosed => {}
                 }
             }
         }
@@ -413,7 +416,7 @@ impl<'a> Tokenizer<'a> {
                 return Quoted::Stray(v, at + 1);
             }
             if !self.o.multi_line && self.line_sep_at(at).is_some() {
-                return Quoted::Unclosed;
+                break;
             }
             if keep {
                 if let Some(v) = value.as_mut() {
@@ -422,7 +425,11 @@ impl<'a> Tokenizer<'a> {
             }
             at += 1;
         }
-        Quoted::Unclosed
+        let text = match value {
+            Some(v) => Text::Owned(String::from_utf8_lossy(&v).into_owned()),
+            None => Text::Span(start, at),
+        };
+        Quoted::Unclosed(text, at)
     }
 }
 
@@ -433,8 +440,8 @@ enum Quoted {
     /// At a quote followed by more text: the value read so far, and the position after
     /// that quote.
     Stray(Vec<u8>, usize),
-    /// Not at all.
-    Unclosed,
+    /// Not at all: the value read to where the record ends, and that position.
+    Unclosed(Text, usize),
 }
 
 /// The first `b` in `hay`, eight bytes at a time: fields are short, and a `memchr` call per

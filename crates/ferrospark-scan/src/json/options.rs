@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use ferrospark_common::{FerroError, Result};
 
-use crate::text::{flag as text_flag, ratio, utf8_only, DateTimeFormats, ParseMode};
+use crate::text::{flag as text_flag, ratio, Charset, DateTimeFormats, ParseMode};
 
 /// The options of a JSON read.
 #[derive(Debug, Clone)]
@@ -33,6 +33,8 @@ pub struct JsonOptions {
     pub corrupt_column: String,
     /// A file is one JSON value (an object or an array of objects) rather than one per line.
     pub multi_line: bool,
+    /// `encoding` / `charset` (default UTF-8).
+    pub charset: Charset,
     /// Fraction of records schema inference reads.
     pub sampling_ratio: f64,
     /// Inference drops a field whose values are all NULL (or empty arrays / structs).
@@ -58,6 +60,7 @@ impl Default for JsonOptions {
             mode: ParseMode::Permissive,
             corrupt_column: "_corrupt_record".into(),
             multi_line: false,
+            charset: Charset::Utf8,
             sampling_ratio: 1.0,
             drop_field_if_all_null: false,
             formats: DateTimeFormats::default(),
@@ -76,6 +79,7 @@ impl JsonOptions {
     pub fn from_map(options: &HashMap<String, String>) -> Result<Self> {
         let mut o = Self::default();
         let (mut date_format, mut timestamp_format) = (None, None);
+        let (mut charset_name, mut line_sep): (Option<String>, bool) = (None, false);
         for (key, value) in options {
             match key.to_ascii_lowercase().as_str() {
                 "primitivesasstring" => o.primitives_as_string = flag(key, value)?,
@@ -96,7 +100,10 @@ impl JsonOptions {
                 "multiline" => o.multi_line = flag(key, value)?,
                 "samplingratio" => o.sampling_ratio = ratio("JSON", key, value)?,
                 "dropfieldifallnull" => o.drop_field_if_all_null = flag(key, value)?,
-                "encoding" | "charset" => utf8_only("JSON", key, value)?,
+                "encoding" | "charset" => {
+                    o.charset = Charset::parse("JSONOptions", value)?;
+                    charset_name = Some(value.clone());
+                }
                 "dateformat" => date_format = Some(value.clone()),
                 "timestampformat" => timestamp_format = Some(value.clone()),
                 "linesep" if value != "\n" && value != "\r\n" => {
@@ -104,7 +111,22 @@ impl JsonOptions {
                         "JSON option {key}={value:?}: only \\n and \\r\\n line ends are read"
                     )));
                 }
+                "linesep" => line_sep = true,
                 _ => {}
+            }
+        }
+        // Spark's checks: a line-by-line read of text that is not UTF-8 needs `lineSep`, and
+        // UTF-16 / UTF-32 text needs `multiLine`.
+        if let Some(name) = charset_name.filter(|_| !o.multi_line) {
+            if matches!(o.charset, Charset::Utf16 | Charset::Utf32) {
+                return Err(FerroError::Config(format!(
+                    "JSON option encoding={name:?}: the {name} encoding must not be included in the denyList when multiLine is disabled: set multiLine to true"
+                )));
+            }
+            if o.charset != Charset::Utf8 && !line_sep {
+                return Err(FerroError::Config(format!(
+                    "JSON option encoding={name:?}: the lineSep option must be specified for the {name} encoding"
+                )));
             }
         }
         o.formats =

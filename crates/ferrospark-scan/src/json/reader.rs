@@ -19,8 +19,8 @@ use super::lexer::{decode_string, Kind, Lexer, Malformed, Span};
 use super::options::JsonOptions;
 use crate::listing::{list_files, Listing};
 use crate::text::{
-    pieces, read_text, text_splits, FileRanges, FileScanPlan, ParseMode, PlanSpec, RawRows,
-    RecordReader, TextStream,
+    pieces, read_text, text_splits, Charset, FileRanges, FileScanPlan, ParseMode, PlanSpec,
+    RawRows, RecordReader, TextStream,
 };
 
 /// A planned JSON scan.
@@ -180,7 +180,7 @@ fn infer(listing: &Listing, o: &JsonOptions) -> Result<SchemaRef> {
     let mut root = JType::Null;
     let mut corrupt = false;
     for file in &listing.files {
-        let text = read_text(&file.path)?;
+        let text = read_text(&file.path, o.charset)?;
         let (start, line) = first_record(&text);
         let (parts, _) = pieces(&text, start, line, o.multi_line);
         // Each piece's merged type, whether it had a malformed record, and the first
@@ -272,6 +272,10 @@ impl RecordReader for JsonRecords {
 
     fn whole_file(&self) -> bool {
         self.options.multi_line
+    }
+
+    fn charset(&self) -> Charset {
+        self.options.charset
     }
 
     fn filter_first(&self) -> bool {

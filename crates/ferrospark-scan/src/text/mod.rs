@@ -9,6 +9,7 @@
 //! The plan and the assembler serve the Avro reader too, over batches `arrow-avro` decodes.
 
 pub(crate) mod assemble;
+mod charset;
 mod datetime;
 mod plan;
 mod split;
@@ -19,6 +20,7 @@ use std::path::Path;
 
 use ferrospark_common::{FerroError, Result};
 
+pub use charset::Charset;
 pub use datetime::DateTimeFormats;
 pub(crate) use plan::PlanSpec;
 pub use plan::{FileScanPlan, FILE_SCAN_METRICS};
@@ -74,18 +76,6 @@ pub(crate) fn ratio(format: &str, key: &str, value: &str) -> Result<f64> {
     }
 }
 
-/// Checks an `encoding` option: only UTF-8 (and its ASCII subset) is read.
-pub(crate) fn utf8_only(format: &str, key: &str, value: &str) -> Result<()> {
-    let e = value.to_ascii_uppercase().replace('_', "-");
-    if matches!(e.as_str(), "UTF-8" | "UTF8" | "US-ASCII" | "ASCII") {
-        Ok(())
-    } else {
-        Err(FerroError::Config(format!(
-            "{format} option {key}={value:?}: only UTF-8 (and ASCII) files are read"
-        )))
-    }
-}
-
 /// A file's compression by its extension.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Compression {
@@ -114,11 +104,12 @@ pub(crate) fn compressed(path: &Path) -> bool {
     compression(path) != Compression::None
 }
 
-/// A reader of `path`'s text, decompressed by its extension (`.gz`, `.bz2`, `.zst`).
-pub(crate) fn open_text(path: &Path) -> Result<Box<dyn Read + Send>> {
+/// A reader of `path`'s text as UTF-8, decompressed by its extension (`.gz`, `.bz2`, `.zst`)
+/// and decoded from `charset`.
+pub(crate) fn open_text(path: &Path, charset: Charset) -> Result<Box<dyn Read + Send>> {
     let file = std::fs::File::open(path).map_err(|e| FerroError::io(path, e))?;
     let buffered = |f| std::io::BufReader::with_capacity(1 << 20, f);
-    Ok(match compression(path) {
+    let bytes: Box<dyn Read + Send> = match compression(path) {
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(buffered(file))),
         Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(buffered(file))),
         Compression::Zstd => Box::new(
@@ -127,7 +118,8 @@ pub(crate) fn open_text(path: &Path) -> Result<Box<dyn Read + Send>> {
         ),
         // Plain text is read in large blocks already: no buffer between.
         Compression::None => Box::new(file),
-    })
+    };
+    Ok(charset.reader(bytes))
 }
 
 /// Reads from `r` into `buf` until it holds `want` bytes or the text ends; false at the end.
@@ -150,9 +142,9 @@ pub(crate) fn fill(r: &mut dyn Read, buf: &mut Vec<u8>, want: usize, path: &Path
     Ok(true)
 }
 
-/// The whole text of `path`, decompressed by its extension.
-pub(crate) fn read_text(path: &Path) -> Result<Vec<u8>> {
-    let mut r = open_text(path)?;
+/// The whole text of `path` as UTF-8, decompressed by its extension and decoded from `charset`.
+pub(crate) fn read_text(path: &Path, charset: Charset) -> Result<Vec<u8>> {
+    let mut r = open_text(path, charset)?;
     let mut out = Vec::new();
     r.read_to_end(&mut out).map_err(|e| FerroError::Io {
         path: path.to_path_buf(),

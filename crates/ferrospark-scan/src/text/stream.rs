@@ -20,7 +20,7 @@ use ferrospark_common::{Config, Result};
 
 use super::assemble::Assembler;
 use super::{
-    byte_splits, compressed, file_reads, fill, open_text, read_text, FileRanges, FileRead,
+    byte_splits, compressed, file_reads, fill, open_text, read_text, Charset, FileRanges, FileRead,
     FileScanPlan, LineRange,
 };
 
@@ -92,6 +92,10 @@ pub(crate) trait RecordReader: Send + Sync + 'static {
     fn first_record(&self, text: &[u8]) -> (usize, u64);
     /// Whether a record may span lines, so that a file cannot be cut at line ends.
     fn whole_file(&self) -> bool;
+    /// The files' character set.
+    fn charset(&self) -> Charset {
+        Charset::Utf8
+    }
     /// Whether fields convert in the filter's order rather than the file's.
     fn filter_first(&self) -> bool;
     /// The records of `text[start..end]` whose first line is `line`, in batches of at most
@@ -113,6 +117,7 @@ pub(crate) trait RecordReader: Send + Sync + 'static {
 trait PieceConverter: Send + Sync {
     fn first_record(&self, text: &[u8]) -> (usize, u64);
     fn whole_file(&self) -> bool;
+    fn charset(&self) -> Charset;
     fn convert(
         &self,
         asm: &Assembler,
@@ -129,6 +134,9 @@ impl<R: RecordReader> PieceConverter for R {
     }
     fn whole_file(&self) -> bool {
         RecordReader::whole_file(self)
+    }
+    fn charset(&self) -> Charset {
+        RecordReader::charset(self)
     }
     fn convert(
         &self,
@@ -166,8 +174,9 @@ pub(crate) fn text_splits(
     reader: &impl RecordReader,
     max_bytes: u64,
 ) -> Vec<(std::path::PathBuf, u64, u64)> {
+    // Splits are cut in the file's bytes at `\n` bytes: UTF-8 text only.
     byte_splits(&plan.listing, max_bytes, |p| {
-        !reader.whole_file() && !compressed(p)
+        !reader.whole_file() && !compressed(p) && reader.charset() == Charset::Utf8
     })
 }
 
@@ -279,7 +288,11 @@ impl TextStream {
             let split = read.range.filter(|&(s, e)| s > 0 || e < f.size);
             // A file that cannot split is read whole by the split at its start.
             match split {
-                Some((s, _)) if self.reader.whole_file() || compressed(&f.path) => {
+                Some((s, _))
+                    if self.reader.whole_file()
+                        || compressed(&f.path)
+                        || self.reader.charset() != Charset::Utf8 =>
+                {
                     if s == 0 {
                         break (f.path.clone(), None);
                     }
@@ -290,12 +303,12 @@ impl TextStream {
         self.plan.metrics.add("files", 1);
         self.text.clear();
         if self.reader.whole_file() {
-            self.text = read_text(&path)?;
+            self.text = read_text(&path, self.reader.charset())?;
             self.source = None;
         } else {
             let mut source: Box<dyn std::io::Read + Send> = match split {
                 Some(range) => Box::new(LineRange::open(&path, range)?),
-                None => open_text(&path)?,
+                None => open_text(&path, self.reader.charset())?,
             };
             // The first block holds at least one whole line (a header is read from it).
             let mut more = fill(&mut *source, &mut self.text, Self::block_bytes(), &path)?;
