@@ -7,7 +7,7 @@
 //! blocks found are what the reader decodes in parallel.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use ferrospark_common::{FerroError, Result};
@@ -66,6 +66,31 @@ impl Cursor {
     }
 }
 
+/// Bytes of a sync marker.
+const SYNC: u64 = 16;
+
+/// The position of the first `sync` marker at or after `from` in `path` (`len` bytes).
+fn find_sync(path: &Path, sync: &[u8; 16], from: u64, len: u64) -> Result<Option<u64>> {
+    let file = File::open(path).map_err(|e| FerroError::io(path, e))?;
+    let finder = memchr::memmem::Finder::new(sync);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = from;
+    while at < len {
+        let n = ((len - at) as usize).min(buf.len());
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut buf[..n], at)
+            .map_err(|e| FerroError::io(path, e))?;
+        if let Some(i) = finder.find(&buf[..n]) {
+            return Ok(Some(at + i as u64));
+        }
+        if at + n as u64 >= len {
+            break;
+        }
+        // The next window overlaps this one by a marker's length less one.
+        at += (n - (SYNC as usize - 1)) as u64;
+    }
+    Ok(None)
+}
+
 /// Where an Avro object container file's parts lie.
 #[derive(Debug, Clone)]
 pub(crate) struct Framing {
@@ -75,9 +100,12 @@ pub(crate) struct Framing {
     pub blocks: Vec<(u64, u64)>,
 }
 
-/// Checks that `path` is framed as an Avro object container file up to its last byte, and
-/// finds its blocks.
-pub(crate) fn check_framing(path: &Path) -> Result<Framing> {
+/// Checks that `path` is framed as an Avro object container file, and finds its blocks: all
+/// of them up to the file's last byte, or (`range`) those whose preceding sync marker starts in
+/// `start..end`, found from the first marker at or after `start` (Avro's
+/// `DataFileReader.sync`), so that a Spark task walks its own split only. A truncated file is
+/// an error for the split holding its end.
+pub(crate) fn check_framing(path: &Path, range: Option<(u64, u64)>) -> Result<Framing> {
     let file = File::open(path).map_err(|e| FerroError::io(path, e))?;
     let len = file.metadata().map_err(|e| FerroError::io(path, e))?.len();
     let mut c = Cursor {
@@ -113,15 +141,27 @@ pub(crate) fn check_framing(path: &Path) -> Result<Framing> {
         .bytes::<16>()
         .ok_or_else(|| broken(path, "its header is cut short"))?;
     let header = c.at;
+    let (start, end) = range.unwrap_or((0, len));
+    if start > header - SYNC {
+        match find_sync(path, &sync, start, len)? {
+            Some(at) => {
+                c.r.seek(SeekFrom::Start(at + SYNC))
+                    .map_err(|e| FerroError::io(path, e))?;
+                c.at = at + SYNC;
+            }
+            None => c.at = len,
+        }
+    }
     let mut blocks = Vec::new();
     let mut block = 0u64;
-    while c.at < len {
+    // A block belongs to the split its preceding marker starts in.
+    while c.at < len && c.at - SYNC < end {
         block += 1;
         let start = c.at;
         let cut = || {
             broken(
                 path,
-                &format!("block {block} is cut short (the file is truncated)"),
+                &format!("block {block} of the split at byte {start} is cut short (the file is truncated)"),
             )
         };
         let count = c.long().ok_or_else(cut)?;
@@ -133,7 +173,7 @@ pub(crate) fn check_framing(path: &Path) -> Result<Framing> {
         if c.bytes::<16>().ok_or_else(cut)? != sync {
             return Err(broken(
                 path,
-                &format!("block {block} does not end with the file's sync marker"),
+                &format!("block {block} of the split at byte {start} does not end with the file's sync marker"),
             ));
         }
         blocks.push((start, c.at - start));

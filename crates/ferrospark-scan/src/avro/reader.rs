@@ -261,9 +261,6 @@ impl std::fmt::Debug for AvroStream {
     }
 }
 
-/// Bytes of the sync marker ending an Avro file's header and each block.
-const SYNC_BYTES: u64 = 16;
-
 /// Compressed bytes of blocks decoded as one piece.
 const PIECE_BYTES: u64 = 8 << 20;
 
@@ -280,12 +277,8 @@ impl AvroStream {
         let path = f.path.clone();
         let (start, end) = read.range.unwrap_or((0, f.size));
         self.plan.metrics.add("files", 1);
-        let mut framing = check_framing(&path)?;
         // A split reads the blocks whose preceding sync marker starts inside it.
-        framing.blocks.retain(|&(b, _)| {
-            let marker = b.saturating_sub(SYNC_BYTES);
-            marker >= start && marker < end
-        });
+        let framing = check_framing(&path, Some((start, end)))?;
         self.plan.metrics.add(
             "bytes_read",
             framing.blocks.iter().map(|b| b.1).sum::<u64>() + framing.header,

@@ -222,6 +222,19 @@ fn bytes_that_are_not_avro_are_an_error_naming_the_file() {
     let got: ferrospark_common::Result<Vec<_>> = scan.stream().expect("stream").collect();
     let err = got.expect_err("truncated");
     assert!(err.to_string().contains("bad.avro"), "{err}");
+    // Read in splits (a Spark task each), the split holding the file's end finds the cut.
+    let len = std::fs::metadata(&p).expect("size").len();
+    let mut errors = 0;
+    for (start, end) in [(0, len / 3), (len / 3, 2 * len / 3), (2 * len / 3, len)] {
+        let only: crate::text::FileRanges = [(p.clone(), vec![(start, end)])].into();
+        let got: ferrospark_common::Result<Vec<_>> =
+            scan.stream_only(Some(&only)).expect("stream").collect();
+        if let Err(e) = got {
+            assert!(e.to_string().contains("cut short"), "{e}");
+            errors += 1;
+        }
+    }
+    assert_eq!(errors, 1);
 }
 
 #[test]
