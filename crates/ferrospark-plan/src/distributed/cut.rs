@@ -240,10 +240,10 @@ impl Cutter<'_> {
                     // Several scans of the same files with different filters share one set
                     // of splits: each task prunes again with its own scan's filter.
                     options.filter = match same.as_slice() {
-                        [one] => match &one.kind {
-                            ScanKind::Parquet(filter) => filter.clone(),
-                            ScanKind::Files { .. } => None,
-                        },
+                        [ScanLeaf {
+                            kind: ScanKind::Parquet(filter),
+                            ..
+                        }] => filter.clone(),
                         _ => None,
                     };
                     let scan = ParquetScan::try_new(p, options)?;

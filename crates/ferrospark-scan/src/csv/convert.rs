@@ -10,12 +10,12 @@ use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, Decimal128Builder, PrimitiveBuilder};
 use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type};
-use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema};
+use arrow_array::{Array, ArrayRef, StringArray};
+use arrow_schema::DataType;
 use ferrospark_common::{Config, Result};
-use ferrospark_expr::{evaluate, CastMode, PhysicalExpr};
 
 use super::options::CsvOptions;
+use crate::text::cast_strings;
 
 /// Java's `Long.parseLong`: an optional sign, then ASCII digits only.
 pub(crate) fn java_long(s: &str) -> Option<i64> {
@@ -259,36 +259,13 @@ pub(crate) fn convert_column(
         // in the session time zone.
         other => match o.formats.parse(values.iter(), other, cfg)? {
             Some(parsed) => parsed,
-            None => {
-                let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Utf8, true)]));
-                let batch = RecordBatch::try_new(schema, vec![Arc::new(values.clone())])?;
-                let cast = PhysicalExpr::Cast {
-                    expr: Box::new(PhysicalExpr::Column {
-                        index: 0,
-                        name: "v".into(),
-                        data_type: DataType::Utf8,
-                    }),
-                    to: with_session_zone(other, cfg),
-                    mode: CastMode::Try,
-                };
-                evaluate(&cast, &batch)?.into_array(n)?
-            }
+            None => cast_strings(values, other, cfg)?,
         },
     };
     let bad = (0..n)
         .map(|i| values.is_valid(i) && out.is_null(i))
         .collect();
     Ok((out, bad))
-}
-
-/// Timestamps of the session's zone.
-fn with_session_zone(t: &DataType, cfg: &Config) -> DataType {
-    match t {
-        DataType::Timestamp(u, Some(_)) => {
-            DataType::Timestamp(*u, Some(cfg.session_time_zone().into()))
-        }
-        other => other.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -50,6 +50,23 @@ pub(crate) struct Extent {
     pub fields: usize,
 }
 
+/// The separator when records are lines split by one byte and no whitespace is trimmed:
+/// then an unquoted field ends at the next separator or the line's end, and most fields take
+/// [`Tokenizer::fields`]' short loop alone.
+fn one_byte_sep(o: &CsvOptions) -> Option<u8> {
+    match o.sep.as_slice() {
+        [sep]
+            if !o.multi_line
+                && o.line_sep.is_none()
+                && !o.ignore_leading_ws
+                && !o.ignore_trailing_ws =>
+        {
+            Some(*sep)
+        }
+        _ => None,
+    }
+}
+
 fn is_ws(b: u8) -> bool {
     b <= b' '
 }
@@ -62,6 +79,8 @@ pub(crate) struct Tokenizer<'a> {
     o: &'a CsvOptions,
     /// Fields whose values are kept (the others are found but not copied); all when `None`.
     wanted: Option<&'a [bool]>,
+    /// [`one_byte_sep`] of the options, found once.
+    one_byte_sep: Option<u8>,
 }
 
 impl<'a> Tokenizer<'a> {
@@ -79,6 +98,7 @@ impl<'a> Tokenizer<'a> {
             line: 1,
             o,
             wanted: None,
+            one_byte_sep: one_byte_sep(o),
         }
     }
 
@@ -97,6 +117,7 @@ impl<'a> Tokenizer<'a> {
             line,
             o,
             wanted: None,
+            one_byte_sep: one_byte_sep(o),
         }
     }
 
@@ -211,7 +232,7 @@ impl<'a> Tokenizer<'a> {
         let mut pos = start;
         let mut count = 0;
         let input = self.input;
-        let sep = self.one_byte_sep();
+        let sep = self.one_byte_sep;
         loop {
             let keep = self.wanted.is_none_or(|w| w.get(count) == Some(&true));
             if let Some(sep) = sep {
@@ -238,23 +259,6 @@ impl<'a> Tokenizer<'a> {
                 continue;
             }
             return (count, end);
-        }
-    }
-
-    /// The separator when records are lines split by one byte and no whitespace is trimmed:
-    /// then an unquoted field ends at the next separator or the line's end, and most fields
-    /// take [`Self::fields`]' short loop alone.
-    fn one_byte_sep(&self) -> Option<u8> {
-        match self.o.sep.as_slice() {
-            [sep]
-                if !self.o.multi_line
-                    && self.o.line_sep.is_none()
-                    && !self.o.ignore_leading_ws
-                    && !self.o.ignore_trailing_ws =>
-            {
-                Some(*sep)
-            }
-            _ => None,
         }
     }
 

@@ -11,15 +11,15 @@ use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, Decimal128Builder, PrimitiveBuilder, StringBuilder};
 use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type};
-use arrow_array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, StringArray, StructArray};
+use arrow_array::{Array, ArrayRef, ListArray, MapArray, StringArray, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
-use arrow_schema::{DataType, Field, FieldRef, Fields, Schema};
+use arrow_schema::{DataType, FieldRef, Fields};
 use ferrospark_common::{Config, FerroError, Result};
-use ferrospark_expr::{evaluate, CastMode, PhysicalExpr};
 
 use super::lexer::{decode_string, Kind, Lexer, Span};
 use super::options::JsonOptions;
 use crate::csv::convert::{decimal_bytes, decimal_field as decimal_text};
+use crate::text::cast_strings;
 
 /// A double from a string value, as Spark reads special values spelled as strings.
 fn special_double(s: &str, o: &JsonOptions) -> Option<f64> {
@@ -197,28 +197,6 @@ pub(crate) fn convert_spans(
         }
     };
     Ok((out, bad))
-}
-
-/// Strings through Spark's cast to a date or timestamp type (in the session's time zone).
-fn cast_strings(values: &StringArray, to: &DataType, cfg: &Config) -> Result<ArrayRef> {
-    let to = match to {
-        DataType::Timestamp(u, Some(_)) => {
-            DataType::Timestamp(*u, Some(cfg.session_time_zone().into()))
-        }
-        other => other.clone(),
-    };
-    let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Utf8, true)]));
-    let batch = RecordBatch::try_new(schema, vec![Arc::new(values.clone())])?;
-    let cast = PhysicalExpr::Cast {
-        expr: Box::new(PhysicalExpr::Column {
-            index: 0,
-            name: "v".into(),
-            data_type: DataType::Utf8,
-        }),
-        to,
-        mode: CastMode::Try,
-    };
-    evaluate(&cast, &batch)?.into_array(values.len())
 }
 
 /// The members of each object span, by field.

@@ -5,11 +5,14 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Date32Array, TimestampMicrosecondArray};
-use arrow_schema::DataType;
+use arrow_array::{
+    Array, ArrayRef, Date32Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+};
+use arrow_schema::{DataType, Field, Schema};
 use ferrospark_common::{Config, FerroError, Result};
 use ferrospark_expr::functions::datetime::{days_of, instant_micros, zone};
 use ferrospark_expr::functions::DateTimePattern;
+use ferrospark_expr::{evaluate, CastMode, PhysicalExpr};
 
 /// The user's patterns, compiled once per scan.
 #[derive(Debug, Clone, Default)]
@@ -63,4 +66,26 @@ impl DateTimeFormats {
             _ => Ok(None),
         }
     }
+}
+
+/// Strings through Spark's cast to a date or timestamp type (in the session's time zone).
+pub(crate) fn cast_strings(values: &StringArray, to: &DataType, cfg: &Config) -> Result<ArrayRef> {
+    let to = match to {
+        DataType::Timestamp(u, Some(_)) => {
+            DataType::Timestamp(*u, Some(cfg.session_time_zone().into()))
+        }
+        other => other.clone(),
+    };
+    let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Utf8, true)]));
+    let batch = RecordBatch::try_new(schema, vec![Arc::new(values.clone())])?;
+    let cast = PhysicalExpr::Cast {
+        expr: Box::new(PhysicalExpr::Column {
+            index: 0,
+            name: "v".into(),
+            data_type: DataType::Utf8,
+        }),
+        to,
+        mode: CastMode::Try,
+    };
+    evaluate(&cast, &batch)?.into_array(values.len())
 }

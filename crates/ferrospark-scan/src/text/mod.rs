@@ -21,6 +21,7 @@ use std::path::Path;
 use ferrospark_common::{FerroError, Result};
 
 pub use charset::Charset;
+pub(crate) use datetime::cast_strings;
 pub use datetime::DateTimeFormats;
 pub(crate) use plan::PlanSpec;
 pub use plan::{FileScanPlan, FILE_SCAN_METRICS};
