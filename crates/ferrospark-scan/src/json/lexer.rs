@@ -74,7 +74,17 @@ impl<'a> Lexer<'a> {
     }
 
     /// Skips whitespace and, when allowed, comments; true when text is left.
+    #[inline(always)]
     pub fn skip_ws(&mut self) -> Scan<bool> {
+        // Most tokens follow the last with nothing between.
+        match self.peek() {
+            Some(c) if c > b' ' && c != b'/' => Ok(true),
+            _ => self.skip_ws_slow(),
+        }
+    }
+
+    #[inline(never)]
+    fn skip_ws_slow(&mut self) -> Scan<bool> {
         loop {
             match self.peek() {
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
@@ -110,20 +120,16 @@ impl<'a> Lexer<'a> {
     }
 
     /// The value at the cursor (whitespace skipped first).
+    // Inlined into the member loops: a `Span` returned through memory stalls the loop
+    // that reads it straight back.
+    #[inline(always)]
     pub fn value(&mut self, depth: usize) -> Scan<Span> {
         if !self.skip_ws()? {
             return Err(Malformed);
         }
         let start = self.pos;
         let kind = match self.b[self.pos] {
-            b'{' => {
-                self.object(depth + 1, |_, _, _| {})?;
-                Kind::Object
-            }
-            b'[' => {
-                self.array(depth + 1, |_, _| {})?;
-                Kind::Array
-            }
+            b'{' | b'[' => self.container(depth)?,
             b'"' => {
                 self.string(b'"')?;
                 Kind::Str
@@ -165,6 +171,18 @@ impl<'a> Lexer<'a> {
             start,
             end: self.pos,
         })
+    }
+
+    /// Skips the object or array at the cursor.
+    #[inline(never)]
+    fn container(&mut self, depth: usize) -> Scan<Kind> {
+        if self.b[self.pos] == b'{' {
+            self.object(depth + 1, |_, _, _| {})?;
+            Ok(Kind::Object)
+        } else {
+            self.array(depth + 1, |_, _| {})?;
+            Ok(Kind::Array)
+        }
     }
 
     fn digits(&mut self) -> usize {
@@ -335,6 +353,48 @@ impl<'a> Lexer<'a> {
         // (A nested object's names were read since.)
         self.plain_name = plain;
         Ok(Some((name, v)))
+    }
+
+    /// The separator before the next member of an open object (a `,`, or nothing when
+    /// `first`): true when a member follows, false past the object's `}`.
+    #[inline]
+    pub fn member_start(&mut self, first: bool) -> Scan<bool> {
+        if !self.skip_ws()? {
+            return Err(Malformed);
+        }
+        match (self.b[self.pos], first) {
+            (b'}', _) => {
+                self.pos += 1;
+                Ok(false)
+            }
+            (b',', false) => {
+                self.pos += 1;
+                if !self.skip_ws()? {
+                    return Err(Malformed);
+                }
+                Ok(true)
+            }
+            (_, true) => Ok(true),
+            _ => Err(Malformed),
+        }
+    }
+
+    /// A member's name at the cursor (see [`Lexer::member_start`]): its span, and whether it
+    /// is `"`-quoted without escapes. Nothing is consumed past the name.
+    #[inline]
+    pub fn member_name(&mut self) -> Scan<(usize, usize, bool)> {
+        let (start, end) = self.name()?;
+        Ok((start, end, self.plain_name))
+    }
+
+    /// The `:` after a member's name (whitespace around it skipped before the value).
+    #[inline]
+    pub fn colon(&mut self) -> Scan<()> {
+        if !self.skip_ws()? || self.peek() != Some(b':') {
+            return Err(Malformed);
+        }
+        self.pos += 1;
+        Ok(())
     }
 
     /// Skips an object whose `{` is at the cursor, calling `member(lexer, name span, value

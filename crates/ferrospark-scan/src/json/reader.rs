@@ -319,7 +319,7 @@ impl RecordReader for JsonRecords {
                     rows.spans.resize(at + width, None);
                     let start = lx.pos;
                     let (resume, malformed) =
-                        match fields.scan(&mut lx, start, &mut rows.spans[at..], true, true) {
+                        match fields.scan(&mut lx, (start, 0), &mut rows.spans[at..], true, true) {
                             Ok(resume) => (resume, false),
                             Err(Malformed) => (None, true),
                         };
@@ -339,8 +339,13 @@ impl RecordReader for JsonRecords {
                             let at = rows.spans.len();
                             rows.spans.resize(at + width, None);
                             let mut lx = Lexer::new(&text[..e], obj.start, o);
-                            let scanned =
-                                fields.scan(&mut lx, obj.start, &mut rows.spans[at..], true, false);
+                            let scanned = fields.scan(
+                                &mut lx,
+                                (obj.start, 0),
+                                &mut rows.spans[at..],
+                                true,
+                                false,
+                            );
                             rows.rows.push(RowInfo {
                                 start: s,
                                 end: e,
@@ -375,6 +380,8 @@ struct FieldNames {
     /// Records tend to repeat one order of fields: the field after the last one found is
     /// tried first.
     hint: std::cell::Cell<usize>,
+    /// The member names of the last records, by position in their object.
+    seen: std::cell::RefCell<Vec<SeenName>>,
 }
 
 impl FieldNames {
@@ -388,6 +395,7 @@ impl FieldNames {
             early: flags,
             names,
             hint: std::cell::Cell::new(0),
+            seen: Default::default(),
         }
     }
 
@@ -415,16 +423,17 @@ impl FieldNames {
     }
 
     /// Scans the object members from the lexer's position (its `{` when `first`) into
-    /// `spans`. With `stop`, returns the position after the member that completes the
-    /// filter's fields, to go on from there; `None` once the object is read to its end.
+    /// `spans`; `member` is the position in the object of the member at `from`. With `stop`,
+    /// returns where to go on from (position, member) after the member that completes the
+    /// filter's fields; `None` once the object is read to its end.
     fn scan(
         &self,
         lx: &mut Lexer<'_>,
-        from: usize,
+        (from, mut member): (usize, usize),
         spans: &mut [Option<Span>],
         first: bool,
         stop: bool,
-    ) -> Result<Option<usize>, Malformed> {
+    ) -> Result<Option<(usize, usize)>, Malformed> {
         lx.pos = from;
         if first {
             lx.open_object(1)?;
@@ -432,19 +441,105 @@ impl FieldNames {
         let stop = stop && self.early_count > 0;
         let mut found = 0;
         let mut first = first;
-        while let Some(((ns, ne), v)) = lx.next_member(1, first)? {
+        let mut seen = self.seen.borrow_mut();
+        while lx.member_start(first)? {
             first = false;
-            if let Some(k) = self.find(lx.b, ns, ne, lx.plain_name) {
+            // Records tend to repeat one order of names: when this member's name is
+            // written as the last record's name at this position was, its field is known
+            // without reading the name.
+            let known = seen
+                .get(member)
+                .filter(|s| s.written_at(lx.b, lx.pos))
+                .map(|s| s.field);
+            let k = match known {
+                Some(k) => {
+                    lx.pos += seen[member].quoted.len();
+                    k
+                }
+                None => {
+                    let (ns, ne, plain) = lx.member_name()?;
+                    let k = self.find(lx.b, ns, ne, plain);
+                    if plain {
+                        let name = SeenName::new(&lx.b[ns..ne], k);
+                        if member < seen.len() {
+                            seen[member] = name;
+                        } else if member == seen.len() && member < MAX_SEEN {
+                            seen.push(name);
+                        }
+                    }
+                    k
+                }
+            };
+            member += 1;
+            lx.colon()?;
+            let v = lx.value(1)?;
+            if let Some(k) = k {
                 if stop && self.early[k] && spans[k].is_none() {
                     found += 1;
                 }
                 spans[k] = Some(v);
                 if stop && found == self.early_count {
-                    return Ok(Some(lx.pos));
+                    return Ok(Some((lx.pos, member)));
                 }
             }
         }
         Ok(None)
+    }
+}
+
+/// How many leading member names of a record [`FieldNames`] remembers.
+const MAX_SEEN: usize = 256;
+
+/// A member name as the last record wrote it at one position.
+struct SeenName {
+    /// The name with its quotes, holding no escape.
+    quoted: Box<[u8]>,
+    /// Its position among the needed fields.
+    field: Option<usize>,
+    /// Its bytes `0..8`, `8..16` (or again `0..8` when shorter) and its last eight, when it
+    /// has 8 to 24 (most names do).
+    words: Option<[u64; 3]>,
+}
+
+fn word(b: &[u8], at: usize) -> Option<u64> {
+    b.get(at..at + 8)
+        .and_then(|w| w.try_into().ok())
+        .map(u64::from_ne_bytes)
+}
+
+impl SeenName {
+    fn new(quoted: &[u8], field: Option<usize>) -> Self {
+        let n = quoted.len();
+        let words = (8..=24)
+            .contains(&n)
+            .then(|| {
+                Some([
+                    word(quoted, 0)?,
+                    word(quoted, if n >= 16 { 8 } else { 0 })?,
+                    word(quoted, n - 8)?,
+                ])
+            })
+            .flatten();
+        Self {
+            quoted: quoted.into(),
+            field,
+            words,
+        }
+    }
+
+    /// Whether `b` holds this name at `at`.
+    #[inline(always)]
+    fn written_at(&self, b: &[u8], at: usize) -> bool {
+        let n = self.quoted.len();
+        match self.words {
+            // Three word compares instead of a `memcmp` call.
+            Some([w0, w1, w2]) => {
+                word(b, at) == Some(w0)
+                    && word(b, at + if n >= 16 { 8 } else { 0 }) == Some(w1)
+                    && word(b, at + n - 8) == Some(w2)
+            }
+            None => b[at..].starts_with(&self.quoted),
+        }
     }
 }
 
@@ -454,8 +549,9 @@ struct RowInfo {
     end: usize,
     line: u64,
     malformed: bool,
-    /// Where the scan of the record's object stopped once the filter's fields were found.
-    resume: Option<usize>,
+    /// Where the scan of the record's object stopped once the filter's fields were found
+    /// (its position, and the member's position in the object).
+    resume: Option<(usize, usize)>,
 }
 
 /// A batch of JSON rows: each needed field's value span, row by row (for a record with a
@@ -514,7 +610,7 @@ impl RawRows for JsonRows {
             let Some(at) = row.resume.take() else {
                 continue;
             };
-            let mut lx = Lexer::new(&text[..row.end], at, &self.options);
+            let mut lx = Lexer::new(&text[..row.end], at.0, &self.options);
             let spans = &mut self.spans[r * w..(r + 1) * w];
             if self.fields.scan(&mut lx, at, spans, false, false).is_err() {
                 row.malformed = true;

@@ -12,6 +12,7 @@ pub(crate) mod assemble;
 mod charset;
 mod datetime;
 mod plan;
+mod read_ahead;
 mod split;
 mod stream;
 
