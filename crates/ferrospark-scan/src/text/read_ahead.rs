@@ -17,7 +17,7 @@
 use ferrospark_common::{FerroError, MetricsSet, Result};
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use super::fill;
 use super::stream::pieces;
@@ -102,10 +102,8 @@ impl ReadAhead {
 impl Source {
     fn run(mut self, tx: &SyncSender<Result<Option<Block>>>, buffers: &Receiver<Vec<u8>>) {
         loop {
-            let mut text = match buffers.try_recv() {
-                Ok(b) => b,
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => Vec::new(),
-            };
+            // A spent buffer when the stream has handed one back.
+            let mut text = buffers.try_recv().unwrap_or_default();
             let next = self.next_block(&mut text).map(|more| {
                 more.then(|| {
                     let (pieces, line) = pieces(&text, 0, self.line, false);
