@@ -675,3 +675,70 @@ pub(crate) fn check_types(schema: &Schema) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// A record's members found with names remembered from earlier records are those found
+    /// by reading every name: names of every length around the word sizes, names that
+    /// start alike, escaped and single-quoted names, in changing orders.
+    #[test]
+    fn remembered_names_find_what_reading_finds() {
+        let o = JsonOptions::default();
+        let pool = [
+            r#""a""#,
+            r#""abcdef""#,
+            r#""abcdefg""#,
+            r#""abcdefgh""#,
+            r#""abcdefghijklmn""#,
+            r#""abcdefghijklmno""#,
+            r#""abcdefghijklmnop""#,
+            r#""abcdefghijklmnopqrstuvw""#,
+            r#""abcdefghijklmnopqrstuvwx""#,
+            r#""abcdefghijklmnopqrstuvwxyz""#,
+            r#""ab\u0063defgh""#,
+            r#"'abcdefgh'"#,
+            r#""abcdefgx""#,
+            r#""xbcdefghijklmnop""#,
+        ];
+        let needed: Vec<Box<[u8]>> = [
+            "abcdefgh",
+            "abcdefghijklmnop",
+            "abcdefghijklmnopqrstuvwx",
+            "a",
+            "abcdefghijklmnopqrstuvwxyz",
+        ]
+        .iter()
+        .map(|n| n.as_bytes().into())
+        .collect();
+        let warm = FieldNames::new(needed.clone(), &[]);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let mut orders: Vec<Vec<usize>> = Vec::new();
+        for _ in 0..2000 {
+            // Mostly a repeated order, sometimes a new one.
+            if orders.is_empty() || rng.random_bool(0.2) {
+                let n = rng.random_range(0..8);
+                orders.push((0..n).map(|_| rng.random_range(0..pool.len())).collect());
+            }
+            let order = &orders[rng.random_range(0..orders.len())];
+            let members: Vec<String> = order
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| format!("{}:{i}", pool[k]))
+                .collect();
+            let text = format!("{{{}}}", members.join(","));
+            let b = text.as_bytes();
+            let scan = |names: &FieldNames| {
+                let mut spans = vec![None; needed.len()];
+                let mut lx = Lexer::new(b, 0, &o);
+                names
+                    .scan(&mut lx, (0, 0), &mut spans, true, false)
+                    .map(|_| spans)
+            };
+            let fresh = FieldNames::new(needed.clone(), &[]);
+            assert_eq!(scan(&warm), scan(&fresh), "{text}");
+        }
+    }
+}
