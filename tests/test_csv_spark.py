@@ -305,3 +305,27 @@ def test_character_sets(spark, tmp_path):
     for bad in ["latin1", "windows-1252"]:
         with pytest.raises(fs.FerroError, match="INVALID_PARAMETER_VALUE.CHARSET"):
             _ours(latin1, schema=schema, encoding=bad)
+
+
+def test_timestamp_ntz_columns(spark, tmp_path):
+    """A TIMESTAMP_NTZ column takes local date-times only: by Spark's own parsing without
+    ``timestampNTZFormat``, by that pattern with it; text naming a zone or an offset is a
+    malformed value either way (Spark's ``parseWithoutTimeZone(_, false)``)."""
+    path = tmp_path / "ntz.csv"
+    path.write_text(
+        "t,u\n2020-01-02T03:04:05,a\n2020-01-02 03:04:05.123,b\n2020-01-02T03:04:05+01:00,c\n"
+        "2020-01-02,d\n02/01/2020 03:04,e\n2020-01-02T03:04:05Z,f\n,g\n1969-12-31 23:59:59.9,h\n",
+        encoding="utf-8",
+    )
+    schema = "t TIMESTAMP_NTZ, u STRING, _corrupt_record STRING"
+    _check(spark, path, schema=schema, header=True)
+    _check(spark, path, schema=schema, header=True, timestampNTZFormat="dd/MM/yyyy HH:mm")
+    _check(spark, path, schema=schema, header=True, timestampNTZFormat="yyyy-MM-dd'T'HH:mm:ssXXX")
+    # The NTZ pattern leaves TIMESTAMP columns to timestampFormat.
+    _check(
+        spark,
+        path,
+        schema="t TIMESTAMP, u STRING, _corrupt_record STRING",
+        header=True,
+        timestampNTZFormat="dd/MM/yyyy HH:mm",
+    )

@@ -317,3 +317,26 @@ def test_character_sets(spark, tmp_path):
         _ours(path, schema=schema, encoding="ISO-8859-1")
     with pytest.raises(fs.FerroError, match="multiLine"):
         _ours(whole, schema=schema, encoding="UTF-16")
+
+
+def test_timestamp_ntz_columns(spark, tmp_path):
+    """A TIMESTAMP_NTZ column takes local date-time strings only (no zone, no offset, no
+    number of seconds), by Spark's parsing or by ``timestampNTZFormat``."""
+    path = tmp_path / "ntz.json"
+    values = [
+        "2020-01-02T03:04:05",
+        "2020-01-02 03:04:05.123",
+        "2020-01-02T03:04:05+01:00",
+        "2020-01-02",
+        "02/01/2020 03:04",
+        "2020-01-02T03:04:05Z",
+        None,
+        12345,
+    ]
+    path.write_text(
+        "".join(json.dumps({"t": v, "u": i}) + "\n" for i, v in enumerate(values)),
+        encoding="utf-8",
+    )
+    schema = "t TIMESTAMP_NTZ, u INT, _corrupt_record STRING"
+    _check(spark, path, schema=schema)
+    _check(spark, path, schema=schema, timestampNTZFormat="dd/MM/yyyy HH:mm")

@@ -109,7 +109,7 @@ impl CsvOptions {
     /// ignores them. A bad value is a `ConfigError` naming the option.
     pub fn from_map(options: &HashMap<String, String>) -> Result<Self> {
         let mut o = Self::default();
-        let (mut date_format, mut timestamp_format) = (None, None);
+        let (mut date_format, mut timestamp_format, mut timestamp_ntz_format) = (None, None, None);
         for (key, value) in options {
             match key.to_ascii_lowercase().as_str() {
                 "sep" | "delimiter" => {
@@ -144,11 +144,16 @@ impl CsvOptions {
                 "encoding" | "charset" => o.charset = Charset::parse("CSVOptions", value)?,
                 "dateformat" => date_format = Some(value.clone()),
                 "timestampformat" => timestamp_format = Some(value.clone()),
+                "timestampntzformat" => timestamp_ntz_format = Some(value.clone()),
                 _ => {}
             }
         }
-        o.formats =
-            DateTimeFormats::new("CSV", date_format.as_deref(), timestamp_format.as_deref())?;
+        o.formats = DateTimeFormats::new(
+            "CSV",
+            date_format.as_deref(),
+            timestamp_format.as_deref(),
+            timestamp_ntz_format.as_deref(),
+        )?;
         Ok(o)
     }
 }

@@ -144,7 +144,7 @@ pub(crate) fn convert_spans(
         }
         DataType::Date32 | DataType::Timestamp(..) => {
             // Strings parse as Spark parses them (the cast's rules, the session's zone); a
-            // timestamp also takes an integer, seconds since the epoch.
+            // timestamp (not a TIMESTAMP_NTZ) also takes an integer, seconds since the epoch.
             let strings: StringArray = spans
                 .iter()
                 .map(|s| {
@@ -158,8 +158,8 @@ pub(crate) fn convert_spans(
                 Some(p) => p,
                 None => cast_strings(&strings, to, cfg)?,
             };
-            let seconds: Option<Vec<Option<i64>>> =
-                matches!(to, DataType::Timestamp(..)).then(|| {
+            let seconds: Option<Vec<Option<i64>>> = matches!(to, DataType::Timestamp(_, Some(_)))
+                .then(|| {
                     spans
                         .iter()
                         .map(|s| {

@@ -78,7 +78,7 @@ impl JsonOptions {
     /// ignores them. A bad value is a `ConfigError` naming the option.
     pub fn from_map(options: &HashMap<String, String>) -> Result<Self> {
         let mut o = Self::default();
-        let (mut date_format, mut timestamp_format) = (None, None);
+        let (mut date_format, mut timestamp_format, mut timestamp_ntz_format) = (None, None, None);
         let (mut charset_name, mut line_sep): (Option<String>, bool) = (None, false);
         for (key, value) in options {
             match key.to_ascii_lowercase().as_str() {
@@ -106,6 +106,7 @@ impl JsonOptions {
                 }
                 "dateformat" => date_format = Some(value.clone()),
                 "timestampformat" => timestamp_format = Some(value.clone()),
+                "timestampntzformat" => timestamp_ntz_format = Some(value.clone()),
                 "linesep" if value != "\n" && value != "\r\n" => {
                     return Err(FerroError::Config(format!(
                         "JSON option {key}={value:?}: only \\n and \\r\\n line ends are read"
@@ -129,8 +130,12 @@ impl JsonOptions {
                 )));
             }
         }
-        o.formats =
-            DateTimeFormats::new("JSON", date_format.as_deref(), timestamp_format.as_deref())?;
+        o.formats = DateTimeFormats::new(
+            "JSON",
+            date_format.as_deref(),
+            timestamp_format.as_deref(),
+            timestamp_ntz_format.as_deref(),
+        )?;
         Ok(o)
     }
 }

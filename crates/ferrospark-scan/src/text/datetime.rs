@@ -1,7 +1,9 @@
-//! Dates and timestamps read by a user's `dateFormat` / `timestampFormat` (Spark's pattern
-//! letters, strict: the pattern must read the whole text), in the session's time zone. Without
-//! those options the readers parse as Spark's casts do, which is Spark's fallback when no
-//! format is set.
+//! Dates and timestamps read by a user's `dateFormat` / `timestampFormat` /
+//! `timestampNTZFormat` (Spark's pattern letters, strict: the pattern must read the whole
+//! text), in the session's time zone. Without those options the readers parse as Spark's casts
+//! do, which is Spark's fallback when no format is set. A `TIMESTAMP_NTZ` column takes no
+//! text with a zone or an offset, with a pattern or without (Spark's
+//! `parseWithoutTimeZone(_, allowTimeZone = false)`).
 
 use std::sync::Arc;
 
@@ -19,11 +21,18 @@ use ferrospark_expr::{evaluate, CastMode, PhysicalExpr};
 pub struct DateTimeFormats {
     date: Option<DateTimePattern>,
     timestamp: Option<DateTimePattern>,
+    timestamp_ntz: Option<DateTimePattern>,
 }
 
 impl DateTimeFormats {
-    /// The `dateFormat` and `timestampFormat` options (`format` names the reader in errors).
-    pub fn new(format: &str, date: Option<&str>, timestamp: Option<&str>) -> Result<Self> {
+    /// The `dateFormat`, `timestampFormat` and `timestampNTZFormat` options (`format` names
+    /// the reader in errors).
+    pub fn new(
+        format: &str,
+        date: Option<&str>,
+        timestamp: Option<&str>,
+        timestamp_ntz: Option<&str>,
+    ) -> Result<Self> {
         let compile = |key: &str, p: Option<&str>| {
             p.map(|p| {
                 DateTimePattern::new(p)
@@ -34,6 +43,7 @@ impl DateTimeFormats {
         Ok(Self {
             date: compile("dateFormat", date)?,
             timestamp: compile("timestampFormat", timestamp)?,
+            timestamp_ntz: compile("timestampNTZFormat", timestamp_ntz)?,
         })
     }
 
@@ -63,13 +73,44 @@ impl DateTimeFormats {
                     .collect();
                 Ok(Some(Arc::new(out.with_timezone(tz))))
             }
+            (DataType::Timestamp(_, None), _, _) => {
+                let Some(p) = &self.timestamp_ntz else {
+                    return Ok(None);
+                };
+                let out: TimestampMicrosecondArray = values
+                    .map(|v| match v.and_then(|v| p.parse_with_offset(v)) {
+                        Some((t, None)) => Some(t.and_utc().timestamp_micros()),
+                        // An offset read by the pattern: no local date-time.
+                        _ => None,
+                    })
+                    .collect();
+                Ok(Some(Arc::new(out)))
+            }
             _ => Ok(None),
         }
     }
 }
 
-/// Strings through Spark's cast to a date or timestamp type (in the session's time zone).
+/// Whether timestamp text names a zone or an offset after its time of day (`Z`, `+01:00`,
+/// ` UTC`, `America/New_York`): anything but digits, `:` and `.` after the date.
+fn has_zone(text: &str) -> bool {
+    let t = text.trim();
+    let Some(at) = t.find(['T', ' ']) else {
+        return false;
+    };
+    t[at + 1..]
+        .trim_start()
+        .bytes()
+        .any(|c| !c.is_ascii_digit() && c != b':' && c != b'.')
+}
+
+/// Strings through Spark's cast to a date or timestamp type (in the session's time zone); a
+/// `TIMESTAMP_NTZ` takes no text naming a zone.
 pub(crate) fn cast_strings(values: &StringArray, to: &DataType, cfg: &Config) -> Result<ArrayRef> {
+    if matches!(to, DataType::Timestamp(_, None)) && values.iter().flatten().any(has_zone) {
+        let local: StringArray = values.iter().map(|v| v.filter(|v| !has_zone(v))).collect();
+        return cast_strings(&local, to, cfg);
+    }
     let to = match to {
         DataType::Timestamp(u, Some(_)) => {
             DataType::Timestamp(*u, Some(cfg.session_time_zone().into()))
@@ -88,4 +129,31 @@ pub(crate) fn cast_strings(values: &StringArray, to: &DataType, cfg: &Config) ->
         mode: CastMode::Try,
     };
     evaluate(&cast, &batch)?.into_array(values.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_zone;
+
+    #[test]
+    fn zones_are_told_from_local_times() {
+        for t in [
+            "2020-01-02T03:04:05Z",
+            "2020-01-02T03:04:05+01:00",
+            "2020-01-02 03:04:05-08",
+            "2020-01-02 03:04:05 UTC",
+            "2020-01-02T03:04America/New_York",
+        ] {
+            assert!(has_zone(t), "{t}");
+        }
+        for t in [
+            "2020-01-02",
+            "2020-01-02T03:04:05",
+            " 2020-01-02 03:04:05.123 ",
+            "2020-01-02T",
+            "-2020-01-02 03:04",
+        ] {
+            assert!(!has_zone(t), "{t}");
+        }
+    }
 }
