@@ -340,3 +340,22 @@ def test_timestamp_ntz_columns(spark, tmp_path):
     schema = "t TIMESTAMP_NTZ, u INT, _corrupt_record STRING"
     _check(spark, path, schema=schema)
     _check(spark, path, schema=schema, timestampNTZFormat="dd/MM/yyyy HH:mm")
+
+
+def test_custom_line_separator(spark, tmp_path):
+    """``lineSep`` other than a line end: records end at it wherever it stands (inside a
+    string too, as Spark's reader cuts them), blank records are skipped, and a record may
+    hold line ends; schema inference reads the same records."""
+    one = tmp_path / "pipe.json"
+    one.write_bytes(
+        b'{"a":1,"b":"p"}|{"a":2,\n"b":"q"}|  ||{"a":"x|y"}|{"a":3}\n|\n{"a":4}|'
+        + "|".join(json.dumps({"a": i, "b": "é" * (i % 3)}) for i in range(5, 40)).encode()
+    )
+    two = tmp_path / "double.json"
+    two.write_bytes(b'{"a":1}||{"a":2}\r\n||||{"a":3}||')
+    _check(spark, one, schema="a INT, b STRING, _corrupt_record STRING", lineSep="|")
+    _check(spark, one, lineSep="|")
+    _check(spark, two, lineSep="||")
+    _check(spark, two, schema="a INT", lineSep="||", mode="DROPMALFORMED")
+    with pytest.raises(fs.FerroError, match="lineSep"):
+        _ours(two, lineSep="")

@@ -33,6 +33,9 @@ pub struct JsonOptions {
     pub corrupt_column: String,
     /// A file is one JSON value (an object or an array of objects) rather than one per line.
     pub multi_line: bool,
+    /// `lineSep` other than `\n` / `\r\n`: records end at it (anywhere, in a string too, as
+    /// Spark's reader cuts them); `None` reads lines.
+    pub line_sep: Option<Vec<u8>>,
     /// `encoding` / `charset` (default UTF-8).
     pub charset: Charset,
     /// Fraction of records schema inference reads.
@@ -60,6 +63,7 @@ impl Default for JsonOptions {
             mode: ParseMode::Permissive,
             corrupt_column: "_corrupt_record".into(),
             multi_line: false,
+            line_sep: None,
             charset: Charset::Utf8,
             sampling_ratio: 1.0,
             drop_field_if_all_null: false,
@@ -107,12 +111,17 @@ impl JsonOptions {
                 "dateformat" => date_format = Some(value.clone()),
                 "timestampformat" => timestamp_format = Some(value.clone()),
                 "timestampntzformat" => timestamp_ntz_format = Some(value.clone()),
-                "linesep" if value != "\n" && value != "\r\n" => {
-                    return Err(FerroError::Config(format!(
-                        "JSON option {key}={value:?}: only \\n and \\r\\n line ends are read"
-                    )));
+                "linesep" => {
+                    if value.is_empty() {
+                        return Err(FerroError::Config(format!(
+                            "JSON option {key}={value:?}: 'lineSep' cannot be an empty string"
+                        )));
+                    }
+                    line_sep = true;
+                    if value != "\n" && value != "\r\n" {
+                        o.line_sep = Some(value.as_bytes().to_vec());
+                    }
                 }
-                "linesep" => line_sep = true,
                 _ => {}
             }
         }

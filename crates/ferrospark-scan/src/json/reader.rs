@@ -114,31 +114,66 @@ fn first_record(text: &[u8]) -> (usize, u64) {
     )
 }
 
-/// The records of `text[start..end]`: `(start, end, line)` of each, blank lines skipped;
-/// the whole range with `whole`.
+/// How a file's text is cut into records.
+#[derive(Debug, Clone, Copy)]
+enum Cut<'a> {
+    /// A record per line.
+    Lines,
+    /// The whole text is one record (`multiLine`).
+    Whole,
+    /// Records end at this `lineSep`.
+    Sep(&'a [u8]),
+}
+
+impl<'a> Cut<'a> {
+    fn of(o: &'a JsonOptions) -> Self {
+        match (&o.line_sep, o.multi_line) {
+            (_, true) => Cut::Whole,
+            (Some(sep), false) => Cut::Sep(sep),
+            (None, false) => Cut::Lines,
+        }
+    }
+}
+
+/// The records of `text[start..end]`: `(start, end, line)` of each, blank records skipped.
 fn records_of(
     text: &[u8],
     (start, end, line): (usize, usize, u64),
-    whole: bool,
+    cut: Cut<'_>,
     mut each: impl FnMut(usize, usize, u64) -> Result<()>,
 ) -> Result<()> {
-    if whole {
-        return each(start, end, line);
-    }
     let (mut at, mut line) = (start, line);
-    while at < end {
-        let stop = memchr::memchr(b'\n', &text[at..end]).map_or(end, |i| at + i);
-        let mut e = stop;
-        if e > at && text[e - 1] == b'\r' {
-            e -= 1;
+    match cut {
+        Cut::Whole => each(start, end, line),
+        Cut::Lines => {
+            while at < end {
+                let stop = memchr::memchr(b'\n', &text[at..end]).map_or(end, |i| at + i);
+                let mut e = stop;
+                if e > at && text[e - 1] == b'\r' {
+                    e -= 1;
+                }
+                if text[at..e].iter().any(|c| !c.is_ascii_whitespace()) {
+                    each(at, e, line)?;
+                }
+                at = stop + 1;
+                line += 1;
+            }
+            Ok(())
         }
-        if text[at..e].iter().any(|c| !c.is_ascii_whitespace()) {
-            each(at, e, line)?;
+        Cut::Sep(sep) => {
+            let finder = memchr::memmem::Finder::new(sep);
+            while at < end {
+                let stop = finder.find(&text[at..end]).map_or(end, |i| at + i);
+                if text[at..stop].iter().any(|c| !c.is_ascii_whitespace()) {
+                    each(at, stop, line)?;
+                }
+                let next = (stop + sep.len()).min(end);
+                line += memchr::memchr_iter(b'\n', &text[at..next]).count() as u64;
+                at = next;
+            }
+            Ok(())
         }
-        at = stop + 1;
-        line += 1;
     }
-    Ok(())
 }
 
 /// The root of a record: its objects' spans, or `Err` when the record is malformed. An
@@ -182,7 +217,7 @@ fn infer(listing: &Listing, o: &JsonOptions) -> Result<SchemaRef> {
     for file in &listing.files {
         let text = read_text(&file.path, o.charset)?;
         let (start, line) = first_record(&text);
-        let (parts, _) = pieces(&text, start, line, o.multi_line);
+        let (parts, _) = pieces(&text, start, line, o.multi_line || o.line_sep.is_some());
         // Each piece's merged type, whether it had a malformed record, and the first
         // malformed record's line for FAILFAST.
         let typed: Vec<Result<(JType, Option<u64>)>> = parts
@@ -191,7 +226,7 @@ fn infer(listing: &Listing, o: &JsonOptions) -> Result<SchemaRef> {
                 let mut t = JType::Null;
                 let mut bad: Option<u64> = None;
                 let mut n = 0usize;
-                records_of(&text, piece, o.multi_line, |s, e, line| {
+                records_of(&text, piece, Cut::of(o), |s, e, line| {
                     n += 1;
                     if !(n - 1).is_multiple_of(step) {
                         return Ok(());
@@ -271,7 +306,9 @@ impl RecordReader for JsonRecords {
     }
 
     fn whole_file(&self) -> bool {
-        self.options.multi_line
+        // Records cut at a custom separator are read from the whole text, as multiLine
+        // files are (lines cannot say where they start).
+        self.options.multi_line || self.options.line_sep.is_some()
     }
 
     fn charset(&self) -> Charset {
@@ -308,7 +345,7 @@ impl RecordReader for JsonRecords {
             fields: fields.clone(),
         };
         let mut rows = fresh();
-        records_of(text, piece, o.multi_line, |s, e, line| {
+        records_of(text, piece, Cut::of(o), |s, e, line| {
             let mut lx = Lexer::new(&text[..e], s, o);
             let at_root = lx.skip_ws().map(|_| lx.b.get(lx.pos).copied());
             match at_root {
