@@ -586,12 +586,12 @@ fn find_byte(hay: &[u8], b: u8) -> Option<usize> {
 /// The first `sep`, `\n` or `\r` in `hay`.
 #[inline]
 fn find_field_end(hay: &[u8], sep: u8) -> Option<usize> {
-    find_any(hay, [sep, b'\n', b'\r', sep])
+    find_any(hay, [sep, b'\n', b'\r'])
 }
 
-/// The first of four bytes in `hay`, eight bytes at a time (see [`find_byte`]).
+/// The first of `N` bytes in `hay`, eight bytes at a time (see [`find_byte`]).
 #[inline]
-fn find_any(hay: &[u8], bytes: [u8; 4]) -> Option<usize> {
+fn find_any<const N: usize>(hay: &[u8], bytes: [u8; N]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     let zero = |w: u64| w.wrapping_sub(LO) & !w & HI;
@@ -601,8 +601,7 @@ fn find_any(hay: &[u8], bytes: [u8; 4]) -> Option<usize> {
         let w = u64::from_le_bytes([
             chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
         ]);
-        let found =
-            zero(w ^ splat[0]) | zero(w ^ splat[1]) | zero(w ^ splat[2]) | zero(w ^ splat[3]);
+        let found = splat.iter().fold(0, |f, s| f | zero(w ^ s));
         if found != 0 {
             return Some(i + (found.trailing_zeros() / 8) as usize);
         }
