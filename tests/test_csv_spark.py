@@ -329,3 +329,16 @@ def test_timestamp_ntz_columns(spark, tmp_path):
         header=True,
         timestampNTZFormat="dd/MM/yyyy HH:mm",
     )
+
+
+def test_inferred_timestamps_read_as_spark_reads_text(spark, tmp_path):
+    """Inference and reading without a format take timestamp text as Spark's cast does:
+    one-digit fields and times without seconds are timestamps, and a column mixing dates
+    and such timestamps is a timestamp column."""
+    path = tmp_path / "stamps.csv"
+    path.write_text(
+        "e,f,g\n2020-01-02,2020-1-3 4:5:6,x\n2020-01-03 04:05,2021-12-13 23:59,y\n",
+        encoding="utf-8",
+    )
+    _check(spark, path, header=True, inferSchema=True)
+    _check(spark, path, schema="e TIMESTAMP, f TIMESTAMP_NTZ, g STRING", header=True)

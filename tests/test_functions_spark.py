@@ -723,6 +723,14 @@ CASTS = [
     "try_cast(m AS TIMESTAMP)",
     "try_cast(m AS BOOLEAN)",
     "try_cast('abc' AS DOUBLE)",
+    # Spark's timestamp text: one-digit fields, no seconds or minutes, a zone only after
+    # the seconds.
+    "try_cast('2020-01-03 04:05' AS TIMESTAMP)",
+    "try_cast('2020-1-3 4:5:6.5' AS TIMESTAMP)",
+    "try_cast('2020-01-03T04' AS TIMESTAMP)",
+    "try_cast('2020-01-03T04:05Z' AS TIMESTAMP)",
+    "try_cast('2020-01-03 04:05:06.1234567' AS TIMESTAMP)",
+    "try_cast('2020-1-3 4:5' AS TIMESTAMP_NTZ)",
     "i::string",
     "CAST(NULL AS INT)",
 ]

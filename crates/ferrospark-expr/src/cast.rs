@@ -172,6 +172,25 @@ fn midnight_micros(day: i32, zone: Option<&arrow_array::timezone::Tz>) -> Option
     }
 }
 
+/// The micros of zone-less timestamp text `read` in `zone` (UTC without one, for a
+/// TIMESTAMP_NTZ); a time alone is today's, in `zone` (Spark's `LocalDate.now(zone)`).
+fn local_text_micros(
+    read: Option<&crate::timestamp_text::TimestampText<'_>>,
+    zone: Option<&arrow_array::timezone::Tz>,
+) -> Option<i64> {
+    let read = read?;
+    let now = chrono::Utc::now();
+    let today = match zone {
+        Some(z) => now.with_timezone(z).date_naive(),
+        None => now.date_naive(),
+    };
+    let local = read.local(today)?;
+    match zone {
+        Some(z) => crate::functions::datetime::from_local(&local, z),
+        None => Some(local.and_utc().timestamp_micros()),
+    }
+}
+
 /// Each text of string array `a` read by `parse` (NULL stays NULL). Text `parse` cannot
 /// read (`None`) is NULL when `safe`, else Spark's CAST_INVALID_INPUT naming `to`.
 fn parse_texts<T>(
@@ -260,10 +279,18 @@ pub fn spark_cast(
             };
             let out = parse_texts(a, to, safe, |text| {
                 let t = text.trim_matches(|c: char| c.is_whitespace() || c.is_control());
+                let read = crate::timestamp_text::read_timestamp_text(t);
                 Ok(
                     match parse_spark_date(t).filter(|_| !t.contains([':', 'T', ' '])) {
                         // A bare date is midnight in the zone.
                         Some(d) => midnight_micros(d, zone.as_ref()),
+                        // Spark's segments read what Arrow's parser refuses (one-digit
+                        // fields, no seconds, a time alone); text with a zone goes on to
+                        // Arrow as before.
+                        None if read.as_ref().is_some_and(|r| r.zone.is_none()) => {
+                            local_text_micros(read.as_ref(), zone.as_ref())
+                        }
+                        None if read.is_none() => None,
                         None => {
                             let one = arrow_array::StringArray::from(vec![t]);
                             arrow_cast::cast(&one, to).ok().and_then(|r| {

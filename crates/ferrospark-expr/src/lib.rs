@@ -39,6 +39,7 @@ mod normalize;
 pub mod parser;
 pub mod physical;
 pub mod shared;
+mod timestamp_text;
 pub mod types;
 pub mod wire;
 
