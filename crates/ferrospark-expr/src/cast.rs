@@ -175,14 +175,15 @@ fn midnight_micros(day: i32, zone: Option<&arrow_array::timezone::Tz>) -> Option
 /// The micros of zone-less timestamp text `read` in `zone` (UTC without one, for a
 /// TIMESTAMP_NTZ); a time alone is today's, in `zone` (Spark's `LocalDate.now(zone)`).
 fn local_text_micros(
-    read: Option<&crate::timestamp_text::TimestampText<'_>>,
+    read: &crate::timestamp_text::TimestampText<'_>,
     zone: Option<&arrow_array::timezone::Tz>,
 ) -> Option<i64> {
-    let read = read?;
-    let now = chrono::Utc::now();
-    let today = match zone {
-        Some(z) => now.with_timezone(z).date_naive(),
-        None => now.date_naive(),
+    let today = || {
+        let now = chrono::Utc::now();
+        match zone {
+            Some(z) => now.with_timezone(z).date_naive(),
+            None => now.date_naive(),
+        }
     };
     let local = read.local(today)?;
     match zone {
@@ -279,28 +280,25 @@ pub fn spark_cast(
             };
             let out = parse_texts(a, to, safe, |text| {
                 let t = text.trim_matches(|c: char| c.is_whitespace() || c.is_control());
-                let read = crate::timestamp_text::read_timestamp_text(t);
-                Ok(
-                    match parse_spark_date(t).filter(|_| !t.contains([':', 'T', ' '])) {
-                        // A bare date is midnight in the zone.
-                        Some(d) => midnight_micros(d, zone.as_ref()),
-                        // Spark's segments read what Arrow's parser refuses (one-digit
-                        // fields, no seconds, a time alone); text with a zone goes on to
-                        // Arrow as before.
-                        None if read.as_ref().is_some_and(|r| r.zone.is_none()) => {
-                            local_text_micros(read.as_ref(), zone.as_ref())
-                        }
-                        None if read.is_none() => None,
-                        None => {
-                            let one = arrow_array::StringArray::from(vec![t]);
-                            arrow_cast::cast(&one, to).ok().and_then(|r| {
-                                let r = r
-                                    .as_primitive::<arrow_array::types::TimestampMicrosecondType>();
-                                r.is_valid(0).then(|| r.value(0))
-                            })
-                        }
-                    },
-                )
+                if let Some(d) = parse_spark_date(t).filter(|_| !t.contains([':', 'T', ' '])) {
+                    // A bare date is midnight in the zone.
+                    return Ok(midnight_micros(d, zone.as_ref()));
+                }
+                Ok(match crate::timestamp_text::read_timestamp_text(t) {
+                    None => None,
+                    // Spark's segments read what Arrow's parser refuses (one-digit
+                    // fields, no seconds, a time alone); text with a zone goes on to
+                    // Arrow as before.
+                    Some(read) if read.zone.is_none() => local_text_micros(&read, zone.as_ref()),
+                    Some(_) => {
+                        let one = arrow_array::StringArray::from(vec![t]);
+                        arrow_cast::cast(&one, to).ok().and_then(|r| {
+                            let r =
+                                r.as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+                            r.is_valid(0).then(|| r.value(0))
+                        })
+                    }
+                })
             })?;
             Arc::new(
                 PrimitiveArray::<arrow_array::types::TimestampMicrosecondType>::from(out)

@@ -22,11 +22,11 @@ pub struct TimestampText<'a> {
 }
 
 impl TimestampText<'_> {
-    /// The local date-time, on `today` when only a time was written; `None` when a field is
-    /// out of range.
-    pub fn local(&self, today: NaiveDate) -> Option<NaiveDateTime> {
+    /// The local date-time, on `today()` when only a time was written (asked only then);
+    /// `None` when a field is out of range.
+    pub fn local(&self, today: impl FnOnce() -> NaiveDate) -> Option<NaiveDateTime> {
         let date = if self.just_time {
-            today
+            today()
         } else {
             NaiveDate::from_ymd_opt(self.date.0, self.date.1, self.date.2)?
         };
@@ -169,7 +169,7 @@ mod tests {
     fn local(s: &str) -> Option<String> {
         let today = NaiveDate::from_ymd_opt(2026, 11, 26)?;
         let t = read_timestamp_text(s)?;
-        let l = t.local(today)?;
+        let l = t.local(|| today)?;
         Some(format!(
             "{}{}",
             l.format("%Y-%m-%d %H:%M:%S%.6f"),

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use ferrospark_common::{FerroError, Result};
 
-use crate::text::{flag as text_flag, ratio, Charset, DateTimeFormats, ParseMode};
+use crate::text::{flag as text_flag, ratio, Charset, DateTimeFormats, DateTimeOptions, ParseMode};
 
 /// The options of a CSV read.
 #[derive(Debug, Clone)]
@@ -109,9 +109,10 @@ impl CsvOptions {
     /// ignores them. A bad value is a `ConfigError` naming the option.
     pub fn from_map(options: &HashMap<String, String>) -> Result<Self> {
         let mut o = Self::default();
-        let (mut date_format, mut timestamp_format, mut timestamp_ntz_format) = (None, None, None);
+        let mut patterns = DateTimeOptions::default();
         for (key, value) in options {
             match key.to_ascii_lowercase().as_str() {
+                k if patterns.take(k, value) => {}
                 "sep" | "delimiter" => {
                     let v = if value == "\\t" { "\t" } else { value.as_str() };
                     if v.is_empty() {
@@ -142,18 +143,10 @@ impl CsvOptions {
                 "inferschema" => o.infer_schema = flag(key, value)?,
                 "samplingratio" => o.sampling_ratio = ratio("CSV", key, value)?,
                 "encoding" | "charset" => o.charset = Charset::parse("CSVOptions", value)?,
-                "dateformat" => date_format = Some(value.clone()),
-                "timestampformat" => timestamp_format = Some(value.clone()),
-                "timestampntzformat" => timestamp_ntz_format = Some(value.clone()),
                 _ => {}
             }
         }
-        o.formats = DateTimeFormats::new(
-            "CSV",
-            date_format.as_deref(),
-            timestamp_format.as_deref(),
-            timestamp_ntz_format.as_deref(),
-        )?;
+        o.formats = patterns.compile("CSV")?;
         Ok(o)
     }
 }

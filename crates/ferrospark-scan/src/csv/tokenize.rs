@@ -51,8 +51,8 @@ pub(crate) struct Extent {
 }
 
 /// The separator when records are lines split by one byte and no whitespace is trimmed:
-/// then an unquoted field ends at the next separator or the line's end, and most fields take
-/// [`Tokenizer::fields`]' short loop alone.
+/// then a field ends at the next separator, line end or closing quote, and most records take
+/// [`Tokenizer::next_line_record`]'s one search per field.
 fn one_byte_sep(o: &CsvOptions) -> Option<u8> {
     match o.sep.as_slice() {
         [sep]
@@ -247,13 +247,13 @@ impl<'a> Tokenizer<'a> {
             let kept = out.len();
             let (mut pos, mut count) = (start, 0);
             let end = loop {
-                let keep = self.wanted.is_none_or(|w| w.get(count) == Some(&true));
+                let keep = self.keeps(count);
                 let end = if self.o.quote == Some(input[pos]) {
                     let Some((close, end)) = self.plain_quoted(pos, sep) else {
                         break None;
                     };
                     if keep {
-                        out.push(self.quoted_value(pos + 1, close));
+                        out.push(self.quoted_text(Text::Span(pos + 1, close)));
                     }
                     end
                 } else {
@@ -268,7 +268,7 @@ impl<'a> Tokenizer<'a> {
                     pos = end + 1;
                     if pos == input.len() {
                         // A separator ends the text: one more, empty, field.
-                        if self.wanted.is_none_or(|w| w.get(count) == Some(&true)) {
+                        if self.keeps(count) {
                             out.push(Text::Null);
                         }
                         count += 1;
@@ -324,21 +324,31 @@ impl<'a> Tokenizer<'a> {
         }
     }
 
-    /// The value of a closed quoted field whose text is `input[start..end]` (no escapes).
-    fn quoted_value(&self, start: usize, end: usize) -> Text {
-        let raw = &self.input[start..end];
+    /// The value of a closed quoted field read as `value` (its text between the quotes,
+    /// escapes applied): `emptyValue` when empty, NULL when `nullValue`.
+    fn quoted_text(&self, value: Text) -> Text {
         let o = self.o;
-        if raw.is_empty() {
+        let bytes: &[u8] = match &value {
+            Text::Span(s, e) => &self.input[*s..*e],
+            Text::Owned(t) => t.as_bytes(),
+            Text::Null => &[],
+        };
+        if bytes.is_empty() {
             if o.empty_value == o.null_value {
                 Text::Null
             } else {
                 Text::Owned(o.empty_value.clone())
             }
-        } else if raw == o.null_value.as_bytes() {
+        } else if bytes == o.null_value.as_bytes() {
             Text::Null
         } else {
-            Text::Span(start, end)
+            value
         }
+    }
+
+    /// Whether the value of field `k` of a record is kept.
+    fn keeps(&self, k: usize) -> bool {
+        self.wanted.is_none_or(|w| w.get(k) == Some(&true))
     }
 
     /// The fields of the record starting at `start`, reading at most to `limit`: adds the
@@ -346,24 +356,8 @@ impl<'a> Tokenizer<'a> {
     fn fields(&self, start: usize, limit: usize, out: &mut Vec<Text>) -> (usize, usize) {
         let mut pos = start;
         let mut count = 0;
-        let input = self.input;
-        let sep = self.one_byte_sep;
         loop {
-            let keep = self.wanted.is_none_or(|w| w.get(count) == Some(&true));
-            if let Some(sep) = sep {
-                if pos >= limit || Some(input[pos]) != self.o.quote {
-                    let end = find_byte(&input[pos..limit], sep).map_or(limit, |i| pos + i);
-                    if keep {
-                        out.push(self.unquoted(pos, end));
-                    }
-                    count += 1;
-                    if end < limit {
-                        pos = end + 1;
-                        continue;
-                    }
-                    return (count, end);
-                }
-            }
+            let keep = self.keeps(count);
             let (value, end) = self.field(pos, limit, keep);
             if keep {
                 out.push(value);
@@ -433,22 +427,7 @@ impl<'a> Tokenizer<'a> {
                     // A quote left open reads to the end of the record (without `multiLine`,
                     // its line), as Spark's parser reads it.
                     Quoted::Closed(value, end) | Quoted::Unclosed(value, end) => {
-                        let bytes: &[u8] = match &value {
-                            Text::Span(s, e) => &input[*s..*e],
-                            Text::Owned(t) => t.as_bytes(),
-                            Text::Null => &[],
-                        };
-                        let value = if bytes.is_empty() {
-                            Text::Owned(o.empty_value.clone())
-                        } else if bytes == o.null_value.as_bytes() {
-                            Text::Null
-                        } else {
-                            value
-                        };
-                        return match value {
-                            Text::Owned(t) if t == o.null_value => (Text::Null, end),
-                            v => (v, end),
-                        };
+                        return (self.quoted_text(value), end);
                     }
                     // A quote inside that is neither escaped nor closing: the quoted part
                     // as read (escapes applied) between its quotes, then the raw rest.
@@ -563,24 +542,10 @@ enum Quoted {
     Unclosed(Text, usize),
 }
 
-/// The first `b` in `hay`, eight bytes at a time: fields are short, and a `memchr` call per
-/// field costs more than the search.
+/// The first `b` in `hay`.
+#[inline]
 fn find_byte(hay: &[u8], b: u8) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let splat = LO * u64::from(b);
-    let mut i = 0;
-    while let Some(chunk) = hay.get(i..i + 8) {
-        let w = u64::from_le_bytes([
-            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
-        ]) ^ splat;
-        let zero = w.wrapping_sub(LO) & !w & HI;
-        if zero != 0 {
-            return Some(i + (zero.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    hay[i..].iter().position(|&c| c == b).map(|p| i + p)
+    find_any(hay, [b])
 }
 
 /// The first `sep`, `\n` or `\r` in `hay`.
@@ -589,7 +554,8 @@ fn find_field_end(hay: &[u8], sep: u8) -> Option<usize> {
     find_any(hay, [sep, b'\n', b'\r'])
 }
 
-/// The first of `N` bytes in `hay`, eight bytes at a time (see [`find_byte`]).
+/// The first of `N` bytes in `hay`, eight bytes at a time: fields are short, and a `memchr`
+/// call per field costs more than the search.
 #[inline]
 fn find_any<const N: usize>(hay: &[u8], bytes: [u8; N]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;

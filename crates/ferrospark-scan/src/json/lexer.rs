@@ -49,9 +49,6 @@ pub(crate) struct Lexer<'a> {
     pub b: &'a [u8],
     pub pos: usize,
     o: &'a JsonOptions,
-    /// Whether the name of the member [`Lexer::next_member`] returned last is a `"`-quoted
-    /// name without escapes, so that its text between the quotes is the name itself.
-    pub plain_name: bool,
 }
 
 fn ident_byte(c: u8) -> bool {
@@ -61,12 +58,7 @@ fn ident_byte(c: u8) -> bool {
 impl<'a> Lexer<'a> {
     /// A scanner of `b` from `pos`.
     pub fn new(b: &'a [u8], pos: usize, o: &'a JsonOptions) -> Self {
-        Self {
-            b,
-            pos,
-            o,
-            plain_name: false,
-        }
+        Self { b, pos, o }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -287,13 +279,15 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// A field name at the cursor: its span (quotes included) and whether it is quoted.
+    /// A member's name at the cursor (see [`Lexer::member_start`]): its span (quotes
+    /// included), and whether it is `"`-quoted without escapes, so that its text between the
+    /// quotes is the name itself. Nothing is consumed past the name.
     #[inline]
-    fn name(&mut self) -> Scan<(usize, usize)> {
+    pub fn name(&mut self) -> Scan<(usize, usize, bool)> {
         let start = self.pos;
-        self.plain_name = false;
+        let mut plain = false;
         match self.peek() {
-            Some(b'"') => self.plain_name = !self.string(b'"')?,
+            Some(b'"') => plain = !self.string(b'"')?,
             Some(b'\'') if self.o.allow_single_quotes => {
                 self.string(b'\'')?;
             }
@@ -304,7 +298,7 @@ impl<'a> Lexer<'a> {
             }
             _ => return Err(Malformed),
         }
-        Ok((start, self.pos))
+        Ok((start, self.pos, plain))
     }
 
     /// Enters an object whose `{` is at the cursor; its members come from
@@ -326,33 +320,12 @@ impl<'a> Lexer<'a> {
         depth: usize,
         first: bool,
     ) -> Scan<Option<((usize, usize), Span)>> {
-        if !self.skip_ws()? {
-            return Err(Malformed);
+        if !self.member_start(first)? {
+            return Ok(None);
         }
-        match (self.b[self.pos], first) {
-            (b'}', _) => {
-                self.pos += 1;
-                return Ok(None);
-            }
-            (b',', false) => {
-                self.pos += 1;
-                if !self.skip_ws()? {
-                    return Err(Malformed);
-                }
-            }
-            (_, true) => {}
-            _ => return Err(Malformed),
-        }
-        let name = self.name()?;
-        let plain = self.plain_name;
-        if !self.skip_ws()? || self.peek() != Some(b':') {
-            return Err(Malformed);
-        }
-        self.pos += 1;
-        let v = self.value(depth)?;
-        // (A nested object's names were read since.)
-        self.plain_name = plain;
-        Ok(Some((name, v)))
+        let (start, end, _) = self.name()?;
+        self.colon()?;
+        Ok(Some(((start, end), self.value(depth)?)))
     }
 
     /// The separator before the next member of an open object (a `,`, or nothing when
@@ -377,14 +350,6 @@ impl<'a> Lexer<'a> {
             (_, true) => Ok(true),
             _ => Err(Malformed),
         }
-    }
-
-    /// A member's name at the cursor (see [`Lexer::member_start`]): its span, and whether it
-    /// is `"`-quoted without escapes. Nothing is consumed past the name.
-    #[inline]
-    pub fn member_name(&mut self) -> Scan<(usize, usize, bool)> {
-        let (start, end) = self.name()?;
-        Ok((start, end, self.plain_name))
     }
 
     /// The `:` after a member's name (whitespace around it skipped before the value).

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use ferrospark_common::{FerroError, Result};
 
-use crate::text::{flag as text_flag, ratio, Charset, DateTimeFormats, ParseMode};
+use crate::text::{flag as text_flag, ratio, Charset, DateTimeFormats, DateTimeOptions, ParseMode};
 
 /// The options of a JSON read.
 #[derive(Debug, Clone)]
@@ -78,14 +78,21 @@ fn flag(key: &str, value: &str) -> Result<bool> {
 }
 
 impl JsonOptions {
+    /// Whether a file is read whole: one record (`multiLine`), or records cut at a custom
+    /// `lineSep` (lines cannot say where they start).
+    pub(crate) fn whole_file(&self) -> bool {
+        self.multi_line || self.line_sep.is_some()
+    }
+
     /// Options from Spark's names (case-insensitive); unknown names are ignored, as Spark
     /// ignores them. A bad value is a `ConfigError` naming the option.
     pub fn from_map(options: &HashMap<String, String>) -> Result<Self> {
         let mut o = Self::default();
-        let (mut date_format, mut timestamp_format, mut timestamp_ntz_format) = (None, None, None);
+        let mut patterns = DateTimeOptions::default();
         let (mut charset_name, mut line_sep): (Option<String>, bool) = (None, false);
         for (key, value) in options {
             match key.to_ascii_lowercase().as_str() {
+                k if patterns.take(k, value) => {}
                 "primitivesasstring" => o.primitives_as_string = flag(key, value)?,
                 "prefersdecimal" => o.prefers_decimal = flag(key, value)?,
                 "allowcomments" => o.allow_comments = flag(key, value)?,
@@ -108,9 +115,6 @@ impl JsonOptions {
                     o.charset = Charset::parse("JSONOptions", value)?;
                     charset_name = Some(value.clone());
                 }
-                "dateformat" => date_format = Some(value.clone()),
-                "timestampformat" => timestamp_format = Some(value.clone()),
-                "timestampntzformat" => timestamp_ntz_format = Some(value.clone()),
                 "linesep" => {
                     if value.is_empty() {
                         return Err(FerroError::Config(format!(
@@ -139,12 +143,7 @@ impl JsonOptions {
                 )));
             }
         }
-        o.formats = DateTimeFormats::new(
-            "JSON",
-            date_format.as_deref(),
-            timestamp_format.as_deref(),
-            timestamp_ntz_format.as_deref(),
-        )?;
+        o.formats = patterns.compile("JSON")?;
         Ok(o)
     }
 }

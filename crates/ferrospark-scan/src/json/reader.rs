@@ -217,7 +217,7 @@ fn infer(listing: &Listing, o: &JsonOptions) -> Result<SchemaRef> {
     for file in &listing.files {
         let text = read_text(&file.path, o.charset)?;
         let (start, line) = first_record(&text);
-        let (parts, _) = pieces(&text, start, line, o.multi_line || o.line_sep.is_some());
+        let (parts, _) = pieces(&text, start, line, o.whole_file());
         // Each piece's merged type, whether it had a malformed record, and the first
         // malformed record's line for FAILFAST.
         let typed: Vec<Result<(JType, Option<u64>)>> = parts
@@ -306,9 +306,7 @@ impl RecordReader for JsonRecords {
     }
 
     fn whole_file(&self) -> bool {
-        // Records cut at a custom separator are read from the whole text, as multiLine
-        // files are (lines cannot say where they start).
-        self.options.multi_line || self.options.line_sep.is_some()
+        self.options.whole_file()
     }
 
     fn charset(&self) -> Charset {
@@ -414,9 +412,6 @@ struct FieldNames {
     /// found, and further only when its row passes.
     early: Vec<bool>,
     early_count: usize,
-    /// Records tend to repeat one order of fields: the field after the last one found is
-    /// tried first.
-    hint: std::cell::Cell<usize>,
     /// The member names of the last records, by position in their object.
     seen: std::cell::RefCell<Vec<SeenName>>,
 }
@@ -431,7 +426,6 @@ impl FieldNames {
             early_count: flags.iter().filter(|f| **f).count(),
             early: flags,
             names,
-            hint: std::cell::Cell::new(0),
             seen: Default::default(),
         }
     }
@@ -439,19 +433,9 @@ impl FieldNames {
     /// The position of the field named at `ns..ne` of `b` (a quoted or bare name; `plain`
     /// when `"`-quoted without escapes).
     fn find(&self, b: &[u8], ns: usize, ne: usize, plain: bool) -> Option<usize> {
-        // A plain quoted name is compared without decoding it.
-        let lookup = |name: &[u8]| {
-            let h = self.hint.get();
-            let k = if self.names.get(h).map(|n| &n[..]) == Some(name) {
-                Some(h)
-            } else {
-                self.names.iter().position(|n| &n[..] == name)
-            };
-            if let Some(k) = k {
-                self.hint.set(k + 1);
-            }
-            k
-        };
+        // A plain quoted name is compared without decoding it. (Most members never get
+        // here: [`FieldNames::scan`] knows them from the names it remembers.)
+        let lookup = |name: &[u8]| self.names.iter().position(|n| &n[..] == name);
         if plain {
             lookup(&b[ns + 1..ne - 1])
         } else {
@@ -494,7 +478,7 @@ impl FieldNames {
                     k
                 }
                 None => {
-                    let (ns, ne, plain) = lx.member_name()?;
+                    let (ns, ne, plain) = lx.name()?;
                     let k = self.find(lx.b, ns, ne, plain);
                     if plain {
                         let name = SeenName::new(&lx.b[ns..ne], k);

@@ -91,6 +91,39 @@ impl DateTimeFormats {
     }
 }
 
+/// The `dateFormat` / `timestampFormat` / `timestampNTZFormat` options as a reader's option
+/// loop meets them, compiled once all are seen.
+#[derive(Debug, Default)]
+pub(crate) struct DateTimeOptions {
+    date: Option<String>,
+    timestamp: Option<String>,
+    timestamp_ntz: Option<String>,
+}
+
+impl DateTimeOptions {
+    /// Keeps `value` when `key` (lower case) names a pattern option; false when it does not.
+    pub fn take(&mut self, key: &str, value: &str) -> bool {
+        let slot = match key {
+            "dateformat" => &mut self.date,
+            "timestampformat" => &mut self.timestamp,
+            "timestampntzformat" => &mut self.timestamp_ntz,
+            _ => return false,
+        };
+        *slot = Some(value.to_string());
+        true
+    }
+
+    /// The patterns compiled (`format` names the reader in errors).
+    pub fn compile(&self, format: &str) -> Result<DateTimeFormats> {
+        DateTimeFormats::new(
+            format,
+            self.date.as_deref(),
+            self.timestamp.as_deref(),
+            self.timestamp_ntz.as_deref(),
+        )
+    }
+}
+
 /// Whether timestamp text names a zone or an offset after its time of day (`Z`, `+01:00`,
 /// ` UTC`, `America/New_York`): anything but digits, `:` and `.` after the date.
 fn has_zone(text: &str) -> bool {
@@ -107,18 +140,20 @@ fn has_zone(text: &str) -> bool {
 /// Strings through Spark's cast to a date or timestamp type (in the session's time zone); a
 /// `TIMESTAMP_NTZ` takes no text naming a zone.
 pub(crate) fn cast_strings(values: &StringArray, to: &DataType, cfg: &Config) -> Result<ArrayRef> {
-    if matches!(to, DataType::Timestamp(_, None)) && values.iter().flatten().any(has_zone) {
-        let local: StringArray = values.iter().map(|v| v.filter(|v| !has_zone(v))).collect();
-        return cast_strings(&local, to, cfg);
-    }
-    let to = match to {
-        DataType::Timestamp(u, Some(_)) => {
-            DataType::Timestamp(*u, Some(cfg.session_time_zone().into()))
+    let n = values.len();
+    let (values, to): (StringArray, DataType) = match to {
+        DataType::Timestamp(u, None) => {
+            let local = values.iter().map(|v| v.filter(|v| !has_zone(v)));
+            (local.collect(), DataType::Timestamp(*u, None))
         }
-        other => other.clone(),
+        DataType::Timestamp(u, Some(_)) => (
+            values.clone(),
+            DataType::Timestamp(*u, Some(cfg.session_time_zone().into())),
+        ),
+        other => (values.clone(), other.clone()),
     };
     let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Utf8, true)]));
-    let batch = RecordBatch::try_new(schema, vec![Arc::new(values.clone())])?;
+    let batch = RecordBatch::try_new(schema, vec![Arc::new(values)])?;
     let cast = PhysicalExpr::Cast {
         expr: Box::new(PhysicalExpr::Column {
             index: 0,
@@ -128,7 +163,7 @@ pub(crate) fn cast_strings(values: &StringArray, to: &DataType, cfg: &Config) ->
         to,
         mode: CastMode::Try,
     };
-    evaluate(&cast, &batch)?.into_array(values.len())
+    evaluate(&cast, &batch)?.into_array(n)
 }
 
 #[cfg(test)]

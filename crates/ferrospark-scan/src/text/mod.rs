@@ -22,8 +22,8 @@ use std::path::Path;
 use ferrospark_common::{FerroError, Result};
 
 pub use charset::Charset;
-pub(crate) use datetime::cast_strings;
 pub use datetime::DateTimeFormats;
+pub(crate) use datetime::{cast_strings, DateTimeOptions};
 pub(crate) use plan::PlanSpec;
 pub use plan::{FileScanPlan, FILE_SCAN_METRICS};
 pub use split::FileRanges;
@@ -142,6 +142,30 @@ pub(crate) fn fill(r: &mut dyn Read, buf: &mut Vec<u8>, want: usize, path: &Path
         }
     }
     Ok(true)
+}
+
+/// Fills `buf` from `r` to `want` bytes, then on while the bytes after `from` hold no line end
+/// (a line longer than a block grows it until it ends); false at the text's end.
+pub(crate) fn fill_lines(
+    r: &mut dyn Read,
+    buf: &mut Vec<u8>,
+    from: usize,
+    want: usize,
+    path: &Path,
+) -> Result<bool> {
+    let mut more = fill(r, buf, want, path)?;
+    while more && memchr::memchr(b'\n', &buf[from..]).is_none() {
+        let want = buf.len() * 2;
+        more = fill(r, buf, want, path)?;
+    }
+    Ok(more)
+}
+
+/// Whether a file can be cut at line ends (into blocks, or into splits across tasks): not
+/// when a record may span lines (`whole_file`), the file is compressed, or its text is not
+/// UTF-8 (its `\n` bytes are not its line ends).
+pub(crate) fn can_cut(whole_file: bool, charset: Charset, path: &Path) -> bool {
+    !whole_file && !compressed(path) && charset == Charset::Utf8
 }
 
 /// The whole text of `path` as UTF-8, decompressed by its extension and decoded from `charset`.

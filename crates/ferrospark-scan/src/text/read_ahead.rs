@@ -19,7 +19,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-use super::fill;
+use super::fill_lines;
 use super::stream::pieces;
 
 /// A block of a file's text: whole lines, cut into pieces, then the start of the next
@@ -128,12 +128,7 @@ impl Source {
         text.extend_from_slice(&self.carry);
         let before = text.len();
         let want = self.block_bytes.max(before + 1);
-        let mut more = fill(&mut *self.read, text, want, &self.path)?;
-        // A line longer than a block: read on until it ends.
-        while more && memchr::memchr(b'\n', &text[before..]).is_none() {
-            let want = text.len() * 2;
-            more = fill(&mut *self.read, text, want, &self.path)?;
-        }
+        let more = fill_lines(&mut *self.read, text, before, want, &self.path)?;
         self.metrics.add("bytes_read", (text.len() - before) as u64);
         self.carry.clear();
         if more {

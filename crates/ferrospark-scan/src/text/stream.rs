@@ -22,8 +22,8 @@ use ferrospark_common::{Config, Result};
 use super::assemble::Assembler;
 use super::read_ahead::ReadAhead;
 use super::{
-    byte_splits, compressed, file_reads, fill, open_text, read_text, Charset, FileRanges, FileRead,
-    FileScanPlan, LineRange,
+    byte_splits, can_cut, file_reads, fill_lines, open_text, read_text, Charset, FileRanges,
+    FileRead, FileScanPlan, LineRange,
 };
 
 /// A batch of records of one format, before its fields convert.
@@ -176,9 +176,8 @@ pub(crate) fn text_splits(
     reader: &impl RecordReader,
     max_bytes: u64,
 ) -> Vec<(std::path::PathBuf, u64, u64)> {
-    // Splits are cut in the file's bytes at `\n` bytes: UTF-8 text only.
     byte_splits(&plan.listing, max_bytes, |p| {
-        !reader.whole_file() && !compressed(p) && reader.charset() == Charset::Utf8
+        can_cut(reader.whole_file(), reader.charset(), p)
     })
 }
 
@@ -292,9 +291,7 @@ impl TextStream {
             // A file that cannot split is read whole by the split at its start.
             match split {
                 Some((s, _))
-                    if self.reader.whole_file()
-                        || compressed(&f.path)
-                        || self.reader.charset() != Charset::Utf8 =>
+                    if !can_cut(self.reader.whole_file(), self.reader.charset(), &f.path) =>
                 {
                     if s == 0 {
                         break (f.path.clone(), None);
@@ -315,11 +312,7 @@ impl TextStream {
                 None => open_text(&path, self.reader.charset())?,
             };
             // The first block holds at least one whole line (a header is read from it).
-            let mut more = fill(&mut *source, &mut self.text, Self::block_bytes(), &path)?;
-            while more && memchr::memchr(b'\n', &self.text).is_none() {
-                let want = self.text.len() * 2;
-                more = fill(&mut *source, &mut self.text, want, &path)?;
-            }
+            let more = fill_lines(&mut *source, &mut self.text, 0, Self::block_bytes(), &path)?;
             rest = more.then_some(source);
         }
         self.plan.metrics.add("bytes_read", self.text.len() as u64);
