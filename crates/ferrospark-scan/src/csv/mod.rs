@@ -8,6 +8,7 @@
 
 pub(crate) mod convert;
 mod infer;
+mod masks;
 mod options;
 mod reader;
 #[cfg(test)]

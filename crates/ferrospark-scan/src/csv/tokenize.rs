@@ -12,6 +12,7 @@
 //! - empty lines and, with `comment`, lines starting with it are skipped; without
 //!   `multiLine` every line is one record, with it a quoted field may span lines.
 
+use super::masks::FieldEnds;
 use super::options::CsvOptions;
 
 /// A field's value: NULL, a span of the input read as is (most fields: no copy), or text
@@ -67,6 +68,11 @@ fn one_byte_sep(o: &CsvOptions) -> Option<u8> {
     }
 }
 
+/// The fast path's field ends, when [`one_byte_sep`] allows it.
+fn fast_path(o: &CsvOptions) -> Option<FieldEnds> {
+    one_byte_sep(o).map(|sep| FieldEnds::new(sep, o.quote, o.escape))
+}
+
 fn is_ws(b: u8) -> bool {
     b <= b' '
 }
@@ -79,8 +85,8 @@ pub(crate) struct Tokenizer<'a> {
     o: &'a CsvOptions,
     /// Fields whose values are kept (the others are found but not copied); all when `None`.
     wanted: Option<&'a [bool]>,
-    /// [`one_byte_sep`] of the options, found once.
-    one_byte_sep: Option<u8>,
+    /// The field ends of the input, for records split as [`one_byte_sep`] says.
+    fast: Option<FieldEnds>,
 }
 
 impl<'a> Tokenizer<'a> {
@@ -98,7 +104,7 @@ impl<'a> Tokenizer<'a> {
             line: 1,
             o,
             wanted: None,
-            one_byte_sep: one_byte_sep(o),
+            fast: fast_path(o),
         }
     }
 
@@ -117,7 +123,7 @@ impl<'a> Tokenizer<'a> {
             line,
             o,
             wanted: None,
-            one_byte_sep: one_byte_sep(o),
+            fast: fast_path(o),
         }
     }
 
@@ -182,8 +188,8 @@ impl<'a> Tokenizer<'a> {
     /// The next record (see [`Self::next_record`]), its kept fields added to `out` (no
     /// allocation per record); `None` at the end.
     pub fn next_into(&mut self, out: &mut Vec<Text>) -> Option<Extent> {
-        if let Some(sep) = self.one_byte_sep {
-            return self.next_line_record(sep, out);
+        if self.fast.is_some() {
+            return self.next_line_record(out);
         }
         loop {
             if self.pos >= self.input.len() {
@@ -229,11 +235,11 @@ impl<'a> Tokenizer<'a> {
         }
     }
 
-    /// [`Self::next_into`] for records that are lines split by the one byte `sep`: each field
-    /// is found by one search for its end (the separator, a line end, or a closing quote), so
-    /// the line's end comes with its last field rather than from a search of its own. A line
-    /// with anything else (an escape, a stray quote) goes the general way.
-    fn next_line_record(&mut self, sep: u8, out: &mut Vec<Text>) -> Option<Extent> {
+    /// [`Self::next_into`] for records that are lines split by one byte: each field's end
+    /// (the separator, a line end, or a closing quote) comes from [`FieldEnds`], so the line's
+    /// end comes with its last field rather than from a search of its own. A line with
+    /// anything else (an escape, a stray quote) goes the general way.
+    fn next_line_record(&mut self, out: &mut Vec<Text>) -> Option<Extent> {
         let input = self.input;
         loop {
             let start = self.pos;
@@ -245,42 +251,13 @@ impl<'a> Tokenizer<'a> {
                 continue;
             }
             let kept = out.len();
-            let (mut pos, mut count) = (start, 0);
-            let end = loop {
-                let keep = self.keeps(count);
-                let end = if self.o.quote == Some(input[pos]) {
-                    let Some((close, end)) = self.plain_quoted(pos, sep) else {
-                        break None;
-                    };
-                    if keep {
-                        out.push(self.quoted_text(Text::Span(pos + 1, close)));
-                    }
-                    end
-                } else {
-                    let end = find_field_end(&input[pos..], sep).map_or(input.len(), |i| pos + i);
-                    if keep {
-                        out.push(self.unquoted(pos, end));
-                    }
-                    end
-                };
-                count += 1;
-                if end < input.len() && input[end] == sep {
-                    pos = end + 1;
-                    if pos == input.len() {
-                        // A separator ends the text: one more, empty, field.
-                        if self.keeps(count) {
-                            out.push(Text::Null);
-                        }
-                        count += 1;
-                        break Some(pos);
-                    }
-                    continue;
-                }
-                break Some(end);
+            let split = match self.fast.as_mut() {
+                Some(ends) => split_line(input, self.o, self.wanted, ends, start, out),
+                None => None,
             };
             let line = self.line;
             self.line += 1;
-            let Some(end) = end else {
+            let Some((end, count)) = split else {
                 out.truncate(kept);
                 let (end, next) = self.line_end(start);
                 let (fields, _) = self.fields(start, end, out);
@@ -302,47 +279,6 @@ impl<'a> Tokenizer<'a> {
                 line,
                 fields: count,
             });
-        }
-    }
-
-    /// A quoted field at `at` that holds no escape and whose closing quote ends the field
-    /// (the separator, a line end or the text's end follows): its closing quote and the
-    /// position after it; `None` for any other field.
-    #[inline]
-    fn plain_quoted(&self, at: usize, sep: u8) -> Option<(usize, usize)> {
-        let input = self.input;
-        let q = input[at];
-        let esc = self.o.escape.unwrap_or(q);
-        let close = at + 1 + find_any(&input[at + 1..], [q, esc, b'\n', b'\r'])?;
-        if input[close] != q {
-            return None;
-        }
-        let after = close + 1;
-        match input.get(after) {
-            Some(&c) if c != sep && c != b'\n' && c != b'\r' => None,
-            _ => Some((close, after)),
-        }
-    }
-
-    /// The value of a closed quoted field read as `value` (its text between the quotes,
-    /// escapes applied): `emptyValue` when empty, NULL when `nullValue`.
-    fn quoted_text(&self, value: Text) -> Text {
-        let o = self.o;
-        let bytes: &[u8] = match &value {
-            Text::Span(s, e) => &self.input[*s..*e],
-            Text::Owned(t) => t.as_bytes(),
-            Text::Null => &[],
-        };
-        if bytes.is_empty() {
-            if o.empty_value == o.null_value {
-                Text::Null
-            } else {
-                Text::Owned(o.empty_value.clone())
-            }
-        } else if bytes == o.null_value.as_bytes() {
-            Text::Null
-        } else {
-            value
         }
     }
 
@@ -368,17 +304,6 @@ impl<'a> Tokenizer<'a> {
                 continue;
             }
             return (count, end);
-        }
-    }
-
-    /// The value of an unquoted field whose text is `input[start..end]`: NULL when empty or
-    /// `nullValue`.
-    fn unquoted(&self, start: usize, end: usize) -> Text {
-        let raw = &self.input[start..end];
-        if raw.is_empty() || raw == self.o.null_value.as_bytes() {
-            Text::Null
-        } else {
-            Text::Span(start, end)
         }
     }
 
@@ -427,7 +352,7 @@ impl<'a> Tokenizer<'a> {
                     // A quote left open reads to the end of the record (without `multiLine`,
                     // its line), as Spark's parser reads it.
                     Quoted::Closed(value, end) | Quoted::Unclosed(value, end) => {
-                        return (self.quoted_text(value), end);
+                        return (quoted_text(self.input, self.o, value), end);
                     }
                     // A quote inside that is neither escaped nor closing: the quoted part
                     // as read (escapes applied) between its quotes, then the raw rest.
@@ -451,7 +376,7 @@ impl<'a> Tokenizer<'a> {
             }
         }
         if prefix.is_empty() {
-            return (self.unquoted(at, value_end.max(at)), end);
+            return (unquoted(self.input, self.o, at, value_end.max(at)), end);
         }
         let raw = &input[at..value_end.max(at)];
         prefix.extend_from_slice(raw);
@@ -542,16 +467,113 @@ enum Quoted {
     Unclosed(Text, usize),
 }
 
+/// The fields of the line starting at `start` (not empty, not a comment) when it is plain:
+/// the kept ones added to `out`; the line's end and its field count. `None` when the line
+/// needs the general path (a quoted field with an escape, a line end inside, or text after
+/// its closing quote).
+fn split_line(
+    input: &[u8],
+    o: &CsvOptions,
+    wanted: Option<&[bool]>,
+    ends: &mut FieldEnds,
+    start: usize,
+    out: &mut Vec<Text>,
+) -> Option<(usize, usize)> {
+    // A copy of its own the compiler can keep in registers through the line.
+    let mut local = ends.clone();
+    let split = split_plain_line(input, o, wanted, &mut local, start, out);
+    *ends = local;
+    split
+}
+
+/// [`split_line`] on its own copy of the field ends.
+#[inline(always)]
+fn split_plain_line(
+    input: &[u8],
+    o: &CsvOptions,
+    wanted: Option<&[bool]>,
+    ends: &mut FieldEnds,
+    start: usize,
+    out: &mut Vec<Text>,
+) -> Option<(usize, usize)> {
+    let keeps = |k: usize| wanted.is_none_or(|w| w.get(k) == Some(&true));
+    let (mut pos, mut count) = (start, 0);
+    loop {
+        let keep = keeps(count);
+        let end = if o.quote == Some(input[pos]) {
+            let close = ends.quote_or_end(input, pos + 1);
+            if input.get(close) != Some(&input[pos]) {
+                return None;
+            }
+            let after = close + 1;
+            if let Some(&c) = input.get(after) {
+                if !matches!(c, b'\n' | b'\r') && Some(c) != o.sep.first().copied() {
+                    return None;
+                }
+            }
+            if keep {
+                out.push(quoted_text(input, o, Text::Span(pos + 1, close)));
+            }
+            after
+        } else {
+            let end = ends.field_end(input, pos);
+            if keep {
+                out.push(unquoted(input, o, pos, end));
+            }
+            end
+        };
+        count += 1;
+        if end < input.len() && Some(&input[end]) == o.sep.first() {
+            pos = end + 1;
+            if pos == input.len() {
+                // A separator ends the text: one more, empty, field.
+                if keeps(count) {
+                    out.push(Text::Null);
+                }
+                return Some((pos, count + 1));
+            }
+            continue;
+        }
+        return Some((end, count));
+    }
+}
+
+/// The value of a closed quoted field read as `value` (its text between the quotes,
+/// escapes applied): `emptyValue` when empty, NULL when `nullValue`.
+fn quoted_text(input: &[u8], o: &CsvOptions, value: Text) -> Text {
+    let bytes: &[u8] = match &value {
+        Text::Span(s, e) => &input[*s..*e],
+        Text::Owned(t) => t.as_bytes(),
+        Text::Null => &[],
+    };
+    if bytes.is_empty() {
+        if o.empty_value == o.null_value {
+            Text::Null
+        } else {
+            Text::Owned(o.empty_value.clone())
+        }
+    } else if bytes == o.null_value.as_bytes() {
+        Text::Null
+    } else {
+        value
+    }
+}
+
+/// The value of an unquoted field whose text is `input[start..end]`: NULL when empty or
+/// `nullValue`.
+fn unquoted(input: &[u8], o: &CsvOptions, start: usize, end: usize) -> Text {
+    let raw = &input[start..end];
+    if raw.is_empty() || raw == o.null_value.as_bytes() {
+        Text::Null
+    } else {
+        Text::Span(start, end)
+    }
+}
+
 /// The first `b` in `hay`.
 #[inline]
 fn find_byte(hay: &[u8], b: u8) -> Option<usize> {
     find_any(hay, [b])
-}
-
-/// The first `sep`, `\n` or `\r` in `hay`.
-#[inline]
-fn find_field_end(hay: &[u8], sep: u8) -> Option<usize> {
-    find_any(hay, [sep, b'\n', b'\r'])
 }
 
 /// The first of `N` bytes in `hay`, eight bytes at a time: fields are short, and a `memchr`
@@ -635,14 +657,15 @@ mod tests {
         for o in &options {
             assert!(one_byte_sep(o).is_some());
             for _ in 0..3000 {
-                let len = rng.random_range(0..40);
+                // Past 64 bytes, so lines cross the field-end masks' blocks.
+                let len = rng.random_range(0..200);
                 let input: Vec<u8> = (0..len)
                     .map(|_| alphabet[rng.random_range(0..alphabet.len())])
                     .collect();
                 let wanted: Vec<bool> = (0..8).map(|_| rng.random_bool(0.6)).collect();
                 let fast = Tokenizer::new(&input, o).keeping(&wanted);
                 let mut general = Tokenizer::new(&input, o).keeping(&wanted);
-                general.one_byte_sep = None;
+                general.fast = None;
                 assert_eq!(
                     records(fast),
                     records(general),
