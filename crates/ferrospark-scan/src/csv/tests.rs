@@ -326,3 +326,41 @@ fn bad_options_and_garbage_are_clear_errors() {
     let deep = "{".repeat(100_000);
     assert_eq!(strings(&deep, &[]).len(), 1);
 }
+
+/// A file of many pieces, each reading its own text: every row once and in order, and a
+/// FAILFAST error deep in the file names the line it is on (the lines of the pieces before it
+/// counted only then), with a header and without.
+#[test]
+fn pieces_read_their_own_text_and_errors_name_the_file_line() {
+    let rows_wanted = 300_000;
+    for header in [false, true] {
+        let mut text = String::from(if header { "a,b\n" } else { "" });
+        for i in 0..rows_wanted {
+            text.push_str(&format!("{i},x{i}\n"));
+        }
+        let opts: &[(&str, &str)] = if header { &[("header", "true")] } else { &[] };
+        let schema = || {
+            Some(vec![
+                Field::new("a", DataType::Int64, true),
+                Field::new("b", DataType::Utf8, true),
+            ])
+        };
+        let got = read(&text, opts, schema(), None, Config::default()).expect("read");
+        let got = rows(&got.batches);
+        assert_eq!(got.len(), rows_wanted);
+        assert!(got
+            .iter()
+            .enumerate()
+            .all(|(i, r)| *r == format!("{i}|x{i}")));
+        // Past the first 512 KB piece (rows are about 14 bytes).
+        let bad = 250_000;
+        let broken = text.replacen(&format!("\n{bad},x{bad}\n"), "\nnot a number,x\n", 1);
+        let failfast: Vec<(&str, &str)> =
+            opts.iter().copied().chain([("mode", "FAILFAST")]).collect();
+        let err = read(&broken, &failfast, schema(), None, Config::default())
+            .err()
+            .expect("fails");
+        let line = bad + 1 + usize::from(header);
+        assert!(err.to_string().contains(&format!("line {line}")), "{err}");
+    }
+}

@@ -361,3 +361,40 @@ fn escaped_names_match_their_decoded_text() {
     let (_, batches) = read(&p, Some(schema), &[]);
     assert_eq!(rows(&batches), ["{x: 1}|2", "{x: 4}|5"]);
 }
+
+/// A FAILFAST error in a piece past the file's first names the file's line, counted across
+/// the pieces before it.
+#[test]
+fn an_error_deep_in_the_file_names_its_line() {
+    let bad = 90_000;
+    let mut text = String::new();
+    for i in 0..100_000 {
+        if i == bad {
+            text.push_str("{\"i\": oops}\n");
+        } else {
+            text.push_str(&format!("{{\"i\": {i}}}\n"));
+        }
+    }
+    let (_d, p) = file(&text);
+    let schema = Arc::new(Schema::new(vec![Field::new("i", DataType::Int64, true)]));
+    let map = [("mode".to_string(), "FAILFAST".to_string())].into();
+    let scan = JsonScan::try_new(
+        &[p],
+        Some(schema),
+        None,
+        None,
+        JsonOptions::from_map(&map).expect("options"),
+        Config::default(),
+    )
+    .expect("scan");
+    let err = scan
+        .stream()
+        .expect("stream")
+        .collect::<ferrospark_common::Result<Vec<_>>>()
+        .err()
+        .expect("fails");
+    assert!(
+        err.to_string().contains(&format!("line {}", bad + 1)),
+        "{err}"
+    );
+}

@@ -11,6 +11,7 @@
 pub(crate) mod assemble;
 mod charset;
 mod datetime;
+mod direct;
 mod plan;
 mod read_ahead;
 mod split;

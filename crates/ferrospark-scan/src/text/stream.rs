@@ -1,25 +1,31 @@
-//! The batches of a text scan: each file's text read in blocks (whole with `multiLine`), each
-//! block cut at line ends into pieces of about [`PIECE_BYTES`] that convert in parallel on the
-//! shared thread pool, in file order. After a file's first block, the next block is read
-//! ahead on a thread of its own ([`super::read_ahead`]).
+//! The batches of a text scan, in file order, converted in pieces of about [`PIECE_BYTES`]
+//! on the shared thread pool.
+//!
+//! A plain UTF-8 file whose records are lines is cut into byte ranges, and each pool thread
+//! reads its piece itself before converting it ([`super::direct`]). Other files (compressed,
+//! another charset, `multiLine`) are read in blocks: each block cut at line ends into pieces
+//! that convert in parallel, and after a file's first block the next one is read ahead on a
+//! thread of its own ([`super::read_ahead`]).
 //!
 //! ```text
-//!   file --read--> block (the previous block's unfinished line first)
-//!        --cut at its last line end--> pieces --convert in parallel--> batches
-//!        --the unfinished line carries over to the next block
+//!   plain file:  byte ranges --each thread reads its range's lines--> convert --> batches
+//!   other file:  --read--> block (the previous block's unfinished line first)
+//!                --cut at its last line end--> pieces --convert in parallel--> batches
+//!                --the unfinished line carries over to the next block
 //! ```
 //!
-//! Memory stays at a block of text however large the file; a record (a line) longer than a
-//! block grows the block until it ends.
+//! Memory stays at a block of text (or a piece per thread) however large the file; a record
+//! (a line) longer than a block grows the block until it ends.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::DataType;
-use ferrospark_common::{Config, Result};
+use ferrospark_common::{Config, FerroError, Result};
 
 use super::assemble::Assembler;
+use super::direct::DirectRead;
 use super::read_ahead::ReadAhead;
 use super::{
     byte_splits, can_cut, file_reads, fill_lines, open_text, read_text, Charset, FileRanges,
@@ -229,6 +235,8 @@ pub struct TextStream {
     next_read: usize,
     /// The open file's blocks after the first (`None` once read to the end or read whole).
     ahead: Option<ReadAhead>,
+    /// The open file when it is plain text its pieces read themselves ([`super::direct`]).
+    direct: Option<DirectRead>,
     /// The current block of text (whole lines, perhaps then the start of an unfinished one).
     text: Vec<u8>,
     pieces: Vec<(usize, usize, u64)>,
@@ -265,6 +273,7 @@ impl TextStream {
             },
             next_read: 0,
             ahead: None,
+            direct: None,
             text: Vec::new(),
             pieces: Vec::new(),
             next_piece: 0,
@@ -303,6 +312,12 @@ impl TextStream {
         self.plan.metrics.add("files", 1);
         self.text.clear();
         self.ahead = None;
+        self.pieces.clear();
+        self.next_piece = 0;
+        if can_cut(self.reader.whole_file(), self.reader.charset(), &path) {
+            self.direct = Some(DirectRead::open(&path, split)?);
+            return Ok(true);
+        }
         let mut rest = None;
         if self.reader.whole_file() {
             self.text = read_text(&path, self.reader.charset())?;
@@ -373,6 +388,23 @@ impl TextStream {
             if self.done {
                 return Ok(None);
             }
+            if let Some(direct) = &mut self.direct {
+                let take = PIECES_PER_THREAD * rayon::current_num_threads().max(1);
+                let group = direct.next_pieces(take, PIECE_BYTES as u64);
+                if group.is_empty() {
+                    self.direct = None;
+                    continue;
+                }
+                let (reader, asm, plan, read) = (&self.reader, &self.asm, &*self.plan, self.read);
+                let direct = &*direct;
+                convert_in_parallel(
+                    &group,
+                    |&piece| convert_direct(&**reader, asm, plan, read.file, direct, piece),
+                    &mut self.pending,
+                )
+                .map_err(|e| read.locate(e))?;
+                continue;
+            }
             if self.next_piece >= self.pieces.len() {
                 if !self.next_block()? && !self.open_next()? {
                     self.done = true;
@@ -399,6 +431,44 @@ impl TextStream {
             .map_err(|e| read.locate(e))?;
         }
     }
+}
+
+/// The batches of the piece `(start, end)` of a file read directly: the piece reads its own
+/// text; an error's line, counted within the piece, is made absolute.
+fn convert_direct(
+    reader: &dyn PieceConverter,
+    asm: &Assembler,
+    plan: &FileScanPlan,
+    file: usize,
+    direct: &DirectRead,
+    (start, end): (u64, u64),
+) -> Result<Vec<RecordBatch>> {
+    let Some(piece) = direct.read((start, end))? else {
+        return Ok(Vec::new());
+    };
+    plan.metrics
+        .add("bytes_read", (piece.last - piece.first) as u64);
+    let text = &piece.text[..piece.last];
+    let starts_file = direct.starts_file(start);
+    let (pos, line) = if starts_file {
+        reader.first_record(text)
+    } else {
+        (piece.first, 1)
+    };
+    let out = match reader.convert(asm, plan, file, text, (pos, piece.last, line)) {
+        Err(FerroError::Malformed {
+            path,
+            line,
+            message,
+        }) if !starts_file => Err(FerroError::Malformed {
+            path,
+            line: line + direct.lines_before(piece.at + piece.first as u64)?,
+            message,
+        }),
+        out => out,
+    };
+    direct.recycle(piece.text);
+    out
 }
 
 /// An iterator's next item from `next` (a batch, the end, or an error), the stream marked
