@@ -391,8 +391,7 @@ fn an_error_deep_in_the_file_names_its_line() {
         .stream()
         .expect("stream")
         .collect::<ferrospark_common::Result<Vec<_>>>()
-        .err()
-        .expect("fails");
+        .expect_err("fails");
     assert!(
         err.to_string().contains(&format!("line {}", bad + 1)),
         "{err}"
