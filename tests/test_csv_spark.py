@@ -342,3 +342,37 @@ def test_inferred_timestamps_read_as_spark_reads_text(spark, tmp_path):
     )
     _check(spark, path, header=True, inferSchema=True)
     _check(spark, path, schema="e TIMESTAMP, f TIMESTAMP_NTZ, g STRING", header=True)
+
+
+def test_inference_by_custom_date_and_timestamp_formats(spark, tmp_path):
+    """``inferSchema`` reads dates by ``dateFormat`` and timestamps by ``timestampFormat``; a
+    column mixing dates and timestamps is a timestamp column only when no timestamp pattern
+    is set and the date pattern is one the lenient timestamp parser reads (Spark's
+    ``canParseDateAsTimestamp``), else text."""
+    path = tmp_path / "infer_formats.csv"
+    path.write_text(
+        "a,b,c,d,e,f\n"
+        "31/01/2024,01-31-2024 10:20:30 PM,2024-01-31,31/01/2024,1/2/2024,2024-01-31\n"
+        "01/02/2024,12-01-1999 12:00:00 AM,2024-02-01,2024-02-01 10:00:00,3/4/2024,"
+        "2024-02-01 10:00:00\n"
+        ",,,,,\n",
+        encoding="utf-8",
+    )
+
+    def kind(t: pa.DataType) -> str:
+        if pa.types.is_timestamp(t):
+            return "timestamp"
+        return {pa.date32(): "date", pa.string(): "string", pa.int32(): "int"}.get(t, str(t))
+
+    for opts in [
+        {"dateFormat": "dd/MM/yyyy", "timestampFormat": "MM-dd-yyyy hh:mm:ss a"},
+        {"dateFormat": "dd/MM/yyyy"},
+        {"timestampFormat": "MM-dd-yyyy hh:mm:ss a"},
+        {"timestampFormat": "yyyy-MM-dd HH:mm:ss"},
+        {"dateFormat": "d/M/yyyy"},
+        {"dateFormat": "yyyy-M-d"},
+        {},
+    ]:
+        got = _check(spark, path, header=True, inferSchema=True, **opts)
+        theirs = _theirs(spark, path, header=True, inferSchema=True, **opts)
+        assert [kind(f.type) for f in got.schema] == [t for _, t in theirs.dtypes], opts

@@ -1,8 +1,10 @@
 //! Column types inferred from the data as Spark's `CSVInferSchema` infers them: each value
-//! takes the first type of integer, bigint, double, date (`yyyy-MM-dd` exactly), timestamp
-//! (Spark's timestamp parsing), boolean that reads it, else string; a column's type is the
-//! widest its values need (integer < bigint < double; date < timestamp; anything else mixed
-//! is string). NULL fields say nothing; a column with none but NULLs is a string.
+//! takes the first type of integer, bigint, double, date (by `dateFormat`, else `yyyy-MM-dd`
+//! exactly), timestamp (by `timestampFormat`, else Spark's timestamp parsing), boolean that
+//! reads it, else string; a column's type is the widest its values need (integer < bigint <
+//! double; date < timestamp when the timestamp parsing reads the dates too, see
+//! [`DateTimeFormats::dates_read_as_timestamps`]; anything else mixed is string). NULL fields
+//! say nothing; a column with none but NULLs is a string.
 
 use arrow_array::{Array, ArrayRef, StringArray};
 use arrow_schema::DataType;
@@ -10,6 +12,8 @@ use ferrospark_common::{Config, Result};
 
 use super::convert::{convert_column, java_double, java_long};
 use super::options::CsvOptions;
+#[cfg(doc)]
+use crate::text::DateTimeFormats;
 
 /// What the values of one column seen so far need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -48,14 +52,15 @@ impl Inferred {
         }
     }
 
-    /// The kind both need.
-    pub fn merge(self, other: Inferred) -> Inferred {
+    /// The kind both need; dates and timestamps make timestamps when
+    /// `dates_as_timestamps`, else text.
+    pub fn merge(self, other: Inferred, dates_as_timestamps: bool) -> Inferred {
         use Inferred::*;
         match (self, other) {
             (a, b) if a == b => a,
             (Null, x) | (x, Null) => x,
             (Int | Long | Double, Int | Long | Double) => self.max(other),
-            (Date, Timestamp) | (Timestamp, Date) => Timestamp,
+            (Date, Timestamp) | (Timestamp, Date) if dates_as_timestamps => Timestamp,
             _ => String,
         }
     }
@@ -108,7 +113,7 @@ pub(crate) fn infer_column(values: &StringArray, o: &CsvOptions, cfg: &Config) -
             || java_double(s).is_some()
         {
             Inferred::Double
-        } else if iso_date_shape(s)
+        } else if (o.formats.has_date() || iso_date_shape(s))
             && parsed(&mut dates, values, &DataType::Date32, o, cfg)?.is_valid(i)
         {
             Inferred::Date
@@ -127,7 +132,7 @@ pub(crate) fn infer_column(values: &StringArray, o: &CsvOptions, cfg: &Config) -
         } else {
             Inferred::String
         };
-        kind = kind.merge(k);
+        kind = kind.merge(k, o.formats.dates_read_as_timestamps());
         if kind == Inferred::String {
             break;
         }

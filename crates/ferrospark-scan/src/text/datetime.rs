@@ -20,6 +20,8 @@ use ferrospark_expr::{evaluate, CastMode, PhysicalExpr};
 #[derive(Debug, Clone, Default)]
 pub struct DateTimeFormats {
     date: Option<DateTimePattern>,
+    /// `dateFormat` as written.
+    date_text: Option<String>,
     timestamp: Option<DateTimePattern>,
     timestamp_ntz: Option<DateTimePattern>,
 }
@@ -42,9 +44,33 @@ impl DateTimeFormats {
         };
         Ok(Self {
             date: compile("dateFormat", date)?,
+            date_text: date.map(str::to_string),
             timestamp: compile("timestampFormat", timestamp)?,
             timestamp_ntz: compile("timestampNTZFormat", timestamp_ntz)?,
         })
+    }
+
+    /// Whether `dateFormat` is set.
+    pub fn has_date(&self) -> bool {
+        self.date.is_some()
+    }
+
+    /// Whether schema inference takes a column of dates and timestamps (not NTZ) as
+    /// timestamps, as Spark's `canParseDateAsTimestamp` decides: only when no
+    /// `timestampFormat` is set (the lenient default parser reads dates too) and the date
+    /// pattern is one that parser reads.
+    pub fn dates_read_as_timestamps(&self) -> bool {
+        const LENIENT_READS: [&str; 7] = [
+            "yyyy-MM-dd",
+            "yyyy-M-d",
+            "yyyy-M-dd",
+            "yyyy-MM-d",
+            "yyyy-MM",
+            "yyyy-M",
+            "yyyy",
+        ];
+        self.timestamp.is_none()
+            && LENIENT_READS.contains(&self.date_text.as_deref().unwrap_or("yyyy-MM-dd"))
     }
 
     /// `values` parsed as `to` by the user's pattern for it; `None` when no pattern applies
