@@ -359,3 +359,22 @@ def test_custom_line_separator(spark, tmp_path):
     _check(spark, two, schema="a INT", lineSep="||", mode="DROPMALFORMED")
     with pytest.raises(fs.FerroError, match="lineSep"):
         _ours(two, lineSep="")
+
+
+def test_binary_columns_and_map_keys(spark, tmp_path):
+    """A BINARY column reads base64 text as Spark's parser decodes it (padding required; a
+    number or text that is not base64 is a malformed record), in every mode; a map whose
+    keys are not strings is refused with Spark's error class."""
+    path = tmp_path / "binary.json"
+    path.write_text(
+        '{"b":"aGVsbG8=","n":1}\n{"b":"","n":2}\n{"b":null,"n":3}\n{"b":"!!notb64","n":4}\n'
+        '{"b":"aGVsbG8","n":5}\n{"b":123,"n":6}\n{"b":"5pel5pys","n":7}\n{"n":8}\n',
+        encoding="utf-8",
+    )
+    _check(spark, path, schema="b BINARY, n INT, _corrupt_record STRING")
+    _check(spark, path, schema="b BINARY, n INT", mode="DROPMALFORMED")
+    _check(spark, path, schema="b BINARY, n INT", filter="n > 3")
+    with pytest.raises(fs.FerroError, match="MALFORMED_RECORD_IN_PARSING"):
+        _ours(path, schema="b BINARY, n INT", mode="FAILFAST")
+    with pytest.raises(fs.FerroError, match="INVALID_JSON_SCHEMA_MAP_TYPE"):
+        _ours(path, schema="m MAP<INT, STRING>")

@@ -9,7 +9,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Decimal128Builder, PrimitiveBuilder, StringBuilder};
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Decimal128Builder, PrimitiveBuilder, StringBuilder,
+};
 use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type};
 use arrow_array::{Array, ArrayRef, ListArray, MapArray, StringArray, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
@@ -105,6 +107,18 @@ pub(crate) fn convert_spans(
                     .ok()
                     .map(std::borrow::Cow::Borrowed)
             }
+        }),
+        // Base64 text, padded, as Jackson's `getBinaryValue` reads it for Spark.
+        DataType::Binary => each!(BinaryBuilder::with_capacity(n, n * 8), |s: Span| {
+            use base64::Engine;
+            (s.kind == Kind::Str)
+                .then(|| decode_string(b, s.start, s.end))
+                .flatten()
+                .and_then(|t| {
+                    base64::engine::general_purpose::STANDARD
+                        .decode(t.as_bytes())
+                        .ok()
+                })
         }),
         DataType::Int8 => ints!(Int8Type, i8),
         DataType::Int16 => ints!(Int16Type, i16),

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Schema, SchemaRef};
 use ferrospark_common::{Config, FerroError, Result};
+use ferrospark_expr::types::spark_type_name;
 use ferrospark_expr::Expr;
 
 use super::convert::convert_spans;
@@ -660,9 +661,23 @@ impl RawRows for JsonRows {
 
 /// Fields of a user's schema the JSON reader cannot fill.
 pub(crate) fn check_types(schema: &Schema) -> Result<()> {
+    fn string_keys(t: &DataType) -> bool {
+        match t {
+            DataType::List(f) => string_keys(f.data_type()),
+            DataType::Struct(fs) => fs.iter().all(|f| string_keys(f.data_type())),
+            DataType::Map(e, _) => match e.data_type() {
+                DataType::Struct(kv) if kv.len() == 2 => {
+                    kv[0].data_type() == &DataType::Utf8 && string_keys(kv[1].data_type())
+                }
+                _ => false,
+            },
+            _ => true,
+        }
+    }
     fn ok(t: &DataType) -> bool {
         match t {
             DataType::Utf8
+            | DataType::Binary
             | DataType::Int8
             | DataType::Int16
             | DataType::Int32
@@ -684,6 +699,17 @@ pub(crate) fn check_types(schema: &Schema) -> Result<()> {
             },
             _ => false,
         }
+    }
+    if !schema.fields().iter().all(|f| string_keys(f.data_type())) {
+        let columns: Vec<String> = schema
+            .fields()
+            .iter()
+            .map(|f| format!("{}: {}", f.name(), spark_type_name(f.data_type())))
+            .collect();
+        return Err(FerroError::Analysis(format!(
+            "[INVALID_JSON_SCHEMA_MAP_TYPE] Input schema \"STRUCT<{}>\" can only contain STRING as a key type for a MAP.",
+            columns.join(", ")
+        )));
     }
     for f in schema.fields() {
         if !ok(f.data_type()) {
