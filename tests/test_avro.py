@@ -275,3 +275,79 @@ def test_bad_input_is_an_error_not_a_crash(tmp_path, data):
     assert out.returncode == 0, out.stderr[-2000:]
     assert "survived" in out.stdout
     assert "error truncated" in out.stdout, out.stdout
+
+
+UNION_SCHEMA = {
+    "type": "record",
+    "name": "u",
+    "fields": [
+        {"name": "id", "type": "int"},
+        {"name": "u", "type": ["null", "int", "string"]},
+        {"name": "il", "type": ["int", "long"]},
+        {"name": "fd", "type": ["null", "float", "double"]},
+        {
+            "name": "v",
+            "type": [
+                "string",
+                {"type": "record", "name": "p", "fields": [{"name": "x", "type": "int"}]},
+                "boolean",
+            ],
+        },
+        {"name": "xs", "type": {"type": "array", "items": ["null", "long", "string"]}},
+    ],
+}
+
+
+def _spark_union(value, branches: list[type]):
+    """A union value as Spark reads it: a struct of ``member<i>``, the value's branch set."""
+    if value is None:
+        return None
+    # bool before int: a Python bool is an int too.
+    kind = next(
+        i for i, t in enumerate(branches) if type(value) is t or (t is dict and isinstance(value, dict))
+    )
+    return {f"member{i}": (value if i == kind else None) for i in range(len(branches))}
+
+
+def test_unions_of_several_types_read_as_spark_reads_them(tmp_path):
+    """``[int, long]`` is a BIGINT, ``[float, double]`` a DOUBLE, any other union a struct of
+    ``member0``, ``member1``, ... (NULL when the value is null), also inside arrays; pushed
+    filters and pruned columns read them the same."""
+    rnd = random.Random(5)
+    recs = []
+    for i in range(400):
+        recs.append(
+            {
+                "id": i,
+                "u": rnd.choice([None, rnd.randint(-5, 5), f"s{i}", "日本"]),
+                "il": rnd.choice([rnd.randint(-(2**31), 2**31 - 1), 2**40 + i, -(2**50)]),
+                "fd": rnd.choice([None, 1.5, -0.0, 2.25e300, float("inf")]),
+                "v": rnd.choice([f"t{i}", {"x": i}, True, False]),
+                "xs": [rnd.choice([None, i, f"x{i}"]) for _ in range(rnd.randint(0, 3))],
+            }
+        )
+    path = tmp_path / "unions.avro"
+    _write(path, recs, "deflate", UNION_SCHEMA)
+    got = fs.read_avro(str(path)).read_all()
+    types = {f.name: str(f.type) for f in got.schema}
+    assert types["il"] == "int64" and types["fd"] == "double"
+    assert types["u"] == "struct<member0: int32, member1: string>"
+    assert types["v"] == "struct<member0: string, member1: struct<x: int32>, member2: bool>"
+    assert types["xs"] == "list<item: struct<member0: int64, member1: string>>"
+    with open(path, "rb") as f:
+        theirs = list(fastavro.reader(f))
+
+    def spark(r):
+        return {
+            "id": r["id"],
+            "u": _spark_union(r["u"], [int, str]),
+            "il": r["il"],
+            "fd": r["fd"],
+            "v": _spark_union(r["v"], [str, dict, bool]),
+            "xs": [_spark_union(x, [int, str]) for x in r["xs"]],
+        }
+
+    want = [spark(r) for r in theirs]
+    assert got.to_pylist() == want
+    picked = fs.read_avro(str(path), columns=["id", "v"], filter="il > 1000000000000").read_all()
+    assert picked.to_pylist() == [{"id": w["id"], "v": w["v"]} for w in want if w["il"] > 1_000_000_000_000]

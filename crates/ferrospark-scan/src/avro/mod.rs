@@ -12,5 +12,6 @@ mod framing;
 mod reader;
 #[cfg(test)]
 mod tests;
+mod unions;
 
 pub use reader::{AvroOptions, AvroScan, AvroStream};

@@ -21,6 +21,7 @@ use ferrospark_common::{Config, FerroError, Result};
 use ferrospark_expr::Expr;
 
 use super::framing::check_framing;
+use super::unions::{to_spark, union_type};
 use crate::listing::list_files;
 use crate::text::assemble::Assembler;
 use crate::text::{
@@ -95,7 +96,8 @@ fn spark_type(t: &DataType) -> Result<DataType> {
             }
             _ => return Err(FerroError::Internal(format!("a map of {e}"))),
         },
-        DataType::Union(..) | DataType::Duration(_) | DataType::Interval(_) => {
+        DataType::Union(fields, _) => union_type(fields, spark_type)?,
+        DataType::Duration(_) | DataType::Interval(_) => {
             return Err(FerroError::Unsupported(format!(
                 "[UNSUPPORTED_DATATYPE] Avro values of Arrow type {t} have no Spark type ferrospark reads"
             )))
@@ -409,7 +411,7 @@ impl RawRows for AvroRows {
     ) -> Result<(ArrayRef, Vec<bool>)> {
         let out = match &self.columns[k] {
             Some(c) if c.data_type() == to => c.clone(),
-            Some(c) => arrow_cast::cast(c.as_ref(), to)?,
+            Some(c) => to_spark(c, to)?,
             None => new_null_array(to, self.rows),
         };
         Ok((out, vec![false; self.rows]))
