@@ -16,7 +16,7 @@ use ferrospark_expr::Expr;
 use super::convert::{convert_column, decimal_bytes, java_long_bytes};
 use super::infer::{infer_column, Inferred};
 use super::options::CsvOptions;
-use super::tokenize::{Extent, Text, Tokenizer};
+use super::tokenize::{can_stop_early, Extent, Text, Tokenizer};
 use crate::listing::{list_files, Listing};
 use crate::text::{
     fill, open_text, read_text, text_splits, Charset, FileRanges, FileScanPlan, PlanSpec, RawRows,
@@ -223,8 +223,10 @@ impl RecordReader for CsvRecords {
         self.options.charset
     }
 
+    /// With records that are lines split by one byte, a record is read only through the
+    /// pushed filter's fields, and whole only once it passes.
     fn filter_first(&self) -> bool {
-        false
+        can_stop_early(&self.options)
     }
 
     fn records(
@@ -232,7 +234,7 @@ impl RecordReader for CsvRecords {
         text: &[u8],
         (start, end, line): (usize, usize, u64),
         needed: &[usize],
-        _early: &[usize],
+        early: &[usize],
         batch: usize,
         each: &mut dyn FnMut(CsvRows) -> Result<()>,
     ) -> Result<()> {
@@ -241,7 +243,10 @@ impl RecordReader for CsvRecords {
         for &i in needed {
             wanted[i] = true;
         }
-        let mut t = Tokenizer::resume(&text[..end], &self.options, start, line).keeping(&wanted);
+        let stop = early.iter().filter_map(|&p| needed.get(p).copied()).max();
+        let mut t = Tokenizer::resume(&text[..end], &self.options, start, line)
+            .keeping(&wanted)
+            .stopping_after(stop);
         let stride = needed.len();
         loop {
             let cap = batch.min(1 << 16);
@@ -266,6 +271,7 @@ impl RecordReader for CsvRecords {
                 stride,
                 width: self.width,
                 options: self.options.clone(),
+                wanted: wanted.clone(),
             })?;
         }
     }
@@ -279,6 +285,8 @@ struct CsvRows {
     stride: usize,
     width: usize,
     options: Arc<CsvOptions>,
+    /// The fields kept (by position in the record).
+    wanted: Vec<bool>,
 }
 
 impl RawRows for CsvRows {
@@ -286,9 +294,38 @@ impl RawRows for CsvRows {
         self.extents.len()
     }
 
+    /// A record read partly has not been counted yet: its count comes with
+    /// [`RawRows::finish`].
     fn malformed(&self) -> Vec<bool> {
         let width = self.width;
-        self.extents.iter().map(|e| e.fields != width).collect()
+        self.extents
+            .iter()
+            .map(|e| !e.partial && e.fields != width)
+            .collect()
+    }
+
+    /// Reads the records the filter kept again, whole: their later fields and field count.
+    fn finish(&mut self, text: &[u8]) {
+        let stride = self.stride;
+        let mut fields = Vec::with_capacity(stride);
+        for (r, e) in self.extents.iter_mut().enumerate() {
+            if !e.partial {
+                continue;
+            }
+            fields.clear();
+            let mut t =
+                Tokenizer::resume(text, &self.options, e.start, e.line).keeping(&self.wanted);
+            if let Some(whole) = t.next_into(&mut fields) {
+                fields.resize(stride, Text::Null);
+                for (slot, v) in self.values[r * stride..(r + 1) * stride]
+                    .iter_mut()
+                    .zip(fields.drain(..))
+                {
+                    *slot = v;
+                }
+                *e = whole;
+            }
+        }
     }
 
     fn convert(

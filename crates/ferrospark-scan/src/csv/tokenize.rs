@@ -47,8 +47,11 @@ pub(crate) struct Extent {
     pub end: usize,
     /// The record's first line (1-based) in its file.
     pub line: u64,
-    /// Fields in the record (kept or not).
+    /// Fields in the record (kept or not); those read so far when `partial`.
     pub fields: usize,
+    /// Read only through the field [`Tokenizer::stopping_after`] names: the rest of the
+    /// record (its later fields, its field count) is not read yet.
+    pub partial: bool,
 }
 
 /// The separator when records are lines split by one byte and no whitespace is trimmed:
@@ -66,6 +69,12 @@ fn one_byte_sep(o: &CsvOptions) -> Option<u8> {
         }
         _ => None,
     }
+}
+
+/// Whether a record can be read through some field only, the rest of its line skipped
+/// until a filter has seen it ([`Tokenizer::stopping_after`]).
+pub(crate) fn can_stop_early(o: &CsvOptions) -> bool {
+    one_byte_sep(o).is_some()
 }
 
 /// The fast path's field ends, when [`one_byte_sep`] allows it.
@@ -87,6 +96,8 @@ pub(crate) struct Tokenizer<'a> {
     wanted: Option<&'a [bool]>,
     /// The field ends of the input, for records split as [`one_byte_sep`] says.
     fast: Option<FieldEnds>,
+    /// The last field to read of a record before the rest of its line is skipped.
+    stop: Option<usize>,
 }
 
 impl<'a> Tokenizer<'a> {
@@ -105,6 +116,7 @@ impl<'a> Tokenizer<'a> {
             o,
             wanted: None,
             fast: fast_path(o),
+            stop: None,
         }
     }
 
@@ -112,6 +124,14 @@ impl<'a> Tokenizer<'a> {
     /// returns those alone (a record's extent still counts all its fields).
     pub fn keeping(mut self, wanted: &'a [bool]) -> Self {
         self.wanted = Some(wanted);
+        self
+    }
+
+    /// This tokenizer, reading a record only through field `last` when records are lines
+    /// split by one byte ([`can_stop_early`]): the rest of its line is skipped, and the
+    /// record's [`Extent`] is `partial` (read it again whole to finish it).
+    pub fn stopping_after(mut self, last: Option<usize>) -> Self {
+        self.stop = last;
         self
     }
 
@@ -124,6 +144,7 @@ impl<'a> Tokenizer<'a> {
             o,
             wanted: None,
             fast: fast_path(o),
+            stop: None,
         }
     }
 
@@ -231,6 +252,7 @@ impl<'a> Tokenizer<'a> {
                 end: rec_end,
                 line,
                 fields,
+                partial: false,
             });
         }
     }
@@ -252,12 +274,12 @@ impl<'a> Tokenizer<'a> {
             }
             let kept = out.len();
             let split = match self.fast.as_mut() {
-                Some(ends) => split_line(input, self.o, self.wanted, ends, start, out),
+                Some(ends) => split_line(input, self.o, self.wanted, self.stop, ends, start, out),
                 None => None,
             };
             let line = self.line;
             self.line += 1;
-            let Some((end, count)) = split else {
+            let Some((end, count, partial)) = split else {
                 out.truncate(kept);
                 let (end, next) = self.line_end(start);
                 let (fields, _) = self.fields(start, end, out);
@@ -267,6 +289,7 @@ impl<'a> Tokenizer<'a> {
                     end,
                     line,
                     fields,
+                    partial: false,
                 });
             };
             self.pos = match input.get(end..end + 2) {
@@ -278,6 +301,7 @@ impl<'a> Tokenizer<'a> {
                 end,
                 line,
                 fields: count,
+                partial,
             });
         }
     }
@@ -468,20 +492,22 @@ enum Quoted {
 }
 
 /// The fields of the line starting at `start` (not empty, not a comment) when it is plain:
-/// the kept ones added to `out`; the line's end and its field count. `None` when the line
-/// needs the general path (a quoted field with an escape, a line end inside, or text after
-/// its closing quote).
+/// the kept ones added to `out`; the line's end, its field count, and whether the line was
+/// left after field `stop` (its count then the fields read). `None` when the line needs the
+/// general path (a quoted field with an escape, a line end inside, or text after its closing
+/// quote).
 fn split_line(
     input: &[u8],
     o: &CsvOptions,
     wanted: Option<&[bool]>,
+    stop: Option<usize>,
     ends: &mut FieldEnds,
     start: usize,
     out: &mut Vec<Text>,
-) -> Option<(usize, usize)> {
+) -> Option<(usize, usize, bool)> {
     // A copy of its own the compiler can keep in registers through the line.
     let mut local = ends.clone();
-    let split = split_plain_line(input, o, wanted, &mut local, start, out);
+    let split = split_plain_line(input, o, wanted, stop, &mut local, start, out);
     *ends = local;
     split
 }
@@ -492,10 +518,11 @@ fn split_plain_line(
     input: &[u8],
     o: &CsvOptions,
     wanted: Option<&[bool]>,
+    stop: Option<usize>,
     ends: &mut FieldEnds,
     start: usize,
     out: &mut Vec<Text>,
-) -> Option<(usize, usize)> {
+) -> Option<(usize, usize, bool)> {
     let keeps = |k: usize| wanted.is_none_or(|w| w.get(k) == Some(&true));
     let (mut pos, mut count) = (start, 0);
     loop {
@@ -524,17 +551,23 @@ fn split_plain_line(
         };
         count += 1;
         if end < input.len() && Some(&input[end]) == o.sep.first() {
+            if stop == Some(count - 1) {
+                // The filter's fields are read: the rest of the line waits for its verdict.
+                let line_end =
+                    memchr::memchr2(b'\n', b'\r', &input[end..]).map_or(input.len(), |i| end + i);
+                return Some((line_end, count, true));
+            }
             pos = end + 1;
             if pos == input.len() {
                 // A separator ends the text: one more, empty, field.
                 if keeps(count) {
                     out.push(Text::Null);
                 }
-                return Some((pos, count + 1));
+                return Some((pos, count + 1, false));
             }
             continue;
         }
-        return Some((end, count));
+        return Some((end, count, false));
     }
 }
 
