@@ -376,3 +376,45 @@ def test_inference_by_custom_date_and_timestamp_formats(spark, tmp_path):
         got = _check(spark, path, header=True, inferSchema=True, **opts)
         theirs = _theirs(spark, path, header=True, inferSchema=True, **opts)
         assert [kind(f.type) for f in got.schema] == [t for _, t in theirs.dtypes], opts
+
+
+def test_field_counts_checked_only_when_every_field_is_read(spark, tmp_path):
+    """With column pruning (Spark's default) a record with too few or too many fields is
+    malformed only when the query reads every column or the corrupt-record column; a count,
+    or a query of some columns, takes it as it is. Without pruning every record is counted."""
+    path = tmp_path / "ragged.csv"
+    path.write_text('1,a,2,b\n2,x\n3,c,4,d,extra\n4,d,5,e\n5,"q,r",6\n', encoding="utf-8")
+    schema = "a INT, b STRING, c INT, d STRING"
+    key = "spark.sql.csv.parser.columnPruning.enabled"
+
+    def outcome(read, cols, query):
+        try:
+            df = read.where("a > 1") if query == "filter" else read
+            df = df.select(*cols)
+            if query == "count":
+                return df.count()
+            return sorted(tuple(r) for r in df.collect())
+        except Exception:
+            return "error"
+
+    for pruning in ["true", "false"]:
+        spark.conf.set(key, pruning)
+        try:
+            for mode in ["DROPMALFORMED", "FAILFAST", "PERMISSIVE"]:
+                for cols in [["a"], ["b", "c"], ["a", "b", "c", "d"]]:
+                    for query in ["rows", "count", "filter"]:
+                        theirs = spark.read.schema(schema).option("mode", mode).csv(str(path))
+                        ours = (
+                            fs.Session(conf={key: pruning})
+                            .read.schema(schema)
+                            .option("mode", mode)
+                            .csv(str(path))
+                        )
+                        assert outcome(ours, cols, query) == outcome(theirs, cols, query), (
+                            pruning,
+                            mode,
+                            cols,
+                            query,
+                        )
+        finally:
+            spark.conf.unset(key)

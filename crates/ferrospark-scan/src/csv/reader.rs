@@ -174,9 +174,19 @@ impl CsvScan {
     }
 
     fn records(&self) -> CsvRecords {
+        // Spark's parser counts a record's fields only when it reads them all: with column
+        // pruning it selects the needed ones, and a record of another length is not
+        // malformed for that (unless the corrupt-record column is asked for, which turns
+        // pruning off).
+        let pruning = self
+            .plan
+            .cfg
+            .get_bool("spark.sql.csv.parser.columnPruning.enabled", true)
+            .unwrap_or(true);
         CsvRecords {
             options: self.options.clone(),
             width: self.plan.data.fields().len(),
+            always_counted: !pruning || self.plan.corrupt.is_some(),
         }
     }
 }
@@ -201,6 +211,8 @@ struct CsvRecords {
     options: Arc<CsvOptions>,
     /// Fields a well-formed record has.
     width: usize,
+    /// Whether a record's field count is checked even when not every field is needed.
+    always_counted: bool,
 }
 
 impl RecordReader for CsvRecords {
@@ -243,7 +255,16 @@ impl RecordReader for CsvRecords {
         for &i in needed {
             wanted[i] = true;
         }
-        let stop = early.iter().filter_map(|&p| needed.get(p).copied()).max();
+        let counted = self.always_counted || needed.len() == self.width;
+        let last_needed = needed.iter().max().copied();
+        let filter_last = early.iter().filter_map(|&p| needed.get(p).copied()).max();
+        // Where a record's reading stops, and whether a record the filter keeps is read again
+        // whole (for its later fields, or its field count).
+        let (stop, reread) = match (counted, filter_last) {
+            (true, f) => (f, f.is_some()),
+            (false, Some(f)) => (Some(f), Some(f) < last_needed),
+            (false, None) => (Some(last_needed.unwrap_or(0)), false),
+        };
         let mut t = Tokenizer::resume(&text[..end], &self.options, start, line)
             .keeping(&wanted)
             .stopping_after(stop);
@@ -269,9 +290,10 @@ impl RecordReader for CsvRecords {
                 values,
                 extents,
                 stride,
-                width: self.width,
+                width: counted.then_some(self.width),
                 options: self.options.clone(),
                 wanted: wanted.clone(),
+                reread,
             })?;
         }
     }
@@ -283,10 +305,13 @@ struct CsvRows {
     values: Vec<Text>,
     extents: Vec<Extent>,
     stride: usize,
-    width: usize,
+    /// The field count a well-formed record has, when counts are checked.
+    width: Option<usize>,
     options: Arc<CsvOptions>,
     /// The fields kept (by position in the record).
     wanted: Vec<bool>,
+    /// Whether records read partly are read again whole once the filter keeps them.
+    reread: bool,
 }
 
 impl RawRows for CsvRows {
@@ -297,15 +322,21 @@ impl RawRows for CsvRows {
     /// A record read partly has not been counted yet: its count comes with
     /// [`RawRows::finish`].
     fn malformed(&self) -> Vec<bool> {
-        let width = self.width;
-        self.extents
-            .iter()
-            .map(|e| !e.partial && e.fields != width)
-            .collect()
+        match self.width {
+            Some(width) => self
+                .extents
+                .iter()
+                .map(|e| !e.partial && e.fields != width)
+                .collect(),
+            None => vec![false; self.extents.len()],
+        }
     }
 
     /// Reads the records the filter kept again, whole: their later fields and field count.
     fn finish(&mut self, text: &[u8]) {
+        if !self.reread {
+            return;
+        }
         let stride = self.stride;
         let mut fields = Vec::with_capacity(stride);
         for (r, e) in self.extents.iter_mut().enumerate() {
