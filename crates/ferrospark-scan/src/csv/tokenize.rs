@@ -109,15 +109,7 @@ impl<'a> Tokenizer<'a> {
         } else {
             0
         };
-        Self {
-            input,
-            pos,
-            line: 1,
-            o,
-            wanted: None,
-            fast: fast_path(o),
-            stop: None,
-        }
+        Self::resume(input, o, pos, 1)
     }
 
     /// This tokenizer, keeping the values of the fields `wanted` marks only: [`Self::next_into`]
@@ -274,7 +266,21 @@ impl<'a> Tokenizer<'a> {
             }
             let kept = out.len();
             let split = match self.fast.as_mut() {
-                Some(ends) => split_line(input, self.o, self.wanted, self.stop, ends, start, out),
+                Some(ends) => {
+                    // A copy of its own the compiler can keep in registers through the line.
+                    let mut local = ends.clone();
+                    let split = split_line(
+                        input,
+                        self.o,
+                        self.wanted,
+                        self.stop,
+                        &mut local,
+                        start,
+                        out,
+                    );
+                    *ends = local;
+                    split
+                }
                 None => None,
             };
             let line = self.line;
@@ -308,7 +314,7 @@ impl<'a> Tokenizer<'a> {
 
     /// Whether the value of field `k` of a record is kept.
     fn keeps(&self, k: usize) -> bool {
-        self.wanted.is_none_or(|w| w.get(k) == Some(&true))
+        keeps(self.wanted, k)
     }
 
     /// The fields of the record starting at `start`, reading at most to `limit`: adds the
@@ -496,6 +502,7 @@ enum Quoted {
 /// left after field `stop` (its count then the fields read). `None` when the line needs the
 /// general path (a quoted field with an escape, a line end inside, or text after its closing
 /// quote).
+#[inline(always)]
 fn split_line(
     input: &[u8],
     o: &CsvOptions,
@@ -505,25 +512,7 @@ fn split_line(
     start: usize,
     out: &mut Vec<Text>,
 ) -> Option<(usize, usize, bool)> {
-    // A copy of its own the compiler can keep in registers through the line.
-    let mut local = ends.clone();
-    let split = split_plain_line(input, o, wanted, stop, &mut local, start, out);
-    *ends = local;
-    split
-}
-
-/// [`split_line`] on its own copy of the field ends.
-#[inline(always)]
-fn split_plain_line(
-    input: &[u8],
-    o: &CsvOptions,
-    wanted: Option<&[bool]>,
-    stop: Option<usize>,
-    ends: &mut FieldEnds,
-    start: usize,
-    out: &mut Vec<Text>,
-) -> Option<(usize, usize, bool)> {
-    let keeps = |k: usize| wanted.is_none_or(|w| w.get(k) == Some(&true));
+    let keeps = |k: usize| keeps(wanted, k);
     let (mut pos, mut count) = (start, 0);
     loop {
         let keep = keeps(count);
@@ -569,6 +558,12 @@ fn split_plain_line(
         }
         return Some((end, count, false));
     }
+}
+
+/// Whether field `k` of a record is kept, `wanted` marking the kept ones (all when `None`).
+#[inline]
+fn keeps(wanted: Option<&[bool]>, k: usize) -> bool {
+    wanted.is_none_or(|w| w.get(k) == Some(&true))
 }
 
 /// The value of a closed quoted field read as `value` (its text between the quotes,

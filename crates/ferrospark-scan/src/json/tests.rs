@@ -47,11 +47,19 @@ fn read(
     schema: Option<SchemaRef>,
     options: &[(&str, &str)],
 ) -> (SchemaRef, Vec<RecordBatch>) {
+    try_read(path, schema, options).expect("test input")
+}
+
+fn try_read(
+    path: &Path,
+    schema: Option<SchemaRef>,
+    options: &[(&str, &str)],
+) -> ferrospark_common::Result<(SchemaRef, Vec<RecordBatch>)> {
     let map = options
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let o = JsonOptions::from_map(&map).expect("test input");
+    let o = JsonOptions::from_map(&map)?;
     let scan = JsonScan::try_new(
         &[path.to_path_buf()],
         schema,
@@ -59,14 +67,11 @@ fn read(
         None,
         o,
         Config::default(),
-    )
-    .expect("test input");
+    )?;
     let batches = scan
-        .stream()
-        .expect("test input")
-        .collect::<ferrospark_common::Result<Vec<_>>>()
-        .expect("test input");
-    (scan.plan().schema(), batches)
+        .stream()?
+        .collect::<ferrospark_common::Result<Vec<_>>>()?;
+    Ok((scan.plan().schema(), batches))
 }
 
 fn rows(batches: &[RecordBatch]) -> Vec<String> {
@@ -377,21 +382,7 @@ fn an_error_deep_in_the_file_names_its_line() {
     }
     let (_d, p) = file(&text);
     let schema = Arc::new(Schema::new(vec![Field::new("i", DataType::Int64, true)]));
-    let map = [("mode".to_string(), "FAILFAST".to_string())].into();
-    let scan = JsonScan::try_new(
-        &[p],
-        Some(schema),
-        None,
-        None,
-        JsonOptions::from_map(&map).expect("options"),
-        Config::default(),
-    )
-    .expect("scan");
-    let err = scan
-        .stream()
-        .expect("stream")
-        .collect::<ferrospark_common::Result<Vec<_>>>()
-        .expect_err("fails");
+    let err = try_read(&p, Some(schema), &[("mode", "FAILFAST")]).expect_err("fails");
     assert!(
         err.to_string().contains(&format!("line {}", bad + 1)),
         "{err}"
