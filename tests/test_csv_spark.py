@@ -418,3 +418,23 @@ def test_field_counts_checked_only_when_every_field_is_read(spark, tmp_path):
                         )
         finally:
             spark.conf.unset(key)
+
+
+def test_zone_ids_in_timestamp_patterns(spark, tmp_path):
+    """``VV`` in ``timestampFormat`` reads a zone id: a region's offset at that local time
+    (through DST gaps and overlaps, as Java resolves them), ``Z``, ``UTC`` or an offset; an
+    unknown region is a malformed field."""
+    path = tmp_path / "zones.csv"
+    path.write_text(
+        "1,2024-01-31 10:20 Europe/Paris\n2,2024-07-01 10:00 Europe/Paris\n"
+        "3,2024-03-31 02:30 Europe/Paris\n4,2024-10-27 02:30 Europe/Paris\n"
+        "5,2024-01-31 10:20 America/New_York\n6,2024-01-31 10:20 UTC\n7,2024-01-31 10:20 Z\n"
+        "8,2024-01-31 10:20 +05:30\n9,2024-01-31 10:20 Nowhere/City\n",
+        encoding="utf-8",
+    )
+    _check(
+        spark,
+        path,
+        schema="id INT, t TIMESTAMP, _corrupt_record STRING",
+        timestampFormat="yyyy-MM-dd HH:mm VV",
+    )

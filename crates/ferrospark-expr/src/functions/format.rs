@@ -5,8 +5,11 @@
 //! Written here because Spark's pattern letters are Java's, not strftime's, and chrono's
 //! parser is lenient where Spark's is not.
 
+use arrow_array::timezone::Tz;
 use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use ferrospark_common::{FerroError, Result};
+
+use super::datetime::from_local;
 
 /// One piece of a pattern.
 #[derive(Debug, Clone, PartialEq)]
@@ -249,7 +252,18 @@ impl Pattern {
             None => NaiveDate::from_ymd_opt(st.year, st.month, st.day)?,
         };
         let time = NaiveTime::from_hms_nano_opt(hour, st.minute, st.second, st.nanos)?;
-        Some((NaiveDateTime::new(date, time), st.offset))
+        let local = NaiveDateTime::new(date, time);
+        let offset = match (st.offset, &st.zone) {
+            (None, Some(z)) => {
+                // The zone's offset at that local time, as Java's `ZonedDateTime.ofLocal`
+                // resolves it (the earlier instant in an overlap, forward through a gap).
+                let at = from_local(&local, z)?;
+                let secs = (local.and_utc().timestamp_micros() - at).div_euclid(1_000_000);
+                Some(i32::try_from(secs).ok()?)
+            }
+            (o, _) => o,
+        };
+        Some((local, offset))
     }
 }
 
@@ -267,6 +281,8 @@ struct Fields {
     hour12: bool,
     pm: Option<bool>,
     offset: Option<i32>,
+    /// A zone read by `VV`: the offset is its offset at the local date-time read.
+    zone: Option<Tz>,
 }
 
 impl Default for Fields {
@@ -283,6 +299,7 @@ impl Default for Fields {
             hour12: false,
             pm: None,
             offset: None,
+            zone: None,
         }
     }
 }
@@ -339,6 +356,23 @@ fn read_offset(b: &[u8], pos: &mut usize, letter: char, count: usize) -> Option<
         return None;
     }
     Some(sign * (hours * 3600 + minutes * 60) as i32)
+}
+
+/// A zone id as Java's `VV` reads it: a region (`Europe/Paris`, the longest name known to
+/// the zone database), `Z`, `UTC` / `GMT` / `UT`, or an offset (`+01:00`).
+fn read_zone_id(s: &str, pos: &mut usize) -> Option<Tz> {
+    let rest = &s[*pos..];
+    let len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "~/._+-:".contains(c)))
+        .unwrap_or(rest.len());
+    // The longest prefix that names a zone, as Java's zone-id parser matches it.
+    let (n, tz) = (1..=len).rev().find_map(|n| {
+        let id = &rest[..n];
+        let id = if id == "Z" { "+00:00" } else { id };
+        id.parse::<Tz>().ok().map(|tz| (n, tz))
+    })?;
+    *pos += n;
+    Some(tz)
 }
 
 /// Reads `tokens` from `pos` into `st`; `None` when the text does not follow them.
@@ -426,6 +460,7 @@ fn read_tokens(tokens: &[Token], s: &str, pos: &mut usize, st: &mut Fields) -> O
                         *pos += len;
                     }
                     'X' | 'x' | 'Z' => st.offset = Some(read_offset(b, pos, *c, n)?),
+                    'V' if n == 2 => st.zone = Some(read_zone_id(s, pos)?),
                     _ => return None,
                 }
             }
@@ -512,5 +547,24 @@ mod tests {
         let mut out = String::new();
         p.format(&dt("2024-01-31 07:05:00"), "UTC", 3600, &mut out);
         assert_eq!(out, "2024-01-31 07:05+01");
+    }
+
+    /// `VV` reads a zone id; the offset is the zone's at the local time read (values from
+    /// PySpark's `to_timestamp`).
+    #[test]
+    fn zone_ids_give_the_zone_offset_at_that_time() {
+        let p = Pattern::new("yyyy-MM-dd HH:mm VV").expect("pattern");
+        let offset = |s: &str| p.parse_with_offset(s).and_then(|(_, o)| o);
+        assert_eq!(offset("2024-01-31 10:20 Europe/Paris"), Some(3600));
+        assert_eq!(offset("2024-07-01 10:00 Europe/Paris"), Some(7200));
+        // In the spring gap the time moves forward (02:30+01:00 is 01:30Z); in the autumn
+        // overlap the earlier instant wins (+02:00).
+        assert_eq!(offset("2024-03-31 02:30 Europe/Paris"), Some(3600));
+        assert_eq!(offset("2024-10-27 02:30 Europe/Paris"), Some(7200));
+        assert_eq!(offset("2024-01-31 10:20 America/New_York"), Some(-5 * 3600));
+        assert_eq!(offset("2024-01-31 10:20 Z"), Some(0));
+        assert_eq!(offset("2024-01-31 10:20 +05:30"), Some(19800));
+        assert_eq!(p.parse_with_offset("2024-01-31 10:20 Nowhere/City"), None);
+        assert_eq!(p.parse_with_offset("2024-01-31 10:20 Europe/Paris!"), None);
     }
 }
