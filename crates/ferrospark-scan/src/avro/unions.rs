@@ -11,9 +11,10 @@
 
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
 use arrow_array::{new_null_array, Array, ArrayRef, ListArray, MapArray, StructArray, UnionArray};
 use arrow_buffer::NullBuffer;
-use arrow_schema::{DataType, Field, UnionFields};
+use arrow_schema::{DataType, Field, Fields, UnionFields};
 use ferrospark_common::{FerroError, Result};
 
 /// The union's branches other than `null`: `(type id, field)` in the schema's order.
@@ -71,72 +72,59 @@ pub(super) fn to_spark(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     if !has_union(a.data_type()) {
         return Ok(arrow_cast::cast(a.as_ref(), to)?);
     }
-    match (a.data_type(), to) {
-        (DataType::Union(..), _) => {
-            let u = a
-                .as_any()
-                .downcast_ref::<UnionArray>()
-                .ok_or_else(|| FerroError::Internal("a union array".into()))?;
-            union_to_spark(u, to)
-        }
-        (DataType::Struct(_), DataType::Struct(to_fields)) => {
-            let s = a
-                .as_any()
-                .downcast_ref::<StructArray>()
-                .ok_or_else(|| FerroError::Internal("a struct array".into()))?;
-            let columns = s
-                .columns()
-                .iter()
-                .zip(to_fields.iter())
-                .map(|(c, f)| to_spark(c, f.data_type()))
-                .collect::<Result<Vec<_>>>()?;
-            Ok(Arc::new(StructArray::try_new(
-                to_fields.clone(),
-                columns,
-                s.nulls().cloned(),
-            )?))
-        }
-        (DataType::List(_), DataType::List(item)) => {
-            let l = a
-                .as_any()
-                .downcast_ref::<ListArray>()
-                .ok_or_else(|| FerroError::Internal("a list array".into()))?;
-            let values = to_spark(l.values(), item.data_type())?;
-            Ok(Arc::new(ListArray::try_new(
-                item.clone(),
-                l.offsets().clone(),
-                values,
-                l.nulls().cloned(),
-            )?))
-        }
-        (DataType::Map(..), DataType::Map(entries, sorted)) => {
-            let m = a
-                .as_any()
-                .downcast_ref::<MapArray>()
-                .ok_or_else(|| FerroError::Internal("a map array".into()))?;
-            let DataType::Struct(kv) = entries.data_type() else {
-                return Err(FerroError::Internal("map entries are a struct".into()));
-            };
-            let entries_array: ArrayRef = Arc::new(m.entries().clone());
-            let converted = to_spark(&entries_array, &DataType::Struct(kv.clone()))?;
-            let converted = converted
-                .as_any()
-                .downcast_ref::<StructArray>()
-                .ok_or_else(|| FerroError::Internal("map entries".into()))?
-                .clone();
-            Ok(Arc::new(MapArray::try_new(
-                entries.clone(),
-                m.offsets().clone(),
-                converted,
-                m.nulls().cloned(),
-                *sorted,
-            )?))
-        }
-        _ => Err(FerroError::Internal(format!(
+    let unexpected = || {
+        FerroError::Internal(format!(
             "Avro values of type {} read as {to}",
             a.data_type()
-        ))),
-    }
+        ))
+    };
+    Ok(match to {
+        _ if matches!(a.data_type(), DataType::Union(..)) => {
+            union_to_spark(a.as_union_opt().ok_or_else(unexpected)?, to)?
+        }
+        DataType::Struct(fields) => Arc::new(struct_to_spark(
+            a.as_struct_opt().ok_or_else(unexpected)?,
+            fields,
+        )?),
+        DataType::List(item) => {
+            let l = a.as_list_opt::<i32>().ok_or_else(unexpected)?;
+            Arc::new(ListArray::try_new(
+                item.clone(),
+                l.offsets().clone(),
+                to_spark(l.values(), item.data_type())?,
+                l.nulls().cloned(),
+            )?)
+        }
+        DataType::Map(entries, sorted) => {
+            let m = a.as_map_opt().ok_or_else(unexpected)?;
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Err(unexpected());
+            };
+            Arc::new(MapArray::try_new(
+                entries.clone(),
+                m.offsets().clone(),
+                struct_to_spark(m.entries(), kv)?,
+                m.nulls().cloned(),
+                *sorted,
+            )?)
+        }
+        _ => return Err(unexpected()),
+    })
+}
+
+/// A struct array with each child as Spark's type of `fields`.
+fn struct_to_spark(s: &StructArray, fields: &Fields) -> Result<StructArray> {
+    let columns = s
+        .columns()
+        .iter()
+        .zip(fields.iter())
+        .map(|(c, f)| to_spark(c, f.data_type()))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(StructArray::try_new(
+        fields.clone(),
+        columns,
+        s.nulls().cloned(),
+    )?)
 }
 
 /// A union array in Spark's shape `to`.

@@ -16,12 +16,24 @@ use ferrospark_expr::functions::datetime::{days_of, instant_micros, zone};
 use ferrospark_expr::functions::DateTimePattern;
 use ferrospark_expr::{evaluate, CastMode, PhysicalExpr};
 
+/// Date patterns Spark's lenient default timestamp parser reads too (`CSVInferSchema`'s
+/// `LENIENT_TS_FORMATTER_SUPPORTED_DATE_FORMATS`).
+const LENIENT_READS: [&str; 7] = [
+    "yyyy-MM-dd",
+    "yyyy-M-d",
+    "yyyy-M-dd",
+    "yyyy-MM-d",
+    "yyyy-MM",
+    "yyyy-M",
+    "yyyy",
+];
+
 /// The user's patterns, compiled once per scan.
 #[derive(Debug, Clone, Default)]
 pub struct DateTimeFormats {
     date: Option<DateTimePattern>,
-    /// `dateFormat` as written.
-    date_text: Option<String>,
+    /// See [`Self::dates_read_as_timestamps`].
+    dates_as_timestamps: bool,
     timestamp: Option<DateTimePattern>,
     timestamp_ntz: Option<DateTimePattern>,
 }
@@ -44,7 +56,8 @@ impl DateTimeFormats {
         };
         Ok(Self {
             date: compile("dateFormat", date)?,
-            date_text: date.map(str::to_string),
+            dates_as_timestamps: timestamp.is_none()
+                && LENIENT_READS.contains(&date.unwrap_or("yyyy-MM-dd")),
             timestamp: compile("timestampFormat", timestamp)?,
             timestamp_ntz: compile("timestampNTZFormat", timestamp_ntz)?,
         })
@@ -60,17 +73,7 @@ impl DateTimeFormats {
     /// `timestampFormat` is set (the lenient default parser reads dates too) and the date
     /// pattern is one that parser reads.
     pub fn dates_read_as_timestamps(&self) -> bool {
-        const LENIENT_READS: [&str; 7] = [
-            "yyyy-MM-dd",
-            "yyyy-M-d",
-            "yyyy-M-dd",
-            "yyyy-MM-d",
-            "yyyy-MM",
-            "yyyy-M",
-            "yyyy",
-        ];
-        self.timestamp.is_none()
-            && LENIENT_READS.contains(&self.date_text.as_deref().unwrap_or("yyyy-MM-dd"))
+        self.dates_as_timestamps
     }
 
     /// `values` parsed as `to` by the user's pattern for it; `None` when no pattern applies

@@ -282,14 +282,19 @@ impl TextStream {
         })
     }
 
-    /// Bytes of text read at a time: [`PIECES_PER_THREAD`] pieces for each thread.
+    /// Pieces converted at a time: [`PIECES_PER_THREAD`] for each thread.
+    fn group_pieces() -> usize {
+        PIECES_PER_THREAD * rayon::current_num_threads().max(1)
+    }
+
+    /// Bytes of text read at a time: a group of pieces.
     fn block_bytes() -> usize {
-        PIECES_PER_THREAD * PIECE_BYTES * rayon::current_num_threads().max(1)
+        Self::group_pieces() * PIECE_BYTES
     }
 
     /// Opens the next file (or split) and reads its first block; false when none is left.
     fn open_next(&mut self) -> Result<bool> {
-        let (path, split) = loop {
+        let (path, split, cut) = loop {
             let Some(read) = self.reads.get(self.next_read).copied() else {
                 return Ok(false);
             };
@@ -297,16 +302,15 @@ impl TextStream {
             self.read = read;
             let f = &self.plan.listing.files[read.file];
             let split = read.range.filter(|&(s, e)| s > 0 || e < f.size);
+            let cut = can_cut(self.reader.whole_file(), self.reader.charset(), &f.path);
             // A file that cannot split is read whole by the split at its start.
             match split {
-                Some((s, _))
-                    if !can_cut(self.reader.whole_file(), self.reader.charset(), &f.path) =>
-                {
+                Some((s, _)) if !cut => {
                     if s == 0 {
-                        break (f.path.clone(), None);
+                        break (f.path.clone(), None, cut);
                     }
                 }
-                _ => break (f.path.clone(), split),
+                _ => break (f.path.clone(), split, cut),
             }
         };
         self.plan.metrics.add("files", 1);
@@ -314,7 +318,7 @@ impl TextStream {
         self.ahead = None;
         self.pieces.clear();
         self.next_piece = 0;
-        if can_cut(self.reader.whole_file(), self.reader.charset(), &path) {
+        if cut {
             self.direct = Some(DirectRead::open(&path, split)?);
             return Ok(true);
         }
@@ -389,7 +393,7 @@ impl TextStream {
                 return Ok(None);
             }
             if let Some(direct) = &mut self.direct {
-                let take = PIECES_PER_THREAD * rayon::current_num_threads().max(1);
+                let take = Self::group_pieces();
                 let group = direct.next_pieces(take, PIECE_BYTES as u64);
                 if group.is_empty() {
                     self.direct = None;
@@ -411,7 +415,7 @@ impl TextStream {
                 }
                 continue;
             }
-            let take = PIECES_PER_THREAD * rayon::current_num_threads().max(1);
+            let take = Self::group_pieces();
             let group: Vec<(usize, usize, u64)> = self.pieces
                 [self.next_piece..(self.next_piece + take).min(self.pieces.len())]
                 .to_vec();
