@@ -48,6 +48,12 @@ class MemoryLimitError(FerroError, MemoryError):
     """Memory could not be granted and spilling could not help."""
 
 
+class MetastoreError(FerroError):
+    """The metastore could not be read or changed: a file that is not a metastore, one
+    written by a newer ferrospark, or one locked by other processes for too long. Nothing of
+    the failed command was applied."""
+
+
 class InternalError(FerroError):
     """A bug in ferrospark: a broken invariant or a Rust panic inside a native call.
 
@@ -64,6 +70,7 @@ __all__ = [
     "InternalError",
     "MalformedRecordError",
     "MemoryLimitError",
+    "MetastoreError",
     "ParquetError",
     "PathNotFoundError",
     "SchemaError",

@@ -57,6 +57,9 @@ pub enum FerroError {
     /// Memory could not be granted and spilling could not help.
     #[error("{0}")]
     MemoryLimit(String),
+    /// The metastore could not be read or changed (a locked, corrupt or newer file).
+    #[error("{0}")]
+    Metastore(String),
     /// The query was cancelled (Ctrl-C, or its caller gave up) before it finished.
     #[error("query cancelled")]
     Cancelled,

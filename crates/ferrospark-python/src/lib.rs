@@ -50,6 +50,7 @@ fn to_py(py: Python<'_>, e: FerroError) -> PyErr {
         FerroError::Unsupported(_) => "UnsupportedError",
         FerroError::MemoryLimit(_) => "MemoryLimitError",
         FerroError::Internal(_) => "InternalError",
+        FerroError::Metastore(_) => "MetastoreError",
         FerroError::Cancelled => "FerroError",
     };
     let message = e.to_string();
