@@ -403,6 +403,14 @@ class DataFrame:
         """Registers ``global_temp.name``."""
         self._session._register_view(f"global_temp.{name}", self, replace=True)
 
+    @property
+    def write(self) -> Any:
+        """A :class:`~ferrospark.writer.DataFrameWriter`: ``df.write.saveAsTable(name)``,
+        ``insertInto``, ``parquet(path)``."""
+        from .writer import DataFrameWriter
+
+        return DataFrameWriter(self)
+
     # -- actions --------------------------------------------------------------------------
     def toArrow(self) -> pa.Table:
         """Runs the query: a ``pyarrow.Table`` (on Spark when the session runs there)."""

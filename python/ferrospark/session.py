@@ -20,20 +20,32 @@ class Session:
     Spark: each stage a Spark ``mapInArrow`` running its part of the plan natively, Spark's
     shuffle between stages (see :mod:`ferrospark.spark_stages`).
 
+    ``catalog`` is where databases and tables live: ``"memory"`` (the default, gone with the
+    session) or ``"sqlite:///path/metastore.db"`` (a metastore laid out as Hive's that
+    sessions in several processes share). Tables' files go under ``spark.sql.warehouse.dir``
+    (``spark-warehouse`` in the current directory by default).
+
     >>> s = Session(conf={"ferrospark.batch.size": "4096"})
     >>> s.conf["ferrospark.batch.size"]
     '4096'
     """
 
-    def __init__(self, conf: Mapping[str, object] | None = None, spark: Any = None) -> None:
+    def __init__(
+        self,
+        conf: Mapping[str, object] | None = None,
+        spark: Any = None,
+        catalog: str = "memory",
+        _native_catalog: Any = None,
+    ) -> None:
         self._conf: dict[str, str] = {}
         self._engine: _native.QueryEngine | None = None
-        self._views: dict[str, Any] = {}
         self._spark = spark
         # PySpark DataFrames given to createDataFrame, by the name of their plan leaf.
         self._spark_inputs: dict[str, Any] = {}
         for k, v in (conf or {}).items():
             self.set(k, v)
+        self._catalog_url = catalog
+        self._native_catalog = _native_catalog or _native.Catalog(self._conf, catalog)
 
     def set(self, key: str, value: object) -> None:
         """Sets one key, validating it (bad values raise ``ConfigError``)."""
@@ -48,14 +60,32 @@ class Session:
     @property
     def _query_engine(self) -> _native.QueryEngine:
         if self._engine is None:
-            self._engine = _native.QueryEngine(self._conf)
-            for name, (df, replace) in self._views.items():
-                self._engine.register_view(name, df._plan, replace)
+            # Views and tables live in the catalog, which outlives the engine.
+            self._engine = _native.QueryEngine(self._conf, self._native_catalog)
         return self._engine
+
+    @property
+    def catalog(self) -> Any:
+        """The catalog as ``spark.catalog``: databases, tables, columns, functions."""
+        from .catalog import Catalog
+
+        return Catalog(self)
+
+    def newSession(self) -> Session:
+        """A session sharing this one's databases, tables and global temp views, with its
+        own configuration, current database, temp views and temp functions."""
+        return Session(
+            conf=self._conf,
+            spark=self._spark,
+            catalog=self._catalog_url,
+            _native_catalog=self._native_catalog.new_session(),
+        )
 
     def sql(self, sqlQuery: str) -> Any:
         """Runs Spark SQL: a lazy :class:`~ferrospark.dataframe.DataFrame` for a query; for
-        ``EXPLAIN ...`` a one-row DataFrame with the plan text in column ``plan``."""
+        ``EXPLAIN ...`` a one-row DataFrame with the plan text in column ``plan``. Commands
+        (``CREATE TABLE``, ``INSERT``, ``SHOW TABLES``, ``DESCRIBE``...) run now, as Spark
+        runs them, and return their output rows."""
         from .dataframe import DataFrame
 
         plan, explain = self._query_engine.sql(sqlQuery)
@@ -70,7 +100,7 @@ class Session:
         return DataFrameReader(self)
 
     def table(self, tableName: str) -> Any:
-        """The DataFrame of a temp view."""
+        """The DataFrame of a table or view (``t``, ``db.t``, ``global_temp.v``)."""
         from .dataframe import DataFrame
 
         return DataFrame(self._query_engine.table(tableName), self)
@@ -102,11 +132,9 @@ class Session:
 
     def _register_view(self, name: str, df: Any, replace: bool) -> None:
         self._query_engine.register_view(name, df._plan, replace)
-        self._views[name.lower()] = (df, True)
 
     def dropTempView(self, viewName: str) -> bool:
         """Drops a temp view; whether it existed."""
-        self._views.pop(viewName.lower(), None)
         return self._query_engine.drop_view(viewName)
 
     @property

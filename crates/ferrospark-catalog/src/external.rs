@@ -70,11 +70,12 @@ pub trait ExternalCatalog: Send + Sync + std::fmt::Debug {
         ident: &TableIdent,
         partial: Option<&PartitionSpec>,
     ) -> Result<Vec<CatalogPartition>>;
-    /// The end of a write: the partitions it made are added (existing ones kept) and the
-    /// table's statistics set, in one change.
+    /// The end of a write: the partitions it replaced are dropped, those it made added
+    /// (existing ones kept) and the table's statistics set, in one change.
     fn commit_write(
         &self,
         ident: &TableIdent,
+        dropped: &[PartitionSpec],
         added: &[CatalogPartition],
         stats: Option<TableStats>,
     ) -> Result<()>;

@@ -47,6 +47,22 @@ impl InMemoryCatalog {
         Self::default()
     }
 
+    /// A catalog holding `db` only.
+    pub fn with_database(db: CatalogDatabase) -> Self {
+        let mut dbs = BTreeMap::new();
+        dbs.insert(
+            db.name.clone(),
+            DatabaseEntry {
+                db,
+                tables: BTreeMap::new(),
+                functions: BTreeMap::new(),
+            },
+        );
+        Self {
+            dbs: RwLock::new(dbs),
+        }
+    }
+
     fn read<T>(&self, f: impl FnOnce(&BTreeMap<String, DatabaseEntry>) -> Result<T>) -> Result<T> {
         f(&*self.dbs.read().map_err(|_| poisoned())?)
     }
@@ -295,11 +311,15 @@ impl ExternalCatalog for InMemoryCatalog {
     fn commit_write(
         &self,
         ident: &TableIdent,
+        dropped: &[PartitionSpec],
         added: &[CatalogPartition],
         stats: Option<TableStats>,
     ) -> Result<()> {
         self.write(|dbs| {
             let t = table_mut(dbs, ident)?;
+            for s in dropped {
+                t.partitions.remove(&partition_path(s));
+            }
             for p in added {
                 t.partitions
                     .entry(partition_path(&p.spec))

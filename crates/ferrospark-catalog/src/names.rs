@@ -65,10 +65,11 @@ pub fn quote(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
-/// Checks that `name` may name a database or table: Spark's metastore accepts letters,
-/// digits and underscores only, which also keeps a managed table's directory inside its
-/// database's.
+/// Checks that `name` may name a database or table (`what`, for the caller's reading):
+/// Spark's metastore accepts letters, digits and underscores only, which also keeps a
+/// managed table's directory inside its database's.
 pub fn validate(name: &str, what: &str) -> Result<()> {
+    let _ = what;
     let ok = !name.is_empty()
         && name.len() <= 128
         && name.chars().all(|c| c.is_alphanumeric() || c == '_');
@@ -76,8 +77,9 @@ pub fn validate(name: &str, what: &str) -> Result<()> {
         Ok(())
     } else {
         Err(FerroError::Analysis(format!(
-            "[INVALID_SCHEMA_OR_RELATION_NAME] {} is not a valid name for {what}s. Valid names only contain alphabet characters, numbers and _.",
-            quote(name)
+            "[INVALID_SCHEMA_OR_RELATION_NAME] {} is not a valid name for tables/schemas. Valid names only contain alphabet characters, numbers and _. SQLSTATE: 42602",
+            // Spark prints the name split at its dots.
+            name.split('.').map(quote).collect::<Vec<_>>().join(".")
         )))
     }
 }

@@ -40,6 +40,15 @@ pub enum Relation<V> {
     Table(Box<CatalogTable>),
 }
 
+fn default_database(warehouse: &Warehouse) -> CatalogDatabase {
+    CatalogDatabase {
+        name: "default".into(),
+        description: "default database".into(),
+        location: warehouse.root().to_string_lossy().into_owned(),
+        properties: BTreeMap::new(),
+    }
+}
+
 fn poisoned() -> FerroError {
     FerroError::Internal("a session catalog lock is poisoned".into())
 }
@@ -63,16 +72,24 @@ impl<V: Clone> SessionCatalog<V> {
         warehouse: Warehouse,
         global_views: Arc<GlobalTempViews<V>>,
     ) -> Result<Self> {
-        let default = CatalogDatabase {
-            name: "default".into(),
-            description: "default database".into(),
-            location: warehouse.root().to_string_lossy().into_owned(),
-            properties: BTreeMap::new(),
-        };
         if external.get_database("default")?.is_none() {
-            external.create_database(&default, true)?;
+            external.create_database(&default_database(&warehouse), true)?;
         }
-        Ok(Self {
+        Ok(Self::over(external, warehouse, global_views))
+    }
+
+    /// A session over a new in-memory catalog holding only `default`.
+    pub fn in_memory(warehouse: Warehouse) -> Self {
+        let external = crate::memory::InMemoryCatalog::with_database(default_database(&warehouse));
+        Self::over(Arc::new(external), warehouse, Arc::default())
+    }
+
+    fn over(
+        external: Arc<dyn ExternalCatalog>,
+        warehouse: Warehouse,
+        global_views: Arc<GlobalTempViews<V>>,
+    ) -> Self {
+        Self {
             external,
             warehouse,
             current: RwLock::new("default".into()),
@@ -80,7 +97,7 @@ impl<V: Clone> SessionCatalog<V> {
             global_views,
             temp_functions: RwLock::new(BTreeMap::new()),
             relation_cache: RwLock::new(HashMap::new()),
-        })
+        }
     }
 
     /// A new session over the same external catalog and global temporary views, with its

@@ -83,6 +83,11 @@ impl Warehouse {
         })
     }
 
+    /// The warehouse at an absolute `root`, as given.
+    pub fn at(root: PathBuf) -> Self {
+        Self { root }
+    }
+
     /// The root directory.
     pub fn root(&self) -> &Path {
         &self.root
@@ -204,6 +209,9 @@ impl StagedWrite {
         let mut files = Vec::new();
         collect_files(&self.staging, &self.staging, &mut files)?;
         let mut old = Vec::new();
+        let mut replaced: Vec<&String> = replaced.iter().collect();
+        replaced.sort();
+        replaced.dedup();
         for dir in replaced {
             let d = if dir.is_empty() {
                 self.location.clone()
@@ -227,8 +235,15 @@ impl StagedWrite {
                 dirs.push(dir);
             }
         }
+        old.sort();
+        old.dedup();
         for f in old {
-            std::fs::remove_file(&f).map_err(|e| FerroError::io(&f, e))?;
+            match std::fs::remove_file(&f) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(FerroError::io(&f, e))
+                }
+                _ => {}
+            }
         }
         remove_empty_dirs(&self.location)?;
         let _ = std::fs::remove_dir_all(&self.staging);

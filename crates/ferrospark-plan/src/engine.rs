@@ -1,7 +1,7 @@
-//! A session's query engine: its temp views, planning SQL, optimizing, executing, explaining.
+//! A session's query engine: its catalog, planning SQL (queries and commands), optimizing,
+//! executing, explaining.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 use arrow_schema::{Field, Schema, SchemaRef};
 use ferrospark_common::workers::WorkerPool;
@@ -15,12 +15,15 @@ use crate::physical::scan::rename;
 use crate::physical::{explain_physical, BatchStream, ExecutionPlan, TaskContext};
 use crate::sql::{plan_sql, ExplainMode, SqlStatement, TableProvider};
 
-/// Temp views, the plan builder and the configuration of one session.
+/// A session's catalog as the query layer holds it: views and cached relations are plans.
+pub type Catalog = ferrospark_catalog::SessionCatalog<Arc<LogicalPlan>>;
+
+/// The catalog, the plan builder and the configuration of one session.
 #[derive(Debug)]
 pub struct QueryEngine {
     /// Builds resolved plans.
     pub builder: PlanBuilder,
-    views: RwLock<HashMap<String, Arc<LogicalPlan>>>,
+    catalog: Arc<Catalog>,
     /// The session's worker threads, started by its first query, with the process that
     /// started them.
     workers: Mutex<Option<(u32, WorkerPool)>>,
@@ -37,24 +40,84 @@ pub struct QueryResult {
 }
 
 impl TableProvider for QueryEngine {
-    fn table(&self, name: &str) -> Option<Arc<LogicalPlan>> {
-        self.views.read().ok()?.get(name).cloned()
+    fn relation(&self, parts: &[String]) -> Result<Option<Arc<LogicalPlan>>> {
+        crate::commands::relation::lookup(self, parts)
     }
-    fn table_names(&self) -> Vec<String> {
-        self.views
-            .read()
-            .map(|v| v.keys().cloned().collect())
-            .unwrap_or_default()
+    fn not_found(&self, parts: &[String]) -> FerroError {
+        self.catalog.not_found(parts)
+    }
+    fn function(&self, parts: &[String]) -> Result<Option<ferrospark_catalog::CatalogFunction>> {
+        if parts.len() == 1
+            && ferrospark_expr::functions::FUNCTION_NAMES
+                .contains(&parts[0].to_lowercase().as_str())
+        {
+            return Ok(None);
+        }
+        self.catalog.lookup_function(parts)
     }
 }
 
+/// The warehouse `cfg` names (`spark.sql.warehouse.dir`, Spark's `spark-warehouse` in the
+/// current directory by default).
+pub fn warehouse_of(cfg: &Config) -> Result<ferrospark_catalog::Warehouse> {
+    ferrospark_catalog::Warehouse::new(
+        cfg.get("spark.sql.warehouse.dir")
+            .unwrap_or("spark-warehouse"),
+    )
+}
+
+/// A session catalog under `cfg` over the external catalog `url` names (`memory` by
+/// default, or `sqlite:///path`).
+pub fn open_catalog(cfg: &Config, url: Option<&str>) -> Result<Arc<Catalog>> {
+    let external = ferrospark_catalog::open_external(url)?;
+    Ok(Arc::new(Catalog::new(
+        external,
+        warehouse_of(cfg)?,
+        Arc::new(ferrospark_catalog::GlobalTempViews::default()),
+    )?))
+}
+
 impl QueryEngine {
-    /// An engine under `cfg`.
+    /// An engine under `cfg` with an in-memory catalog of its own.
     pub fn new(cfg: Config) -> Self {
+        let catalog = Arc::new(Catalog::in_memory(warehouse_of(&cfg).unwrap_or_else(
+            |_| ferrospark_catalog::Warehouse::at("spark-warehouse".into()),
+        )));
+        Self::with_catalog(cfg, catalog)
+    }
+
+    /// An engine under `cfg` over a session catalog (which outlives engines: a session
+    /// makes a new engine when its configuration changes, and keeps its catalog).
+    pub fn with_catalog(cfg: Config, catalog: Arc<Catalog>) -> Self {
         Self {
             builder: PlanBuilder::new(cfg),
-            views: RwLock::new(HashMap::new()),
+            catalog,
             workers: Mutex::new(None),
+        }
+    }
+
+    /// The session catalog.
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// What `parts` names (a temp view, a global temp view, a table or view), if anything.
+    pub fn relation(&self, parts: &[String]) -> Result<Option<Arc<LogicalPlan>>> {
+        TableProvider::relation(self, parts)
+    }
+
+    /// `[TABLE_OR_VIEW_NOT_FOUND]` for `parts`.
+    pub fn not_found(&self, parts: &[String]) -> FerroError {
+        TableProvider::not_found(self, parts)
+    }
+
+    /// Plans a query's text (a command's `AS SELECT ...`).
+    pub fn query_plan(&self, text: &str) -> Result<Arc<LogicalPlan>> {
+        match plan_sql(text, &self.builder, self)? {
+            SqlStatement::Query(p) => Ok(p),
+            SqlStatement::Explain(..) => Err(FerroError::Analysis(format!(
+                "[PARSE_SYNTAX_ERROR] Syntax error at or near 'EXPLAIN': a query is expected here. SQLSTATE: 42601\n== SQL ==\n{text}"
+            ))),
         }
     }
 
@@ -88,42 +151,48 @@ impl QueryEngine {
     }
 
     /// Registers `plan` as temp view `name` (`createOrReplaceTempView`; with `replace` false,
-    /// an existing name is an error as `createTempView` raises).
+    /// an existing name is an error as `createTempView` raises). A name under `global_temp.`
+    /// is a global temp view.
     pub fn register_view(&self, name: &str, plan: Arc<LogicalPlan>, replace: bool) -> Result<()> {
-        let key = name.to_ascii_lowercase();
-        let mut views = self
-            .views
-            .write()
-            .map_err(|_| FerroError::Internal("view catalog poisoned".into()))?;
-        if !replace && views.contains_key(&key) {
-            return Err(FerroError::Analysis(format!(
-                "[TEMP_TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create the temporary view `{name}` because it already exists. Choose a different name, drop or replace the existing view"
-            )));
+        let global = ferrospark_catalog::session::GLOBAL_TEMP_DATABASE;
+        match name.split_once('.') {
+            Some((db, v)) if db.eq_ignore_ascii_case(global) => {
+                self.catalog.create_global_temp_view(v, plan, replace)
+            }
+            _ => self.catalog.create_temp_view(name, plan, replace),
         }
-        views.insert(key, plan);
-        Ok(())
     }
 
     /// Drops a temp view; whether it existed.
     pub fn drop_view(&self, name: &str) -> bool {
-        self.views
-            .write()
-            .map(|mut v| v.remove(&name.to_ascii_lowercase()).is_some())
-            .unwrap_or(false)
+        self.catalog.drop_temp_view(name).unwrap_or(false)
     }
 
-    /// Plans one SQL statement.
+    /// Names of the temp views, sorted.
+    pub fn view_names(&self) -> Vec<String> {
+        self.catalog.temp_view_names().unwrap_or_default()
+    }
+
+    /// Plans one SQL statement. A command (`CREATE TABLE`, `INSERT`, `SHOW ...`) runs now, as
+    /// Spark runs commands eagerly; its output rows are the relation returned.
     pub fn sql(&self, text: &str) -> Result<SqlStatement> {
+        if crate::commands::is_command(text) {
+            let cmd = crate::commands::parse_command(text, self.config().session_time_zone())?;
+            let out = crate::commands::run(self, cmd)?;
+            let plan = self
+                .builder
+                .scan_memory(out.schema(), vec![out], "CommandResult");
+            return Ok(SqlStatement::Query(plan));
+        }
         plan_sql(text, &self.builder, self)
     }
 
-    /// The plan a table name refers to.
+    /// The plan a table name refers to (`t`, `db.t`, `` `my db`.t ``, `global_temp.v`).
     pub fn table(&self, name: &str) -> Result<Arc<LogicalPlan>> {
-        match TableProvider::table(self, &name.to_ascii_lowercase()) {
+        let parts = ferrospark_catalog::names::parse_multipart(name)?;
+        match self.relation(&parts)? {
             Some(p) => self.builder.fresh_ids(&p),
-            None => Err(FerroError::Analysis(format!(
-                "[TABLE_OR_VIEW_NOT_FOUND] The table or view `{name}` cannot be found. Register it with createOrReplaceTempView."
-            ))),
+            None => Err(self.not_found(&parts)),
         }
     }
 

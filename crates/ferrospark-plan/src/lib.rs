@@ -8,10 +8,12 @@
 //!        ──execute──▶ a stream of RecordBatches, one memory pool per query
 //! ```
 //!
-//! [`QueryEngine`] ties them together for a session: temp views, `sql`, `explain`, `execute`.
+//! [`QueryEngine`] ties them together for a session: its catalog, `sql` (queries, and the
+//! catalog commands of [`commands`], run eagerly), `explain`, `execute`.
 
 pub mod analyzer;
 pub mod builder;
+pub mod commands;
 pub mod conform;
 pub mod distributed;
 pub mod engine;

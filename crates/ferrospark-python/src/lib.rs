@@ -21,6 +21,7 @@ use ferrospark_scan::{ParquetScan, ParquetScanOptions};
 use guard::{guarded, Detach};
 
 mod aggregate;
+mod catalog;
 mod formats;
 mod guard;
 mod join;
@@ -594,6 +595,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     guard::install_panic_hook();
     m.add_class::<PyExpr>()?;
     m.add_class::<plan::PyQueryEngine>()?;
+    m.add_class::<catalog::PyCatalog>()?;
+    m.add_function(wrap_pyfunction!(catalog::save_as_table, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::insert_into, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::write_parquet, m)?)?;
     m.add_class::<plan::PyPlan>()?;
     m.add_class::<stages::PyStagePlan>()?;
     m.add_class::<stages::PyStageTask>()?;

@@ -42,6 +42,10 @@ impl PyPlan {
     fn builder(&self) -> &PlanBuilder {
         &self.engine.builder
     }
+    /// The engine and the plan, for a write.
+    pub(crate) fn parts(&self) -> (Arc<QueryEngine>, Arc<LogicalPlan>) {
+        (self.engine.clone(), self.plan.clone())
+    }
 }
 
 fn exprs(v: &[PyExpr]) -> Vec<Expr> {
@@ -63,11 +67,19 @@ fn explain_mode(mode: &str) -> Result<ExplainMode, FerroError> {
 
 #[pymethods]
 impl PyQueryEngine {
+    /// An engine under `conf` over `catalog` (an in-memory catalog of its own without one).
     #[new]
-    #[pyo3(signature = (conf=None))]
-    fn new(py: Python<'_>, conf: Option<HashMap<String, String>>) -> PyResult<Self> {
+    #[pyo3(signature = (conf=None, catalog=None))]
+    fn new(
+        py: Python<'_>,
+        conf: Option<HashMap<String, String>>,
+        catalog: Option<&crate::catalog::PyCatalog>,
+    ) -> PyResult<Self> {
         let cfg = config_from(py, conf)?;
-        Ok(Self(Arc::new(QueryEngine::new(cfg))))
+        Ok(Self(Arc::new(match catalog {
+            Some(c) => QueryEngine::with_catalog(cfg, c.0.clone()),
+            None => QueryEngine::new(cfg),
+        })))
     }
 
     /// Plans a SQL statement: `(plan, explain_mode or None)`.
@@ -156,9 +168,10 @@ impl PyQueryEngine {
         Ok(PyPlan::new(self.0.clone(), p))
     }
 
-    /// A temp view by name.
+    /// A table or view by name (`t`, `db.t`, `global_temp.v`).
     fn table(&self, py: Python<'_>, name: &str) -> PyResult<PyPlan> {
-        let plan = self.0.table(name).py(py)?;
+        let engine = self.0.clone();
+        let plan = py.run_detached(|| engine.table(name)).py(py)?;
         Ok(PyPlan::new(self.0.clone(), plan))
     }
 
@@ -182,10 +195,7 @@ impl PyQueryEngine {
 
     /// Names of the temp views.
     fn view_names(&self) -> Vec<String> {
-        use ferrospark_plan::sql::TableProvider;
-        let mut v = self.0.table_names();
-        v.sort();
-        v
+        self.0.view_names()
     }
 }
 

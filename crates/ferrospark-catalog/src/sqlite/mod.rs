@@ -468,11 +468,17 @@ impl ExternalCatalog for SqliteCatalog {
     fn commit_write(
         &self,
         ident: &TableIdent,
+        dropped: &[PartitionSpec],
         added: &[CatalogPartition],
         stats: Option<TableStats>,
     ) -> Result<()> {
         self.tx(|c| {
             let (id, sd) = need_table(c, ident)?;
+            for s in dropped {
+                if let Some(part) = rows::partition_id(c, id, &partition_path(s))? {
+                    rows::delete_partition(c, part)?;
+                }
+            }
             for p in added {
                 if rows::partition_id(c, id, &partition_path(&p.spec))?.is_none() {
                     rows::insert_partition(c, id, sd, p)?;

@@ -32,10 +32,15 @@ use crate::logical::{LogicalPlan, SetOpKind};
 
 /// Tables a query can name: temp views and tables of the session's catalog.
 pub trait TableProvider {
-    /// The plan of table `name` (already lower-cased), if it exists.
-    fn table(&self, name: &str) -> Option<Arc<LogicalPlan>>;
-    /// Known table names, for messages.
-    fn table_names(&self) -> Vec<String>;
+    /// The plan of what `parts` (a name of one to three parts, as written) names, if anything.
+    fn relation(&self, parts: &[String]) -> Result<Option<Arc<LogicalPlan>>>;
+    /// The error for a name that names nothing.
+    fn not_found(&self, parts: &[String]) -> FerroError;
+    /// The SQL function `parts` names, if one does.
+    fn function(&self, parts: &[String]) -> Result<Option<ferrospark_catalog::CatalogFunction>> {
+        let _ = parts;
+        Ok(None)
+    }
 }
 
 /// What `EXPLAIN` asked for.
@@ -90,6 +95,7 @@ pub fn plan_sql(
             first_words(body)
         )));
     };
+    inline_sql_functions(&mut query, tables)?;
     let planner = SqlPlanner::new(builder, tables, text);
     planner.lift(&mut query);
     let plan = planner.query(&query, None)?;
@@ -97,6 +103,91 @@ pub fn plan_sql(
         Some(mode) => SqlStatement::Explain(plan, mode),
         None => SqlStatement::Query(plan),
     })
+}
+
+/// Replaces calls of SQL functions (`CREATE FUNCTION`) by their bodies; a select item that
+/// is such a call keeps Spark's name for it (`f(41)`, `spark_catalog.db.f(41)`).
+fn inline_sql_functions(query: &mut ast::Query, tables: &dyn TableProvider) -> Result<()> {
+    let name_of = |f: &ast::Function| -> Vec<String> {
+        f.name
+            .0
+            .iter()
+            .map(|p| p.to_string().trim_matches('`').to_string())
+            .collect()
+    };
+    let args_of = |f: &ast::Function| -> Vec<ast::Expr> {
+        match &f.args {
+            ast::FunctionArguments::List(l) => l
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    // Names first, while the calls are still there.
+    if let SetExpr::Select(sel) = query.body.as_mut() {
+        for item in sel.projection.iter_mut() {
+            if let ast::SelectItem::UnnamedExpr(ast::Expr::Function(f)) = item {
+                if let Some(udf) = tables.function(&name_of(f))? {
+                    let shown = if udf.database == "session" {
+                        udf.name.clone()
+                    } else {
+                        format!("spark_catalog.{}.{}", udf.database, udf.name)
+                    };
+                    let args: Vec<String> = args_of(f).iter().map(|a| a.to_string()).collect();
+                    let alias =
+                        ast::Ident::with_quote('`', format!("{shown}({})", args.join(", ")));
+                    *item = ast::SelectItem::ExprWithAlias {
+                        expr: ast::Expr::Function(f.clone()),
+                        alias,
+                    };
+                }
+            }
+        }
+    }
+    for _ in 0..16 {
+        let mut failure = None;
+        let mut changed = false;
+        let _ = ast::visit_expressions_mut(query, |e: &mut ast::Expr| {
+            if let ast::Expr::Function(f) = e {
+                if f.over.is_none() {
+                    match tables.function(&name_of(f)) {
+                        Ok(Some(udf)) => {
+                            match crate::commands::functions::expand(&udf, &args_of(f)) {
+                                Ok(body) => {
+                                    *e = body;
+                                    changed = true;
+                                }
+                                Err(err) => {
+                                    failure = Some(err);
+                                    return ControlFlow::Break(());
+                                }
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(err) => {
+                            failure = Some(err);
+                            return ControlFlow::Break(());
+                        }
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if !changed {
+            return Ok(());
+        }
+    }
+    Err(FerroError::Analysis(
+        "[RECURSIVE_VIEW] SQL functions call each other more than 16 deep".into(),
+    ))
 }
 
 fn first_words(s: &str) -> String {
@@ -590,16 +681,10 @@ impl<'a> SqlPlanner<'a> {
                 return self.builder.fresh_ids(p);
             }
         }
-        if let Some(p) = self.tables.table(&name) {
+        if let Some(p) = self.tables.relation(parts)? {
             return self.builder.fresh_ids(&p);
         }
-        let mut known = self.tables.table_names();
-        known.sort();
-        Err(FerroError::Analysis(format!(
-            "[TABLE_OR_VIEW_NOT_FOUND] The table or view `{}` cannot be found. Verify the spelling; known tables and views: [{}]. Register one with createOrReplaceTempView.",
-            parts.join("`.`"),
-            known.join(", ")
-        )))
+        Err(self.tables.not_found(parts))
     }
 }
 

@@ -1,0 +1,248 @@
+//! A catalog table or persistent view as a relation: its files scanned (hive partitions
+//! discovered under its location) and shaped to the catalog's schema, or its view text
+//! planned in the view's database. Plans are cached per table until a command changes it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Schema};
+use ferrospark_catalog::{CatalogTable, Relation, TableType};
+use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::{Expr, Literal};
+
+use crate::builder::PlanBuilder;
+use crate::engine::QueryEngine;
+use crate::logical::{LogicalPlan, ScanSource};
+use crate::sql::TableProvider;
+
+/// Whether `location` holds a data file a reader would see.
+pub(crate) fn has_data_files(location: &std::path::Path) -> bool {
+    fn walk(dir: &std::path::Path) -> bool {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return false;
+        };
+        entries.flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('_') || name.starts_with('.') {
+                return false;
+            }
+            match e.file_type() {
+                Ok(t) if t.is_dir() => walk(&e.path()),
+                Ok(_) => e.metadata().map(|m| m.len() > 0).unwrap_or(false),
+                Err(_) => false,
+            }
+        })
+    }
+    walk(location)
+}
+
+/// The plan reading table `t` (a view's plan for a view).
+pub fn table_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>> {
+    let catalog = engine.catalog();
+    if let Some(p) = catalog.cached(&t.ident) {
+        return Ok(p);
+    }
+    let plan = match t.table_type {
+        TableType::View => view_plan(engine, t)?,
+        _ => files_plan(engine, t)?,
+    };
+    catalog.cache(&t.ident, plan.clone());
+    Ok(plan)
+}
+
+fn view_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>> {
+    let text = t.view_text.as_deref().unwrap_or_default();
+    let scope = InDatabase {
+        engine,
+        database: t.ident.database.clone(),
+    };
+    let plan = match crate::sql::plan_sql(text, &engine.builder, &scope)? {
+        crate::sql::SqlStatement::Query(p) => p,
+        crate::sql::SqlStatement::Explain(..) => {
+            return Err(FerroError::Internal(format!(
+                "view {} holds an EXPLAIN",
+                t.ident
+            )))
+        }
+    };
+    conform(&engine.builder, plan, &t.schema)
+}
+
+fn files_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>> {
+    let location = PathBuf::from(t.location.as_deref().unwrap_or_default());
+    let name = t.ident.table.clone();
+    let b = &engine.builder;
+    let provider = t.provider.as_deref().unwrap_or("parquet");
+    let plan = if !has_data_files(&location) {
+        b.scan_memory(t.schema.clone(), Vec::new(), &name)
+    } else if provider == "parquet" {
+        b.scan_parquet(std::slice::from_ref(&location), &name)?
+    } else {
+        let format = ferrospark_scan::FileFormat::parse(provider)?;
+        let data = Arc::new(Schema::new(t.data_fields()));
+        b.scan_format(
+            format,
+            std::slice::from_ref(&location),
+            Some(data),
+            t.storage_options.clone(),
+            &name,
+        )?
+    };
+    let plan = match &t.stats {
+        Some(s) => with_size(&plan, s.size_in_bytes),
+        None => plan,
+    };
+    let plan = conform(b, plan, &t.schema)?;
+    registered_only(engine, t, &location, plan)
+}
+
+/// A partitioned table reads the partitions its catalog holds (Spark's partition provider
+/// `Catalog`): directories nobody added (`ALTER TABLE ... RECOVER PARTITIONS` adds them) are
+/// filtered out. Usually every directory is registered and the plan is left alone.
+fn registered_only(
+    engine: &QueryEngine,
+    t: &CatalogTable,
+    location: &std::path::Path,
+    plan: Arc<LogicalPlan>,
+) -> Result<Arc<LogicalPlan>> {
+    if !t.is_partitioned() {
+        return Ok(plan);
+    }
+    let registered = engine
+        .catalog()
+        .external()
+        .list_partitions(&t.ident, None)?;
+    let mut on_disk = Vec::new();
+    super::ddl::discover(location, location, &t.partition_columns, &mut on_disk)?;
+    let known: std::collections::HashSet<String> = registered
+        .iter()
+        .map(|p| ferrospark_catalog::names::partition_path(&p.spec))
+        .collect();
+    if on_disk
+        .iter()
+        .all(|(spec, _)| known.contains(&ferrospark_catalog::names::partition_path(spec)))
+    {
+        return Ok(plan);
+    }
+    if registered.is_empty() {
+        return Ok(engine
+            .builder
+            .scan_memory(t.schema.clone(), Vec::new(), &t.ident.table));
+    }
+    let as_text = |c: &str| cast(Expr::Column(c.to_string()), &DataType::Utf8);
+    let keep = registered
+        .iter()
+        .map(|p| {
+            p.spec
+                .iter()
+                .map(|(k, v)| match v {
+                    Some(v) => as_text(k).eq(Expr::Literal(Literal::string(v))),
+                    None => Expr::IsNull(Box::new(Expr::Column(k.clone()))),
+                })
+                .reduce(Expr::and)
+                .unwrap_or(Expr::Literal(Literal::boolean(true)))
+        })
+        .reduce(Expr::or)
+        .unwrap_or(Expr::Literal(Literal::boolean(false)));
+    engine.builder.filter(plan, &keep)
+}
+
+/// `plan` with its scan's size estimate replaced by the catalog's statistics (what join
+/// selection reads), as Spark's relation of an analyzed table reports.
+fn with_size(plan: &Arc<LogicalPlan>, bytes: u64) -> Arc<LogicalPlan> {
+    match plan.as_ref() {
+        LogicalPlan::Scan {
+            source: ScanSource::Parquet { paths, stats, .. },
+            attrs,
+            projection,
+            filters,
+            name,
+        } => Arc::new(LogicalPlan::Scan {
+            source: ScanSource::Parquet {
+                paths: paths.clone(),
+                size_bytes: bytes,
+                stats: stats.clone(),
+            },
+            attrs: attrs.clone(),
+            projection: projection.clone(),
+            filters: filters.clone(),
+            name: name.clone(),
+        }),
+        _ => plan.clone(),
+    }
+}
+
+/// Projects `plan` onto `schema`: columns by name (case-insensitive), cast where the files'
+/// types differ, NULL for a column the files lack (added later by `ALTER TABLE ADD COLUMNS`).
+pub(crate) fn conform(
+    b: &PlanBuilder,
+    plan: Arc<LogicalPlan>,
+    schema: &Schema,
+) -> Result<Arc<LogicalPlan>> {
+    let out = plan.output();
+    let same = out.len() == schema.fields().len()
+        && out
+            .iter()
+            .zip(schema.fields())
+            .all(|(a, f)| a.name == *f.name() && a.data_type.equals_datatype(f.data_type()));
+    if same {
+        return Ok(plan);
+    }
+    let items: Vec<Expr> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let value = match out.iter().find(|a| a.name.eq_ignore_ascii_case(f.name())) {
+                Some(a) if a.data_type.equals_datatype(f.data_type()) => {
+                    Expr::Column(a.name.clone())
+                }
+                Some(a) => cast(Expr::Column(a.name.clone()), f.data_type()),
+                None => cast(Expr::Literal(Literal::null(&DataType::Null)), f.data_type()),
+            };
+            Expr::Alias {
+                expr: Box::new(value),
+                name: f.name().clone(),
+            }
+        })
+        .collect();
+    b.project(plan, &items)
+}
+
+pub(crate) fn cast(e: Expr, to: &DataType) -> Expr {
+    Expr::Cast {
+        expr: Box::new(e),
+        type_name: ferrospark_expr::types::spark_type_name(to),
+    }
+}
+
+/// Names resolved as a view's text was written: unqualified tables in the view's database.
+struct InDatabase<'a> {
+    engine: &'a QueryEngine,
+    database: String,
+}
+
+impl TableProvider for InDatabase<'_> {
+    fn relation(&self, parts: &[String]) -> Result<Option<Arc<LogicalPlan>>> {
+        match parts {
+            [t] => self.engine.relation(&[self.database.clone(), t.clone()]),
+            _ => self.engine.relation(parts),
+        }
+    }
+
+    fn not_found(&self, parts: &[String]) -> FerroError {
+        self.engine.not_found(parts)
+    }
+
+    fn function(&self, parts: &[String]) -> Result<Option<ferrospark_catalog::CatalogFunction>> {
+        TableProvider::function(self.engine, parts)
+    }
+}
+
+/// The plan of whatever `parts` names in `engine`'s catalog.
+pub(crate) fn lookup(engine: &QueryEngine, parts: &[String]) -> Result<Option<Arc<LogicalPlan>>> {
+    Ok(match engine.catalog().lookup(parts)? {
+        None => None,
+        Some(Relation::TempView(p)) | Some(Relation::GlobalTempView(p)) => Some(p),
+        Some(Relation::Table(t)) => Some(table_plan(engine, &t)?),
+    })
+}
