@@ -41,7 +41,11 @@ def test_a_sqlite_metastore_outlives_its_session(tmp_path):
     del s
     again = session(tmp_path, "m.db")
     assert rows(again.sql("SELECT * FROM sales.t ORDER BY id")) == [(1, "a"), (2, "b"), (3, None)]
-    assert rows(again.sql("SHOW PARTITIONS sales.t")) == [("p=__HIVE_DEFAULT_PARTITION__",), ("p=a",), ("p=b",)]
+    assert rows(again.sql("SHOW PARTITIONS sales.t")) == [
+        ("p=__HIVE_DEFAULT_PARTITION__",),
+        ("p=a",),
+        ("p=b",),
+    ]
     assert rows(again.sql("SELECT * FROM sales.v")) == [(3,)]
     assert rows(again.sql("SELECT sales.twice(21)")) == [(42,)]
     stats = [r for r in rows(again.sql("DESCRIBE TABLE EXTENDED sales.t")) if r[0] == "Statistics"]
@@ -215,7 +219,10 @@ def test_analyzed_statistics_feed_join_selection(tmp_path):
     """The planner sizes an analyzed table by its statistics, as Spark does: files added
     behind the catalog's back (no ANALYZE since) do not change the join it picks."""
     s = fs.Session(
-        conf={"spark.sql.warehouse.dir": str(tmp_path / "wh"), "spark.sql.autoBroadcastJoinThreshold": "20000"}
+        conf={
+            "spark.sql.warehouse.dir": str(tmp_path / "wh"),
+            "spark.sql.autoBroadcastJoinThreshold": "20000",
+        }
     )
     dim = tmp_path / "dim"
     dim.mkdir()
@@ -223,7 +230,9 @@ def test_analyzed_statistics_feed_join_selection(tmp_path):
     s.sql(f"CREATE TABLE dim USING parquet LOCATION '{dim}'")
     fact = tmp_path / "fact"
     fact.mkdir()
-    pq.write_table(pa.table({"id": list(range(30_000)), "k": [i % 7 for i in range(30_000)]}), fact / "f.parquet")
+    pq.write_table(
+        pa.table({"id": list(range(30_000)), "k": [i % 7 for i in range(30_000)]}), fact / "f.parquet"
+    )
     s.sql(f"CREATE TABLE fact USING parquet LOCATION '{fact}'")
     q = "EXPLAIN SELECT * FROM fact JOIN dim ON fact.k = dim.k"
     s.sql("ANALYZE TABLE dim COMPUTE STATISTICS")

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 import pytest
-from helpers import arrow_rows, spark_rows
+from helpers import arrow_rows, norm_float_any, spark_rows
 
 import ferrospark as fs
 
@@ -330,14 +330,23 @@ def test_python_catalog_api_matches_pyspark(spark, tmp_path):
         results = {}
         for side, sess in (("fs", s), ("spark", spark)):
             sess.sql(f"CREATE DATABASE {db} COMMENT 'api' LOCATION '{tmp_path / side / 'db'}'")
-            sess.sql(f"CREATE TABLE {db}.t (id INT COMMENT 'the id', name STRING, p INT) USING parquet PARTITIONED BY (p)")
+            sess.sql(
+                f"CREATE TABLE {db}.t (id INT COMMENT 'the id', name STRING, p INT) USING parquet PARTITIONED BY (p)"
+            )
             sess.sql(f"CREATE VIEW {db}.v AS SELECT id FROM {db}.t")
             sess.sql("CREATE OR REPLACE TEMPORARY VIEW fs_api_tv AS SELECT 1 AS one")
             c = sess.catalog
             results[side] = [
                 [(d.name, d.description) for d in c.listDatabases() if d.name == db],
-                [(t.name, t.namespace, t.tableType, t.isTemporary) for t in c.listTables(db) if t.name != "tv"],
-                [(x.name, x.description, x.dataType, x.nullable, x.isPartition) for x in c.listColumns(f"{db}.t")],
+                [
+                    (t.name, t.namespace, t.tableType, t.isTemporary)
+                    for t in c.listTables(db)
+                    if t.name != "tv"
+                ],
+                [
+                    (x.name, x.description, x.dataType, x.nullable, x.isPartition)
+                    for x in c.listColumns(f"{db}.t")
+                ],
                 c.tableExists(f"{db}.t"),
                 c.tableExists("nope"),
                 c.tableExists("v", db),
@@ -367,3 +376,51 @@ def test_persistent_views_resolve_in_their_own_database(tmp_path):
     s.sql("CREATE TABLE t USING parquet AS SELECT 100 AS x")
     assert s.sql("SELECT * FROM a.v").collect()[0][0] == 2
     assert s.table("a.v").collect()[0][0] == 2
+
+
+# Rows Spark's Hive catalog adds to DESCRIBE EXTENDED (Hive's storage descriptor).
+HIVE_ONLY = {"Owner", "Serde Library", "InputFormat", "OutputFormat", "Storage Properties"}
+
+
+def test_table_commands_match_pyspark_with_hive_support(tmp_path):
+    """The table script through PySpark with Hive support (a JVM of its own with the embedded
+    Derby metastore) gives what ferrospark's SQLite metastore gives."""
+    import json
+
+    from helpers import run_spark_script
+
+    db = "fs_cat_hive"
+    root = str(tmp_path / "spark")
+    statements = [s.format(db=db, root=root) for s in TABLE_SCRIPT]
+    (tmp_path / "statements.json").write_text(json.dumps(statements))
+    script = __import__("pathlib").Path(__file__).resolve().parent / "scripts" / "hive_catalog.py"
+    result, _ = run_spark_script(script, str(tmp_path), str(tmp_path / "statements.json"))
+    hive = result["outcomes"]
+    s = fs.Session(
+        conf={"spark.sql.warehouse.dir": str(tmp_path / "fs_wh")}, catalog=f"sqlite://{tmp_path / 'm.db'}"
+    )
+    fs_root = str(tmp_path / "fs")
+    mismatches = []
+    for stmt, want in zip(TABLE_SCRIPT, hive):
+        got = run_fs(s, stmt.format(db=db, root=fs_root), fs_root)
+        if want[0] == "ok":
+            env = {"Decimal": Decimal, "datetime": __import__("datetime"), "nan": float("nan")}
+            rows = [tuple(norm_float_any(eval(v, env)) for v in r) for r in want[2]]
+            rows = [r for r in rows if not (r and r[0] in HIVE_ONLY)]
+
+            # Hive keeps a DDL time among a table's properties.
+            def drop_ddl_time(v):
+                if not isinstance(v, str):
+                    return v
+                v = re.sub(r"TBLPROPERTIES \(\n  'transient_lastDdlTime' = '\d+'\)\n", "", v)
+                return re.sub(r"(, )?transient_lastDdlTime=\d+", "", v).replace("[, ", "[")
+
+            rows = [tuple(drop_ddl_time(v) for v in r) for r in rows]
+            rows = [r for r in rows if r != ("Table Properties", "[]", "")]
+            schema = [(n, t, _nullable(stmt, nl)) for n, t, nl in want[1]]
+            want = ("ok", schema, _normalize(rows, [root, "file:" + root]))
+        else:
+            want = tuple(want)
+        if got != want:
+            mismatches.append(f"{stmt}\n  ferrospark: {got}\n  pyspark+hive: {want}")
+    assert not mismatches, "\n".join(mismatches)

@@ -137,7 +137,11 @@ class Catalog:
             short = n.rsplit(".", 1)[-1]
             if short in user:
                 db, temp = user[short]
-                out.append(Function(short, None if temp else "spark_catalog", None if temp else [db], None, None, temp))
+                out.append(
+                    Function(
+                        short, None if temp else "spark_catalog", None if temp else [db], None, None, temp
+                    )
+                )
             else:
                 out.append(Function(n, None, None, None, None, True))
         return out
@@ -147,7 +151,9 @@ class Catalog:
         name = _qualified(functionName, dbName)
         if self._native.function_exists(name):
             return True
-        return dbName is None and bool(self._session.sql(f"SHOW SYSTEM FUNCTIONS LIKE '{functionName}'").collect())
+        return dbName is None and bool(
+            self._session.sql(f"SHOW SYSTEM FUNCTIONS LIKE '{functionName}'").collect()
+        )
 
     def dropTempView(self, viewName: str) -> bool:
         """Drops a temp view; whether it existed."""

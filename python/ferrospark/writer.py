@@ -98,7 +98,9 @@ class DataFrameWriter:
             raise UnsupportedError(f"compression {compression!r}: ferrospark writes snappy Parquet")
         _native.write_parquet(self._df._plan, str(path), self._mode, self._partition_by)
 
-    def save(self, path: str | None = None, format: str | None = None, mode: str | None = None, **options: Any) -> None:
+    def save(
+        self, path: str | None = None, format: str | None = None, mode: str | None = None, **options: Any
+    ) -> None:
         """Writes Parquet files under ``path``."""
         fmt = (format or self._format or "parquet").lower()
         if fmt != "parquet" or path is None:

@@ -1,10 +1,10 @@
 """A process using a shared SQLite metastore, for the catalog's multi-process tests.
 
-    catalog_worker.py create  <metastore> <warehouse> <worker> <tables>
-        creates tables w<worker>_<i> (each with a row and a partition) in database `shared`.
-    catalog_worker.py insert  <metastore> <warehouse> <parquet>
-        inserts the rows of a Parquet file into `shared.big` (long enough to be killed
-        mid-write).
+catalog_worker.py create  <metastore> <warehouse> <worker> <tables>
+    creates tables w<worker>_<i> (each with a row and a partition) in database `shared`.
+catalog_worker.py insert  <metastore> <warehouse> <parquet>
+    inserts the rows of a Parquet file into `shared.big` (long enough to be killed
+    mid-write).
 """
 
 from __future__ import annotations

@@ -406,9 +406,10 @@ impl ExternalCatalog for SqliteCatalog {
             if !taken.is_empty() && !ignore_if_exists {
                 return Err(partitions_exist(ident, &taken).into());
             }
+            let storage = rows::partition_storage(c, sd)?;
             for p in parts {
                 if rows::partition_id(c, id, &partition_path(&p.spec))?.is_none() {
-                    rows::insert_partition(c, id, sd, p)?;
+                    rows::insert_partition(c, id, &storage, p)?;
                 }
             }
             Ok(())
@@ -479,9 +480,10 @@ impl ExternalCatalog for SqliteCatalog {
                     rows::delete_partition(c, part)?;
                 }
             }
+            let storage = rows::partition_storage(c, sd)?;
             for p in added {
                 if rows::partition_id(c, id, &partition_path(&p.spec))?.is_none() {
-                    rows::insert_partition(c, id, sd, p)?;
+                    rows::insert_partition(c, id, &storage, p)?;
                 }
             }
             Ok(rows::set_stats(c, id, stats.as_ref())?)

@@ -16,13 +16,14 @@ use crate::types::catalog_string;
 
 /// Table parameters ferrospark keeps for itself (never shown as properties).
 const PROVIDER: &str = "spark.sql.sources.provider";
-const SCHEMA: &str = "ferrospark.schema";
+/// The exact Arrow schema as JSON (`COLUMNS_V2` holds Hive type names, which lose detail).
+const SCHEMA: &str = "ferrospark_arrow_schema";
 const TOTAL_SIZE: &str = "spark.sql.statistics.totalSize";
 const NUM_ROWS: &str = "spark.sql.statistics.numRows";
 const COMMENT: &str = "comment";
 
 fn is_reserved(key: &str) -> bool {
-    key.starts_with("spark.sql.") || key.starts_with("ferrospark.") || key == COMMENT
+    key.starts_with("spark.sql.") || key == SCHEMA || key == COMMENT
 }
 
 pub(super) fn sql(e: rusqlite::Error) -> FerroError {
@@ -510,43 +511,57 @@ pub(super) fn names(c: &Connection, query: &str, key: &dyn rusqlite::ToSql) -> R
 
 /// `PART_ID` of a partition.
 pub(super) fn partition_id(c: &Connection, table: i64, name: &str) -> Result<Option<i64>> {
+    c.prepare_cached("SELECT PART_ID FROM PARTITIONS WHERE TBL_ID = ?1 AND PART_NAME = ?2")
+        .and_then(|mut st| st.query_row(params![table, name], |r| r.get(0)).optional())
+        .map_err(sql)
+}
+
+/// What a table's partitions share of its storage descriptor: columns and formats.
+pub(super) struct PartitionStorage {
+    cd: i64,
+    input: Option<String>,
+    output: Option<String>,
+}
+
+pub(super) fn partition_storage(c: &Connection, table_sd: i64) -> Result<PartitionStorage> {
     c.query_row(
-        "SELECT PART_ID FROM PARTITIONS WHERE TBL_ID = ?1 AND PART_NAME = ?2",
-        params![table, name],
-        |r| r.get(0),
+        "SELECT CD_ID, INPUT_FORMAT, OUTPUT_FORMAT FROM SDS WHERE SD_ID = ?1",
+        [table_sd],
+        |r| {
+            Ok(PartitionStorage {
+                cd: r.get(0)?,
+                input: r.get(1)?,
+                output: r.get(2)?,
+            })
+        },
     )
-    .optional()
     .map_err(sql)
 }
 
 pub(super) fn insert_partition(
     c: &Connection,
     table: i64,
-    table_sd: i64,
+    storage: &PartitionStorage,
     p: &CatalogPartition,
 ) -> Result<()> {
-    let cd: i64 = c
-        .query_row("SELECT CD_ID FROM SDS WHERE SD_ID = ?1", [table_sd], |r| {
-            r.get(0)
-        })
-        .map_err(sql)?;
-    let (input, output): (Option<String>, Option<String>) = c
-        .query_row(
-            "SELECT INPUT_FORMAT, OUTPUT_FORMAT FROM SDS WHERE SD_ID = ?1",
-            [table_sd],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .map_err(sql)?;
-    c.execute(
+    let (cd, input, output) = (storage.cd, &storage.input, &storage.output);
+    c.prepare_cached(
         "INSERT INTO SDS (CD_ID, INPUT_FORMAT, LOCATION, OUTPUT_FORMAT) VALUES (?1, ?2, ?3, ?4)",
-        params![cd, input, p.location, output],
     )
+    .and_then(|mut st| st.execute(params![cd, input, p.location, output]))
     .map_err(sql)?;
     let sd = c.last_insert_rowid();
-    c.execute(
+    c.prepare_cached(
         "INSERT INTO PARTITIONS (CREATE_TIME, PART_NAME, SD_ID, TBL_ID) VALUES (?1, ?2, ?3, ?4)",
-        params![secs(p.created_ms), partition_path(&p.spec), sd, table],
     )
+    .and_then(|mut st| {
+        st.execute(params![
+            secs(p.created_ms),
+            partition_path(&p.spec),
+            sd,
+            table
+        ])
+    })
     .map_err(sql)?;
     let part = c.last_insert_rowid();
     let mut st = c
