@@ -8,10 +8,9 @@ import re
 from decimal import Decimal
 
 import pyarrow as pa
-import pytest
-from helpers import arrow_rows, norm_float_any, spark_rows
 
 import ferrospark as fs
+from helpers import arrow_rows, norm_float_any, spark_rows
 
 # Cells that cannot agree: when and by what the table was made, sizes of files two Parquet
 # writers wrote.
