@@ -34,6 +34,13 @@ pub trait ExternalCatalog: Send + Sync + std::fmt::Debug {
     /// Creates a table or view; whether it did (an existing name is an error unless
     /// `ignore_if_exists`).
     fn create_table(&self, table: &CatalogTable, ignore_if_exists: bool) -> Result<bool>;
+    /// Creates a table with its partitions in one change (`CREATE TABLE ... AS SELECT`): an
+    /// existing name is an error.
+    fn create_table_with_partitions(
+        &self,
+        table: &CatalogTable,
+        parts: &[CatalogPartition],
+    ) -> Result<()>;
     /// Drops a table or view with its partitions and statistics; what it was.
     fn drop_table(
         &self,

@@ -172,6 +172,31 @@ impl ExternalCatalog for InMemoryCatalog {
         })
     }
 
+    fn create_table_with_partitions(
+        &self,
+        table: &CatalogTable,
+        parts: &[CatalogPartition],
+    ) -> Result<()> {
+        self.write(|dbs| {
+            let db = db_mut(dbs, &table.ident.database)?;
+            if db.tables.contains_key(&table.ident.table) {
+                return Err(table_exists(&table.ident));
+            }
+            let partitions = parts
+                .iter()
+                .map(|p| (partition_path(&p.spec), p.clone()))
+                .collect();
+            db.tables.insert(
+                table.ident.table.clone(),
+                TableEntry {
+                    table: table.clone(),
+                    partitions,
+                },
+            );
+            Ok(())
+        })
+    }
+
     fn drop_table(
         &self,
         ident: &TableIdent,

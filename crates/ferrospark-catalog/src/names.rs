@@ -3,8 +3,9 @@
 
 use ferrospark_common::{FerroError, Result};
 
-/// Spark's marker for a NULL (or empty) partition value in a directory name.
-pub const DEFAULT_PARTITION_NAME: &str = "__HIVE_DEFAULT_PARTITION__";
+pub use ferrospark_common::hive_paths::{
+    escape_path_name, unescape_path_name, DEFAULT_PARTITION_NAME,
+};
 
 /// Splits a possibly qualified name (`db.t`, `` `my db`.`t.x` ``, ``a.`b``c` ``) into its
 /// parts, backquotes removed (a doubled backquote is one). Case is kept.
@@ -119,62 +120,6 @@ pub fn filter_names(mut names: Vec<String>, pattern: Option<&str>) -> Vec<String
     }
     names.sort();
     names
-}
-
-fn needs_escape(c: char) -> bool {
-    matches!(
-        c,
-        '\u{01}'
-            ..='\u{1F}'
-                | '"'
-                | '#'
-                | '%'
-                | '\''
-                | '*'
-                | '/'
-                | ':'
-                | '='
-                | '?'
-                | '\\'
-                | '\u{7F}'
-                | '{'
-                | '['
-                | ']'
-                | '^'
-    )
-}
-
-/// A partition value as it appears in a directory name (Spark's `escapePathName`).
-pub fn escape_path_name(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        if needs_escape(c) {
-            out.push_str(&format!("%{:02X}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Reverses [`escape_path_name`].
-pub fn unescape_path_name(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = |b: u8| (b as char).to_digit(16);
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A partition's directory path relative to its table: `p=1/q=a%2Fb`.

@@ -271,6 +271,18 @@ impl<V: Clone> SessionCatalog<V> {
         self.external.create_table(table, if_not_exists)
     }
 
+    /// Creates a table and its partitions in one change (after its files were committed).
+    pub fn create_table_with_partitions(
+        &self,
+        table: &CatalogTable,
+        parts: &[crate::model::CatalogPartition],
+    ) -> Result<()> {
+        validate(&table.ident.table, "table")?;
+        self.require_database(&table.ident.database)?;
+        self.invalidate(&table.ident);
+        self.external.create_table_with_partitions(table, parts)
+    }
+
     /// Drops a table or view (a managed table's files too); what it was.
     pub fn drop_table(&self, ident: &TableIdent, if_exists: bool) -> Result<Option<CatalogTable>> {
         let db = self.require_database(&ident.database)?;

@@ -7,6 +7,7 @@
 pub mod config;
 pub mod decimal;
 pub mod error;
+pub mod hive_paths;
 pub mod memory;
 pub mod metrics;
 pub mod order;

@@ -251,6 +251,26 @@ impl QueryEngine {
         })
     }
 
+    /// Optimizes, plans and starts `plan` as a stream that never holds all its rows: a
+    /// write's input, which goes to files batch by batch (a plan that would run in the scan
+    /// threads and collect there streams from its operators instead).
+    pub fn execute_streaming(&self, plan: &Arc<LogicalPlan>) -> Result<QueryResult> {
+        let (optimized, _) = self.optimize(plan)?;
+        let physical = self.physical(&optimized)?;
+        let ctx = Arc::new(TaskContext::with_progress(
+            self.config(),
+            Arc::new(QueryProgress::new()),
+        )?);
+        let schema = Self::output_schema(plan);
+        let out = schema.clone();
+        let stream = physical.execute(&ctx)?.map(move |b| rename(b?, &out));
+        Ok(QueryResult {
+            stream: Box::new(stream),
+            schema,
+            physical,
+        })
+    }
+
     /// Spark's EXPLAIN text of `plan` in `mode`.
     pub fn explain(&self, plan: &Arc<LogicalPlan>, mode: ExplainMode) -> Result<String> {
         let (optimized, rules) = self.optimize(plan)?;

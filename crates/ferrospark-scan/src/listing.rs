@@ -8,8 +8,9 @@ use arrow_array::{ArrayRef, Date32Array, Float64Array, Int32Array, Int64Array, S
 use arrow_schema::{DataType, Field};
 use ferrospark_common::{FerroError, Result};
 
+use ferrospark_common::hive_paths::unescape_path_name as unescape;
 /// Spark's marker for a NULL partition value.
-pub const HIVE_DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
+pub use ferrospark_common::hive_paths::DEFAULT_PARTITION_NAME as HIVE_DEFAULT_PARTITION;
 
 /// One data file and the raw partition values found in its directory path.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,26 +49,6 @@ fn is_hidden(name: &str) -> bool {
     name.starts_with('_') || name.starts_with('.')
 }
 
-fn unescape(v: &str) -> String {
-    // Spark escapes special characters in partition directory names as %XX.
-    let bytes = v.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = |b: u8| (b as char).to_digit(16);
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// A file found while walking: path, size, and `(key, value)` directory partitions.
 type Found = (PathBuf, u64, Vec<(String, Option<String>)>);
 
@@ -83,8 +64,16 @@ fn walk(dir: &Path, parts: &mut Vec<(String, Option<String>)>, out: &mut Vec<Fou
             continue;
         }
         let path = entry.path();
-        let meta = std::fs::metadata(&path).map_err(|e| FerroError::io(&path, e))?;
-        if meta.is_dir() {
+        // The directory entry's own type saves a stat per directory; a link is followed.
+        let kind = entry.file_type().map_err(|e| FerroError::io(&path, e))?;
+        let is_dir = if kind.is_symlink() {
+            std::fs::metadata(&path)
+                .map_err(|e| FerroError::io(&path, e))?
+                .is_dir()
+        } else {
+            kind.is_dir()
+        };
+        if is_dir {
             match name.split_once('=') {
                 Some((k, v)) if !k.is_empty() => {
                     let value = (v != HIVE_DEFAULT_PARTITION).then(|| unescape(v));
@@ -95,7 +84,10 @@ fn walk(dir: &Path, parts: &mut Vec<(String, Option<String>)>, out: &mut Vec<Fou
                 _ => walk(&path, parts, out)?,
             }
         } else if !name.ends_with(".crc") {
-            out.push((path, meta.len(), parts.clone()));
+            let len = std::fs::metadata(&path)
+                .map_err(|e| FerroError::io(&path, e))?
+                .len();
+            out.push((path, len, parts.clone()));
         }
     }
     Ok(())

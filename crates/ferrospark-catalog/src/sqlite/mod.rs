@@ -308,6 +308,29 @@ impl ExternalCatalog for SqliteCatalog {
         })
     }
 
+    fn create_table_with_partitions(
+        &self,
+        table: &CatalogTable,
+        parts: &[CatalogPartition],
+    ) -> Result<()> {
+        self.tx(|c| {
+            let db = need_db(c, &table.ident.database)?;
+            if rows::table_id(c, &table.ident)?.is_some() {
+                return Err(table_exists(&table.ident).into());
+            }
+            let id = rows::insert_table(c, db, table)?;
+            if !parts.is_empty() {
+                let (_, sd) = rows::table_id(c, &table.ident)?
+                    .ok_or_else(|| FerroError::Internal("a table just made is missing".into()))?;
+                let storage = rows::partition_storage(c, sd)?;
+                for p in parts {
+                    rows::insert_partition(c, id, &storage, p)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
     fn drop_table(
         &self,
         ident: &TableIdent,

@@ -32,11 +32,7 @@ pub(super) fn run(engine: &QueryEngine, cmd: Command) -> Result<()> {
             location,
             properties,
         } => {
-            for reserved in ["owner", "location", "comment"] {
-                if properties.keys().any(|k| k.eq_ignore_ascii_case(reserved)) {
-                    return Err(reserved_property(reserved));
-                }
-            }
+            check_reserved(&properties)?;
             let location = match location {
                 Some(l) => resolve_location(&l)?.to_string_lossy().into_owned(),
                 None => String::new(),
@@ -57,11 +53,7 @@ pub(super) fn run(engine: &QueryEngine, cmd: Command) -> Result<()> {
             cascade,
         } => cat.drop_database(&name, if_exists, cascade),
         Command::AlterDatabaseProperties { name, properties } => {
-            for reserved in ["owner", "location", "comment"] {
-                if properties.keys().any(|k| k.eq_ignore_ascii_case(reserved)) {
-                    return Err(reserved_property(reserved));
-                }
-            }
+            check_reserved(&properties)?;
             let mut db = cat.require_database(&normalize(&name))?;
             db.properties.extend(properties);
             cat.external().alter_database(&db)
@@ -338,6 +330,17 @@ pub(super) fn run(engine: &QueryEngine, cmd: Command) -> Result<()> {
             "{other:?} is not a catalog change"
         ))),
     }
+}
+
+/// Database properties Spark sets itself (`owner`) or takes from clauses (`LOCATION`,
+/// `COMMENT`) are refused as properties.
+fn check_reserved(properties: &BTreeMap<String, String>) -> Result<()> {
+    for reserved in ["owner", "location", "comment"] {
+        if properties.keys().any(|k| k.eq_ignore_ascii_case(reserved)) {
+            return Err(reserved_property(reserved));
+        }
+    }
+    Ok(())
 }
 
 fn reserved_property(key: &str) -> FerroError {
@@ -740,12 +743,15 @@ fn inferred_fields(
         .iter()
         .map(|f| f.name().clone())
         .collect();
-    let fields = plan
-        .output()
+    Ok((nullable_fields(&plan), partitions))
+}
+
+/// A plan's columns as a new table's: every one nullable (Spark's `asNullable`).
+pub(crate) fn nullable_fields(plan: &LogicalPlan) -> Vec<Field> {
+    plan.output()
         .iter()
         .map(|a| Field::new(&a.name, a.data_type.clone(), true))
-        .collect();
-    Ok((fields, partitions))
+        .collect()
 }
 
 pub(crate) fn owner() -> String {

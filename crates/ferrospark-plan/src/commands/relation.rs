@@ -73,9 +73,17 @@ fn files_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>
     let name = t.ident.table.clone();
     let b = &engine.builder;
     let provider = t.provider.as_deref().unwrap_or("parquet");
-    let plan = if !has_data_files(&location) {
-        b.scan_memory(t.schema.clone(), Vec::new(), &name)
-    } else if provider == "parquet" {
+    // One walk of the location: whether there is anything to read, and (for a partitioned
+    // table) which partition directories hold files.
+    let listing = match ferrospark_scan::list_files(std::slice::from_ref(&location)) {
+        Ok(l) => Some(l),
+        Err(FerroError::PathNotFound(_)) => None,
+        Err(e) => return Err(e),
+    };
+    let Some(listing) = listing.filter(|l| l.files.iter().any(|f| f.size > 0)) else {
+        return Ok(b.scan_memory(t.schema.clone(), Vec::new(), &name));
+    };
+    let plan = if provider == "parquet" {
         b.scan_parquet(std::slice::from_ref(&location), &name)?
     } else {
         let format = ferrospark_scan::FileFormat::parse(provider)?;
@@ -93,16 +101,17 @@ fn files_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>
         None => plan,
     };
     let plan = conform(b, plan, &t.schema)?;
-    registered_only(engine, t, &location, plan)
+    registered_only(engine, t, &listing, plan)
 }
 
 /// A partitioned table reads the partitions its catalog holds (Spark's partition provider
 /// `Catalog`): directories nobody added (`ALTER TABLE ... RECOVER PARTITIONS` adds them) are
-/// filtered out. Usually every directory is registered and the plan is left alone.
+/// filtered out. Usually every directory with files is registered and the plan is left
+/// alone.
 fn registered_only(
     engine: &QueryEngine,
     t: &CatalogTable,
-    location: &std::path::Path,
+    listing: &ferrospark_scan::Listing,
     plan: Arc<LogicalPlan>,
 ) -> Result<Arc<LogicalPlan>> {
     if !t.is_partitioned() {
@@ -112,16 +121,19 @@ fn registered_only(
         .catalog()
         .external()
         .list_partitions(&t.ident, None)?;
-    let mut on_disk = Vec::new();
-    super::ddl::discover(location, location, &t.partition_columns, &mut on_disk)?;
-    let known: std::collections::HashSet<String> = registered
+    let known: std::collections::HashSet<Vec<Option<&str>>> = registered
         .iter()
-        .map(|p| ferrospark_catalog::names::partition_path(&p.spec))
+        .map(|p| p.spec.iter().map(|(_, v)| v.as_deref()).collect())
         .collect();
-    if on_disk
-        .iter()
-        .all(|(spec, _)| known.contains(&ferrospark_catalog::names::partition_path(spec)))
-    {
+    let all_known = listing.files.iter().all(|f| {
+        let values: Vec<Option<&str>> = f
+            .partition_values
+            .iter()
+            .map(|v| v.as_deref().filter(|v| !v.is_empty()))
+            .collect();
+        known.contains(&values)
+    });
+    if all_known {
         return Ok(plan);
     }
     if registered.is_empty() {

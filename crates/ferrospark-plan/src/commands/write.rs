@@ -27,8 +27,8 @@ use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
 use super::ddl::{
-    new_table_location, normalize_spec, owner, provider_of, require_table, table_location,
-    table_schema,
+    new_table_location, normalize_spec, nullable_fields, owner, provider_of, require_table,
+    table_location, table_schema,
 };
 use super::relation::cast;
 use super::{CreateTable, InsertSpec};
@@ -189,7 +189,7 @@ fn write_files(
     partition_columns: &[String],
     staged: &StagedWrite,
 ) -> Result<Written> {
-    let result = engine.execute(plan)?;
+    let result = engine.execute_streaming(plan)?;
     let n_data = data_schema.fields().len();
     let threads = engine.config().scan_threads()?.clamp(1, 8);
     let partitioned = !partition_columns.is_empty();
@@ -598,11 +598,7 @@ pub(crate) fn create_table_as(
         )));
     }
     let (location, table_type) = new_table_location(engine, ident, c.location.as_deref())?;
-    let fields: Vec<Field> = plan
-        .output()
-        .iter()
-        .map(|a| Field::new(&a.name, a.data_type.clone(), true))
-        .collect();
+    let fields = nullable_fields(&plan);
     let (schema, partition_columns) = table_schema(ident, fields, &c.partition_by)?;
     let table = CatalogTable {
         ident: ident.clone(),
@@ -621,9 +617,7 @@ pub(crate) fn create_table_as(
     };
     let input = by_name(engine, plan, &schema)?;
     let added = write_new(engine, &table, &location, input, true)?;
-    cat.create_table(&table, false)?;
-    cat.external().commit_write(ident, &[], &added, None)?;
-    Ok(())
+    cat.create_table_with_partitions(&table, &added).map(|_| ())
 }
 
 /// `plan`'s columns in `schema`'s order, by name.
@@ -731,11 +725,7 @@ pub fn save_as_table(
             // The table is replaced with the new rows' schema; its files are swapped in
             // place, then its metadata and partitions in one transaction each.
             let location = PathBuf::from(existing.location.clone().unwrap_or_default());
-            let fields: Vec<Field> = plan
-                .output()
-                .iter()
-                .map(|a| Field::new(&a.name, a.data_type.clone(), true))
-                .collect();
+            let fields = nullable_fields(&plan);
             let (schema, partition_columns) = table_schema(&ident, fields, &create.partition_by)?;
             let mut table = existing.clone();
             table.schema = schema.clone();
@@ -792,11 +782,7 @@ pub fn write_parquet_path(
         }
     }
     let ident = TableIdent::new("", "");
-    let fields: Vec<Field> = plan
-        .output()
-        .iter()
-        .map(|a| Field::new(&a.name, a.data_type.clone(), true))
-        .collect();
+    let fields = nullable_fields(&plan);
     let (schema, partition_columns) = table_schema(&ident, fields, &partition_by)?;
     let input = by_name(engine, plan, &schema)?;
     let data: Vec<Field> = schema
