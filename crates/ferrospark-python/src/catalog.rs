@@ -22,6 +22,9 @@ pub(crate) struct PyCatalog(pub(crate) Arc<Catalog>);
 /// (name, namespace, description, tableType, isTemporary) as `pyspark.sql.catalog.Table`.
 type TableRow = (String, Option<String>, Option<String>, String, bool);
 
+/// (name, description, dataType, nullable, isPartition) as `pyspark.sql.catalog.Column`.
+type ColumnRow = (String, Option<String>, String, bool, bool);
+
 #[pymethods]
 impl PyCatalog {
     /// Opens the catalog `url` names (`memory`, `sqlite:///path`) under `conf`.
@@ -161,11 +164,7 @@ impl PyCatalog {
     }
 
     /// `(name, description, dataType, nullable, isPartition)` per column.
-    fn list_columns(
-        &self,
-        py: Python<'_>,
-        name: &str,
-    ) -> PyResult<Vec<(String, Option<String>, String, bool, bool)>> {
+    fn list_columns(&self, py: Python<'_>, name: &str) -> PyResult<Vec<ColumnRow>> {
         let parts = parse_multipart(name).py(py)?;
         let cat = &self.0;
         match cat.lookup(&parts).py(py)? {

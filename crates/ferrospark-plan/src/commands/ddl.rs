@@ -295,7 +295,7 @@ pub(super) fn run(engine: &QueryEngine, cmd: Command) -> Result<()> {
                 created_ms: ferrospark_catalog::model::now_ms(),
             };
             if temporary {
-                if if_not_exists && cat.lookup_function(&[fname.clone()])?.is_some() {
+                if if_not_exists && cat.lookup_function(std::slice::from_ref(&fname))?.is_some() {
                     return Ok(());
                 }
                 cat.create_temp_function(f, replace)

@@ -109,6 +109,9 @@ pub enum FunctionScope {
 /// `Some(None)` for NULL.
 pub type InsertSpec = Vec<(String, Option<Option<String>>)>;
 
+/// A partition spec with a value for every key (`PARTITION (k = v, ...)`).
+pub type StaticSpec = Vec<(String, Option<String>)>;
+
 /// A parsed command.
 #[allow(missing_docs)]
 #[derive(Debug, Clone, PartialEq)]
@@ -214,7 +217,7 @@ pub enum Command {
     AddPartitions {
         table: Vec<String>,
         if_not_exists: bool,
-        parts: Vec<(Vec<(String, Option<String>)>, Option<String>)>,
+        parts: Vec<(StaticSpec, Option<String>)>,
     },
     DropPartitions {
         table: Vec<String>,

@@ -692,9 +692,7 @@ fn create(p: &mut Parser<'_>, tz: &str) -> Result<Command> {
         t.columns = Some(p.column_defs(tz)?);
     }
     while !p.at_end() {
-        if p.eat_kw("USING") {
-            t.provider = Some(p.ident()?.to_ascii_lowercase());
-        } else if p.eat_kws(&["STORED", "AS"]) {
+        if p.eat_kw("USING") || p.eat_kws(&["STORED", "AS"]) {
             t.provider = Some(p.ident()?.to_ascii_lowercase());
         } else if p.eat_kw("OPTIONS") {
             t.options = p.properties()?;
@@ -717,9 +715,7 @@ fn create(p: &mut Parser<'_>, tz: &str) -> Result<Command> {
             t.comment = Some(p.string()?);
         } else if p.eat_kw("TBLPROPERTIES") {
             t.properties = p.properties()?;
-        } else if p.eat_kw("AS") {
-            t.query = Some(p.rest()?);
-        } else if p.peek().is_some_and(|t| matches!(t, Tok::Word(w) if w.eq_ignore_ascii_case("select") || w.eq_ignore_ascii_case("with"))) {
+        } else if p.eat_kw("AS") || p.is_kw("SELECT") || p.is_kw("WITH") {
             t.query = Some(p.rest()?);
         } else {
             return Err(p.err());
