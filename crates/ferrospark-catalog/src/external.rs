@@ -77,6 +77,21 @@ pub trait ExternalCatalog: Send + Sync + std::fmt::Debug {
         ident: &TableIdent,
         partial: Option<&PartitionSpec>,
     ) -> Result<Vec<CatalogPartition>>;
+    /// The names (`p=1/q=a`) of the partitions matching `partial`, sorted: what `SHOW
+    /// PARTITIONS` lists, without loading each partition.
+    fn list_partition_names(
+        &self,
+        ident: &TableIdent,
+        partial: Option<&PartitionSpec>,
+    ) -> Result<Vec<String>> {
+        let mut names: Vec<String> = self
+            .list_partitions(ident, partial)?
+            .iter()
+            .map(|p| crate::names::partition_path(&p.spec))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
     /// The end of a write: the partitions it replaced are dropped, those it made added
     /// (existing ones kept) and the table's statistics set, in one change.
     fn commit_write(

@@ -489,6 +489,30 @@ impl ExternalCatalog for SqliteCatalog {
         })
     }
 
+    fn list_partition_names(
+        &self,
+        ident: &TableIdent,
+        partial: Option<&PartitionSpec>,
+    ) -> Result<Vec<String>> {
+        if partial.is_some() {
+            let mut names: Vec<String> = self
+                .list_partitions(ident, partial)?
+                .iter()
+                .map(|p| partition_path(&p.spec))
+                .collect();
+            names.sort();
+            return Ok(names);
+        }
+        self.read(|c| {
+            let (id, _) =
+                rows::table_id(c, ident)?.ok_or_else(|| table_not_found(&ident.quoted()))?;
+            let mut names =
+                rows::names(c, "SELECT PART_NAME FROM PARTITIONS WHERE TBL_ID = ?1", &id)?;
+            names.sort();
+            Ok(names)
+        })
+    }
+
     fn commit_write(
         &self,
         ident: &TableIdent,

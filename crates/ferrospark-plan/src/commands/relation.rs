@@ -117,25 +117,24 @@ fn registered_only(
     if !t.is_partitioned() {
         return Ok(plan);
     }
-    let registered = engine
-        .catalog()
-        .external()
-        .list_partitions(&t.ident, None)?;
-    let known: std::collections::HashSet<Vec<Option<&str>>> = registered
-        .iter()
-        .map(|p| p.spec.iter().map(|(_, v)| v.as_deref()).collect())
+    let external = engine.catalog().external();
+    let known: std::collections::HashSet<String> = external
+        .list_partition_names(&t.ident, None)?
+        .into_iter()
         .collect();
     let all_known = listing.files.iter().all(|f| {
-        let values: Vec<Option<&str>> = f
-            .partition_values
+        let spec: Vec<(String, Option<String>)> = t
+            .partition_columns
             .iter()
-            .map(|v| v.as_deref().filter(|v| !v.is_empty()))
+            .cloned()
+            .zip(f.partition_values.iter().cloned())
             .collect();
-        known.contains(&values)
+        known.contains(&ferrospark_catalog::names::partition_path(&spec))
     });
     if all_known {
         return Ok(plan);
     }
+    let registered = external.list_partitions(&t.ident, None)?;
     if registered.is_empty() {
         return Ok(engine
             .builder

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use arrow_array::RecordBatch;
-use ferrospark_catalog::names::{filter_names, normalize, partition_path, quote};
+use ferrospark_catalog::names::{filter_names, normalize, quote};
 use ferrospark_catalog::types::{catalog_string, ddl_string};
 use ferrospark_catalog::warehouse::location_uri;
 use ferrospark_catalog::{CatalogTable, Relation, TableType};
@@ -125,13 +125,9 @@ pub(super) fn run(engine: &QueryEngine, cmd: Command) -> Result<RecordBatch> {
                 Some(s) => Some(normalize_spec(&t, &s, false)?),
                 None => None,
             };
-            let mut names: Vec<String> = cat
+            let names = cat
                 .external()
-                .list_partitions(&t.ident, partial.as_ref())?
-                .iter()
-                .map(|p| partition_path(&p.spec))
-                .collect();
-            names.sort();
+                .list_partition_names(&t.ident, partial.as_ref())?;
             string_rows(
                 &[col("partition")],
                 names.into_iter().map(|n| vec![Some(n)]).collect(),
