@@ -274,7 +274,8 @@ def print_tables(results: dict, lineitem: Path | None) -> None:
         print(f"\nWrite path: TPC-H lineitem ({lineitem}) as snappy Parquet")
         base = writes.get("ferrospark")
         print(
-            f"{'engine':<19} {'CTAS s':>8} {'INSERT s':>9} {'rows':>10} {'Mrows/s':>8} {'out MB':>7} {'vs ferrospark':>14}"
+            f"{'engine':<19} {'CTAS s':>8} {'INSERT s':>9} {'rows':>10} {'Mrows/s':>8} {'out MB':>7} "
+            f"{'INSERT / ferrospark':>20} {'peak MB':>8}"
         )
         for e, w in writes.items():
             ratio = f"{w['insert_s'] / base['insert_s']:.2f}x" if base else ""

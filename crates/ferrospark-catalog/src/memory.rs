@@ -333,6 +333,25 @@ impl ExternalCatalog for InMemoryCatalog {
         })
     }
 
+    fn list_partition_names(
+        &self,
+        ident: &TableIdent,
+        partial: Option<&PartitionSpec>,
+    ) -> Result<Vec<String>> {
+        self.read(|dbs| {
+            let t = dbs
+                .get(&ident.database)
+                .and_then(|d| d.tables.get(&ident.table))
+                .ok_or_else(|| table_not_found(&ident.quoted()))?;
+            // Keyed by name already, in order.
+            Ok(t.partitions
+                .iter()
+                .filter(|(_, p)| partial.is_none_or(|s| matches_partial(&p.spec, s)))
+                .map(|(name, _)| name.clone())
+                .collect())
+        })
+    }
+
     fn commit_write(
         &self,
         ident: &TableIdent,

@@ -91,7 +91,10 @@ fn exercise(c: &dyn ExternalCatalog) {
         .map(|p| crate::names::partition_path(&p.spec))
         .collect();
     assert_eq!(names, ["p=1", "p=2", "p=__HIVE_DEFAULT_PARTITION__"]);
-    assert_eq!(c.list_partition_names(&t.ident, None).expect("names"), names);
+    assert_eq!(
+        c.list_partition_names(&t.ident, None).expect("names"),
+        names
+    );
     assert_eq!(
         c.list_partition_names(&t.ident, Some(&vec![("p".into(), Some("2".into()))]))
             .expect("names"),
