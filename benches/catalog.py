@@ -2,7 +2,7 @@
 
     python benches/catalog.py [--tables 10000] [--partitions 100000] [--scale 1]
                               [--spark-tables 2000] [--spark-partitions 100000]
-                              [--engines ferrospark,ferrospark-sqlite,pyspark,pyspark-hive,duckdb]
+                              [--engines ferrospark,ferrospark-sqlite,pyspark,pyspark-hive,duckdb,polars]
 
 Each engine runs in a process of its own (its peak RSS is the process's, a JVM's included),
 on 2 threads, in one run:
@@ -12,8 +12,9 @@ on 2 threads, in one run:
   planning time of ``SELECT count(*) FROM pt WHERE p = <one value>`` on the partitioned
   table (cold: the table's first query; warm: again).
 * writes: TPC-H lineitem as Parquet by CTAS and by INSERT INTO an empty table (ferrospark,
-  PySpark in-memory catalog), DuckDB's ``COPY ... TO ... (FORMAT parquet)`` for the same
-  rows; seconds, rows/s and output MB.
+  PySpark in-memory catalog), DuckDB's ``COPY ... TO ... (FORMAT parquet)`` and Polars'
+  ``scan_parquet(...).sink_parquet(...)`` for the same rows (neither has a catalog: their
+  figure is the write alone); seconds, rows/s and output MB.
 
 PySpark creates ``--spark-tables`` tables (its per-table cost makes 10,000 take many
 minutes), with Hive support ``--hive-tables`` and ``--hive-partitions`` (Derby is slower
@@ -160,12 +161,25 @@ def bench_duckdb(work: Path, lineitem: Path) -> dict:
     return {"ctas_s": s, "insert_s": s, "rows": rows, "out_mb": target.stat().st_size / 1e6}
 
 
+def bench_polars(work: Path, lineitem: Path) -> dict:
+    import polars as pl
+
+    target = work / "polars.parquet"
+    t0 = time.perf_counter()
+    pl.scan_parquet(f"{lineitem}/*.parquet").sink_parquet(target, compression="snappy")
+    s = time.perf_counter() - t0
+    rows = pl.scan_parquet(target).select(pl.len()).collect().item()
+    return {"ctas_s": s, "insert_s": s, "rows": rows, "out_mb": target.stat().st_size / 1e6}
+
+
 def worker(args) -> None:
     work = Path(tempfile.mkdtemp(prefix=f"catalog-{args.worker}-", dir=args.tmp))
     try:
         result: dict = {"engine": args.worker}
         if args.worker == "duckdb":
             result["writes"] = bench_duckdb(work, Path(args.lineitem))
+        elif args.worker == "polars":
+            result["writes"] = bench_polars(work, Path(args.lineitem))
         else:
             r = Runner(args.worker, work)
             tables, partitions = {
@@ -189,7 +203,7 @@ def main() -> int:
     ap.add_argument("--hive-tables", type=int, default=1_000)
     ap.add_argument("--hive-partitions", type=int, default=20_000)
     ap.add_argument("--scale", type=float, default=1)
-    ap.add_argument("--engines", default="ferrospark,ferrospark-sqlite,pyspark,pyspark-hive,duckdb")
+    ap.add_argument("--engines", default="ferrospark,ferrospark-sqlite,pyspark,pyspark-hive,duckdb,polars")
     ap.add_argument("--no-writes", action="store_true")
     ap.add_argument("--tmp", default=None, help="directory for warehouses (default: the system's)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)

@@ -33,14 +33,17 @@ pub trait ExternalCatalog: Send + Sync + std::fmt::Debug {
 
     /// Creates a table or view; whether it did (an existing name is an error unless
     /// `ignore_if_exists`).
-    fn create_table(&self, table: &CatalogTable, ignore_if_exists: bool) -> Result<bool>;
-    /// Creates a table with its partitions in one change (`CREATE TABLE ... AS SELECT`): an
-    /// existing name is an error.
+    fn create_table(&self, table: &CatalogTable, ignore_if_exists: bool) -> Result<bool> {
+        self.create_table_with_partitions(table, &[], ignore_if_exists)
+    }
+    /// Creates a table with its partitions in one change (`CREATE TABLE ... AS SELECT`);
+    /// whether it did.
     fn create_table_with_partitions(
         &self,
         table: &CatalogTable,
         parts: &[CatalogPartition],
-    ) -> Result<()>;
+        ignore_if_exists: bool,
+    ) -> Result<bool>;
     /// Drops a table or view with its partitions and statistics; what it was.
     fn drop_table(
         &self,
@@ -84,13 +87,7 @@ pub trait ExternalCatalog: Send + Sync + std::fmt::Debug {
         ident: &TableIdent,
         partial: Option<&PartitionSpec>,
     ) -> Result<Vec<String>> {
-        let mut names: Vec<String> = self
-            .list_partitions(ident, partial)?
-            .iter()
-            .map(|p| crate::names::partition_path(&p.spec))
-            .collect();
-        names.sort();
-        Ok(names)
+        Ok(sorted_names(&self.list_partitions(ident, partial)?))
     }
     /// The end of a write: the partitions it replaced are dropped, those it made added
     /// (existing ones kept) and the table's statistics set, in one change.
@@ -110,6 +107,16 @@ pub trait ExternalCatalog: Send + Sync + std::fmt::Debug {
     fn get_function(&self, database: &str, name: &str) -> Result<Option<CatalogFunction>>;
     /// The function names of a database.
     fn list_functions(&self, database: &str) -> Result<Vec<String>>;
+}
+
+/// The sorted names (`p=1/q=a`) of `parts`.
+pub fn sorted_names(parts: &[CatalogPartition]) -> Vec<String> {
+    let mut names: Vec<String> = parts
+        .iter()
+        .map(|p| crate::names::partition_path(&p.spec))
+        .collect();
+    names.sort();
+    names
 }
 
 /// Whether `part` has every value of `partial`.

@@ -82,6 +82,15 @@ fn db_mut<'a>(
     dbs.get_mut(name).ok_or_else(|| database_not_found(name))
 }
 
+fn table_ref<'a>(
+    dbs: &'a BTreeMap<String, DatabaseEntry>,
+    ident: &TableIdent,
+) -> Result<&'a TableEntry> {
+    dbs.get(&ident.database)
+        .and_then(|d| d.tables.get(&ident.table))
+        .ok_or_else(|| table_not_found(&ident.quoted()))
+}
+
 fn table_mut<'a>(
     dbs: &'a mut BTreeMap<String, DatabaseEntry>,
     ident: &TableIdent,
@@ -151,7 +160,12 @@ impl ExternalCatalog for InMemoryCatalog {
         self.read(|dbs| Ok(dbs.keys().cloned().collect()))
     }
 
-    fn create_table(&self, table: &CatalogTable, ignore_if_exists: bool) -> Result<bool> {
+    fn create_table_with_partitions(
+        &self,
+        table: &CatalogTable,
+        parts: &[CatalogPartition],
+        ignore_if_exists: bool,
+    ) -> Result<bool> {
         self.write(|dbs| {
             let db = db_mut(dbs, &table.ident.database)?;
             if db.tables.contains_key(&table.ident.table) {
@@ -160,27 +174,6 @@ impl ExternalCatalog for InMemoryCatalog {
                 } else {
                     Err(table_exists(&table.ident))
                 };
-            }
-            db.tables.insert(
-                table.ident.table.clone(),
-                TableEntry {
-                    table: table.clone(),
-                    partitions: BTreeMap::new(),
-                },
-            );
-            Ok(true)
-        })
-    }
-
-    fn create_table_with_partitions(
-        &self,
-        table: &CatalogTable,
-        parts: &[CatalogPartition],
-    ) -> Result<()> {
-        self.write(|dbs| {
-            let db = db_mut(dbs, &table.ident.database)?;
-            if db.tables.contains_key(&table.ident.table) {
-                return Err(table_exists(&table.ident));
             }
             let partitions = parts
                 .iter()
@@ -193,7 +186,7 @@ impl ExternalCatalog for InMemoryCatalog {
                     partitions,
                 },
             );
-            Ok(())
+            Ok(true)
         })
     }
 
@@ -321,10 +314,7 @@ impl ExternalCatalog for InMemoryCatalog {
         partial: Option<&PartitionSpec>,
     ) -> Result<Vec<CatalogPartition>> {
         self.read(|dbs| {
-            let t = dbs
-                .get(&ident.database)
-                .and_then(|d| d.tables.get(&ident.table))
-                .ok_or_else(|| table_not_found(&ident.quoted()))?;
+            let t = table_ref(dbs, ident)?;
             Ok(t.partitions
                 .values()
                 .filter(|p| partial.is_none_or(|s| matches_partial(&p.spec, s)))
@@ -339,10 +329,7 @@ impl ExternalCatalog for InMemoryCatalog {
         partial: Option<&PartitionSpec>,
     ) -> Result<Vec<String>> {
         self.read(|dbs| {
-            let t = dbs
-                .get(&ident.database)
-                .and_then(|d| d.tables.get(&ident.table))
-                .ok_or_else(|| table_not_found(&ident.quoted()))?;
+            let t = table_ref(dbs, ident)?;
             // Keyed by name already, in order.
             Ok(t.partitions
                 .iter()

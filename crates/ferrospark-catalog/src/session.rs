@@ -280,7 +280,9 @@ impl<V: Clone> SessionCatalog<V> {
         validate(&table.ident.table, "table")?;
         self.require_database(&table.ident.database)?;
         self.invalidate(&table.ident);
-        self.external.create_table_with_partitions(table, parts)
+        self.external
+            .create_table_with_partitions(table, parts, false)
+            .map(|_| ())
     }
 
     /// Drops a table or view (a managed table's files too); what it was.
@@ -483,12 +485,5 @@ impl<V: Clone> SessionCatalog<V> {
         if let Ok(mut c) = self.relation_cache.write() {
             c.clear();
         }
-    }
-
-    /// `[TABLE_OR_VIEW_NOT_FOUND]` unless `ident` exists, for commands on tables.
-    pub fn table_or_not_found(&self, ident: &TableIdent) -> Result<CatalogTable> {
-        self.external
-            .get_table(ident)?
-            .ok_or_else(|| table_not_found(&ident.quoted()))
     }
 }

@@ -160,10 +160,10 @@ fn exercise(c: &dyn ExternalCatalog) {
     assert_eq!(names, ["p=9", "p=__HIVE_DEFAULT_PARTITION__"]);
 
     let made = table("s", "made");
-    c.create_table_with_partitions(&made, &[part(Some("1")), part(None)])
+    c.create_table_with_partitions(&made, &[part(Some("1")), part(None)], false)
         .expect("with partitions");
     assert_eq!(c.list_partitions(&made.ident, None).expect("list").len(), 2);
-    assert!(c.create_table_with_partitions(&made, &[]).is_err());
+    assert!(c.create_table_with_partitions(&made, &[], false).is_err());
     c.drop_table(&made.ident, false).expect("drop");
 
     c.rename_table(&t.ident, "t2", Some("/wh/s.db/t2".into()))

@@ -233,37 +233,39 @@ impl QueryEngine {
         plan: &Arc<LogicalPlan>,
         progress: Arc<QueryProgress>,
     ) -> Result<QueryResult> {
-        let (optimized, _) = self.optimize(plan)?;
-        let physical = self.physical(&optimized)?;
-        let ctx = Arc::new(TaskContext::with_progress(self.config(), progress)?);
-        let schema = Self::output_schema(plan);
-        let out = schema.clone();
-        // A plan that streams inside a scan runs on every scan thread; others stream.
-        let stream: BatchStream = match physical.pipeline(&ctx)? {
-            Some(p) => Box::new(p.collect()?.into_iter().map(Ok)),
-            None => physical.execute(&ctx)?,
-        };
-        let stream = stream.map(move |b| rename(b?, &out));
-        Ok(QueryResult {
-            stream: Box::new(stream),
-            schema,
-            physical,
-        })
+        self.start(plan, progress, true)
     }
 
     /// Optimizes, plans and starts `plan` as a stream that never holds all its rows: a
     /// write's input, which goes to files batch by batch (a plan that would run in the scan
     /// threads and collect there streams from its operators instead).
     pub fn execute_streaming(&self, plan: &Arc<LogicalPlan>) -> Result<QueryResult> {
+        self.start(plan, Arc::new(QueryProgress::new()), false)
+    }
+
+    fn start(
+        &self,
+        plan: &Arc<LogicalPlan>,
+        progress: Arc<QueryProgress>,
+        collect_pipelines: bool,
+    ) -> Result<QueryResult> {
         let (optimized, _) = self.optimize(plan)?;
         let physical = self.physical(&optimized)?;
-        let ctx = Arc::new(TaskContext::with_progress(
-            self.config(),
-            Arc::new(QueryProgress::new()),
-        )?);
+        let ctx = Arc::new(TaskContext::with_progress(self.config(), progress)?);
         let schema = Self::output_schema(plan);
         let out = schema.clone();
-        let stream = physical.execute(&ctx)?.map(move |b| rename(b?, &out));
+        // A plan that streams inside a scan runs on every scan thread and is collected there;
+        // others stream.
+        let pipeline = if collect_pipelines {
+            physical.pipeline(&ctx)?
+        } else {
+            None
+        };
+        let stream: BatchStream = match pipeline {
+            Some(p) => Box::new(p.collect()?.into_iter().map(Ok)),
+            None => physical.execute(&ctx)?,
+        };
+        let stream = stream.map(move |b| rename(b?, &out));
         Ok(QueryResult {
             stream: Box::new(stream),
             schema,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ferrospark_catalog::names::parse_multipart;
 use ferrospark_catalog::warehouse::location_uri;
-use ferrospark_catalog::{Relation, TableType};
+use ferrospark_catalog::Relation;
 use ferrospark_plan::commands::write::{self, SaveMode};
 use ferrospark_plan::engine::{open_catalog, Catalog};
 use pyo3::prelude::*;
@@ -234,23 +234,6 @@ impl PyCatalog {
         let ident = self.0.qualify(&parts).py(py)?;
         self.0.invalidate(&ident);
         Ok(())
-    }
-
-    /// Whether the table is external, managed or a view (`None` if it does not exist).
-    fn table_type(&self, py: Python<'_>, name: &str) -> PyResult<Option<String>> {
-        let parts = parse_multipart(name).py(py)?;
-        Ok(match self.0.lookup(&parts).py(py)? {
-            Some(Relation::Table(t)) => Some(
-                match t.table_type {
-                    TableType::Managed => "MANAGED",
-                    TableType::External => "EXTERNAL",
-                    TableType::View => "VIEW",
-                }
-                .to_string(),
-            ),
-            Some(_) => Some("TEMPORARY".into()),
-            None => None,
-        })
     }
 }
 

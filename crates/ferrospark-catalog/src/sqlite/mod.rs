@@ -293,7 +293,12 @@ impl ExternalCatalog for SqliteCatalog {
         self.read(|c| rows::names(c, "SELECT NAME FROM DBS WHERE ?1 ORDER BY NAME", &1))
     }
 
-    fn create_table(&self, table: &CatalogTable, ignore_if_exists: bool) -> Result<bool> {
+    fn create_table_with_partitions(
+        &self,
+        table: &CatalogTable,
+        parts: &[CatalogPartition],
+        ignore_if_exists: bool,
+    ) -> Result<bool> {
         self.tx(|c| {
             let db = need_db(c, &table.ident.database)?;
             if rows::table_id(c, &table.ident)?.is_some() {
@@ -302,21 +307,6 @@ impl ExternalCatalog for SqliteCatalog {
                 } else {
                     Err(table_exists(&table.ident).into())
                 };
-            }
-            rows::insert_table(c, db, table)?;
-            Ok(true)
-        })
-    }
-
-    fn create_table_with_partitions(
-        &self,
-        table: &CatalogTable,
-        parts: &[CatalogPartition],
-    ) -> Result<()> {
-        self.tx(|c| {
-            let db = need_db(c, &table.ident.database)?;
-            if rows::table_id(c, &table.ident)?.is_some() {
-                return Err(table_exists(&table.ident).into());
             }
             let id = rows::insert_table(c, db, table)?;
             if !parts.is_empty() {
@@ -327,7 +317,7 @@ impl ExternalCatalog for SqliteCatalog {
                     rows::insert_partition(c, id, &storage, p)?;
                 }
             }
-            Ok(())
+            Ok(true)
         })
     }
 
@@ -495,13 +485,9 @@ impl ExternalCatalog for SqliteCatalog {
         partial: Option<&PartitionSpec>,
     ) -> Result<Vec<String>> {
         if partial.is_some() {
-            let mut names: Vec<String> = self
-                .list_partitions(ident, partial)?
-                .iter()
-                .map(|p| partition_path(&p.spec))
-                .collect();
-            names.sort();
-            return Ok(names);
+            return Ok(crate::external::sorted_names(
+                &self.list_partitions(ident, partial)?,
+            ));
         }
         self.read(|c| {
             let (id, _) =

@@ -17,22 +17,13 @@ use super::ddl::{require_table, table_location};
 use super::StatsMode;
 use crate::engine::QueryEngine;
 
-/// Bytes of the data files a reader sees under `dir`.
-pub(crate) fn data_size(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .filter(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            !n.starts_with('_') && !n.starts_with('.')
-        })
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => data_size(&e.path()),
-            _ => e.metadata().map(|m| m.len()).unwrap_or(0),
-        })
-        .sum()
+/// Bytes of the data files a reader sees under `dir` (the scan's own listing).
+pub(crate) fn data_size(dir: &Path) -> Result<u64> {
+    match ferrospark_scan::list_files(&[dir.to_path_buf()]) {
+        Ok(l) => Ok(l.files.iter().map(|f| f.size).sum()),
+        Err(FerroError::PathNotFound(_)) => Ok(0),
+        Err(e) => Err(e),
+    }
 }
 
 /// Spark's default size of a value of `dt` (its `defaultSize`), the average and maximum
@@ -89,7 +80,7 @@ pub(super) fn analyze(engine: &QueryEngine, table: &[String], mode: &StatsMode) 
             t.ident.quoted()
         )));
     }
-    let size_in_bytes = data_size(&table_location(&t)?);
+    let size_in_bytes = data_size(&table_location(&t)?)?;
     let name = format!("{}.{}", quote(&t.ident.database), quote(&t.ident.table));
     let columns: Vec<String> = match mode {
         StatsMode::Columns(c) => c.clone(),

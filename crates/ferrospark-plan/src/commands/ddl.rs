@@ -2,7 +2,7 @@
 //! functions. Each validates first, then makes one catalog change, then touches files (a
 //! managed table's directory), so a failure leaves the catalog as it was.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ use ferrospark_catalog::{
 };
 use ferrospark_common::{FerroError, Result};
 
-use super::{ColumnDef, Command, CreateTable, ViewKind};
+use super::{ColumnDef, Command, CreateTable, ViewDef, ViewKind};
 use crate::engine::QueryEngine;
 use crate::logical::LogicalPlan;
 
@@ -65,28 +65,7 @@ pub(super) fn run(engine: &QueryEngine, cmd: Command) -> Result<()> {
         }
         Command::Use { name } => cat.set_current_database(&name),
         Command::CreateTable(t) => create_table(engine, *t),
-        Command::CreateView {
-            name,
-            replace,
-            if_not_exists,
-            kind,
-            columns,
-            query,
-            comment,
-            properties,
-        } => create_view(
-            engine,
-            ViewDef {
-                name,
-                replace,
-                if_not_exists,
-                kind,
-                columns,
-                query,
-                comment,
-                properties,
-            },
-        ),
+        Command::CreateView(v) => create_view(engine, *v),
         Command::DropTable {
             name,
             if_exists,
@@ -394,11 +373,10 @@ pub(crate) fn table_location(t: &CatalogTable) -> Result<PathBuf> {
 }
 
 pub(crate) fn field_of(c: &ColumnDef) -> Field {
-    let f = Field::new(&c.name, c.data_type.clone(), c.nullable);
-    match &c.comment {
-        Some(text) => f.with_metadata(HashMap::from([("comment".to_string(), text.clone())])),
-        None => f,
-    }
+    super::with_comment(
+        Field::new(&c.name, c.data_type.clone(), c.nullable),
+        c.comment.as_deref(),
+    )
 }
 
 /// A partition spec as the table orders and names it; with `require_all`, every partition
@@ -756,17 +734,6 @@ pub(crate) fn nullable_fields(plan: &LogicalPlan) -> Vec<Field> {
 
 pub(crate) fn owner() -> String {
     std::env::var("USER").unwrap_or_else(|_| "root".into())
-}
-
-struct ViewDef {
-    name: Vec<String>,
-    replace: bool,
-    if_not_exists: bool,
-    kind: ViewKind,
-    columns: Vec<String>,
-    query: String,
-    comment: Option<String>,
-    properties: BTreeMap<String, String>,
 }
 
 fn create_view(engine: &QueryEngine, v: ViewDef) -> Result<()> {

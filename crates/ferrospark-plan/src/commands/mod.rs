@@ -70,6 +70,27 @@ pub struct CreateTable {
     pub query: Option<String>,
 }
 
+/// `CREATE [OR REPLACE] [GLOBAL] [TEMPORARY] VIEW [IF NOT EXISTS] name [(cols)] AS query`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewDef {
+    /// The name as written.
+    pub name: Vec<String>,
+    /// `OR REPLACE`.
+    pub replace: bool,
+    /// `IF NOT EXISTS`.
+    pub if_not_exists: bool,
+    /// Temporary, global temporary or persistent.
+    pub kind: ViewKind,
+    /// Names given to the query's columns.
+    pub columns: Vec<String>,
+    /// The query's text.
+    pub query: String,
+    /// `COMMENT`.
+    pub comment: Option<String>,
+    /// `TBLPROPERTIES`.
+    pub properties: BTreeMap<String, String>,
+}
+
 /// Which views `CREATE VIEW` makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ViewKind {
@@ -182,16 +203,7 @@ pub enum Command {
         extended: bool,
     },
     CreateTable(Box<CreateTable>),
-    CreateView {
-        name: Vec<String>,
-        replace: bool,
-        if_not_exists: bool,
-        kind: ViewKind,
-        columns: Vec<String>,
-        query: String,
-        comment: Option<String>,
-        properties: BTreeMap<String, String>,
-    },
+    CreateView(Box<ViewDef>),
     DropTable {
         name: Vec<String>,
         if_exists: bool,
@@ -319,21 +331,19 @@ pub(crate) const fn col(name: &'static str) -> OutCol {
     }
 }
 
+/// `f` with its column comment (field metadata `comment`, where the catalog keeps it).
+pub(crate) fn with_comment(f: Field, comment: Option<&str>) -> Field {
+    match comment {
+        Some(text) => f.with_metadata([("comment".to_string(), text.to_string())].into()),
+        None => f,
+    }
+}
+
 /// A string column's output with the rows given.
 pub(crate) fn string_rows(cols: &[OutCol], rows: Vec<Vec<Option<String>>>) -> Result<RecordBatch> {
     let fields: Vec<Field> = cols
         .iter()
-        .map(|c| {
-            let f = Field::new(c.name, DataType::Utf8, c.nullable);
-            match c.comment {
-                Some(text) => f.with_metadata(
-                    [("comment".to_string(), text.to_string())]
-                        .into_iter()
-                        .collect(),
-                ),
-                None => f,
-            }
-        })
+        .map(|c| with_comment(Field::new(c.name, DataType::Utf8, c.nullable), c.comment))
         .collect();
     let arrays: Vec<ArrayRef> = (0..cols.len())
         .map(|i| {

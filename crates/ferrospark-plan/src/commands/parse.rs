@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use arrow_schema::{DataType, Field, Fields};
 use ferrospark_common::{FerroError, Result};
 
-use super::{ColumnDef, Command, CreateTable, FunctionScope, StatsMode, ViewKind};
+use super::{ColumnDef, Command, CreateTable, FunctionScope, StatsMode, ViewDef, ViewKind};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
@@ -622,7 +622,7 @@ fn create(p: &mut Parser<'_>, tz: &str) -> Result<Command> {
             (false, true) => ViewKind::Temp,
             (false, false) => ViewKind::Persistent,
         };
-        return Ok(Command::CreateView {
+        return Ok(Command::CreateView(Box::new(ViewDef {
             name,
             replace,
             if_not_exists,
@@ -631,7 +631,7 @@ fn create(p: &mut Parser<'_>, tz: &str) -> Result<Command> {
             query,
             comment,
             properties,
-        });
+        })));
     }
     if p.eat_kw("FUNCTION") {
         let if_not_exists = p.eat_kws(&["IF", "NOT", "EXISTS"]);
@@ -1093,11 +1093,7 @@ mod tests {
         );
         assert!(matches!(
             parse("CREATE OR REPLACE GLOBAL TEMPORARY VIEW v AS SELECT 1"),
-            Command::CreateView {
-                kind: ViewKind::GlobalTemp,
-                replace: true,
-                ..
-            }
+            Command::CreateView(v) if v.kind == ViewKind::GlobalTemp && v.replace
         ));
         assert!(matches!(
             parse("DESC EXTENDED t id"),

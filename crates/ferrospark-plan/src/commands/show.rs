@@ -134,7 +134,7 @@ pub(super) fn run(engine: &QueryEngine, cmd: Command) -> Result<RecordBatch> {
             )
         }
         Command::ShowColumns { table } => {
-            let fields = relation_fields(engine, &table)?;
+            let (fields, _) = relation_fields(engine, &table)?;
             string_rows(
                 &[col("col_name")],
                 fields.into_iter().map(|(n, _, _)| vec![Some(n)]).collect(),
@@ -284,31 +284,38 @@ fn temp_rows(engine: &QueryEngine, pattern: Option<&str>) -> Result<Vec<(String,
         .collect())
 }
 
-/// (name, catalog type string, comment) of what `parts` names, and its catalog entry when
-/// it is a table or persistent view.
+/// A column as `DESCRIBE` shows it: name, catalog type string, comment.
+type FieldRow = (String, String, Option<String>);
+
+/// The columns of what `parts` names, and its catalog entry when it is a table or
+/// persistent view (one lookup for both).
 fn relation_fields(
     engine: &QueryEngine,
     parts: &[String],
-) -> Result<Vec<(String, String, Option<String>)>> {
+) -> Result<(Vec<FieldRow>, Option<CatalogTable>)> {
     let cat = engine.catalog();
     match cat.lookup(parts)? {
-        Some(Relation::TempView(p)) | Some(Relation::GlobalTempView(p)) => Ok(p
-            .output()
-            .iter()
-            .map(|a| (a.name.clone(), catalog_string(&a.data_type), None))
-            .collect()),
-        Some(Relation::Table(t)) => Ok(t
-            .schema
-            .fields()
-            .iter()
-            .map(|f| {
-                (
-                    f.name().clone(),
-                    catalog_string(f.data_type()),
-                    f.metadata().get("comment").cloned(),
-                )
-            })
-            .collect()),
+        Some(Relation::TempView(p)) | Some(Relation::GlobalTempView(p)) => Ok((
+            p.output()
+                .iter()
+                .map(|a| (a.name.clone(), catalog_string(&a.data_type), None))
+                .collect(),
+            None,
+        )),
+        Some(Relation::Table(t)) => Ok((
+            t.schema
+                .fields()
+                .iter()
+                .map(|f| {
+                    (
+                        f.name().clone(),
+                        catalog_string(f.data_type()),
+                        f.metadata().get("comment").cloned(),
+                    )
+                })
+                .collect(),
+            Some(*t),
+        )),
         None => {
             let ident = cat.qualify(parts)?;
             cat.require_database(&ident.database)?;
@@ -318,16 +325,11 @@ fn relation_fields(
 }
 
 fn describe_table(engine: &QueryEngine, parts: &[String], extended: bool) -> Result<RecordBatch> {
-    let cat = engine.catalog();
-    let fields = relation_fields(engine, parts)?;
+    let (fields, table) = relation_fields(engine, parts)?;
     let mut rows: Vec<Vec<Option<String>>> = fields
         .iter()
         .map(|(n, t, c)| vec![Some(n.clone()), Some(t.clone()), c.clone()])
         .collect();
-    let table = match cat.lookup(parts)? {
-        Some(Relation::Table(t)) => Some(*t),
-        _ => None,
-    };
     if let Some(t) = &table {
         if t.is_partitioned() {
             rows.push(vec![s("# Partition Information"), s(""), s("")]);
@@ -417,7 +419,7 @@ fn describe_column(
     column: &str,
     extended: bool,
 ) -> Result<RecordBatch> {
-    let fields = relation_fields(engine, parts)?;
+    let (fields, table) = relation_fields(engine, parts)?;
     let Some((name, ty, comment)) = fields
         .iter()
         .find(|(n, _, _)| n.eq_ignore_ascii_case(column))
@@ -434,13 +436,10 @@ fn describe_column(
         vec![s("comment"), comment.clone().or_else(null)],
     ];
     if extended {
-        let stat = match engine.catalog().lookup(parts)? {
-            Some(Relation::Table(t)) => t
-                .stats
-                .as_ref()
-                .and_then(|st| st.columns.get(name).cloned()),
-            _ => None,
-        };
+        let stat = table
+            .as_ref()
+            .and_then(|t| t.stats.as_ref())
+            .and_then(|st| st.columns.get(name).cloned());
         let n = |v: Option<u64>| v.map(|v| v.to_string()).or_else(null);
         let st = stat.unwrap_or_default();
         rows.push(vec![s("min"), st.min.clone().or_else(null)]);

@@ -277,6 +277,26 @@ fn write_files(
     Ok(written)
 }
 
+/// Writes `input`'s rows into a new staging directory of `location`: the staged write, or
+/// nothing left behind when the rows fail.
+fn stage(
+    engine: &QueryEngine,
+    location: &Path,
+    input: &Arc<LogicalPlan>,
+    data_schema: SchemaRef,
+    partition_columns: &[String],
+) -> Result<StagedWrite> {
+    std::fs::create_dir_all(location).map_err(|e| FerroError::io(location, e))?;
+    let staged = StagedWrite::begin(location)?;
+    match write_files(engine, input, data_schema, partition_columns, &staged) {
+        Ok(_) => Ok(staged),
+        Err(e) => {
+            staged.abort();
+            Err(e)
+        }
+    }
+}
+
 /// Whether Spark would store a value of `from` into a column of `to` (ANSI store
 /// assignment): numbers into numbers, anything atomic into strings, dates and timestamps
 /// into each other; never text into numbers.
@@ -467,18 +487,13 @@ fn write_into_table(
         )));
     }
     let loc = table_location(t)?;
-    std::fs::create_dir_all(&loc).map_err(|e| FerroError::io(&loc, e))?;
     let data_schema = Arc::new(Schema::new(
         t.data_fields()
             .iter()
             .map(|f| f.as_ref().clone().with_nullable(true))
             .collect::<Vec<_>>(),
     ));
-    let staged = StagedWrite::begin(&loc)?;
-    if let Err(e) = write_files(engine, &input, data_schema, &t.partition_columns, &staged) {
-        staged.abort();
-        return Err(e);
-    }
+    let staged = stage(engine, &loc, &input, data_schema, &t.partition_columns)?;
     let dynamic = engine
         .config()
         .get("spark.sql.sources.partitionOverwriteMode")
@@ -663,13 +678,8 @@ fn write_new(
     input: Arc<LogicalPlan>,
     replace_all: bool,
 ) -> Result<Vec<CatalogPartition>> {
-    std::fs::create_dir_all(location).map_err(|e| FerroError::io(location, e))?;
     let data_schema = Arc::new(Schema::new(t.data_fields()));
-    let staged = StagedWrite::begin(location)?;
-    if let Err(e) = write_files(engine, &input, data_schema, &t.partition_columns, &staged) {
-        staged.abort();
-        return Err(e);
-    }
+    let staged = stage(engine, location, &input, data_schema, &t.partition_columns)?;
     let replaced = if replace_all {
         vec![String::new()]
     } else {
@@ -791,18 +801,13 @@ pub fn write_parquet_path(
         .filter(|f| !partition_columns.contains(f.name()))
         .map(|f| f.as_ref().clone())
         .collect();
-    std::fs::create_dir_all(&location).map_err(|e| FerroError::io(&location, e))?;
-    let staged = StagedWrite::begin(&location)?;
-    if let Err(e) = write_files(
+    let staged = stage(
         engine,
+        &location,
         &input,
         Arc::new(Schema::new(data)),
         &partition_columns,
-        &staged,
-    ) {
-        staged.abort();
-        return Err(e);
-    }
+    )?;
     let replaced = if mode == SaveMode::Overwrite {
         vec![String::new()]
     } else {
