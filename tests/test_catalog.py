@@ -264,3 +264,51 @@ def test_new_sessions_share_tables_and_global_views_not_temp_views(tmp_path):
     s.set("ferrospark.batch.size", "1024")
     assert rows(s.sql("SELECT * FROM tv")) == [(2,)]
     assert s.catalog.currentDatabase() == "other"
+
+
+@pytest.mark.parametrize("metastore", [None, "m.db"])
+def test_partition_filters_prune_in_the_metastore_before_listing(tmp_path, metastore):
+    """A filter on partition columns decides which partitions are read from the catalog's
+    values: a corrupt file in a partition the filter drops is never opened, the plan says
+    how many partitions it reads, and switching the rule off reads them all with the same
+    answer (and then meets the corrupt file)."""
+    s = session(tmp_path, metastore)
+    s.sql("CREATE TABLE pt (id INT, v STRING, p INT, q STRING) USING parquet PARTITIONED BY (p, q)")
+    s.createDataFrame(pa.table({"id": pa.array(range(400), pa.int32())})).createOrReplaceTempView("src")
+    s.sql(
+        "INSERT INTO pt SELECT id, CAST(id AS STRING), id % 40, CASE WHEN id % 3 = 0 THEN NULL "
+        "ELSE CAST(id % 3 AS STRING) END FROM src"
+    )
+    parts = rows(s.sql("SHOW PARTITIONS pt"))
+    assert len(parts) == 120
+    q = "SELECT count(*), sum(id) FROM pt WHERE p = 7 AND q = '1'"
+    want = [(sum(1 for i in range(400) if i % 40 == 7 and i % 3 == 1), sum(i for i in range(400) if i % 40 == 7 and i % 3 == 1))]
+    assert rows(s.sql(q)) == want
+    plan = s.sql("EXPLAIN " + q).collect()[0][0]
+    assert "PartitionsRead: 1" in plan, plan
+    nulls = "SELECT count(*) FROM pt WHERE q IS NULL AND p < 10"
+    assert rows(s.sql(nulls)) == [(sum(1 for i in range(400) if i % 3 == 0 and i % 40 < 10),)]
+    assert "PartitionsRead: 10" in s.sql("EXPLAIN " + nulls).collect()[0][0]
+    # A file no reader can open, in a partition the filter leaves out.
+    bad = tmp_path / "wh" / "pt" / "p=8" / "q=2"
+    assert bad.is_dir(), list((tmp_path / "wh" / "pt").iterdir())
+    (bad / "part-corrupt.parquet").write_bytes(b"not parquet at all")
+    assert rows(s.sql(q)) == want
+    s.set("spark.sql.optimizer.excludedRules", "PruneFileSourcePartitions")
+    with pytest.raises(fs.FerroError, match="part-corrupt.parquet"):
+        s.sql(q).collect()
+    (bad / "part-corrupt.parquet").unlink()
+    assert rows(s.sql(q)) == want
+    assert "PartitionsRead: 120" in s.sql("EXPLAIN " + q).collect()[0][0]
+
+
+def test_a_partition_located_outside_the_table_is_read(tmp_path):
+    s = session(tmp_path, "m.db")
+    s.sql("CREATE TABLE pt (id INT, p STRING) USING parquet PARTITIONED BY (p)")
+    s.sql("INSERT INTO pt VALUES (1, 'in')")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    pq.write_table(pa.table({"id": pa.array([7, 8], pa.int32())}), elsewhere / "f.parquet")
+    s.sql(f"ALTER TABLE pt ADD PARTITION (p='out') LOCATION '{elsewhere}'")
+    assert rows(s.sql("SELECT id, p FROM pt ORDER BY id")) == [(1, "in"), (7, "out"), (8, "out")]
+    assert rows(s.sql("SELECT id FROM pt WHERE p = 'out' ORDER BY id")) == [(7,), (8,)]

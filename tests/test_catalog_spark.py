@@ -228,6 +228,60 @@ def test_sql_functions_match_pyspark(spark, tmp_path):
     compare_script(spark, tmp_path, FUNCTION_SCRIPT, "fs_cat_functions")
 
 
+PRUNING_SCRIPT = [
+    "CREATE DATABASE {db} LOCATION '{root}/db'",
+    "USE {db}",
+    "CREATE TABLE pt (id INT, s STRING, k INT, d DATE, tag STRING) USING parquet PARTITIONED BY (k, d, tag)",
+    "INSERT INTO pt VALUES (1, 'a', 1, DATE'2024-01-01', 'x'), (2, NULL, 2, DATE'2024-01-02', '01'), "
+    "(3, '日本', NULL, DATE'2024-01-01', NULL), (4, '', -1, NULL, 'x y'), (5, 'e', 10, DATE'2024-03-01', '01'), "
+    "(6, 'f', 10, DATE'2024-03-01', '01')",
+    "SELECT * FROM pt ORDER BY id",
+    "SELECT * FROM pt WHERE k = 2 ORDER BY id",
+    "SELECT id, tag FROM pt WHERE k > 1 AND tag = '01' ORDER BY id",
+    "SELECT id FROM pt WHERE k IS NULL",
+    "SELECT id FROM pt WHERE d >= DATE'2024-01-02' OR tag IS NULL ORDER BY id",
+    "SELECT id FROM pt WHERE d IS NULL",
+    "SELECT id FROM pt WHERE k = 2 OR id = 1 ORDER BY id",
+    "SELECT count(*) FROM pt WHERE tag = '01' AND k + 1 = 11",
+    "SELECT id FROM pt WHERE k = 99",
+    "SELECT count(*), sum(id) FROM pt WHERE k = 99",
+    "SELECT tag, count(*) FROM pt WHERE tag LIKE '0%' GROUP BY tag",
+    "SELECT id FROM pt WHERE k IN (1, 10) AND s <> 'e' ORDER BY id",
+    "ALTER TABLE pt ADD PARTITION (k=7, d='2024-05-05', tag='new')",
+    "SELECT count(*) FROM pt WHERE k = 7",
+    "SELECT a.id, b.id FROM pt a JOIN pt b ON a.k = b.k WHERE a.k = 10 ORDER BY 1, 2",
+    "ALTER TABLE pt ADD COLUMNS (extra STRING)",
+    "SELECT id, extra FROM pt WHERE k = 1",
+    "SELECT id FROM pt WHERE extra IS NULL AND k = 10 ORDER BY id",
+    "SELECT extra FROM pt WHERE k = 10",
+    "SELECT count(*) FROM pt WHERE extra = 'x'",
+    "ALTER TABLE pt DROP PARTITION (k=2, d='2024-01-02', tag='01')",
+    "SELECT id FROM pt ORDER BY id",
+    "SELECT id FROM pt WHERE k = 2",
+    "ALTER TABLE pt ADD PARTITION (k=50, d='2024-06-01', tag='ext') LOCATION '{root}/elsewhere'",
+    "SELECT id, s, k, tag FROM pt WHERE k = 50 ORDER BY id",
+    "SELECT count(*) FROM pt",
+    "DROP TABLE pt",
+    "USE default",
+    "DROP DATABASE {db} CASCADE",
+]
+
+
+def test_partition_pruning_matches_pyspark(spark, tmp_path):
+    """Filters on partition columns of several types (NULL partitions, a string that looks
+    like a number, dates), mixed with data filters, after ADD COLUMNS, and a partition
+    located outside the table."""
+    import pyarrow.parquet as pq
+
+    for side in ("fs", "spark"):
+        (tmp_path / side / "elsewhere").mkdir(parents=True)
+        pq.write_table(
+            pa.table({"id": pa.array([70, 71], pa.int32()), "s": ["out", None]}),
+            tmp_path / side / "elsewhere" / "f.parquet",
+        )
+    compare_script(spark, tmp_path, PRUNING_SCRIPT, "fs_cat_pruning")
+
+
 EXTERNAL_SCRIPT = [
     "CREATE DATABASE {db} LOCATION '{root}/db'",
     "CREATE TABLE {db}.ext (a INT, b STRING) USING csv OPTIONS (header 'true') LOCATION '{root}/csv'",

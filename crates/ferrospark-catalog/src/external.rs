@@ -89,6 +89,15 @@ pub trait ExternalCatalog: Send + Sync + std::fmt::Debug {
     ) -> Result<Vec<String>> {
         Ok(sorted_names(&self.list_partitions(ident, partial)?))
     }
+    /// Every partition's values and directory, by path: what a scan of the table reads,
+    /// without the partitions' parameters.
+    fn list_partition_locations(&self, ident: &TableIdent) -> Result<Vec<(PartitionSpec, String)>> {
+        Ok(self
+            .list_partitions(ident, None)?
+            .into_iter()
+            .map(|p| (p.spec, p.location))
+            .collect())
+    }
     /// The end of a write: the partitions it replaced are dropped, those it made added
     /// (existing ones kept) and the table's statistics set, in one change.
     fn commit_write(

@@ -97,12 +97,43 @@ impl PlanBuilder {
                 paths: paths.to_vec(),
                 size_bytes,
                 stats: Arc::new(scan.table_statistics()),
+                partitions: None,
             },
             attrs,
             projection: None,
             filters: Vec::new(),
             name: name.to_string(),
         }))
+    }
+
+    /// A relation over a catalog table's Parquet partitions: its columns are the catalog's
+    /// (`schema`, partition columns last), its files are listed once the optimizer has pruned
+    /// the partitions, and until then its size is the catalog's statistic or Spark's
+    /// `spark.sql.defaultSizeInBytes`.
+    pub fn scan_catalog_partitions(
+        &self,
+        schema: &SchemaRef,
+        partitions: ferrospark_scan::PartitionDirs,
+        location: PathBuf,
+        size_bytes: Option<u64>,
+        name: &str,
+    ) -> Arc<LogicalPlan> {
+        Arc::new(LogicalPlan::Scan {
+            source: ScanSource::Parquet {
+                paths: vec![location],
+                size_bytes: size_bytes.unwrap_or(i64::MAX as u64),
+                stats: Arc::new(ferrospark_scan::TableStatistics::default()),
+                partitions: Some(crate::logical::CatalogPartitions {
+                    dirs: Arc::new(partitions),
+                    listed: false,
+                    missing: Vec::new(),
+                }),
+            },
+            attrs: self.schema_attrs(&crate::conform::spark_input_schema(schema), None),
+            projection: None,
+            filters: Vec::new(),
+            name: name.to_string(),
+        })
     }
 
     /// A relation over files of a row format (CSV, JSON, Avro) read with Spark's `options`; `schema` is the

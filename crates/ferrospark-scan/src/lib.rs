@@ -15,7 +15,9 @@ pub mod parquet;
 pub mod text;
 
 pub use formats::{FileBatches, FileFormat, FileScan};
-pub use listing::{list_files, Listing, PartitionedFile};
+pub use listing::{
+    list_files, list_partition_dirs, Listing, PartitionDir, PartitionDirs, PartitionedFile,
+};
 pub use parquet::{
     ColumnStatistics, KeyFilter, ParquetScan, ParquetScanOptions, ScanReader, ScanSplit,
     ScanStream, TableStatistics,

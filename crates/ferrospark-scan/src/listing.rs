@@ -156,6 +156,75 @@ pub fn list_files(paths: &[PathBuf]) -> Result<Listing> {
     })
 }
 
+/// One directory of a catalog table's partition and the raw values of its partition columns.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PartitionDir {
+    /// The directory.
+    pub path: PathBuf,
+    /// Raw values in [`PartitionDirs::fields`] order; `None` is NULL.
+    pub values: Vec<Option<String>>,
+}
+
+/// The partitions a catalog table reads (Spark's `CatalogFileIndex`): the metastore says
+/// which directories hold the table and what their values are, so nothing is walked or
+/// inferred beyond them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PartitionDirs {
+    /// The partition columns with the catalog's types.
+    pub fields: Vec<Field>,
+    /// The directories, in the metastore's partition order.
+    pub dirs: Vec<PartitionDir>,
+}
+
+/// Lists the data files of `parts`' directories, each file given its directory's values.
+///
+/// A directory that does not exist reads as empty (Spark lists a registered partition whose
+/// directory is gone as no files). Many directories are walked on `threads` threads.
+pub fn list_partition_dirs(parts: &PartitionDirs, threads: usize) -> Result<Listing> {
+    let walk_one = |d: &PartitionDir| -> Result<Vec<PartitionedFile>> {
+        let mut found = Vec::new();
+        match std::fs::metadata(&d.path) {
+            Ok(m) if m.is_dir() => walk(&d.path, &mut Vec::new(), &mut found)?,
+            Ok(m) => found.push((d.path.clone(), m.len(), Vec::new())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(FerroError::io(&d.path, e)),
+        }
+        Ok(found
+            .into_iter()
+            .map(|(path, size, _)| PartitionedFile {
+                path,
+                size,
+                partition_values: d.values.clone(),
+            })
+            .collect())
+    };
+    let walk_all = |dirs: &[PartitionDir]| -> Result<Vec<PartitionedFile>> {
+        let mut out = Vec::new();
+        for d in dirs {
+            out.extend(walk_one(d)?);
+        }
+        Ok(out)
+    };
+    // A thread pays for itself once there are a few dozen directories to read.
+    let files = if parts.dirs.len() < 64 || threads <= 1 {
+        walk_all(&parts.dirs)?
+    } else {
+        let chunk = parts.dirs.len().div_ceil(threads);
+        ferrospark_common::workers::try_run_each(
+            parts.dirs.chunks(chunk).collect(),
+            "a partition listing thread",
+            walk_all,
+        )?
+        .into_iter()
+        .flatten()
+        .collect()
+    };
+    Ok(Listing {
+        files,
+        partition_fields: parts.fields.clone(),
+    })
+}
+
 /// Days since 1970-01-01 for a strict `yyyy-mm-dd` string (Spark's partition DATE form).
 fn parse_date(v: &str) -> Option<i32> {
     if v.len() != 10 {
@@ -204,7 +273,17 @@ fn typed_value(v: Option<&str>, dt: &DataType) -> Result<ArrayRef> {
         DataType::Date32 => Arc::new(Date32Array::from(vec![v
             .map(|s| parse_date(s).ok_or_else(bad))
             .transpose()?])),
-        _ => Arc::new(StringArray::from(vec![v])),
+        DataType::Utf8 => Arc::new(StringArray::from(vec![v])),
+        // A catalog's partition column of another type: its text cast as Spark casts a
+        // partition value.
+        other => {
+            let text: ArrayRef = Arc::new(StringArray::from(vec![v]));
+            let out = arrow_cast::cast(&text, other)?;
+            if v.is_some() && out.is_null(0) {
+                return Err(bad());
+            }
+            out
+        }
     })
 }
 

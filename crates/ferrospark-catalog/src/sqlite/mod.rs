@@ -479,6 +479,14 @@ impl ExternalCatalog for SqliteCatalog {
         })
     }
 
+    fn list_partition_locations(&self, ident: &TableIdent) -> Result<Vec<(PartitionSpec, String)>> {
+        self.read(|c| {
+            let (id, _) =
+                rows::table_id(c, ident)?.ok_or_else(|| table_not_found(&ident.quoted()))?;
+            rows::partition_locations(c, id)
+        })
+    }
+
     fn list_partition_names(
         &self,
         ident: &TableIdent,

@@ -598,6 +598,36 @@ pub(super) fn delete_partition(c: &Connection, part: i64) -> Result<()> {
 }
 
 /// Every partition of table `id` with keys `keys`, ordered by name.
+/// Table `id`'s partitions as (values, directory), by path: one query, the values read
+/// back from each partition's name (the path its values make).
+pub(super) fn partition_locations(
+    c: &Connection,
+    id: i64,
+) -> Result<Vec<(crate::model::PartitionSpec, String)>> {
+    let mut st = c
+        .prepare_cached(
+            "SELECT P.PART_NAME, S.LOCATION FROM PARTITIONS P LEFT JOIN SDS S ON S.SD_ID = P.SD_ID WHERE P.TBL_ID = ?1",
+        )
+        .map_err(sql)?;
+    let rows = st
+        .query_map([id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+        })
+        .map_err(sql)?;
+    let mut out = Vec::new();
+    for r in rows {
+        let (name, location) = r.map_err(sql)?;
+        let spec = crate::names::parse_partition_path(&name).ok_or_else(|| {
+            FerroError::Metastore(format!(
+                "partition name `{name}` of table id {id} is not a partition path"
+            ))
+        })?;
+        out.push((name, spec, location.unwrap_or_default()));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out.into_iter().map(|(_, s, l)| (s, l)).collect())
+}
+
 pub(super) fn load_partitions(
     c: &Connection,
     id: i64,

@@ -73,6 +73,9 @@ fn files_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>
     let name = t.ident.table.clone();
     let b = &engine.builder;
     let provider = t.provider.as_deref().unwrap_or("parquet");
+    if provider == "parquet" && t.is_partitioned() {
+        return catalog_partitions_plan(engine, t, location);
+    }
     // One walk of the location: whether there is anything to read, and (for a partitioned
     // table) which partition directories hold files.
     let listing = match ferrospark_scan::list_files(std::slice::from_ref(&location)) {
@@ -102,6 +105,51 @@ fn files_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>
     };
     let plan = conform(b, plan, &t.schema)?;
     registered_only(engine, t, &listing, plan)
+}
+
+/// A partitioned Parquet table: a scan of the partitions its catalog holds, pruned by the
+/// optimizer before any directory is listed (`PruneFileSourcePartitions`).
+fn catalog_partitions_plan(
+    engine: &QueryEngine,
+    t: &CatalogTable,
+    location: PathBuf,
+) -> Result<Arc<LogicalPlan>> {
+    let registered = engine
+        .catalog()
+        .external()
+        .list_partition_locations(&t.ident)?;
+    let fields: Vec<arrow_schema::Field> = t
+        .partition_columns
+        .iter()
+        .filter_map(|c| t.schema.field_with_name(c).ok().cloned())
+        .collect();
+    let dirs = registered
+        .into_iter()
+        .map(|(spec, location)| {
+            let values = t
+                .partition_columns
+                .iter()
+                .map(|c| {
+                    spec.iter()
+                        .find(|(k, _)| k.eq_ignore_ascii_case(c))
+                        .and_then(|(_, v)| v.clone())
+                })
+                .collect();
+            ferrospark_scan::PartitionDir {
+                path: PathBuf::from(location),
+                values,
+            }
+        })
+        .collect();
+    let partitions = ferrospark_scan::PartitionDirs { fields, dirs };
+    let plan = engine.builder.scan_catalog_partitions(
+        &t.schema,
+        partitions,
+        location,
+        t.stats.as_ref().map(|s| s.size_in_bytes),
+        &t.ident.table,
+    );
+    conform(&engine.builder, plan, &t.schema)
 }
 
 /// A partitioned table reads the partitions its catalog holds (Spark's partition provider
@@ -173,6 +221,7 @@ fn with_size(plan: &Arc<LogicalPlan>, bytes: u64) -> Arc<LogicalPlan> {
                 paths: paths.clone(),
                 size_bytes: bytes,
                 stats: stats.clone(),
+                partitions: None,
             },
             attrs: attrs.clone(),
             projection: projection.clone(),

@@ -56,8 +56,12 @@ struct ScanLeaf {
 /// What a stage's file scan reads.
 #[derive(Debug, Clone)]
 enum ScanKind {
-    /// Parquet, its row groups pruned by this filter.
-    Parquet(Option<Expr>),
+    /// Parquet, its row groups pruned by this filter; a catalog table's partitions when
+    /// it reads them.
+    Parquet(
+        Option<Expr>,
+        Option<std::sync::Arc<ferrospark_scan::PartitionDirs>>,
+    ),
     /// A row format, read with Spark's options as these columns.
     Files {
         format: FileFormat,
@@ -241,11 +245,15 @@ impl Cutter<'_> {
                     // of splits: each task prunes again with its own scan's filter.
                     options.filter = match same.as_slice() {
                         [ScanLeaf {
-                            kind: ScanKind::Parquet(filter),
+                            kind: ScanKind::Parquet(filter, _),
                             ..
                         }] => filter.clone(),
                         _ => None,
                     };
+                    options.partition_dirs = same.iter().find_map(|s| match &s.kind {
+                        ScanKind::Parquet(_, parts) => parts.clone(),
+                        ScanKind::Files { .. } => None,
+                    });
                     let scan = ParquetScan::try_new(p, options)?;
                     let all = scan.splits(u64::MAX);
                     let total: u64 = all.iter().map(|s| s.bytes + OPEN_COST_BYTES).sum();
@@ -288,7 +296,10 @@ impl Cutter<'_> {
     fn visit(&mut self, plan: &Arc<LogicalPlan>) -> Result<Open> {
         match plan.as_ref() {
             LogicalPlan::Scan {
-                source: ScanSource::Parquet { paths, .. },
+                source:
+                    ScanSource::Parquet {
+                        paths, partitions, ..
+                    },
                 ..
             } => {
                 let filter = crate::physical::shared_scan::parquet_read(plan).and_then(|(_, f)| f);
@@ -297,7 +308,10 @@ impl Cutter<'_> {
                     inputs: Vec::new(),
                     scans: vec![ScanLeaf {
                         paths: paths.clone(),
-                        kind: ScanKind::Parquet(filter),
+                        kind: ScanKind::Parquet(
+                            filter,
+                            partitions.as_ref().map(|p| p.dirs.clone()),
+                        ),
                     }],
                     layout: Layout::Splits,
                     external: None,

@@ -92,6 +92,9 @@ pub enum ScanSource {
         /// Rows and column ranges from the footers, for the planner's estimates.
         #[serde(skip)]
         stats: Arc<ferrospark_scan::TableStatistics>,
+        /// A catalog table's partitions, read instead of walking `paths`.
+        #[serde(default)]
+        partitions: Option<CatalogPartitions>,
     },
     /// Arrow batches held in memory (a DataFrame made from Arrow data, inline VALUES).
     Memory {
@@ -119,6 +122,25 @@ pub enum ScanSource {
         /// Spark's estimate of their size, for join selection.
         size_bytes: u64,
     },
+}
+
+/// The partitions a catalog table's scan reads (Spark's `CatalogFileIndex`, then the
+/// `InMemoryFileIndex` of the partitions left after pruning).
+///
+/// ```text
+///   relation: every registered partition, listed = false
+///     -> PruneFileSourcePartitions: those its partition filters keep, listed = true
+///        (or, with the rule off, all of them listed after the optimizer)
+/// ```
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CatalogPartitions {
+    /// The directories and their values.
+    pub dirs: Arc<ferrospark_scan::PartitionDirs>,
+    /// Whether the files were listed (sizes and footer statistics known).
+    pub listed: bool,
+    /// Declared data columns no file has (added by `ALTER TABLE ... ADD COLUMNS`): they
+    /// read as NULL.
+    pub missing: Vec<String>,
 }
 
 /// In-memory batches as one hex-encoded Arrow IPC stream.

@@ -10,6 +10,7 @@ mod eliminate_outer_join;
 mod eliminate_subquery_aliases;
 mod infer_filters_from_constraints;
 mod limit_push_down;
+mod prune_file_source_partitions;
 mod push_down_predicates;
 mod push_extra_predicate_through_join;
 mod reorder_join;
@@ -27,6 +28,8 @@ pub use eliminate_outer_join::EliminateOuterJoin;
 pub use eliminate_subquery_aliases::EliminateSubqueryAliases;
 pub use infer_filters_from_constraints::InferFiltersFromConstraints;
 pub use limit_push_down::LimitPushDown;
+pub(crate) use prune_file_source_partitions::list_catalog_scans;
+pub use prune_file_source_partitions::PruneFileSourcePartitions;
 pub(crate) use push_down_predicates::deterministic;
 pub use push_down_predicates::PushDownPredicates;
 pub use push_extra_predicate_through_join::PushExtraPredicateThroughJoin;
@@ -54,9 +57,11 @@ pub fn rules() -> Vec<Box<dyn OptimizerRule>> {
         Box::new(EliminateOuterJoin),
         Box::new(PushDownPredicates),
         Box::new(PushExtraPredicateThroughJoin),
+        Box::new(PruneFileSourcePartitions),
         Box::new(ReorderJoin),
         Box::new(InferFiltersFromConstraints),
         Box::new(PushDownPredicates),
+        Box::new(PruneFileSourcePartitions),
         Box::new(LimitPushDown),
         Box::new(ColumnPruning),
     ]
@@ -97,5 +102,7 @@ pub fn optimize(
             applied.push(rule.name());
         }
     }
+    // A catalog scan no rule pruned still lists its partitions before physical planning.
+    let plan = list_catalog_scans(&plan, cfg)?;
     Ok((plan, applied))
 }

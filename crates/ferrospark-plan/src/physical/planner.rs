@@ -242,7 +242,9 @@ impl<'a> PhysicalPlanner<'a> {
 
     fn parquet_scan(&self, plan: &LogicalPlan) -> Result<Option<Arc<ParquetScanExec>>> {
         let LogicalPlan::Scan {
-            source: ScanSource::Parquet { paths, .. },
+            source: ScanSource::Parquet {
+                paths, partitions, ..
+            },
             attrs,
             filters,
             name,
@@ -273,6 +275,10 @@ impl<'a> PhysicalPlanner<'a> {
             name.clone(),
         )
         .reading_only(self.splits.get(paths).map(|t| t.row_groups.clone()));
+        let scan = match partitions {
+            Some(p) => scan.reading_partitions(p.dirs.clone(), p.missing.clone()),
+            None => scan,
+        };
         Ok(Some(Arc::new(
             match self.shared_scans.get(&(plan as *const LogicalPlan)) {
                 Some(share) => scan.sharing(share.clone()),

@@ -95,6 +95,10 @@ pub struct ParquetScanExec {
     share: Option<ScanShare>,
     /// The files and row groups it is restricted to (a Spark task's splits).
     only: Option<Arc<HashMap<PathBuf, Vec<usize>>>>,
+    /// A catalog table's partitions, read instead of walking the paths.
+    partitions: Option<Arc<ferrospark_scan::PartitionDirs>>,
+    /// Columns no file has: they read as NULL.
+    missing: Vec<String>,
 }
 
 /// The counters of a scan sharing its read: rows it kept for others, reads it replayed.
@@ -124,7 +128,26 @@ impl ParquetScanExec {
             runtime_filters: Mutex::new(Vec::new()),
             share: None,
             only: None,
+            partitions: None,
+            missing: Vec::new(),
         }
+    }
+
+    /// This scan, reading a catalog table's `partitions`; `missing` columns (no file has
+    /// them) read as NULL.
+    pub fn reading_partitions(
+        mut self,
+        partitions: Arc<ferrospark_scan::PartitionDirs>,
+        missing: Vec<String>,
+    ) -> Self {
+        self.partitions = Some(partitions);
+        self.missing = missing;
+        self
+    }
+
+    /// Whether output column `c` is one no file has.
+    fn is_missing(&self, c: &str) -> bool {
+        self.missing.iter().any(|m| m.eq_ignore_ascii_case(c))
     }
 
     /// This scan, reading only `only`'s files and row groups when given.
@@ -167,6 +190,7 @@ impl ParquetScanExec {
         options.filter = self.filter.clone();
         options.cancel = Some(ctx.progress.cancel_flag());
         options.only = self.only.clone();
+        options.partition_dirs = self.partitions.clone();
         for (column, set) in keys {
             options.key_filters.push(KeyFilter { column, set });
         }
@@ -194,6 +218,10 @@ impl ExecutionPlan for ParquetScanExec {
             .iter()
             .map(|(_, col, t)| format!("{col} IN keys({})", t.build_key))
             .collect();
+        if let Some(p) = &self.partitions {
+            // Spark's `InMemoryFileIndex(N paths)` after partition pruning.
+            s.push_str(&format!(", PartitionsRead: {}", p.dirs.len()));
+        }
         if !runtime.is_empty() {
             s.push_str(&format!(", RuntimeFilters: [{}]", runtime.join(", ")));
         }
@@ -260,6 +288,9 @@ impl ExecutionPlan for ParquetScanExec {
         let Some(i) = self.schema.fields().iter().position(|f| f.name() == column) else {
             return false;
         };
+        if self.is_missing(&self.columns[i]) {
+            return false;
+        }
         let Ok(mut v) = self.runtime_filters.lock() else {
             return false;
         };
@@ -364,9 +395,63 @@ impl ParquetScanExec {
     /// A read of this scan's own columns.
     fn own_read(&self, ctx: &TaskContext, keys: KeyFilters) -> Result<PlannedRead> {
         let schema = self.schema.clone();
+        if self.missing.is_empty() {
+            return Ok(PlannedRead::Files(FileRead {
+                reader: self.plan_reader(ctx, &self.columns, keys)?,
+                convert: Arc::new(move |b| conform(b, &schema)),
+                tee: None,
+            }));
+        }
+        // The files' columns are read; each missing one is a NULL column in its place.
+        let read: Vec<String> = self
+            .columns
+            .iter()
+            .filter(|c| !self.is_missing(c))
+            .cloned()
+            .collect();
+        let mut read = read;
+        if read.is_empty() {
+            // Row counts still need a column: a partition column is always there.
+            if let Some(f) = self.partitions.as_ref().and_then(|p| p.fields.first()) {
+                read.push(f.name().clone());
+            }
+        }
+        let mut slots = Vec::with_capacity(self.columns.len());
+        let mut next = 0;
+        for c in &self.columns {
+            if self.is_missing(c) {
+                slots.push(None);
+            } else {
+                slots.push(Some(next));
+                next += 1;
+            }
+        }
         Ok(PlannedRead::Files(FileRead {
-            reader: self.plan_reader(ctx, &self.columns, keys)?,
-            convert: Arc::new(move |b| conform(b, &schema)),
+            reader: self.plan_reader(ctx, &read, keys)?,
+            convert: Arc::new(move |b| {
+                let columns = slots
+                    .iter()
+                    .zip(schema.fields())
+                    .map(|(slot, f)| match slot {
+                        Some(i) => b.column(*i).clone(),
+                        None => arrow_array::new_null_array(f.data_type(), b.num_rows()),
+                    })
+                    .collect();
+                let fields: Vec<arrow_schema::FieldRef> = slots
+                    .iter()
+                    .zip(schema.fields())
+                    .map(|(slot, f)| match slot {
+                        Some(i) => b.schema().fields()[*i].clone(),
+                        None => f.clone(),
+                    })
+                    .collect();
+                let widened = RecordBatch::try_new_with_options(
+                    Arc::new(Schema::new(fields)),
+                    columns,
+                    &RecordBatchOptions::new().with_row_count(Some(b.num_rows())),
+                )?;
+                conform(widened, &schema)
+            }),
             tee: None,
         }))
     }

@@ -238,16 +238,21 @@ pub fn find_shared_scans(
         }
         if let (
             LogicalPlan::Scan {
-                source: ScanSource::Parquet { paths, .. },
+                source:
+                    ScanSource::Parquet {
+                        paths, partitions, ..
+                    },
                 attrs,
                 ..
             },
             Some((out, filter)),
         ) = (p, parquet_read(p))
         {
+            // Columns no file has are filled in by each scan alone.
+            let fills_nulls = partitions.as_ref().is_some_and(|p| !p.missing.is_empty());
             // A nondeterministic filter (`rand() < 0.5`) keeps different rows in each scan.
             let fixed = filter.as_ref().is_none_or(deterministic);
-            if !out.is_empty() && fixed {
+            if !out.is_empty() && fixed && !fills_nulls {
                 let types: Vec<String> = attrs
                     .iter()
                     .map(|a| format!("{}:{}", a.name, a.data_type))

@@ -303,6 +303,7 @@ mod tests {
                     rows: 4_000_000,
                     columns,
                 }),
+                partitions: None,
             },
             attrs: vec![attr(1, "pk"), attr(2, "v")],
             projection: None,

@@ -79,6 +79,8 @@ pub struct ParquetScanOptions {
     /// (row groups and pages by the keys' range, rows by membership, before the other
     /// columns decode).
     pub key_filters: Vec<KeyFilter>,
+    /// A catalog table's partition directories, read instead of walking the paths.
+    pub partition_dirs: Option<std::sync::Arc<crate::listing::PartitionDirs>>,
 }
 
 /// A join's runtime filter on one scan column: only rows whose `column` is in `set` can
@@ -111,6 +113,7 @@ impl Default for ParquetScanOptions {
             max_partition_bytes: 128 * 1024 * 1024,
             cancel: None,
             key_filters: Vec::new(),
+            partition_dirs: None,
         }
     }
 }

@@ -276,7 +276,10 @@ fn same_shape(a: &Schema, b: &Schema) -> bool {
 impl ParquetScan {
     /// Plans a scan of `paths` (files or directories).
     pub fn try_new(paths: &[PathBuf], options: ParquetScanOptions) -> Result<Self> {
-        let listing = list_files(paths)?;
+        let listing = match &options.partition_dirs {
+            Some(parts) => crate::listing::list_partition_dirs(parts, options.threads)?,
+            None => list_files(paths)?,
+        };
         Self::from_listing(paths.to_vec(), listing, options)
     }
 

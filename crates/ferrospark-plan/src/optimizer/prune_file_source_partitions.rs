@@ -1,0 +1,202 @@
+//! `PruneFileSourcePartitions`: a catalog table's scan reads only the partitions its
+//! partition filters keep, decided on the metastore's partition values before any directory
+//! is listed, as Spark's rule of that name prunes a `CatalogFileIndex`.
+//!
+//! A partition filter is a pushed conjunct that reads partition columns only. The values of
+//! every registered partition become one batch (each column cast from its directory text to
+//! the catalog's type, as Spark casts partition values), the filters run over it, and the
+//! directories whose row passes are the scan's. Only those are listed: their files give the
+//! scan its size and footer statistics, so join selection and the planner's estimates see
+//! the pruned table. A data column the files lack reads as NULL, so a filter on it is
+//! decided on NULL.
+//!
+//! The rule runs twice: before join reordering, so the reorder sees pruned sizes, and after
+//! the filters inferred from join conditions are pushed, which may prune further.
+//!
+//! With the rule switched off, [`list_catalog_scans`] lists every registered partition
+//! after the optimizer; the answer is the same, only the listing is larger.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
+use arrow_schema::{Field, Schema};
+use ferrospark_common::{Config, Result};
+use ferrospark_expr::{bind_predicate, evaluate_predicate, BindContext, Expr, Literal};
+use ferrospark_scan::{list_partition_dirs, ParquetScan, ParquetScanOptions, PartitionDirs};
+
+use super::push_down_predicates::deterministic;
+use super::OptimizerRule;
+use crate::logical::expr_util::{column_keys, conjoin, replace_columns};
+use crate::logical::{Attr, CatalogPartitions, LogicalPlan, ScanSource};
+
+/// Prunes and lists the partitions of catalog tables' scans.
+pub struct PruneFileSourcePartitions;
+
+impl OptimizerRule for PruneFileSourcePartitions {
+    fn name(&self) -> &'static str {
+        "PruneFileSourcePartitions"
+    }
+
+    fn apply(&self, plan: &Arc<LogicalPlan>, cfg: &Config) -> Result<Arc<LogicalPlan>> {
+        plan.transform_up(&mut |node| list_scan(node, cfg, true))
+    }
+}
+
+/// Lists every catalog scan `plan` still holds unlisted (its partitions not pruned).
+pub(crate) fn list_catalog_scans(
+    plan: &Arc<LogicalPlan>,
+    cfg: &Config,
+) -> Result<Arc<LogicalPlan>> {
+    plan.transform_up(&mut |node| list_scan(node, cfg, false))
+}
+
+/// `node` listed (and pruned when `prune`) if it is an unlisted catalog scan, else itself.
+fn list_scan(node: Arc<LogicalPlan>, cfg: &Config, prune: bool) -> Result<Arc<LogicalPlan>> {
+    let LogicalPlan::Scan {
+        source: ScanSource::Parquet {
+            partitions: Some(parts),
+            ..
+        },
+        attrs,
+        projection,
+        filters,
+        name,
+    } = node.as_ref()
+    else {
+        return Ok(node);
+    };
+    if parts.listed && !prune {
+        return Ok(node);
+    }
+    let part_attrs = partition_attrs(attrs, &parts.dirs);
+    let dirs = if prune {
+        prune_dirs(&parts.dirs, &part_attrs, filters, cfg)?
+    } else {
+        parts.dirs.clone()
+    };
+    // A listed scan is listed again only when filters pushed since prune it further.
+    if parts.listed && dirs.dirs.len() == parts.dirs.dirs.len() {
+        return Ok(node);
+    }
+    let mut options = ParquetScanOptions::from_config(cfg)?;
+    let listing = list_partition_dirs(&dirs, options.threads)?;
+    let size_bytes: u64 = listing.files.iter().map(|f| f.size).sum();
+    let rebuilt = |source: ScanSource, filters: Vec<Expr>| {
+        Arc::new(LogicalPlan::Scan {
+            source,
+            attrs: attrs.clone(),
+            projection: projection.clone(),
+            filters,
+            name: name.clone(),
+        })
+    };
+    if size_bytes == 0 {
+        let empty = ScanSource::Memory {
+            batches: Arc::new(Vec::new()),
+        };
+        return Ok(rebuilt(empty, filters.clone()));
+    }
+    options.partition_dirs = Some(dirs.clone());
+    let kept_paths: Vec<std::path::PathBuf> = dirs.dirs.iter().map(|d| d.path.clone()).collect();
+    let scan = ParquetScan::try_new(&kept_paths, options)?;
+    let file_columns: Vec<String> = scan
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().to_ascii_lowercase())
+        .collect();
+    let missing: Vec<&Attr> = attrs
+        .iter()
+        .filter(|a| !file_columns.contains(&a.name.to_ascii_lowercase()))
+        .collect();
+    let null_for_missing = |k: &str| {
+        missing
+            .iter()
+            .find(|a| a.key() == k)
+            .map(|a| Expr::Literal(Literal::null(&a.data_type)))
+    };
+    let filters = filters
+        .iter()
+        .map(|f| replace_columns(f, &null_for_missing))
+        .collect();
+    let source = ScanSource::Parquet {
+        paths: kept_paths,
+        size_bytes,
+        stats: Arc::new(scan.table_statistics()),
+        partitions: Some(CatalogPartitions {
+            dirs,
+            listed: true,
+            missing: missing.iter().map(|a| a.name.clone()).collect(),
+        }),
+    };
+    Ok(rebuilt(source, filters))
+}
+
+/// The scan's attributes of the partition columns, in the partitions' column order.
+fn partition_attrs(attrs: &[Attr], dirs: &PartitionDirs) -> Vec<Attr> {
+    dirs.fields
+        .iter()
+        .filter_map(|f| {
+            attrs
+                .iter()
+                .find(|a| a.name.eq_ignore_ascii_case(f.name()))
+                .cloned()
+        })
+        .collect()
+}
+
+/// The partitions of `dirs` that pass every deterministic filter over partition columns
+/// only (all of them when there is none).
+fn prune_dirs(
+    dirs: &Arc<PartitionDirs>,
+    part_attrs: &[Attr],
+    filters: &[Expr],
+    cfg: &Config,
+) -> Result<Arc<PartitionDirs>> {
+    if part_attrs.len() != dirs.fields.len() {
+        return Ok(dirs.clone());
+    }
+    let keys: HashSet<String> = part_attrs.iter().map(Attr::key).collect();
+    let partition_filters: Vec<Expr> = filters
+        .iter()
+        .filter(|f| {
+            let used = column_keys(f);
+            !used.is_empty() && used.is_subset(&keys) && deterministic(f)
+        })
+        .cloned()
+        .collect();
+    let Some(predicate) = conjoin(partition_filters) else {
+        return Ok(dirs.clone());
+    };
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(part_attrs.len());
+    for (i, a) in part_attrs.iter().enumerate() {
+        let text: ArrayRef = Arc::new(
+            dirs.dirs
+                .iter()
+                .map(|d| d.values[i].as_deref())
+                .collect::<StringArray>(),
+        );
+        columns.push(arrow_cast::cast(&text, &a.data_type)?);
+    }
+    let schema = Schema::new(
+        part_attrs
+            .iter()
+            .map(|a| Field::new(a.key(), a.data_type.clone(), true))
+            .collect::<Vec<_>>(),
+    );
+    let batch = RecordBatch::try_new(Arc::new(schema.clone()), columns)?;
+    let bound = bind_predicate(&predicate, &BindContext::for_session(&schema, cfg))?;
+    let mask = evaluate_predicate(&bound, &batch)?;
+    let kept = dirs
+        .dirs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mask.is_valid(*i) && mask.value(*i))
+        .map(|(_, d)| d.clone())
+        .collect();
+    Ok(Arc::new(PartitionDirs {
+        fields: dirs.fields.clone(),
+        dirs: kept,
+    }))
+}
