@@ -200,3 +200,129 @@ fn prune_dirs(
         dirs: kept,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use arrow_schema::DataType;
+    use ferrospark_scan::PartitionDir;
+
+    use super::*;
+
+    fn attr(id: u64, name: &str, data_type: DataType) -> Attr {
+        Attr {
+            id,
+            name: name.into(),
+            qualifier: None,
+            data_type,
+            nullable: true,
+        }
+    }
+
+    /// Partitions `p` (INT) x `q` (STRING): p in 0..4, q in {"01", "a", NULL}.
+    fn dirs() -> Arc<PartitionDirs> {
+        let mut dirs = Vec::new();
+        for p in 0..4 {
+            for q in [Some("01"), Some("a"), None] {
+                dirs.push(PartitionDir {
+                    path: PathBuf::from(format!("/t/p={p}/q={}", q.unwrap_or("null"))),
+                    values: vec![Some(p.to_string()), q.map(str::to_string)],
+                });
+            }
+        }
+        Arc::new(PartitionDirs {
+            fields: vec![
+                Field::new("p", DataType::Int32, true),
+                Field::new("q", DataType::Utf8, true),
+            ],
+            dirs,
+        })
+    }
+
+    fn kept(filters: &[Expr]) -> Vec<String> {
+        let attrs = [
+            attr(1, "id", DataType::Int64),
+            attr(2, "p", DataType::Int32),
+            attr(3, "q", DataType::Utf8),
+        ];
+        let d = dirs();
+        let parts = partition_attrs(&attrs, &d);
+        prune_dirs(&d, &parts, filters, &Config::default())
+            .expect("prunes")
+            .dirs
+            .iter()
+            .map(|d| d.path.display().to_string())
+            .collect()
+    }
+
+    fn col(k: &str) -> Expr {
+        Expr::Column(k.into())
+    }
+
+    #[test]
+    fn partition_filters_keep_the_partitions_they_pass() {
+        let p_is_2 = col("p#2").eq(Expr::lit(Literal::integer(2)));
+        assert_eq!(
+            kept(std::slice::from_ref(&p_is_2)),
+            ["/t/p=2/q=01", "/t/p=2/q=a", "/t/p=2/q=null"]
+        );
+        // The string "01" stays a string: it is not the number 1.
+        let q_is_01 = col("q#3").eq(Expr::lit(Literal::string("01")));
+        assert_eq!(kept(&[p_is_2.clone(), q_is_01]), ["/t/p=2/q=01"]);
+        let q_null = Expr::IsNull(Box::new(col("q#3")));
+        let p_gt_2 = col("p#2").gt(Expr::lit(Literal::integer(2)));
+        assert_eq!(kept(&[q_null, p_gt_2]), ["/t/p=3/q=null"]);
+        // NULL = anything keeps nothing.
+        let q_eq_null = col("q#3").eq(Expr::lit(Literal::null(&DataType::Utf8)));
+        assert!(kept(&[q_eq_null]).is_empty());
+    }
+
+    #[test]
+    fn filters_reading_data_columns_prune_nothing() {
+        let all = kept(&[]);
+        assert_eq!(all.len(), 12);
+        let mixed = col("p#2")
+            .eq(Expr::lit(Literal::integer(1)))
+            .or(col("id#1").gt(Expr::lit(Literal::integer(5))));
+        assert_eq!(kept(&[mixed]), all);
+        let data_only = col("id#1").lt(Expr::lit(Literal::integer(0)));
+        assert_eq!(kept(&[data_only]), all);
+    }
+
+    #[test]
+    fn a_listing_with_no_files_is_an_empty_relation() {
+        let root = std::env::temp_dir().join(format!("fs-prune-{}", std::process::id()));
+        let d = PartitionDirs {
+            fields: vec![Field::new("p", DataType::Int32, true)],
+            dirs: vec![PartitionDir {
+                path: root.join("p=1"),
+                values: vec![Some("1".into())],
+            }],
+        };
+        let scan = Arc::new(LogicalPlan::Scan {
+            source: ScanSource::Parquet {
+                paths: vec![root],
+                size_bytes: 1,
+                stats: Arc::default(),
+                partitions: Some(CatalogPartitions {
+                    dirs: Arc::new(d),
+                    listed: false,
+                    missing: Vec::new(),
+                }),
+            },
+            attrs: vec![attr(1, "a", DataType::Int32), attr(2, "p", DataType::Int32)],
+            projection: None,
+            filters: vec![],
+            name: "t".into(),
+        });
+        let out = list_catalog_scans(&scan, &Config::default()).expect("lists");
+        assert!(matches!(
+            out.as_ref(),
+            LogicalPlan::Scan {
+                source: ScanSource::Memory { .. },
+                ..
+            }
+        ));
+    }
+}
