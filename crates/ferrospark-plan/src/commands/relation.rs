@@ -9,6 +9,7 @@ use arrow_schema::{DataType, Schema};
 use ferrospark_catalog::{CatalogTable, Relation, TableType};
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::{Expr, Literal};
+use ferrospark_scan::ColumnStatistics;
 
 use crate::builder::PlanBuilder;
 use crate::engine::QueryEngine;
@@ -100,7 +101,7 @@ fn files_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>
         )?
     };
     let plan = match &t.stats {
-        Some(s) => with_size(&plan, s.size_in_bytes),
+        Some(s) => with_statistics(&plan, s),
         None => plan,
     };
     let plan = conform(b, plan, &t.schema)?;
@@ -206,9 +207,11 @@ fn registered_only(
     engine.builder.filter(plan, &keep)
 }
 
-/// `plan` with its scan's size estimate replaced by the catalog's statistics (what join
-/// selection reads), as Spark's relation of an analyzed table reports.
-fn with_size(plan: &Arc<LogicalPlan>, bytes: u64) -> Arc<LogicalPlan> {
+/// `plan` with its scan's estimates replaced by the catalog's statistics, as Spark's
+/// relation of an analyzed table reports them: the size (what join selection reads), the
+/// row count, and each analyzed column's NULLs, distinct values and numeric range (what
+/// the planner's filter estimates, and through them join order and build sides, read).
+fn with_statistics(plan: &Arc<LogicalPlan>, s: &ferrospark_catalog::TableStats) -> Arc<LogicalPlan> {
     match plan.as_ref() {
         LogicalPlan::Scan {
             source: ScanSource::Parquet { paths, stats, .. },
@@ -216,18 +219,47 @@ fn with_size(plan: &Arc<LogicalPlan>, bytes: u64) -> Arc<LogicalPlan> {
             projection,
             filters,
             name,
-        } => Arc::new(LogicalPlan::Scan {
-            source: ScanSource::Parquet {
-                paths: paths.clone(),
-                size_bytes: bytes,
-                stats: stats.clone(),
-                partitions: None,
-            },
-            attrs: attrs.clone(),
-            projection: projection.clone(),
-            filters: filters.clone(),
-            name: name.clone(),
-        }),
+        } => {
+            let mut merged = stats.as_ref().clone();
+            if let Some(rows) = s.row_count {
+                merged.rows = rows;
+            }
+            for (column, c) in &s.columns {
+                let key = merged
+                    .columns
+                    .keys()
+                    .find(|k| k.eq_ignore_ascii_case(column))
+                    .cloned()
+                    .unwrap_or_else(|| column.clone());
+                let entry = merged.columns.entry(key).or_insert(ColumnStatistics {
+                    range: None,
+                    nulls: 0,
+                    distinct_bound: None,
+                });
+                if let Some(n) = c.null_count {
+                    entry.nulls = n;
+                }
+                if let Some(d) = c.distinct_count {
+                    entry.distinct_bound = Some(d as f64);
+                }
+                let number = |v: &Option<String>| v.as_deref().and_then(|t| t.parse::<f64>().ok());
+                if let (Some(lo), Some(hi)) = (number(&c.min), number(&c.max)) {
+                    entry.range = Some((lo, hi));
+                }
+            }
+            Arc::new(LogicalPlan::Scan {
+                source: ScanSource::Parquet {
+                    paths: paths.clone(),
+                    size_bytes: s.size_in_bytes,
+                    stats: Arc::new(merged),
+                    partitions: None,
+                },
+                attrs: attrs.clone(),
+                projection: projection.clone(),
+                filters: filters.clone(),
+                name: name.clone(),
+            })
+        }
         _ => plan.clone(),
     }
 }
