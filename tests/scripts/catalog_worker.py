@@ -5,6 +5,9 @@ catalog_worker.py create  <metastore> <warehouse> <worker> <tables>
 catalog_worker.py insert  <metastore> <warehouse> <parquet>
     inserts the rows of a Parquet file into `shared.big` (long enough to be killed
     mid-write).
+catalog_worker.py insert_parts <metastore> <warehouse> <parquet>
+    inserts the rows of a Parquet file (columns id, p) into `shared.parts`, partitioned by
+    p: thousands of files to move when it commits (long enough to be killed mid-commit).
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ def main() -> None:
         source = sys.argv[4]
         print("started", flush=True)
         s.sql(f"INSERT INTO shared.big SELECT id, s FROM parquet.`{source}`")
+        print("done", flush=True)
+    elif cmd == "insert_parts":
+        source = sys.argv[4]
+        s.sql(f"INSERT INTO shared.parts SELECT id, p FROM parquet.`{source}`")
         print("done", flush=True)
 
 

@@ -99,14 +99,19 @@ pub trait ExternalCatalog: Send + Sync + std::fmt::Debug {
             .collect())
     }
     /// The end of a write: the partitions it replaced are dropped, those it made added
-    /// (existing ones kept) and the table's statistics set, in one change.
+    /// (existing ones kept), the table's statistics set and the write's `job` recorded as
+    /// the table's last, in one change.
     fn commit_write(
         &self,
         ident: &TableIdent,
         dropped: &[PartitionSpec],
         added: &[CatalogPartition],
         stats: Option<TableStats>,
+        job: Option<&str>,
     ) -> Result<()>;
+    /// The job id of the table's last recorded write (`None` for a table never written or
+    /// not there).
+    fn last_write_job(&self, ident: &TableIdent) -> Result<Option<String>>;
 
     /// Creates (or with `replace` replaces) a function.
     fn create_function(&self, f: &CatalogFunction, replace: bool) -> Result<()>;

@@ -13,6 +13,7 @@
 //! The commands that use it (`CREATE TABLE`, `INSERT`, `SHOW ...`) are planned and run by
 //! `ferrospark-plan`: this crate knows metadata and directories, not queries.
 
+pub mod commit;
 pub mod external;
 pub mod memory;
 pub mod model;

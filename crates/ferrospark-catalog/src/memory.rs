@@ -22,6 +22,8 @@ struct TableEntry {
     table: CatalogTable,
     /// By partition path (`p=1/q=a`), which orders them as `SHOW PARTITIONS` lists them.
     partitions: BTreeMap<String, CatalogPartition>,
+    /// The job id of its last recorded write.
+    last_write_job: Option<String>,
 }
 
 #[derive(Debug)]
@@ -184,6 +186,7 @@ impl ExternalCatalog for InMemoryCatalog {
                 TableEntry {
                     table: table.clone(),
                     partitions,
+                    last_write_job: None,
                 },
             );
             Ok(true)
@@ -345,9 +348,13 @@ impl ExternalCatalog for InMemoryCatalog {
         dropped: &[PartitionSpec],
         added: &[CatalogPartition],
         stats: Option<TableStats>,
+        job: Option<&str>,
     ) -> Result<()> {
         self.write(|dbs| {
             let t = table_mut(dbs, ident)?;
+            if let Some(job) = job {
+                t.last_write_job = Some(job.to_string());
+            }
             for s in dropped {
                 t.partitions.remove(&partition_path(s));
             }
@@ -358,6 +365,15 @@ impl ExternalCatalog for InMemoryCatalog {
             }
             t.table.stats = stats;
             Ok(())
+        })
+    }
+
+    fn last_write_job(&self, ident: &TableIdent) -> Result<Option<String>> {
+        self.read(|dbs| {
+            Ok(dbs
+                .get(&ident.database)
+                .and_then(|d| d.tables.get(&ident.table))
+                .and_then(|t| t.last_write_job.clone()))
         })
     }
 

@@ -147,10 +147,25 @@ fn exercise(c: &dyn ExternalCatalog) {
         &[vec![("p".into(), Some("1".into()))]],
         &[part(Some("9"))],
         None,
+        Some("job-9"),
     )
     .expect("commit");
     let after = c.get_table(&t.ident).expect("get").expect("there");
     assert_eq!(after.stats, None, "a write drops stale statistics");
+    assert_eq!(
+        c.last_write_job(&t.ident).expect("job").as_deref(),
+        Some("job-9")
+    );
+    assert!(
+        !after.properties.keys().any(|k| k.contains("job")),
+        "the record of the last write is not a property"
+    );
+    c.alter_table(&after).expect("alter");
+    assert_eq!(
+        c.last_write_job(&t.ident).expect("job").as_deref(),
+        Some("job-9"),
+        "a redefinition keeps it"
+    );
     let names: Vec<String> = c
         .list_partitions(&t.ident, None)
         .expect("list")

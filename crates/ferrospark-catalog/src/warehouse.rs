@@ -3,16 +3,19 @@
 //!
 //! ```text
 //!  table location/_temporary/<job>/p=1/part-00000-<job>.c000.snappy.parquet   write (hidden)
-//!        │ commit: each file renamed into place, then overwritten files deleted,
-//!        ▼         then the metastore changed in one transaction
+//!        │ commit: journaled, each file renamed into place, the metastore changed in
+//!        ▼         one transaction, then overwritten files deleted
 //!  table location/p=1/part-00000-<job>.c000.snappy.parquet                    visible
 //! ```
 //! A writer killed before its commit leaves only the hidden staging directory, which readers
-//! skip (names starting with `_` or `.`) and the next write of the table removes.
+//! skip (names starting with `_` or `.`); one killed during its commit is finished or undone
+//! by the next reader or writer of the table ([`crate::commit`]).
 
 use std::path::{Component, Path, PathBuf};
 
 use ferrospark_common::{FerroError, Result};
+
+use crate::commit::MovedWrite;
 
 /// The directory staging files of writes in progress, inside a table's location.
 pub const STAGING_DIR: &str = "_temporary";
@@ -179,6 +182,8 @@ pub struct StagedWrite {
     pub staging: PathBuf,
     /// The job's id.
     pub job: String,
+    /// Whether the write makes its table (its commit point is the table's creation).
+    pub creates_table: bool,
 }
 
 impl StagedWrite {
@@ -188,10 +193,12 @@ impl StagedWrite {
         let root = location.join(STAGING_DIR);
         let staging = root.join(&job);
         std::fs::create_dir_all(&staging).map_err(|e| FerroError::io(&staging, e))?;
+        crate::commit::mark_writer(&staging)?;
         Ok(Self {
             location: location.to_path_buf(),
             staging,
             job,
+            creates_table: false,
         })
     }
 
@@ -202,12 +209,11 @@ impl StagedWrite {
         format!("part-{task:05}-{}{sep}c000{ext}", self.job)
     }
 
-    /// Moves the staged files into place, replacing `replaced` (directories relative to the
-    /// location, `""` for all of it) first: the new files are in before the old are removed,
-    /// so a reader never finds the table empty. Returns the relative directories written.
-    pub fn commit(self, replaced: &[String]) -> Result<Vec<String>> {
-        let mut files = Vec::new();
-        collect_files(&self.staging, &self.staging, &mut files)?;
+    /// Moves the staged files into place (journaled, see [`crate::commit`]); `replaced`
+    /// (directories relative to the location, `""` for all of it) lose their files once
+    /// [`MovedWrite::finish`] runs after the metastore transaction, so a reader never finds
+    /// the table empty and a writer that dies before that transaction is undone whole.
+    pub fn commit(self, replaced: &[String]) -> Result<MovedWrite> {
         let mut old = Vec::new();
         let mut replaced: Vec<&String> = replaced.iter().collect();
         replaced.sort();
@@ -220,37 +226,15 @@ impl StagedWrite {
             };
             collect_visible(&d, &mut old)?;
         }
-        let mut dirs: Vec<String> = Vec::new();
-        for rel in &files {
-            let to = self.location.join(rel);
-            if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| FerroError::io(parent, e))?;
-            }
-            std::fs::rename(self.staging.join(rel), &to).map_err(|e| FerroError::io(&to, e))?;
-            let dir = rel
-                .parent()
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if !dirs.contains(&dir) {
-                dirs.push(dir);
-            }
-        }
         old.sort();
         old.dedup();
-        for f in old {
-            match std::fs::remove_file(&f) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(FerroError::io(&f, e))
-                }
-                _ => {}
-            }
-        }
-        remove_empty_dirs(&self.location)?;
-        let _ = std::fs::remove_dir_all(&self.staging);
-        let _ = std::fs::remove_dir(self.location.join(STAGING_DIR));
-        std::fs::write(self.location.join("_SUCCESS"), b"")
-            .map_err(|e| FerroError::io(&self.location, e))?;
-        Ok(dirs)
+        MovedWrite::move_in(
+            &self.location,
+            &self.staging,
+            &self.job,
+            old,
+            self.creates_table,
+        )
     }
 
     /// Gives up: the staged files are removed, the table untouched.
@@ -258,20 +242,6 @@ impl StagedWrite {
         let _ = std::fs::remove_dir_all(&self.staging);
         let _ = std::fs::remove_dir(self.location.join(STAGING_DIR));
     }
-}
-
-fn collect_files(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    for e in std::fs::read_dir(dir).map_err(|e| FerroError::io(dir, e))? {
-        let e = e.map_err(|e| FerroError::io(dir, e))?;
-        let p = e.path();
-        if e.file_type().map_err(|e| FerroError::io(&p, e))?.is_dir() {
-            collect_files(root, &p, out)?;
-        } else if let Ok(rel) = p.strip_prefix(root) {
-            out.push(rel.to_path_buf());
-        }
-    }
-    out.sort();
-    Ok(())
 }
 
 /// Data files under `dir` a reader sees (hidden names skipped, links not followed).
@@ -294,30 +264,6 @@ fn collect_visible(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Removes directories left empty under `dir` (not `dir` itself), so an overwritten
-/// partition leaves no empty directory a listing would report.
-fn remove_empty_dirs(dir: &Path) -> Result<bool> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(false);
-    };
-    let mut empty = true;
-    for e in entries {
-        let e = e.map_err(|e| FerroError::io(dir, e))?;
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if e.file_type().map(|t| t.is_dir()).unwrap_or(false) && !name.starts_with('_') {
-            if remove_empty_dirs(&p)? {
-                let _ = std::fs::remove_dir(&p);
-            } else {
-                empty = false;
-            }
-        } else {
-            empty = false;
-        }
-    }
-    Ok(empty)
 }
 
 #[cfg(test)]
@@ -348,8 +294,13 @@ mod tests {
         let w = StagedWrite::begin(&t).expect("begin");
         std::fs::create_dir_all(w.staging.join("p=1")).expect("mkdir");
         std::fs::write(w.staging.join("p=1/new.parquet"), b"new").expect("write");
-        let dirs = w.commit(&["p=1".into()]).expect("commit");
-        assert_eq!(dirs, ["p=1"]);
+        let moved = w.commit(&["p=1".into()]).expect("commit");
+        assert_eq!(moved.dirs(), ["p=1"]);
+        assert!(
+            t.join("p=1/old.parquet").exists(),
+            "kept until the metastore has the write"
+        );
+        moved.finish().expect("finish");
         assert!(!t.join("p=1/old.parquet").exists());
         assert_eq!(
             std::fs::read(t.join("p=1/new.parquet")).expect("read"),

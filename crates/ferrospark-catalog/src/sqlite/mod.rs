@@ -479,6 +479,13 @@ impl ExternalCatalog for SqliteCatalog {
         })
     }
 
+    fn last_write_job(&self, ident: &TableIdent) -> Result<Option<String>> {
+        self.read(|c| match rows::table_id(c, ident)? {
+            Some((id, _)) => rows::last_write_job(c, id),
+            None => Ok(None),
+        })
+    }
+
     fn list_partition_locations(&self, ident: &TableIdent) -> Result<Vec<(PartitionSpec, String)>> {
         self.read(|c| {
             let (id, _) =
@@ -513,9 +520,13 @@ impl ExternalCatalog for SqliteCatalog {
         dropped: &[PartitionSpec],
         added: &[CatalogPartition],
         stats: Option<TableStats>,
+        job: Option<&str>,
     ) -> Result<()> {
         self.tx(|c| {
             let (id, sd) = need_table(c, ident)?;
+            if let Some(job) = job {
+                rows::set_last_write_job(c, id, job)?;
+            }
             for s in dropped {
                 if let Some(part) = rows::partition_id(c, id, &partition_path(s))? {
                     rows::delete_partition(c, part)?;

@@ -21,9 +21,12 @@ const SCHEMA: &str = "ferrospark_arrow_schema";
 const TOTAL_SIZE: &str = "spark.sql.statistics.totalSize";
 const NUM_ROWS: &str = "spark.sql.statistics.numRows";
 const COMMENT: &str = "comment";
+/// The job id of the last write the metastore recorded (what decides whether a writer that
+/// died mid-commit is finished or undone).
+const LAST_WRITE_JOB: &str = "ferrospark_last_write_job";
 
 fn is_reserved(key: &str) -> bool {
-    key.starts_with("spark.sql.") || key == SCHEMA || key == COMMENT
+    key.starts_with("spark.sql.") || key == SCHEMA || key == COMMENT || key == LAST_WRITE_JOB
 }
 
 pub(super) fn sql(e: rusqlite::Error) -> FerroError {
@@ -335,7 +338,13 @@ pub(super) fn update_table(c: &Connection, id: i64, sd: i64, t: &CatalogTable) -
     c.execute("DELETE FROM SERDE_PARAMS WHERE SERDE_ID = ?1", [serde])
         .map_err(sql)?;
     write_params(c, "SERDE_PARAMS", "SERDE_ID", serde, &t.storage_options)?;
-    for table in ["TABLE_PARAMS", "PARTITION_KEYS", "TAB_COL_STATS"] {
+    // A table's redefinition keeps the record of its last write.
+    c.execute(
+        "DELETE FROM TABLE_PARAMS WHERE TBL_ID = ?1 AND PARAM_KEY <> ?2",
+        params![id, LAST_WRITE_JOB],
+    )
+    .map_err(sql)?;
+    for table in ["PARTITION_KEYS", "TAB_COL_STATS"] {
         c.execute(&format!("DELETE FROM {table} WHERE TBL_ID = ?1"), [id])
             .map_err(sql)?;
     }
@@ -730,6 +739,32 @@ pub(super) fn set_stats(c: &Connection, id: i64, stats: Option<&TableStats>) -> 
         write_params(c, "TABLE_PARAMS", "TBL_ID", id, &p)?;
     }
     Ok(())
+}
+
+/// Records `job` as table `id`'s last write.
+pub(super) fn set_last_write_job(c: &Connection, id: i64, job: &str) -> Result<()> {
+    c.execute(
+        "DELETE FROM TABLE_PARAMS WHERE TBL_ID = ?1 AND PARAM_KEY = ?2",
+        params![id, LAST_WRITE_JOB],
+    )
+    .map_err(sql)?;
+    c.execute(
+        "INSERT INTO TABLE_PARAMS (TBL_ID, PARAM_KEY, PARAM_VALUE) VALUES (?1, ?2, ?3)",
+        params![id, LAST_WRITE_JOB, job],
+    )
+    .map_err(sql)?;
+    Ok(())
+}
+
+/// Table `id`'s last recorded write.
+pub(super) fn last_write_job(c: &Connection, id: i64) -> Result<Option<String>> {
+    c.query_row(
+        "SELECT PARAM_VALUE FROM TABLE_PARAMS WHERE TBL_ID = ?1 AND PARAM_KEY = ?2",
+        params![id, LAST_WRITE_JOB],
+        |r| r.get(0),
+    )
+    .optional()
+    .map_err(sql)
 }
 
 pub(super) fn insert_function(c: &Connection, db: i64, f: &CatalogFunction) -> Result<()> {

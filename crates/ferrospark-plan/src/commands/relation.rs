@@ -74,6 +74,12 @@ fn files_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>
     let name = t.ident.table.clone();
     let b = &engine.builder;
     let provider = t.provider.as_deref().unwrap_or("parquet");
+    if location
+        .join(ferrospark_catalog::warehouse::STAGING_DIR)
+        .exists()
+    {
+        super::write::recover_writes(engine, &location, Some(&t.ident))?;
+    }
     if provider == "parquet" && t.is_partitioned() {
         return catalog_partitions_plan(engine, t, location);
     }
@@ -211,7 +217,10 @@ fn registered_only(
 /// relation of an analyzed table reports them: the size (what join selection reads), the
 /// row count, and each analyzed column's NULLs, distinct values and numeric range (what
 /// the planner's filter estimates, and through them join order and build sides, read).
-fn with_statistics(plan: &Arc<LogicalPlan>, s: &ferrospark_catalog::TableStats) -> Arc<LogicalPlan> {
+fn with_statistics(
+    plan: &Arc<LogicalPlan>,
+    s: &ferrospark_catalog::TableStats,
+) -> Arc<LogicalPlan> {
     match plan.as_ref() {
         LogicalPlan::Scan {
             source: ScanSource::Parquet { paths, stats, .. },

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use ferrospark_catalog::commit::MovedWrite;
 use ferrospark_catalog::names::{parse_partition_path, quote};
 use ferrospark_catalog::warehouse::{location_uri, resolve_location, StagedWrite};
 use ferrospark_catalog::{CatalogPartition, CatalogTable, PartitionSpec, TableIdent, TableType};
@@ -282,10 +283,12 @@ fn write_files(
 fn stage(
     engine: &QueryEngine,
     location: &Path,
+    table: Option<&TableIdent>,
     input: &Arc<LogicalPlan>,
     data_schema: SchemaRef,
     partition_columns: &[String],
 ) -> Result<StagedWrite> {
+    recover_writes(engine, location, table)?;
     std::fs::create_dir_all(location).map_err(|e| FerroError::io(location, e))?;
     let staged = StagedWrite::begin(location)?;
     match write_files(engine, input, data_schema, partition_columns, &staged) {
@@ -295,6 +298,30 @@ fn stage(
             Err(e)
         }
     }
+}
+
+/// Finishes or undoes the writes into `location` (the files of `table`, when it is a
+/// catalog table's) whose writers died mid-commit: finished when the metastore recorded the
+/// write (or the table a `CREATE TABLE ... AS SELECT` made exists; a write to a path, which
+/// has no metastore, once its journal is whole), undone otherwise. Runs before a table is
+/// read or written, so no reader sees half a write.
+pub(crate) fn recover_writes(
+    engine: &QueryEngine,
+    location: &Path,
+    table: Option<&TableIdent>,
+) -> Result<()> {
+    for w in ferrospark_catalog::commit::interrupted_writes(location)? {
+        let committed = match table {
+            None => true,
+            Some(ident) => {
+                let external = engine.catalog().external();
+                external.last_write_job(ident)?.as_deref() == Some(w.job().as_str())
+                    || (w.creates_table() && external.get_table(ident)?.is_some())
+            }
+        };
+        w.recover(committed)?;
+    }
+    Ok(())
 }
 
 /// Whether Spark would store a value of `from` into a column of `to` (ANSI store
@@ -493,7 +520,14 @@ fn write_into_table(
             .map(|f| f.as_ref().clone().with_nullable(true))
             .collect::<Vec<_>>(),
     ));
-    let staged = stage(engine, &loc, &input, data_schema, &t.partition_columns)?;
+    let staged = stage(
+        engine,
+        &loc,
+        Some(&t.ident),
+        &input,
+        data_schema,
+        &t.partition_columns,
+    )?;
     let dynamic = engine
         .config()
         .get("spark.sql.sources.partitionOverwriteMode")
@@ -527,19 +561,25 @@ fn write_into_table(
         }
         (dirs, matching.into_iter().map(|p| p.spec).collect())
     };
-    let mut dirs = staged.commit(&replaced)?;
-    if static_spec.len() == t.partition_columns.len() && !static_spec.is_empty() {
-        // A static partition exists after its INSERT even when no row went into it.
-        let d = ferrospark_catalog::names::partition_path(&static_spec);
-        std::fs::create_dir_all(loc.join(&d)).map_err(|e| FerroError::io(&loc, e))?;
-        if !dirs.contains(&d) {
-            dirs.push(d);
+    let moved = staged.commit(&replaced)?;
+    let mut dirs = moved.dirs();
+    // A static partition exists after its INSERT even when no row went into it.
+    let static_dir = (static_spec.len() == t.partition_columns.len() && !static_spec.is_empty())
+        .then(|| ferrospark_catalog::names::partition_path(&static_spec));
+    if let Some(d) = &static_dir {
+        if !dirs.contains(d) {
+            dirs.push(d.clone());
         }
     }
     let added = partitions_of(t, &loc, &dirs);
-    cat.external()
-        .commit_write(&t.ident, &dropped, &added, None)?;
+    let recorded = cat
+        .external()
+        .commit_write(&t.ident, &dropped, &added, None, Some(moved.job()));
     cat.invalidate(&t.ident);
+    finish_or_undo(moved, recorded)?;
+    if let Some(d) = static_dir {
+        std::fs::create_dir_all(loc.join(&d)).map_err(|e| FerroError::io(&loc, e))?;
+    }
     Ok(())
 }
 
@@ -631,8 +671,9 @@ pub(crate) fn create_table_as(
         stats: None,
     };
     let input = by_name(engine, plan, &schema)?;
-    let added = write_new(engine, &table, &location, input, true)?;
-    cat.create_table_with_partitions(&table, &added).map(|_| ())
+    let (added, moved) = write_new(engine, &table, &location, input, true)?;
+    let recorded = cat.create_table_with_partitions(&table, &added).map(|_| ());
+    finish_or_undo(moved, recorded)
 }
 
 /// `plan`'s columns in `schema`'s order, by name.
@@ -669,24 +710,40 @@ fn by_name(
     engine.builder.project(plan, &items)
 }
 
-/// Writes a whole new table's files (replacing any there with `replace_all`); the
-/// partitions made.
+/// Writes a whole new table's files, replacing any there: the partitions made, and the
+/// moved write to finish once the metastore has the table (`creates_table`: its creation
+/// is the commit point) or the write's job.
 fn write_new(
     engine: &QueryEngine,
     t: &CatalogTable,
     location: &Path,
     input: Arc<LogicalPlan>,
-    replace_all: bool,
-) -> Result<Vec<CatalogPartition>> {
+    creates_table: bool,
+) -> Result<(Vec<CatalogPartition>, MovedWrite)> {
     let data_schema = Arc::new(Schema::new(t.data_fields()));
-    let staged = stage(engine, location, &input, data_schema, &t.partition_columns)?;
-    let replaced = if replace_all {
-        vec![String::new()]
-    } else {
-        Vec::new()
-    };
-    let dirs = staged.commit(&replaced)?;
-    Ok(partitions_of(t, location, &dirs))
+    let mut staged = stage(
+        engine,
+        location,
+        Some(&t.ident),
+        &input,
+        data_schema,
+        &t.partition_columns,
+    )?;
+    staged.creates_table = creates_table;
+    let moved = staged.commit(&[String::new()])?;
+    let parts = partitions_of(t, location, &moved.dirs());
+    Ok((parts, moved))
+}
+
+/// Finishes `moved` when the metastore change `recorded` went in, else undoes it.
+fn finish_or_undo(moved: MovedWrite, recorded: Result<()>) -> Result<()> {
+    match recorded {
+        Ok(()) => moved.finish(),
+        Err(e) => {
+            moved.roll_back();
+            Err(e)
+        }
+    }
 }
 
 /// `df.write.mode(mode).partitionBy(...).saveAsTable(name)`.
@@ -743,17 +800,20 @@ pub fn save_as_table(
             table.provider = Some(provider_of(engine, format)?);
             table.stats = None;
             let input = by_name(engine, plan, &schema)?;
-            let added = write_new(engine, &table, &location, input, true)?;
-            let old: Vec<PartitionSpec> = cat
-                .external()
-                .list_partitions(&ident, None)?
-                .into_iter()
-                .map(|p| p.spec)
-                .collect();
-            cat.alter_table(&table)?;
-            cat.external().commit_write(&ident, &old, &added, None)?;
+            let (added, moved) = write_new(engine, &table, &location, input, false)?;
+            let recorded = (|| {
+                let old: Vec<PartitionSpec> = cat
+                    .external()
+                    .list_partitions(&ident, None)?
+                    .into_iter()
+                    .map(|p| p.spec)
+                    .collect();
+                cat.alter_table(&table)?;
+                cat.external()
+                    .commit_write(&ident, &old, &added, None, Some(moved.job()))
+            })();
             cat.invalidate(&ident);
-            Ok(())
+            finish_or_undo(moved, recorded)
         }
     }
 }
@@ -804,6 +864,7 @@ pub fn write_parquet_path(
     let staged = stage(
         engine,
         &location,
+        None,
         &input,
         Arc::new(Schema::new(data)),
         &partition_columns,
@@ -813,8 +874,8 @@ pub fn write_parquet_path(
     } else {
         Vec::new()
     };
-    staged.commit(&replaced)?;
-    Ok(())
+    // No metastore: the moves are the commit.
+    staged.commit(&replaced)?.finish()
 }
 
 #[cfg(test)]
