@@ -26,6 +26,16 @@ def session(tmp_path: Path, metastore: str | None = None) -> fs.Session:
     return fs.Session(conf={"spark.sql.warehouse.dir": str(tmp_path / "wh")}, catalog=url)
 
 
+def start_worker(cmd: str, root: Path, source: Path) -> subprocess.Popen:
+    """`catalog_worker.py <cmd>` on the metastore and warehouse under `root`."""
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), cmd, str(root / "m.db"), str(root / "wh"), str(source)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def rows(df) -> list[tuple]:
     return [tuple(r) for r in df.collect()]
 
@@ -105,12 +115,7 @@ def test_a_writer_killed_mid_insert_leaves_the_table_unchanged(tmp_path):
     s.sql("INSERT INTO shared.big VALUES (1, 'before')")
     before = rows(s.sql("SELECT * FROM shared.big"))
     table_dir = tmp_path / "wh" / "shared.db" / "big"
-    p = subprocess.Popen(
-        [sys.executable, str(WORKER), "insert", str(tmp_path / "m.db"), str(tmp_path / "wh"), str(source)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    p = start_worker("insert", tmp_path, source)
     # Kill it once it is writing: its staging directory holds data.
     deadline = time.time() + 120
     staged = False
@@ -152,12 +157,7 @@ def test_a_writer_killed_mid_commit_is_finished_or_undone_whole(tmp_path):
         s.sql("CREATE TABLE shared.parts (id BIGINT, p INT) USING parquet PARTITIONED BY (p)")
         s.sql("INSERT INTO shared.parts VALUES (-1, -1)")
         table_dir = root / "wh" / "shared.db" / "parts"
-        p = subprocess.Popen(
-            [sys.executable, str(WORKER), "insert_parts", str(root / "m.db"), str(root / "wh"), str(source)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        p = start_worker("insert_parts", root, source)
         deadline = time.time() + 120
         journal = None
         while time.time() < deadline and p.poll() is None and journal is None:
