@@ -46,6 +46,7 @@ from .errors import (
     PathNotFoundError,
     SchemaError,
     SparkArithmeticError,
+    StateStoreError,
     UnsupportedError,
 )
 from .file_formats import CsvScan, FileScan, read_avro, read_csv, read_json, scan_avro, scan_csv, scan_json
@@ -97,6 +98,7 @@ __all__ = [
     "MalformedRecordError",
     "MemoryLimitError",
     "MetastoreError",
+    "StateStoreError",
     "ParquetError",
     "ParquetScan",
     "CsvScan",

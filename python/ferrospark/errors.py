@@ -54,6 +54,12 @@ class MetastoreError(FerroError):
     the failed command was applied."""
 
 
+class StateStoreError(FerroError):
+    """A streaming state store's file or version cannot be used: a corrupt or truncated
+    delta or snapshot file (named in the message), a missing version, or a version older
+    than those kept. No state was changed; restore the checkpoint or start a new one."""
+
+
 class InternalError(FerroError):
     """A bug in ferrospark: a broken invariant or a Rust panic inside a native call.
 
@@ -71,6 +77,7 @@ __all__ = [
     "MalformedRecordError",
     "MemoryLimitError",
     "MetastoreError",
+    "StateStoreError",
     "ParquetError",
     "PathNotFoundError",
     "SchemaError",

@@ -60,6 +60,15 @@ pub enum FerroError {
     /// The metastore could not be read or changed (a locked, corrupt or newer file).
     #[error("{0}")]
     Metastore(String),
+    /// A streaming state store's file or version that cannot be used (corrupt, truncated,
+    /// missing, or written by something else).
+    #[error("state store {}: {message}", .path.display())]
+    StateStore {
+        /// The file or directory at fault.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// The query was cancelled (Ctrl-C, or its caller gave up) before it finished.
     #[error("query cancelled")]
     Cancelled,

@@ -28,6 +28,7 @@ mod join;
 mod plan;
 mod project;
 mod stages;
+mod streaming;
 mod watch;
 mod window;
 
@@ -52,6 +53,7 @@ fn to_py(py: Python<'_>, e: FerroError) -> PyErr {
         FerroError::MemoryLimit(_) => "MemoryLimitError",
         FerroError::Internal(_) => "InternalError",
         FerroError::Metastore(_) => "MetastoreError",
+        FerroError::StateStore { .. } => "StateStoreError",
         FerroError::Cancelled => "FerroError",
     };
     let message = e.to_string();
@@ -596,6 +598,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyExpr>()?;
     m.add_class::<plan::PyQueryEngine>()?;
     m.add_class::<catalog::PyCatalog>()?;
+    m.add_class::<streaming::PyStateStore>()?;
     m.add_function(wrap_pyfunction!(catalog::save_as_table, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::insert_into, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::write_parquet, m)?)?;

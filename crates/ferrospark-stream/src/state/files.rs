@@ -1,0 +1,215 @@
+//! The memory provider's files: a delta (one version's puts and removes) and a snapshot
+//! (a whole version), each written atomically and checked when read.
+//!
+//! ```text
+//!   magic "FSSTATE1" | kind u8 (1 delta, 2 snapshot) | version u64
+//!   records: op u8 (1 put, 2 remove) | key len u32 | key | [value len u32 | value]
+//!   trailer: records u64 | crc32 of every byte before it
+//! ```
+//! (little-endian). A file is written to a temporary name, synced, renamed into place and
+//! its directory synced: a reader finds a whole file or none. A file that is short, whose
+//! checksum disagrees, or that holds another version is an error naming it, never a partial
+//! state.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use ferrospark_common::{FerroError, Result};
+
+use super::state_error;
+
+const MAGIC: &[u8; 8] = b"FSSTATE1";
+const PUT: u8 = 1;
+const REMOVE: u8 = 2;
+
+/// What a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileKind {
+    /// One version's changes.
+    Delta,
+    /// One version's whole state.
+    Snapshot,
+}
+
+impl FileKind {
+    fn tag(self) -> u8 {
+        match self {
+            FileKind::Delta => 1,
+            FileKind::Snapshot => 2,
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            FileKind::Delta => "delta",
+            FileKind::Snapshot => "snapshot",
+        }
+    }
+
+    /// `<dir>/<version>.delta` or `.snapshot`.
+    pub(crate) fn path(self, dir: &Path, version: u64) -> PathBuf {
+        dir.join(format!("{version}.{}", self.extension()))
+    }
+}
+
+/// The versions of `dir`'s files of each kind, sorted.
+pub(crate) fn list_versions(dir: &Path) -> Result<(Vec<u64>, Vec<u64>)> {
+    let mut deltas = Vec::new();
+    let mut snapshots = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((deltas, snapshots)),
+        Err(e) => return Err(FerroError::io(dir, e)),
+    };
+    for e in entries {
+        let e = e.map_err(|e| FerroError::io(dir, e))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some((stem, ext)) = name.split_once('.') else {
+            continue;
+        };
+        let Ok(v) = stem.parse::<u64>() else {
+            continue;
+        };
+        match ext {
+            "delta" => deltas.push(v),
+            "snapshot" => snapshots.push(v),
+            _ => {}
+        }
+    }
+    deltas.sort_unstable();
+    snapshots.sort_unstable();
+    Ok((deltas, snapshots))
+}
+
+/// One change of a delta: a put (`Some`) or a remove (`None`).
+pub(crate) type Changes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+/// Writes `version`'s `entries` as a file of `kind` in `dir`; its size in bytes.
+pub(crate) fn write<'a>(
+    dir: &Path,
+    kind: FileKind,
+    version: u64,
+    entries: impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)>,
+) -> Result<u64> {
+    let mut buf = Vec::with_capacity(1 << 16);
+    buf.extend_from_slice(MAGIC);
+    buf.push(kind.tag());
+    buf.extend_from_slice(&version.to_le_bytes());
+    let mut records = 0u64;
+    for (k, v) in entries {
+        let len = |n: usize| -> Result<[u8; 4]> {
+            u32::try_from(n).map(u32::to_le_bytes).map_err(|_| {
+                FerroError::Unsupported(format!(
+                    "a state key or value of {n} bytes (the limit is 4 GiB)"
+                ))
+            })
+        };
+        buf.push(if v.is_some() { PUT } else { REMOVE });
+        buf.extend_from_slice(&len(k.len())?);
+        buf.extend_from_slice(k);
+        if let Some(v) = v {
+            buf.extend_from_slice(&len(v.len())?);
+            buf.extend_from_slice(v);
+        }
+        records += 1;
+    }
+    buf.extend_from_slice(&records.to_le_bytes());
+    let crc = crc32fast::hash(&buf);
+    buf.extend_from_slice(&crc.to_le_bytes());
+    std::fs::create_dir_all(dir).map_err(|e| FerroError::io(dir, e))?;
+    let to = kind.path(dir, version);
+    let tmp = dir.join(format!(".{version}.{}.tmp", kind.extension()));
+    let mut f = std::fs::File::create(&tmp).map_err(|e| FerroError::io(&tmp, e))?;
+    f.write_all(&buf)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| FerroError::io(&tmp, e))?;
+    std::fs::rename(&tmp, &to).map_err(|e| FerroError::io(&to, e))?;
+    // The rename itself survives a crash once the directory is synced.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(buf.len() as u64)
+}
+
+/// Reads `version`'s file of `kind` in `dir`, calling `apply` with each record in order.
+pub(crate) fn read(
+    dir: &Path,
+    kind: FileKind,
+    version: u64,
+    apply: &mut dyn FnMut(Vec<u8>, Option<Vec<u8>>),
+) -> Result<()> {
+    let path = kind.path(dir, version);
+    let buf = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(state_error(
+                &path,
+                format!(
+                    "the {} of version {version} is missing: the checkpoint was changed by hand or its files were lost; restore it or start the query with a new checkpoint",
+                    kind.extension()
+                ),
+            ))
+        }
+        Err(e) => return Err(FerroError::io(&path, e)),
+    };
+    let corrupt = |why: &str| {
+        state_error(
+            &path,
+            format!("{why}: the file is corrupt or truncated; restore the checkpoint or start the query with a new one"),
+        )
+    };
+    let header = MAGIC.len() + 1 + 8;
+    if buf.len() < header + 12 {
+        return Err(corrupt("too short"));
+    }
+    let (body, crc) = buf.split_at(buf.len() - 4);
+    let want = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
+    if crc32fast::hash(body) != want {
+        return Err(corrupt("checksum mismatch"));
+    }
+    if &body[..MAGIC.len()] != MAGIC || body[MAGIC.len()] != kind.tag() {
+        return Err(corrupt("not a ferrospark state file of this kind"));
+    }
+    let mut at = MAGIC.len() + 1;
+    let take = |at: &mut usize, n: usize| -> Result<&[u8]> {
+        let end = at
+            .checked_add(n)
+            .filter(|&e| e <= body.len() - 8)
+            .ok_or_else(|| corrupt("a record runs past the end"))?;
+        let s = &body[*at..end];
+        *at = end;
+        Ok(s)
+    };
+    let u64_at = |s: &[u8]| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(s);
+        u64::from_le_bytes(b)
+    };
+    let u32_at = |s: &[u8]| {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(s);
+        u32::from_le_bytes(b) as usize
+    };
+    if u64_at(take(&mut at, 8)?) != version {
+        return Err(corrupt(&format!("it does not hold version {version}")));
+    }
+    let records = u64_at(&body[body.len() - 8..]);
+    for _ in 0..records {
+        let op = take(&mut at, 1)?[0];
+        let klen = u32_at(take(&mut at, 4)?);
+        let key = take(&mut at, klen)?.to_vec();
+        match op {
+            PUT => {
+                let vlen = u32_at(take(&mut at, 4)?);
+                apply(key, Some(take(&mut at, vlen)?.to_vec()));
+            }
+            REMOVE => apply(key, None),
+            _ => return Err(corrupt("an unknown record")),
+        }
+    }
+    if at != body.len() - 8 {
+        return Err(corrupt("bytes after the last record"));
+    }
+    Ok(())
+}

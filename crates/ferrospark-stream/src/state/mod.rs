@@ -1,0 +1,238 @@
+//! The state store: one versioned key-value store per (operator, partition), as Spark's
+//! `StateStore` / `StateStoreProvider`.
+//!
+//! ```text
+//!  provider.get_store(v)  ──▶ store at version v ── get / put / remove / scan ──┐
+//!                                                                              │
+//!        commit() ──▶ version v + 1 durable (atomically) ◀── or ── abort() ◀──┘
+//! ```
+//!
+//! Two providers, chosen by `spark.sql.streaming.stateStore.providerClass`:
+//! * [`memory::MemoryStateStoreProvider`] (Spark's `HDFSBackedStateStoreProvider`, the
+//!   default): the state in memory; each commit writes a delta file of the version's
+//!   changes, and every `spark.sql.streaming.stateStore.minDeltasForSnapshot` versions a
+//!   snapshot of the whole state. A version is recovered as its latest snapshot plus the
+//!   deltas after it.
+//! * [`disk::DiskStateStoreProvider`] (in place of Spark's `RocksDBStateStoreProvider`,
+//!   selected by that class name or `disk`): the state in an embedded SQLite file, so it may
+//!   outgrow memory; every version's rows are kept (multi-version), a commit is one SQLite
+//!   transaction.
+//!
+//! Old versions go after `spark.sql.streaming.minBatchesToRetain` newer ones. A version that
+//! was committed can be loaded again (a micro-batch re-run after a crash reloads the version
+//! it started from, and its commit replaces what the interrupted run may have committed).
+
+pub mod disk;
+mod files;
+pub mod memory;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+use ferrospark_common::{Config, FerroError, Result};
+
+/// Spark's key choosing the provider.
+pub const PROVIDER_CLASS: &str = "spark.sql.streaming.stateStore.providerClass";
+/// Spark's key: deltas between two snapshots.
+pub const MIN_DELTAS_FOR_SNAPSHOT: &str = "spark.sql.streaming.stateStore.minDeltasForSnapshot";
+/// Spark's key: versions kept behind the latest.
+pub const MIN_BATCHES_TO_RETAIN: &str = "spark.sql.streaming.minBatchesToRetain";
+
+/// Which (operator, partition) a store holds, under which checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateStoreId {
+    /// The query's checkpoint location.
+    pub checkpoint: PathBuf,
+    /// The stateful operator's id in the query.
+    pub operator_id: u64,
+    /// The state partition.
+    pub partition_id: u32,
+    /// A store of the operator's (a stream-stream join keeps four per partition).
+    pub store_name: String,
+}
+
+impl StateStoreId {
+    /// The operator's default store of `partition_id`.
+    pub fn new(checkpoint: impl AsRef<Path>, operator_id: u64, partition_id: u32) -> Self {
+        Self {
+            checkpoint: checkpoint.as_ref().to_path_buf(),
+            operator_id,
+            partition_id,
+            store_name: "default".into(),
+        }
+    }
+
+    /// The same partition's store named `name`.
+    pub fn named(mut self, name: &str) -> Self {
+        self.store_name = name.to_string();
+        self
+    }
+
+    /// Its directory: `<checkpoint>/state/<operator>/<partition>[/<store name>]`, as Spark
+    /// lays them out.
+    pub fn dir(&self) -> PathBuf {
+        let d = self
+            .checkpoint
+            .join("state")
+            .join(self.operator_id.to_string())
+            .join(self.partition_id.to_string());
+        if self.store_name == "default" {
+            d
+        } else {
+            d.join(&self.store_name)
+        }
+    }
+}
+
+/// Where a provider keeps the state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// In memory, with delta and snapshot files.
+    Memory,
+    /// On disk, in an embedded SQLite file.
+    Disk,
+}
+
+/// A store's settings, by Spark's keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateStoreConf {
+    /// The provider.
+    pub provider: ProviderKind,
+    /// Deltas written between two snapshots (Spark's default 10).
+    pub min_deltas_for_snapshot: u64,
+    /// Versions kept behind the latest (Spark's default 100).
+    pub min_versions_to_retain: u64,
+}
+
+impl Default for StateStoreConf {
+    fn default() -> Self {
+        Self {
+            provider: ProviderKind::Memory,
+            min_deltas_for_snapshot: 10,
+            min_versions_to_retain: 100,
+        }
+    }
+}
+
+impl StateStoreConf {
+    /// The settings in `cfg`; a provider class nobody knows is a `ConfigError` naming both.
+    pub fn from_config(cfg: &Config) -> Result<Self> {
+        let d = Self::default();
+        let provider = match cfg.get(PROVIDER_CLASS).map(str::trim) {
+            None => d.provider,
+            Some(v) => match v.rsplit('.').next().unwrap_or(v).to_ascii_lowercase().as_str() {
+                "hdfsbackedstatestoreprovider" | "memory" => ProviderKind::Memory,
+                "rocksdbstatestoreprovider" | "disk" => ProviderKind::Disk,
+                _ => {
+                    return Err(FerroError::Config(format!(
+                        "{PROVIDER_CLASS} is '{v}': use org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider (state in memory, the default) or org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider (state on disk)"
+                    )))
+                }
+            },
+        };
+        let positive = |key: &str, default: u64| -> Result<u64> {
+            match cfg.get(key) {
+                None => Ok(default),
+                Some(v) => match v.trim().parse::<u64>() {
+                    Ok(n) if n > 0 => Ok(n),
+                    _ => Err(FerroError::Config(format!(
+                        "config {key} must be a positive integer, got '{v}'"
+                    ))),
+                },
+            }
+        };
+        Ok(Self {
+            provider,
+            min_deltas_for_snapshot: positive(MIN_DELTAS_FOR_SNAPSHOT, d.min_deltas_for_snapshot)?,
+            min_versions_to_retain: positive(MIN_BATCHES_TO_RETAIN, d.min_versions_to_retain)?,
+        })
+    }
+}
+
+/// A store's counters, as Spark's `StateStoreMetrics` and its provider's custom metrics.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StateStoreMetrics {
+    /// Keys in the state after the last commit (Spark's `numRowsTotal`).
+    pub num_keys: u64,
+    /// Keys put in this version (`numRowsUpdated`).
+    pub rows_updated: u64,
+    /// Keys removed in this version (`numRowsRemoved`).
+    pub rows_removed: u64,
+    /// Bytes of keys and values held in memory (`memoryUsedBytes`).
+    pub memory_bytes: u64,
+    /// Bytes of the state on disk.
+    pub disk_bytes: u64,
+    /// Milliseconds the last commit took (`commitTimeMs`).
+    pub commit_ms: f64,
+    /// Snapshot files written by this provider.
+    pub snapshots_written: u64,
+    /// Delta files written by this provider.
+    pub deltas_written: u64,
+    /// Versions loaded from files rather than from memory (`loadedMapCacheMissCount`).
+    pub loads_from_files: u64,
+}
+
+/// What [`StateStore::scan`] calls with each key and value; `false` stops the scan.
+pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<bool>;
+
+/// One version of a store, being changed into the next.
+pub trait StateStore {
+    /// The version it was loaded at.
+    fn version(&self) -> u64;
+    /// The value of `key`.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Sets `key` to `value`.
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
+    /// Removes `key` (nothing when absent).
+    fn remove(&mut self, key: &[u8]) -> Result<()>;
+    /// Calls `f` with each key starting with `prefix` (all with an empty one) and its value,
+    /// in key order, until it returns `false`. Changes made before the call are seen.
+    fn scan(&self, prefix: &[u8], f: Visit<'_>) -> Result<()>;
+    /// Makes the changes durable as version `version() + 1`, which it returns.
+    fn commit(&mut self) -> Result<u64>;
+    /// Drops the changes.
+    fn abort(&mut self);
+    /// Its counters.
+    fn metrics(&self) -> StateStoreMetrics;
+}
+
+/// Keeps one (operator, partition)'s versions and hands out stores over them.
+pub trait StateStoreProvider: Send {
+    /// The store at `version` (0 is the empty state before the first batch); a version
+    /// never committed, or removed as too old, is an error naming it.
+    fn get_store(&mut self, version: u64) -> Result<Box<dyn StateStore + '_>>;
+    /// The latest committed version (0 when none).
+    fn latest_version(&self) -> Result<u64>;
+    /// The counters of its last store.
+    fn metrics(&self) -> StateStoreMetrics;
+}
+
+/// The provider `conf` chooses for store `id`, its directory made.
+pub fn open_provider(
+    id: &StateStoreId,
+    conf: &StateStoreConf,
+) -> Result<Box<dyn StateStoreProvider>> {
+    Ok(match conf.provider {
+        ProviderKind::Memory => Box::new(memory::MemoryStateStoreProvider::open(id, conf.clone())?),
+        ProviderKind::Disk => Box::new(disk::DiskStateStoreProvider::open(id, conf.clone())?),
+    })
+}
+
+/// Every entry of `store` starting with `prefix`, in key order.
+pub fn collect(store: &dyn StateStore, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut out = Vec::new();
+    store.scan(prefix, &mut |k, v| {
+        out.push((k.to_vec(), v.to_vec()));
+        Ok(true)
+    })?;
+    Ok(out)
+}
+
+/// The error of a state file or version that cannot be used.
+pub(crate) fn state_error(path: &Path, message: impl std::fmt::Display) -> FerroError {
+    FerroError::StateStore {
+        path: path.to_path_buf(),
+        message: message.to_string(),
+    }
+}

@@ -1,0 +1,292 @@
+//! Both providers against a model (a map per version), and each provider's recovery, re-runs,
+//! retention and damaged files.
+
+use std::collections::BTreeMap;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::files::FileKind;
+use super::*;
+
+fn conf(provider: ProviderKind, snapshot_every: u64, retain: u64) -> StateStoreConf {
+    StateStoreConf {
+        provider,
+        min_deltas_for_snapshot: snapshot_every,
+        min_versions_to_retain: retain,
+    }
+}
+
+const BOTH: [ProviderKind; 2] = [ProviderKind::Memory, ProviderKind::Disk];
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Random puts and removes over 40 versions on keys sharing a few prefixes; the provider is
+/// reopened (state recovered from its files) every seventh version and checked against the
+/// model, including prefix scans, after every commit.
+#[test]
+fn random_changes_match_a_model_across_reopens() {
+    for kind in BOTH {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let id = StateStoreId::new(dir.path(), 3, 1);
+        let c = conf(kind, 4, 1000);
+        let mut provider = open_provider(&id, &c).expect("open");
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut models: Vec<Model> = vec![Model::new()];
+        for v in 0..40u64 {
+            if v % 7 == 6 {
+                provider = open_provider(&id, &c).expect("reopen");
+            }
+            let mut model = models[v as usize].clone();
+            let mut store = provider.get_store(v).expect("store");
+            for _ in 0..rng.random_range(0..60) {
+                let key = format!(
+                    "{}/{}",
+                    ["a", "ab", "b", "é"][rng.random_range(0..4)],
+                    rng.random_range(0..30)
+                )
+                .into_bytes();
+                if rng.random_bool(0.3) {
+                    store.remove(&key).expect("remove");
+                    model.remove(&key);
+                } else {
+                    let value = vec![rng.random::<u8>(); rng.random_range(0..5)];
+                    store.put(&key, &value).expect("put");
+                    model.insert(key, value);
+                }
+            }
+            for prefix in [&b""[..], b"a", b"ab/", b"\xc3\xa9", b"zz"] {
+                let want: Vec<(Vec<u8>, Vec<u8>)> = model
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(prefix))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                assert_eq!(
+                    collect(store.as_ref(), prefix).expect("scan"),
+                    want,
+                    "{kind:?} v{v} prefix {prefix:?}"
+                );
+            }
+            assert_eq!(
+                store.get(b"a/1").expect("get"),
+                model.get(&b"a/1"[..]).cloned()
+            );
+            assert_eq!(store.commit().expect("commit"), v + 1);
+            drop(store);
+            assert_eq!(
+                provider.metrics().num_keys,
+                model.len() as u64,
+                "{kind:?} v{v}"
+            );
+            models.push(model);
+        }
+        // Every version still loads as it was.
+        for (v, model) in models.iter().enumerate() {
+            let provider2 = &mut open_provider(&id, &c).expect("reopen");
+            let store = provider2.get_store(v as u64).expect("old version");
+            let got: Model = collect(store.as_ref(), b"")
+                .expect("scan")
+                .into_iter()
+                .collect();
+            assert_eq!(&got, model, "{kind:?} version {v}");
+        }
+    }
+}
+
+#[test]
+fn an_aborted_or_dropped_store_changes_nothing() {
+    for kind in BOTH {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let id = StateStoreId::new(dir.path(), 0, 0);
+        let mut p = open_provider(&id, &conf(kind, 10, 100)).expect("open");
+        let mut s = p.get_store(0).expect("store");
+        s.put(b"k", b"1").expect("put");
+        s.commit().expect("commit");
+        drop(s);
+        let mut s = p.get_store(1).expect("store");
+        s.put(b"k", b"2").expect("put");
+        s.put(b"x", b"9").expect("put");
+        s.abort();
+        assert!(
+            s.put(b"y", b"1").is_err(),
+            "an aborted store takes no changes"
+        );
+        drop(s);
+        let s = p.get_store(1).expect("store");
+        assert_eq!(s.get(b"k").expect("get"), Some(b"1".to_vec()));
+        assert_eq!(s.get(b"x").expect("get"), None);
+        drop(s);
+        assert_eq!(p.latest_version().expect("latest"), 1);
+        // A version never committed cannot be loaded.
+        assert!(matches!(p.get_store(5), Err(FerroError::StateStore { .. })));
+    }
+}
+
+/// A batch re-run after a crash loads the version it started from again; its commit
+/// replaces the version the interrupted run committed, and later versions go.
+#[test]
+fn a_rerun_replaces_the_version_it_commits() {
+    for kind in BOTH {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let id = StateStoreId::new(dir.path(), 0, 0);
+        let c = conf(kind, 2, 100);
+        let mut p = open_provider(&id, &c).expect("open");
+        for v in 0..5u64 {
+            let mut s = p.get_store(v).expect("store");
+            s.put(format!("k{v}").as_bytes(), b"first").expect("put");
+            s.commit().expect("commit");
+        }
+        let mut s = p.get_store(3).expect("store");
+        s.put(b"k3", b"again").expect("put");
+        assert_eq!(s.commit().expect("commit"), 4);
+        drop(s);
+        let mut p = open_provider(&id, &c).expect("reopen");
+        assert_eq!(p.latest_version().expect("latest"), 4);
+        let s = p.get_store(4).expect("store");
+        assert_eq!(s.get(b"k3").expect("get"), Some(b"again".to_vec()));
+        assert_eq!(
+            s.get(b"k4").expect("get"),
+            None,
+            "version 5 of the first run is gone"
+        );
+        assert_eq!(collect(s.as_ref(), b"").expect("scan").len(), 4);
+    }
+}
+
+#[test]
+fn snapshots_come_every_few_deltas_and_old_files_go() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = StateStoreId::new(dir.path(), 1, 2).named("left-keyToNumValues");
+    let c = conf(ProviderKind::Memory, 3, 4);
+    let mut p = open_provider(&id, &c).expect("open");
+    for v in 0..20u64 {
+        let mut s = p.get_store(v).expect("store");
+        s.put(&v.to_be_bytes(), b"v").expect("put");
+        s.commit().expect("commit");
+    }
+    let (deltas, snapshots) = files::list_versions(&id.dir()).expect("list");
+    assert_eq!(
+        snapshots.first().copied(),
+        Some(15),
+        "snapshots {snapshots:?}"
+    );
+    assert!(snapshots.contains(&18), "snapshots {snapshots:?}");
+    assert!(deltas.iter().all(|&d| d > 15), "deltas {deltas:?}");
+    assert!(id.dir().ends_with("state/1/2/left-keyToNumValues"));
+    // Versions from 16 on load; 10 is gone.
+    let mut p = open_provider(&id, &c).expect("reopen");
+    assert_eq!(
+        collect(p.get_store(16).expect("v16").as_ref(), b"")
+            .expect("scan")
+            .len(),
+        16
+    );
+    assert!(matches!(
+        p.get_store(10),
+        Err(FerroError::StateStore { .. })
+    ));
+    let m = p.metrics();
+    assert_eq!(m.loads_from_files, 1);
+}
+
+#[test]
+fn the_disk_provider_keeps_only_the_versions_asked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = StateStoreId::new(dir.path(), 0, 0);
+    let c = conf(ProviderKind::Disk, 10, 3);
+    let mut p = open_provider(&id, &c).expect("open");
+    for v in 0..10u64 {
+        let mut s = p.get_store(v).expect("store");
+        s.put(b"same", &v.to_be_bytes()).expect("put");
+        if v % 2 == 0 {
+            s.put(format!("gone{v}").as_bytes(), b"x").expect("put");
+        } else {
+            s.remove(format!("gone{}", v - 1).as_bytes())
+                .expect("remove");
+        }
+        s.commit().expect("commit");
+    }
+    let conn = rusqlite::Connection::open(id.dir().join("state.db")).expect("db");
+    let rows: i64 = conn
+        .query_row("SELECT count(*) FROM state", [], |r| r.get(0))
+        .expect("count");
+    assert!(rows <= 8, "{rows} rows kept for versions 7-10");
+    assert!(matches!(p.get_store(6), Err(FerroError::StateStore { .. })));
+    let s = p.get_store(7).expect("v7");
+    assert_eq!(
+        s.get(b"same").expect("get"),
+        Some(6u64.to_be_bytes().to_vec())
+    );
+    assert_eq!(s.get(b"gone6").expect("get"), Some(b"x".to_vec()));
+}
+
+#[test]
+fn a_damaged_delta_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = StateStoreId::new(dir.path(), 0, 0);
+    let c = conf(ProviderKind::Memory, 100, 100);
+    let mut p = open_provider(&id, &c).expect("open");
+    for v in 0..3u64 {
+        let mut s = p.get_store(v).expect("store");
+        s.put(b"k", &[v as u8; 32]).expect("put");
+        s.commit().expect("commit");
+    }
+    let delta = FileKind::Delta.path(&id.dir(), 2);
+    let bytes = std::fs::read(&delta).expect("read");
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated", bytes[..bytes.len() - 7].to_vec()),
+        ("flipped", {
+            let mut b = bytes.clone();
+            b[20] ^= 0x40;
+            b
+        }),
+        ("empty", Vec::new()),
+    ];
+    for (what, damaged) in cases {
+        std::fs::write(&delta, &damaged).expect("write");
+        let mut fresh = open_provider(&id, &c).expect("reopen");
+        let loaded = fresh.get_store(3).map(|_| ());
+        match loaded {
+            Err(FerroError::StateStore { path, message }) => {
+                assert_eq!(path, delta, "{what}");
+                assert!(
+                    message.contains("corrupt or truncated"),
+                    "{what}: {message}"
+                );
+            }
+            Err(e) => panic!("{what}: {e}"),
+            Ok(_) => panic!("{what}: a damaged delta loaded"),
+        }
+    }
+    std::fs::remove_file(&delta).expect("rm");
+    let mut fresh = open_provider(&id, &c).expect("reopen");
+    let e = fresh
+        .get_store(3)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("2.delta") && e.contains("missing"), "{e}");
+}
+
+#[test]
+fn the_provider_follows_sparks_keys() {
+    let mut cfg = Config::default();
+    assert_eq!(
+        StateStoreConf::from_config(&cfg).expect("conf"),
+        StateStoreConf::default()
+    );
+    cfg.set(
+        PROVIDER_CLASS,
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
+    )
+    .expect("set");
+    cfg.set(MIN_DELTAS_FOR_SNAPSHOT, "5").expect("set");
+    cfg.set(MIN_BATCHES_TO_RETAIN, "7").expect("set");
+    let c = StateStoreConf::from_config(&cfg).expect("conf");
+    assert_eq!(c, conf(ProviderKind::Disk, 5, 7));
+    cfg.set(PROVIDER_CLASS, "com.example.Nope").expect("set");
+    assert!(matches!(
+        StateStoreConf::from_config(&cfg),
+        Err(FerroError::Config(_))
+    ));
+}
