@@ -19,4 +19,5 @@
 //! # Ok(()) }
 //! ```
 
+pub mod join;
 pub mod state;

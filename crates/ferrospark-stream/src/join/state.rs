@@ -1,0 +1,246 @@
+//! One side's state of a stream-stream join, as Spark's `SymmetricHashJoinStateManager`: a
+//! multi-map from join key to the side's buffered rows, kept in two state stores.
+//!
+//! ```text
+//!   <side>-keyToNumValues       key            -> n (u64)
+//!   <side>-keyWithIndexToValue  key ++ index   -> matched (u8) ++ row      index in 0..n
+//! ```
+//! A row is appended at index `n`. Removing rows by a condition on their values moves the
+//! key's last row into each hole, so a key's indexes stay `0..n` (Spark's compaction). Keys
+//! and rows are bytes: the operator encodes Arrow rows (`arrow-row`).
+
+use ferrospark_common::{FerroError, Result};
+
+use crate::state::{collect, StateStore, StateStoreProvider};
+
+/// Which input of the join a state belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinSide {
+    /// The left input.
+    Left,
+    /// The right input.
+    Right,
+}
+
+impl JoinSide {
+    /// Spark's names of the side's two stores.
+    pub fn store_names(self) -> [&'static str; 2] {
+        match self {
+            JoinSide::Left => ["left-keyToNumValues", "left-keyWithIndexToValue"],
+            JoinSide::Right => ["right-keyToNumValues", "right-keyWithIndexToValue"],
+        }
+    }
+}
+
+/// A buffered row of a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRow {
+    /// Its join key.
+    pub key: Vec<u8>,
+    /// The row.
+    pub row: Vec<u8>,
+    /// Whether it has joined with a row of the other side (what an outer join needs to know
+    /// when the row leaves the state).
+    pub matched: bool,
+}
+
+/// One side's buffered rows at one version, being changed into the next.
+pub struct JoinStateManager<'a> {
+    counts: Box<dyn StateStore + 'a>,
+    rows: Box<dyn StateStore + 'a>,
+}
+
+fn indexed(key: &[u8], index: u64) -> Result<Vec<u8>> {
+    let len = u32::try_from(key.len())
+        .map_err(|_| FerroError::Unsupported(format!("a join key of {} bytes", key.len())))?;
+    let mut k = Vec::with_capacity(key.len() + 12);
+    k.extend_from_slice(&len.to_be_bytes());
+    k.extend_from_slice(key);
+    k.extend_from_slice(&index.to_be_bytes());
+    Ok(k)
+}
+
+fn count_of(v: Option<Vec<u8>>) -> u64 {
+    v.and_then(|b| b.try_into().ok())
+        .map(u64::from_be_bytes)
+        .unwrap_or(0)
+}
+
+fn stored(key: &[u8], value: &[u8]) -> Result<StoredRow> {
+    let (&flag, row) = value
+        .split_first()
+        .ok_or_else(|| FerroError::Internal("an empty join state row".into()))?;
+    Ok(StoredRow {
+        key: key.to_vec(),
+        row: row.to_vec(),
+        matched: flag == 1,
+    })
+}
+
+fn encoded(row: &[u8], matched: bool) -> Vec<u8> {
+    let mut v = Vec::with_capacity(row.len() + 1);
+    v.push(u8::from(matched));
+    v.extend_from_slice(row);
+    v
+}
+
+impl<'a> JoinStateManager<'a> {
+    /// The side's state at `version`, from its two stores' providers.
+    pub fn open(
+        counts: &'a mut dyn StateStoreProvider,
+        rows: &'a mut dyn StateStoreProvider,
+        version: u64,
+    ) -> Result<Self> {
+        Ok(Self {
+            counts: counts.get_store(version)?,
+            rows: rows.get_store(version)?,
+        })
+    }
+
+    fn count(&self, key: &[u8]) -> Result<u64> {
+        Ok(count_of(self.counts.get(key)?))
+    }
+
+    fn set_count(&mut self, key: &[u8], n: u64) -> Result<()> {
+        if n == 0 {
+            self.counts.remove(key)
+        } else {
+            self.counts.put(key, &n.to_be_bytes())
+        }
+    }
+
+    /// Buffers `row` under `key`.
+    pub fn append(&mut self, key: &[u8], row: &[u8], matched: bool) -> Result<()> {
+        let n = self.count(key)?;
+        self.rows.put(&indexed(key, n)?, &encoded(row, matched))?;
+        self.set_count(key, n + 1)
+    }
+
+    /// The rows of `key`, by index.
+    pub fn get(&self, key: &[u8]) -> Result<Vec<StoredRow>> {
+        let n = self.count(key)?;
+        let mut out = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let v = self.rows.get(&indexed(key, i)?)?.ok_or_else(|| {
+                FerroError::Internal(format!("join state: row {i} of a key with {n} is missing"))
+            })?;
+            out.push(stored(key, &v)?);
+        }
+        Ok(out)
+    }
+
+    /// The rows of `key` that `joins` accepts (skipping matched ones when
+    /// `exclude_matched`), each marked matched: Spark's `getJoinedRows`.
+    pub fn join_with(
+        &mut self,
+        key: &[u8],
+        exclude_matched: bool,
+        joins: &mut dyn FnMut(&[u8]) -> Result<bool>,
+    ) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        for (i, r) in self.get(key)?.into_iter().enumerate() {
+            if exclude_matched && r.matched {
+                continue;
+            }
+            if joins(&r.row)? {
+                if !r.matched {
+                    self.rows
+                        .put(&indexed(key, i as u64)?, &encoded(&r.row, true))?;
+                }
+                out.push(r.row);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every key with buffered rows, in key order.
+    pub fn keys(&self) -> Result<Vec<Vec<u8>>> {
+        Ok(collect(self.counts.as_ref(), b"")?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect())
+    }
+
+    /// Removes every row of each key `condition` holds for (Spark's state key watermark
+    /// predicate); the rows removed.
+    pub fn remove_by_key(
+        &mut self,
+        condition: &mut dyn FnMut(&[u8]) -> Result<bool>,
+    ) -> Result<Vec<StoredRow>> {
+        let mut removed = Vec::new();
+        for key in self.keys()? {
+            if !condition(&key)? {
+                continue;
+            }
+            let rows = self.get(&key)?;
+            for i in 0..rows.len() {
+                self.rows.remove(&indexed(&key, i as u64)?)?;
+            }
+            self.set_count(&key, 0)?;
+            removed.extend(rows);
+        }
+        Ok(removed)
+    }
+
+    /// Removes each row `condition` holds for (Spark's state value watermark predicate),
+    /// compacting the key's other rows; the rows removed.
+    pub fn remove_by_value(
+        &mut self,
+        condition: &mut dyn FnMut(&[u8]) -> Result<bool>,
+    ) -> Result<Vec<StoredRow>> {
+        let mut removed = Vec::new();
+        for key in self.keys()? {
+            let rows = self.get(&key)?;
+            let before = rows.len();
+            let mut kept: Vec<StoredRow> = Vec::with_capacity(rows.len());
+            for r in rows {
+                if condition(&r.row)? {
+                    removed.push(r);
+                } else {
+                    kept.push(r);
+                }
+            }
+            if kept.len() == before {
+                continue;
+            }
+            for (i, r) in kept.iter().enumerate() {
+                self.rows
+                    .put(&indexed(&key, i as u64)?, &encoded(&r.row, r.matched))?;
+            }
+            let old = self.count(&key)?;
+            for i in kept.len() as u64..old {
+                self.rows.remove(&indexed(&key, i)?)?;
+            }
+            self.set_count(&key, kept.len() as u64)?;
+        }
+        Ok(removed)
+    }
+
+    /// Rows buffered, over all keys.
+    pub fn num_rows(&self) -> Result<u64> {
+        let mut n = 0;
+        self.counts.scan(b"", &mut |_, v| {
+            n += count_of(Some(v.to_vec()));
+            Ok(true)
+        })?;
+        Ok(n)
+    }
+
+    /// Commits both stores: the new version.
+    pub fn commit(&mut self) -> Result<u64> {
+        let v = self.counts.commit()?;
+        let w = self.rows.commit()?;
+        if v != w {
+            return Err(FerroError::Internal(format!(
+                "join state stores committed versions {v} and {w}"
+            )));
+        }
+        Ok(v)
+    }
+
+    /// Drops the changes of both stores.
+    pub fn abort(&mut self) {
+        self.counts.abort();
+        self.rows.abort();
+    }
+}
