@@ -226,7 +226,9 @@ impl Config {
         }
     }
 
-    fn get_positive(&self, key: &str, default: usize) -> Result<usize> {
+    /// A positive integer key (`default` when unset); anything else is a `ConfigError`
+    /// naming the key.
+    pub fn get_positive(&self, key: &str, default: usize) -> Result<usize> {
         match self.get(key) {
             None => Ok(default),
             Some(v) => match v.trim().parse::<usize>() {

@@ -132,15 +132,7 @@ impl StateStoreConf {
             },
         };
         let positive = |key: &str, default: u64| -> Result<u64> {
-            match cfg.get(key) {
-                None => Ok(default),
-                Some(v) => match v.trim().parse::<u64>() {
-                    Ok(n) if n > 0 => Ok(n),
-                    _ => Err(FerroError::Config(format!(
-                        "config {key} must be a positive integer, got '{v}'"
-                    ))),
-                },
-            }
+            Ok(cfg.get_positive(key, default as usize)? as u64)
         };
         Ok(Self {
             provider,
