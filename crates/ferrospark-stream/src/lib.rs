@@ -21,3 +21,4 @@
 
 pub mod join;
 pub mod state;
+pub mod watermark;
