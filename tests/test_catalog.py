@@ -427,3 +427,13 @@ def test_analyzed_column_statistics_feed_the_planners_estimates(tmp_path):
     f_keys = [i % 5000 for i in range(n) if i % 20_000 == 3]
     d_keys = [i % 5000 for i in range(n // 4)]
     assert [tuple(r) for r in want] == [(sum(d_keys.count(k) for k in f_keys),)]
+
+
+def test_a_dynamic_partition_overwrite_replaces_only_the_partitions_written(tmp_path):
+    s = session(tmp_path, "m.db")
+    s.sql("CREATE TABLE t (id INT, p INT) USING parquet PARTITIONED BY (p)")
+    s.sql("INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)")
+    s.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    s.sql("INSERT OVERWRITE t VALUES (10, 1), (20, 2)")
+    assert rows(s.sql("SELECT id, p FROM t ORDER BY p")) == [(10, 1), (20, 2), (3, 3)]
+    assert len(rows(s.sql("SHOW PARTITIONS t"))) == 3

@@ -157,17 +157,7 @@ impl MovedWrite {
 
     /// The directories written, relative to the location (`""` for the location itself).
     pub fn dirs(&self) -> Vec<String> {
-        let mut dirs: Vec<String> = Vec::new();
-        for rel in &self.journal.moved {
-            let d = rel
-                .parent()
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if !dirs.contains(&d) {
-                dirs.push(d);
-            }
-        }
-        dirs
+        dirs_of(&self.journal.moved)
     }
 
     fn move_remaining(&self) -> Result<()> {
@@ -236,6 +226,29 @@ impl MovedWrite {
         let _ = std::fs::remove_dir_all(&self.staging);
         let _ = std::fs::remove_dir(self.location.join(STAGING_DIR));
     }
+}
+
+/// The directories (relative, `""` for the root) holding `files`, each once, in order.
+fn dirs_of(files: &[PathBuf]) -> Vec<String> {
+    let mut dirs: Vec<String> = Vec::new();
+    for rel in files {
+        let d = rel
+            .parent()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    dirs
+}
+
+/// The directories of `staging` holding staged data files (the commit's own `_WRITER` and
+/// `_JOURNAL` left out), relative to it.
+pub(crate) fn staged_dirs(staging: &Path) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    collect_staged(staging, staging, &mut files)?;
+    Ok(dirs_of(&files))
 }
 
 fn collect_staged(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {

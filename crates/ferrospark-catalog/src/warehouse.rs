@@ -209,6 +209,11 @@ impl StagedWrite {
         format!("part-{task:05}-{}{sep}c000{ext}", self.job)
     }
 
+    /// The directories the staged files will go to, relative to the location.
+    pub fn dirs(&self) -> Result<Vec<String>> {
+        crate::commit::staged_dirs(&self.staging)
+    }
+
     /// Moves the staged files into place (journaled, see [`crate::commit`]); `replaced`
     /// (directories relative to the location, `""` for all of it) lose their files once
     /// [`MovedWrite::finish`] runs after the metastore transaction, so a reader never finds

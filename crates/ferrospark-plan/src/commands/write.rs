@@ -538,9 +538,7 @@ fn write_into_table(
         (vec![String::new()], Vec::new())
     } else if dynamic && static_spec.len() < t.partition_columns.len() {
         // Only the partitions written are replaced: known once the files are staged.
-        let mut dirs = Vec::new();
-        staged_dirs(&staged.staging, &staged.staging, &mut dirs);
-        (dirs, Vec::new())
+        (staged.dirs()?, Vec::new())
     } else {
         let matching = cat
             .external()
@@ -581,22 +579,6 @@ fn write_into_table(
         std::fs::create_dir_all(loc.join(&d)).map_err(|e| FerroError::io(&loc, e))?;
     }
     Ok(())
-}
-
-fn staged_dirs(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-            staged_dirs(root, &e.path(), out);
-        } else if let Ok(rel) = dir.strip_prefix(root) {
-            let r = rel.to_string_lossy().into_owned();
-            if !out.contains(&r) {
-                out.push(r);
-            }
-        }
-    }
 }
 
 /// Catalog partitions of the directories a write made.
