@@ -73,9 +73,13 @@ def main() -> int:
     for size in (int(s) for s in args.sizes.split(",")):
         for provider in PROVIDERS:
             cmd = [sys.executable, __file__, "--worker", provider, str(size), str(args.batches)]
-            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            _, status, usage = os.wait4(p.pid, 0)
-            out, err = p.stdout.read(), p.stderr.read()
+            # Files, not pipes: a child writing more than a pipe holds would wait forever.
+            with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:
+                p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True)
+                _, status, usage = os.wait4(p.pid, 0)
+                out_f.seek(0)
+                err_f.seek(0)
+                out, err = out_f.read(), err_f.read()
             if os.waitstatus_to_exitcode(status) != 0:
                 print(f"{provider} {size}: failed\n{err}", file=sys.stderr)
                 continue

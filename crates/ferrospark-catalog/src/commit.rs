@@ -13,7 +13,6 @@
 //! Files are dropped only after the metastore has the write, so rolling back never needs
 //! them back: the table is as it was before the write, or as the write left it.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use ferrospark_common::{FerroError, Result};
@@ -77,16 +76,12 @@ impl CommitJournal {
         })
     }
 
-    /// Writes the journal into `staging`: a temporary file, synced, then renamed, so a
-    /// journal is whole or absent.
+    /// Writes the journal into `staging`, whole or not at all.
     fn write(&self, staging: &Path) -> Result<()> {
-        let tmp = staging.join(format!("{JOURNAL}.tmp"));
-        let mut f = std::fs::File::create(&tmp).map_err(|e| FerroError::io(&tmp, e))?;
-        f.write_all(self.to_json().as_bytes())
-            .and_then(|_| f.sync_all())
-            .map_err(|e| FerroError::io(&tmp, e))?;
-        let to = staging.join(JOURNAL);
-        std::fs::rename(&tmp, &to).map_err(|e| FerroError::io(&to, e))
+        ferrospark_common::atomic_file::write_atomic(
+            &staging.join(JOURNAL),
+            self.to_json().as_bytes(),
+        )
     }
 }
 
@@ -259,7 +254,9 @@ fn collect_staged(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()>
             collect_staged(root, &p, out)?;
         } else if let Ok(rel) = p.strip_prefix(root) {
             let name = e.file_name().to_string_lossy().into_owned();
-            if dir != root || !(name == WRITER || name.starts_with(JOURNAL)) {
+            // The commit's own files, and hidden ones (a journal being written), are no data.
+            let own = name == WRITER || name.starts_with(JOURNAL) || name.starts_with('.');
+            if dir != root || !own {
                 out.push(rel.to_path_buf());
             }
         }

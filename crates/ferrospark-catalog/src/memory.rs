@@ -370,9 +370,8 @@ impl ExternalCatalog for InMemoryCatalog {
 
     fn last_write_job(&self, ident: &TableIdent) -> Result<Option<String>> {
         self.read(|dbs| {
-            Ok(dbs
-                .get(&ident.database)
-                .and_then(|d| d.tables.get(&ident.table))
+            Ok(table_ref(dbs, ident)
+                .ok()
                 .and_then(|t| t.last_write_job.clone()))
         })
     }

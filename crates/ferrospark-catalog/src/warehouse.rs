@@ -182,8 +182,6 @@ pub struct StagedWrite {
     pub staging: PathBuf,
     /// The job's id.
     pub job: String,
-    /// Whether the write makes its table (its commit point is the table's creation).
-    pub creates_table: bool,
 }
 
 impl StagedWrite {
@@ -198,7 +196,6 @@ impl StagedWrite {
             location: location.to_path_buf(),
             staging,
             job,
-            creates_table: false,
         })
     }
 
@@ -218,7 +215,9 @@ impl StagedWrite {
     /// (directories relative to the location, `""` for all of it) lose their files once
     /// [`MovedWrite::finish`] runs after the metastore transaction, so a reader never finds
     /// the table empty and a writer that dies before that transaction is undone whole.
-    pub fn commit(self, replaced: &[String]) -> Result<MovedWrite> {
+    /// `creates_table`: the write makes its table (`CREATE TABLE ... AS SELECT`), whose
+    /// creation is then its commit point.
+    pub fn commit(self, replaced: &[String], creates_table: bool) -> Result<MovedWrite> {
         let mut old = Vec::new();
         let mut replaced: Vec<&String> = replaced.iter().collect();
         replaced.sort();
@@ -233,13 +232,7 @@ impl StagedWrite {
         }
         old.sort();
         old.dedup();
-        MovedWrite::move_in(
-            &self.location,
-            &self.staging,
-            &self.job,
-            old,
-            self.creates_table,
-        )
+        MovedWrite::move_in(&self.location, &self.staging, &self.job, old, creates_table)
     }
 
     /// Gives up: the staged files are removed, the table untouched.
@@ -299,7 +292,7 @@ mod tests {
         let w = StagedWrite::begin(&t).expect("begin");
         std::fs::create_dir_all(w.staging.join("p=1")).expect("mkdir");
         std::fs::write(w.staging.join("p=1/new.parquet"), b"new").expect("write");
-        let moved = w.commit(&["p=1".into()]).expect("commit");
+        let moved = w.commit(&["p=1".into()], false).expect("commit");
         assert_eq!(moved.dirs(), ["p=1"]);
         assert!(
             t.join("p=1/old.parquet").exists(),

@@ -4,6 +4,7 @@
 //! Every engine crate returns [`Result`]; the Python bindings map each [`FerroError`] variant to
 //! one Python exception class, so the error a user sees is decided here, once.
 
+pub mod atomic_file;
 pub mod config;
 pub mod decimal;
 pub mod error;

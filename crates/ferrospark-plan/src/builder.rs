@@ -87,9 +87,19 @@ impl PlanBuilder {
 
     /// A relation over Parquet files.
     pub fn scan_parquet(&self, paths: &[PathBuf], name: &str) -> Result<Arc<LogicalPlan>> {
+        self.scan_parquet_listed(paths, list_files(paths)?, name)
+    }
+
+    /// A relation over Parquet files `paths` already listed as `listing`.
+    pub fn scan_parquet_listed(
+        &self,
+        paths: &[PathBuf],
+        listing: ferrospark_scan::Listing,
+        name: &str,
+    ) -> Result<Arc<LogicalPlan>> {
         let options = ParquetScanOptions::from_config(&self.cfg)?;
-        let scan = ParquetScan::try_new(paths, options)?;
-        let size_bytes = list_files(paths)?.files.iter().map(|f| f.size).sum();
+        let size_bytes = listing.files.iter().map(|f| f.size).sum();
+        let scan = ParquetScan::from_listing(paths.to_vec(), listing, options)?;
         // Columns carry Spark's types: the reader's string views become plain strings.
         let attrs = self.schema_attrs(&crate::conform::spark_input_schema(&scan.schema()), None);
         Ok(Arc::new(LogicalPlan::Scan {

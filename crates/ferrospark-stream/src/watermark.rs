@@ -115,15 +115,14 @@ impl WatermarkTracker {
         self.global
     }
 
-    /// Writes the watermarks as of batch `batch_id` to `dir/<batch_id>` (a temporary file
-    /// renamed into place).
+    /// Writes the watermarks as of batch `batch_id` to `dir/<batch_id>`, whole or not at all.
     pub fn save(&self, dir: &Path, batch_id: u64) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|e| FerroError::io(dir, e))?;
         let text = serde_line(self.global, &self.inputs);
-        let tmp = dir.join(format!(".{batch_id}.tmp"));
-        std::fs::write(&tmp, text).map_err(|e| FerroError::io(&tmp, e))?;
-        let to = dir.join(batch_id.to_string());
-        std::fs::rename(&tmp, &to).map_err(|e| FerroError::io(&to, e))
+        ferrospark_common::atomic_file::write_atomic(
+            &dir.join(batch_id.to_string()),
+            text.as_bytes(),
+        )
     }
 
     /// The watermarks saved for batch `batch_id` in `dir`.

@@ -507,10 +507,11 @@ impl ExternalCatalog for SqliteCatalog {
         self.read(|c| {
             let (id, _) =
                 rows::table_id(c, ident)?.ok_or_else(|| table_not_found(&ident.quoted()))?;
-            let mut names =
-                rows::names(c, "SELECT PART_NAME FROM PARTITIONS WHERE TBL_ID = ?1", &id)?;
-            names.sort();
-            Ok(names)
+            rows::names(
+                c,
+                "SELECT PART_NAME FROM PARTITIONS WHERE TBL_ID = ?1 ORDER BY PART_NAME",
+                &id,
+            )
         })
     }
 

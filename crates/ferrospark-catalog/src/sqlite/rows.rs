@@ -606,7 +606,6 @@ pub(super) fn delete_partition(c: &Connection, part: i64) -> Result<()> {
     Ok(())
 }
 
-/// Every partition of table `id` with keys `keys`, ordered by name.
 /// Table `id`'s partitions as (values, directory), by path: one query, the values read
 /// back from each partition's name (the path its values make).
 pub(super) fn partition_locations(
@@ -615,7 +614,7 @@ pub(super) fn partition_locations(
 ) -> Result<Vec<(crate::model::PartitionSpec, String)>> {
     let mut st = c
         .prepare_cached(
-            "SELECT P.PART_NAME, S.LOCATION FROM PARTITIONS P LEFT JOIN SDS S ON S.SD_ID = P.SD_ID WHERE P.TBL_ID = ?1",
+            "SELECT P.PART_NAME, S.LOCATION FROM PARTITIONS P LEFT JOIN SDS S ON S.SD_ID = P.SD_ID WHERE P.TBL_ID = ?1 ORDER BY P.PART_NAME",
         )
         .map_err(sql)?;
     let rows = st
@@ -631,12 +630,12 @@ pub(super) fn partition_locations(
                 "partition name `{name}` of table id {id} is not a partition path"
             ))
         })?;
-        out.push((name, spec, location.unwrap_or_default()));
+        out.push((spec, location.unwrap_or_default()));
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out.into_iter().map(|(_, s, l)| (s, l)).collect())
+    Ok(out)
 }
 
+/// Every partition of table `id` with keys `keys`, ordered by name.
 pub(super) fn load_partitions(
     c: &Connection,
     id: i64,
@@ -743,17 +742,8 @@ pub(super) fn set_stats(c: &Connection, id: i64, stats: Option<&TableStats>) -> 
 
 /// Records `job` as table `id`'s last write.
 pub(super) fn set_last_write_job(c: &Connection, id: i64, job: &str) -> Result<()> {
-    c.execute(
-        "DELETE FROM TABLE_PARAMS WHERE TBL_ID = ?1 AND PARAM_KEY = ?2",
-        params![id, LAST_WRITE_JOB],
-    )
-    .map_err(sql)?;
-    c.execute(
-        "INSERT INTO TABLE_PARAMS (TBL_ID, PARAM_KEY, PARAM_VALUE) VALUES (?1, ?2, ?3)",
-        params![id, LAST_WRITE_JOB, job],
-    )
-    .map_err(sql)?;
-    Ok(())
+    let p = BTreeMap::from([(LAST_WRITE_JOB.to_string(), job.to_string())]);
+    write_params(c, "TABLE_PARAMS", "TBL_ID", id, &p)
 }
 
 /// Table `id`'s last recorded write.

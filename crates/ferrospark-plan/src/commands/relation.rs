@@ -74,17 +74,12 @@ fn files_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>
     let name = t.ident.table.clone();
     let b = &engine.builder;
     let provider = t.provider.as_deref().unwrap_or("parquet");
-    if location
-        .join(ferrospark_catalog::warehouse::STAGING_DIR)
-        .exists()
-    {
-        super::write::recover_writes(engine, &location, Some(&t.ident))?;
-    }
+    super::write::recover_writes(engine, &location, Some(&t.ident))?;
     if provider == "parquet" && t.is_partitioned() {
         return catalog_partitions_plan(engine, t, location);
     }
-    // One walk of the location: whether there is anything to read, and (for a partitioned
-    // table) which partition directories hold files.
+    // One walk of the location: whether there is anything to read, the Parquet scan's files,
+    // and (for a partitioned table of another format) which partition directories hold files.
     let listing = match ferrospark_scan::list_files(std::slice::from_ref(&location)) {
         Ok(l) => Some(l),
         Err(FerroError::PathNotFound(_)) => None,
@@ -94,7 +89,7 @@ fn files_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>
         return Ok(b.scan_memory(t.schema.clone(), Vec::new(), &name));
     };
     let plan = if provider == "parquet" {
-        b.scan_parquet(std::slice::from_ref(&location), &name)?
+        b.scan_parquet_listed(std::slice::from_ref(&location), listing.clone(), &name)?
     } else {
         let format = ferrospark_scan::FileFormat::parse(provider)?;
         let data = Arc::new(Schema::new(t.data_fields()));
@@ -172,10 +167,14 @@ fn registered_only(
     if !t.is_partitioned() {
         return Ok(plan);
     }
-    let external = engine.catalog().external();
-    let known: std::collections::HashSet<String> = external
-        .list_partition_names(&t.ident, None)?
-        .into_iter()
+    // One metastore read: what is registered, and the filter keeping it.
+    let registered = engine
+        .catalog()
+        .external()
+        .list_partition_locations(&t.ident)?;
+    let known: std::collections::HashSet<String> = registered
+        .iter()
+        .map(|(spec, _)| ferrospark_catalog::names::partition_path(spec))
         .collect();
     let all_known = listing.files.iter().all(|f| {
         let spec: Vec<(String, Option<String>)> = t
@@ -189,7 +188,6 @@ fn registered_only(
     if all_known {
         return Ok(plan);
     }
-    let registered = external.list_partitions(&t.ident, None)?;
     if registered.is_empty() {
         return Ok(engine
             .builder
@@ -198,9 +196,8 @@ fn registered_only(
     let as_text = |c: &str| cast(Expr::Column(c.to_string()), &DataType::Utf8);
     let keep = registered
         .iter()
-        .map(|p| {
-            p.spec
-                .iter()
+        .map(|(spec, _)| {
+            spec.iter()
                 .map(|(k, v)| match v {
                     Some(v) => as_text(k).eq(Expr::Literal(Literal::string(v))),
                     None => Expr::IsNull(Box::new(Expr::Column(k.clone()))),

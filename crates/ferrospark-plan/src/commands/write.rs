@@ -310,15 +310,25 @@ pub(crate) fn recover_writes(
     location: &Path,
     table: Option<&TableIdent>,
 ) -> Result<()> {
-    for w in ferrospark_catalog::commit::interrupted_writes(location)? {
-        let committed = match table {
-            None => true,
-            Some(ident) => {
-                let external = engine.catalog().external();
-                external.last_write_job(ident)?.as_deref() == Some(w.job().as_str())
-                    || (w.creates_table() && external.get_table(ident)?.is_some())
-            }
-        };
+    let writes = ferrospark_catalog::commit::interrupted_writes(location)?;
+    if writes.is_empty() {
+        return Ok(());
+    }
+    // What the metastore says, asked once for all of them.
+    let (last_job, table_exists) = match table {
+        Some(ident) => {
+            let external = engine.catalog().external();
+            (
+                external.last_write_job(ident)?,
+                external.get_table(ident)?.is_some(),
+            )
+        }
+        None => (None, false),
+    };
+    for w in writes {
+        let committed = table.is_none()
+            || last_job.as_deref() == Some(w.job().as_str())
+            || (w.creates_table() && table_exists);
         w.recover(committed)?;
     }
     Ok(())
@@ -559,7 +569,7 @@ fn write_into_table(
         }
         (dirs, matching.into_iter().map(|p| p.spec).collect())
     };
-    let moved = staged.commit(&replaced)?;
+    let moved = staged.commit(&replaced, false)?;
     let mut dirs = moved.dirs();
     // A static partition exists after its INSERT even when no row went into it.
     let static_dir = (static_spec.len() == t.partition_columns.len() && !static_spec.is_empty())
@@ -703,7 +713,7 @@ fn write_new(
     creates_table: bool,
 ) -> Result<(Vec<CatalogPartition>, MovedWrite)> {
     let data_schema = Arc::new(Schema::new(t.data_fields()));
-    let mut staged = stage(
+    let staged = stage(
         engine,
         location,
         Some(&t.ident),
@@ -711,8 +721,7 @@ fn write_new(
         data_schema,
         &t.partition_columns,
     )?;
-    staged.creates_table = creates_table;
-    let moved = staged.commit(&[String::new()])?;
+    let moved = staged.commit(&[String::new()], creates_table)?;
     let parts = partitions_of(t, location, &moved.dirs());
     Ok((parts, moved))
 }
@@ -857,7 +866,7 @@ pub fn write_parquet_path(
         Vec::new()
     };
     // No metastore: the moves are the commit.
-    staged.commit(&replaced)?.finish()
+    staged.commit(&replaced, false)?.finish()
 }
 
 #[cfg(test)]

@@ -69,9 +69,13 @@ fn list_scan(node: Arc<LogicalPlan>, cfg: &Config, prune: bool) -> Result<Arc<Lo
     if parts.listed && !prune {
         return Ok(node);
     }
-    let part_attrs = partition_attrs(attrs, &parts.dirs);
     let dirs = if prune {
-        prune_dirs(&parts.dirs, &part_attrs, filters, cfg)?
+        prune_dirs(
+            &parts.dirs,
+            &partition_attrs(attrs, &parts.dirs),
+            filters,
+            cfg,
+        )?
     } else {
         parts.dirs.clone()
     };
@@ -79,7 +83,7 @@ fn list_scan(node: Arc<LogicalPlan>, cfg: &Config, prune: bool) -> Result<Arc<Lo
     if parts.listed && dirs.dirs.len() == parts.dirs.dirs.len() {
         return Ok(node);
     }
-    let mut options = ParquetScanOptions::from_config(cfg)?;
+    let options = ParquetScanOptions::from_config(cfg)?;
     let listing = list_partition_dirs(&dirs, options.threads)?;
     let size_bytes: u64 = listing.files.iter().map(|f| f.size).sum();
     let rebuilt = |source: ScanSource, filters: Vec<Expr>| {
@@ -97,9 +101,9 @@ fn list_scan(node: Arc<LogicalPlan>, cfg: &Config, prune: bool) -> Result<Arc<Lo
         };
         return Ok(rebuilt(empty, filters.clone()));
     }
-    options.partition_dirs = Some(dirs.clone());
     let kept_paths: Vec<std::path::PathBuf> = dirs.dirs.iter().map(|d| d.path.clone()).collect();
-    let scan = ParquetScan::try_new(&kept_paths, options)?;
+    // The footers of the files just listed (the scan lists nothing again).
+    let scan = ParquetScan::from_listing(kept_paths.clone(), listing, options)?;
     let file_columns: Vec<String> = scan
         .schema()
         .fields()

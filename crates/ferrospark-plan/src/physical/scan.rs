@@ -403,48 +403,38 @@ impl ParquetScanExec {
             }));
         }
         // The files' columns are read; each missing one is a NULL column in its place.
-        let read: Vec<String> = self
+        let mut read: Vec<String> = Vec::with_capacity(self.columns.len());
+        let slots: Vec<Option<usize>> = self
             .columns
             .iter()
-            .filter(|c| !self.is_missing(c))
-            .cloned()
+            .map(|c| {
+                (!self.is_missing(c)).then(|| {
+                    read.push(c.clone());
+                    read.len() - 1
+                })
+            })
             .collect();
-        let mut read = read;
         if read.is_empty() {
             // Row counts still need a column: a partition column is always there.
             if let Some(f) = self.partitions.as_ref().and_then(|p| p.fields.first()) {
                 read.push(f.name().clone());
             }
         }
-        let mut slots = Vec::with_capacity(self.columns.len());
-        let mut next = 0;
-        for c in &self.columns {
-            if self.is_missing(c) {
-                slots.push(None);
-            } else {
-                slots.push(Some(next));
-                next += 1;
-            }
-        }
         Ok(PlannedRead::Files(FileRead {
             reader: self.plan_reader(ctx, &read, keys)?,
             convert: Arc::new(move |b| {
-                let columns = slots
-                    .iter()
-                    .zip(schema.fields())
-                    .map(|(slot, f)| match slot {
-                        Some(i) => b.column(*i).clone(),
-                        None => arrow_array::new_null_array(f.data_type(), b.num_rows()),
-                    })
-                    .collect();
-                let fields: Vec<arrow_schema::FieldRef> = slots
-                    .iter()
-                    .zip(schema.fields())
-                    .map(|(slot, f)| match slot {
-                        Some(i) => b.schema().fields()[*i].clone(),
-                        None => f.clone(),
-                    })
-                    .collect();
+                let (fields, columns): (Vec<arrow_schema::FieldRef>, Vec<arrow_array::ArrayRef>) =
+                    slots
+                        .iter()
+                        .zip(schema.fields())
+                        .map(|(slot, f)| match slot {
+                            Some(i) => (b.schema().fields()[*i].clone(), b.column(*i).clone()),
+                            None => (
+                                f.clone(),
+                                arrow_array::new_null_array(f.data_type(), b.num_rows()),
+                            ),
+                        })
+                        .unzip();
                 let widened = RecordBatch::try_new_with_options(
                     Arc::new(Schema::new(fields)),
                     columns,

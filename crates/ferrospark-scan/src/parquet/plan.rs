@@ -309,7 +309,8 @@ impl ParquetScan {
         Self::from_listing(vec![split.path.clone()], listing, options)
     }
 
-    fn from_listing(
+    /// Plans a scan of files already listed (`paths` as given, for splits and messages).
+    pub fn from_listing(
         paths: Vec<PathBuf>,
         listing: Listing,
         options: ParquetScanOptions,

@@ -150,16 +150,21 @@ impl Side {
     }
 }
 
-/// Whether the one value of `a` (a timestamp) is at or below `ms`.
-fn time_at_or_below(a: &ArrayRef, ms: i64) -> bool {
-    let Ok(t) = arrow_cast::cast(
+/// The timestamps of `a` in microseconds.
+fn micros(a: &ArrayRef) -> Result<TimestampMicrosecondArray> {
+    let t = arrow_cast::cast(
         a,
         &DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, None),
-    ) else {
-        return false;
-    };
-    let t = t.as_any().downcast_ref::<TimestampMicrosecondArray>();
-    t.is_some_and(|t| t.is_valid(0) && t.value(0) <= ms.saturating_mul(1000))
+    )?;
+    t.as_any()
+        .downcast_ref::<TimestampMicrosecondArray>()
+        .cloned()
+        .ok_or_else(|| FerroError::Internal("a watermark column that is not a timestamp".into()))
+}
+
+/// Whether the one value of `a` (a timestamp) is at or below `ms`.
+fn time_at_or_below(a: &ArrayRef, ms: i64) -> bool {
+    micros(a).is_ok_and(|t| t.is_valid(0) && t.value(0) <= ms.saturating_mul(1000))
 }
 
 /// A stream-stream join's state and watermark across micro-batches.
@@ -173,6 +178,10 @@ pub struct StreamJoin {
     providers: Vec<Box<dyn StateStoreProvider>>,
     tracker: WatermarkTracker,
     policy: WatermarkPolicy,
+    /// The watermarked inputs' delays (ms), left first.
+    delays: Vec<i64>,
+    /// The sides as the watermark predicates see them.
+    inputs: (JoinInput, JoinInput),
     watermarks: PathBuf,
 }
 
@@ -216,12 +225,16 @@ impl StreamJoin {
                 providers.push(open_provider(&id.clone().named(name), &conf)?);
             }
         }
-        let delays = [&spec.left_watermark, &spec.right_watermark]
+        let delays: Vec<i64> = [&spec.left_watermark, &spec.right_watermark]
             .iter()
             .filter_map(|w| w.as_ref().map(|(_, d)| *d))
             .collect();
         let policy = WatermarkPolicy::from_config(cfg)?;
-        let tracker = WatermarkTracker::new(delays, policy);
+        let tracker = WatermarkTracker::new(delays.clone(), policy);
+        let inputs = (
+            left.input(spec.left_watermark.as_ref(), &spec.left_keys),
+            right.input(spec.right_watermark.as_ref(), &spec.right_keys),
+        );
         Ok(Self {
             spec,
             left,
@@ -231,6 +244,8 @@ impl StreamJoin {
             providers,
             tracker,
             policy,
+            delays,
+            inputs,
             watermarks: checkpoint.join("watermarks").join(operator_id.to_string()),
         })
     }
@@ -263,22 +278,14 @@ impl StreamJoin {
         if batch_id > 0 {
             self.tracker.load(&self.watermarks, batch_id)?;
         } else {
-            let delays = [&self.spec.left_watermark, &self.spec.right_watermark]
-                .iter()
-                .filter_map(|w| w.as_ref().map(|(_, d)| *d))
-                .collect();
-            self.tracker = WatermarkTracker::new(delays, self.policy);
+            self.tracker = WatermarkTracker::new(self.delays.clone(), self.policy);
         }
         let has_watermark =
             self.spec.left_watermark.is_some() || self.spec.right_watermark.is_some();
         let wm = has_watermark.then(|| self.tracker.current());
         let (lp, rp) = state_watermark_predicates(
-            &self
-                .left
-                .input(self.spec.left_watermark.as_ref(), &self.spec.left_keys),
-            &self
-                .right
-                .input(self.spec.right_watermark.as_ref(), &self.spec.right_keys),
+            &self.inputs.0,
+            &self.inputs.1,
             self.spec.condition.as_ref(),
             wm,
         );
@@ -416,14 +423,8 @@ fn side_columns<'a>(
 }
 
 fn observe(tracker: &mut WatermarkTracker, input: usize, times: &ArrayRef) -> Result<()> {
-    let t = arrow_cast::cast(
-        times,
-        &DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, None),
-    )?;
-    if let Some(t) = t.as_any().downcast_ref::<TimestampMicrosecondArray>() {
-        if let Some(max) = arrow_arith::aggregate::max(t) {
-            tracker.observe(input, max);
-        }
+    if let Some(max) = arrow_arith::aggregate::max(&micros(times)?) {
+        tracker.observe(input, max);
     }
     Ok(())
 }
@@ -448,25 +449,11 @@ fn join_side(
     probe: &Probe<'_>,
     pairs: &mut Vec<OutputPair>,
 ) -> Result<()> {
-    let batch = batch.clone();
     let keys: Vec<ArrayRef> = this.keys.iter().map(|&i| batch.column(i).clone()).collect();
     let key_rows = this.key_rows.convert_columns(&keys)?;
     let rows = this.rows.convert_columns(batch.columns())?;
     let late = match (this.time, wm) {
-        (Some(i), Some(w)) => {
-            let t = arrow_cast::cast(
-                batch.column(i),
-                &DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, None),
-            )?;
-            let t = t
-                .as_any()
-                .downcast_ref::<TimestampMicrosecondArray>()
-                .cloned()
-                .ok_or_else(|| {
-                    FerroError::Internal("a watermark column that is not a timestamp".into())
-                })?;
-            Some((t, w))
-        }
+        (Some(i), Some(w)) => Some((micros(batch.column(i))?, w)),
         _ => None,
     };
     let null_key = |r: usize| keys.iter().any(|k| k.is_null(r));
@@ -483,19 +470,8 @@ fn join_side(
         if !null_key(r) {
             let candidates = other_state.get(key.as_ref())?;
             let accept = matching(this, other, row.as_ref(), &candidates, this_is_left, probe)?;
-            let accepted: Vec<Vec<u8>> = candidates
-                .iter()
-                .zip(&accept)
-                .filter(|(_, &ok)| ok)
-                .map(|(c, _)| c.row.clone())
-                .collect();
-            if !accepted.is_empty() {
-                joined_any = true;
-                let mut it = accept.iter();
-                other_state.join_with(key.as_ref(), false, &mut |_| {
-                    Ok(*it.next().unwrap_or(&false))
-                })?;
-            }
+            let accepted = other_state.mark_matched(key.as_ref(), candidates, &accept)?;
+            joined_any = !accepted.is_empty();
             for other_row in accepted {
                 pairs.push(if this_is_left {
                     (Some(row.as_ref().to_vec()), Some(other_row))

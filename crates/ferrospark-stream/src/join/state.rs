@@ -11,7 +11,7 @@
 
 use ferrospark_common::{FerroError, Result};
 
-use crate::state::{collect, StateStore, StateStoreProvider};
+use crate::state::{StateStore, StateStoreProvider};
 
 /// Which input of the join a state belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,12 +50,18 @@ pub struct JoinStateManager<'a> {
     rows: Box<dyn StateStore + 'a>,
 }
 
-fn indexed(key: &[u8], index: u64) -> Result<Vec<u8>> {
+/// The prefix of every stored row of `key`: its length, then its bytes.
+fn key_prefix(key: &[u8]) -> Result<Vec<u8>> {
     let len = u32::try_from(key.len())
         .map_err(|_| FerroError::Unsupported(format!("a join key of {} bytes", key.len())))?;
     let mut k = Vec::with_capacity(key.len() + 12);
     k.extend_from_slice(&len.to_be_bytes());
     k.extend_from_slice(key);
+    Ok(k)
+}
+
+fn indexed(key: &[u8], index: u64) -> Result<Vec<u8>> {
+    let mut k = key_prefix(key)?;
     k.extend_from_slice(&index.to_be_bytes());
     Ok(k)
 }
@@ -116,15 +122,29 @@ impl<'a> JoinStateManager<'a> {
         self.set_count(key, n + 1)
     }
 
-    /// The rows of `key`, by index.
+    /// The rows of `key`, by index (one prefix scan: indexes sort as big-endian numbers).
     pub fn get(&self, key: &[u8]) -> Result<Vec<StoredRow>> {
         let n = self.count(key)?;
         let mut out = Vec::with_capacity(n as usize);
-        for i in 0..n {
-            let v = self.rows.get(&indexed(key, i)?)?.ok_or_else(|| {
-                FerroError::Internal(format!("join state: row {i} of a key with {n} is missing"))
-            })?;
-            out.push(stored(key, &v)?);
+        if n == 0 {
+            return Ok(out);
+        }
+        let mut bad = None;
+        self.rows.scan(&key_prefix(key)?, &mut |_, v| {
+            match stored(key, v) {
+                Ok(r) => out.push(r),
+                Err(e) => bad = Some(e),
+            }
+            Ok(bad.is_none())
+        })?;
+        if let Some(e) = bad {
+            return Err(e);
+        }
+        if out.len() as u64 != n {
+            return Err(FerroError::Internal(format!(
+                "join state: a key with {n} rows has {} stored",
+                out.len()
+            )));
         }
         Ok(out)
     }
@@ -137,12 +157,25 @@ impl<'a> JoinStateManager<'a> {
         exclude_matched: bool,
         joins: &mut dyn FnMut(&[u8]) -> Result<bool>,
     ) -> Result<Vec<Vec<u8>>> {
+        let rows = self.get(key)?;
+        let mut accept = Vec::with_capacity(rows.len());
+        for r in &rows {
+            accept.push(!(exclude_matched && r.matched) && joins(&r.row)?);
+        }
+        self.mark_matched(key, rows, &accept)
+    }
+
+    /// Marks the rows of `key` that `accept` says joined (`rows` as [`Self::get`] gave
+    /// them); those rows.
+    pub fn mark_matched(
+        &mut self,
+        key: &[u8],
+        rows: Vec<StoredRow>,
+        accept: &[bool],
+    ) -> Result<Vec<Vec<u8>>> {
         let mut out = Vec::new();
-        for (i, r) in self.get(key)?.into_iter().enumerate() {
-            if exclude_matched && r.matched {
-                continue;
-            }
-            if joins(&r.row)? {
+        for (i, (r, &ok)) in rows.into_iter().zip(accept).enumerate() {
+            if ok {
                 if !r.matched {
                     self.rows
                         .put(&indexed(key, i as u64)?, &encoded(&r.row, true))?;
@@ -155,10 +188,12 @@ impl<'a> JoinStateManager<'a> {
 
     /// Every key with buffered rows, in key order.
     pub fn keys(&self) -> Result<Vec<Vec<u8>>> {
-        Ok(collect(self.counts.as_ref(), b"")?
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect())
+        let mut keys = Vec::new();
+        self.counts.scan(b"", &mut |k, _| {
+            keys.push(k.to_vec());
+            Ok(true)
+        })?;
+        Ok(keys)
     }
 
     /// Removes every row of each key `condition` holds for (Spark's state key watermark
@@ -207,8 +242,7 @@ impl<'a> JoinStateManager<'a> {
                 self.rows
                     .put(&indexed(&key, i as u64)?, &encoded(&r.row, r.matched))?;
             }
-            let old = self.count(&key)?;
-            for i in kept.len() as u64..old {
+            for i in kept.len() as u64..before as u64 {
                 self.rows.remove(&indexed(&key, i)?)?;
             }
             self.set_count(&key, kept.len() as u64)?;

@@ -93,6 +93,8 @@ impl StateStoreProvider for DiskStateStoreProvider {
                 ),
             ));
         }
+        // Read before the transaction opens, so no failure leaves it open.
+        let keys_now = self.meta("keys")?;
         let path = self.path.clone();
         let err = sql_error(&path);
         self.conn.execute_batch("BEGIN IMMEDIATE").map_err(&err)?;
@@ -110,7 +112,7 @@ impl StateStoreProvider for DiskStateStoreProvider {
                 }
             }
         } else {
-            self.meta("keys")?
+            keys_now
         };
         Ok(Box::new(DiskStateStore {
             provider: self,
@@ -292,11 +294,10 @@ impl StateStore for DiskStateStore<'_> {
         m.rows_updated = self.updated;
         m.rows_removed = self.removed;
         m.commit_ms = start.elapsed().as_secs_f64() * 1000.0;
-        m.memory_bytes = (CACHE_KIB as u64 * 1024).min(super::memory::dir_bytes(
-            self.provider.path.parent().unwrap_or(&self.provider.path),
-        ));
-        m.disk_bytes =
-            super::memory::dir_bytes(self.provider.path.parent().unwrap_or(&self.provider.path));
+        let on_disk =
+            super::files::dir_bytes(self.provider.path.parent().unwrap_or(&self.provider.path));
+        m.memory_bytes = (CACHE_KIB as u64 * 1024).min(on_disk);
+        m.disk_bytes = on_disk;
         Ok(next)
     }
 

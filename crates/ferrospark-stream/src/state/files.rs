@@ -6,13 +6,12 @@
 //!   records: op u8 (1 put, 2 remove) | key len u32 | key | [value len u32 | value]
 //!   trailer: records u64 | crc32 of every byte before it
 //! ```
-//! (little-endian). A file is written to a temporary name, synced, renamed into place and
-//! its directory synced: a reader finds a whole file or none. A file that is short, whose
+//! (little-endian). A file is written whole or not at all
+//! (`ferrospark_common::atomic_file`). A file that is short, whose
 //! checksum disagrees, or that holds another version is an error naming it, never a partial
 //! state.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use ferrospark_common::{FerroError, Result};
@@ -118,17 +117,7 @@ pub(crate) fn write<'a>(
     let crc = crc32fast::hash(&buf);
     buf.extend_from_slice(&crc.to_le_bytes());
     std::fs::create_dir_all(dir).map_err(|e| FerroError::io(dir, e))?;
-    let to = kind.path(dir, version);
-    let tmp = dir.join(format!(".{version}.{}.tmp", kind.extension()));
-    let mut f = std::fs::File::create(&tmp).map_err(|e| FerroError::io(&tmp, e))?;
-    f.write_all(&buf)
-        .and_then(|_| f.sync_all())
-        .map_err(|e| FerroError::io(&tmp, e))?;
-    std::fs::rename(&tmp, &to).map_err(|e| FerroError::io(&to, e))?;
-    // The rename itself survives a crash once the directory is synced.
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
+    ferrospark_common::atomic_file::write_atomic(&kind.path(dir, version), &buf)?;
     Ok(buf.len() as u64)
 }
 
@@ -212,4 +201,18 @@ pub(crate) fn read(
         return Err(corrupt("bytes after the last record"));
     }
     Ok(())
+}
+
+/// Bytes of the files directly in `dir` (what a store keeps on disk).
+pub(crate) fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
 }

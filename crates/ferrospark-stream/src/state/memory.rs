@@ -99,8 +99,14 @@ impl MemoryStateStoreProvider {
 
     /// After committing `version`: a snapshot when enough deltas came since the last, and
     /// the files no kept version needs removed.
-    fn maintain(&mut self, version: u64, map: &Map) -> Result<()> {
-        let (deltas, snapshots) = files::list_versions(&self.dir)?;
+    /// `deltas` and `snapshots`: the directory's versions, `version`'s delta among them.
+    fn maintain(
+        &mut self,
+        version: u64,
+        map: &Map,
+        deltas: Vec<u64>,
+        mut snapshots: Vec<u64>,
+    ) -> Result<()> {
         let last_snapshot = snapshots.last().copied().unwrap_or(0);
         let since = deltas
             .iter()
@@ -114,13 +120,13 @@ impl MemoryStateStoreProvider {
                 map.iter().map(|(k, v)| (k.as_slice(), Some(v.as_slice()))),
             )?;
             self.metrics.snapshots_written += 1;
+            snapshots.push(version);
         }
         // Keep every version from `version - retain` on: from the latest snapshot at or
         // before the oldest of them, with the deltas after it.
         let Some(oldest) = version.checked_sub(self.conf.min_versions_to_retain) else {
             return Ok(());
         };
-        let (deltas, snapshots) = files::list_versions(&self.dir)?;
         let Some(&base) = snapshots.iter().rev().find(|&&s| s <= oldest) else {
             return Ok(());
         };
@@ -265,13 +271,16 @@ impl StateStore for MemoryStateStore<'_> {
         let p = &mut *self.provider;
         // A re-run of an earlier batch replaces its version: files of this version and of
         // later ones (what the interrupted run went on to commit) are stale.
-        let (deltas, snapshots) = files::list_versions(&p.dir)?;
-        for d in deltas.into_iter().filter(|&d| d > next) {
-            let _ = std::fs::remove_file(FileKind::Delta.path(&p.dir, d));
+        // One listing serves the whole commit: it is kept up to date below.
+        let (mut deltas, mut snapshots) = files::list_versions(&p.dir)?;
+        for d in deltas.iter().filter(|&&d| d > next) {
+            let _ = std::fs::remove_file(FileKind::Delta.path(&p.dir, *d));
         }
-        for s in snapshots.into_iter().filter(|&s| s >= next) {
-            let _ = std::fs::remove_file(FileKind::Snapshot.path(&p.dir, s));
+        for s in snapshots.iter().filter(|&&s| s >= next) {
+            let _ = std::fs::remove_file(FileKind::Snapshot.path(&p.dir, *s));
         }
+        deltas.retain(|&d| d < next);
+        snapshots.retain(|&s| s < next);
         files::write(
             &p.dir,
             FileKind::Delta,
@@ -295,7 +304,8 @@ impl StateStore for MemoryStateStore<'_> {
             }
         }
         p.metrics.deltas_written += 1;
-        p.maintain(next, &map)?;
+        deltas.push(next);
+        p.maintain(next, &map, deltas, snapshots)?;
         // A re-run of this batch replaced the version; versions after it are stale.
         p.loaded.retain(|&v, _| v < next);
         p.metrics.num_keys = map.len() as u64;
@@ -304,7 +314,7 @@ impl StateStore for MemoryStateStore<'_> {
         p.metrics.rows_removed = removed;
         p.keep(next, Arc::new(map));
         p.metrics.commit_ms = start.elapsed().as_secs_f64() * 1000.0;
-        p.metrics.disk_bytes = dir_bytes(&p.dir);
+        p.metrics.disk_bytes = files::dir_bytes(&p.dir);
         self.state = StoreState::Committed;
         Ok(next)
     }
@@ -322,18 +332,4 @@ impl StateStore for MemoryStateStore<'_> {
         }
         m
     }
-}
-
-/// Bytes of the files directly in `dir`.
-pub(crate) fn dir_bytes(dir: &std::path::Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|e| e.metadata().ok())
-                .filter(|m| m.is_file())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0)
 }
