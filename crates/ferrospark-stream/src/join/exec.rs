@@ -14,10 +14,11 @@
 //! Rows and keys live in the state as `arrow-row` encodings. A key with a NULL matches
 //! nothing.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, RecordBatch, TimestampMicrosecondArray};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, TimestampMicrosecondArray};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_common::{Config, FerroError, Result};
@@ -28,9 +29,6 @@ use super::state::{JoinSide, JoinStateManager, StoredRow};
 use crate::state::{open_provider, StateStoreConf, StateStoreId, StateStoreProvider};
 use crate::watermark::{WatermarkPolicy, WatermarkTracker};
 
-/// An output row as its (left, right) encoded rows; `None` is a side of NULLs.
-type OutputPair = (Option<Vec<u8>>, Option<Vec<u8>>);
-
 /// The joins a stream-stream join runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamJoinType {
@@ -40,6 +38,33 @@ pub enum StreamJoinType {
     LeftOuter,
     /// Pairs, and right rows likewise.
     RightOuter,
+    /// Pairs, and both sides' rows likewise.
+    FullOuter,
+    /// Each left row once, when it first finds a partner.
+    LeftSemi,
+}
+
+impl StreamJoinType {
+    /// Spark's name of the join (as its errors print it).
+    pub fn spark_name(self) -> &'static str {
+        match self {
+            StreamJoinType::Inner => "Inner",
+            StreamJoinType::LeftOuter => "LeftOuter",
+            StreamJoinType::RightOuter => "RightOuter",
+            StreamJoinType::FullOuter => "FullOuter",
+            StreamJoinType::LeftSemi => "LeftSemi",
+        }
+    }
+
+    /// Whether the left side's unmatched rows are emitted.
+    fn keeps_left(self) -> bool {
+        matches!(self, StreamJoinType::LeftOuter | StreamJoinType::FullOuter)
+    }
+
+    /// Whether the right side's unmatched rows are emitted.
+    fn keeps_right(self) -> bool {
+        matches!(self, StreamJoinType::RightOuter | StreamJoinType::FullOuter)
+    }
 }
 
 /// What a stream-stream join joins.
@@ -70,10 +95,19 @@ struct Side {
     key_rows: RowConverter,
     rows: RowConverter,
     time: Option<usize>,
+    /// The conjuncts of the condition that read only this side (Spark's pre-join filter):
+    /// a row failing them can never join, so it is not kept.
+    pre_filter: Option<PhysicalExpr>,
 }
 
 impl Side {
-    fn new(schema: &SchemaRef, keys: &[String], watermark: Option<&(String, i64)>) -> Result<Self> {
+    fn new(
+        schema: &SchemaRef,
+        keys: &[String],
+        watermark: Option<&(String, i64)>,
+        pre_filter: Option<&Expr>,
+        cfg: &Config,
+    ) -> Result<Self> {
         let index = |name: &str| {
             schema.index_of(name).map_err(|_| {
                 FerroError::Analysis(format!(
@@ -101,12 +135,17 @@ impl Side {
             }
             None => None,
         };
+        let pre_filter = match pre_filter {
+            Some(e) => Some(bind_predicate(e, &BindContext::for_session(schema, cfg))?),
+            None => None,
+        };
         Ok(Self {
             schema: schema.clone(),
             key_rows: RowConverter::new(keys.iter().map(|&i| field(i)).collect())?,
             rows: RowConverter::new((0..schema.fields().len()).map(field).collect())?,
             keys,
             time,
+            pre_filter,
         })
     }
 
@@ -123,30 +162,43 @@ impl Side {
         }
     }
 
-    /// Whether a stored row goes under `p`.
-    fn expired(&self, p: &StateWatermarkPredicate, key: &[u8], row: &[u8]) -> Result<bool> {
-        Ok(match p {
-            StateWatermarkPredicate::Key {
-                ordinal,
-                watermark_ms,
-            } => {
-                let parsed = self.key_rows.parser();
-                let k = self.key_rows.convert_rows([parsed.parse(key)])?;
-                time_at_or_below(&k[*ordinal], *watermark_ms)
-            }
-            StateWatermarkPredicate::Value {
-                column,
-                watermark_ms,
-            } => {
-                let i = self
-                    .schema
-                    .index_of(column)
-                    .map_err(|e| FerroError::Internal(e.to_string()))?;
-                let parsed = self.rows.parser();
-                let r = self.rows.convert_rows([parsed.parse(row)])?;
-                time_at_or_below(&r[i], *watermark_ms)
-            }
-        })
+    /// The stored keys `p` (a key predicate) frees, decoded together.
+    fn expired_keys(
+        &self,
+        ordinal: usize,
+        watermark_ms: i64,
+        keys: &[Vec<u8>],
+    ) -> Result<HashSet<Vec<u8>>> {
+        if keys.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let parser = self.key_rows.parser();
+        let decoded = self
+            .key_rows
+            .convert_rows(keys.iter().map(|k| parser.parse(k)))?;
+        let t = micros(&decoded[ordinal])?;
+        let bound = watermark_ms.saturating_mul(1000);
+        Ok(keys
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| t.is_valid(*i) && t.value(*i) <= bound)
+            .map(|(_, k)| k.clone())
+            .collect())
+    }
+
+    /// The columns of stored `rows`, decoded together.
+    fn decode<'a>(&self, rows: impl Iterator<Item = &'a [u8]>) -> Result<Vec<ArrayRef>> {
+        let parser = self.rows.parser();
+        let parsed: Vec<arrow_row::Row<'_>> = rows.map(|r| parser.parse(r)).collect();
+        if parsed.is_empty() {
+            return Ok(self
+                .schema
+                .fields()
+                .iter()
+                .map(|f| arrow_array::new_empty_array(f.data_type()))
+                .collect());
+        }
+        Ok(self.rows.convert_rows(parsed)?)
     }
 }
 
@@ -162,9 +214,31 @@ fn micros(a: &ArrayRef) -> Result<TimestampMicrosecondArray> {
         .ok_or_else(|| FerroError::Internal("a watermark column that is not a timestamp".into()))
 }
 
-/// Whether the one value of `a` (a timestamp) is at or below `ms`.
-fn time_at_or_below(a: &ArrayRef, ms: i64) -> bool {
-    micros(a).is_ok_and(|t| t.is_valid(0) && t.value(0) <= ms.saturating_mul(1000))
+/// The condition's conjuncts as (left only, right only, both sides), each `None` when empty.
+fn split_condition(
+    condition: Option<&Expr>,
+    left: &SchemaRef,
+    right: &SchemaRef,
+) -> (Option<Expr>, Option<Expr>, Option<Expr>) {
+    let Some(c) = condition else {
+        return (None, None, None);
+    };
+    let reads_only = |e: &Expr, s: &SchemaRef| {
+        let refs = e.column_refs();
+        !refs.is_empty() && refs.iter().all(|c| s.index_of(c).is_ok())
+    };
+    let (mut l, mut r, mut both) = (Vec::new(), Vec::new(), Vec::new());
+    for part in c.conjuncts() {
+        if reads_only(part, left) {
+            l.push(part.clone());
+        } else if reads_only(part, right) {
+            r.push(part.clone());
+        } else {
+            both.push(part.clone());
+        }
+    }
+    let and = |v: Vec<Expr>| v.into_iter().reduce(|a, b| a.and(b));
+    (and(l), and(r), and(both))
 }
 
 /// A stream-stream join's state and watermark across micro-batches.
@@ -172,7 +246,10 @@ pub struct StreamJoin {
     spec: StreamJoinSpec,
     left: Side,
     right: Side,
+    /// Both sides' columns, all nullable: what the condition reads and outer rows fill.
+    joined: SchemaRef,
     output: SchemaRef,
+    /// The conjuncts reading both sides (Spark's post-join filter).
     condition: Option<PhysicalExpr>,
     /// left counts, left rows, right counts, right rows.
     providers: Vec<Box<dyn StateStoreProvider>>,
@@ -185,6 +262,47 @@ pub struct StreamJoin {
     watermarks: PathBuf,
 }
 
+/// Spark's check that an outer or semi join's state can be freed (its
+/// `UnsupportedOperationChecker`): the side whose unmatched rows wait must have a state
+/// watermark predicate.
+fn check_evictable(
+    join_type: StreamJoinType,
+    left: &JoinInput,
+    right: &JoinInput,
+    condition: Option<&Expr>,
+) -> Result<()> {
+    let (lp, rp) = state_watermark_predicates(left, right, condition, Some(0));
+    let missing = match join_type {
+        StreamJoinType::Inner => false,
+        StreamJoinType::LeftOuter | StreamJoinType::LeftSemi => rp.is_none(),
+        StreamJoinType::RightOuter => lp.is_none(),
+        StreamJoinType::FullOuter => lp.is_none() || rp.is_none(),
+    };
+    if !missing {
+        return Ok(());
+    }
+    let name = join_type.spark_name();
+    Err(FerroError::Analysis(match join_type {
+        StreamJoinType::FullOuter => format!(
+            "Stream-stream {name} join between two streaming DataFrame/Datasets is not supported \
+             without a watermark in the join keys, or a watermark on both sides and an \
+             appropriate range condition: add a watermark to each input's event-time column \
+             and a condition bounding each side's time by the other's"
+        ),
+        _ => format!(
+            "Stream-stream {name} join between two streaming DataFrame/Datasets is not supported \
+             without a watermark in the join keys, or a watermark on the nullable side and an \
+             appropriate range condition: add a watermark to the {} input's event-time column \
+             and a condition bounding it by the other input's time",
+            if join_type == StreamJoinType::RightOuter {
+                "left"
+            } else {
+                "right"
+            }
+        ),
+    }))
+}
+
 impl StreamJoin {
     /// The join `spec` under `checkpoint` (operator `operator_id`, partition `partition_id`).
     pub fn open(
@@ -194,15 +312,24 @@ impl StreamJoin {
         partition_id: u32,
         cfg: &Config,
     ) -> Result<Self> {
+        let (left_only, right_only, both) = split_condition(
+            spec.condition.as_ref(),
+            &spec.left_schema,
+            &spec.right_schema,
+        );
         let left = Side::new(
             &spec.left_schema,
             &spec.left_keys,
             spec.left_watermark.as_ref(),
+            left_only.as_ref(),
+            cfg,
         )?;
         let right = Side::new(
             &spec.right_schema,
             &spec.right_keys,
             spec.right_watermark.as_ref(),
+            right_only.as_ref(),
+            cfg,
         )?;
         let nullable = |s: &SchemaRef| -> Vec<Field> {
             s.fields()
@@ -212,11 +339,25 @@ impl StreamJoin {
         };
         let mut fields = nullable(&spec.left_schema);
         fields.extend(nullable(&spec.right_schema));
-        let output = Arc::new(Schema::new(fields));
-        let condition = match &spec.condition {
-            Some(c) => Some(bind_predicate(c, &BindContext::for_session(&output, cfg))?),
+        let joined = Arc::new(Schema::new(fields));
+        let output = match spec.join_type {
+            StreamJoinType::LeftSemi => spec.left_schema.clone(),
+            _ => joined.clone(),
+        };
+        let condition = match &both {
+            Some(c) => Some(bind_predicate(c, &BindContext::for_session(&joined, cfg))?),
             None => None,
         };
+        let inputs = (
+            left.input(spec.left_watermark.as_ref(), &spec.left_keys),
+            right.input(spec.right_watermark.as_ref(), &spec.right_keys),
+        );
+        check_evictable(
+            spec.join_type,
+            &inputs.0,
+            &inputs.1,
+            spec.condition.as_ref(),
+        )?;
         let conf = StateStoreConf::from_config(cfg)?;
         let id = StateStoreId::new(checkpoint, operator_id, partition_id);
         let mut providers = Vec::new();
@@ -231,14 +372,11 @@ impl StreamJoin {
             .collect();
         let policy = WatermarkPolicy::from_config(cfg)?;
         let tracker = WatermarkTracker::new(delays.clone(), policy);
-        let inputs = (
-            left.input(spec.left_watermark.as_ref(), &spec.left_keys),
-            right.input(spec.right_watermark.as_ref(), &spec.right_keys),
-        );
         Ok(Self {
             spec,
             left,
             right,
+            joined,
             output,
             condition,
             providers,
@@ -250,9 +388,20 @@ impl StreamJoin {
         })
     }
 
-    /// The output's columns: the left's then the right's, all nullable.
+    /// The output's columns: the left's then the right's, all nullable (a semi join: the
+    /// left's).
     pub fn schema(&self) -> SchemaRef {
         self.output.clone()
+    }
+
+    /// The watermark (ms) batch `batch_id` runs under, as saved with it (0 for the first).
+    fn saved_watermark(&self, batch_id: u64) -> Result<i64> {
+        if batch_id == 0 {
+            return Ok(0);
+        }
+        let mut t = WatermarkTracker::new(self.delays.clone(), self.policy);
+        t.load(&self.watermarks, batch_id)?;
+        Ok(t.current())
     }
 
     /// The rows batch `batch_id` emits for these inputs. Running the last committed batch
@@ -275,14 +424,31 @@ impl StreamJoin {
                 "batch {batch_id} follows no committed batch (the next one is {latest})"
             )));
         }
+        for (side, batch) in [(&self.left, left), (&self.right, right)] {
+            if let Some(b) = batch {
+                if b.schema().fields() != side.schema.fields() {
+                    return Err(FerroError::Analysis(format!(
+                        "a micro-batch's columns ({}) are not the join input's ({})",
+                        b.schema(),
+                        side.schema
+                    )));
+                }
+            }
+        }
         if batch_id > 0 {
             self.tracker.load(&self.watermarks, batch_id)?;
         } else {
             self.tracker = WatermarkTracker::new(self.delays.clone(), self.policy);
         }
-        let has_watermark =
-            self.spec.left_watermark.is_some() || self.spec.right_watermark.is_some();
+        let has_watermark = !self.delays.is_empty();
+        // Spark evicts under this batch's watermark but drops input as late under the
+        // previous batch's (its watermark propagation's "for late events").
         let wm = has_watermark.then(|| self.tracker.current());
+        let late_wm = if has_watermark {
+            Some(self.saved_watermark(batch_id.saturating_sub(1))?)
+        } else {
+            None
+        };
         let (lp, rp) = state_watermark_predicates(
             &self.inputs.0,
             &self.inputs.1,
@@ -304,71 +470,53 @@ impl StreamJoin {
         let (rc, rr) = rest.split_at_mut(1);
         let mut lstate = JoinStateManager::open(lc[0].as_mut(), lr[0].as_mut(), batch_id)?;
         let mut rstate = JoinStateManager::open(rc[0].as_mut(), rr[0].as_mut(), batch_id)?;
-        let mut pairs: Vec<OutputPair> = Vec::new();
         let ctx = Probe {
+            joined: &self.joined,
             output: &self.output,
             condition: self.condition.as_ref(),
+            join_type: self.spec.join_type,
         };
+        let mut pieces: Vec<RecordBatch> = Vec::new();
         if let Some(b) = left {
+            let sides = (&self.left, &self.right);
             join_side(
-                &self.left,
-                &self.right,
+                sides,
                 b,
-                wm,
+                late_wm,
                 lp.as_ref(),
-                &mut lstate,
-                &mut rstate,
+                (&mut lstate, &mut rstate),
                 true,
                 &ctx,
-                &mut pairs,
+                &mut pieces,
             )?;
         }
         if let Some(b) = right {
+            let sides = (&self.right, &self.left);
             join_side(
-                &self.right,
-                &self.left,
+                sides,
                 b,
-                wm,
+                late_wm,
                 rp.as_ref(),
-                &mut rstate,
-                &mut lstate,
+                (&mut rstate, &mut lstate),
                 false,
                 &ctx,
-                &mut pairs,
+                &mut pieces,
             )?;
         }
-        let evict = |state: &mut JoinStateManager<'_>,
-                     side: &Side,
-                     p: &Option<StateWatermarkPredicate>|
-         -> Result<Vec<StoredRow>> {
-            match p {
-                Some(key @ StateWatermarkPredicate::Key { .. }) => {
-                    state.remove_by_key(&mut |k| side.expired(key, k, &[]))
-                }
-                Some(value @ StateWatermarkPredicate::Value { .. }) => {
-                    state.remove_by_value(&mut |r| side.expired(value, &[], r))
-                }
-                None => Ok(Vec::new()),
-            }
-        };
-        let left_gone = evict(&mut lstate, &self.left, &lp)?;
-        let right_gone = evict(&mut rstate, &self.right, &rp)?;
-        match self.spec.join_type {
-            StreamJoinType::Inner => {}
-            StreamJoinType::LeftOuter => pairs.extend(
-                left_gone
-                    .into_iter()
-                    .filter(|r| !r.matched)
-                    .map(|r| (Some(r.row), None)),
-            ),
-            StreamJoinType::RightOuter => pairs.extend(
-                right_gone
-                    .into_iter()
-                    .filter(|r| !r.matched)
-                    .map(|r| (None, Some(r.row))),
-            ),
+        let left_gone = evict(&mut lstate, &self.left, lp.as_ref())?;
+        let right_gone = evict(&mut rstate, &self.right, rp.as_ref())?;
+        let join_type = self.spec.join_type;
+        if join_type.keeps_left() {
+            let rows: Vec<&[u8]> = unmatched(&left_gone);
+            let cols = self.left.decode(rows.iter().copied())?;
+            pieces.push(ctx.padded(cols, true, rows.len())?);
         }
-        let out = pairs_batch(&self.left, &self.right, &self.output, &pairs)?;
+        if join_type.keeps_right() {
+            let rows: Vec<&[u8]> = unmatched(&right_gone);
+            let cols = self.right.decode(rows.iter().copied())?;
+            pieces.push(ctx.padded(cols, false, rows.len())?);
+        }
+        let out = arrow_select::concat::concat_batches(&self.output, &pieces)?;
         lstate.commit()?;
         rstate.commit()?;
         drop(lstate);
@@ -379,47 +527,36 @@ impl StreamJoin {
     }
 }
 
-/// The output rows of `pairs` (`None`: that side's columns NULL).
-fn pairs_batch(
-    left: &Side,
-    right: &Side,
-    output: &SchemaRef,
-    pairs: &[OutputPair],
-) -> Result<RecordBatch> {
-    let mut columns = side_columns(left, pairs.iter().map(|p| p.0.as_deref()))?;
-    columns.extend(side_columns(right, pairs.iter().map(|p| p.1.as_deref()))?);
-    Ok(RecordBatch::try_new_with_options(
-        output.clone(),
-        columns,
-        &arrow_array::RecordBatchOptions::new().with_row_count(Some(pairs.len())),
-    )?)
+fn unmatched(rows: &[StoredRow]) -> Vec<&[u8]> {
+    rows.iter()
+        .filter(|r| !r.matched)
+        .map(|r| r.row.as_slice())
+        .collect()
 }
 
-/// One side's columns for `rows` (`None`: NULLs).
-fn side_columns<'a>(
+/// Removes the rows `p` frees from `state`; those rows.
+fn evict(
+    state: &mut JoinStateManager<'_>,
     side: &Side,
-    rows: impl Iterator<Item = Option<&'a [u8]>>,
-) -> Result<Vec<ArrayRef>> {
-    let rows: Vec<Option<&[u8]>> = rows.collect();
-    let parser = side.rows.parser();
-    let present: Vec<arrow_row::Row<'_>> = rows.iter().flatten().map(|r| parser.parse(r)).collect();
-    let decoded = side.rows.convert_rows(present)?;
-    // Spread the decoded rows over the output, NULL where a row is absent.
-    let mut take = Vec::with_capacity(rows.len());
-    let mut next = 0u32;
-    for r in &rows {
-        if r.is_some() {
-            take.push(Some(next));
-            next += 1;
-        } else {
-            take.push(None);
+    p: Option<&StateWatermarkPredicate>,
+) -> Result<Vec<StoredRow>> {
+    match p {
+        Some(StateWatermarkPredicate::Key {
+            ordinal,
+            watermark_ms,
+        }) => {
+            let gone = side.expired_keys(*ordinal, *watermark_ms, &state.keys()?)?;
+            if gone.is_empty() {
+                return Ok(Vec::new());
+            }
+            state.remove_by_key(&mut |k| Ok(gone.contains(k)))
         }
+        Some(StateWatermarkPredicate::Value { watermark_ms, .. }) => {
+            let bound = watermark_ms.saturating_mul(1000);
+            state.remove_by_value(&mut |r| Ok(r.time.is_some_and(|t| t <= bound)))
+        }
+        None => Ok(Vec::new()),
     }
-    let indices = arrow_array::UInt32Array::from(take);
-    decoded
-        .iter()
-        .map(|c| Ok(arrow_select::take::take(c.as_ref(), &indices, None)?))
-        .collect()
 }
 
 fn observe(tracker: &mut WatermarkTracker, input: usize, times: &ArrayRef) -> Result<()> {
@@ -429,100 +566,246 @@ fn observe(tracker: &mut WatermarkTracker, input: usize, times: &ArrayRef) -> Re
     Ok(())
 }
 
-/// What a probe needs to test a pair.
+/// What a probe needs to test pairs and make output.
 struct Probe<'a> {
+    joined: &'a SchemaRef,
     output: &'a SchemaRef,
     condition: Option<&'a PhysicalExpr>,
+    join_type: StreamJoinType,
 }
 
-/// Joins `batch` (rows of `this` side) with the other side's state, then keeps its rows.
+impl Probe<'_> {
+    /// Both sides' columns as one batch of the joined schema.
+    fn joined_batch(
+        &self,
+        this: Vec<ArrayRef>,
+        other: Vec<ArrayRef>,
+        this_is_left: bool,
+        rows: usize,
+    ) -> Result<RecordBatch> {
+        let (mut l, r) = if this_is_left {
+            (this, other)
+        } else {
+            (other, this)
+        };
+        l.extend(r);
+        Ok(RecordBatch::try_new_with_options(
+            self.joined.clone(),
+            l,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
+        )?)
+    }
+
+    /// Output rows of one side's `cols`, the other side's columns NULL.
+    fn padded(&self, cols: Vec<ArrayRef>, is_left: bool, rows: usize) -> Result<RecordBatch> {
+        let other: &[Arc<Field>] = if is_left {
+            &self.joined.fields()[cols.len()..]
+        } else {
+            &self.joined.fields()[..self.joined.fields().len() - cols.len()]
+        };
+        let nulls = other
+            .iter()
+            .map(|f| arrow_array::new_null_array(f.data_type(), rows))
+            .collect();
+        self.joined_batch(cols, nulls, is_left, rows)
+    }
+
+    /// A batch of the output schema from the joined schema's `batch` (a semi join keeps the
+    /// left columns).
+    fn output_of(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        if self.join_type != StreamJoinType::LeftSemi {
+            return Ok(batch);
+        }
+        let n = self.output.fields().len();
+        Ok(RecordBatch::try_new_with_options(
+            self.output.clone(),
+            batch.columns()[..n].to_vec(),
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+        )?)
+    }
+}
+
+fn take_all(columns: &[ArrayRef], indices: &[u32]) -> Result<Vec<ArrayRef>> {
+    let idx = arrow_array::UInt32Array::from(indices.to_vec());
+    columns
+        .iter()
+        .map(|c| Ok(arrow_select::take::take(c.as_ref(), &idx, None)?))
+        .collect()
+}
+
+fn mask_values(mask: &BooleanArray) -> Vec<bool> {
+    (0..mask.len())
+        .map(|i| mask.is_valid(i) && mask.value(i))
+        .collect()
+}
+
+/// Joins `batch` (rows of `sides.0`) with the other side's state, then keeps its rows
+/// (Spark's `OneSideHashJoiner.storeAndJoinWithOtherSide`), pushing output to `pieces`.
+///
+/// The batch's pairs are found first and the condition runs once over all of them: the
+/// other side's state does not change while this side's rows probe it, except for the
+/// matched flags, which are tracked here.
 #[allow(clippy::too_many_arguments)]
 fn join_side(
-    this: &Side,
-    other: &Side,
+    sides: (&Side, &Side),
     batch: &RecordBatch,
-    wm: Option<i64>,
+    late_wm: Option<i64>,
     predicate: Option<&StateWatermarkPredicate>,
-    this_state: &mut JoinStateManager<'_>,
-    other_state: &mut JoinStateManager<'_>,
+    states: (&mut JoinStateManager<'_>, &mut JoinStateManager<'_>),
     this_is_left: bool,
     probe: &Probe<'_>,
-    pairs: &mut Vec<OutputPair>,
+    pieces: &mut Vec<RecordBatch>,
 ) -> Result<()> {
+    let (this, other) = sides;
+    let (this_state, other_state) = states;
+    let n = batch.num_rows();
+    let times = match this.time {
+        Some(i) => Some(micros(batch.column(i))?),
+        None => None,
+    };
+    // Late rows (event time at or below the watermark; a NULL time is never late) are
+    // dropped; rows failing the pre-join filter are never kept and can never join.
+    let mut live = vec![true; n];
+    if let (Some(t), Some(w)) = (&times, late_wm) {
+        let bound = w.saturating_mul(1000);
+        for (r, l) in live.iter_mut().enumerate() {
+            *l = !(t.is_valid(r) && t.value(r) <= bound);
+        }
+    }
+    let mut passes = vec![true; n];
+    if let Some(f) = &this.pre_filter {
+        passes = mask_values(&evaluate_predicate(f, batch)?);
+    }
+    let outer_here = if this_is_left {
+        probe.join_type.keeps_left()
+    } else {
+        probe.join_type.keeps_right()
+    };
+    let failed: Vec<u32> = (0..n)
+        .filter(|&r| live[r] && !passes[r])
+        .map(|r| r as u32)
+        .collect();
+    if outer_here && !failed.is_empty() {
+        let cols = take_all(batch.columns(), &failed)?;
+        pieces.push(probe.padded(cols, this_is_left, failed.len())?);
+    }
     let keys: Vec<ArrayRef> = this.keys.iter().map(|&i| batch.column(i).clone()).collect();
     let key_rows = this.key_rows.convert_columns(&keys)?;
     let rows = this.rows.convert_columns(batch.columns())?;
-    let late = match (this.time, wm) {
-        (Some(i), Some(w)) => Some((micros(batch.column(i))?, w)),
+    let null_key = |r: usize| keys.iter().any(|k| k.is_null(r));
+    // Every (row, stored partner) pair of the batch.
+    let mut probe_rows: Vec<u32> = Vec::new();
+    let mut partners: Vec<(StoredRow, u64)> = Vec::new();
+    for r in 0..n {
+        if !live[r] || !passes[r] || null_key(r) {
+            continue;
+        }
+        for (i, s) in other_state
+            .get(key_rows.row(r).as_ref())?
+            .into_iter()
+            .enumerate()
+        {
+            probe_rows.push(r as u32);
+            partners.push((s, i as u64));
+        }
+    }
+    let partner_cols = other.decode(partners.iter().map(|(s, _)| s.row.as_slice()))?;
+    let this_cols = take_all(batch.columns(), &probe_rows)?;
+    let accept = match probe.condition {
+        Some(c) if !partners.is_empty() => {
+            let b = probe.joined_batch(
+                this_cols.clone(),
+                partner_cols.clone(),
+                this_is_left,
+                partners.len(),
+            )?;
+            mask_values(&evaluate_predicate(c, &b)?)
+        }
+        _ => vec![true; partners.len()],
+    };
+    let semi = probe.join_type == StreamJoinType::LeftSemi;
+    let mut joined_any = vec![false; n];
+    let mut marked: HashSet<(Vec<u8>, u64)> = HashSet::new();
+    let mut pairs: Vec<u32> = Vec::new();
+    for (p, ((stored, index), ok)) in partners.iter().zip(&accept).enumerate() {
+        if !ok {
+            continue;
+        }
+        let first_mark = !stored.matched && marked.insert((stored.key.clone(), *index));
+        // A semi join's right rows emit each left row once: when it is first matched.
+        if semi && !this_is_left && !first_mark {
+            continue;
+        }
+        if first_mark {
+            other_state.mark_matched(stored, *index)?;
+        }
+        joined_any[probe_rows[p] as usize] = true;
+        pairs.push(p as u32);
+    }
+    if semi {
+        if this_is_left {
+            let emitted: Vec<u32> = (0..n as u32).filter(|&r| joined_any[r as usize]).collect();
+            let cols = take_all(batch.columns(), &emitted)?;
+            pieces.push(
+                probe
+                    .padded(cols, true, emitted.len())?
+                    .project_left(probe)?,
+            );
+        } else {
+            let cols = take_all(&partner_cols, &pairs)?;
+            pieces.push(probe.padded(cols, true, pairs.len())?.project_left(probe)?);
+        }
+    } else if !pairs.is_empty() {
+        let mine = take_all(&this_cols, &pairs)?;
+        let theirs = take_all(&partner_cols, &pairs)?;
+        pieces.push(probe.joined_batch(mine, theirs, this_is_left, pairs.len())?);
+    }
+    let expired_key = match predicate {
+        Some(StateWatermarkPredicate::Key {
+            ordinal,
+            watermark_ms,
+        }) => Some((micros(&keys[*ordinal])?, watermark_ms.saturating_mul(1000))),
         _ => None,
     };
-    let null_key = |r: usize| keys.iter().any(|k| k.is_null(r));
-    for r in 0..batch.num_rows() {
-        // Rows at or before the watermark are late: Spark drops them.
-        if let Some((t, w)) = &late {
-            if t.is_null(r) || t.value(r) <= w.saturating_mul(1000) {
-                continue;
-            }
+    let value_bound = match predicate {
+        Some(StateWatermarkPredicate::Value { watermark_ms, .. }) => {
+            Some(watermark_ms.saturating_mul(1000))
         }
-        let key = key_rows.row(r);
-        let row = rows.row(r);
-        let mut joined_any = false;
-        if !null_key(r) {
-            let candidates = other_state.get(key.as_ref())?;
-            let accept = matching(this, other, row.as_ref(), &candidates, this_is_left, probe)?;
-            let accepted = other_state.mark_matched(key.as_ref(), candidates, &accept)?;
-            joined_any = !accepted.is_empty();
-            for other_row in accepted {
-                pairs.push(if this_is_left {
-                    (Some(row.as_ref().to_vec()), Some(other_row))
-                } else {
-                    (Some(other_row), Some(row.as_ref().to_vec()))
-                });
-            }
+        _ => None,
+    };
+    for r in 0..n {
+        if !live[r] || !passes[r] {
+            continue;
         }
-        let expired = match predicate {
-            Some(p) => this.expired(p, key.as_ref(), row.as_ref())?,
-            None => false,
+        // Spark keeps no left row of a semi join that has already been emitted.
+        if semi && this_is_left && joined_any[r] {
+            continue;
+        }
+        let time = times.as_ref().filter(|t| t.is_valid(r)).map(|t| t.value(r));
+        let expired = match (&expired_key, value_bound) {
+            (Some((k, bound)), _) => k.is_valid(r) && k.value(r) <= *bound,
+            (None, Some(bound)) => time.is_some_and(|t| t <= bound),
+            _ => false,
         };
         if !expired {
-            this_state.append(key.as_ref(), row.as_ref(), joined_any)?;
+            this_state.append(
+                key_rows.row(r).as_ref(),
+                rows.row(r).as_ref(),
+                time,
+                joined_any[r],
+            )?;
         }
     }
     Ok(())
 }
 
-/// Which `candidates` (rows of `other`) pass the condition with `row` (of `this`).
-fn matching(
-    this: &Side,
-    other: &Side,
-    row: &[u8],
-    candidates: &[StoredRow],
-    this_is_left: bool,
-    probe: &Probe<'_>,
-) -> Result<Vec<bool>> {
-    let Some(cond) = probe.condition else {
-        return Ok(vec![true; candidates.len()]);
-    };
-    if candidates.is_empty() {
-        return Ok(Vec::new());
+/// A joined-schema batch cut to the output schema.
+trait ProjectLeft {
+    fn project_left(self, probe: &Probe<'_>) -> Result<RecordBatch>;
+}
+
+impl ProjectLeft for RecordBatch {
+    fn project_left(self, probe: &Probe<'_>) -> Result<RecordBatch> {
+        probe.output_of(self)
     }
-    let repeated: Vec<Option<&[u8]>> = vec![Some(row); candidates.len()];
-    let theirs: Vec<Option<&[u8]>> = candidates.iter().map(|c| Some(c.row.as_slice())).collect();
-    let (l, r) = if this_is_left {
-        (repeated, theirs)
-    } else {
-        (theirs, repeated)
-    };
-    let (ls, rs) = if this_is_left {
-        (this, other)
-    } else {
-        (other, this)
-    };
-    let mut columns = side_columns(ls, l.into_iter())?;
-    columns.extend(side_columns(rs, r.into_iter())?);
-    let batch = RecordBatch::try_new(probe.output.clone(), columns)?;
-    let mask = evaluate_predicate(cond, &batch)?;
-    Ok((0..mask.len())
-        .map(|i| mask.is_valid(i) && mask.value(i))
-        .collect())
 }

@@ -3,8 +3,10 @@
 //!
 //! ```text
 //!   <side>-keyToNumValues       key            -> n (u64)
-//!   <side>-keyWithIndexToValue  key ++ index   -> matched (u8) ++ row      index in 0..n
+//!   <side>-keyWithIndexToValue  key ++ index   -> matched (u8) ++ time ++ row   index in 0..n
 //! ```
+//! `time` is the row's watermarked column (a flag byte, then microseconds as a big-endian
+//! i64) kept beside the encoded row so evicting by value reads it without decoding the row.
 //! A row is appended at index `n`. Removing rows by a condition on their values moves the
 //! key's last row into each hole, so a key's indexes stay `0..n` (Spark's compaction). Keys
 //! and rows are bytes: the operator encodes Arrow rows (`arrow-row`).
@@ -39,6 +41,8 @@ pub struct StoredRow {
     pub key: Vec<u8>,
     /// The row.
     pub row: Vec<u8>,
+    /// Its watermarked column's value (microseconds), when it has one and it is not NULL.
+    pub time: Option<i64>,
     /// Whether it has joined with a row of the other side (what an outer join needs to know
     /// when the row leaves the state).
     pub matched: bool,
@@ -72,20 +76,31 @@ fn count_of(v: Option<Vec<u8>>) -> u64 {
         .unwrap_or(0)
 }
 
+/// Bytes before the row in a stored value: matched, has time, time.
+const HEADER: usize = 10;
+
 fn stored(key: &[u8], value: &[u8]) -> Result<StoredRow> {
-    let (&flag, row) = value
-        .split_first()
-        .ok_or_else(|| FerroError::Internal("an empty join state row".into()))?;
+    if value.len() < HEADER {
+        return Err(FerroError::Internal(format!(
+            "a join state row of {} bytes",
+            value.len()
+        )));
+    }
+    let mut t = [0u8; 8];
+    t.copy_from_slice(&value[2..HEADER]);
     Ok(StoredRow {
         key: key.to_vec(),
-        row: row.to_vec(),
-        matched: flag == 1,
+        row: value[HEADER..].to_vec(),
+        time: (value[1] == 1).then(|| i64::from_be_bytes(t)),
+        matched: value[0] == 1,
     })
 }
 
-fn encoded(row: &[u8], matched: bool) -> Vec<u8> {
-    let mut v = Vec::with_capacity(row.len() + 1);
+fn encoded(row: &[u8], time: Option<i64>, matched: bool) -> Vec<u8> {
+    let mut v = Vec::with_capacity(row.len() + HEADER);
     v.push(u8::from(matched));
+    v.push(u8::from(time.is_some()));
+    v.extend_from_slice(&time.unwrap_or(0).to_be_bytes());
     v.extend_from_slice(row);
     v
 }
@@ -115,10 +130,17 @@ impl<'a> JoinStateManager<'a> {
         }
     }
 
-    /// Buffers `row` under `key`.
-    pub fn append(&mut self, key: &[u8], row: &[u8], matched: bool) -> Result<()> {
+    /// Buffers `row` (whose watermarked column is `time`) under `key`.
+    pub fn append(
+        &mut self,
+        key: &[u8],
+        row: &[u8],
+        time: Option<i64>,
+        matched: bool,
+    ) -> Result<()> {
         let n = self.count(key)?;
-        self.rows.put(&indexed(key, n)?, &encoded(row, matched))?;
+        self.rows
+            .put(&indexed(key, n)?, &encoded(row, time, matched))?;
         self.set_count(key, n + 1)
     }
 
@@ -158,32 +180,25 @@ impl<'a> JoinStateManager<'a> {
         joins: &mut dyn FnMut(&[u8]) -> Result<bool>,
     ) -> Result<Vec<Vec<u8>>> {
         let rows = self.get(key)?;
-        let mut accept = Vec::with_capacity(rows.len());
-        for r in &rows {
-            accept.push(!(exclude_matched && r.matched) && joins(&r.row)?);
-        }
-        self.mark_matched(key, rows, &accept)
-    }
-
-    /// Marks the rows of `key` that `accept` says joined (`rows` as [`Self::get`] gave
-    /// them); those rows.
-    pub fn mark_matched(
-        &mut self,
-        key: &[u8],
-        rows: Vec<StoredRow>,
-        accept: &[bool],
-    ) -> Result<Vec<Vec<u8>>> {
         let mut out = Vec::new();
-        for (i, (r, &ok)) in rows.into_iter().zip(accept).enumerate() {
-            if ok {
-                if !r.matched {
-                    self.rows
-                        .put(&indexed(key, i as u64)?, &encoded(&r.row, true))?;
-                }
+        for (i, r) in rows.into_iter().enumerate() {
+            if !(exclude_matched && r.matched) && joins(&r.row)? {
+                self.mark_matched(&r, i as u64)?;
                 out.push(r.row);
             }
         }
         Ok(out)
+    }
+
+    /// Marks `row` (index `index` of its key, as [`Self::get`] gave it) matched.
+    pub fn mark_matched(&mut self, row: &StoredRow, index: u64) -> Result<()> {
+        if !row.matched {
+            self.rows.put(
+                &indexed(&row.key, index)?,
+                &encoded(&row.row, row.time, true),
+            )?;
+        }
+        Ok(())
     }
 
     /// Every key with buffered rows, in key order.
@@ -221,7 +236,7 @@ impl<'a> JoinStateManager<'a> {
     /// compacting the key's other rows; the rows removed.
     pub fn remove_by_value(
         &mut self,
-        condition: &mut dyn FnMut(&[u8]) -> Result<bool>,
+        condition: &mut dyn FnMut(&StoredRow) -> Result<bool>,
     ) -> Result<Vec<StoredRow>> {
         let mut removed = Vec::new();
         for key in self.keys()? {
@@ -229,7 +244,7 @@ impl<'a> JoinStateManager<'a> {
             let before = rows.len();
             let mut kept: Vec<StoredRow> = Vec::with_capacity(rows.len());
             for r in rows {
-                if condition(&r.row)? {
+                if condition(&r)? {
                     removed.push(r);
                 } else {
                     kept.push(r);
@@ -239,8 +254,10 @@ impl<'a> JoinStateManager<'a> {
                 continue;
             }
             for (i, r) in kept.iter().enumerate() {
-                self.rows
-                    .put(&indexed(&key, i as u64)?, &encoded(&r.row, r.matched))?;
+                self.rows.put(
+                    &indexed(&key, i as u64)?,
+                    &encoded(&r.row, r.time, r.matched),
+                )?;
             }
             for i in kept.len() as u64..before as u64 {
                 self.rows.remove(&indexed(&key, i)?)?;

@@ -47,7 +47,8 @@ fn a_sides_rows_match_a_model() {
                 let row = vec![rng.random_range(0..50u8)];
                 match rng.random_range(0..10) {
                     0..=5 => {
-                        m.append(&key, &row, false).expect("append");
+                        m.append(&key, &row, Some(i64::from(row[0])), false)
+                            .expect("append");
                         model.entry(key).or_default().push((row, false));
                     }
                     6 | 7 => {
@@ -85,7 +86,7 @@ fn a_sides_rows_match_a_model() {
                     _ => {
                         let below = rng.random_range(0..50u8);
                         let got = m
-                            .remove_by_value(&mut |r| Ok(r[0] < below))
+                            .remove_by_value(&mut |r| Ok(r.row[0] < below))
                             .expect("by value");
                         let mut want = Vec::new();
                         for rows in model.values_mut() {
@@ -124,11 +125,17 @@ fn matched_rows_can_be_skipped() {
     let mut counts = open_provider(&id.clone().named(a), &conf).expect("open");
     let mut rows = open_provider(&id.named(b), &conf).expect("open");
     let mut m = JoinStateManager::open(counts.as_mut(), rows.as_mut(), 0).expect("state");
-    m.append(b"k", b"r1", false).expect("append");
-    m.append(b"k", b"r2", true).expect("append");
+    m.append(b"k", b"r1", None, false).expect("append");
+    m.append(b"k", b"r2", Some(-5), true).expect("append");
     let got = m.join_with(b"k", true, &mut |_| Ok(true)).expect("join");
     assert_eq!(got, vec![b"r1".to_vec()]);
-    assert!(m.get(b"k").expect("get").iter().all(|r| r.matched));
+    let stored = m.get(b"k").expect("get");
+    assert!(stored.iter().all(|r| r.matched));
+    assert_eq!(
+        stored.iter().map(|r| r.time).collect::<Vec<_>>(),
+        vec![None, Some(-5)],
+        "the event time survives being marked matched"
+    );
     assert!(m.get(b"other").expect("get").is_empty());
 }
 
@@ -246,12 +253,22 @@ mod exec {
             .collect()
     }
 
-    /// Every pair of non-late rows the keys and the condition join, by Spark's rules.
-    fn reference(input: &[(Vec<Row>, Vec<Row>)]) -> (Vec<Pair>, Vec<Row>) {
+    /// What the join must give: its pairs, and each side's rows that never joined.
+    struct Reference {
+        pairs: Vec<Pair>,
+        left_unmatched: Vec<Row>,
+        right_unmatched: Vec<Row>,
+    }
+
+    /// Every pair of non-late rows the keys and the condition join, by Spark's rules: a row
+    /// is late at or below the watermark of the batch before its own.
+    fn reference(input: &[(Vec<Row>, Vec<Row>)]) -> Reference {
         let mut tracker = WatermarkTracker::new(vec![2_000, 3_000], WatermarkPolicy::Min);
         let (mut ls, mut rs) = (Vec::new(), Vec::new());
+        let mut previous = 0;
         for (l, r) in input {
-            let w = tracker.current();
+            let w = previous;
+            previous = tracker.current();
             ls.extend(l.iter().filter(|x| x.1 > w).cloned());
             rs.extend(r.iter().filter(|x| x.1 > w).cloned());
             for x in l {
@@ -262,40 +279,109 @@ mod exec {
             }
             tracker.advance();
         }
-        let mut out = Vec::new();
-        let mut unmatched = Vec::new();
+        let joins = |l: &Row, r: &Row| l.0 == r.0 && l.1 >= r.1 - 10_000 && l.1 <= r.1 + 5_000;
+        let mut pairs = Vec::new();
         for l in &ls {
-            let mut any = false;
             for r in &rs {
-                if l.0 == r.0 && l.1 >= r.1 - 10_000 && l.1 <= r.1 + 5_000 {
-                    out.push((Some(l.clone()), Some(r.clone())));
-                    any = true;
+                if joins(l, r) {
+                    pairs.push((Some(l.clone()), Some(r.clone())));
                 }
             }
-            if !any {
-                unmatched.push(l.clone());
+        }
+        let mut left_unmatched: Vec<Row> = ls
+            .iter()
+            .filter(|l| !rs.iter().any(|r| joins(l, r)))
+            .cloned()
+            .collect();
+        let mut right_unmatched: Vec<Row> = rs
+            .iter()
+            .filter(|r| !ls.iter().any(|l| joins(l, r)))
+            .cloned()
+            .collect();
+        pairs.sort();
+        left_unmatched.sort();
+        right_unmatched.sort();
+        Reference {
+            pairs,
+            left_unmatched,
+            right_unmatched,
+        }
+    }
+
+    /// Each of `emitted` is one of `pool`, none twice.
+    fn drawn_from(emitted: &[Row], pool: &[Row], what: &str) {
+        let mut left = pool.to_vec();
+        for o in emitted {
+            let at = left.iter().position(|u| u == o);
+            assert!(
+                at.is_some(),
+                "{what}: {o:?} emitted unmatched but it matched, or twice"
+            );
+            if let Some(i) = at {
+                left.remove(i);
             }
         }
-        out.sort();
-        unmatched.sort();
-        (out, unmatched)
+    }
+
+    /// Runs `join_type` over `input`: (pairs, left rows with NULLs, right rows with NULLs).
+    fn run(
+        join_type: StreamJoinType,
+        input: &[(Vec<Row>, Vec<Row>)],
+    ) -> (Vec<Pair>, Vec<Row>, Vec<Row>) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut j =
+            StreamJoin::open(spec(join_type), dir.path(), 0, 0, &Config::default()).expect("open");
+        let (mut inner, mut louter, mut router) = (Vec::new(), Vec::new(), Vec::new());
+        for (b, (l, r)) in input.iter().enumerate() {
+            let out = j
+                .process(
+                    b as u64,
+                    Some(&batch(&schema("l"), l)),
+                    Some(&batch(&schema("r"), r)),
+                )
+                .expect("batch");
+            for p in pairs(&out) {
+                match p {
+                    (Some(l), None) => louter.push(l),
+                    (None, Some(r)) => router.push(r),
+                    p => inner.push(p),
+                }
+            }
+        }
+        inner.sort();
+        louter.sort();
+        router.sort();
+        (inner, louter, router)
     }
 
     #[test]
-    fn streamed_pairs_are_the_joins_pairs() {
+    fn full_outer_joins_pairs_and_both_sides_unmatched_rows() {
         for seed in 0..4 {
             let input = batches(seed);
-            let (want, unmatched) = reference(&input);
+            let want = reference(&input);
+            let (inner, louter, router) = run(StreamJoinType::FullOuter, &input);
+            assert_eq!(inner, want.pairs, "seed {seed}");
+            assert!(!louter.is_empty() && !router.is_empty(), "seed {seed}");
+            drawn_from(&louter, &want.left_unmatched, "left");
+            drawn_from(&router, &want.right_unmatched, "right");
+        }
+    }
+
+    #[test]
+    fn a_left_semi_join_emits_each_matching_left_row_once() {
+        for seed in 0..4 {
+            let input = batches(seed);
+            let want = reference(&input);
             let dir = tempfile::tempdir().expect("tempdir");
             let mut j = StreamJoin::open(
-                spec(StreamJoinType::LeftOuter),
+                spec(StreamJoinType::LeftSemi),
                 dir.path(),
                 0,
                 0,
                 &Config::default(),
             )
             .expect("open");
-            let (mut inner, mut outer) = (Vec::new(), Vec::new());
+            let mut got = Vec::new();
             for (b, (l, r)) in input.iter().enumerate() {
                 let out = j
                     .process(
@@ -304,31 +390,88 @@ mod exec {
                         Some(&batch(&schema("r"), r)),
                     )
                     .expect("batch");
-                for p in pairs(&out) {
-                    match p {
-                        (Some(l), None) => outer.push(l),
-                        p => inner.push(p),
-                    }
-                }
+                assert_eq!(out.num_columns(), 3, "a semi join gives the left columns");
+                got.extend((0..out.num_rows()).filter_map(|i| side_of(&out, 0, i)));
             }
-            inner.sort();
-            outer.sort();
-            assert_eq!(inner, want, "seed {seed}");
+            got.sort();
+            let mut matched: Vec<Row> = want.pairs.iter().filter_map(|p| p.0.clone()).collect();
+            matched.sort();
+            matched.dedup();
+            assert_eq!(got, matched, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn a_row_failing_its_own_sides_condition_is_emitted_at_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut s = spec(StreamJoinType::LeftOuter);
+        s.condition = Some(
+            parse_expr("lt BETWEEN rt - INTERVAL 10 SECONDS AND rt AND lv <> 'skip'")
+                .expect("parses"),
+        );
+        let mut j = StreamJoin::open(s, dir.path(), 0, 0, &Config::default()).expect("open");
+        let l = batch(
+            &schema("l"),
+            &[(1, 10_000, "skip".into()), (1, 10_000, "keep".into())],
+        );
+        let r = batch(&schema("r"), &[(1, 12_000, "r".into())]);
+        let out = j.process(0, Some(&l), Some(&r)).expect("batch");
+        let mut got = pairs(&out);
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    Some((1, 10_000, "keep".into())),
+                    Some((1, 12_000, "r".into()))
+                ),
+                (Some((1, 10_000, "skip".into())), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_outer_join_whose_state_cannot_be_freed_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let open = |s: StreamJoinSpec| StreamJoin::open(s, dir.path(), 0, 0, &Config::default());
+        let mut no_wm = spec(StreamJoinType::LeftOuter);
+        no_wm.left_watermark = None;
+        no_wm.right_watermark = None;
+        let err = open(no_wm).err().expect("refused").to_string();
+        assert!(
+            err.contains("LeftOuter join") && err.contains("watermark"),
+            "{err}"
+        );
+        let mut no_range = spec(StreamJoinType::FullOuter);
+        no_range.condition = None;
+        let err = open(no_range).err().expect("refused").to_string();
+        assert!(err.contains("FullOuter join"), "{err}");
+        let mut inner = spec(StreamJoinType::Inner);
+        inner.condition = None;
+        inner.left_watermark = None;
+        inner.right_watermark = None;
+        assert!(
+            open(inner).is_ok(),
+            "an inner join may keep its state forever"
+        );
+    }
+
+    #[test]
+    fn streamed_pairs_are_the_joins_pairs() {
+        for seed in 0..4 {
+            let input = batches(seed);
+            let want = reference(&input);
+            let (inner, outer, right) = run(StreamJoinType::LeftOuter, &input);
+            assert_eq!(inner, want.pairs, "seed {seed}");
+            assert!(right.is_empty());
             assert!(
                 !outer.is_empty(),
                 "seed {seed}: some unmatched left rows aged out"
             );
-            let mut left = unmatched.clone();
-            for o in &outer {
-                let at = left.iter().position(|u| u == o);
-                assert!(
-                    at.is_some(),
-                    "seed {seed}: {o:?} emitted unmatched but it matched, or twice"
-                );
-                if let Some(i) = at {
-                    left.remove(i);
-                }
-            }
+            drawn_from(&outer, &want.left_unmatched, "left");
+            let (inner, _, right) = run(StreamJoinType::RightOuter, &input);
+            assert_eq!(inner, want.pairs, "seed {seed}");
+            drawn_from(&right, &want.right_unmatched, "right");
         }
     }
 
