@@ -20,5 +20,6 @@
 //! ```
 
 pub mod join;
+pub mod session;
 pub mod state;
 pub mod watermark;

@@ -11,8 +11,10 @@
 //! as 0, as in Spark. The watermark a batch runs under is stored with the batch
 //! ([`WatermarkTracker::save`]) so a restarted query resumes from it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use arrow_array::{Array, ArrayRef, TimestampMicrosecondArray};
+use arrow_schema::{DataType, TimeUnit};
 use ferrospark_common::{Config, FerroError, Result};
 
 /// Spark's key choosing how several inputs' watermarks combine.
@@ -153,6 +155,86 @@ impl WatermarkTracker {
         self.inputs = inputs;
         self.seen = vec![None; self.inputs.len()];
         Ok(())
+    }
+}
+
+/// The timestamps of `a` in microseconds.
+pub fn micros(a: &ArrayRef) -> Result<TimestampMicrosecondArray> {
+    let t = arrow_cast::cast(a, &DataType::Timestamp(TimeUnit::Microsecond, None))?;
+    t.as_any()
+        .downcast_ref::<TimestampMicrosecondArray>()
+        .cloned()
+        .ok_or_else(|| FerroError::Internal("an event time that is not a timestamp".into()))
+}
+
+/// The two watermarks a stateful operator's batch runs under (ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchWatermark {
+    /// State at or below it goes (the watermark computed at the end of the previous batch).
+    pub eviction: i64,
+    /// Input at or below it is late and dropped: the previous batch's eviction watermark,
+    /// as Spark's watermark propagation gives its first stateful operator.
+    pub late: i64,
+}
+
+/// A stateful operator's watermarks across its micro-batches, each batch's saved under
+/// `dir/<batch>` so a restart or a re-run resumes from it.
+#[derive(Debug, Clone)]
+pub struct BatchWatermarks {
+    tracker: WatermarkTracker,
+    delays: Vec<i64>,
+    policy: WatermarkPolicy,
+    dir: PathBuf,
+}
+
+impl BatchWatermarks {
+    /// The watermarks of inputs with these delays (ms), kept in `dir`.
+    pub fn new(dir: PathBuf, delays_ms: Vec<i64>, policy: WatermarkPolicy) -> Self {
+        Self {
+            tracker: WatermarkTracker::new(delays_ms.clone(), policy),
+            delays: delays_ms,
+            policy,
+            dir,
+        }
+    }
+
+    fn saved(&self, batch_id: u64) -> Result<i64> {
+        if batch_id == 0 {
+            return Ok(0);
+        }
+        let mut t = WatermarkTracker::new(self.delays.clone(), self.policy);
+        t.load(&self.dir, batch_id)?;
+        Ok(t.current())
+    }
+
+    /// Starts batch `batch_id`: its watermarks (`None` when no input has one).
+    pub fn begin(&mut self, batch_id: u64) -> Result<Option<BatchWatermark>> {
+        if batch_id > 0 {
+            self.tracker.load(&self.dir, batch_id)?;
+        } else {
+            self.tracker = WatermarkTracker::new(self.delays.clone(), self.policy);
+        }
+        if self.delays.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(BatchWatermark {
+            eviction: self.tracker.current(),
+            late: self.saved(batch_id.saturating_sub(1))?,
+        }))
+    }
+
+    /// Notes input `input`'s event times in this batch (NULLs ignored).
+    pub fn observe(&mut self, input: usize, times: &ArrayRef) -> Result<()> {
+        if let Some(max) = arrow_arith::aggregate::max(&micros(times)?) {
+            self.tracker.observe(input, max);
+        }
+        Ok(())
+    }
+
+    /// Ends batch `batch_id`: the next batch's watermark is computed and saved.
+    pub fn end(&mut self, batch_id: u64) -> Result<()> {
+        self.tracker.advance();
+        self.tracker.save(&self.dir, batch_id + 1)
     }
 }
 

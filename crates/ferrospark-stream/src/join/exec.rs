@@ -15,10 +15,10 @@
 //! nothing.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, TimestampMicrosecondArray};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_common::{Config, FerroError, Result};
@@ -26,8 +26,8 @@ use ferrospark_expr::{bind_predicate, evaluate_predicate, BindContext, Expr, Phy
 
 use super::predicates::{state_watermark_predicates, JoinInput, StateWatermarkPredicate};
 use super::state::{JoinSide, JoinStateManager, StoredRow};
-use crate::state::{open_provider, StateStoreConf, StateStoreId, StateStoreProvider};
-use crate::watermark::{WatermarkPolicy, WatermarkTracker};
+use crate::state::{check_batch, open_provider, StateStoreConf, StateStoreId, StateStoreProvider};
+use crate::watermark::{micros, BatchWatermarks, WatermarkPolicy};
 
 /// The joins a stream-stream join runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,18 +202,6 @@ impl Side {
     }
 }
 
-/// The timestamps of `a` in microseconds.
-fn micros(a: &ArrayRef) -> Result<TimestampMicrosecondArray> {
-    let t = arrow_cast::cast(
-        a,
-        &DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, None),
-    )?;
-    t.as_any()
-        .downcast_ref::<TimestampMicrosecondArray>()
-        .cloned()
-        .ok_or_else(|| FerroError::Internal("a watermark column that is not a timestamp".into()))
-}
-
 /// The condition's conjuncts as (left only, right only, both sides), each `None` when empty.
 fn split_condition(
     condition: Option<&Expr>,
@@ -253,13 +241,10 @@ pub struct StreamJoin {
     condition: Option<PhysicalExpr>,
     /// left counts, left rows, right counts, right rows.
     providers: Vec<Box<dyn StateStoreProvider>>,
-    tracker: WatermarkTracker,
-    policy: WatermarkPolicy,
-    /// The watermarked inputs' delays (ms), left first.
-    delays: Vec<i64>,
+    /// The watermarked inputs' watermarks, left first.
+    watermarks: BatchWatermarks,
     /// The sides as the watermark predicates see them.
     inputs: (JoinInput, JoinInput),
-    watermarks: PathBuf,
 }
 
 /// Spark's check that an outer or semi join's state can be freed (its
@@ -370,8 +355,11 @@ impl StreamJoin {
             .iter()
             .filter_map(|w| w.as_ref().map(|(_, d)| *d))
             .collect();
-        let policy = WatermarkPolicy::from_config(cfg)?;
-        let tracker = WatermarkTracker::new(delays.clone(), policy);
+        let watermarks = BatchWatermarks::new(
+            checkpoint.join("watermarks").join(operator_id.to_string()),
+            delays,
+            WatermarkPolicy::from_config(cfg)?,
+        );
         Ok(Self {
             spec,
             left,
@@ -380,11 +368,8 @@ impl StreamJoin {
             output,
             condition,
             providers,
-            tracker,
-            policy,
-            delays,
+            watermarks,
             inputs,
-            watermarks: checkpoint.join("watermarks").join(operator_id.to_string()),
         })
     }
 
@@ -392,16 +377,6 @@ impl StreamJoin {
     /// left's).
     pub fn schema(&self) -> SchemaRef {
         self.output.clone()
-    }
-
-    /// The watermark (ms) batch `batch_id` runs under, as saved with it (0 for the first).
-    fn saved_watermark(&self, batch_id: u64) -> Result<i64> {
-        if batch_id == 0 {
-            return Ok(0);
-        }
-        let mut t = WatermarkTracker::new(self.delays.clone(), self.policy);
-        t.load(&self.watermarks, batch_id)?;
-        Ok(t.current())
     }
 
     /// The rows batch `batch_id` emits for these inputs. Running the last committed batch
@@ -412,18 +387,7 @@ impl StreamJoin {
         left: Option<&RecordBatch>,
         right: Option<&RecordBatch>,
     ) -> Result<RecordBatch> {
-        let latest = self.providers[0].latest_version()?;
-        if batch_id + 1 < latest {
-            return Err(FerroError::Config(format!(
-                "batch {batch_id} is older than the last committed batch {}: only the last one can run again",
-                latest - 1
-            )));
-        }
-        if batch_id > latest {
-            return Err(FerroError::Config(format!(
-                "batch {batch_id} follows no committed batch (the next one is {latest})"
-            )));
-        }
+        check_batch(batch_id, self.providers[0].latest_version()?)?;
         for (side, batch) in [(&self.left, left), (&self.right, right)] {
             if let Some(b) = batch {
                 if b.schema().fields() != side.schema.fields() {
@@ -435,20 +399,9 @@ impl StreamJoin {
                 }
             }
         }
-        if batch_id > 0 {
-            self.tracker.load(&self.watermarks, batch_id)?;
-        } else {
-            self.tracker = WatermarkTracker::new(self.delays.clone(), self.policy);
-        }
-        let has_watermark = !self.delays.is_empty();
-        // Spark evicts under this batch's watermark but drops input as late under the
-        // previous batch's (its watermark propagation's "for late events").
-        let wm = has_watermark.then(|| self.tracker.current());
-        let late_wm = if has_watermark {
-            Some(self.saved_watermark(batch_id.saturating_sub(1))?)
-        } else {
-            None
-        };
+        let marks = self.watermarks.begin(batch_id)?;
+        let wm = marks.map(|m| m.eviction);
+        let late_wm = marks.map(|m| m.late);
         let (lp, rp) = state_watermark_predicates(
             &self.inputs.0,
             &self.inputs.1,
@@ -460,7 +413,7 @@ impl StreamJoin {
         for (side, batch) in [(&self.left, left), (&self.right, right)] {
             if let Some(i) = side.time {
                 if let Some(b) = batch {
-                    observe(&mut self.tracker, input_index, b.column(i))?;
+                    self.watermarks.observe(input_index, b.column(i))?;
                 }
                 input_index += 1;
             }
@@ -521,8 +474,7 @@ impl StreamJoin {
         rstate.commit()?;
         drop(lstate);
         drop(rstate);
-        self.tracker.advance();
-        self.tracker.save(&self.watermarks, batch_id + 1)?;
+        self.watermarks.end(batch_id)?;
         Ok(out)
     }
 }
@@ -557,13 +509,6 @@ fn evict(
         }
         None => Ok(Vec::new()),
     }
-}
-
-fn observe(tracker: &mut WatermarkTracker, input: usize, times: &ArrayRef) -> Result<()> {
-    if let Some(max) = arrow_arith::aggregate::max(&micros(times)?) {
-        tracker.observe(input, max);
-    }
-    Ok(())
 }
 
 /// What a probe needs to test pairs and make output.

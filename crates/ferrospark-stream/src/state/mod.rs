@@ -211,6 +211,23 @@ pub fn open_provider(
     })
 }
 
+/// Checks that batch `batch_id` may run on state whose latest version is `latest`: the next
+/// batch, or the last one again (a retry after a crash).
+pub fn check_batch(batch_id: u64, latest: u64) -> Result<()> {
+    if batch_id + 1 < latest {
+        return Err(FerroError::Config(format!(
+            "batch {batch_id} is older than the last committed batch {}: only the last one can run again",
+            latest - 1
+        )));
+    }
+    if batch_id > latest {
+        return Err(FerroError::Config(format!(
+            "batch {batch_id} follows no committed batch (the next one is {latest})"
+        )));
+    }
+    Ok(())
+}
+
 /// Every entry of `store` starting with `prefix`, in key order.
 pub fn collect(store: &dyn StateStore, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let mut out = Vec::new();

@@ -1,0 +1,612 @@
+//! The streaming session window aggregation over micro-batches, as Spark runs one state
+//! partition of `SessionWindowStateStoreRestoreExec` -> `MergingSessionsExec` ->
+//! `SessionWindowStateStoreSaveExec`.
+//!
+//! ```text
+//!  batch b (eviction watermark E: computed at the end of b - 1; late watermark L: of b - 1):
+//!    rows ─▶ each opens [time, time + gap) ─▶ merged per key into the batch's sessions
+//!         ─▶ sessions ending at or below L are late: dropped
+//!         ─▶ merged with the key's stored sessions (one prefix scan per key)
+//!         ─▶ aggregate buffers: new rows update, stored buffers merge
+//!    append:   store them all; then every stored session ending at or below E leaves, emitted
+//!    update:   those ending at or below E leave unemitted; the rest are stored, the changed
+//!              ones emitted; every stored session ending at or below E leaves, unemitted
+//!    complete: store them all; every stored session is emitted; nothing leaves
+//!    commit version b + 1; the watermark moves for b + 1
+//! ```
+//! Two spans of a key join when the later one starts at or before the earlier one's end.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, ArrayRef, DurationMicrosecondArray, RecordBatch, StringArray, StructArray,
+    TimestampMicrosecondArray, UInt32Array,
+};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use ferrospark_agg::accumulators::{EmitTo, GroupsAccumulator};
+use ferrospark_agg::{AggregateCall, AggregateExpr};
+use ferrospark_common::{Config, FerroError, Result};
+use ferrospark_expr::interval::interval_text_micros;
+use ferrospark_expr::{bind, evaluate, BindContext, Expr, PhysicalExpr};
+
+use super::state::{ended_sessions, put_session, remove_session, sessions, StoredSession};
+use crate::state::{
+    check_batch, open_provider, StateStore, StateStoreConf, StateStoreId, StateStoreMetrics,
+    StateStoreProvider,
+};
+use crate::watermark::{micros, BatchWatermarks, WatermarkPolicy};
+
+/// Which sessions each batch emits (Spark's output modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// Each session once, when the watermark passes its end.
+    Append,
+    /// The sessions this batch changed.
+    Update,
+    /// Every session, every batch.
+    Complete,
+}
+
+impl OutputMode {
+    /// The mode named `name` (`append`, `update`, `complete`).
+    pub fn parse(name: &str) -> Result<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "append" => Ok(OutputMode::Append),
+            "update" => Ok(OutputMode::Update),
+            "complete" => Ok(OutputMode::Complete),
+            other => Err(FerroError::Config(format!(
+                "output_mode is '{other}': use 'append', 'update' or 'complete'"
+            ))),
+        }
+    }
+}
+
+/// A session's gap: one for all rows, or an expression over each row (an interval string
+/// or a duration; a NULL, unreadable or non-positive gap drops the row, as in Spark).
+#[derive(Debug, Clone)]
+pub enum SessionGap {
+    /// Microseconds.
+    Fixed(i64),
+    /// An expression over the input.
+    PerRow(Expr),
+}
+
+impl SessionGap {
+    /// A gap written as text (`"5 minutes"`).
+    pub fn from_text(text: &str) -> Result<Self> {
+        match interval_text_micros(text)? {
+            Some(m) if m > 0 => Ok(SessionGap::Fixed(m)),
+            _ => Err(FerroError::Analysis(format!(
+                "the session gap '{text}' is not a positive interval such as '5 minutes'"
+            ))),
+        }
+    }
+}
+
+/// What a streaming session window aggregation computes.
+#[derive(Debug, Clone)]
+pub struct SessionWindowSpec {
+    /// The input's columns.
+    pub schema: SchemaRef,
+    /// The event-time column.
+    pub time: String,
+    /// The gap.
+    pub gap: SessionGap,
+    /// The grouping columns beside the session window.
+    pub keys: Vec<String>,
+    /// The aggregates.
+    pub aggs: Vec<AggregateCall>,
+    /// The watermark's column (must be `time`) and delay (ms).
+    pub watermark: Option<(String, i64)>,
+    /// What each batch emits.
+    pub output_mode: OutputMode,
+}
+
+/// A session being built this batch: its bounds, the stored sessions and the batch's rows in it.
+struct Merged {
+    key: Vec<u8>,
+    start: i64,
+    end: i64,
+    stored: Vec<StoredSession>,
+    rows: Vec<u32>,
+}
+
+/// A streaming session window aggregation's state and watermark across micro-batches.
+pub struct SessionWindowAggregation {
+    core: Core,
+    provider: Box<dyn StateStoreProvider>,
+    watermarks: BatchWatermarks,
+    metrics: StateStoreMetrics,
+}
+
+/// What turns rows into sessions and sessions into output.
+struct Core {
+    spec: SessionWindowSpec,
+    time: usize,
+    keys: Vec<usize>,
+    key_rows: RowConverter,
+    gap: Option<PhysicalExpr>,
+    aggs: Vec<AggregateExpr>,
+    /// The aggregates' state columns, as stored.
+    buffer_fields: Vec<Field>,
+    buffer_rows: RowConverter,
+    output: SchemaRef,
+}
+
+fn spark_append_error() -> FerroError {
+    FerroError::Analysis(
+        "Append output mode not supported when there are streaming aggregations on streaming \
+         DataFrames/DataSets without watermark: add a watermark on the event-time column, or \
+         use the update or complete output mode"
+            .into(),
+    )
+}
+
+impl SessionWindowAggregation {
+    /// The aggregation `spec` under `checkpoint` (operator `operator_id`, partition
+    /// `partition_id`).
+    pub fn open(
+        spec: SessionWindowSpec,
+        checkpoint: &Path,
+        operator_id: u64,
+        partition_id: u32,
+        cfg: &Config,
+    ) -> Result<Self> {
+        let schema = &spec.schema;
+        let index = |name: &str| {
+            schema.index_of(name).map_err(|_| {
+                FerroError::Analysis(format!(
+                    "[UNRESOLVED_COLUMN] `{name}` is not a column of the input ({})",
+                    schema
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })
+        };
+        let time = index(&spec.time)?;
+        let time_type = schema.field(time).data_type().clone();
+        let tz = match &time_type {
+            DataType::Timestamp(_, tz) => tz.clone(),
+            other => {
+                return Err(FerroError::Analysis(format!(
+                    "the session window's time column `{}` is {other}, not a TIMESTAMP",
+                    spec.time
+                )))
+            }
+        };
+        if let Some((c, _)) = &spec.watermark {
+            if c != &spec.time {
+                return Err(FerroError::Analysis(format!(
+                    "the watermark is on `{c}` but the session window is over `{}`: put the \
+                     watermark on the session window's time column",
+                    spec.time
+                )));
+            }
+        }
+        if spec.output_mode == OutputMode::Append && spec.watermark.is_none() {
+            return Err(spark_append_error());
+        }
+        let keys = spec
+            .keys
+            .iter()
+            .map(|k| index(k))
+            .collect::<Result<Vec<_>>>()?;
+        let key_rows = RowConverter::new(
+            keys.iter()
+                .map(|&i| SortField::new(schema.field(i).data_type().clone()))
+                .collect(),
+        )?;
+        let ctx = BindContext::for_session(schema, cfg);
+        let gap = match &spec.gap {
+            SessionGap::Fixed(_) => None,
+            SessionGap::PerRow(e) => Some(bind(e, &ctx)?),
+        };
+        let ansi = cfg.ansi_enabled()?;
+        let aggs = spec
+            .aggs
+            .iter()
+            .map(|c| {
+                let a = AggregateExpr::bind(c, schema, ansi, cfg.session_time_zone())?;
+                if c.distinct {
+                    a.over_distinct_set()
+                } else {
+                    Ok(a)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let buffer_fields: Vec<Field> = aggs.iter().flat_map(|a| a.state_fields()).collect();
+        let buffer_rows = RowConverter::new(
+            buffer_fields
+                .iter()
+                .map(|f| SortField::new(f.data_type().clone()))
+                .collect(),
+        )?;
+        let ts = DataType::Timestamp(TimeUnit::Microsecond, tz);
+        let window = Fields::from(vec![
+            Field::new("start", ts.clone(), true),
+            Field::new("end", ts, true),
+        ]);
+        let mut fields = vec![Field::new(
+            "session_window",
+            DataType::Struct(window),
+            false,
+        )];
+        fields.extend(keys.iter().map(|&i| schema.field(i).clone()));
+        for (a, c) in aggs.iter().zip(&spec.aggs) {
+            fields.push(Field::new(
+                c.output_name(),
+                a.result_type(),
+                a.result_nullable(),
+            ));
+        }
+        let conf = StateStoreConf::from_config(cfg)?;
+        let provider = open_provider(
+            &StateStoreId::new(checkpoint, operator_id, partition_id),
+            &conf,
+        )?;
+        let watermarks = BatchWatermarks::new(
+            checkpoint.join("watermarks").join(operator_id.to_string()),
+            spec.watermark.iter().map(|(_, d)| *d).collect(),
+            WatermarkPolicy::from_config(cfg)?,
+        );
+        Ok(Self {
+            core: Core {
+                time,
+                keys,
+                key_rows,
+                gap,
+                aggs,
+                buffer_fields,
+                buffer_rows,
+                output: Arc::new(Schema::new(fields)),
+                spec,
+            },
+            provider,
+            watermarks,
+            metrics: StateStoreMetrics::default(),
+        })
+    }
+
+    /// The output's columns: `session_window` (a struct of `start` and `end`), the keys,
+    /// then the aggregates.
+    pub fn schema(&self) -> SchemaRef {
+        self.core.output.clone()
+    }
+
+    /// The state store's counters after the last batch.
+    pub fn metrics(&self) -> &StateStoreMetrics {
+        &self.metrics
+    }
+}
+
+impl Core {
+    /// Each row's gap (microseconds; `None` drops the row).
+    fn gaps(&self, batch: &RecordBatch) -> Result<Vec<Option<i64>>> {
+        let n = batch.num_rows();
+        let Some(e) = &self.gap else {
+            let SessionGap::Fixed(g) = self.spec.gap else {
+                return Err(FerroError::Internal(
+                    "a per-row gap without its expression".into(),
+                ));
+            };
+            return Ok(vec![Some(g); n]);
+        };
+        let v = evaluate(e, batch)?.into_array(n)?;
+        let positive = |g: Option<i64>| g.filter(|&g| g > 0);
+        match v.data_type() {
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                let s = arrow_cast::cast(&v, &DataType::Utf8)?;
+                let s = s
+                    .as_any()
+                    .downcast_ref::<StringArray>()
+                    .ok_or_else(|| FerroError::Internal("a string gap".into()))?;
+                (0..n)
+                    .map(|i| {
+                        if s.is_null(i) {
+                            Ok(None)
+                        } else {
+                            Ok(positive(interval_text_micros(s.value(i))?))
+                        }
+                    })
+                    .collect()
+            }
+            DataType::Duration(_) => {
+                let d = arrow_cast::cast(&v, &DataType::Duration(TimeUnit::Microsecond))?;
+                let d = d
+                    .as_any()
+                    .downcast_ref::<DurationMicrosecondArray>()
+                    .ok_or_else(|| FerroError::Internal("a duration gap".into()))?;
+                Ok((0..n)
+                    .map(|i| positive(d.is_valid(i).then(|| d.value(i))))
+                    .collect())
+            }
+            other => Err(FerroError::Analysis(format!(
+                "a session window's gap must be an interval string or a duration, not {other}"
+            ))),
+        }
+    }
+
+    /// The batch's sessions per key, merged with the stored ones of the keys it touches.
+    fn merged_sessions(
+        &self,
+        store: &dyn StateStore,
+        batch: &RecordBatch,
+        late_micros: Option<i64>,
+    ) -> Result<Vec<Merged>> {
+        let n = batch.num_rows();
+        let times = micros(batch.column(self.time))?;
+        let gaps = self.gaps(batch)?;
+        let key_cols: Vec<ArrayRef> = self.keys.iter().map(|&i| batch.column(i).clone()).collect();
+        let key_rows = self.key_rows.convert_columns(&key_cols)?;
+        let mut by_key: HashMap<&[u8], Vec<u32>> = HashMap::new();
+        for r in 0..n {
+            if times.is_null(r) || gaps[r].is_none() {
+                continue;
+            }
+            by_key
+                .entry(key_rows.row(r).data())
+                .or_default()
+                .push(r as u32);
+        }
+        let mut keys: Vec<&[u8]> = by_key.keys().copied().collect();
+        keys.sort_unstable();
+        let span = |r: u32| {
+            let t = times.value(r as usize);
+            (t, t.saturating_add(gaps[r as usize].unwrap_or(0)))
+        };
+        let mut out = Vec::new();
+        for key in keys {
+            let mut rows = by_key.remove(key).unwrap_or_default();
+            rows.sort_by_key(|&r| span(r).0);
+            // The batch's own sessions of this key, late ones dropped whole.
+            let mut batch_sessions: Vec<(i64, i64, Vec<u32>)> = Vec::new();
+            for r in rows {
+                let (s, e) = span(r);
+                match batch_sessions.last_mut() {
+                    Some(last) if s <= last.1 => {
+                        last.1 = last.1.max(e);
+                        last.2.push(r);
+                    }
+                    _ => batch_sessions.push((s, e, vec![r])),
+                }
+            }
+            if let Some(late) = late_micros {
+                batch_sessions.retain(|s| s.1 > late);
+            }
+            if batch_sessions.is_empty() {
+                continue;
+            }
+            // With the stored sessions of the key, by start.
+            enum Part {
+                Stored(StoredSession),
+                New(Vec<u32>),
+            }
+            let mut parts: Vec<(i64, i64, Part)> = sessions(store, Some(key))?
+                .into_iter()
+                .map(|s| (s.start, s.end, Part::Stored(s)))
+                .collect();
+            parts.extend(
+                batch_sessions
+                    .into_iter()
+                    .map(|(s, e, rows)| (s, e, Part::New(rows))),
+            );
+            parts.sort_by_key(|p| p.0);
+            let mut current: Option<Merged> = None;
+            for (s, e, part) in parts {
+                let joins = current.as_ref().is_some_and(|c| s <= c.end);
+                if !joins {
+                    out.extend(current.take());
+                    current = Some(Merged {
+                        key: key.to_vec(),
+                        start: s,
+                        end: e,
+                        stored: Vec::new(),
+                        rows: Vec::new(),
+                    });
+                }
+                if let Some(c) = current.as_mut() {
+                    c.end = c.end.max(e);
+                    match part {
+                        Part::Stored(st) => c.stored.push(st),
+                        Part::New(rows) => c.rows.extend(rows),
+                    }
+                }
+            }
+            out.extend(current);
+        }
+        Ok(out)
+    }
+
+    fn accumulators(&self) -> Result<Vec<Box<dyn GroupsAccumulator>>> {
+        self.aggs.iter().map(|a| a.create_accumulator()).collect()
+    }
+
+    /// `buffers` (encoded rows) decoded into each aggregate's state columns.
+    fn decode_buffers(&self, buffers: &[&[u8]]) -> Result<Vec<Vec<ArrayRef>>> {
+        let cols = if buffers.is_empty() {
+            self.buffer_fields
+                .iter()
+                .map(|f| arrow_array::new_empty_array(f.data_type()))
+                .collect()
+        } else {
+            let parser = self.buffer_rows.parser();
+            self.buffer_rows
+                .convert_rows(buffers.iter().map(|b| parser.parse(b)))?
+        };
+        let mut it = cols.into_iter();
+        Ok(self
+            .aggs
+            .iter()
+            .map(|a| it.by_ref().take(a.state_fields().len()).collect())
+            .collect())
+    }
+
+    /// The merged sessions' new buffers: the batch's rows update them, the stored buffers
+    /// merge into them.
+    fn aggregate(&self, batch: &RecordBatch, merged: &[Merged]) -> Result<Vec<Vec<u8>>> {
+        let total = merged.len();
+        let mut accs = self.accumulators()?;
+        let mut rows: Vec<u32> = Vec::new();
+        let mut row_groups: Vec<u32> = Vec::new();
+        let mut stored: Vec<&[u8]> = Vec::new();
+        let mut stored_groups: Vec<u32> = Vec::new();
+        for (g, m) in merged.iter().enumerate() {
+            rows.extend(&m.rows);
+            row_groups.extend(std::iter::repeat_n(g as u32, m.rows.len()));
+            stored.extend(m.stored.iter().map(|s| s.buffers.as_slice()));
+            stored_groups.extend(std::iter::repeat_n(g as u32, m.stored.len()));
+        }
+        let take = UInt32Array::from(rows);
+        for (a, acc) in self.aggs.iter().zip(accs.iter_mut()) {
+            let values = a
+                .args
+                .iter()
+                .map(|e| {
+                    let v = evaluate(e, batch)?.into_array(batch.num_rows())?;
+                    Ok(arrow_select::take::take(v.as_ref(), &take, None)?)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            acc.update_batch(&values, &row_groups, total)?;
+        }
+        let states = self.decode_buffers(&stored)?;
+        for (acc, s) in accs.iter_mut().zip(&states) {
+            acc.merge_batch(s, &stored_groups, total)?;
+        }
+        let mut cols = Vec::with_capacity(self.buffer_fields.len());
+        for acc in accs.iter_mut() {
+            cols.extend(acc.state(EmitTo::All)?);
+        }
+        if total == 0 {
+            return Ok(Vec::new());
+        }
+        let encoded = self.buffer_rows.convert_columns(&cols)?;
+        Ok((0..total).map(|i| encoded.row(i).data().to_vec()).collect())
+    }
+
+    /// The output rows of `sessions`.
+    fn emit(&self, sessions: &[StoredSession]) -> Result<RecordBatch> {
+        let n = sessions.len();
+        let groups: Vec<u32> = (0..n as u32).collect();
+        let buffers: Vec<&[u8]> = sessions.iter().map(|s| s.buffers.as_slice()).collect();
+        let states = self.decode_buffers(&buffers)?;
+        let mut accs = self.accumulators()?;
+        let mut results = Vec::with_capacity(accs.len());
+        for (acc, s) in accs.iter_mut().zip(&states) {
+            acc.merge_batch(s, &groups, n)?;
+            results.push(acc.evaluate(EmitTo::All)?);
+        }
+        let DataType::Struct(window) = self.output.field(0).data_type().clone() else {
+            return Err(FerroError::Internal(
+                "the session window is not a struct".into(),
+            ));
+        };
+        let ts = window[0].data_type().clone();
+        let bound = |f: &dyn Fn(&StoredSession) -> i64| -> Result<ArrayRef> {
+            let a = TimestampMicrosecondArray::from(sessions.iter().map(f).collect::<Vec<_>>());
+            Ok(arrow_cast::cast(&a, &ts)?)
+        };
+        let window =
+            StructArray::try_new(window, vec![bound(&|s| s.start)?, bound(&|s| s.end)?], None)?;
+        let mut columns: Vec<ArrayRef> = vec![Arc::new(window)];
+        if self.keys.is_empty() {
+            // No columns to decode.
+        } else if n == 0 {
+            columns.extend(
+                self.keys
+                    .iter()
+                    .map(|&i| arrow_array::new_empty_array(self.spec.schema.field(i).data_type())),
+            );
+        } else {
+            let parser = self.key_rows.parser();
+            columns.extend(
+                self.key_rows
+                    .convert_rows(sessions.iter().map(|s| parser.parse(&s.key)))?,
+            );
+        }
+        columns.extend(results);
+        Ok(RecordBatch::try_new_with_options(
+            self.output.clone(),
+            columns,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(n)),
+        )?)
+    }
+}
+
+impl SessionWindowAggregation {
+    /// The sessions batch `batch_id` emits for its rows (`None`: a batch without data,
+    /// which still moves the watermark's work along). Running the last committed batch
+    /// again gives the same rows and leaves the state as it was; an older one is an error.
+    pub fn process(&mut self, batch_id: u64, batch: Option<&RecordBatch>) -> Result<RecordBatch> {
+        let core = &self.core;
+        check_batch(batch_id, self.provider.latest_version()?)?;
+        if let Some(b) = batch {
+            if b.schema().fields() != core.spec.schema.fields() {
+                return Err(FerroError::Analysis(format!(
+                    "a micro-batch's columns ({}) are not the aggregation input's ({})",
+                    b.schema(),
+                    core.spec.schema
+                )));
+            }
+        }
+        let marks = self.watermarks.begin(batch_id)?;
+        if let (Some(b), true) = (batch, core.spec.watermark.is_some()) {
+            self.watermarks.observe(0, b.column(core.time))?;
+        }
+        let evict = marks.map(|m| m.eviction.saturating_mul(1000));
+        let late = marks.map(|m| m.late.saturating_mul(1000));
+        let mut store = self.provider.get_store(batch_id)?;
+        let merged = match batch {
+            Some(b) => core.merged_sessions(store.as_ref(), b, late)?,
+            None => Vec::new(),
+        };
+        let buffers = match batch {
+            Some(b) => core.aggregate(b, &merged)?,
+            None => Vec::new(),
+        };
+        let mut emitted: Vec<StoredSession> = Vec::new();
+        for (m, buffers) in merged.into_iter().zip(buffers) {
+            for s in &m.stored {
+                remove_session(store.as_mut(), &s.key, s.start)?;
+            }
+            let session = StoredSession {
+                key: m.key,
+                start: m.start,
+                end: m.end,
+                buffers,
+            };
+            if core.spec.output_mode == OutputMode::Update {
+                if evict.is_some_and(|e| session.end <= e) {
+                    continue;
+                }
+                // Every merged session holds new rows: each one changed.
+                emitted.push(session.clone());
+            }
+            put_session(store.as_mut(), &session)?;
+        }
+        match (core.spec.output_mode, evict) {
+            (OutputMode::Complete, _) => emitted = sessions(store.as_ref(), None)?,
+            (mode, Some(e)) => {
+                let gone = ended_sessions(store.as_ref(), e)?;
+                for s in &gone {
+                    remove_session(store.as_mut(), &s.key, s.start)?;
+                }
+                if mode == OutputMode::Append {
+                    emitted = gone;
+                }
+            }
+            (_, None) => {}
+        }
+        let out = core.emit(&emitted)?;
+        store.commit()?;
+        drop(store);
+        self.metrics = self.provider.metrics();
+        self.watermarks.end(batch_id)?;
+        Ok(out)
+    }
+}
