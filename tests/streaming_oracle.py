@@ -14,9 +14,14 @@ dropped) we need Spark to run over exactly the same micro-batches. Spark has no 
 * ``foreachBatch`` collects what each batch emitted as an Arrow table, and the query's
   progress reports give the watermark each batch ran with and how many rows it read.
 
-``availableNow`` also runs the trailing *no-data* batches Spark schedules when the watermark
-moved (they emit outer-join rows and closed sessions); they are part of the result, with no
-input file behind them. See ``StreamRun`` for the result shape.
+``availableNow`` also runs the trailing *no-data* batch Spark schedules when the last data
+batch moved the watermark and an operator evicts by it (a join whose state the watermark can
+clean, a session aggregation in append mode; not complete mode, not a key-only inner join,
+not with ``spark.sql.streaming.noDataMicroBatches.enabled=false``). It emits the outer-join
+rows and closed sessions that the final watermark releases and is part of the result, with no
+input file behind it. Rows within the watermark delay of the newest event stay in state: to
+flush them, end the inputs with a batch holding a far-future event (on both join sides).
+See ``StreamRun`` for the result shape.
 """
 
 from __future__ import annotations
@@ -74,8 +79,11 @@ class StreamRun:
     own order is partition-dependent); Spark's field metadata is dropped.
 
     ``watermarks``: the global event-time watermark the batch ran with (Spark's
-    ``progress.eventTime.watermark``, i.e. the value computed at the end of the previous
-    batch), a UTC datetime; ``None`` when the query defines no watermark.
+    ``progress.eventTime.watermark``: computed at the end of the previous batch, the Unix
+    epoch for batch 0), a UTC datetime; ``None`` when the query defines no watermark. It is
+    the batch's *eviction* watermark; with Spark's default
+    ``spark.sql.streaming.statefulOperator.allowMultiple=true`` the batch drops late input
+    rows by the previous batch's value (``watermarks[i - 1]``, epoch for batch 0).
 
     ``input_rows``: rows read by the batch from all inputs; ``source_rows`` the same split by
     input name (``"left"``/``"right"`` for joins, ``"input"`` for session windows).
@@ -189,7 +197,7 @@ def _sorted(table: pa.Table) -> pa.Table:
     ]
     if not keys or table.num_rows < 2:
         return table
-    return table.take(pc.sort_indices(flat, sort_keys=keys, null_placement="at_end"))
+    return table.take(pc.sort_indices(flat, sort_keys=keys))  # nulls last (the default)
 
 
 def _parse_watermark(s: str | None) -> dt.datetime | None:
@@ -386,12 +394,28 @@ def spark_stream_join(
 # ------------------------------------------------------------------------------------------
 
 
-def _gap_column(gap: str) -> Any:
-    """A duration string ("5 minutes") goes to ``session_window`` as is; anything else is a
-    SQL expression giving each row's gap (``CASE ... END``, a column name, ...)."""
-    from pyspark.sql import functions as F
+def _gap_column(src: Any, gap: str) -> Any:
+    """The gap argument of ``session_window``.
 
-    return gap if _DURATION.match(gap) else F.expr(gap)
+    A duration string ("5 minutes") goes as is. Anything else is a SQL expression giving each
+    row's gap (``CASE ... END``, a column name, ...). Spark 4 parses ``INTERVAL 5 MINUTES`` as
+    an ANSI day-time interval, which ``session_window`` rejects ("must be
+    CalendarIntervalType"); such an expression is rebuilt as the equal calendar interval with
+    ``make_interval`` so that the natural spelling works. String and calendar-interval
+    expressions go as they are (Spark casts strings per row; unreadable ones drop the row)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DayTimeIntervalType
+
+    if _DURATION.match(gap):
+        return gap
+    expr = F.expr(gap)
+    if isinstance(src.select(expr.alias("g")).schema["g"].dataType, DayTimeIntervalType):
+        g = f"CAST(({gap}) AS INTERVAL DAY TO SECOND)"
+        expr = F.expr(
+            f"make_interval(0, 0, 0, extract(DAY FROM {g}), extract(HOUR FROM {g}), "
+            f"extract(MINUTE FROM {g}), extract(SECOND FROM {g}))"
+        )
+    return expr
 
 
 def run_session_window_stream(
@@ -417,7 +441,7 @@ def run_session_window_stream(
     w = _prepare_workdir(workdir)
     write_batches(w / "input", batches)
     src = _read_stream(spark, w / "input", watermark)
-    df = src.groupBy(F.session_window(F.col(time), _gap_column(gap)), *[F.col(c) for c in by]).agg(
+    df = src.groupBy(F.session_window(F.col(time), _gap_column(src, gap)), *[F.col(c) for c in by]).agg(
         *[F.expr(a) for a in aggs]
     )
     return _run(spark, w, df, output_mode, {str(w / "input"): "input"}, sort, conf)
@@ -441,7 +465,11 @@ def spark_session_window_stream(
 
     ``gap``: a duration ("5 minutes") or a SQL expression for per-row gaps (``CASE WHEN ...
     THEN INTERVAL 1 MINUTE ... END``). ``aggs``: SQL aggregate expressions with aliases
-    ("count(*) AS n"). ``watermark``: ``(column, delay)``; append mode needs one. Output
+    ("count(*) AS n"). ``watermark``: ``(column, delay)``; append mode needs one. Spark 4 only
+    allows append and complete mode for session windows: ``update`` is passed on and Spark
+    raises ``STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION`` (kept so tests can check that).
+    Complete mode re-emits every session each batch, never evicts, but still drops late rows
+    when a watermark is set. Output
     columns: ``session_window`` (struct start/end), the ``by`` keys, the aggregates; rows
     sorted by all columns. For watermarks and row counts use ``run_session_window_stream``."""
     return run_session_window_stream(

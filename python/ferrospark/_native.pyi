@@ -135,6 +135,43 @@ class StateStore:
     def scan(self, version: int, prefix: bytes = b"") -> list[tuple[bytes, bytes]]: ...
     def metrics(self) -> dict[str, float]: ...
 
+class StreamStreamJoin:
+    def __init__(
+        self,
+        checkpoint: str,
+        left_schema: pa.Schema,
+        right_schema: pa.Schema,
+        left_keys: list[str],
+        right_keys: list[str],
+        how: str,
+        condition: Expr | None = None,
+        left_watermark: tuple[str, str] | None = None,
+        right_watermark: tuple[str, str] | None = None,
+        conf: dict[str, str] | None = None,
+        operator_id: int = 0,
+        partition_id: int = 0,
+    ) -> None: ...
+    def process(self, batch_id: int, left: pa.Table | None = None, right: pa.Table | None = None) -> pa.Table: ...
+
+class SessionWindowAggregation:
+    def __init__(
+        self,
+        checkpoint: str,
+        schema: pa.Schema,
+        time: str,
+        gap_text: str | None,
+        gap_expr: Expr | None,
+        by: list[str],
+        aggs: list[tuple[str, list[Expr], bool, bool, str | None]],
+        watermark: tuple[str, str] | None = None,
+        output_mode: str = "append",
+        conf: dict[str, str] | None = None,
+        operator_id: int = 0,
+        partition_id: int = 0,
+    ) -> None: ...
+    def process(self, batch_id: int, table: pa.Table | None = None) -> pa.Table: ...
+    def metrics(self) -> dict[str, float]: ...
+
 class Catalog:
     def __init__(self, conf: dict[str, str] | None = None, url: str | None = None) -> None: ...
     def new_session(self) -> Catalog: ...

@@ -1,5 +1,11 @@
-"""Structured Streaming's stateful side: the versioned state store stateful operators keep
-their rows in between micro-batches (``ferrospark-stream``).
+"""Structured Streaming's stateful side (``ferrospark-stream``): the versioned state store
+stateful operators keep their rows in between micro-batches, the stream-stream join and the
+streaming session window aggregation.
+
+Each operator is fed one micro-batch at a time: ``process(batch_id, ...)`` returns the rows
+that batch emits and commits the batch's state as version ``batch_id + 1``. Calling it again
+with the last committed id (a retry after a crash) returns the same rows and changes
+nothing; an older id is an error.
 
 A store belongs to one (operator, partition) under a query's checkpoint, laid out as
 Spark's: ``<checkpoint>/state/<operator>/<partition>[/<store name>]``. Batch ``b`` reads
@@ -14,11 +20,58 @@ committing from an earlier version (a batch re-run after a crash) replaces what 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import _native
+from .column import Column
 
-__all__ = ["StateStore"]
+if TYPE_CHECKING:
+    from .aggregate import AggColumn
+
+__all__ = ["SessionWindowAggregation", "StateStore", "StreamStreamJoin"]
+
+_RIGHT_KEY = "__right__"
+
+
+def _table(data: Any) -> pa.Table | None:
+    if data is None:
+        return None
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    return pa.table(data)
+
+
+def _conf_text(conf: Mapping[str, object] | None) -> dict[str, str]:
+    return {k: str(v) for k, v in (conf or {}).items()}
+
+
+class _Schemas:
+    """An operator's input schemas kept beside its state, so a restarted query whose first
+    batch lacks an input still knows its columns."""
+
+    def __init__(self, checkpoint: str, operator_id: int) -> None:
+        self._dir = Path(checkpoint) / "schemas" / str(operator_id)
+
+    def get(self, name: str, seen: pa.Table | None) -> pa.Schema | None:
+        path = self._dir / f"{name}.arrow"
+        if seen is not None:
+            if not path.exists():
+                self._dir.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".tmp-{os.getpid()}")
+                tmp.write_bytes(seen.schema.serialize().to_pybytes())
+                os.replace(tmp, path)
+            return seen.schema
+        if path.exists():
+            return pa.ipc.read_schema(pa.py_buffer(path.read_bytes()))
+        return None
 
 
 class StateStore:
@@ -71,4 +124,205 @@ class StateStore:
         ``numRowsUpdated``, ``numRowsRemoved``, ``memoryUsedBytes``, ``commitTimeMs``, and
         the provider's ``snapshotsWritten``, ``deltasWritten``, ``loadedFromFiles``,
         ``diskBytes``."""
+        return self._native.metrics()
+
+
+def _condition(c: Any) -> _native.Expr | None:
+    if c is None:
+        return None
+    if isinstance(c, Column):
+        return c._expr
+    if isinstance(c, str):
+        return _native.Expr.parse(c)
+    raise TypeError(f"a join condition is a SQL string or a Column, got {type(c).__name__!r}")
+
+
+class StreamStreamJoin:
+    """Spark's stream-stream join over micro-batches (``StreamingSymmetricHashJoinExec``):
+    each side's rows wait in state for partners from the other side's later batches, until
+    the watermark says none can come.
+
+    ``on`` is a list of column names both sides have (a using join: each key once in the
+    output, first) or a condition (SQL text or a Column) whose ``left_col = right_col``
+    equalities are the keys; ``condition`` adds to it, typically a time range such as
+    ``"lt BETWEEN rt - INTERVAL 10 MINUTES AND rt"``. ``how`` is ``inner``, ``left``,
+    ``right``, ``full`` or ``semi``. An outer or semi join needs what lets its waiting rows
+    go (a watermark on a join key, or a watermark on the side whose rows wait and a time
+    range bounding it), as Spark requires; otherwise an ``AnalysisError`` says what to add.
+
+    Each batch drops a side's rows at or below the previous batch's watermark as late,
+    joins the rest with the other side's state, keeps them, and frees the rows the watermark
+    passes, emitting the outer join's rows that never found a partner. The watermark is each
+    input's largest event time minus its delay, combined by
+    ``spark.sql.streaming.multipleWatermarkPolicy`` (``min`` by default).
+    """
+
+    def __init__(
+        self,
+        on: Sequence[str] | str | Column,
+        how: str = "inner",
+        *,
+        condition: str | Column | None = None,
+        left_watermark: tuple[str, str] | None = None,
+        right_watermark: tuple[str, str] | None = None,
+        checkpoint: str,
+        conf: Mapping[str, object] | None = None,
+        operator_id: int = 0,
+        partition_id: int = 0,
+    ) -> None:
+        if isinstance(on, str | Column) and not (isinstance(on, str) and on.isidentifier()):
+            self._using: list[str] = []
+            cond = _condition(on)
+            if condition is not None:
+                extra = _condition(condition)
+                cond = extra if cond is None else cond.binary("and", extra)
+        else:
+            self._using = [on] if isinstance(on, str) else list(on)
+            cond = _condition(condition)
+        self._how = how.lower()
+        self._cond = cond
+        self._watermarks = (left_watermark, right_watermark)
+        self._checkpoint = str(checkpoint)
+        self._conf = _conf_text(conf)
+        self._ids = (operator_id, partition_id)
+        self._schemas = _Schemas(self._checkpoint, operator_id)
+        self._native: Any = None
+
+    def _renamed_right(self, t: pa.Table) -> pa.Table:
+        return t.rename_columns([_RIGHT_KEY + c if c in self._using else c for c in t.column_names])
+
+    def _open(self, left: pa.Table | None, right: pa.Table | None) -> None:
+        ls = self._schemas.get("left", left)
+        rs = self._schemas.get("right", right)
+        if ls is None or rs is None:
+            missing = "left" if ls is None else "right"
+            raise ValueError(
+                f"the first batch of this join has no {missing} rows and its checkpoint keeps no "
+                f"{missing} schema: pass a table (it may be empty) for the {missing} side"
+            )
+        rs = pa.schema([f.with_name(_RIGHT_KEY + f.name) if f.name in self._using else f for f in rs])
+        lw, rw = self._watermarks
+        if rw is not None and rw[0] in self._using:
+            rw = (_RIGHT_KEY + rw[0], rw[1])
+        self._native = _native.StreamStreamJoin(
+            self._checkpoint,
+            ls,
+            rs,
+            list(self._using),
+            [_RIGHT_KEY + k for k in self._using],
+            self._how,
+            self._cond,
+            lw,
+            rw,
+            self._conf,
+            *self._ids,
+        )
+
+    def process(self, batch_id: int, left: Any = None, right: Any = None) -> pa.Table:
+        """The rows micro-batch ``batch_id`` emits for these inputs (either may be ``None``:
+        that side had no data)."""
+        lt, rt = _table(left), _table(right)
+        if self._native is None:
+            self._open(lt, rt)
+        if rt is not None and self._using:
+            rt = self._renamed_right(rt)
+        out = self._native.process(batch_id, lt, rt)
+        return self._using_output(out) if self._using else out
+
+    def _using_output(self, out: pa.Table) -> pa.Table:
+        """Spark's using-join columns: the keys once (the right's for a right join, the
+        first non-NULL for a full one), then the left's other columns, then the right's."""
+        names = out.column_names
+        keys = []
+        for k in self._using:
+            r = _RIGHT_KEY + k
+            if self._how in ("right", "right_outer", "rightouter"):
+                keys.append(out.column(r))
+            elif self._how in ("full", "outer", "full_outer", "fullouter") and r in names:
+                keys.append(pc.coalesce(out.column(k), out.column(r)))
+            else:
+                keys.append(out.column(k))
+        rest = [n for n in names if n not in self._using and not n.startswith(_RIGHT_KEY)]
+        return pa.table(keys + [out.column(n) for n in rest], names=list(self._using) + rest)
+
+
+class SessionWindowAggregation:
+    """Spark's streaming ``groupBy(session_window(time, gap), *by).agg(*aggs)``: each batch's
+    rows open ``[time, time + gap)``, merge into sessions per key, and merge with the
+    sessions stored for their key; each session keeps its aggregates' buffers in state.
+
+    ``gap`` is a literal (``"10 minutes"``) or a Column of per-row gaps (interval strings or
+    durations; a NULL or non-positive one drops the row). ``watermark=(time, delay)``:
+    a batch's sessions ending at or below the previous batch's watermark are late and
+    dropped; sessions ending at or below the current one are final. ``output_mode``:
+    ``append`` emits each session once, when final (it needs a watermark); ``update`` emits
+    the sessions each batch changes; ``complete`` emits every session every batch and keeps
+    them all. Output: ``session_window`` (``start``, ``end``), the keys, the aggregates.
+    """
+
+    def __init__(
+        self,
+        time: str,
+        gap: str | Column,
+        by: str | Sequence[str] = (),
+        aggs: AggColumn | Sequence[AggColumn] = (),
+        *,
+        watermark: tuple[str, str] | None = None,
+        output_mode: str = "append",
+        checkpoint: str,
+        conf: Mapping[str, object] | None = None,
+        operator_id: int = 0,
+        partition_id: int = 0,
+    ) -> None:
+        from .aggregate import _aggs
+
+        if not isinstance(gap, str | Column):
+            raise TypeError(f"a session gap is a string such as '10 minutes' or a Column, got {gap!r}")
+        self._time = time
+        self._gap = gap
+        self._by = [by] if isinstance(by, str) else list(by)
+        self._aggs = [a._spec() for a in _aggs(aggs)]
+        self._watermark = watermark
+        self._mode = output_mode
+        self._checkpoint = str(checkpoint)
+        self._conf = _conf_text(conf)
+        self._ids = (operator_id, partition_id)
+        self._schemas = _Schemas(self._checkpoint, operator_id)
+        self._native: Any = None
+
+    def _open(self, table: pa.Table | None) -> None:
+        schema = self._schemas.get("input", table)
+        if schema is None:
+            raise ValueError(
+                "the first batch of this aggregation has no rows and its checkpoint keeps no "
+                "schema: pass a table (it may be empty)"
+            )
+        text = self._gap if isinstance(self._gap, str) else None
+        expr = self._gap._expr if isinstance(self._gap, Column) else None
+        self._native = _native.SessionWindowAggregation(
+            self._checkpoint,
+            schema,
+            self._time,
+            text,
+            expr,
+            self._by,
+            self._aggs,
+            self._watermark,
+            self._mode,
+            self._conf,
+            *self._ids,
+        )
+
+    def process(self, batch_id: int, table: Any = None) -> pa.Table:
+        """The sessions micro-batch ``batch_id`` emits (``table=None``: a batch without
+        data, which still frees what the watermark passed)."""
+        t = _table(table)
+        if self._native is None:
+            self._open(t)
+        return self._native.process(batch_id, t)
+
+    def metrics(self) -> dict[str, float]:
+        """The state store's counters after the last batch (as :meth:`StateStore.metrics`)."""
+        if self._native is None:
+            return {}
         return self._native.metrics()

@@ -12,7 +12,7 @@ use crate::PyExpr;
 /// `(name, args, distinct, ignore_nulls, alias)` as the Python layer sends an aggregate.
 pub(crate) type CallSpec = (String, Vec<PyExpr>, bool, bool, Option<String>);
 
-fn calls_from(specs: Vec<CallSpec>) -> Vec<AggregateCall> {
+pub(crate) fn calls_from(specs: Vec<CallSpec>) -> Vec<AggregateCall> {
     specs
         .into_iter()
         .map(|(name, args, distinct, ignore_nulls, alias)| {

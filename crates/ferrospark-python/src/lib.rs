@@ -599,6 +599,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plan::PyQueryEngine>()?;
     m.add_class::<catalog::PyCatalog>()?;
     m.add_class::<streaming::PyStateStore>()?;
+    m.add_class::<streaming::PyStreamStreamJoin>()?;
+    m.add_class::<streaming::PySessionWindowAggregation>()?;
     m.add_function(wrap_pyfunction!(catalog::save_as_table, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::insert_into, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::write_parquet, m)?)?;

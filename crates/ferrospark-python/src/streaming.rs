@@ -1,16 +1,27 @@
-//! Bindings of the streaming state store (`ferrospark.streaming.StateStore`). The store lives
-//! in `ferrospark-stream`.
+//! Bindings of the streaming operators (`ferrospark.streaming`): the state store, the
+//! stream-stream join and the session window aggregation. They live in `ferrospark-stream`.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use ferrospark_common::FerroError;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{Field, Schema, SchemaRef};
+use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::interval::interval_text_micros;
+use ferrospark_stream::join::exec::{StreamJoin, StreamJoinSpec, StreamJoinType};
+use ferrospark_stream::session::{
+    OutputMode, SessionGap, SessionWindowAggregation, SessionWindowSpec,
+};
 use ferrospark_stream::state::{
     collect, open_provider, StateStoreConf, StateStoreId, StateStoreMetrics, StateStoreProvider,
 };
 use pyo3::prelude::*;
+use pyo3_arrow::{PySchema, PyTable};
 
-use crate::{config_from, Detach, IntoPyResult};
+use crate::aggregate::{calls_from, conform, spark_input_schema, CallSpec};
+use crate::{config_from, Detach, IntoPyResult, PyExpr};
 
 /// One (operator, partition)'s versioned state store.
 #[pyclass(name = "StateStore", module = "ferrospark._native", frozen)]
@@ -114,6 +125,230 @@ impl PyStateStore {
     /// The counters of the last commit, by Spark's names.
     fn metrics(&self, py: Python<'_>) -> PyResult<HashMap<&'static str, f64>> {
         let m = py.run_detached(|| Ok(locked(&self.0)?.metrics())).py(py)?;
+        Ok(metrics_dict(&m))
+    }
+}
+
+/// The schema rows are conformed to: Spark's types, every column nullable.
+fn input_schema(schema: PySchema) -> SchemaRef {
+    let s = spark_input_schema(&schema.into_inner());
+    Arc::new(Schema::new(
+        s.fields()
+            .iter()
+            .map(|f| Field::new(f.name(), f.data_type().clone(), true))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// A table as one batch of `schema`.
+fn one_batch(table: PyTable, schema: &SchemaRef) -> Result<RecordBatch> {
+    let (batches, _) = table.into_inner();
+    let conformed = batches
+        .into_iter()
+        .map(|b| conform(b, schema))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(arrow_select::concat::concat_batches(schema, &conformed)?)
+}
+
+fn table(py: Python<'_>, batch: RecordBatch) -> PyResult<Bound<'_, PyAny>> {
+    let schema = batch.schema();
+    PyTable::try_new(vec![batch], schema)?.into_pyarrow(py)
+}
+
+/// A watermark's `(column, "10 minutes")` with its delay in milliseconds.
+fn watermark(w: Option<(String, String)>) -> Result<Option<(String, i64)>> {
+    w.map(|(c, delay)| match interval_text_micros(&delay)? {
+        Some(m) if m >= 0 => Ok((c, m / 1000)),
+        _ => Err(FerroError::Analysis(format!(
+            "the watermark delay '{delay}' of `{c}` is not an interval such as '10 minutes'"
+        ))),
+    })
+    .transpose()
+}
+
+fn locked_op<'a, T>(m: &'a Mutex<T>) -> Result<std::sync::MutexGuard<'a, T>> {
+    m.lock()
+        .map_err(|_| FerroError::Internal("a streaming operator's lock is poisoned".into()))
+}
+
+/// One partition of a stream-stream join.
+#[pyclass(name = "StreamStreamJoin", module = "ferrospark._native", frozen)]
+pub(crate) struct PyStreamStreamJoin {
+    join: Mutex<StreamJoin>,
+    left: SchemaRef,
+    right: SchemaRef,
+}
+
+#[pymethods]
+impl PyStreamStreamJoin {
+    /// Opens the join of `left_schema` and `right_schema` rows under `checkpoint`.
+    #[new]
+    #[pyo3(signature = (checkpoint, left_schema, right_schema, left_keys, right_keys, how, condition=None, left_watermark=None, right_watermark=None, conf=None, operator_id=0, partition_id=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        checkpoint: String,
+        left_schema: PySchema,
+        right_schema: PySchema,
+        left_keys: Vec<String>,
+        right_keys: Vec<String>,
+        how: &str,
+        condition: Option<PyExpr>,
+        left_watermark: Option<(String, String)>,
+        right_watermark: Option<(String, String)>,
+        conf: Option<HashMap<String, String>>,
+        operator_id: u64,
+        partition_id: u32,
+    ) -> PyResult<Self> {
+        let cfg = config_from(py, conf)?;
+        let join_type = match how.to_ascii_lowercase().replace('_', "").as_str() {
+            "inner" => StreamJoinType::Inner,
+            "left" | "leftouter" => StreamJoinType::LeftOuter,
+            "right" | "rightouter" => StreamJoinType::RightOuter,
+            "full" | "fullouter" | "outer" => StreamJoinType::FullOuter,
+            "semi" | "leftsemi" => StreamJoinType::LeftSemi,
+            other => {
+                return Err(FerroError::Config(format!(
+                    "how is '{other}': a stream-stream join is inner, left, right, full or semi"
+                )))
+                .py(py)
+            }
+        };
+        let (left, right) = (input_schema(left_schema), input_schema(right_schema));
+        let spec = StreamJoinSpec {
+            left_schema: left.clone(),
+            right_schema: right.clone(),
+            left_keys,
+            right_keys,
+            join_type,
+            condition: condition.map(|c| c.0),
+            left_watermark: watermark(left_watermark).py(py)?,
+            right_watermark: watermark(right_watermark).py(py)?,
+        };
+        let join = py
+            .run_detached(|| {
+                StreamJoin::open(
+                    spec,
+                    std::path::Path::new(&checkpoint),
+                    operator_id,
+                    partition_id,
+                    &cfg,
+                )
+            })
+            .py(py)?;
+        Ok(Self {
+            join: Mutex::new(join),
+            left,
+            right,
+        })
+    }
+
+    /// The rows batch `batch_id` emits for these inputs.
+    #[pyo3(signature = (batch_id, left=None, right=None))]
+    fn process<'py>(
+        &self,
+        py: Python<'py>,
+        batch_id: u64,
+        left: Option<PyTable>,
+        right: Option<PyTable>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let out = py
+            .run_detached(|| {
+                let l = left.map(|t| one_batch(t, &self.left)).transpose()?;
+                let r = right.map(|t| one_batch(t, &self.right)).transpose()?;
+                locked_op(&self.join)?.process(batch_id, l.as_ref(), r.as_ref())
+            })
+            .py(py)?;
+        table(py, out)
+    }
+}
+
+/// One partition of a streaming session window aggregation.
+#[pyclass(name = "SessionWindowAggregation", module = "ferrospark._native", frozen)]
+pub(crate) struct PySessionWindowAggregation {
+    agg: Mutex<SessionWindowAggregation>,
+    input: SchemaRef,
+}
+
+#[pymethods]
+impl PySessionWindowAggregation {
+    /// Opens the aggregation of `schema` rows under `checkpoint`; `gap` is interval text or
+    /// a per-row expression.
+    #[new]
+    #[pyo3(signature = (checkpoint, schema, time, gap_text, gap_expr, by, aggs, watermark=None, output_mode="append", conf=None, operator_id=0, partition_id=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        checkpoint: String,
+        schema: PySchema,
+        time: String,
+        gap_text: Option<String>,
+        gap_expr: Option<PyExpr>,
+        by: Vec<String>,
+        aggs: Vec<CallSpec>,
+        watermark: Option<(String, String)>,
+        output_mode: &str,
+        conf: Option<HashMap<String, String>>,
+        operator_id: u64,
+        partition_id: u32,
+    ) -> PyResult<Self> {
+        let cfg = config_from(py, conf)?;
+        let input = input_schema(schema);
+        let gap = match (gap_text, gap_expr) {
+            (Some(t), _) => SessionGap::from_text(&t).py(py)?,
+            (None, Some(e)) => SessionGap::PerRow(e.0),
+            (None, None) => {
+                return Err(FerroError::Config("a session window needs a gap".into())).py(py)
+            }
+        };
+        let spec = SessionWindowSpec {
+            schema: input.clone(),
+            time,
+            gap,
+            keys: by,
+            aggs: calls_from(aggs),
+            watermark: self::watermark(watermark).py(py)?,
+            output_mode: OutputMode::parse(output_mode).py(py)?,
+        };
+        let agg = py
+            .run_detached(|| {
+                SessionWindowAggregation::open(
+                    spec,
+                    std::path::Path::new(&checkpoint),
+                    operator_id,
+                    partition_id,
+                    &cfg,
+                )
+            })
+            .py(py)?;
+        Ok(Self {
+            agg: Mutex::new(agg),
+            input,
+        })
+    }
+
+    /// The sessions batch `batch_id` emits for `table` (`None`: a batch without data).
+    #[pyo3(signature = (batch_id, table=None))]
+    fn process<'py>(
+        &self,
+        py: Python<'py>,
+        batch_id: u64,
+        table: Option<PyTable>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let out = py
+            .run_detached(|| {
+                let b = table.map(|t| one_batch(t, &self.input)).transpose()?;
+                locked_op(&self.agg)?.process(batch_id, b.as_ref())
+            })
+            .py(py)?;
+        self::table(py, out)
+    }
+
+    /// The state store's counters after the last batch, by Spark's names.
+    fn metrics(&self, py: Python<'_>) -> PyResult<HashMap<&'static str, f64>> {
+        let m = py
+            .run_detached(|| Ok(locked_op(&self.agg)?.metrics().clone()))
+            .py(py)?;
         Ok(metrics_dict(&m))
     }
 }

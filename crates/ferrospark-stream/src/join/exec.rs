@@ -22,7 +22,9 @@ use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_common::{Config, FerroError, Result};
-use ferrospark_expr::{bind_predicate, evaluate_predicate, BindContext, Expr, PhysicalExpr};
+use ferrospark_expr::{
+    bind_predicate, evaluate_predicate, BinaryOp, BindContext, Expr, PhysicalExpr,
+};
 
 use super::predicates::{state_watermark_predicates, JoinInput, StateWatermarkPredicate};
 use super::state::{JoinSide, JoinStateManager, StoredRow};
@@ -229,6 +231,43 @@ fn split_condition(
     (and(l), and(r), and(both))
 }
 
+/// The equalities of `condition` between a left and a right column, as (left keys, right
+/// keys), and the rest of the condition (`None` when nothing is left).
+pub fn split_equi_keys(
+    condition: &Expr,
+    left: &Schema,
+    right: &Schema,
+) -> (Vec<String>, Vec<String>, Option<Expr>) {
+    let (mut lk, mut rk, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+    let side = |name: &str| (left.index_of(name).is_ok(), right.index_of(name).is_ok());
+    for part in condition.conjuncts() {
+        if let Expr::Binary {
+            left: a,
+            op: BinaryOp::Eq,
+            right: b,
+        } = part
+        {
+            if let (Expr::Column(a), Expr::Column(b)) = (a.as_ref(), b.as_ref()) {
+                match (side(a), side(b)) {
+                    ((true, false), (false, true)) => {
+                        lk.push(a.clone());
+                        rk.push(b.clone());
+                        continue;
+                    }
+                    ((false, true), (true, false)) => {
+                        lk.push(b.clone());
+                        rk.push(a.clone());
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        rest.push(part.clone());
+    }
+    (lk, rk, rest.into_iter().reduce(|a, b| a.and(b)))
+}
+
 /// A stream-stream join's state and watermark across micro-batches.
 pub struct StreamJoin {
     spec: StreamJoinSpec,
@@ -247,45 +286,68 @@ pub struct StreamJoin {
     inputs: (JoinInput, JoinInput),
 }
 
-/// Spark's check that an outer or semi join's state can be freed (its
-/// `UnsupportedOperationChecker`): the side whose unmatched rows wait must have a state
-/// watermark predicate.
+/// Whether the condition bounds `this` side's watermarked column by some timestamp column of
+/// `other` (Spark's "appropriate range condition" on the nullable side).
+fn range_bounded(
+    this: &JoinInput,
+    other: &JoinInput,
+    other_schema: &SchemaRef,
+    condition: Option<&Expr>,
+) -> bool {
+    let Some(c) = condition else { return false };
+    this.watermark_column.is_some()
+        && other_schema
+            .fields()
+            .iter()
+            .filter(|f| matches!(f.data_type(), DataType::Timestamp(_, _)))
+            .any(|f| {
+                let o = JoinInput {
+                    watermark_column: Some(f.name().clone()),
+                    ..other.clone()
+                };
+                super::predicates::state_value_watermark(this, &o, c, 0).is_some()
+            })
+}
+
+/// Spark's check of an outer or semi stream-stream join (its `UnsupportedOperationChecker`):
+/// a watermarked join key, or a watermark on the nullable side with a range condition
+/// bounding it (either side for a full outer join). Spark checks the nullable side, so a
+/// left outer join with only the right side watermarked passes, though its left rows
+/// are never freed.
 fn check_evictable(
     join_type: StreamJoinType,
+    spec: &StreamJoinSpec,
     left: &JoinInput,
     right: &JoinInput,
-    condition: Option<&Expr>,
 ) -> Result<()> {
-    let (lp, rp) = state_watermark_predicates(left, right, condition, Some(0));
-    let missing = match join_type {
-        StreamJoinType::Inner => false,
-        StreamJoinType::LeftOuter | StreamJoinType::LeftSemi => rp.is_none(),
-        StreamJoinType::RightOuter => lp.is_none(),
-        StreamJoinType::FullOuter => lp.is_none() || rp.is_none(),
+    let key_watermark = |s: &JoinInput| {
+        s.keys
+            .iter()
+            .any(|k| s.watermark_column.as_deref() == Some(k.as_str()))
     };
-    if !missing {
+    if key_watermark(left) || key_watermark(right) {
         return Ok(());
     }
-    let name = join_type.spark_name();
-    Err(FerroError::Analysis(match join_type {
-        StreamJoinType::FullOuter => format!(
-            "Stream-stream {name} join between two streaming DataFrame/Datasets is not supported \
-             without a watermark in the join keys, or a watermark on both sides and an \
-             appropriate range condition: add a watermark to each input's event-time column \
-             and a condition bounding each side's time by the other's"
-        ),
-        _ => format!(
-            "Stream-stream {name} join between two streaming DataFrame/Datasets is not supported \
-             without a watermark in the join keys, or a watermark on the nullable side and an \
-             appropriate range condition: add a watermark to the {} input's event-time column \
-             and a condition bounding it by the other input's time",
-            if join_type == StreamJoinType::RightOuter {
-                "left"
-            } else {
-                "right"
-            }
-        ),
-    }))
+    let c = spec.condition.as_ref();
+    let right_ok = || range_bounded(right, left, &spec.left_schema, c);
+    let left_ok = || range_bounded(left, right, &spec.right_schema, c);
+    let ok = match join_type {
+        StreamJoinType::Inner => true,
+        StreamJoinType::LeftOuter | StreamJoinType::LeftSemi => right_ok(),
+        StreamJoinType::RightOuter => left_ok(),
+        StreamJoinType::FullOuter => left_ok() || right_ok(),
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(FerroError::Analysis(format!(
+        "Stream-stream {} join between two streaming DataFrame/Datasets is not supported \
+         without a watermark in the join keys, or a watermark on the nullable side and an \
+         appropriate range condition: add a watermark to each input's event-time column and \
+         a condition bounding each side's time by the other's (for example \
+         `lt BETWEEN rt - INTERVAL 10 MINUTES AND rt`)",
+        join_type.spark_name()
+    )))
 }
 
 impl StreamJoin {
@@ -297,6 +359,22 @@ impl StreamJoin {
         partition_id: u32,
         cfg: &Config,
     ) -> Result<Self> {
+        let mut spec = spec;
+        if let Some(c) = &spec.condition {
+            let (lk, rk, rest) = split_equi_keys(c, &spec.left_schema, &spec.right_schema);
+            if !lk.is_empty() {
+                spec.left_keys.extend(lk);
+                spec.right_keys.extend(rk);
+                spec.condition = rest;
+            }
+        }
+        if spec.left_keys.is_empty() {
+            return Err(FerroError::Analysis(
+                "Stream-stream join without equality predicate is not supported: join on a \
+                 column of each side (on=[...] or a condition with `left_col = right_col`)"
+                    .into(),
+            ));
+        }
         let (left_only, right_only, both) = split_condition(
             spec.condition.as_ref(),
             &spec.left_schema,
@@ -337,12 +415,7 @@ impl StreamJoin {
             left.input(spec.left_watermark.as_ref(), &spec.left_keys),
             right.input(spec.right_watermark.as_ref(), &spec.right_keys),
         );
-        check_evictable(
-            spec.join_type,
-            &inputs.0,
-            &inputs.1,
-            spec.condition.as_ref(),
-        )?;
+        check_evictable(spec.join_type, &spec, &inputs.0, &inputs.1)?;
         let conf = StateStoreConf::from_config(cfg)?;
         let id = StateStoreId::new(checkpoint, operator_id, partition_id);
         let mut providers = Vec::new();

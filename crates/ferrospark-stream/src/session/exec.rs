@@ -4,13 +4,15 @@
 //!
 //! ```text
 //!  batch b (eviction watermark E: computed at the end of b - 1; late watermark L: of b - 1):
-//!    rows ─▶ each opens [time, time + gap) ─▶ merged per key into the batch's sessions
-//!         ─▶ sessions ending at or below L are late: dropped
+//!    rows ─▶ each opens [time, time + gap); spans ending at or below L are late: dropped
+//!         ─▶ the rest merged per key into the batch's sessions
 //!         ─▶ merged with the key's stored sessions (one prefix scan per key)
 //!         ─▶ aggregate buffers: new rows update, stored buffers merge
 //!    append:   store them all; then every stored session ending at or below E leaves, emitted
 //!    update:   those ending at or below E leave unemitted; the rest are stored, the changed
 //!              ones emitted; every stored session ending at or below E leaves, unemitted
+//!              (Spark 4 refuses update mode for session windows; this is what its 3.2
+//!              design emits, offered for sinks that upsert)
 //!    complete: store them all; every stored session is emitted; nothing leaves
 //!    commit version b + 1; the watermark moves for b + 1
 //! ```
@@ -346,7 +348,12 @@ impl Core {
         let key_rows = self.key_rows.convert_columns(&key_cols)?;
         let mut by_key: HashMap<&[u8], Vec<u32>> = HashMap::new();
         for r in 0..n {
-            if times.is_null(r) || gaps[r].is_none() {
+            let Some(gap) = gaps[r].filter(|_| times.is_valid(r)) else {
+                continue;
+            };
+            // A row is late when its own span ends at or below the late watermark, before
+            // any merging (Spark merges sessions only after the exchange).
+            if late_micros.is_some_and(|l| times.value(r).saturating_add(gap) <= l) {
                 continue;
             }
             by_key
@@ -375,12 +382,6 @@ impl Core {
                     }
                     _ => batch_sessions.push((s, e, vec![r])),
                 }
-            }
-            if let Some(late) = late_micros {
-                batch_sessions.retain(|s| s.1 > late);
-            }
-            if batch_sessions.is_empty() {
-                continue;
             }
             // With the stored sessions of the key, by start.
             enum Part {

@@ -245,13 +245,12 @@ fn late_sessions_are_dropped_under_the_previous_batchs_watermark() {
         0,
         "a session ending at or below the eviction watermark is not emitted"
     );
-    // Batch 2 runs under 95 s for late rows: b at 84 s ends at 94 s (late), c at 86 s is not.
-    let b2 = rows_of(
-        &sw.process(2, Some(&batch(&[r("b", 84), r("c", 86), r("c", 200)])))
-            .expect("b2"),
-    );
+    // Batch 2 drops rows under 95 s: b at 84 s ends at 94 s (late), c at 86 s is not; d at
+    // 80 s is late even though d at 88 s would have merged its span into one ending later.
+    let rows = [r("b", 84), r("c", 86), r("c", 200), r("d", 80), r("d", 88)];
+    let b2 = rows_of(&sw.process(2, Some(&batch(&rows))).expect("b2"));
     let starts: Vec<(&str, i64)> = b2.keys().map(|k| (k.0.as_str(), k.1 / SEC)).collect();
-    assert_eq!(starts, vec![("c", 86), ("c", 200)], "{b2:?}");
+    assert_eq!(starts, vec![("c", 86), ("c", 200), ("d", 88)], "{b2:?}");
 }
 
 #[test]
