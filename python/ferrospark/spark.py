@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .column import Column
 from .parquet import Paths, _paths
 from .spark_stages import SparkRun, _spark_settings, arrow_schema, spark_schema
+from .spark_streaming import session_window_stream, stream_join
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -326,6 +327,8 @@ __all__ = [
     "last_spark_join_probes",
     "last_spark_join_workers",
     "read_avro",
+    "session_window_stream",
+    "stream_join",
     "read_csv",
     "read_json",
     "read_parquet",

@@ -221,13 +221,30 @@ class StreamStreamJoin:
     def process(self, batch_id: int, left: Any = None, right: Any = None) -> pa.Table:
         """The rows micro-batch ``batch_id`` emits for these inputs (either may be ``None``:
         that side had no data)."""
+        return self._process(batch_id, left, right, None, False)
+
+    def _process(
+        self, batch_id: int, left: Any, right: Any, marks: tuple[int, int] | None, under: bool
+    ) -> pa.Table:
         lt, rt = _table(left), _table(right)
         if self._native is None:
             self._open(lt, rt)
         if rt is not None and self._using:
             rt = self._renamed_right(rt)
-        out = self._native.process(batch_id, lt, rt)
+        if under:
+            out = self._native.process_under(batch_id, lt, rt, marks)
+        else:
+            out = self._native.process(batch_id, lt, rt)
         return self._using_output(out) if self._using else out
+
+    def keys(self, left_schema: pa.Schema, right_schema: pa.Schema) -> tuple[list[str], list[str]]:
+        """The join keys of each side (the condition's equalities included), for inputs of
+        these schemas."""
+        if self._using:
+            return list(self._using), list(self._using)
+        if self._native is None:
+            self._open(left_schema.empty_table(), right_schema.empty_table())
+        return self._native.keys()
 
     def _using_output(self, out: pa.Table) -> pa.Table:
         """Spark's using-join columns: the keys once (the right's for a right join, the
@@ -316,9 +333,14 @@ class SessionWindowAggregation:
     def process(self, batch_id: int, table: Any = None) -> pa.Table:
         """The sessions micro-batch ``batch_id`` emits (``table=None``: a batch without
         data, which still frees what the watermark passed)."""
+        return self._process(batch_id, table, None, False)
+
+    def _process(self, batch_id: int, table: Any, marks: tuple[int, int] | None, under: bool) -> pa.Table:
         t = _table(table)
         if self._native is None:
             self._open(t)
+        if under:
+            return self._native.process_under(batch_id, t, marks)
         return self._native.process(batch_id, t)
 
     def metrics(self) -> dict[str, float]:

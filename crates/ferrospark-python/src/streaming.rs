@@ -17,6 +17,7 @@ use ferrospark_stream::session::{
 use ferrospark_stream::state::{
     collect, open_provider, StateStoreConf, StateStoreId, StateStoreMetrics, StateStoreProvider,
 };
+use ferrospark_stream::watermark::{BatchWatermark, BatchWatermarks, WatermarkPolicy};
 use pyo3::prelude::*;
 use pyo3_arrow::{PySchema, PyTable};
 
@@ -243,6 +244,13 @@ impl PyStreamStreamJoin {
         })
     }
 
+    /// The join keys, (left, right), the condition's equalities included.
+    fn keys(&self, py: Python<'_>) -> PyResult<(Vec<String>, Vec<String>)> {
+        let j = locked_op(&self.join).py(py)?;
+        let (l, r) = j.keys();
+        Ok((l.to_vec(), r.to_vec()))
+    }
+
     /// The rows batch `batch_id` emits for these inputs.
     #[pyo3(signature = (batch_id, left=None, right=None))]
     fn process<'py>(
@@ -261,10 +269,96 @@ impl PyStreamStreamJoin {
             .py(py)?;
         table(py, out)
     }
+
+    /// [`Self::process`] under the query's watermarks `(eviction, late)` in ms (`None`
+    /// before it has one), kept by the driver over every partition.
+    #[pyo3(signature = (batch_id, left, right, marks))]
+    fn process_under<'py>(
+        &self,
+        py: Python<'py>,
+        batch_id: u64,
+        left: Option<PyTable>,
+        right: Option<PyTable>,
+        marks: Option<(i64, i64)>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let out = py
+            .run_detached(|| {
+                let l = left.map(|t| one_batch(t, &self.left)).transpose()?;
+                let r = right.map(|t| one_batch(t, &self.right)).transpose()?;
+                locked_op(&self.join)?.process_under(
+                    batch_id,
+                    l.as_ref(),
+                    r.as_ref(),
+                    marks.map(batch_marks),
+                )
+            })
+            .py(py)?;
+        table(py, out)
+    }
+}
+
+fn batch_marks((eviction, late): (i64, i64)) -> BatchWatermark {
+    BatchWatermark { eviction, late }
+}
+
+/// A query's watermarks across micro-batches, kept by the driver of a query whose operators
+/// run in many tasks.
+#[pyclass(name = "Watermarks", module = "ferrospark._native", frozen)]
+pub(crate) struct PyWatermarks(Mutex<BatchWatermarks>);
+
+#[pymethods]
+impl PyWatermarks {
+    /// The watermarks of inputs with `delays` (watermark delay strings) kept in `dir`.
+    #[new]
+    #[pyo3(signature = (dir, delays, conf=None))]
+    fn new(
+        py: Python<'_>,
+        dir: String,
+        delays: Vec<String>,
+        conf: Option<HashMap<String, String>>,
+    ) -> PyResult<Self> {
+        let cfg = config_from(py, conf)?;
+        let delays = delays
+            .into_iter()
+            .map(|d| Ok(watermark(Some((String::new(), d)))?.map_or(0, |w| w.1)))
+            .collect::<Result<Vec<_>>>()
+            .py(py)?;
+        let policy = WatermarkPolicy::from_config(&cfg).py(py)?;
+        Ok(Self(Mutex::new(BatchWatermarks::new(
+            dir.into(),
+            delays,
+            policy,
+        ))))
+    }
+
+    /// Starts batch `batch_id`: `(eviction, late)` in ms, `None` without watermarked inputs.
+    fn begin(&self, py: Python<'_>, batch_id: u64) -> PyResult<Option<(i64, i64)>> {
+        py.run_detached(|| {
+            Ok(locked_op(&self.0)?
+                .begin(batch_id)?
+                .map(|m| (m.eviction, m.late)))
+        })
+        .py(py)
+    }
+
+    /// Notes that input `input` saw an event at `micros` in this batch.
+    fn observe(&self, py: Python<'_>, input: usize, micros: i64) -> PyResult<()> {
+        locked_op(&self.0).py(py)?.observe_micros(input, micros);
+        Ok(())
+    }
+
+    /// Ends batch `batch_id`: the next batch's watermark is computed and saved.
+    fn end(&self, py: Python<'_>, batch_id: u64) -> PyResult<()> {
+        py.run_detached(|| locked_op(&self.0)?.end(batch_id)).py(py)
+    }
 }
 
 /// One partition of a streaming session window aggregation.
-#[pyclass(name = "SessionWindowAggregation", module = "ferrospark._native", frozen)]
+#[pyclass(
+    name = "SessionWindowAggregation",
+    module = "ferrospark._native",
+    frozen
+)]
 pub(crate) struct PySessionWindowAggregation {
     agg: Mutex<SessionWindowAggregation>,
     input: SchemaRef,
@@ -339,6 +433,24 @@ impl PySessionWindowAggregation {
             .run_detached(|| {
                 let b = table.map(|t| one_batch(t, &self.input)).transpose()?;
                 locked_op(&self.agg)?.process(batch_id, b.as_ref())
+            })
+            .py(py)?;
+        self::table(py, out)
+    }
+
+    /// [`Self::process`] under the query's watermarks `(eviction, late)` in ms.
+    #[pyo3(signature = (batch_id, table, marks))]
+    fn process_under<'py>(
+        &self,
+        py: Python<'py>,
+        batch_id: u64,
+        table: Option<PyTable>,
+        marks: Option<(i64, i64)>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let out = py
+            .run_detached(|| {
+                let b = table.map(|t| one_batch(t, &self.input)).transpose()?;
+                locked_op(&self.agg)?.process_under(batch_id, b.as_ref(), marks.map(batch_marks))
             })
             .py(py)?;
         self::table(py, out)

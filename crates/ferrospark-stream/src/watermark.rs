@@ -231,6 +231,11 @@ impl BatchWatermarks {
         Ok(())
     }
 
+    /// Notes that input `input` saw an event at `event_time_micros` in this batch.
+    pub fn observe_micros(&mut self, input: usize, event_time_micros: i64) {
+        self.tracker.observe(input, event_time_micros);
+    }
+
     /// Ends batch `batch_id`: the next batch's watermark is computed and saved.
     pub fn end(&mut self, batch_id: u64) -> Result<()> {
         self.tracker.advance();

@@ -11,8 +11,9 @@
 //!        NULLs for the other side.  Other sides: rows W frees leave the state.
 //!    commit the four stores as version b + 1; the watermark moves for batch b + 1
 //! ```
-//! Rows and keys live in the state as `arrow-row` encodings. A key with a NULL matches
-//! nothing.
+//! Rows and keys live in the state as `arrow-row` encodings. A row with a NULL key is
+//! dropped on each side Spark's optimizer filters it from (see `join_side`); otherwise NULL
+//! keys are equal, as in Spark's state.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -29,7 +30,7 @@ use ferrospark_expr::{
 use super::predicates::{state_watermark_predicates, JoinInput, StateWatermarkPredicate};
 use super::state::{JoinSide, JoinStateManager, StoredRow};
 use crate::state::{check_batch, open_provider, StateStoreConf, StateStoreId, StateStoreProvider};
-use crate::watermark::{micros, BatchWatermarks, WatermarkPolicy};
+use crate::watermark::{micros, BatchWatermark, BatchWatermarks, WatermarkPolicy};
 
 /// The joins a stream-stream join runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -452,13 +453,45 @@ impl StreamJoin {
         self.output.clone()
     }
 
+    /// The join keys, (left, right), the condition's equalities included.
+    pub fn keys(&self) -> (&[String], &[String]) {
+        (&self.spec.left_keys, &self.spec.right_keys)
+    }
+
     /// The rows batch `batch_id` emits for these inputs. Running the last committed batch
     /// again gives the same rows and leaves the state as it was; an older one is an error.
+    /// The join keeps its own watermark, from the rows it is given.
     pub fn process(
         &mut self,
         batch_id: u64,
         left: Option<&RecordBatch>,
         right: Option<&RecordBatch>,
+    ) -> Result<RecordBatch> {
+        check_batch(batch_id, self.providers[0].latest_version()?)?;
+        let marks = self.watermarks.begin(batch_id)?;
+        let out = self.process_under(batch_id, left, right, marks)?;
+        // Event times for the next batch's watermark.
+        let mut input_index = 0;
+        for (side, batch) in [(&self.left, left), (&self.right, right)] {
+            if let Some(i) = side.time {
+                if let Some(b) = batch {
+                    self.watermarks.observe(input_index, b.column(i))?;
+                }
+                input_index += 1;
+            }
+        }
+        self.watermarks.end(batch_id)?;
+        Ok(out)
+    }
+
+    /// [`Self::process`] under watermarks kept elsewhere: one partition of a join whose
+    /// query tracks the watermark over every partition's rows (Spark's driver does).
+    pub fn process_under(
+        &mut self,
+        batch_id: u64,
+        left: Option<&RecordBatch>,
+        right: Option<&RecordBatch>,
+        marks: Option<BatchWatermark>,
     ) -> Result<RecordBatch> {
         check_batch(batch_id, self.providers[0].latest_version()?)?;
         for (side, batch) in [(&self.left, left), (&self.right, right)] {
@@ -472,7 +505,9 @@ impl StreamJoin {
                 }
             }
         }
-        let marks = self.watermarks.begin(batch_id)?;
+        let has_watermark =
+            self.spec.left_watermark.is_some() || self.spec.right_watermark.is_some();
+        let marks = marks.filter(|_| has_watermark);
         let wm = marks.map(|m| m.eviction);
         let late_wm = marks.map(|m| m.late);
         let (lp, rp) = state_watermark_predicates(
@@ -509,7 +544,6 @@ impl StreamJoin {
                 sides,
                 b,
                 late_wm,
-                lp.as_ref(),
                 (&mut lstate, &mut rstate),
                 true,
                 &ctx,
@@ -522,7 +556,6 @@ impl StreamJoin {
                 sides,
                 b,
                 late_wm,
-                rp.as_ref(),
                 (&mut rstate, &mut lstate),
                 false,
                 &ctx,
@@ -547,7 +580,6 @@ impl StreamJoin {
         rstate.commit()?;
         drop(lstate);
         drop(rstate);
-        self.watermarks.end(batch_id)?;
         Ok(out)
     }
 }
@@ -668,7 +700,6 @@ fn join_side(
     sides: (&Side, &Side),
     batch: &RecordBatch,
     late_wm: Option<i64>,
-    predicate: Option<&StateWatermarkPredicate>,
     states: (&mut JoinStateManager<'_>, &mut JoinStateManager<'_>),
     this_is_left: bool,
     probe: &Probe<'_>,
@@ -711,11 +742,26 @@ fn join_side(
     let key_rows = this.key_rows.convert_columns(&keys)?;
     let rows = this.rows.convert_columns(batch.columns())?;
     let null_key = |r: usize| keys.iter().any(|k| k.is_null(r));
+    // Spark's optimizer infers `key IS NOT NULL` on each side whose rows need not survive
+    // the join (both for inner and semi joins, the other side of an outer one), so such a
+    // row never reaches the join; the rows it lets through are kept by key, where NULL
+    // keys are equal (a full outer join pairs NULL keys, as Spark's does).
+    let filtered = match probe.join_type {
+        StreamJoinType::Inner | StreamJoinType::LeftSemi => true,
+        StreamJoinType::LeftOuter => !this_is_left,
+        StreamJoinType::RightOuter => this_is_left,
+        StreamJoinType::FullOuter => false,
+    };
+    for (r, l) in live.iter_mut().enumerate() {
+        if filtered && null_key(r) {
+            *l = false;
+        }
+    }
     // Every (row, stored partner) pair of the batch.
     let mut probe_rows: Vec<u32> = Vec::new();
     let mut partners: Vec<(StoredRow, u64)> = Vec::new();
     for r in 0..n {
-        if !live[r] || !passes[r] || null_key(r) {
+        if !live[r] || !passes[r] {
             continue;
         }
         for (i, s) in other_state
@@ -778,19 +824,6 @@ fn join_side(
         let theirs = take_all(&partner_cols, &pairs)?;
         pieces.push(probe.joined_batch(mine, theirs, this_is_left, pairs.len())?);
     }
-    let expired_key = match predicate {
-        Some(StateWatermarkPredicate::Key {
-            ordinal,
-            watermark_ms,
-        }) => Some((micros(&keys[*ordinal])?, watermark_ms.saturating_mul(1000))),
-        _ => None,
-    };
-    let value_bound = match predicate {
-        Some(StateWatermarkPredicate::Value { watermark_ms, .. }) => {
-            Some(watermark_ms.saturating_mul(1000))
-        }
-        _ => None,
-    };
     for r in 0..n {
         if !live[r] || !passes[r] {
             continue;
@@ -800,19 +833,14 @@ fn join_side(
             continue;
         }
         let time = times.as_ref().filter(|t| t.is_valid(r)).map(|t| t.value(r));
-        let expired = match (&expired_key, value_bound) {
-            (Some((k, bound)), _) => k.is_valid(r) && k.value(r) <= *bound,
-            (None, Some(bound)) => time.is_some_and(|t| t <= bound),
-            _ => false,
-        };
-        if !expired {
-            this_state.append(
-                key_rows.row(r).as_ref(),
-                rows.row(r).as_ref(),
-                time,
-                joined_any[r],
-            )?;
-        }
+        // Kept even when the watermark already frees it: the eviction that ends the batch
+        // takes it out again, emitting it if an outer join never matched it (as Spark does).
+        this_state.append(
+            key_rows.row(r).as_ref(),
+            rows.row(r).as_ref(),
+            time,
+            joined_any[r],
+        )?;
     }
     Ok(())
 }

@@ -39,7 +39,7 @@ use crate::state::{
     check_batch, open_provider, StateStore, StateStoreConf, StateStoreId, StateStoreMetrics,
     StateStoreProvider,
 };
-use crate::watermark::{micros, BatchWatermarks, WatermarkPolicy};
+use crate::watermark::{micros, BatchWatermark, BatchWatermarks, WatermarkPolicy};
 
 /// Which sessions each batch emits (Spark's output modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -543,7 +543,26 @@ impl SessionWindowAggregation {
     /// The sessions batch `batch_id` emits for its rows (`None`: a batch without data,
     /// which still moves the watermark's work along). Running the last committed batch
     /// again gives the same rows and leaves the state as it was; an older one is an error.
+    /// The aggregation keeps its own watermark, from the rows it is given.
     pub fn process(&mut self, batch_id: u64, batch: Option<&RecordBatch>) -> Result<RecordBatch> {
+        check_batch(batch_id, self.provider.latest_version()?)?;
+        let marks = self.watermarks.begin(batch_id)?;
+        let out = self.process_under(batch_id, batch, marks)?;
+        if let (Some(b), true) = (batch, self.core.spec.watermark.is_some()) {
+            self.watermarks.observe(0, b.column(self.core.time))?;
+        }
+        self.watermarks.end(batch_id)?;
+        Ok(out)
+    }
+
+    /// [`Self::process`] under watermarks kept elsewhere: one partition of an aggregation
+    /// whose query tracks the watermark over every partition's rows (Spark's driver does).
+    pub fn process_under(
+        &mut self,
+        batch_id: u64,
+        batch: Option<&RecordBatch>,
+        marks: Option<BatchWatermark>,
+    ) -> Result<RecordBatch> {
         let core = &self.core;
         check_batch(batch_id, self.provider.latest_version()?)?;
         if let Some(b) = batch {
@@ -555,10 +574,7 @@ impl SessionWindowAggregation {
                 )));
             }
         }
-        let marks = self.watermarks.begin(batch_id)?;
-        if let (Some(b), true) = (batch, core.spec.watermark.is_some()) {
-            self.watermarks.observe(0, b.column(core.time))?;
-        }
+        let marks = marks.filter(|_| core.spec.watermark.is_some());
         let evict = marks.map(|m| m.eviction.saturating_mul(1000));
         let late = marks.map(|m| m.late.saturating_mul(1000));
         let mut store = self.provider.get_store(batch_id)?;
@@ -607,7 +623,6 @@ impl SessionWindowAggregation {
         store.commit()?;
         drop(store);
         self.metrics = self.provider.metrics();
-        self.watermarks.end(batch_id)?;
         Ok(out)
     }
 }

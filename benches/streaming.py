@@ -1,0 +1,313 @@
+"""Clickstream streaming benchmark: stream-stream joins and session windows over
+micro-batches, through ferrospark in-process, ferrospark on Spark (``fss``) and Spark's own
+Structured Streaming, on the same Parquet files.
+
+    python benches/streaming.py [--sizes 10000,100000,1000000] [--batches 3] [--no-spark]
+
+Workloads (event time moves one minute a batch, rows out of order by up to 40 s, 1% of
+rows 30 minutes late):
+
+* ``join-inner`` / ``join-left``: ad views (``ad``, ``vt``) joined with clicks (``ad``,
+  ``ct``) on ``ad`` and ``ct BETWEEN vt AND vt + INTERVAL 10 MINUTES``, both sides with a
+  10-minute watermark; each batch has ``size`` views and ``size / 2`` clicks, clicks on
+  views of this batch or the one before, 1% on unknown ads;
+* ``sessions``: clicks of ``size / 20`` users, ``session_window(ts, '5 minutes')`` with a
+  10-minute watermark, append mode, ``count(*)`` and ``sum(v)``.
+
+Each engine reads batch ``i`` from file ``i`` of each input (Spark: a file source with
+``maxFilesPerTrigger=1`` under ``Trigger.AvailableNow``; each batch's output is counted).
+Printed per workload and batch size: rows/s (input rows over the batches' total time),
+the median batch latency, the state on disk after the last batch, the median state commit
+time (sessions), the time to recover (a new operator over the checkpoint re-running the
+last batch: state loaded from its files), the ferrospark process's peak RSS, and the
+ratios to Spark. ferrospark in-process runs in a process of its own; Spark runs on one
+``local[2]`` session, its time per batch from its progress reports (``triggerExecution``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+MIN_US = 60_000_000
+BASE_US = 1_709_294_400_000_000  # 2024-03-01 12:00 UTC
+TS = pa.timestamp("us", tz="UTC")
+WORKLOADS = ("join-inner", "join-left", "sessions")
+RANGE = "ct BETWEEN vt AND vt + INTERVAL 10 MINUTES"
+
+
+def _times(rng: random.Random, n: int, clock: int) -> list[int]:
+    out = []
+    for _ in range(n):
+        t = clock + rng.randrange(MIN_US) + rng.randrange(-40_000_000, 40_000_000)
+        if rng.random() < 0.01:
+            t -= 30 * MIN_US
+        out.append(t)
+    return out
+
+
+def generate(root: Path, size: int, batches: int) -> None:
+    """Writes the inputs of every workload under ``root`` (one file per batch)."""
+    rng = random.Random(size)
+    for d in ("views", "clicks", "events"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    prev: list[tuple[int, int]] = []
+    for b in range(batches):
+        clock = BASE_US + b * MIN_US
+        vt = _times(rng, size, clock)
+        ads = list(range(b * size, (b + 1) * size))
+        views = pa.table({"ad": pa.array(ads, pa.int64()), "vt": pa.array(vt, TS)})
+        pool = prev + list(zip(ads, vt, strict=True))
+        picks = [pool[rng.randrange(len(pool))] for _ in range(size // 2)]
+        click_ads = [a if rng.random() > 0.01 else -1 - a for a, _ in picks]
+        click_t = [t + rng.randrange(2 * MIN_US) for _, t in picks]
+        clicks = pa.table({"ad": pa.array(click_ads, pa.int64()), "ct": pa.array(click_t, TS)})
+        users = max(size // 20, 1)
+        events = pa.table(
+            {
+                "user": pa.array([f"user-{rng.randrange(users)}" for _ in range(size)]),
+                "ts": pa.array(_times(rng, size, clock), TS),
+                "v": pa.array([rng.randrange(100) for _ in range(size)], pa.int64()),
+            }
+        )
+        for name, t in (("views", views), ("clicks", clicks), ("events", events)):
+            path = root / name / f"batch-{b:05d}.parquet"
+            pq.write_table(t, path)
+            os.utime(path, (1_700_000_000 + b, 1_700_000_000 + b))
+        prev = list(zip(ads, vt, strict=True))
+
+
+def _du(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _operator(workload: str, ckpt: str) -> Any:
+    import ferrospark as fs
+    from ferrospark import streaming as fst
+
+    if workload == "sessions":
+        return fst.SessionWindowAggregation(
+            "ts",
+            "5 minutes",
+            by="user",
+            aggs=[fs.count("*").alias("n"), fs.sum("v").alias("s")],
+            watermark=("ts", "10 minutes"),
+            checkpoint=ckpt,
+        )
+    return fst.StreamStreamJoin(
+        on=["ad"],
+        how="inner" if workload == "join-inner" else "left",
+        condition=RANGE,
+        left_watermark=("vt", "10 minutes"),
+        right_watermark=("ct", "10 minutes"),
+        checkpoint=ckpt,
+    )
+
+
+def _inputs(root: Path, workload: str, b: int) -> tuple[pa.Table, ...]:
+    name = f"batch-{b:05d}.parquet"
+    if workload == "sessions":
+        return (pq.read_table(root / "events" / name),)
+    return pq.read_table(root / "views" / name), pq.read_table(root / "clicks" / name)
+
+
+def in_process(root: Path, workload: str, batches: int) -> dict[str, float]:
+    """One workload through ferrospark in this process."""
+    with tempfile.TemporaryDirectory() as ckpt:
+        op = _operator(workload, ckpt)
+        times, rows, commits = [], 0, []
+        for b in range(batches):
+            t0 = time.perf_counter()
+            inputs = _inputs(root, workload, b)
+            op.process(b, *inputs)
+            times.append(time.perf_counter() - t0)
+            rows += sum(t.num_rows for t in inputs)
+            if workload == "sessions":
+                commits.append(op.metrics()["commitTimeMs"] / 1000)
+        state = _du(Path(ckpt))
+        t0 = time.perf_counter()
+        _operator(workload, ckpt).process(batches - 1, *_inputs(root, workload, batches - 1))
+        recovery = time.perf_counter() - t0
+    return {
+        "rows_per_s": rows / sum(times),
+        "latency_s": sorted(times)[len(times) // 2],
+        "state_mb": state / 1e6,
+        "commit_s": sorted(commits)[len(commits) // 2] if commits else float("nan"),
+        "recovery_s": recovery,
+    }
+
+
+def _spark_session() -> Any:
+    from pyspark.sql import SparkSession
+
+    s = (
+        SparkSession.builder.master("local[2]")
+        .appName("ferrospark-streaming-bench")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "3g")
+        .getOrCreate()
+    )
+    s.sparkContext.setLogLevel("OFF")
+    return s
+
+
+def _streams(spark: Any, root: Path, workload: str) -> list[Any]:
+    names = ["events"] if workload == "sessions" else ["views", "clicks"]
+    out = []
+    for n in names:
+        schema = spark.read.parquet(str(root / n / "batch-00000.parquet")).schema
+        out.append(spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(root / n)))
+    return out
+
+
+def _run_query(writer: Any, rows: int) -> dict[str, float]:
+    q = writer.trigger(availableNow=True).start()
+    q.awaitTermination()
+    if q.exception() is not None:
+        raise q.exception()
+    batch_s = [
+        p["durationMs"].get("triggerExecution", 0) / 1000 for p in q.recentProgress if p["numInputRows"] > 0
+    ]
+    return {"rows_per_s": rows / sum(batch_s), "latency_s": sorted(batch_s)[len(batch_s) // 2]}
+
+
+def on_spark(
+    spark: Any, root: Path, workload: str, batches: int, engine: str, ckpt: Path
+) -> dict[str, float]:
+    """One workload through Spark's own operators (``spark``) or fss (``fss``)."""
+    from pyspark.sql import functions as F
+
+    import ferrospark as fs
+    from ferrospark import spark as fss
+
+    rows = sum(
+        pq.ParquetFile(p).metadata.num_rows
+        for d in (["events"] if workload == "sessions" else ["views", "clicks"])
+        for p in sorted((root / d).iterdir())[:batches]
+    )
+
+    def count(df: Any, _b: int) -> None:
+        df.count()
+
+    streams = _streams(spark, root, workload)
+    if engine == "fss":
+        if workload == "sessions":
+            w = fss.session_window_stream(
+                streams[0],
+                "ts",
+                "5 minutes",
+                by="user",
+                aggs=[fs.count("*").alias("n"), fs.sum("v").alias("s")],
+                watermark=("ts", "10 minutes"),
+                checkpoint=str(ckpt),
+                on_batch=count,
+            )
+        else:
+            w = fss.stream_join(
+                streams[0],
+                streams[1],
+                on=["ad"],
+                how="inner" if workload == "join-inner" else "left",
+                condition=RANGE,
+                left_watermark=("vt", "10 minutes"),
+                right_watermark=("ct", "10 minutes"),
+                checkpoint=str(ckpt),
+                on_batch=count,
+            )
+        r = _run_query(w, rows)
+        r["state_mb"] = _du(ckpt / "state") / 1e6
+        return r
+    if workload == "sessions":
+        df = (
+            streams[0]
+            .withWatermark("ts", "10 minutes")
+            .groupBy(F.session_window("ts", "5 minutes"), "user")
+            .agg(F.count("*").alias("n"), F.sum("v").alias("s"))
+        )
+        mode = "append"
+    else:
+        views = streams[0].withWatermark("vt", "10 minutes")
+        clicks = streams[1].withWatermark("ct", "10 minutes").withColumnRenamed("ad", "cad")
+        df = views.join(
+            clicks,
+            F.expr(f"ad = cad AND {RANGE}"),
+            "inner" if workload == "join-inner" else "left_outer",
+        )
+        mode = "append"
+    w = df.writeStream.outputMode(mode).option("checkpointLocation", str(ckpt)).foreachBatch(count)
+    r = _run_query(w, rows)
+    r["state_mb"] = _du(ckpt / "state") / 1e6
+    return r
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--batches", type=int, default=3)
+    ap.add_argument("--no-spark", action="store_true")
+    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        root, workload, batches = args.worker
+        print(json.dumps(in_process(Path(root), workload, int(batches))))
+        return 0
+    spark = None if args.no_spark else _spark_session()
+    header = (
+        f"{'workload':<11} {'batch':>8} {'engine':<10} {'rows/s':>10} {'latency s':>9} {'state MB':>8} "
+        f"{'commit s':>8} {'recover s':>9} {'peak MB':>7} {'x Spark':>7}"
+    )
+    print(header)
+    for size in (int(s) for s in args.sizes.split(",")):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "data"
+            generate(root, size, args.batches)
+            for workload in WORKLOADS:
+                results: dict[str, dict[str, float]] = {}
+                cmd = [sys.executable, __file__, "--worker", str(root), workload, str(args.batches)]
+                with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:
+                    p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True)
+                    _, status, usage = os.wait4(p.pid, 0)
+                    out_f.seek(0)
+                    err_f.seek(0)
+                    out, err = out_f.read(), err_f.read()
+                if os.waitstatus_to_exitcode(status) != 0:
+                    print(f"{workload} {size}: ferrospark failed\n{err}", file=sys.stderr)
+                    continue
+                results["ferrospark"] = {**json.loads(out), "peak_mb": usage.ru_maxrss / 1024}
+                if spark is not None:
+                    for engine in ("fss", "spark"):
+                        ckpt = Path(tmp) / f"ckpt-{workload}-{engine}"
+                        try:
+                            results[engine] = on_spark(spark, root, workload, args.batches, engine, ckpt)
+                        except Exception as e:  # noqa: BLE001 - reported, the run goes on
+                            print(f"{workload} {size} {engine}: failed: {e}", file=sys.stderr)
+                        shutil.rmtree(ckpt, ignore_errors=True)
+                base = results.get("spark", {}).get("rows_per_s")
+                for engine, r in results.items():
+                    ratio = f"{r['rows_per_s'] / base:>7.1f}" if base else f"{'-':>7}"
+                    print(
+                        f"{workload:<11} {size:>8} {engine:<10} {r['rows_per_s']:>10.0f} {r['latency_s']:>9.3f} "
+                        f"{r.get('state_mb', float('nan')):>8.1f} {r.get('commit_s', float('nan')):>8.3f} "
+                        f"{r.get('recovery_s', float('nan')):>9.3f} {r.get('peak_mb', float('nan')):>7.0f} {ratio}",
+                        flush=True,
+                    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,282 @@
+"""ferrospark's stateful streaming operators inside Spark Structured Streaming
+(``fss.stream_join``, ``fss.session_window_stream``).
+
+A query keeps Spark's sources, triggers, checkpoint and exactly-once bookkeeping; its stateful
+step is ferrospark's. Each micro-batch (``foreachBatch``):
+
+1. the driver starts the batch's watermarks (``<checkpoint>/watermarks``), computed from every
+   partition's event times, as Spark's driver computes its own;
+2. the rows are exchanged by key into ``spark.sql.shuffle.partitions`` partitions (Spark's
+   shuffle), each a task that runs the operator of its state partition under
+   ``<checkpoint>/state/0/<partition>``, as Spark lays out its own state;
+3. the tasks' output is cached once and handed to ``on_batch(df, batch_id)``; the largest
+   event time each task saw moves the watermark for the next batch.
+
+A batch is committed as state version ``batch_id + 1``: a batch Spark runs again after a
+failure returns the same rows and changes nothing. Spark runs a batch only when a source
+has new files or rows (its own stateful operators also get "no-data" batches that only move
+the watermark on); here an outer join's unmatched rows and final sessions come out with the
+next batch that has data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _native
+from .spark_stages import _as_spark_schema, _ListParam, arrow_schema
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.streaming import DataStreamWriter
+
+    from .aggregate import AggColumn
+
+OnBatch = Callable[["DataFrame", int], None]
+
+
+def _settings(spark: Any, conf: Mapping[str, object] | None) -> dict[str, str]:
+    keys = ("spark.sql.streaming.multipleWatermarkPolicy", "spark.sql.streaming.stateStore.providerClass")
+    out = {k: v for k in keys if (v := spark.conf.get(k, None))}
+    out.update({k: str(v) for k, v in (conf or {}).items()})
+    return out
+
+
+def _partitions(spark: Any) -> int:
+    return int(spark.conf.get("spark.sql.shuffle.partitions", "200"))
+
+
+def _max_micros(table: pa.Table, column: str) -> int | None:
+    if table.num_rows == 0:
+        return None
+    m = pc.max(table.column(column).cast(pa.timestamp("us")).cast(pa.int64())).as_py()
+    return None if m is None else int(m)
+
+
+def _side(table: pa.Table, column: str, schema: pa.Schema) -> pa.Table:
+    """The rows of one input packed in struct ``column``, unpacked."""
+    structs = table.column(column).combine_chunks()
+    if len(structs) == 0:
+        return schema.empty_table()
+    return pa.Table.from_struct_array(structs).cast(schema)
+
+
+def _run_batch(
+    batch_df: Any,
+    batch_id: int,
+    keys: list[str],
+    task: Callable[
+        [int, tuple[int, int] | None, Any], Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+    ],
+    out_schema: pa.Schema,
+    watermarks: Any,
+    on_batch: OnBatch,
+) -> None:
+    spark = batch_df.sparkSession
+    marks = watermarks.begin(batch_id)
+    seen = spark.sparkContext.accumulator([], _ListParam())
+    tz = spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
+    st, _ = _as_spark_schema(out_schema, tz)
+    n = _partitions(spark)
+    shuffled = batch_df.repartition(n, *keys) if keys else batch_df.repartition(1)
+    out = shuffled.mapInArrow(task(batch_id, marks, seen), st).persist()
+    try:
+        out.count()
+        for input_index, micros in seen.value:
+            watermarks.observe(input_index, micros)
+        on_batch(out, batch_id)
+    finally:
+        out.unpersist()
+    watermarks.end(batch_id)
+
+
+def stream_join(
+    left: DataFrame,
+    right: DataFrame,
+    on: Sequence[str] | str,
+    how: str = "inner",
+    *,
+    condition: str | None = None,
+    left_watermark: tuple[str, str] | None = None,
+    right_watermark: tuple[str, str] | None = None,
+    checkpoint: str,
+    on_batch: OnBatch,
+    conf: Mapping[str, object] | None = None,
+) -> DataStreamWriter:
+    """A stream-stream join of two streaming DataFrames run by ferrospark inside Spark's
+    Structured Streaming (see the module doc): the same join as
+    :class:`ferrospark.streaming.StreamStreamJoin`, whose arguments these are; its state is
+    partitioned by key across Spark's tasks. ``on_batch(df, batch_id)`` receives each
+    batch's output. Returns the query's ``DataStreamWriter`` (its checkpoint set): choose a
+    trigger and ``start()`` it.
+
+    >>> q = fss.stream_join(clicks, views, on=["ad"], how="left",                # doctest: +SKIP
+    ...         condition="ct BETWEEN vt AND vt + INTERVAL 10 MINUTES",
+    ...         left_watermark=("ct", "10 minutes"), right_watermark=("vt", "10 minutes"),
+    ...         checkpoint="ckpt/j", on_batch=lambda df, b: df.write.mode("append").parquet("out"))
+    >>> q.trigger(availableNow=True).start().awaitTermination()                   # doctest: +SKIP
+    """
+    import tempfile
+
+    from pyspark.sql import functions as F
+
+    from .streaming import StreamStreamJoin
+
+    if not (left.isStreaming and right.isStreaming):
+        raise ValueError("fss.stream_join joins two streaming DataFrames (spark.readStream...)")
+    spark = left.sparkSession
+    settings = _settings(spark, conf)
+    ls, rs = arrow_schema(left), arrow_schema(right)
+    args = {
+        "on": on,
+        "how": how,
+        "condition": condition,
+        "left_watermark": left_watermark,
+        "right_watermark": right_watermark,
+        "conf": settings,
+    }
+    # The join checked and its output schema found on the driver, before any batch runs.
+    with tempfile.TemporaryDirectory() as probe:
+        j = StreamStreamJoin(checkpoint=probe, **args)  # type: ignore[arg-type]
+        lkeys, rkeys = j.keys(ls, rs)
+        out_schema = j.process(0, ls.empty_table(), rs.empty_table()).schema
+    key_names = [f"__k{i}" for i in range(len(lkeys))]
+    packed = left.select(
+        F.lit(0).alias("__side"),
+        *[F.col(f"`{k}`").alias(n) for k, n in zip(lkeys, key_names, strict=True)],
+        F.struct(*[F.col(f"`{c}`") for c in left.columns]).alias("__l"),
+        F.lit(None)
+        .cast(right.select(F.struct(*[F.col(f"`{c}`") for c in right.columns])).schema[0].dataType)
+        .alias("__r"),
+    ).unionByName(
+        right.select(
+            F.lit(1).alias("__side"),
+            *[
+                F.col(f"`{k}`").cast(left.schema[lk].dataType).alias(n)
+                for k, lk, n in zip(rkeys, lkeys, key_names, strict=True)
+            ],
+            F.lit(None)
+            .cast(left.select(F.struct(*[F.col(f"`{c}`") for c in left.columns])).schema[0].dataType)
+            .alias("__l"),
+            F.struct(*[F.col(f"`{c}`") for c in right.columns]).alias("__r"),
+        )
+    )
+    state = str(Path(checkpoint) / "state")
+    times = [
+        (0, left_watermark[0]) if left_watermark else None,
+        (1, right_watermark[0]) if right_watermark else None,
+    ]
+    watermarked = [t for t in times if t is not None]
+    marks_dir = str(Path(checkpoint) / "watermarks" / "0")
+    watermarks = _native.Watermarks(
+        marks_dir, [w[1] for w in (left_watermark, right_watermark) if w], settings
+    )
+
+    def task(batch_id: int, marks: tuple[int, int] | None, seen: Any) -> Any:
+        def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            from pyspark import TaskContext
+
+            from .streaming import StreamStreamJoin
+
+            got = list(batches)
+            if got:
+                table = pa.Table.from_batches(got)
+                side = table.column("__side")
+                lt = _side(table.filter(pc.equal(side, 0)), "__l", ls)
+                rt = _side(table.filter(pc.equal(side, 1)), "__r", rs)
+            else:
+                lt, rt = ls.empty_table(), rs.empty_table()
+            partition = TaskContext.get().partitionId()
+            j = StreamStreamJoin(checkpoint=state, partition_id=partition, **args)  # type: ignore[arg-type]
+            out = j._process(batch_id, lt, rt, marks, True)
+            for index, (which, column) in enumerate(watermarked):
+                m = _max_micros(lt if which == 0 else rt, column)
+                if m is not None:
+                    seen.add([(index, m)])
+            yield from out.to_batches()
+
+        return run
+
+    def each(batch_df: Any, batch_id: int) -> None:
+        _run_batch(batch_df, batch_id, key_names, task, out_schema, watermarks, on_batch)
+
+    return packed.writeStream.option("checkpointLocation", str(checkpoint)).foreachBatch(each)
+
+
+def session_window_stream(
+    df: DataFrame,
+    time: str,
+    gap: str,
+    by: str | Sequence[str] = (),
+    aggs: AggColumn | Sequence[AggColumn] = (),
+    *,
+    watermark: tuple[str, str] | None = None,
+    output_mode: str = "append",
+    checkpoint: str,
+    on_batch: OnBatch,
+    conf: Mapping[str, object] | None = None,
+) -> DataStreamWriter:
+    """Spark's streaming ``groupBy(session_window(time, gap), *by).agg(*aggs)`` run by
+    ferrospark inside Structured Streaming (see the module doc): the same aggregation as
+    :class:`ferrospark.streaming.SessionWindowAggregation`, its sessions partitioned by
+    ``by`` across Spark's tasks. ``on_batch(df, batch_id)`` receives each batch's output.
+    Returns the query's ``DataStreamWriter``: choose a trigger and ``start()`` it."""
+    import tempfile
+
+    from .streaming import SessionWindowAggregation
+
+    if not df.isStreaming:
+        raise ValueError("fss.session_window_stream aggregates a streaming DataFrame (spark.readStream...)")
+    spark = df.sparkSession
+    settings = _settings(spark, conf)
+    schema = arrow_schema(df)
+    keys = [by] if isinstance(by, str) else list(by)
+    args = {
+        "time": time,
+        "gap": gap,
+        "by": keys,
+        "aggs": aggs,
+        "watermark": watermark,
+        "output_mode": output_mode,
+        "conf": settings,
+    }
+    with tempfile.TemporaryDirectory() as probe:
+        out_schema = (
+            SessionWindowAggregation(checkpoint=probe, **args).process(0, schema.empty_table()).schema
+        )  # type: ignore[arg-type]
+    state = str(Path(checkpoint) / "state")
+    watermarks = _native.Watermarks(
+        str(Path(checkpoint) / "watermarks" / "0"), [watermark[1]] if watermark else [], settings
+    )
+
+    def task(batch_id: int, marks: tuple[int, int] | None, seen: Any) -> Any:
+        def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            from pyspark import TaskContext
+
+            from .streaming import SessionWindowAggregation
+
+            got = list(batches)
+            table = pa.Table.from_batches(got).cast(schema) if got else schema.empty_table()
+            partition = TaskContext.get().partitionId()
+            sw = SessionWindowAggregation(checkpoint=state, partition_id=partition, **args)  # type: ignore[arg-type]
+            out = sw._process(batch_id, table, marks, True)
+            if watermark:
+                m = _max_micros(table, time)
+                if m is not None:
+                    seen.add([(0, m)])
+            yield from out.to_batches()
+
+        return run
+
+    def each(batch_df: Any, batch_id: int) -> None:
+        _run_batch(batch_df, batch_id, [f"`{k}`" for k in keys], task, out_schema, watermarks, on_batch)
+
+    return df.writeStream.option("checkpointLocation", str(checkpoint)).foreachBatch(each)
+
+
+__all__ = ["session_window_stream", "stream_join"]

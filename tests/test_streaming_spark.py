@@ -1,0 +1,318 @@
+"""Stream-stream joins and streaming session windows against Spark Structured Streaming,
+batch by batch: the same micro-batches (a file source taking one file per trigger under
+``Trigger.AvailableNow``) through Spark and through ``ferrospark.streaming``, each batch's
+output compared, the trailing no-data batch Spark runs to flush outer rows and sessions
+included. The data has NULL keys, duplicates, unicode, out-of-order and late rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from streaming_oracle import run_session_window_stream, run_stream_join
+
+import ferrospark as fs
+from ferrospark import streaming as fst
+
+UTC = dt.timezone.utc
+BASE = dt.datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+TS = pa.timestamp("us", tz="UTC")
+
+
+def _minutes(m: float) -> dt.datetime:
+    return BASE + dt.timedelta(minutes=m)
+
+
+def _side(rows: list[tuple[Any, dt.datetime | None, str | None]], k: str, t: str, v: str) -> pa.Table:
+    return pa.table(
+        {
+            k: pa.array([r[0] for r in rows], pa.int64()),
+            t: pa.array([r[1] for r in rows], TS),
+            v: pa.array([r[2] for r in rows], pa.string()),
+        }
+    )
+
+
+def join_input(seed: int, names: tuple[str, str, str, str, str, str], batches: int = 6) -> tuple[list, list]:
+    """Batches of both sides: a clock moving 10 minutes a batch, rows up to 6 minutes out of
+    order, one in ten 40 minutes behind (late), NULL keys and times, duplicate rows, and a
+    last batch with one far-future row per side, unmatched, to move the watermarks on."""
+    rng = random.Random(seed)
+    lk, lt, lv, rk, rt, rv = names
+    left, right = [], []
+    for b in range(batches):
+        clock = 10 * b
+
+        def rows(prefix: str, keys: int, b: int = b, clock: int = clock) -> list:
+            out = []
+            for i in range(rng.randrange(0, 12)):
+                late = rng.random() < 0.1
+                t = _minutes(clock + rng.uniform(-6, 3) - (40 if late else 0))
+                key = None if rng.random() < 0.05 else rng.randrange(keys)
+                row = (key, None if rng.random() < 0.03 else t, f"{prefix}{b}·{i}ü")
+                out.append(row)
+                if rng.random() < 0.1:
+                    out.append(row)
+            return out
+
+        left.append(_side(rows("l", 6), lk, lt, lv))
+        right.append(_side(rows("r", 5), rk, rt, rv))
+    left.append(_side([(1000, _minutes(10 * batches + 500), "lend")], lk, lt, lv))
+    right.append(_side([(2000, _minutes(10 * batches + 500), "rend")], rk, rt, rv))
+    return left, right
+
+
+def _key(v: Any) -> tuple:
+    return (v is None, "" if v is None else str(type(v)), v if v is not None else 0)
+
+
+def _plain(v: Any) -> Any:
+    return tuple(v.values()) if isinstance(v, dict) else v
+
+
+def rows_of(t: pa.Table) -> list[tuple]:
+    """The table's rows, sorted (NULLs last), timestamps as UTC datetimes, structs as tuples."""
+    rows = [tuple(_plain(v) for v in r.values()) for r in t.to_pylist()]
+    return sorted(rows, key=lambda r: tuple(_key(v) for v in r))
+
+
+def compare_batches(spark_run: Any, ours: dict[int, pa.Table]) -> None:
+    assert [b for b, _ in spark_run.outputs] == sorted(ours), "the same micro-batches ran"
+    emitted = 0
+    for batch_id, table in spark_run.outputs:
+        mine = ours[batch_id]
+        assert mine.column_names == table.column_names, batch_id
+        assert rows_of(mine) == rows_of(table), f"batch {batch_id}"
+        emitted += table.num_rows
+    assert emitted > 0, "the comparison saw rows"
+
+
+JOINS = ["inner", "left", "right", "full", "semi"]
+TIME_RANGE = "lt BETWEEN rt - INTERVAL 5 MINUTES AND rt + INTERVAL 5 MINUTES"
+
+
+@pytest.mark.parametrize("how", JOINS)
+def test_using_join_matches_spark_batch_by_batch(spark, tmp_path, how):
+    left, right = join_input(11, ("k", "lt", "lv", "k", "rt", "rv"))
+    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
+    theirs = run_stream_join(
+        spark, tmp_path / "spark", left, right, how=how, on=["k"], condition=TIME_RANGE, **wm
+    )
+    j = fst.StreamStreamJoin(on=["k"], how=how, condition=TIME_RANGE, checkpoint=str(tmp_path / "fs"), **wm)
+    ours = {}
+    for batch_id, _ in theirs.outputs:
+        has = batch_id < len(left)
+        ours[batch_id] = j.process(
+            batch_id, left[batch_id] if has else None, right[batch_id] if has else None
+        )
+    compare_batches(theirs, ours)
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "full"])
+def test_condition_join_with_a_one_side_filter_matches_spark(spark, tmp_path, how):
+    """Keys from the condition's equality; the left-only conjunct is Spark's pre-join filter,
+    so an outer join emits a left row failing it at once."""
+    left, right = join_input(5, ("lk", "lt", "lv", "rk", "rt", "rv"))
+    cond = f"lk = rk AND {TIME_RANGE} AND lv NOT LIKE '%3·%'"
+    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "5 minutes")}
+    theirs = run_stream_join(spark, tmp_path / "spark", left, right, how=how, condition=cond, **wm)
+    j = fst.StreamStreamJoin(on=cond, how=how, checkpoint=str(tmp_path / "fs"), **wm)
+    ours = {}
+    for batch_id, _ in theirs.outputs:
+        has = batch_id < len(left)
+        ours[batch_id] = j.process(
+            batch_id, left[batch_id] if has else None, right[batch_id] if has else None
+        )
+    compare_batches(theirs, ours)
+
+
+def test_the_max_watermark_policy_matches_spark(spark, tmp_path):
+    left, right = join_input(23, ("k", "lt", "lv", "k", "rt", "rv"))
+    wm = {"left_watermark": ("lt", "2 minutes"), "right_watermark": ("rt", "15 minutes")}
+    conf = {"spark.sql.streaming.multipleWatermarkPolicy": "max"}
+    theirs = run_stream_join(
+        spark, tmp_path / "spark", left, right, how="left", on=["k"], condition=TIME_RANGE, conf=conf, **wm
+    )
+    j = fst.StreamStreamJoin(
+        on=["k"], how="left", condition=TIME_RANGE, checkpoint=str(tmp_path / "fs"), conf=conf, **wm
+    )
+    ours = {}
+    for batch_id, _ in theirs.outputs:
+        has = batch_id < len(left)
+        ours[batch_id] = j.process(
+            batch_id, left[batch_id] if has else None, right[batch_id] if has else None
+        )
+    compare_batches(theirs, ours)
+
+
+def test_joins_spark_refuses_are_refused(tmp_path):
+    for how, wm, cond in [
+        ("left", {}, TIME_RANGE),
+        ("left", {"left_watermark": ("lt", "5 minutes")}, TIME_RANGE),
+        ("full", {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "5 minutes")}, None),
+        ("semi", {}, None),
+    ]:
+        left, right = join_input(1, ("k", "lt", "lv", "k", "rt", "rv"), batches=1)
+        j = fst.StreamStreamJoin(on=["k"], how=how, condition=cond, checkpoint=str(tmp_path / how), **wm)
+        with pytest.raises(fs.AnalysisError, match="not supported without a watermark in the join keys"):
+            j.process(0, left[0], right[0])
+    # Accepted by Spark: the nullable side watermarked and bounded.
+    j = fst.StreamStreamJoin(
+        on=["k"],
+        how="left",
+        condition=TIME_RANGE,
+        right_watermark=("rt", "5 minutes"),
+        checkpoint=str(tmp_path / "ok"),
+    )
+    left, right = join_input(1, ("k", "lt", "lv", "k", "rt", "rv"), batches=1)
+    j.process(0, left[0], right[0])
+
+
+def session_input(seed: int, batches: int = 6) -> list[pa.Table]:
+    """Clicks of six users (one NULL), the clock moving 4 minutes a batch, up to 3 minutes out
+    of order, some rows 30 minutes late, then one far-future row to close every session."""
+    rng = random.Random(seed)
+    users = ["ana", "bo", "çelik", "dé", "eve", None]
+    out = []
+    for b in range(batches):
+        rows = []
+        for _ in range(rng.randrange(0, 15)):
+            late = rng.random() < 0.1
+            t = _minutes(4 * b + rng.uniform(-3, 1) - (30 if late else 0))
+            rows.append((rng.choice(users), t, rng.randrange(-5, 50)))
+        out.append(rows)
+    out.append([("zz", _minutes(4 * batches + 600), 0)])
+    return [
+        pa.table(
+            {
+                "user": pa.array([r[0] for r in rows], pa.string()),
+                "ts": pa.array([r[1] for r in rows], TS),
+                "v": pa.array([r[2] for r in rows], pa.int64()),
+            }
+        )
+        for rows in out
+    ]
+
+
+def _session_run(spark, tmp_path, batches, *, gap, our_gap, mode, watermark=("ts", "5 minutes")) -> None:
+    theirs = run_session_window_stream(
+        spark,
+        tmp_path / "spark",
+        batches,
+        time="ts",
+        gap=gap,
+        by=["user"],
+        aggs=["count(*) AS n", "sum(v) AS s", "max(v) AS top"],
+        watermark=watermark,
+        output_mode=mode,
+    )
+    sw = fst.SessionWindowAggregation(
+        "ts",
+        our_gap,
+        by="user",
+        aggs=[fs.count("*").alias("n"), fs.sum("v").alias("s"), fs.max("v").alias("top")],
+        watermark=watermark,
+        output_mode=mode,
+        checkpoint=str(tmp_path / "fs"),
+    )
+    ours = {}
+    for batch_id, _ in theirs.outputs:
+        ours[batch_id] = sw.process(batch_id, batches[batch_id] if batch_id < len(batches) else None)
+    compare_batches(theirs, ours)
+    assert sw.metrics()["numRowsTotal"] >= 0
+
+
+@pytest.mark.parametrize("mode", ["append", "complete"])
+def test_session_windows_match_spark_batch_by_batch(spark, tmp_path, mode):
+    _session_run(spark, tmp_path, session_input(3), gap="2 minutes", our_gap="2 minutes", mode=mode)
+
+
+def test_a_per_row_gap_matches_spark(spark, tmp_path):
+    gap = "CASE WHEN user = 'ana' THEN '30 seconds' WHEN user = 'bo' THEN '-1 minute' ELSE '3 minutes' END"
+    _session_run(spark, tmp_path, session_input(8), gap=gap, our_gap=fs.expr(gap), mode="append")
+
+
+def test_append_without_a_watermark_is_refused(tmp_path):
+    with pytest.raises(fs.AnalysisError, match="Append output mode not supported"):
+        sw = fst.SessionWindowAggregation(
+            "ts", "5 minutes", by="user", aggs=[fs.count()], checkpoint=str(tmp_path)
+        )
+        sw.process(0, session_input(1)[0])
+
+
+def _fss_collect(writer: Any) -> None:
+    q = writer.trigger(availableNow=True).start()
+    q.awaitTermination(600)
+    err = q.exception()
+    if err is not None:
+        raise err
+
+
+@pytest.mark.parametrize("how", ["left", "full"])
+def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how):
+    """ferrospark's join as the stateful step of a Structured Streaming query, its state
+    split over Spark's shuffle partitions: each batch equals Spark's own join's. Spark gives
+    its own join a trailing no-data batch; the fss query gets an empty batch in its place."""
+    from streaming_oracle import _read_stream, write_batches
+
+    from ferrospark import spark as fss
+
+    left, right = join_input(31, ("k", "lt", "lv", "k", "rt", "rv"))
+    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
+    theirs = run_stream_join(
+        spark, tmp_path / "spark", left, right, how=how, on=["k"], condition=TIME_RANGE, **wm
+    )
+    write_batches(tmp_path / "in" / "left", [*left, left[0].schema.empty_table()])
+    write_batches(tmp_path / "in" / "right", [*right, right[0].schema.empty_table()])
+    got: dict[int, pa.Table] = {}
+    writer = fss.stream_join(
+        _read_stream(spark, tmp_path / "in" / "left", None),
+        _read_stream(spark, tmp_path / "in" / "right", None),
+        on=["k"],
+        how=how,
+        condition=TIME_RANGE,
+        checkpoint=str(tmp_path / "ckpt"),
+        on_batch=lambda df, b: got.__setitem__(b, df.toArrow()),
+        **wm,
+    )
+    _fss_collect(writer)
+    compare_batches(theirs, got)
+    parts = sorted(p.name for p in (tmp_path / "ckpt" / "state" / "0").iterdir())
+    assert parts == [str(i) for i in range(int(spark.conf.get("spark.sql.shuffle.partitions")))], parts
+
+
+def test_fss_session_windows_match_sparks_own(spark, tmp_path):
+    from streaming_oracle import _read_stream, write_batches
+
+    from ferrospark import spark as fss
+
+    batches = session_input(17)
+    watermark = ("ts", "5 minutes")
+    theirs = run_session_window_stream(
+        spark,
+        tmp_path / "spark",
+        batches,
+        time="ts",
+        gap="2 minutes",
+        by=["user"],
+        aggs=["count(*) AS n", "sum(v) AS s"],
+        watermark=watermark,
+        output_mode="append",
+    )
+    write_batches(tmp_path / "in", [*batches, batches[0].schema.empty_table()])
+    got: dict[int, pa.Table] = {}
+    writer = fss.session_window_stream(
+        _read_stream(spark, tmp_path / "in", None),
+        "ts",
+        "2 minutes",
+        by="user",
+        aggs=[fs.count("*").alias("n"), fs.sum("v").alias("s")],
+        watermark=watermark,
+        checkpoint=str(tmp_path / "ckpt"),
+        on_batch=lambda df, b: got.__setitem__(b, df.toArrow()),
+    )
+    _fss_collect(writer)
+    compare_batches(theirs, got)
