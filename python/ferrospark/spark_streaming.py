@@ -166,7 +166,7 @@ def stream_join(
             F.struct(*[F.col(f"`{c}`") for c in right.columns]).alias("__r"),
         )
     )
-    state = str(Path(checkpoint) / "state")
+    state = str(checkpoint)  # the operators lay out <checkpoint>/state/0/<partition>
     times = [
         (0, left_watermark[0]) if left_watermark else None,
         (1, right_watermark[0]) if right_watermark else None,
@@ -249,7 +249,7 @@ def session_window_stream(
         out_schema = (
             SessionWindowAggregation(checkpoint=probe, **args).process(0, schema.empty_table()).schema
         )  # type: ignore[arg-type]
-    state = str(Path(checkpoint) / "state")
+    state = str(checkpoint)  # the operators lay out <checkpoint>/state/0/<partition>
     watermarks = _native.Watermarks(
         str(Path(checkpoint) / "watermarks" / "0"), [watermark[1]] if watermark else [], settings
     )
