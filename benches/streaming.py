@@ -152,6 +152,7 @@ def in_process(root: Path, workload: str, batches: int) -> dict[str, float]:
 def _spark_session() -> Any:
     from pyspark.sql import SparkSession
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     s = (
         SparkSession.builder.master("local[2]")
         .appName("ferrospark-streaming-bench")

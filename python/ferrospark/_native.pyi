@@ -149,7 +149,7 @@ class StreamStreamJoin:
         right_watermark: tuple[str, str] | None = None,
         conf: dict[str, str] | None = None,
         operator_id: int = 0,
-        partition_id: int = 0,
+        partition_id: int | None = None,
     ) -> None: ...
     def process(self, batch_id: int, left: pa.Table | None = None, right: pa.Table | None = None) -> pa.Table: ...
     def process_under(
@@ -171,7 +171,7 @@ class SessionWindowAggregation:
         output_mode: str = "append",
         conf: dict[str, str] | None = None,
         operator_id: int = 0,
-        partition_id: int = 0,
+        partition_id: int | None = None,
     ) -> None: ...
     def process(self, batch_id: int, table: pa.Table | None = None) -> pa.Table: ...
     def process_under(self, batch_id: int, table: pa.Table | None, marks: tuple[int, int] | None) -> pa.Table: ...

@@ -146,7 +146,10 @@ class StreamStreamJoin:
     output, first) or a condition (SQL text or a Column) whose ``left_col = right_col``
     equalities are the keys; ``condition`` adds to it, typically a time range such as
     ``"lt BETWEEN rt - INTERVAL 10 MINUTES AND rt"``. ``how`` is ``inner``, ``left``,
-    ``right``, ``full`` or ``semi``. An outer or semi join needs what lets its waiting rows
+    ``right``, ``full`` or ``semi``. The keys are split over
+    ``ferrospark.streaming.statePartitions`` state partitions (default: the cores, fixed for
+    a checkpoint by its first batch), each run on its own thread; ``partition_id`` runs one
+    of them alone (as a Spark task does). An outer or semi join needs what lets its waiting rows
     go (a watermark on a join key, or a watermark on the side whose rows wait and a time
     range bounding it), as Spark requires; otherwise an ``AnalysisError`` says what to add.
 
@@ -168,7 +171,7 @@ class StreamStreamJoin:
         checkpoint: str,
         conf: Mapping[str, object] | None = None,
         operator_id: int = 0,
-        partition_id: int = 0,
+        partition_id: int | None = None,
     ) -> None:
         if isinstance(on, str | Column) and not (isinstance(on, str) and on.isidentifier()):
             self._using: list[str] = []
@@ -289,7 +292,7 @@ class SessionWindowAggregation:
         checkpoint: str,
         conf: Mapping[str, object] | None = None,
         operator_id: int = 0,
-        partition_id: int = 0,
+        partition_id: int | None = None,
     ) -> None:
         from .aggregate import _aggs
 

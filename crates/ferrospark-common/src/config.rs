@@ -59,6 +59,10 @@ pub const PROGRESS_BAR: &str = "ferrospark.progress.bar";
 /// How long a query runs before its progress bar appears (`ferrospark.progress.delay`,
 /// milliseconds; default 2000).
 pub const PROGRESS_DELAY: &str = "ferrospark.progress.delay";
+/// Into how many state partitions an in-process streaming operator splits its keys, each
+/// run on its own thread (`ferrospark.streaming.statePartitions`; default: the cores).
+/// Fixed for a checkpoint by its first batch, as Spark fixes its shuffle partitions.
+pub const STREAMING_STATE_PARTITIONS: &str = "ferrospark.streaming.statePartitions";
 
 /// Every `ferrospark.*` key ferrospark reads. Setting any other `ferrospark.*` key is an error
 /// (a typo would otherwise be ignored silently); `spark.*` and other keys are accepted as
@@ -75,6 +79,7 @@ pub const KNOWN_FERROSPARK_KEYS: &[&str] = &[
     PREFER_HASH_JOIN,
     PROGRESS_BAR,
     PROGRESS_DELAY,
+    STREAMING_STATE_PARTITIONS,
 ];
 
 /// The prefix of ferrospark's own keys, which are checked against [`KNOWN_FERROSPARK_KEYS`].

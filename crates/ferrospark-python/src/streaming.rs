@@ -10,10 +10,9 @@ use arrow_array::RecordBatch;
 use arrow_schema::{Field, Schema, SchemaRef};
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::interval::interval_text_micros;
-use ferrospark_stream::join::exec::{StreamJoin, StreamJoinSpec, StreamJoinType};
-use ferrospark_stream::session::{
-    OutputMode, SessionGap, SessionWindowAggregation, SessionWindowSpec,
-};
+use ferrospark_stream::join::exec::{StreamJoinSpec, StreamJoinType};
+use ferrospark_stream::partitioned::{PartitionedSessionWindow, PartitionedStreamJoin};
+use ferrospark_stream::session::{OutputMode, SessionGap, SessionWindowSpec};
 use ferrospark_stream::state::{
     collect, open_provider, StateStoreConf, StateStoreId, StateStoreMetrics, StateStoreProvider,
 };
@@ -175,7 +174,7 @@ fn locked_op<'a, T>(m: &'a Mutex<T>) -> Result<std::sync::MutexGuard<'a, T>> {
 /// One partition of a stream-stream join.
 #[pyclass(name = "StreamStreamJoin", module = "ferrospark._native", frozen)]
 pub(crate) struct PyStreamStreamJoin {
-    join: Mutex<StreamJoin>,
+    join: Mutex<PartitionedStreamJoin>,
     left: SchemaRef,
     right: SchemaRef,
 }
@@ -184,7 +183,7 @@ pub(crate) struct PyStreamStreamJoin {
 impl PyStreamStreamJoin {
     /// Opens the join of `left_schema` and `right_schema` rows under `checkpoint`.
     #[new]
-    #[pyo3(signature = (checkpoint, left_schema, right_schema, left_keys, right_keys, how, condition=None, left_watermark=None, right_watermark=None, conf=None, operator_id=0, partition_id=0))]
+    #[pyo3(signature = (checkpoint, left_schema, right_schema, left_keys, right_keys, how, condition=None, left_watermark=None, right_watermark=None, conf=None, operator_id=0, partition_id=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -199,7 +198,7 @@ impl PyStreamStreamJoin {
         right_watermark: Option<(String, String)>,
         conf: Option<HashMap<String, String>>,
         operator_id: u64,
-        partition_id: u32,
+        partition_id: Option<u32>,
     ) -> PyResult<Self> {
         let cfg = config_from(py, conf)?;
         let join_type = match how.to_ascii_lowercase().replace('_', "").as_str() {
@@ -228,7 +227,7 @@ impl PyStreamStreamJoin {
         };
         let join = py
             .run_detached(|| {
-                StreamJoin::open(
+                PartitionedStreamJoin::open(
                     spec,
                     std::path::Path::new(&checkpoint),
                     operator_id,
@@ -360,7 +359,7 @@ impl PyWatermarks {
     frozen
 )]
 pub(crate) struct PySessionWindowAggregation {
-    agg: Mutex<SessionWindowAggregation>,
+    agg: Mutex<PartitionedSessionWindow>,
     input: SchemaRef,
 }
 
@@ -369,7 +368,7 @@ impl PySessionWindowAggregation {
     /// Opens the aggregation of `schema` rows under `checkpoint`; `gap` is interval text or
     /// a per-row expression.
     #[new]
-    #[pyo3(signature = (checkpoint, schema, time, gap_text, gap_expr, by, aggs, watermark=None, output_mode="append", conf=None, operator_id=0, partition_id=0))]
+    #[pyo3(signature = (checkpoint, schema, time, gap_text, gap_expr, by, aggs, watermark=None, output_mode="append", conf=None, operator_id=0, partition_id=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -384,7 +383,7 @@ impl PySessionWindowAggregation {
         output_mode: &str,
         conf: Option<HashMap<String, String>>,
         operator_id: u64,
-        partition_id: u32,
+        partition_id: Option<u32>,
     ) -> PyResult<Self> {
         let cfg = config_from(py, conf)?;
         let input = input_schema(schema);
@@ -406,7 +405,7 @@ impl PySessionWindowAggregation {
         };
         let agg = py
             .run_detached(|| {
-                SessionWindowAggregation::open(
+                PartitionedSessionWindow::open(
                     spec,
                     std::path::Path::new(&checkpoint),
                     operator_id,

@@ -20,6 +20,7 @@
 //! ```
 
 pub mod join;
+pub mod partitioned;
 pub mod session;
 pub mod state;
 pub mod watermark;

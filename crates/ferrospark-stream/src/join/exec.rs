@@ -376,6 +376,17 @@ impl StreamJoin {
                     .into(),
             ));
         }
+        for (l, r) in spec.left_keys.iter().zip(&spec.right_keys) {
+            let lt = spec.left_schema.field_with_name(l).map(|f| f.data_type().clone());
+            let rt = spec.right_schema.field_with_name(r).map(|f| f.data_type().clone());
+            if let (Ok(lt), Ok(rt)) = (lt, rt) {
+                if lt != rt {
+                    return Err(FerroError::Analysis(format!(
+                        "the join keys `{l}` ({lt}) and `{r}` ({rt}) have different types: cast one to the other's type"
+                    )));
+                }
+            }
+        }
         let (left_only, right_only, both) = split_condition(
             spec.condition.as_ref(),
             &spec.left_schema,
@@ -609,8 +620,7 @@ fn evict(
             state.remove_by_key(&mut |k| Ok(gone.contains(k)))
         }
         Some(StateWatermarkPredicate::Value { watermark_ms, .. }) => {
-            let bound = watermark_ms.saturating_mul(1000);
-            state.remove_by_value(&mut |r| Ok(r.time.is_some_and(|t| t <= bound)))
+            state.remove_older(watermark_ms.saturating_mul(1000))
         }
         None => Ok(Vec::new()),
     }

@@ -267,6 +267,49 @@ impl<'a> JoinStateManager<'a> {
         Ok(removed)
     }
 
+    /// Removes each row whose event time is at or below `bound` (microseconds): Spark's
+    /// state value watermark predicate. One pass over the rows reads only their stored
+    /// times; only the keys with such rows are then compacted. The rows removed.
+    pub fn remove_older(&mut self, bound: i64) -> Result<Vec<StoredRow>> {
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        self.rows.scan(b"", &mut |k, v| {
+            let old = v.len() >= HEADER
+                && v[1] == 1
+                && v[2..HEADER]
+                    .try_into()
+                    .map(i64::from_be_bytes)
+                    .is_ok_and(|t| t <= bound);
+            if old {
+                // The stored key: its length, the key, the index.
+                let key = k.get(4..k.len().saturating_sub(8)).unwrap_or_default();
+                if keys.last().map(Vec::as_slice) != Some(key) {
+                    keys.push(key.to_vec());
+                }
+            }
+            Ok(true)
+        })?;
+        let mut removed = Vec::new();
+        for key in keys {
+            let rows = self.get(&key)?;
+            let before = rows.len();
+            let (gone, kept): (Vec<StoredRow>, Vec<StoredRow>) = rows
+                .into_iter()
+                .partition(|r| r.time.is_some_and(|t| t <= bound));
+            for (i, r) in kept.iter().enumerate() {
+                self.rows.put(
+                    &indexed(&key, i as u64)?,
+                    &encoded(&r.row, r.time, r.matched),
+                )?;
+            }
+            for i in kept.len() as u64..before as u64 {
+                self.rows.remove(&indexed(&key, i)?)?;
+            }
+            self.set_count(&key, kept.len() as u64)?;
+            removed.extend(gone);
+        }
+        Ok(removed)
+    }
+
     /// Rows buffered, over all keys.
     pub fn num_rows(&self) -> Result<u64> {
         let mut n = 0;

@@ -85,9 +85,13 @@ fn a_sides_rows_match_a_model() {
                     }
                     _ => {
                         let below = rng.random_range(0..50u8);
-                        let got = m
-                            .remove_by_value(&mut |r| Ok(r.row[0] < below))
-                            .expect("by value");
+                        // Both forms: by a condition on the row, and by the stored time.
+                        let got = if v % 2 == 0 {
+                            m.remove_by_value(&mut |r| Ok(r.row[0] < below))
+                        } else {
+                            m.remove_older(i64::from(below) - 1)
+                        }
+                        .expect("by value");
                         let mut want = Vec::new();
                         for rows in model.values_mut() {
                             want.extend(rows.iter().filter(|(r, _)| r[0] < below).cloned());
@@ -473,6 +477,43 @@ mod exec {
             assert_eq!(inner, want.pairs, "seed {seed}");
             drawn_from(&right, &want.right_unmatched, "right");
         }
+    }
+
+    #[test]
+    fn state_partitions_on_threads_give_one_partitions_rows() {
+        use crate::partitioned::PartitionedStreamJoin;
+        let input = batches(4);
+        let run = |n: &str| {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let mut cfg = Config::default();
+            cfg.set("ferrospark.streaming.statePartitions", n).expect("set");
+            let mut j = PartitionedStreamJoin::open(
+                spec(StreamJoinType::FullOuter),
+                dir.path(),
+                0,
+                None,
+                &cfg,
+            )
+            .expect("open");
+            assert_eq!(j.partitions().to_string(), n);
+            let mut out = Vec::new();
+            for (b, (l, r)) in input.iter().enumerate() {
+                let mut p = pairs(
+                    &j.process(
+                        b as u64,
+                        Some(&batch(&schema("l"), l)),
+                        Some(&batch(&schema("r"), r)),
+                    )
+                    .expect("batch"),
+                );
+                p.sort();
+                out.push(p);
+            }
+            out
+        };
+        let one = run("1");
+        assert!(one.iter().map(Vec::len).sum::<usize>() > 0);
+        assert_eq!(run("3"), one);
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The default provider, as Spark's `HDFSBackedStateStoreProvider`: each version's state is a
 //! sorted map in memory; a commit writes the version's changes as a delta file, and a
 //! snapshot of the whole map when `minDeltasForSnapshot` deltas have been written since the
-//! last one. The two latest versions stay in memory (Spark's
+//! last one. Up to two versions stay in memory (Spark's
 //! `spark.sql.streaming.maxBatchesToRetainInMemory`); an older one is rebuilt from its
-//! latest snapshot and the deltas after it.
+//! latest snapshot and the deltas after it. A commit takes the version it started from
+//! over and changes it in place (Spark copies it, which costs the whole state every
+//! batch): re-running that batch after a crash reads it back from its files.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -22,6 +24,13 @@ use super::{
 /// One version's state.
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
 
+/// A loaded version: its map and the bytes of its keys and values.
+#[derive(Debug, Clone, Default)]
+struct Version {
+    map: Map,
+    bytes: u64,
+}
+
 /// Versions kept loaded.
 const VERSIONS_IN_MEMORY: usize = 2;
 
@@ -30,7 +39,7 @@ const VERSIONS_IN_MEMORY: usize = 2;
 pub struct MemoryStateStoreProvider {
     dir: PathBuf,
     conf: StateStoreConf,
-    loaded: BTreeMap<u64, Arc<Map>>,
+    loaded: BTreeMap<u64, Arc<Version>>,
     metrics: StateStoreMetrics,
 }
 
@@ -48,9 +57,9 @@ impl MemoryStateStoreProvider {
     }
 
     /// The state at `version`: from memory, else its latest snapshot and the deltas after.
-    fn load(&mut self, version: u64) -> Result<Arc<Map>> {
+    fn load(&mut self, version: u64) -> Result<Arc<Version>> {
         if version == 0 {
-            return Ok(Arc::new(Map::new()));
+            return Ok(Arc::new(Version::default()));
         }
         if let Some(m) = self.loaded.get(&version) {
             return Ok(m.clone());
@@ -83,12 +92,13 @@ impl MemoryStateStoreProvider {
             })?;
         }
         self.metrics.loads_from_files += 1;
-        let map = Arc::new(map);
-        self.keep(version, map.clone());
-        Ok(map)
+        let bytes = map.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum();
+        let loaded = Arc::new(Version { map, bytes });
+        self.keep(version, loaded.clone());
+        Ok(loaded)
     }
 
-    fn keep(&mut self, version: u64, map: Arc<Map>) {
+    fn keep(&mut self, version: u64, map: Arc<Version>) {
         self.loaded.insert(version, map);
         while self.loaded.len() > VERSIONS_IN_MEMORY {
             if let Some(&oldest) = self.loaded.keys().next() {
@@ -179,7 +189,7 @@ struct MemoryStateStore<'a> {
     provider: &'a mut MemoryStateStoreProvider,
     version: u64,
     /// The loaded version, shared with the provider's cache.
-    base: Arc<Map>,
+    base: Arc<Version>,
     /// This version's changes over `base`.
     changes: Changes,
     state: StoreState,
@@ -210,7 +220,7 @@ impl StateStore for MemoryStateStore<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(match self.changes.get(key) {
             Some(change) => change.clone(),
-            None => self.base.get(key).cloned(),
+            None => self.base.map.get(key).cloned(),
         })
     }
 
@@ -224,7 +234,7 @@ impl StateStore for MemoryStateStore<'_> {
         self.updating()?;
         let present = match self.changes.get(key) {
             Some(change) => change.is_some(),
-            None => self.base.contains_key(key),
+            None => self.base.map.contains_key(key),
         };
         if present {
             self.changes.insert(key.to_vec(), None);
@@ -237,6 +247,7 @@ impl StateStore for MemoryStateStore<'_> {
         let range = (Bound::Included(prefix.to_vec()), Bound::Unbounded);
         let mut base = self
             .base
+            .map
             .range(range.clone())
             .take_while(|(k, _)| k.starts_with(prefix))
             .peekable();
@@ -289,18 +300,27 @@ impl StateStore for MemoryStateStore<'_> {
                 .iter()
                 .map(|(k, v)| (k.as_slice(), v.as_deref())),
         )?;
-        let mut map = self.base.as_ref().clone();
+        // The cache gives the version up so that, unshared, it is changed in place.
+        p.loaded.remove(&self.version);
+        let base = std::mem::take(&mut self.base);
+        let Version { mut map, mut bytes } =
+            Arc::try_unwrap(base).unwrap_or_else(|shared| shared.as_ref().clone());
         let (mut updated, mut removed) = (0, 0);
         for (k, v) in std::mem::take(&mut self.changes) {
-            match v {
+            let size = k.len() as u64;
+            let old = match v {
                 Some(v) => {
                     updated += 1;
-                    map.insert(k, v);
+                    bytes += size + v.len() as u64;
+                    map.insert(k, v)
                 }
                 None => {
                     removed += 1;
-                    map.remove(&k);
+                    map.remove(&k)
                 }
+            };
+            if let Some(old) = old {
+                bytes -= size + old.len() as u64;
             }
         }
         p.metrics.deltas_written += 1;
@@ -309,10 +329,10 @@ impl StateStore for MemoryStateStore<'_> {
         // A re-run of this batch replaced the version; versions after it are stale.
         p.loaded.retain(|&v, _| v < next);
         p.metrics.num_keys = map.len() as u64;
-        p.metrics.memory_bytes = map.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum();
+        p.metrics.memory_bytes = bytes;
         p.metrics.rows_updated = updated;
         p.metrics.rows_removed = removed;
-        p.keep(next, Arc::new(map));
+        p.keep(next, Arc::new(Version { map, bytes }));
         p.metrics.commit_ms = start.elapsed().as_secs_f64() * 1000.0;
         p.metrics.disk_bytes = files::dir_bytes(&p.dir);
         self.state = StoreState::Committed;

@@ -165,6 +165,21 @@ pub struct StateStoreMetrics {
     pub loads_from_files: u64,
 }
 
+impl StateStoreMetrics {
+    /// Adds another partition's counters (commit time: the longest).
+    pub fn add(&mut self, o: &StateStoreMetrics) {
+        self.num_keys += o.num_keys;
+        self.rows_updated += o.rows_updated;
+        self.rows_removed += o.rows_removed;
+        self.memory_bytes += o.memory_bytes;
+        self.disk_bytes += o.disk_bytes;
+        self.commit_ms = self.commit_ms.max(o.commit_ms);
+        self.snapshots_written += o.snapshots_written;
+        self.deltas_written += o.deltas_written;
+        self.loads_from_files += o.loads_from_files;
+    }
+}
+
 /// What [`StateStore::scan`] calls with each key and value; `false` stops the scan.
 pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<bool>;
 
