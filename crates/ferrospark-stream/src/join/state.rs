@@ -51,6 +51,9 @@ pub struct StoredRow {
 /// One side's buffered rows at one version, being changed into the next.
 pub struct JoinStateManager<'a> {
     counts: Box<dyn StateStore + 'a>,
+    /// Counts changed in this batch, written to `counts` before it is read whole or
+    /// committed: a key appended to many times is written once.
+    pending: std::collections::HashMap<Vec<u8>, u64>,
     rows: Box<dyn StateStore + 'a>,
 }
 
@@ -114,20 +117,38 @@ impl<'a> JoinStateManager<'a> {
     ) -> Result<Self> {
         Ok(Self {
             counts: counts.get_store(version)?,
+            pending: std::collections::HashMap::new(),
             rows: rows.get_store(version)?,
         })
     }
 
     fn count(&self, key: &[u8]) -> Result<u64> {
+        if let Some(&n) = self.pending.get(key) {
+            return Ok(n);
+        }
         Ok(count_of(self.counts.get(key)?))
     }
 
     fn set_count(&mut self, key: &[u8], n: u64) -> Result<()> {
-        if n == 0 {
-            self.counts.remove(key)
-        } else {
-            self.counts.put(key, &n.to_be_bytes())
+        match self.pending.get_mut(key) {
+            Some(c) => *c = n,
+            None => {
+                self.pending.insert(key.to_vec(), n);
+            }
         }
+        Ok(())
+    }
+
+    /// Writes the pending counts to their store.
+    fn flush(&mut self) -> Result<()> {
+        for (k, n) in self.pending.drain() {
+            if n == 0 {
+                self.counts.remove(&k)?;
+            } else {
+                self.counts.put(&k, &n.to_be_bytes())?;
+            }
+        }
+        Ok(())
     }
 
     /// Buffers `row` (whose watermarked column is `time`) under `key`.
@@ -202,7 +223,8 @@ impl<'a> JoinStateManager<'a> {
     }
 
     /// Every key with buffered rows, in key order.
-    pub fn keys(&self) -> Result<Vec<Vec<u8>>> {
+    pub fn keys(&mut self) -> Result<Vec<Vec<u8>>> {
+        self.flush()?;
         let mut keys = Vec::new();
         self.counts.scan(b"", &mut |k, _| {
             keys.push(k.to_vec());
@@ -311,7 +333,8 @@ impl<'a> JoinStateManager<'a> {
     }
 
     /// Rows buffered, over all keys.
-    pub fn num_rows(&self) -> Result<u64> {
+    pub fn num_rows(&mut self) -> Result<u64> {
+        self.flush()?;
         let mut n = 0;
         self.counts.scan(b"", &mut |_, v| {
             n += count_of(Some(v.to_vec()));
@@ -322,6 +345,7 @@ impl<'a> JoinStateManager<'a> {
 
     /// Commits both stores: the new version.
     pub fn commit(&mut self) -> Result<u64> {
+        self.flush()?;
         let v = self.counts.commit()?;
         let w = self.rows.commit()?;
         if v != w {
@@ -334,6 +358,7 @@ impl<'a> JoinStateManager<'a> {
 
     /// Drops the changes of both stores.
     pub fn abort(&mut self) {
+        self.pending.clear();
         self.counts.abort();
         self.rows.abort();
     }

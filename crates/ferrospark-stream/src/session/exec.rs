@@ -493,6 +493,10 @@ impl Core {
     /// The output rows of `sessions`.
     fn emit(&self, sessions: &[StoredSession]) -> Result<RecordBatch> {
         let n = sessions.len();
+        if n == 0 {
+            // Some accumulators cannot hand out zero groups.
+            return Ok(RecordBatch::new_empty(self.output.clone()));
+        }
         let groups: Vec<u32> = (0..n as u32).collect();
         let buffers: Vec<&[u8]> = sessions.iter().map(|s| s.buffers.as_slice()).collect();
         let states = self.decode_buffers(&buffers)?;
@@ -583,8 +587,8 @@ impl SessionWindowAggregation {
             None => Vec::new(),
         };
         let buffers = match batch {
-            Some(b) => core.aggregate(b, &merged)?,
-            None => Vec::new(),
+            Some(b) if !merged.is_empty() => core.aggregate(b, &merged)?,
+            _ => Vec::new(),
         };
         let mut emitted: Vec<StoredSession> = Vec::new();
         for (m, buffers) in merged.into_iter().zip(buffers) {

@@ -300,3 +300,22 @@ fn append_without_a_watermark_is_refused() {
         .to_string();
     assert!(err.contains("Append output mode not supported"), "{err}");
 }
+
+#[test]
+fn a_batch_without_rows_for_a_partition_is_fine_with_any_aggregate() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = spec(OutputMode::Append, 10, 1_000);
+    let mut max = AggregateCall::new("max", vec![Expr::Column("v".into())]);
+    max.alias = Some("top".into());
+    let mut list = AggregateCall::new("collect_list", vec![Expr::Column("v".into())]);
+    list.alias = Some("all".into());
+    s.aggs = vec![max, list];
+    let mut sw =
+        SessionWindowAggregation::open(s, dir.path(), 0, 0, &Config::default()).expect("open");
+    let out = sw.process(0, Some(&batch(&[]))).expect("an empty batch");
+    assert_eq!(out.num_rows(), 0);
+    let out = sw
+        .process(1, Some(&batch(&[("a".into(), SEC, 1)])))
+        .expect("a batch");
+    assert_eq!(out.num_rows(), 0, "the session is still open");
+}
