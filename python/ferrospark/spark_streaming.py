@@ -13,7 +13,12 @@ step is ferrospark's. Each micro-batch (``foreachBatch``):
    event time each task saw moves the watermark for the next batch.
 
 A batch is committed as state version ``batch_id + 1``: a batch Spark runs again after a
-failure returns the same rows and changes nothing. Spark runs a batch only when a source
+failure returns the same rows and changes nothing.
+
+The checkpoint is a local path every executor reaches (one machine, or a shared POSIX
+mount such as NFS): the operators write their state with plain file I/O, so ``hdfs://``
+or ``s3a://`` checkpoints are refused. The query runs on classic Spark (``foreachBatch``
+with accumulators), not Spark Connect. Spark runs a batch only when a source
 has new files or rows (its own stateful operators also get "no-data" batches that only move
 the watermark on); here an outer join's unmatched rows and final sessions come out with the
 next batch that has data.
@@ -45,6 +50,23 @@ def _settings(spark: Any, conf: Mapping[str, object] | None) -> dict[str, str]:
     out = {k: v for k in keys if (v := spark.conf.get(k, None))}
     out.update({k: str(v) for k, v in (conf or {}).items()})
     return out
+
+
+def _local_checkpoint(checkpoint: str) -> str:
+    """The checkpoint as a local path (a ``file:`` URI's path); another scheme is refused."""
+    from urllib.parse import urlparse
+
+    text = str(checkpoint)
+    parsed = urlparse(text)
+    if parsed.scheme == "file":
+        return parsed.path
+    if "://" in text:
+        raise ValueError(
+            f"the checkpoint {text!r} is not a local path: ferrospark's state is written with "
+            "plain file I/O, so give a directory every executor reaches (a local disk, or a "
+            "shared mount such as NFS)"
+        )
+    return text
 
 
 def _partitions(spark: Any) -> int:
@@ -129,10 +151,11 @@ def stream_join(
 
     if not (left.isStreaming and right.isStreaming):
         raise ValueError("fss.stream_join joins two streaming DataFrames (spark.readStream...)")
+    checkpoint = _local_checkpoint(checkpoint)
     spark = left.sparkSession
     settings = _settings(spark, conf)
     ls, rs = arrow_schema(left), arrow_schema(right)
-    args = {
+    args: dict[str, Any] = {
         "on": on,
         "how": how,
         "condition": condition,
@@ -142,7 +165,7 @@ def stream_join(
     }
     # The join checked and its output schema found on the driver, before any batch runs.
     with tempfile.TemporaryDirectory() as probe:
-        j = StreamStreamJoin(checkpoint=probe, **args)  # type: ignore[arg-type]
+        j = StreamStreamJoin(checkpoint=probe, **args)
         lkeys, rkeys = j.keys(ls, rs)
         out_schema = j.process(0, ls.empty_table(), rs.empty_table()).schema
     key_names = [f"__k{i}" for i in range(len(lkeys))]
@@ -192,7 +215,7 @@ def stream_join(
             else:
                 lt, rt = ls.empty_table(), rs.empty_table()
             partition = TaskContext.get().partitionId()
-            j = StreamStreamJoin(checkpoint=state, partition_id=partition, **args)  # type: ignore[arg-type]
+            j = StreamStreamJoin(checkpoint=state, partition_id=partition, **args)
             out = j._process(batch_id, lt, rt, marks, True)
             for index, (which, column) in enumerate(watermarked):
                 m = _max_micros(lt if which == 0 else rt, column)
@@ -232,11 +255,12 @@ def session_window_stream(
 
     if not df.isStreaming:
         raise ValueError("fss.session_window_stream aggregates a streaming DataFrame (spark.readStream...)")
+    checkpoint = _local_checkpoint(checkpoint)
     spark = df.sparkSession
     settings = _settings(spark, conf)
     schema = arrow_schema(df)
     keys = [by] if isinstance(by, str) else list(by)
-    args = {
+    args: dict[str, Any] = {
         "time": time,
         "gap": gap,
         "by": keys,
@@ -248,7 +272,7 @@ def session_window_stream(
     with tempfile.TemporaryDirectory() as probe:
         out_schema = (
             SessionWindowAggregation(checkpoint=probe, **args).process(0, schema.empty_table()).schema
-        )  # type: ignore[arg-type]
+        )
     state = str(checkpoint)  # the operators lay out <checkpoint>/state/0/<partition>
     watermarks = _native.Watermarks(
         str(Path(checkpoint) / "watermarks" / "0"), [watermark[1]] if watermark else [], settings
@@ -263,7 +287,7 @@ def session_window_stream(
             got = list(batches)
             table = pa.Table.from_batches(got).cast(schema) if got else schema.empty_table()
             partition = TaskContext.get().partitionId()
-            sw = SessionWindowAggregation(checkpoint=state, partition_id=partition, **args)  # type: ignore[arg-type]
+            sw = SessionWindowAggregation(checkpoint=state, partition_id=partition, **args)
             out = sw._process(batch_id, table, marks, True)
             if watermark:
                 m = _max_micros(table, time)

@@ -62,16 +62,22 @@ class _Schemas:
 
     def get(self, name: str, seen: pa.Table | None) -> pa.Schema | None:
         path = self._dir / f"{name}.arrow"
-        if seen is not None:
-            if not path.exists():
-                self._dir.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".tmp-{os.getpid()}")
-                tmp.write_bytes(seen.schema.serialize().to_pybytes())
-                os.replace(tmp, path)
-            return seen.schema
-        if path.exists():
-            return pa.ipc.read_schema(pa.py_buffer(path.read_bytes()))
-        return None
+        kept = pa.ipc.read_schema(pa.py_buffer(path.read_bytes())) if path.exists() else None
+        if seen is None:
+            return kept
+        if kept is None:
+            self._dir.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".tmp-{os.getpid()}")
+            tmp.write_bytes(seen.schema.serialize().to_pybytes())
+            os.replace(tmp, path)
+        elif not kept.equals(seen.schema, check_metadata=False):
+            from .errors import StateStoreError
+
+            raise StateStoreError(
+                f"the {name} rows' columns ({seen.schema}) are not those this checkpoint's state "
+                f"was written with ({kept}): restore the input's columns or start a new checkpoint"
+            )
+        return seen.schema
 
 
 class StateStore:
@@ -94,8 +100,9 @@ class StateStore:
         store_name: str = "default",
         conf: Mapping[str, object] | None = None,
     ) -> None:
-        text = {k: str(v) for k, v in (conf or {}).items()}
-        self._native = _native.StateStore(str(checkpoint), operator_id, partition_id, store_name, text)
+        self._native = _native.StateStore(
+            str(checkpoint), operator_id, partition_id, store_name, _conf_text(conf)
+        )
 
     def latest_version(self) -> int:
         """The latest committed version (0 before the first commit)."""
@@ -125,6 +132,12 @@ class StateStore:
         the provider's ``snapshotsWritten``, ``deltasWritten``, ``loadedFromFiles``,
         ``diskBytes``."""
         return self._native.metrics()
+
+
+def _is_condition(text: str) -> bool:
+    """Whether ``on`` text is a join condition rather than one column's name."""
+    lowered = f" {text.lower()} "
+    return any(op in text for op in "=<>") or any(f" {w} " in lowered for w in ("and", "between", "or"))
 
 
 def _condition(c: Any) -> _native.Expr | None:
@@ -173,7 +186,7 @@ class StreamStreamJoin:
         operator_id: int = 0,
         partition_id: int | None = None,
     ) -> None:
-        if isinstance(on, str | Column) and not (isinstance(on, str) and on.isidentifier()):
+        if isinstance(on, Column) or (isinstance(on, str) and _is_condition(on)):
             self._using: list[str] = []
             cond = _condition(on)
             if condition is not None:

@@ -9,8 +9,10 @@
 //!                              ─▶ ...         ─┘   watermark: max event times of the batch
 //! ```
 //! The hash is FNV-1a over the key's `arrow-row` encoding: written here because the split
-//! must never change for a checkpoint, which a library's hasher does not promise. The number
-//! of partitions is recorded under the checkpoint by the first batch.
+//! must never change for a checkpoint, which a library's hasher does not promise (the state
+//! itself is `arrow-row` bytes too, so a checkpoint belongs to the arrow-rs row format it was
+//! written with). The number of partitions is recorded under the checkpoint when the
+//! operator is first opened.
 
 use std::path::Path;
 
@@ -30,13 +32,25 @@ use crate::watermark::{BatchWatermark, BatchWatermarks, WatermarkPolicy};
 pub fn state_partitions(checkpoint: &Path, operator_id: u64, cfg: &Config) -> Result<usize> {
     let dir = checkpoint.join("partitions");
     let path = dir.join(operator_id.to_string());
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        return text
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| state_error(&path, "not a partition count ferrospark wrote"));
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            return text
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| state_error(&path, "not a partition count ferrospark wrote"))
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(FerroError::io(&path, e)),
+        Err(_) => {}
+    }
+    let state = checkpoint.join("state").join(operator_id.to_string());
+    if state.exists() {
+        return Err(state_error(
+            &state,
+            "this operator's state was written without a recorded partition count (by one \
+             partition, or by a query on Spark): open it with partition_id, or start a new checkpoint",
+        ));
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let n = cfg.get_positive(STREAMING_STATE_PARTITIONS, cores)?;
@@ -81,7 +95,10 @@ impl Splitter {
             .keys
             .iter()
             .zip(&self.types)
-            .map(|(&i, t)| Ok(arrow_cast::cast(batch.column(i), t)?))
+            .map(|(&i, t)| {
+                let c = arrow_cast::cast(batch.column(i), t)?;
+                Ok(ferrospark_expr::normalize_key(&c))
+            })
             .collect::<Result<Vec<ArrayRef>>>()?;
         let encoded = self.rows.convert_columns(&cols)?;
         let mut parts: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -145,7 +162,10 @@ impl PartitionedStreamJoin {
         let (lk, rk) = parts[0].keys();
         let index = |s: &arrow_schema::SchemaRef, k: &[String]| {
             k.iter()
-                .map(|c| s.index_of(c).map_err(|e| FerroError::Internal(e.to_string())))
+                .map(|c| {
+                    s.index_of(c)
+                        .map_err(|e| FerroError::Internal(e.to_string()))
+                })
                 .collect::<Result<Vec<usize>>>()
         };
         let li = index(&spec.left_schema, lk)?;
@@ -197,6 +217,15 @@ impl PartitionedStreamJoin {
         self.parts.len()
     }
 
+    /// The latest batch every partition committed.
+    pub fn latest_version(&self) -> Result<u64> {
+        let mut latest = u64::MAX;
+        for p in &self.parts {
+            latest = latest.min(p.latest_version()?);
+        }
+        Ok(latest)
+    }
+
     /// The rows batch `batch_id` emits, the join keeping its own watermark.
     pub fn process(
         &mut self,
@@ -204,6 +233,7 @@ impl PartitionedStreamJoin {
         left: Option<&RecordBatch>,
         right: Option<&RecordBatch>,
     ) -> Result<RecordBatch> {
+        crate::state::check_batch(batch_id, self.latest_version()?)?;
         let marks = self.watermarks.begin(batch_id)?;
         let out = self.process_under(batch_id, left, right, marks)?;
         for (input, &(is_left, column)) in self.times.iter().enumerate() {
@@ -309,6 +339,11 @@ impl PartitionedSessionWindow {
 
     /// The sessions batch `batch_id` emits, the aggregation keeping its own watermark.
     pub fn process(&mut self, batch_id: u64, batch: Option<&RecordBatch>) -> Result<RecordBatch> {
+        let mut latest = u64::MAX;
+        for p in &self.parts {
+            latest = latest.min(p.latest_version()?);
+        }
+        crate::state::check_batch(batch_id, latest)?;
         let marks = self.watermarks.begin(batch_id)?;
         let out = self.process_under(batch_id, batch, marks)?;
         if let (Some(b), Some(t)) = (batch, self.time) {

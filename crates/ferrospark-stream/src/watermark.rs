@@ -167,6 +167,10 @@ pub fn micros(a: &ArrayRef) -> Result<TimestampMicrosecondArray> {
         .ok_or_else(|| FerroError::Internal("an event time that is not a timestamp".into()))
 }
 
+/// How many batches' watermarks stay saved (a batch re-runs only the last one, which
+/// needs its own and the one before; the rest is room for inspection).
+pub const WATERMARKS_KEPT: u64 = 100;
+
 /// The two watermarks a stateful operator's batch runs under (ms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchWatermark {
@@ -236,10 +240,15 @@ impl BatchWatermarks {
         self.tracker.observe(input, event_time_micros);
     }
 
-    /// Ends batch `batch_id`: the next batch's watermark is computed and saved.
+    /// Ends batch `batch_id`: the next batch's watermark is computed and saved; the
+    /// watermarks of batches more than [`WATERMARKS_KEPT`] before it are removed.
     pub fn end(&mut self, batch_id: u64) -> Result<()> {
         self.tracker.advance();
-        self.tracker.save(&self.dir, batch_id + 1)
+        self.tracker.save(&self.dir, batch_id + 1)?;
+        if let Some(old) = (batch_id + 1).checked_sub(WATERMARKS_KEPT) {
+            let _ = std::fs::remove_file(self.dir.join(old.to_string()));
+        }
+        Ok(())
     }
 }
 

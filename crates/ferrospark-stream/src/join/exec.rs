@@ -1,15 +1,16 @@
 //! The stream-stream join over micro-batches, as Spark's `StreamingSymmetricHashJoinExec`
-//! runs one partition of it.
+//! runs one partition of it: inner, left / right / full outer and left semi.
 //!
 //! ```text
-//!  batch b, under watermark W (computed at the end of batch b - 1):
-//!    left rows, late ones (time <= W) dropped ─▶ each joins the right state ─▶ kept in the
-//!        left state unless W already frees it (matched flag: whether it joined)
+//!  batch b, eviction watermark E (computed at the end of b - 1), late watermark L (b - 1's E):
+//!    left rows, late ones (time <= L) dropped, those failing the left-only conjuncts never
+//!        kept (an outer left side emits them at once) ─▶ each joins the right state ─▶ kept
+//!        in the left state (matched flag: whether it joined)
 //!    right rows, likewise ─▶ join the left state (which now holds this batch's left rows:
 //!        each new pair is made once)
-//!    outer side: rows W frees leave the state; those that never joined are emitted with
-//!        NULLs for the other side.  Other sides: rows W frees leave the state.
-//!    commit the four stores as version b + 1; the watermark moves for batch b + 1
+//!    rows E frees leave the state; an outer side's that never joined are emitted with NULLs
+//!        for the other side (a row E frees in its own batch still passes through the state)
+//!    commit the four stores as version b + 1
 //! ```
 //! Rows and keys live in the state as `arrow-row` encodings. A row with a NULL key is
 //! dropped on each side Spark's optimizer filters it from (see `join_side`); otherwise NULL
@@ -376,9 +377,24 @@ impl StreamJoin {
                     .into(),
             ));
         }
+        if spec.left_keys.len() != spec.right_keys.len() {
+            return Err(FerroError::Analysis(format!(
+                "the join has {} left keys ({}) and {} right keys ({}): give one of each side per key",
+                spec.left_keys.len(),
+                spec.left_keys.join(", "),
+                spec.right_keys.len(),
+                spec.right_keys.join(", ")
+            )));
+        }
         for (l, r) in spec.left_keys.iter().zip(&spec.right_keys) {
-            let lt = spec.left_schema.field_with_name(l).map(|f| f.data_type().clone());
-            let rt = spec.right_schema.field_with_name(r).map(|f| f.data_type().clone());
+            let lt = spec
+                .left_schema
+                .field_with_name(l)
+                .map(|f| f.data_type().clone());
+            let rt = spec
+                .right_schema
+                .field_with_name(r)
+                .map(|f| f.data_type().clone());
             if let (Ok(lt), Ok(rt)) = (lt, rt) {
                 if lt != rt {
                     return Err(FerroError::Analysis(format!(
@@ -464,6 +480,16 @@ impl StreamJoin {
         self.output.clone()
     }
 
+    /// The latest version all four stores committed: a batch whose commit a crash cut
+    /// between the stores runs again.
+    pub fn latest_version(&self) -> Result<u64> {
+        let mut latest = u64::MAX;
+        for p in &self.providers {
+            latest = latest.min(p.latest_version()?);
+        }
+        Ok(latest)
+    }
+
     /// The join keys, (left, right), the condition's equalities included.
     pub fn keys(&self) -> (&[String], &[String]) {
         (&self.spec.left_keys, &self.spec.right_keys)
@@ -478,7 +504,7 @@ impl StreamJoin {
         left: Option<&RecordBatch>,
         right: Option<&RecordBatch>,
     ) -> Result<RecordBatch> {
-        check_batch(batch_id, self.providers[0].latest_version()?)?;
+        check_batch(batch_id, self.latest_version()?)?;
         let marks = self.watermarks.begin(batch_id)?;
         let out = self.process_under(batch_id, left, right, marks)?;
         // Event times for the next batch's watermark.
@@ -504,7 +530,7 @@ impl StreamJoin {
         right: Option<&RecordBatch>,
         marks: Option<BatchWatermark>,
     ) -> Result<RecordBatch> {
-        check_batch(batch_id, self.providers[0].latest_version()?)?;
+        check_batch(batch_id, self.latest_version()?)?;
         for (side, batch) in [(&self.left, left), (&self.right, right)] {
             if let Some(b) = batch {
                 if b.schema().fields() != side.schema.fields() {
@@ -527,16 +553,6 @@ impl StreamJoin {
             self.spec.condition.as_ref(),
             wm,
         );
-        // Event times for the next batch's watermark.
-        let mut input_index = 0;
-        for (side, batch) in [(&self.left, left), (&self.right, right)] {
-            if let Some(i) = side.time {
-                if let Some(b) = batch {
-                    self.watermarks.observe(input_index, b.column(i))?;
-                }
-                input_index += 1;
-            }
-        }
         let (lc, rest) = self.providers.split_at_mut(1);
         let (lr, rest) = rest.split_at_mut(1);
         let (rc, rr) = rest.split_at_mut(1);
@@ -718,6 +734,10 @@ fn join_side(
     let (this, other) = sides;
     let (this_state, other_state) = states;
     let n = batch.num_rows();
+    if n == 0 {
+        // Nothing to join or keep (and some expressions cannot be evaluated over no rows).
+        return Ok(());
+    }
     let times = match this.time {
         Some(i) => Some(micros(batch.column(i))?),
         None => None,
@@ -748,7 +768,12 @@ fn join_side(
         let cols = take_all(batch.columns(), &failed)?;
         pieces.push(probe.padded(cols, this_is_left, failed.len())?);
     }
-    let keys: Vec<ArrayRef> = this.keys.iter().map(|&i| batch.column(i).clone()).collect();
+    // Spark normalises floating-point join keys (-0.0 is 0.0, every NaN one NaN).
+    let keys: Vec<ArrayRef> = this
+        .keys
+        .iter()
+        .map(|&i| ferrospark_expr::normalize_key(batch.column(i)))
+        .collect();
     let key_rows = this.key_rows.convert_columns(&keys)?;
     let rows = this.rows.convert_columns(batch.columns())?;
     let null_key = |r: usize| keys.iter().any(|k| k.is_null(r));

@@ -486,7 +486,8 @@ mod exec {
         let run = |n: &str| {
             let dir = tempfile::tempdir().expect("tempdir");
             let mut cfg = Config::default();
-            cfg.set("ferrospark.streaming.statePartitions", n).expect("set");
+            cfg.set("ferrospark.streaming.statePartitions", n)
+                .expect("set");
             let mut j = PartitionedStreamJoin::open(
                 spec(StreamJoinType::FullOuter),
                 dir.path(),

@@ -285,12 +285,21 @@ impl SessionWindowAggregation {
     pub fn metrics(&self) -> &StateStoreMetrics {
         &self.metrics
     }
+
+    /// The latest batch committed.
+    pub fn latest_version(&self) -> Result<u64> {
+        self.provider.latest_version()
+    }
 }
 
 impl Core {
     /// Each row's gap (microseconds; `None` drops the row).
     fn gaps(&self, batch: &RecordBatch) -> Result<Vec<Option<i64>>> {
         let n = batch.num_rows();
+        if n == 0 {
+            // Some expressions cannot be evaluated over no rows.
+            return Ok(Vec::new());
+        }
         let Some(e) = &self.gap else {
             let SessionGap::Fixed(g) = self.spec.gap else {
                 return Err(FerroError::Internal(
@@ -310,10 +319,11 @@ impl Core {
                     .ok_or_else(|| FerroError::Internal("a string gap".into()))?;
                 (0..n)
                     .map(|i| {
+                        // Text that is no interval, or one of months, drops the row.
                         if s.is_null(i) {
                             Ok(None)
                         } else {
-                            Ok(positive(interval_text_micros(s.value(i))?))
+                            Ok(positive(interval_text_micros(s.value(i)).ok().flatten()))
                         }
                     })
                     .collect()
@@ -341,14 +351,18 @@ impl Core {
         batch: &RecordBatch,
         late_micros: Option<i64>,
     ) -> Result<Vec<Merged>> {
-        let n = batch.num_rows();
         let times = micros(batch.column(self.time))?;
         let gaps = self.gaps(batch)?;
-        let key_cols: Vec<ArrayRef> = self.keys.iter().map(|&i| batch.column(i).clone()).collect();
+        // Grouping keys normalised as Spark's (-0.0 is 0.0, every NaN one NaN).
+        let key_cols: Vec<ArrayRef> = self
+            .keys
+            .iter()
+            .map(|&i| ferrospark_expr::normalize_key(batch.column(i)))
+            .collect();
         let key_rows = self.key_rows.convert_columns(&key_cols)?;
         let mut by_key: HashMap<&[u8], Vec<u32>> = HashMap::new();
-        for r in 0..n {
-            let Some(gap) = gaps[r].filter(|_| times.is_valid(r)) else {
+        for (r, gap) in gaps.iter().enumerate() {
+            let Some(gap) = gap.filter(|_| times.is_valid(r)) else {
                 continue;
             };
             // A row is late when its own span ends at or below the late watermark, before
@@ -483,9 +497,6 @@ impl Core {
         for acc in accs.iter_mut() {
             cols.extend(acc.state(EmitTo::All)?);
         }
-        if total == 0 {
-            return Ok(Vec::new());
-        }
         let encoded = self.buffer_rows.convert_columns(&cols)?;
         Ok((0..total).map(|i| encoded.row(i).data().to_vec()).collect())
     }
@@ -519,15 +530,7 @@ impl Core {
         let window =
             StructArray::try_new(window, vec![bound(&|s| s.start)?, bound(&|s| s.end)?], None)?;
         let mut columns: Vec<ArrayRef> = vec![Arc::new(window)];
-        if self.keys.is_empty() {
-            // No columns to decode.
-        } else if n == 0 {
-            columns.extend(
-                self.keys
-                    .iter()
-                    .map(|&i| arrow_array::new_empty_array(self.spec.schema.field(i).data_type())),
-            );
-        } else {
+        if !self.keys.is_empty() {
             let parser = self.key_rows.parser();
             columns.extend(
                 self.key_rows

@@ -319,3 +319,20 @@ fn a_batch_without_rows_for_a_partition_is_fine_with_any_aggregate() {
         .expect("a batch");
     assert_eq!(out.num_rows(), 0, "the session is still open");
 }
+
+#[test]
+fn a_per_row_gap_over_no_rows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = spec(OutputMode::Append, 0, 1_000);
+    s.gap = SessionGap::PerRow(
+        parse_expr("CASE WHEN user = 'a' THEN '20 seconds' ELSE '5 seconds' END").expect("parses"),
+    );
+    let mut sw =
+        SessionWindowAggregation::open(s, dir.path(), 0, 0, &Config::default()).expect("open");
+    assert_eq!(
+        sw.process(0, Some(&batch(&[])))
+            .expect("no rows")
+            .num_rows(),
+        0
+    );
+}

@@ -1,9 +1,8 @@
 //! The default provider, as Spark's `HDFSBackedStateStoreProvider`: each version's state is a
 //! sorted map in memory; a commit writes the version's changes as a delta file, and a
 //! snapshot of the whole map when `minDeltasForSnapshot` deltas have been written since the
-//! last one. Up to two versions stay in memory (Spark's
-//! `spark.sql.streaming.maxBatchesToRetainInMemory`); an older one is rebuilt from its
-//! latest snapshot and the deltas after it. A commit takes the version it started from
+//! last one. The latest committed version stays in memory (and one more, when an older one is
+//! read); an older one is rebuilt from its latest snapshot and the deltas after it. A commit takes the version it started from
 //! over and changes it in place (Spark copies it, which costs the whole state every
 //! batch): re-running that batch after a crash reads it back from its files.
 
@@ -300,6 +299,8 @@ impl StateStore for MemoryStateStore<'_> {
                 .iter()
                 .map(|(k, v)| (k.as_slice(), v.as_deref())),
         )?;
+        // The delta is the commit: from here on this store is spent, whatever follows.
+        self.state = StoreState::Committed;
         // The cache gives the version up so that, unshared, it is changed in place.
         p.loaded.remove(&self.version);
         let base = std::mem::take(&mut self.base);
@@ -325,9 +326,12 @@ impl StateStore for MemoryStateStore<'_> {
         }
         p.metrics.deltas_written += 1;
         deltas.push(next);
-        p.maintain(next, &map, deltas, snapshots)?;
-        // A re-run of this batch replaced the version; versions after it are stale.
-        p.loaded.retain(|&v, _| v < next);
+        // Snapshots and clean-up are upkeep, as in Spark: a failure leaves the committed
+        // version readable from its deltas and is tried again at the next commit.
+        let _ = p.maintain(next, &map, deltas, snapshots);
+        // Only the new version stays loaded: an older one would stay pinned, and after a
+        // re-run of this batch versions after it are stale.
+        p.loaded.clear();
         p.metrics.num_keys = map.len() as u64;
         p.metrics.memory_bytes = bytes;
         p.metrics.rows_updated = updated;
@@ -335,7 +339,6 @@ impl StateStore for MemoryStateStore<'_> {
         p.keep(next, Arc::new(Version { map, bytes }));
         p.metrics.commit_ms = start.elapsed().as_secs_f64() * 1000.0;
         p.metrics.disk_bytes = files::dir_bytes(&p.dir);
-        self.state = StoreState::Committed;
         Ok(next)
     }
 
