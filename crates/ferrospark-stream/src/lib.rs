@@ -1,5 +1,7 @@
 //! Structured Streaming's stateful side, rebuilt: the state store every stateful operator
-//! keeps its rows in between micro-batches.
+//! keeps its rows in between micro-batches ([`state`]), the stream-stream join ([`join`]),
+//! streaming session windows ([`session`]), the event-time watermark ([`watermark`]) and an
+//! operator's state partitions run side by side on threads ([`partitioned`]).
 //!
 //! A stateful operator's state is split by key into partitions (Spark's
 //! `spark.sql.shuffle.partitions`); each (operator, partition) has its own store, versioned
