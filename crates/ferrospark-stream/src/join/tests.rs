@@ -480,6 +480,40 @@ mod exec {
     }
 
     #[test]
+    fn the_disk_provider_joins_as_the_memory_provider() {
+        let input = batches(12);
+        let run = |provider: &str| {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let mut cfg = Config::default();
+            cfg.set("spark.sql.streaming.stateStore.providerClass", provider)
+                .expect("set");
+            let mut j = StreamJoin::open(spec(StreamJoinType::FullOuter), dir.path(), 0, 0, &cfg)
+                .expect("open");
+            let mut out = Vec::new();
+            for (b, (l, r)) in input.iter().enumerate() {
+                let mut p = pairs(
+                    &j.process(
+                        b as u64,
+                        Some(&batch(&schema("l"), l)),
+                        Some(&batch(&schema("r"), r)),
+                    )
+                    .expect("batch"),
+                );
+                p.sort();
+                out.push(p);
+            }
+            out
+        };
+        let memory =
+            run("org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider");
+        assert!(memory.iter().map(Vec::len).sum::<usize>() > 0);
+        assert_eq!(
+            run("org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"),
+            memory
+        );
+    }
+
+    #[test]
     fn state_partitions_on_threads_give_one_partitions_rows() {
         use crate::partitioned::PartitionedStreamJoin;
         let input = batches(4);
