@@ -187,6 +187,36 @@ def _run_query(writer: Any, rows: int) -> dict[str, float]:
     return {"rows_per_s": rows / sum(batch_s), "latency_s": sorted(batch_s)[len(batch_s) // 2]}
 
 
+def _floor(spark: Any, streams: list[Any], workload: str, ckpt: Path, count: Any) -> Any:
+    """The query fss runs with its operator doing nothing: each batch's rows exchanged by
+    key into Python tasks that return no rows. What Spark charges to move the rows to
+    ferrospark's tasks, whatever those do: the bound on fss."""
+    from pyspark.sql import functions as F
+
+    n = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    if workload == "sessions":
+        df, keys = streams[0], ["user"]
+    else:
+        views = streams[0].select(
+            F.col("ad"),
+            F.struct("ad", "vt").alias("l"),
+            F.lit(None).cast("struct<ad:bigint,ct:timestamp>").alias("r"),
+        )
+        clicks = streams[1].select(
+            F.col("ad"),
+            F.lit(None).cast("struct<ad:bigint,vt:timestamp>").alias("l"),
+            F.struct("ad", "ct").alias("r"),
+        )
+        df, keys = views.unionByName(clicks), ["ad"]
+    schema = df.schema
+
+    def each(batch_df: Any, b: int) -> None:
+        out = batch_df.repartition(n, *keys).mapInArrow(lambda it: (x.slice(0, 0) for x in it), schema)
+        count(out.persist(), b)
+
+    return df.writeStream.option("checkpointLocation", str(ckpt)).foreachBatch(each)
+
+
 def on_spark(
     spark: Any, root: Path, workload: str, batches: int, engine: str, ckpt: Path
 ) -> dict[str, float]:
@@ -206,6 +236,10 @@ def on_spark(
         df.count()
 
     streams = _streams(spark, root, workload)
+    if engine == "floor":
+        r = _run_query(_floor(spark, streams, workload, ckpt, count), rows)
+        r["state_mb"] = 0.0
+        return r
     if engine == "fss":
         if workload == "sessions":
             w = fss.session_window_stream(
@@ -291,7 +325,7 @@ def main() -> int:
                     continue
                 results["ferrospark"] = {**json.loads(out), "peak_mb": usage.ru_maxrss / 1024}
                 if spark is not None:
-                    for engine in ("fss", "spark"):
+                    for engine in ("fss", "floor", "spark"):
                         ckpt = Path(tmp) / f"ckpt-{workload}-{engine}"
                         try:
                             results[engine] = on_spark(spark, root, workload, args.batches, engine, ckpt)
