@@ -160,7 +160,7 @@ def _spark_session() -> Any:
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "3g")
+        .config("spark.driver.memory", "6g")
         .getOrCreate()
     )
     s.sparkContext.setLogLevel("OFF")
@@ -211,8 +211,15 @@ def _floor(spark: Any, streams: list[Any], workload: str, ckpt: Path, count: Any
     schema = df.schema
 
     def each(batch_df: Any, b: int) -> None:
-        out = batch_df.repartition(n, *keys).mapInArrow(lambda it: (x.slice(0, 0) for x in it), schema)
-        count(out.persist(), b)
+        out = (
+            batch_df.repartition(n, *keys)
+            .mapInArrow(lambda it: (x.slice(0, 0) for x in it), schema)
+            .persist()
+        )
+        try:
+            count(out, b)
+        finally:
+            out.unpersist()
 
     return df.writeStream.option("checkpointLocation", str(ckpt)).foreachBatch(each)
 
@@ -295,6 +302,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--batches", type=int, default=3)
     ap.add_argument("--no-spark", action="store_true")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -311,7 +319,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp) / "data"
             generate(root, size, args.batches)
-            for workload in WORKLOADS:
+            for workload in args.workloads.split(","):
                 results: dict[str, dict[str, float]] = {}
                 cmd = [sys.executable, __file__, "--worker", str(root), workload, str(args.batches)]
                 with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:

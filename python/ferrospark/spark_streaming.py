@@ -26,6 +26,7 @@ next batch that has data.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,21 @@ if TYPE_CHECKING:
     from .aggregate import AggColumn
 
 OnBatch = Callable[["DataFrame", int], None]
+
+# The operators a Python worker has open, by (query, partition): Spark reuses its Python
+# workers, so a partition's next batch often lands where its state is already loaded (as
+# Spark keeps its state store providers loaded on its executors). An operator whose loaded
+# version is not the batch's reads it from its files, so a partition that moved between
+# workers is still right.
+_OPEN: dict[tuple[str, int], Any] = {}
+
+
+def _operator(query: str, partition: int, make: Callable[[], Any]) -> Any:
+    key = (query, partition)
+    op = _OPEN.get(key)
+    if op is None:
+        op = _OPEN[key] = make()
+    return op
 
 
 def _settings(spark: Any, conf: Mapping[str, object] | None) -> dict[str, str]:
@@ -190,6 +206,7 @@ def stream_join(
         )
     )
     state = str(checkpoint)  # the operators lay out <checkpoint>/state/0/<partition>
+    query = f"{uuid.uuid4()}"
     times = [
         (0, left_watermark[0]) if left_watermark else None,
         (1, right_watermark[0]) if right_watermark else None,
@@ -215,7 +232,9 @@ def stream_join(
             else:
                 lt, rt = ls.empty_table(), rs.empty_table()
             partition = TaskContext.get().partitionId()
-            j = StreamStreamJoin(checkpoint=state, partition_id=partition, **args)
+            j = _operator(
+                query, partition, lambda: StreamStreamJoin(checkpoint=state, partition_id=partition, **args)
+            )
             out = j._process(batch_id, lt, rt, marks, True)
             for index, (which, column) in enumerate(watermarked):
                 m = _max_micros(lt if which == 0 else rt, column)
@@ -274,6 +293,7 @@ def session_window_stream(
             SessionWindowAggregation(checkpoint=probe, **args).process(0, schema.empty_table()).schema
         )
     state = str(checkpoint)  # the operators lay out <checkpoint>/state/0/<partition>
+    query = f"{uuid.uuid4()}"
     watermarks = _native.Watermarks(
         str(Path(checkpoint) / "watermarks" / "0"), [watermark[1]] if watermark else [], settings
     )
@@ -287,7 +307,11 @@ def session_window_stream(
             got = list(batches)
             table = pa.Table.from_batches(got).cast(schema) if got else schema.empty_table()
             partition = TaskContext.get().partitionId()
-            sw = SessionWindowAggregation(checkpoint=state, partition_id=partition, **args)
+            sw = _operator(
+                query,
+                partition,
+                lambda: SessionWindowAggregation(checkpoint=state, partition_id=partition, **args),
+            )
             out = sw._process(batch_id, table, marks, True)
             if watermark:
                 m = _max_micros(table, time)
