@@ -105,6 +105,14 @@ where
     })
 }
 
+/// The text a panic carried (`panic!("...")` gives a `&str` or a `String`).
+pub fn panic_message(p: &Panic) -> &str {
+    p.downcast_ref::<&str>()
+        .copied()
+        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message")
+}
+
 /// [`run_each`] where a panic becomes [`FerroError::Internal`] naming `what`, and the
 /// first error of any piece is returned.
 pub fn try_run_each<I, R, F>(items: Vec<I>, what: &str, work: F) -> Result<Vec<R>>
@@ -115,7 +123,15 @@ where
 {
     run_each(items, work)
         .into_iter()
-        .map(|r| r.unwrap_or_else(|_| Err(FerroError::Internal(format!("{what} panicked")))))
+        .enumerate()
+        .map(|(i, r)| {
+            r.unwrap_or_else(|p| {
+                Err(FerroError::Internal(format!(
+                    "{what} (piece {i}) panicked: {}",
+                    panic_message(&p)
+                )))
+            })
+        })
         .collect()
 }
 
@@ -175,7 +191,10 @@ mod tests {
             Ok(i)
         };
         let off = try_run_each(vec![1, 2, 3], "a test step", work);
-        assert!(matches!(off, Err(FerroError::Internal(m)) if m.contains("a test step")));
+        assert!(
+            matches!(&off, Err(FerroError::Internal(m)) if m.contains("a test step (piece 1) panicked: boom")),
+            "{off:?}"
+        );
         let pool = WorkerPool::new(2, 1 << 20).expect("pool");
         let on = pool.install(|| try_run_each(vec![1, 2, 3], "a test step", work));
         assert!(matches!(on, Err(FerroError::Internal(_))));

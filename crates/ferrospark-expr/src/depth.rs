@@ -240,11 +240,7 @@ where
                 ))
             })?;
         handle.join().unwrap_or_else(|p| {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
+            let msg = ferrospark_common::workers::panic_message(&p);
             Err(FerroError::Internal(format!("the parser panicked: {msg}")))
         })
     })

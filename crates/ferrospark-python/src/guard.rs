@@ -40,11 +40,7 @@ pub(crate) fn install_panic_hook() {
 /// The engine error for a caught panic: `FerroError::Internal`, whose message says it is a
 /// ferrospark bug and asks to report it.
 pub(crate) fn panic_error(payload: Box<dyn Any + Send>) -> FerroError {
-    let message = payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "a panic without a message".into());
+    let message = ferrospark_common::workers::panic_message(&payload);
     let at = LAST_PANIC_AT
         .with(|cell| cell.borrow_mut().take())
         .map(|l| format!(" at {l}"))

@@ -149,7 +149,15 @@ impl WatermarkTracker {
             })
             .collect::<Result<_>>()?;
         if inputs.len() != self.inputs.len() {
-            return Err(bad());
+            return Err(crate::state::state_error(
+                &path,
+                format!(
+                    "the checkpoint's watermark is over {} watermarked inputs, this query has {}: \
+                     keep the inputs' watermarks as they were, or start a new checkpoint",
+                    inputs.len(),
+                    self.inputs.len()
+                ),
+            ));
         }
         self.global = global;
         self.inputs = inputs;
@@ -308,6 +316,17 @@ mod tests {
             again.load(dir.path(), 4),
             Err(FerroError::StateStore { .. })
         ));
+        // A query that watermarks one input more than its checkpoint did.
+        let mut three = WatermarkTracker::new(vec![MIN, MIN, MIN], WatermarkPolicy::Min);
+        let err = three
+            .load(dir.path(), 3)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            err.contains("over 2 watermarked inputs, this query has 3"),
+            "{err}"
+        );
     }
 
     #[test]

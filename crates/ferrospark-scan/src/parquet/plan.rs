@@ -124,11 +124,7 @@ pub(crate) fn catch_corruption<T>(
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "decoder panic".into());
+            let msg = ferrospark_common::workers::panic_message(&p);
             Err(FerroError::parquet(path, format!("corrupt file ({msg})")))
         }
     }
