@@ -318,11 +318,7 @@ mod tests {
         ));
         // A query that watermarks one input more than its checkpoint did.
         let mut three = WatermarkTracker::new(vec![MIN, MIN, MIN], WatermarkPolicy::Min);
-        let err = three
-            .load(dir.path(), 3)
-            .err()
-            .expect("refused")
-            .to_string();
+        let err = three.load(dir.path(), 3).expect_err("refused").to_string();
         assert!(
             err.contains("over 2 watermarked inputs, this query has 3"),
             "{err}"
