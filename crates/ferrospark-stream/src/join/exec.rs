@@ -31,7 +31,7 @@ use ferrospark_expr::{
 use super::predicates::{state_watermark_predicates, JoinInput, StateWatermarkPredicate};
 use super::state::{JoinSide, JoinStateManager, StoredRow};
 use crate::state::{check_batch, open_provider, StateStoreConf, StateStoreId, StateStoreProvider};
-use crate::watermark::{micros, BatchWatermark, BatchWatermarks, WatermarkPolicy};
+use crate::watermark::{micros, BatchWatermark};
 
 /// The joins a stream-stream join runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -282,8 +282,6 @@ pub struct StreamJoin {
     condition: Option<PhysicalExpr>,
     /// left counts, left rows, right counts, right rows.
     providers: Vec<Box<dyn StateStoreProvider>>,
-    /// The watermarked inputs' watermarks, left first.
-    watermarks: BatchWatermarks,
     /// The sides as the watermark predicates see them.
     inputs: (JoinInput, JoinInput),
 }
@@ -452,15 +450,6 @@ impl StreamJoin {
                 providers.push(open_provider(&id.clone().named(name), &conf)?);
             }
         }
-        let delays: Vec<i64> = [&spec.left_watermark, &spec.right_watermark]
-            .iter()
-            .filter_map(|w| w.as_ref().map(|(_, d)| *d))
-            .collect();
-        let watermarks = BatchWatermarks::new(
-            checkpoint.join("watermarks").join(operator_id.to_string()),
-            delays,
-            WatermarkPolicy::from_config(cfg)?,
-        );
         Ok(Self {
             spec,
             left,
@@ -469,7 +458,6 @@ impl StreamJoin {
             output,
             condition,
             providers,
-            watermarks,
             inputs,
         })
     }
@@ -495,34 +483,10 @@ impl StreamJoin {
         (&self.spec.left_keys, &self.spec.right_keys)
     }
 
-    /// The rows batch `batch_id` emits for these inputs. Running the last committed batch
-    /// again gives the same rows and leaves the state as it was; an older one is an error.
-    /// The join keeps its own watermark, from the rows it is given.
-    pub fn process(
-        &mut self,
-        batch_id: u64,
-        left: Option<&RecordBatch>,
-        right: Option<&RecordBatch>,
-    ) -> Result<RecordBatch> {
-        check_batch(batch_id, self.latest_version()?)?;
-        let marks = self.watermarks.begin(batch_id)?;
-        let out = self.process_under(batch_id, left, right, marks)?;
-        // Event times for the next batch's watermark.
-        let mut input_index = 0;
-        for (side, batch) in [(&self.left, left), (&self.right, right)] {
-            if let Some(i) = side.time {
-                if let Some(b) = batch {
-                    self.watermarks.observe(input_index, b.column(i))?;
-                }
-                input_index += 1;
-            }
-        }
-        self.watermarks.end(batch_id)?;
-        Ok(out)
-    }
-
-    /// [`Self::process`] under watermarks kept elsewhere: one partition of a join whose
-    /// query tracks the watermark over every partition's rows (Spark's driver does).
+    /// The rows batch `batch_id` emits for these inputs under the query's watermarks, which
+    /// the caller keeps over every partition's rows (`PartitionedStreamJoin` in one process,
+    /// Spark's driver on Spark). Running the last committed batch again gives the same rows
+    /// and leaves the state as it was; an older one is an error.
     pub fn process_under(
         &mut self,
         batch_id: u64,

@@ -153,7 +153,8 @@ mod exec {
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
-    use crate::join::exec::{StreamJoin, StreamJoinSpec, StreamJoinType};
+    use crate::join::exec::{StreamJoinSpec, StreamJoinType};
+    use crate::partitioned::PartitionedStreamJoin as StreamJoin;
     use crate::watermark::{WatermarkPolicy, WatermarkTracker};
 
     /// (key, time in ms, label)
@@ -333,8 +334,8 @@ mod exec {
         input: &[(Vec<Row>, Vec<Row>)],
     ) -> (Vec<Pair>, Vec<Row>, Vec<Row>) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut j =
-            StreamJoin::open(spec(join_type), dir.path(), 0, 0, &Config::default()).expect("open");
+        let mut j = StreamJoin::open(spec(join_type), dir.path(), 0, Some(0), &Config::default())
+            .expect("open");
         let (mut inner, mut louter, mut router) = (Vec::new(), Vec::new(), Vec::new());
         for (b, (l, r)) in input.iter().enumerate() {
             let out = j
@@ -381,7 +382,7 @@ mod exec {
                 spec(StreamJoinType::LeftSemi),
                 dir.path(),
                 0,
-                0,
+                Some(0),
                 &Config::default(),
             )
             .expect("open");
@@ -413,7 +414,7 @@ mod exec {
             parse_expr("lt BETWEEN rt - INTERVAL 10 SECONDS AND rt AND lv <> 'skip'")
                 .expect("parses"),
         );
-        let mut j = StreamJoin::open(s, dir.path(), 0, 0, &Config::default()).expect("open");
+        let mut j = StreamJoin::open(s, dir.path(), 0, Some(0), &Config::default()).expect("open");
         let l = batch(
             &schema("l"),
             &[(1, 10_000, "skip".into()), (1, 10_000, "keep".into())],
@@ -437,7 +438,8 @@ mod exec {
     #[test]
     fn an_outer_join_whose_state_cannot_be_freed_is_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let open = |s: StreamJoinSpec| StreamJoin::open(s, dir.path(), 0, 0, &Config::default());
+        let open =
+            |s: StreamJoinSpec| StreamJoin::open(s, dir.path(), 0, Some(0), &Config::default());
         let mut no_wm = spec(StreamJoinType::LeftOuter);
         no_wm.left_watermark = None;
         no_wm.right_watermark = None;
@@ -487,8 +489,14 @@ mod exec {
             let mut cfg = Config::default();
             cfg.set("spark.sql.streaming.stateStore.providerClass", provider)
                 .expect("set");
-            let mut j = StreamJoin::open(spec(StreamJoinType::FullOuter), dir.path(), 0, 0, &cfg)
-                .expect("open");
+            let mut j = StreamJoin::open(
+                spec(StreamJoinType::FullOuter),
+                dir.path(),
+                0,
+                Some(0),
+                &cfg,
+            )
+            .expect("open");
             let mut out = Vec::new();
             for (b, (l, r)) in input.iter().enumerate() {
                 let mut p = pairs(
@@ -515,21 +523,15 @@ mod exec {
 
     #[test]
     fn state_partitions_on_threads_give_one_partitions_rows() {
-        use crate::partitioned::PartitionedStreamJoin;
         let input = batches(4);
         let run = |n: &str| {
             let dir = tempfile::tempdir().expect("tempdir");
             let mut cfg = Config::default();
             cfg.set("ferrospark.streaming.statePartitions", n)
                 .expect("set");
-            let mut j = PartitionedStreamJoin::open(
-                spec(StreamJoinType::FullOuter),
-                dir.path(),
-                0,
-                None,
-                &cfg,
-            )
-            .expect("open");
+            let mut j =
+                StreamJoin::open(spec(StreamJoinType::FullOuter), dir.path(), 0, None, &cfg)
+                    .expect("open");
             assert_eq!(j.partitions().to_string(), n);
             let mut out = Vec::new();
             for (b, (l, r)) in input.iter().enumerate() {
@@ -560,7 +562,7 @@ mod exec {
                 spec(StreamJoinType::Inner),
                 dir.path(),
                 0,
-                0,
+                Some(0),
                 &Config::default(),
             )
             .expect("open");
@@ -574,7 +576,7 @@ mod exec {
                         spec(StreamJoinType::Inner),
                         dir.path(),
                         0,
-                        0,
+                        Some(0),
                         &Config::default(),
                     )
                     .expect("open");

@@ -39,7 +39,7 @@ use crate::state::{
     check_batch, open_provider, StateStore, StateStoreConf, StateStoreId, StateStoreMetrics,
     StateStoreProvider,
 };
-use crate::watermark::{micros, BatchWatermark, BatchWatermarks, WatermarkPolicy};
+use crate::watermark::{micros, BatchWatermark};
 
 /// Which sessions each batch emits (Spark's output modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,7 +120,6 @@ struct Merged {
 pub struct SessionWindowAggregation {
     core: Core,
     provider: Box<dyn StateStoreProvider>,
-    watermarks: BatchWatermarks,
     metrics: StateStoreMetrics,
 }
 
@@ -252,11 +251,6 @@ impl SessionWindowAggregation {
             &StateStoreId::new(checkpoint, operator_id, partition_id),
             &conf,
         )?;
-        let watermarks = BatchWatermarks::new(
-            checkpoint.join("watermarks").join(operator_id.to_string()),
-            spec.watermark.iter().map(|(_, d)| *d).collect(),
-            WatermarkPolicy::from_config(cfg)?,
-        );
         Ok(Self {
             core: Core {
                 time,
@@ -270,7 +264,6 @@ impl SessionWindowAggregation {
                 spec,
             },
             provider,
-            watermarks,
             metrics: StateStoreMetrics::default(),
         })
     }
@@ -547,23 +540,11 @@ impl Core {
 }
 
 impl SessionWindowAggregation {
-    /// The sessions batch `batch_id` emits for its rows (`None`: a batch without data,
-    /// which still moves the watermark's work along). Running the last committed batch
-    /// again gives the same rows and leaves the state as it was; an older one is an error.
-    /// The aggregation keeps its own watermark, from the rows it is given.
-    pub fn process(&mut self, batch_id: u64, batch: Option<&RecordBatch>) -> Result<RecordBatch> {
-        check_batch(batch_id, self.provider.latest_version()?)?;
-        let marks = self.watermarks.begin(batch_id)?;
-        let out = self.process_under(batch_id, batch, marks)?;
-        if let (Some(b), true) = (batch, self.core.spec.watermark.is_some()) {
-            self.watermarks.observe(0, b.column(self.core.time))?;
-        }
-        self.watermarks.end(batch_id)?;
-        Ok(out)
-    }
-
-    /// [`Self::process`] under watermarks kept elsewhere: one partition of an aggregation
-    /// whose query tracks the watermark over every partition's rows (Spark's driver does).
+    /// The sessions batch `batch_id` emits for its rows (`None`: a batch without data, which
+    /// still moves the watermark's work along) under the query's watermarks, which the
+    /// caller keeps over every partition's rows (`PartitionedSessionWindow` in one process,
+    /// Spark's driver on Spark). Running the last committed batch again gives the same rows
+    /// and leaves the state as it was; an older one is an error.
     pub fn process_under(
         &mut self,
         batch_id: u64,

@@ -13,7 +13,8 @@ use ferrospark_expr::{parse_expr, Expr};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::{OutputMode, SessionGap, SessionWindowAggregation, SessionWindowSpec};
+use super::{OutputMode, SessionGap, SessionWindowSpec};
+use crate::partitioned::PartitionedSessionWindow as SessionWindowAggregation;
 
 const SEC: i64 = 1_000_000;
 
@@ -168,7 +169,7 @@ fn run(mode: OutputMode, batches: &[Vec<Row>]) -> Vec<Sessions> {
         spec(mode, 10, 30_000),
         dir.path(),
         0,
-        0,
+        Some(0),
         &Config::default(),
     )
     .expect("open");
@@ -232,7 +233,7 @@ fn late_sessions_are_dropped_under_the_previous_batchs_watermark() {
         spec(OutputMode::Update, 10, 5_000),
         dir.path(),
         0,
-        0,
+        Some(0),
         &Config::default(),
     )
     .expect("open");
@@ -261,7 +262,8 @@ fn a_per_row_gap_and_a_rerun() {
         parse_expr("CASE WHEN user = 'a' THEN '20 seconds' WHEN user = 'b' THEN '5 seconds' END")
             .expect("parses"),
     );
-    let open = || SessionWindowAggregation::open(s.clone(), dir.path(), 0, 0, &Config::default());
+    let open =
+        || SessionWindowAggregation::open(s.clone(), dir.path(), 0, Some(0), &Config::default());
     let mut sw = open().expect("open");
     let r = |u: &str, secs: i64| (u.to_string(), secs * SEC, 1);
     let rows = [r("a", 0), r("a", 15), r("b", 0), r("b", 7), r("z", 3)];
@@ -294,7 +296,7 @@ fn append_without_a_watermark_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut s = spec(OutputMode::Append, 10, 0);
     s.watermark = None;
-    let err = SessionWindowAggregation::open(s, dir.path(), 0, 0, &Config::default())
+    let err = SessionWindowAggregation::open(s, dir.path(), 0, Some(0), &Config::default())
         .err()
         .expect("refused")
         .to_string();
@@ -310,8 +312,8 @@ fn a_batch_without_rows_for_a_partition_is_fine_with_any_aggregate() {
     let mut list = AggregateCall::new("collect_list", vec![Expr::Column("v".into())]);
     list.alias = Some("all".into());
     s.aggs = vec![max, list];
-    let mut sw =
-        SessionWindowAggregation::open(s, dir.path(), 0, 0, &Config::default()).expect("open");
+    let mut sw = SessionWindowAggregation::open(s, dir.path(), 0, Some(0), &Config::default())
+        .expect("open");
     let out = sw.process(0, Some(&batch(&[]))).expect("an empty batch");
     assert_eq!(out.num_rows(), 0);
     let out = sw
@@ -327,8 +329,8 @@ fn a_per_row_gap_over_no_rows() {
     s.gap = SessionGap::PerRow(
         parse_expr("CASE WHEN user = 'a' THEN '20 seconds' ELSE '5 seconds' END").expect("parses"),
     );
-    let mut sw =
-        SessionWindowAggregation::open(s, dir.path(), 0, 0, &Config::default()).expect("open");
+    let mut sw = SessionWindowAggregation::open(s, dir.path(), 0, Some(0), &Config::default())
+        .expect("open");
     assert_eq!(
         sw.process(0, Some(&batch(&[])))
             .expect("no rows")
