@@ -24,7 +24,7 @@ use ferrospark_common::{Config, FerroError, Result};
 
 use crate::join::exec::{StreamJoin, StreamJoinSpec};
 use crate::session::{SessionWindowAggregation, SessionWindowSpec};
-use crate::state::{state_error, StateStoreMetrics};
+use crate::state::{min_latest, state_error, StateStoreMetrics};
 use crate::watermark::{BatchWatermark, BatchWatermarks, WatermarkPolicy};
 
 /// The partitions of operator `operator_id` under `checkpoint`: as recorded, else as `cfg`
@@ -219,11 +219,7 @@ impl PartitionedStreamJoin {
 
     /// The latest batch every partition committed.
     pub fn latest_version(&self) -> Result<u64> {
-        let mut latest = u64::MAX;
-        for p in &self.parts {
-            latest = latest.min(p.latest_version()?);
-        }
-        Ok(latest)
+        min_latest(self.parts.iter().map(StreamJoin::latest_version))
     }
 
     /// The rows batch `batch_id` emits, the join keeping its own watermark.
@@ -339,10 +335,11 @@ impl PartitionedSessionWindow {
 
     /// The sessions batch `batch_id` emits, the aggregation keeping its own watermark.
     pub fn process(&mut self, batch_id: u64, batch: Option<&RecordBatch>) -> Result<RecordBatch> {
-        let mut latest = u64::MAX;
-        for p in &self.parts {
-            latest = latest.min(p.latest_version()?);
-        }
+        let latest = min_latest(
+            self.parts
+                .iter()
+                .map(SessionWindowAggregation::latest_version),
+        )?;
         crate::state::check_batch(batch_id, latest)?;
         let marks = self.watermarks.begin(batch_id)?;
         let out = self.process_under(batch_id, batch, marks)?;

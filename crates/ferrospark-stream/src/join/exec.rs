@@ -30,7 +30,10 @@ use ferrospark_expr::{
 
 use super::predicates::{state_watermark_predicates, JoinInput, StateWatermarkPredicate};
 use super::state::{JoinSide, JoinStateManager, StoredRow};
-use crate::state::{check_batch, open_provider, StateStoreConf, StateStoreId, StateStoreProvider};
+use crate::state::{
+    check_batch, input_column, min_latest, open_provider, StateStoreConf, StateStoreId,
+    StateStoreProvider,
+};
 use crate::watermark::{micros, BatchWatermark};
 
 /// The joins a stream-stream join runs.
@@ -112,19 +115,7 @@ impl Side {
         pre_filter: Option<&Expr>,
         cfg: &Config,
     ) -> Result<Self> {
-        let index = |name: &str| {
-            schema.index_of(name).map_err(|_| {
-                FerroError::Analysis(format!(
-                    "[UNRESOLVED_COLUMN] `{name}` is not a column of the join input ({})",
-                    schema
-                        .fields()
-                        .iter()
-                        .map(|f| f.name().as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })
-        };
+        let index = |name: &str| input_column(schema, name);
         let keys = keys.iter().map(|k| index(k)).collect::<Result<Vec<_>>>()?;
         let field = |i: usize| SortField::new(schema.field(i).data_type().clone());
         let time = match watermark {
@@ -471,11 +462,7 @@ impl StreamJoin {
     /// The latest version all four stores committed: a batch whose commit a crash cut
     /// between the stores runs again.
     pub fn latest_version(&self) -> Result<u64> {
-        let mut latest = u64::MAX;
-        for p in &self.providers {
-            latest = latest.min(p.latest_version()?);
-        }
-        Ok(latest)
+        min_latest(self.providers.iter().map(|p| p.latest_version()))
     }
 
     /// The join keys, (left, right), the condition's equalities included.

@@ -262,31 +262,42 @@ impl<'a> JoinStateManager<'a> {
     ) -> Result<Vec<StoredRow>> {
         let mut removed = Vec::new();
         for key in self.keys()? {
-            let rows = self.get(&key)?;
-            let before = rows.len();
-            let mut kept: Vec<StoredRow> = Vec::with_capacity(rows.len());
-            for r in rows {
-                if condition(&r)? {
-                    removed.push(r);
-                } else {
-                    kept.push(r);
-                }
-            }
-            if kept.len() == before {
-                continue;
-            }
-            for (i, r) in kept.iter().enumerate() {
-                self.rows.put(
-                    &indexed(&key, i as u64)?,
-                    &encoded(&r.row, r.time, r.matched),
-                )?;
-            }
-            for i in kept.len() as u64..before as u64 {
-                self.rows.remove(&indexed(&key, i)?)?;
-            }
-            self.set_count(&key, kept.len() as u64)?;
+            self.compact(&key, condition, &mut removed)?;
         }
         Ok(removed)
+    }
+
+    /// Removes the rows of `key` that `gone` holds for into `removed`, the key's other rows
+    /// moved down so its indexes stay `0..n`.
+    fn compact(
+        &mut self,
+        key: &[u8],
+        gone: &mut dyn FnMut(&StoredRow) -> Result<bool>,
+        removed: &mut Vec<StoredRow>,
+    ) -> Result<()> {
+        let rows = self.get(key)?;
+        let before = rows.len();
+        let mut kept: Vec<StoredRow> = Vec::with_capacity(before);
+        for r in rows {
+            if gone(&r)? {
+                removed.push(r);
+            } else {
+                kept.push(r);
+            }
+        }
+        if kept.len() == before {
+            return Ok(());
+        }
+        for (i, r) in kept.iter().enumerate() {
+            self.rows.put(
+                &indexed(key, i as u64)?,
+                &encoded(&r.row, r.time, r.matched),
+            )?;
+        }
+        for i in kept.len() as u64..before as u64 {
+            self.rows.remove(&indexed(key, i)?)?;
+        }
+        self.set_count(key, kept.len() as u64)
     }
 
     /// Removes each row whose event time is at or below `bound` (microseconds): Spark's
@@ -312,22 +323,11 @@ impl<'a> JoinStateManager<'a> {
         })?;
         let mut removed = Vec::new();
         for key in keys {
-            let rows = self.get(&key)?;
-            let before = rows.len();
-            let (gone, kept): (Vec<StoredRow>, Vec<StoredRow>) = rows
-                .into_iter()
-                .partition(|r| r.time.is_some_and(|t| t <= bound));
-            for (i, r) in kept.iter().enumerate() {
-                self.rows.put(
-                    &indexed(&key, i as u64)?,
-                    &encoded(&r.row, r.time, r.matched),
-                )?;
-            }
-            for i in kept.len() as u64..before as u64 {
-                self.rows.remove(&indexed(&key, i)?)?;
-            }
-            self.set_count(&key, kept.len() as u64)?;
-            removed.extend(gone);
+            self.compact(
+                &key,
+                &mut |r| Ok(r.time.is_some_and(|t| t <= bound)),
+                &mut removed,
+            )?;
         }
         Ok(removed)
     }

@@ -36,8 +36,8 @@ use ferrospark_expr::{bind, evaluate, BindContext, Expr, PhysicalExpr};
 
 use super::state::{ended_sessions, put_session, remove_session, sessions, StoredSession};
 use crate::state::{
-    check_batch, open_provider, StateStore, StateStoreConf, StateStoreId, StateStoreMetrics,
-    StateStoreProvider,
+    check_batch, input_column, open_provider, StateStore, StateStoreConf, StateStoreId,
+    StateStoreMetrics, StateStoreProvider,
 };
 use crate::watermark::{micros, BatchWatermark};
 
@@ -157,19 +157,7 @@ impl SessionWindowAggregation {
         cfg: &Config,
     ) -> Result<Self> {
         let schema = &spec.schema;
-        let index = |name: &str| {
-            schema.index_of(name).map_err(|_| {
-                FerroError::Analysis(format!(
-                    "[UNRESOLVED_COLUMN] `{name}` is not a column of the input ({})",
-                    schema
-                        .fields()
-                        .iter()
-                        .map(|f| f.name().as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })
-        };
+        let index = |name: &str| input_column(schema, name);
         let time = index(&spec.time)?;
         let time_type = schema.field(time).data_type().clone();
         let tz = match &time_type {

@@ -226,6 +226,32 @@ pub fn open_provider(
     })
 }
 
+/// The smallest of `versions`: the latest batch every one of several stores (or
+/// partitions) committed, which a batch a crash cut between them runs again.
+pub fn min_latest(versions: impl IntoIterator<Item = Result<u64>>) -> Result<u64> {
+    let mut latest = u64::MAX;
+    for v in versions {
+        latest = latest.min(v?);
+    }
+    Ok(latest)
+}
+
+/// The position of an operator input's column `name`; an unknown one is
+/// `[UNRESOLVED_COLUMN]` naming the input's columns.
+pub fn input_column(schema: &arrow_schema::Schema, name: &str) -> Result<usize> {
+    schema.index_of(name).map_err(|_| {
+        FerroError::Analysis(format!(
+            "[UNRESOLVED_COLUMN] `{name}` is not a column of the input ({})",
+            schema
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}
+
 /// Checks that batch `batch_id` may run on state whose latest version is `latest`: the next
 /// batch, or the last one again (a retry after a crash).
 pub fn check_batch(batch_id: u64, latest: u64) -> Result<()> {
