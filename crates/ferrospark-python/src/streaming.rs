@@ -101,7 +101,7 @@ impl PyStateStore {
         py.run_detached(|| {
             let mut p = locked(&self.0)?;
             let store = p.get_store(version)?;
-            store.get(&key)
+            Ok(store.get(&key)?.map(|v| v.into_owned()))
         })
         .py(py)
     }

@@ -16,7 +16,7 @@
 //! dropped on each side Spark's optimizer filters it from (see `join_side`); otherwise NULL
 //! keys are equal, as in Spark's state.
 
-use std::collections::HashSet;
+use hashbrown::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -775,13 +775,13 @@ fn join_side(
     };
     let semi = probe.join_type == StreamJoinType::LeftSemi;
     let mut joined_any = vec![false; n];
-    let mut marked: HashSet<(Vec<u8>, u64)> = HashSet::new();
+    let mut marked: HashSet<(&[u8], u64)> = HashSet::new();
     let mut pairs: Vec<u32> = Vec::new();
     for (p, ((stored, index), ok)) in partners.iter().zip(&accept).enumerate() {
         if !ok {
             continue;
         }
-        let first_mark = !stored.matched && marked.insert((stored.key.clone(), *index));
+        let first_mark = !stored.matched && marked.insert((&stored.key, *index));
         // A semi join's right rows emit each left row once: when it is first matched.
         if semi && !this_is_left && !first_mark {
             continue;

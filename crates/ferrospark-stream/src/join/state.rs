@@ -53,27 +53,31 @@ pub struct JoinStateManager<'a> {
     counts: Box<dyn StateStore + 'a>,
     /// Counts changed in this batch, written to `counts` before it is read whole or
     /// committed: a key appended to many times is written once.
-    pending: std::collections::HashMap<Vec<u8>, u64>,
+    pending: hashbrown::HashMap<Vec<u8>, u64>,
     rows: Box<dyn StateStore + 'a>,
+    /// A stored key and value being made (kept so appends allocate nothing).
+    scratch: (Vec<u8>, Vec<u8>),
 }
 
 /// The prefix of every stored row of `key`: its length, then its bytes.
-fn key_prefix(key: &[u8]) -> Result<Vec<u8>> {
+/// Appends the stored key of `key`'s row `index` to `out`: the key's length, the key, the
+/// index.
+fn put_indexed(out: &mut Vec<u8>, key: &[u8], index: u64) -> Result<()> {
     let len = u32::try_from(key.len())
         .map_err(|_| FerroError::Unsupported(format!("a join key of {} bytes", key.len())))?;
-    let mut k = Vec::with_capacity(key.len() + 12);
-    k.extend_from_slice(&len.to_be_bytes());
-    k.extend_from_slice(key);
-    Ok(k)
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(key);
+    out.extend_from_slice(&index.to_be_bytes());
+    Ok(())
 }
 
 fn indexed(key: &[u8], index: u64) -> Result<Vec<u8>> {
-    let mut k = key_prefix(key)?;
-    k.extend_from_slice(&index.to_be_bytes());
+    let mut k = Vec::with_capacity(key.len() + 12);
+    put_indexed(&mut k, key, index)?;
     Ok(k)
 }
 
-fn count_of(v: Option<Vec<u8>>) -> u64 {
+fn count_of(v: Option<&[u8]>) -> u64 {
     v.and_then(|b| b.try_into().ok())
         .map(u64::from_be_bytes)
         .unwrap_or(0)
@@ -99,12 +103,17 @@ fn stored(key: &[u8], value: &[u8]) -> Result<StoredRow> {
     })
 }
 
+/// Appends the stored value of `row` to `out`.
+fn put_encoded(out: &mut Vec<u8>, row: &[u8], time: Option<i64>, matched: bool) {
+    out.push(u8::from(matched));
+    out.push(u8::from(time.is_some()));
+    out.extend_from_slice(&time.unwrap_or(0).to_be_bytes());
+    out.extend_from_slice(row);
+}
+
 fn encoded(row: &[u8], time: Option<i64>, matched: bool) -> Vec<u8> {
     let mut v = Vec::with_capacity(row.len() + HEADER);
-    v.push(u8::from(matched));
-    v.push(u8::from(time.is_some()));
-    v.extend_from_slice(&time.unwrap_or(0).to_be_bytes());
-    v.extend_from_slice(row);
+    put_encoded(&mut v, row, time, matched);
     v
 }
 
@@ -117,8 +126,9 @@ impl<'a> JoinStateManager<'a> {
     ) -> Result<Self> {
         Ok(Self {
             counts: counts.get_store(version)?,
-            pending: std::collections::HashMap::new(),
+            pending: hashbrown::HashMap::new(),
             rows: rows.get_store(version)?,
+            scratch: (Vec::new(), Vec::new()),
         })
     }
 
@@ -126,7 +136,7 @@ impl<'a> JoinStateManager<'a> {
         if let Some(&n) = self.pending.get(key) {
             return Ok(n);
         }
-        Ok(count_of(self.counts.get(key)?))
+        Ok(count_of(self.counts.get(key)?.as_deref()))
     }
 
     fn set_count(&mut self, key: &[u8], n: u64) -> Result<()> {
@@ -159,35 +169,42 @@ impl<'a> JoinStateManager<'a> {
         time: Option<i64>,
         matched: bool,
     ) -> Result<()> {
-        let n = self.count(key)?;
-        self.rows
-            .put(&indexed(key, n)?, &encoded(row, time, matched))?;
-        self.set_count(key, n + 1)
+        let n = match self.pending.entry_ref(key) {
+            hashbrown::hash_map::EntryRef::Occupied(e) => e.into_mut(),
+            hashbrown::hash_map::EntryRef::Vacant(e) => {
+                e.insert(count_of(self.counts.get(key)?.as_deref()))
+            }
+        };
+        let index = *n;
+        *n += 1;
+        let (k, v) = &mut self.scratch;
+        k.clear();
+        put_indexed(k, key, index)?;
+        v.clear();
+        put_encoded(v, row, time, matched);
+        self.rows.put(k, v)
     }
 
-    /// The rows of `key`, by index (one prefix scan: indexes sort as big-endian numbers).
+    /// The rows of `key`, by index (a point lookup each, as Spark's state manager reads
+    /// them: no store needs to be ordered).
     pub fn get(&self, key: &[u8]) -> Result<Vec<StoredRow>> {
         let n = self.count(key)?;
         let mut out = Vec::with_capacity(n as usize);
         if n == 0 {
             return Ok(out);
         }
-        let mut bad = None;
-        self.rows.scan(&key_prefix(key)?, &mut |_, v| {
-            match stored(key, v) {
-                Ok(r) => out.push(r),
-                Err(e) => bad = Some(e),
+        let mut k = indexed(key, 0)?;
+        let at = k.len() - 8;
+        for i in 0..n {
+            k[at..].copy_from_slice(&i.to_be_bytes());
+            match self.rows.get(&k)? {
+                Some(v) => out.push(stored(key, &v)?),
+                None => {
+                    return Err(FerroError::Internal(format!(
+                        "join state: a key with {n} rows has none at index {i}"
+                    )))
+                }
             }
-            Ok(bad.is_none())
-        })?;
-        if let Some(e) = bad {
-            return Err(e);
-        }
-        if out.len() as u64 != n {
-            return Err(FerroError::Internal(format!(
-                "join state: a key with {n} rows has {} stored",
-                out.len()
-            )));
         }
         Ok(out)
     }
@@ -214,22 +231,25 @@ impl<'a> JoinStateManager<'a> {
     /// Marks `row` (index `index` of its key, as [`Self::get`] gave it) matched.
     pub fn mark_matched(&mut self, row: &StoredRow, index: u64) -> Result<()> {
         if !row.matched {
-            self.rows.put(
-                &indexed(&row.key, index)?,
-                &encoded(&row.row, row.time, true),
-            )?;
+            let (k, v) = &mut self.scratch;
+            k.clear();
+            put_indexed(k, &row.key, index)?;
+            v.clear();
+            put_encoded(v, &row.row, row.time, true);
+            self.rows.put(k, v)?;
         }
         Ok(())
     }
 
-    /// Every key with buffered rows, in key order.
+    /// Every key with buffered rows, in key order (what is evicted leaves in that order).
     pub fn keys(&mut self) -> Result<Vec<Vec<u8>>> {
         self.flush()?;
         let mut keys = Vec::new();
-        self.counts.scan(b"", &mut |k, _| {
+        self.counts.for_each(&mut |k, _| {
             keys.push(k.to_vec());
             Ok(true)
         })?;
+        keys.sort_unstable();
         Ok(keys)
     }
 
@@ -302,10 +322,11 @@ impl<'a> JoinStateManager<'a> {
 
     /// Removes each row whose event time is at or below `bound` (microseconds): Spark's
     /// state value watermark predicate. One pass over the rows reads only their stored
-    /// times; only the keys with such rows are then compacted. The rows removed.
+    /// times; only the keys with such rows are then compacted, in key order. The rows
+    /// removed.
     pub fn remove_older(&mut self, bound: i64) -> Result<Vec<StoredRow>> {
         let mut keys: Vec<Vec<u8>> = Vec::new();
-        self.rows.scan(b"", &mut |k, v| {
+        self.rows.for_each(&mut |k, v| {
             let old = v.len() >= HEADER
                 && v[1] == 1
                 && v[2..HEADER]
@@ -315,12 +336,12 @@ impl<'a> JoinStateManager<'a> {
             if old {
                 // The stored key: its length, the key, the index.
                 let key = k.get(4..k.len().saturating_sub(8)).unwrap_or_default();
-                if keys.last().map(Vec::as_slice) != Some(key) {
-                    keys.push(key.to_vec());
-                }
+                keys.push(key.to_vec());
             }
             Ok(true)
         })?;
+        keys.sort_unstable();
+        keys.dedup();
         let mut removed = Vec::new();
         for key in keys {
             self.compact(
@@ -336,8 +357,8 @@ impl<'a> JoinStateManager<'a> {
     pub fn num_rows(&mut self) -> Result<u64> {
         self.flush()?;
         let mut n = 0;
-        self.counts.scan(b"", &mut |_, v| {
-            n += count_of(Some(v.to_vec()));
+        self.counts.for_each(&mut |_, v| {
+            n += count_of(Some(v));
             Ok(true)
         })?;
         Ok(n)

@@ -29,6 +29,7 @@ fn a_sides_rows_match_a_model() {
             provider: kind,
             min_deltas_for_snapshot: 3,
             min_versions_to_retain: 10,
+            prefix_index: false,
         };
         let [counts_name, rows_name] = JoinSide::Left.store_names();
         let id = StateStoreId::new(dir.path(), 0, 4);

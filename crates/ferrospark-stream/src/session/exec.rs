@@ -234,7 +234,11 @@ impl SessionWindowAggregation {
                 a.result_nullable(),
             ));
         }
-        let conf = StateStoreConf::from_config(cfg)?;
+        // Sessions are read by their group's prefix (see `state`).
+        let conf = StateStoreConf {
+            prefix_index: true,
+            ..StateStoreConf::from_config(cfg)?
+        };
         let provider = open_provider(
             &StateStoreId::new(checkpoint, operator_id, partition_id),
             &conf,

@@ -104,11 +104,11 @@ pub fn sessions(store: &dyn StateStore, group: Option<&[u8]>) -> Result<Vec<Stor
 }
 
 /// The sessions whose end is at or below `bound` (microseconds), by key then start: what
-/// the watermark frees. Only the ends are read.
+/// the watermark frees. One pass in no order reads only the ends; what it finds is sorted.
 pub fn ended_sessions(store: &dyn StateStore, bound: i64) -> Result<Vec<StoredSession>> {
     let mut out = Vec::new();
     let mut bad = None;
-    store.scan(b"", &mut |k, v| {
+    store.for_each(&mut |k, v| {
         let ends = v
             .get(..8)
             .and_then(|b| b.try_into().ok())
@@ -123,7 +123,13 @@ pub fn ended_sessions(store: &dyn StateStore, bound: i64) -> Result<Vec<StoredSe
     })?;
     match bad {
         Some(e) => Err(e),
-        None => Ok(out),
+        None => {
+            // The order of their state keys: group length, group, start.
+            out.sort_unstable_by(|a, b| {
+                (a.key.len(), &a.key, a.start).cmp(&(b.key.len(), &b.key, b.start))
+            });
+            Ok(out)
+        }
     }
 }
 
@@ -134,36 +140,60 @@ mod tests {
 
     #[test]
     fn a_groups_sessions_come_by_start_and_ends_are_read_alone() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let mut p = open_provider(
-            &StateStoreId::new(dir.path(), 0, 0),
-            &StateStoreConf::default(),
-        )
-        .expect("open");
-        let mut st = p.get_store(0).expect("store");
-        let s = |key: &[u8], start: i64, end: i64| StoredSession {
-            key: key.to_vec(),
-            start,
-            end,
-            buffers: vec![start as u8],
-        };
-        for x in [
-            s(b"a", 5, 9),
-            s(b"a", -3, 1),
-            s(b"ab", 0, 2),
-            s(b"b", 7, 20),
+        // With and without the memory provider's prefix index, and on disk.
+        for conf in [
+            StateStoreConf::default(),
+            StateStoreConf {
+                prefix_index: true,
+                ..StateStoreConf::default()
+            },
+            StateStoreConf {
+                provider: crate::state::ProviderKind::Disk,
+                ..StateStoreConf::default()
+            },
         ] {
-            put_session(st.as_mut(), &x).expect("put");
+            let dir = tempfile::tempdir().expect("tempdir");
+            let mut p = open_provider(&StateStoreId::new(dir.path(), 0, 0), &conf).expect("open");
+            let mut st = p.get_store(0).expect("store");
+            let s = |key: &[u8], start: i64, end: i64| StoredSession {
+                key: key.to_vec(),
+                start,
+                end,
+                buffers: vec![start as u8],
+            };
+            for x in [
+                s(b"b", 7, 20),
+                s(b"a", 5, 9),
+                s(b"ab", 0, 2),
+                s(b"a", -3, 1),
+            ] {
+                put_session(st.as_mut(), &x).expect("put");
+            }
+            let a = sessions(st.as_ref(), Some(b"a")).expect("scan");
+            assert_eq!(
+                a,
+                vec![s(b"a", -3, 1), s(b"a", 5, 9)],
+                "a's sessions only, by start ({conf:?})"
+            );
+            let ended = ended_sessions(st.as_ref(), 9).expect("ended");
+            assert_eq!(
+                ended,
+                vec![s(b"a", -3, 1), s(b"a", 5, 9), s(b"ab", 0, 2)],
+                "by group length, group, start ({conf:?})"
+            );
+            remove_session(st.as_mut(), b"a", 5).expect("remove");
+            assert_eq!(sessions(st.as_ref(), Some(b"a")).expect("a").len(), 1);
+            assert_eq!(sessions(st.as_ref(), None).expect("all").len(), 3);
+            st.commit().expect("commit");
+            drop(st);
+            // The index is rebuilt when the version is read back from its files.
+            let mut p = open_provider(&StateStoreId::new(dir.path(), 0, 0), &conf).expect("reopen");
+            let st = p.get_store(1).expect("version 1");
+            assert_eq!(
+                sessions(st.as_ref(), Some(b"a")).expect("a"),
+                vec![s(b"a", -3, 1)]
+            );
+            assert_eq!(sessions(st.as_ref(), Some(b"ab")).expect("ab").len(), 1);
         }
-        let a = sessions(st.as_ref(), Some(b"a")).expect("scan");
-        assert_eq!(
-            a,
-            vec![s(b"a", -3, 1), s(b"a", 5, 9)],
-            "a's sessions only, by start"
-        );
-        let ended = ended_sessions(st.as_ref(), 9).expect("ended");
-        assert_eq!(ended.len(), 3);
-        remove_session(st.as_mut(), b"a", 5).expect("remove");
-        assert_eq!(sessions(st.as_ref(), None).expect("all").len(), 3);
     }
 }

@@ -187,14 +187,14 @@ impl StateStore for DiskStateStore<'_> {
         self.version
     }
 
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    fn get(&self, key: &[u8]) -> Result<Option<std::borrow::Cow<'_, [u8]>>> {
         let row: Option<Option<Vec<u8>>> = self
             .provider
             .conn
             .prepare_cached("SELECT value FROM state WHERE key = ?1 AND version <= ?2 ORDER BY version DESC LIMIT 1")
             .and_then(|mut st| st.query_row(params![key, self.next()], |r| r.get(0)).optional())
             .map_err(self.err())?;
-        Ok(row.flatten())
+        Ok(row.flatten().map(std::borrow::Cow::Owned))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
@@ -256,6 +256,11 @@ impl StateStore for DiskStateStore<'_> {
             }
         }
         Ok(())
+    }
+
+    fn for_each(&self, f: Visit<'_>) -> Result<()> {
+        // SQLite walks its index in key order anyway.
+        self.scan(b"", f)
     }
 
     fn commit(&mut self) -> Result<u64> {

@@ -11,7 +11,6 @@
 //! checksum disagrees, or that holds another version is an error naming it, never a partial
 //! state.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ferrospark_common::{FerroError, Result};
@@ -81,8 +80,69 @@ pub(crate) fn list_versions(dir: &Path) -> Result<(Vec<u64>, Vec<u64>)> {
     Ok((deltas, snapshots))
 }
 
-/// One change of a delta: a put (`Some`) or a remove (`None`).
-pub(crate) type Changes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+/// A file being built in memory, record by record (a store's delta grows with each change,
+/// as Spark's delta stream does, so a commit only seals and writes it).
+#[derive(Debug)]
+pub(crate) struct FileBuffer {
+    buf: Vec<u8>,
+    records: u64,
+}
+
+fn len_bytes(n: usize) -> Result<[u8; 4]> {
+    u32::try_from(n).map(u32::to_le_bytes).map_err(|_| {
+        FerroError::Unsupported(format!(
+            "a state key or value of {n} bytes (the limit is 4 GiB)"
+        ))
+    })
+}
+
+impl FileBuffer {
+    /// An empty file of `kind` holding `version`.
+    pub(crate) fn new(kind: FileKind, version: u64) -> Self {
+        let mut buf = Vec::with_capacity(1 << 16);
+        buf.extend_from_slice(MAGIC);
+        buf.push(kind.tag());
+        buf.extend_from_slice(&version.to_le_bytes());
+        Self { buf, records: 0 }
+    }
+
+    /// Adds a put (`Some`) or a remove (`None`) of `key`: where its record starts.
+    pub(crate) fn push(&mut self, key: &[u8], value: Option<&[u8]>) -> Result<usize> {
+        let at = self.buf.len();
+        let klen = len_bytes(key.len())?;
+        let vlen = value.map(|v| len_bytes(v.len())).transpose()?;
+        self.buf.push(if value.is_some() { PUT } else { REMOVE });
+        self.buf.extend_from_slice(&klen);
+        self.buf.extend_from_slice(key);
+        if let (Some(v), Some(vlen)) = (value, vlen) {
+            self.buf.extend_from_slice(&vlen);
+            self.buf.extend_from_slice(v);
+        }
+        self.records += 1;
+        Ok(at)
+    }
+
+    /// The key of the record starting at `at` (as [`Self::push`] gave it).
+    pub(crate) fn key_at(&self, at: usize) -> &[u8] {
+        let len = self
+            .buf
+            .get(at + 1..at + 5)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, |b| u32::from_le_bytes(b) as usize);
+        self.buf.get(at + 5..at + 5 + len).unwrap_or_default()
+    }
+
+    /// Seals the file and writes it as `dir`'s file of `kind` and `version`, atomically; its
+    /// size in bytes.
+    pub(crate) fn write(mut self, dir: &Path, kind: FileKind, version: u64) -> Result<u64> {
+        self.buf.extend_from_slice(&self.records.to_le_bytes());
+        let crc = crc32fast::hash(&self.buf);
+        self.buf.extend_from_slice(&crc.to_le_bytes());
+        std::fs::create_dir_all(dir).map_err(|e| FerroError::io(dir, e))?;
+        ferrospark_common::atomic_file::write_atomic(&kind.path(dir, version), &self.buf)?;
+        Ok(self.buf.len() as u64)
+    }
+}
 
 /// Writes `version`'s `entries` as a file of `kind` in `dir`; its size in bytes.
 pub(crate) fn write<'a>(
@@ -91,42 +151,22 @@ pub(crate) fn write<'a>(
     version: u64,
     entries: impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)>,
 ) -> Result<u64> {
-    let mut buf = Vec::with_capacity(1 << 16);
-    buf.extend_from_slice(MAGIC);
-    buf.push(kind.tag());
-    buf.extend_from_slice(&version.to_le_bytes());
-    let mut records = 0u64;
+    let mut file = FileBuffer::new(kind, version);
     for (k, v) in entries {
-        let len = |n: usize| -> Result<[u8; 4]> {
-            u32::try_from(n).map(u32::to_le_bytes).map_err(|_| {
-                FerroError::Unsupported(format!(
-                    "a state key or value of {n} bytes (the limit is 4 GiB)"
-                ))
-            })
-        };
-        buf.push(if v.is_some() { PUT } else { REMOVE });
-        buf.extend_from_slice(&len(k.len())?);
-        buf.extend_from_slice(k);
-        if let Some(v) = v {
-            buf.extend_from_slice(&len(v.len())?);
-            buf.extend_from_slice(v);
-        }
-        records += 1;
+        file.push(k, v)?;
     }
-    buf.extend_from_slice(&records.to_le_bytes());
-    let crc = crc32fast::hash(&buf);
-    buf.extend_from_slice(&crc.to_le_bytes());
-    std::fs::create_dir_all(dir).map_err(|e| FerroError::io(dir, e))?;
-    ferrospark_common::atomic_file::write_atomic(&kind.path(dir, version), &buf)?;
-    Ok(buf.len() as u64)
+    file.write(dir, kind, version)
 }
+
+/// What [`read`] calls with each record: a key and its value (`None`: removed).
+pub(crate) type Record<'a> = &'a mut dyn FnMut(&[u8], Option<&[u8]>);
 
 /// Reads `version`'s file of `kind` in `dir`, calling `apply` with each record in order.
 pub(crate) fn read(
     dir: &Path,
     kind: FileKind,
     version: u64,
-    apply: &mut dyn FnMut(Vec<u8>, Option<Vec<u8>>),
+    apply: Record<'_>,
 ) -> Result<()> {
     let path = kind.path(dir, version);
     let buf = match std::fs::read(&path) {
@@ -187,11 +227,11 @@ pub(crate) fn read(
     for _ in 0..records {
         let op = take(&mut at, 1)?[0];
         let klen = u32_at(take(&mut at, 4)?);
-        let key = take(&mut at, klen)?.to_vec();
+        let key = take(&mut at, klen)?;
         match op {
             PUT => {
                 let vlen = u32_at(take(&mut at, 4)?);
-                apply(key, Some(take(&mut at, vlen)?.to_vec()));
+                apply(key, Some(take(&mut at, vlen)?));
             }
             REMOVE => apply(key, None),
             _ => return Err(corrupt("an unknown record")),

@@ -1,33 +1,117 @@
 //! The default provider, as Spark's `HDFSBackedStateStoreProvider`: each version's state is a
-//! sorted map in memory; a commit writes the version's changes as a delta file, and a
-//! snapshot of the whole map when `minDeltasForSnapshot` deltas have been written since the
-//! last one. The latest committed version stays in memory (and one more, when an older one is
-//! read); an older one is rebuilt from its latest snapshot and the deltas after it. A commit takes the version it started from
-//! over and changes it in place (Spark copies it, which costs the whole state every
-//! batch): re-running that batch after a crash reads it back from its files.
+//! hash map in memory; a commit writes the version's changes as a delta file, and a snapshot
+//! of the whole map when `minDeltasForSnapshot` deltas have been written since the last one.
+//!
+//! A store changes the map it was loaded with in place and logs each key's first old value,
+//! so that an abort (or an error that drops the store) puts the version back as it was and a
+//! commit writes the logged keys' new values as the delta. Spark copies the map for every
+//! version instead, which costs the whole state every batch. The latest committed version
+//! stays in memory (and one more, when an older one is read); an older one is rebuilt from
+//! its latest snapshot and the deltas after it, which is also how a batch re-run after a
+//! crash reads the version it started from.
+//!
+//! As in Spark, a hash map has no order: a prefix scan is served by an index of keys by their
+//! prefix when the store asks for one ([`StateStoreConf::prefix_index`], Spark's
+//! `PrefixScannableHDFSBackedStateStoreMap`); [`StateStore::scan`] otherwise collects and
+//! sorts what it visits, and [`StateStore::for_each`] visits in no order at all.
 
-use std::collections::BTreeMap;
-use std::ops::Bound;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
+use hashbrown::HashMap;
+
+use super::byte_map::{Before, ByteMap, Bytes, Entry};
 use crate::state::Visit;
 use ferrospark_common::{FerroError, Result};
 
-use super::files::{self, Changes, FileKind};
+use super::files::{self, FileBuffer, FileKind};
 use super::{
     state_error, StateStore, StateStoreConf, StateStoreId, StateStoreMetrics, StateStoreProvider,
 };
 
-/// One version's state.
-type Map = BTreeMap<Vec<u8>, Vec<u8>>;
+/// The prefix a prefix-indexed key is scanned by: its length (`u32`, big-endian) and that
+/// many bytes after it. `None` for a key not laid out so.
+fn key_prefix(key: &[u8]) -> Option<&[u8]> {
+    let len = u32::from_be_bytes(key.get(..4)?.try_into().ok()?) as usize;
+    key.get(..4usize.checked_add(len)?)
+}
 
-/// A loaded version: its map and the bytes of its keys and values.
-#[derive(Debug, Clone, Default)]
+/// One version's state.
+#[derive(Debug, Default)]
 struct Version {
-    map: Map,
-    bytes: u64,
+    map: ByteMap,
+    /// The keys of each prefix, in order, when the store indexes prefix scans.
+    prefixes: Option<HashMap<Bytes, BTreeSet<Bytes>>>,
+}
+
+impl Version {
+    fn empty(indexed: bool) -> Self {
+        Self {
+            prefixes: indexed.then(HashMap::new),
+            ..Self::default()
+        }
+    }
+
+    fn index(&mut self, key: &[u8]) {
+        if let Some((index, prefix)) = self.prefixes.as_mut().zip(key_prefix(key)) {
+            match index.get_mut(prefix) {
+                Some(keys) => {
+                    keys.insert(key.into());
+                }
+                None => {
+                    index.insert(prefix.into(), BTreeSet::from([key.into()]));
+                }
+            }
+        }
+    }
+
+    fn unindex(&mut self, key: &[u8]) {
+        if let Some((index, prefix)) = self.prefixes.as_mut().zip(key_prefix(key)) {
+            if let Some(keys) = index.get_mut(prefix) {
+                keys.remove(key);
+                if keys.is_empty() {
+                    index.remove(prefix);
+                }
+            }
+        }
+    }
+
+    /// Sets `key` to `value` as a change of version `version`.
+    fn insert(&mut self, key: &[u8], value: &[u8], version: u64) -> Before {
+        let before = self.map.insert(key, value, version);
+        // Only a key that was absent is new to the index.
+        if matches!(before, Before::First(None)) {
+            self.index(key);
+        }
+        before
+    }
+
+    /// Removes `key` as a change of version `version` (`None`: it was absent).
+    fn remove(&mut self, key: &[u8], version: u64) -> Option<Before> {
+        let before = self.map.remove(key, version)?;
+        self.unindex(key);
+        Some(before)
+    }
+
+    /// Puts `key` back to `old`.
+    fn restore(&mut self, key: &[u8], old: Option<Entry>) {
+        match old {
+            Some(_) => self.index(key),
+            None => self.unindex(key),
+        }
+        self.map.restore(key, old);
+    }
+
+    /// Applies one record of a file.
+    fn apply(&mut self, key: &[u8], value: Option<&[u8]>) {
+        match value {
+            Some(_) => self.index(key),
+            None => self.unindex(key),
+        }
+        self.map.load(key, value);
+    }
 }
 
 /// Versions kept loaded.
@@ -38,7 +122,8 @@ const VERSIONS_IN_MEMORY: usize = 2;
 pub struct MemoryStateStoreProvider {
     dir: PathBuf,
     conf: StateStoreConf,
-    loaded: BTreeMap<u64, Arc<Version>>,
+    /// Loaded versions no store is changing.
+    loaded: BTreeMap<u64, Version>,
     metrics: StateStoreMetrics,
 }
 
@@ -55,13 +140,15 @@ impl MemoryStateStoreProvider {
         })
     }
 
-    /// The state at `version`: from memory, else its latest snapshot and the deltas after.
-    fn load(&mut self, version: u64) -> Result<Arc<Version>> {
+    /// The state at `version`, taken from memory, else read from its latest snapshot and the
+    /// deltas after it.
+    fn take(&mut self, version: u64) -> Result<Version> {
+        let indexed = self.conf.prefix_index;
         if version == 0 {
-            return Ok(Arc::new(Version::default()));
+            return Ok(Version::empty(indexed));
         }
-        if let Some(m) = self.loaded.get(&version) {
-            return Ok(m.clone());
+        if let Some(m) = self.loaded.remove(&version) {
+            return Ok(m);
         }
         let (deltas, snapshots) = files::list_versions(&self.dir)?;
         if !deltas.contains(&version) && !snapshots.contains(&version) {
@@ -72,33 +159,23 @@ impl MemoryStateStoreProvider {
             ));
         }
         let base = snapshots.iter().rev().find(|&&s| s <= version).copied();
-        let mut map = Map::new();
+        let mut state = Version::empty(indexed);
         if let Some(s) = base {
             files::read(&self.dir, FileKind::Snapshot, s, &mut |k, v| {
-                if let Some(v) = v {
-                    map.insert(k, v);
-                }
+                state.apply(k, v)
             })?;
         }
         for v in base.map_or(1, |s| s + 1)..=version {
-            files::read(&self.dir, FileKind::Delta, v, &mut |k, val| match val {
-                Some(val) => {
-                    map.insert(k, val);
-                }
-                None => {
-                    map.remove(&k);
-                }
+            files::read(&self.dir, FileKind::Delta, v, &mut |k, val| {
+                state.apply(k, val)
             })?;
         }
         self.metrics.loads_from_files += 1;
-        let bytes = map.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum();
-        let loaded = Arc::new(Version { map, bytes });
-        self.keep(version, loaded.clone());
-        Ok(loaded)
+        Ok(state)
     }
 
-    fn keep(&mut self, version: u64, map: Arc<Version>) {
-        self.loaded.insert(version, map);
+    fn keep(&mut self, version: u64, state: Version) {
+        self.loaded.insert(version, state);
         while self.loaded.len() > VERSIONS_IN_MEMORY {
             if let Some(&oldest) = self.loaded.keys().next() {
                 self.loaded.remove(&oldest);
@@ -112,7 +189,7 @@ impl MemoryStateStoreProvider {
     fn maintain(
         &mut self,
         version: u64,
-        map: &Map,
+        state: &Version,
         deltas: Vec<u64>,
         mut snapshots: Vec<u64>,
     ) -> Result<()> {
@@ -126,7 +203,7 @@ impl MemoryStateStoreProvider {
                 &self.dir,
                 FileKind::Snapshot,
                 version,
-                map.iter().map(|(k, v)| (k.as_slice(), Some(v.as_slice()))),
+                state.map.iter().map(|(k, v)| (k, Some(v))),
             )?;
             self.metrics.snapshots_written += 1;
             snapshots.push(version);
@@ -151,13 +228,16 @@ impl MemoryStateStoreProvider {
 
 impl StateStoreProvider for MemoryStateStoreProvider {
     fn get_store(&mut self, version: u64) -> Result<Box<dyn StateStore + '_>> {
-        let base = self.load(version)?;
+        let state = self.take(version)?;
         Ok(Box::new(MemoryStateStore {
             provider: self,
             version,
-            base,
-            changes: Changes::new(),
-            state: StoreState::Updating,
+            state,
+            delta: FileBuffer::new(FileKind::Delta, version + 1),
+            undo: Vec::new(),
+            updated: 0,
+            removed: 0,
+            status: StoreStatus::Updating,
         }))
     }
 
@@ -176,38 +256,73 @@ impl StateStoreProvider for MemoryStateStoreProvider {
 }
 
 /// Where a store is in its life.
+///
+/// ```text
+///   Updating ──commit()──▶ Committed   (the map, changed, kept as version + 1)
+///      │
+///      └──abort() / drop──▶ Aborted    (the map, undone, kept as the version it was)
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum StoreState {
+enum StoreStatus {
     Updating,
     Committed,
     Aborted,
 }
 
-/// One version of a [`MemoryStateStoreProvider`]'s state with the changes made to it.
+/// One version of a [`MemoryStateStoreProvider`]'s state, being changed into the next.
 struct MemoryStateStore<'a> {
     provider: &'a mut MemoryStateStoreProvider,
     version: u64,
-    /// The loaded version, shared with the provider's cache.
-    base: Arc<Version>,
-    /// This version's changes over `base`.
-    changes: Changes,
-    state: StoreState,
+    /// The state, with this version's changes made.
+    state: Version,
+    /// The version's changes, in order, as the delta file will hold them.
+    delta: FileBuffer,
+    /// Each changed key (where its first record starts in `delta`) and its value before
+    /// that change (`None`: absent), in the order of the changes. A key removed and put
+    /// again comes twice.
+    undo: Vec<(usize, Option<Entry>)>,
+    /// Puts and removes made (Spark's `numUpdatedStateRows` / `numRemovedStateRows`).
+    updated: u64,
+    removed: u64,
+    status: StoreStatus,
 }
 
 impl MemoryStateStore<'_> {
     fn updating(&self) -> Result<()> {
-        match self.state {
-            StoreState::Updating => Ok(()),
+        match self.status {
+            StoreStatus::Updating => Ok(()),
             s => Err(FerroError::Internal(format!(
                 "state store version {} used after it was {}",
                 self.version,
-                if s == StoreState::Committed {
+                if s == StoreStatus::Committed {
                     "committed"
                 } else {
                     "aborted"
                 }
             ))),
         }
+    }
+
+    fn log(&mut self, record: usize, before: Before) {
+        if let Before::First(old) = before {
+            self.undo.push((record, old));
+        }
+    }
+
+    /// The version this store's changes make.
+    fn next(&self) -> u64 {
+        self.version + 1
+    }
+
+    /// Visits `entries` in key order.
+    fn visit_sorted<'e>(mut entries: Vec<(&'e [u8], &'e [u8])>, f: Visit<'_>) -> Result<()> {
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (k, v) in entries {
+            if !f(k, v)? {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -216,143 +331,126 @@ impl StateStore for MemoryStateStore<'_> {
         self.version
     }
 
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(match self.changes.get(key) {
-            Some(change) => change.clone(),
-            None => self.base.map.get(key).cloned(),
-        })
+    fn get(&self, key: &[u8]) -> Result<Option<Cow<'_, [u8]>>> {
+        Ok(self.state.map.get(key).map(Cow::Borrowed))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.updating()?;
-        self.changes.insert(key.to_vec(), Some(value.to_vec()));
+        let record = self.delta.push(key, Some(value))?;
+        let before = self.state.insert(key, value, self.next());
+        self.log(record, before);
+        self.updated += 1;
         Ok(())
     }
 
     fn remove(&mut self, key: &[u8]) -> Result<()> {
         self.updating()?;
-        let present = match self.changes.get(key) {
-            Some(change) => change.is_some(),
-            None => self.base.map.contains_key(key),
-        };
-        if present {
-            self.changes.insert(key.to_vec(), None);
+        if let Some(before) = self.state.remove(key, self.next()) {
+            let record = self.delta.push(key, None)?;
+            self.log(record, before);
+            self.removed += 1;
         }
         Ok(())
     }
 
     fn scan(&self, prefix: &[u8], f: Visit<'_>) -> Result<()> {
-        // The base and the changes merged in key order; a change wins over the base.
-        let range = (Bound::Included(prefix.to_vec()), Bound::Unbounded);
-        let mut base = self
-            .base
-            .map
-            .range(range.clone())
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .peekable();
-        let mut changed = self
-            .changes
-            .range(range)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .peekable();
-        loop {
-            let next = match (base.peek(), changed.peek()) {
-                (None, None) => return Ok(()),
-                (Some((bk, _)), Some((ck, _))) if bk < ck => base.next().map(|(k, v)| (k, Some(v))),
-                (Some((bk, _)), Some((ck, _))) if bk == ck => {
-                    base.next();
-                    changed.next().map(|(k, v)| (k, v.as_ref()))
+        let map = &self.state.map;
+        if let Some(index) = &self.state.prefixes {
+            if !prefix.is_empty() && key_prefix(prefix) == Some(prefix) {
+                for k in index.get(prefix).into_iter().flatten() {
+                    if let Some(v) = map.get(k) {
+                        if !f(k, v)? {
+                            break;
+                        }
+                    }
                 }
-                (Some(_), None) => base.next().map(|(k, v)| (k, Some(v))),
-                _ => changed.next().map(|(k, v)| (k, v.as_ref())),
-            };
-            if let Some((k, Some(v))) = next {
-                if !f(k, v)? {
-                    return Ok(());
-                }
+                return Ok(());
             }
         }
+        Self::visit_sorted(
+            map.iter().filter(|(k, _)| k.starts_with(prefix)).collect(),
+            f,
+        )
+    }
+
+    fn for_each(&self, f: Visit<'_>) -> Result<()> {
+        for (k, v) in self.state.map.iter() {
+            if !f(k, v)? {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn commit(&mut self) -> Result<u64> {
         self.updating()?;
         let start = Instant::now();
         let next = self.version + 1;
-        let p = &mut *self.provider;
         // A re-run of an earlier batch replaces its version: files of this version and of
         // later ones (what the interrupted run went on to commit) are stale.
         // One listing serves the whole commit: it is kept up to date below.
-        let (mut deltas, mut snapshots) = files::list_versions(&p.dir)?;
+        let dir = self.provider.dir.clone();
+        let (mut deltas, mut snapshots) = files::list_versions(&dir)?;
         for d in deltas.iter().filter(|&&d| d > next) {
-            let _ = std::fs::remove_file(FileKind::Delta.path(&p.dir, *d));
+            let _ = std::fs::remove_file(FileKind::Delta.path(&dir, *d));
         }
         for s in snapshots.iter().filter(|&&s| s >= next) {
-            let _ = std::fs::remove_file(FileKind::Snapshot.path(&p.dir, *s));
+            let _ = std::fs::remove_file(FileKind::Snapshot.path(&dir, *s));
         }
         deltas.retain(|&d| d < next);
         snapshots.retain(|&s| s < next);
-        files::write(
-            &p.dir,
-            FileKind::Delta,
-            next,
-            self.changes
-                .iter()
-                .map(|(k, v)| (k.as_slice(), v.as_deref())),
-        )?;
+        let delta = std::mem::replace(&mut self.delta, FileBuffer::new(FileKind::Delta, next));
+        delta.write(&dir, FileKind::Delta, next)?;
         // The delta is the commit: from here on this store is spent, whatever follows.
-        self.state = StoreState::Committed;
-        // The cache gives the version up so that, unshared, it is changed in place.
-        p.loaded.remove(&self.version);
-        let base = std::mem::take(&mut self.base);
-        let Version { mut map, mut bytes } =
-            Arc::try_unwrap(base).unwrap_or_else(|shared| shared.as_ref().clone());
-        let (mut updated, mut removed) = (0, 0);
-        for (k, v) in std::mem::take(&mut self.changes) {
-            let size = k.len() as u64;
-            let old = match v {
-                Some(v) => {
-                    updated += 1;
-                    bytes += size + v.len() as u64;
-                    map.insert(k, v)
-                }
-                None => {
-                    removed += 1;
-                    map.remove(&k)
-                }
-            };
-            if let Some(old) = old {
-                bytes -= size + old.len() as u64;
-            }
-        }
+        self.status = StoreStatus::Committed;
+        self.undo = Vec::new();
+        let state = std::mem::take(&mut self.state);
+        let p = &mut *self.provider;
         p.metrics.deltas_written += 1;
         deltas.push(next);
         // Snapshots and clean-up are upkeep, as in Spark: a failure leaves the committed
         // version readable from its deltas and is tried again at the next commit.
-        let _ = p.maintain(next, &map, deltas, snapshots);
+        let _ = p.maintain(next, &state, deltas, snapshots);
         // Only the new version stays loaded: an older one would stay pinned, and after a
         // re-run of this batch versions after it are stale.
         p.loaded.clear();
-        p.metrics.num_keys = map.len() as u64;
-        p.metrics.memory_bytes = bytes;
-        p.metrics.rows_updated = updated;
-        p.metrics.rows_removed = removed;
-        p.keep(next, Arc::new(Version { map, bytes }));
+        p.metrics.num_keys = state.map.len() as u64;
+        p.metrics.memory_bytes = state.map.bytes();
+        p.metrics.rows_updated = self.updated;
+        p.metrics.rows_removed = self.removed;
+        p.keep(next, state);
         p.metrics.commit_ms = start.elapsed().as_secs_f64() * 1000.0;
         p.metrics.disk_bytes = files::dir_bytes(&p.dir);
         Ok(next)
     }
 
     fn abort(&mut self) {
-        self.changes.clear();
-        self.state = StoreState::Aborted;
+        if self.status != StoreStatus::Updating {
+            return;
+        }
+        self.status = StoreStatus::Aborted;
+        // Latest change first, so a key logged twice ends at its first old value.
+        for (record, old) in std::mem::take(&mut self.undo).into_iter().rev() {
+            self.state.restore(self.delta.key_at(record), old);
+        }
+        let state = std::mem::take(&mut self.state);
+        self.provider.keep(self.version, state);
     }
 
     fn metrics(&self) -> StateStoreMetrics {
         let mut m = self.provider.metrics.clone();
-        if self.state == StoreState::Updating {
-            m.rows_updated = self.changes.values().filter(|v| v.is_some()).count() as u64;
-            m.rows_removed = self.changes.values().filter(|v| v.is_none()).count() as u64;
+        if self.status == StoreStatus::Updating {
+            m.rows_updated = self.updated;
+            m.rows_removed = self.removed;
         }
         m
+    }
+}
+
+impl Drop for MemoryStateStore<'_> {
+    /// A store dropped unfinished (an error in the batch) leaves its version as it was.
+    fn drop(&mut self) {
+        self.abort();
     }
 }

@@ -22,12 +22,14 @@
 //! was committed can be loaded again (a micro-batch re-run after a crash reloads the version
 //! it started from, and its commit replaces what the interrupted run may have committed).
 
+mod byte_map;
 pub mod disk;
 mod files;
 pub mod memory;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use ferrospark_common::{Config, FerroError, Result};
@@ -103,6 +105,10 @@ pub struct StateStoreConf {
     pub min_deltas_for_snapshot: u64,
     /// Versions kept behind the latest (Spark's default 100).
     pub min_versions_to_retain: u64,
+    /// Whether the store's keys are `length (u32, big-endian) ++ prefix ++ rest` and scanned
+    /// by `length ++ prefix`, which the memory provider then indexes (Spark's prefix-key
+    /// encoder spec). Set by the operator, not by configuration.
+    pub prefix_index: bool,
 }
 
 impl Default for StateStoreConf {
@@ -111,6 +117,7 @@ impl Default for StateStoreConf {
             provider: ProviderKind::Memory,
             min_deltas_for_snapshot: 10,
             min_versions_to_retain: 100,
+            prefix_index: false,
         }
     }
 }
@@ -138,6 +145,7 @@ impl StateStoreConf {
             provider,
             min_deltas_for_snapshot: positive(MIN_DELTAS_FOR_SNAPSHOT, d.min_deltas_for_snapshot)?,
             min_versions_to_retain: positive(MIN_BATCHES_TO_RETAIN, d.min_versions_to_retain)?,
+            prefix_index: d.prefix_index,
         })
     }
 }
@@ -187,8 +195,8 @@ pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<bool>;
 pub trait StateStore {
     /// The version it was loaded at.
     fn version(&self) -> u64;
-    /// The value of `key`.
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// The value of `key` (borrowed from a store in memory).
+    fn get(&self, key: &[u8]) -> Result<Option<Cow<'_, [u8]>>>;
     /// Sets `key` to `value`.
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
     /// Removes `key` (nothing when absent).
@@ -196,6 +204,9 @@ pub trait StateStore {
     /// Calls `f` with each key starting with `prefix` (all with an empty one) and its value,
     /// in key order, until it returns `false`. Changes made before the call are seen.
     fn scan(&self, prefix: &[u8], f: Visit<'_>) -> Result<()>;
+    /// Calls `f` with every key and value, in no particular order (Spark's `iterator`),
+    /// until it returns `false`. Changes made before the call are seen.
+    fn for_each(&self, f: Visit<'_>) -> Result<()>;
     /// Makes the changes durable as version `version() + 1`, which it returns.
     fn commit(&mut self) -> Result<u64>;
     /// Drops the changes.

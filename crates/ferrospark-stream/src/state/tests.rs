@@ -14,22 +14,39 @@ fn conf(provider: ProviderKind, snapshot_every: u64, retain: u64) -> StateStoreC
         provider,
         min_deltas_for_snapshot: snapshot_every,
         min_versions_to_retain: retain,
+        prefix_index: false,
     }
 }
 
 const BOTH: [ProviderKind; 2] = [ProviderKind::Memory, ProviderKind::Disk];
 
+/// `group` with its length before it, as prefix-indexed keys start.
+fn grouped(group: &[u8]) -> Vec<u8> {
+    let mut k = (group.len() as u32).to_be_bytes().to_vec();
+    k.extend_from_slice(group);
+    k
+}
+
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 /// Random puts and removes over 40 versions on keys sharing a few prefixes; the provider is
 /// reopened (state recovered from its files) every seventh version and checked against the
-/// model, including prefix scans, after every commit.
+/// model, including prefix scans and unordered iteration, after every commit. Keys are
+/// length-prefixed groups, so the memory provider's prefix index runs too.
 #[test]
 fn random_changes_match_a_model_across_reopens() {
-    for kind in BOTH {
+    let indexed = StateStoreConf {
+        prefix_index: true,
+        ..conf(ProviderKind::Memory, 4, 1000)
+    };
+    for c in [
+        conf(ProviderKind::Memory, 4, 1000),
+        indexed,
+        conf(ProviderKind::Disk, 4, 1000),
+    ] {
+        let kind = (c.provider, c.prefix_index);
         let dir = tempfile::tempdir().expect("tempdir");
         let id = StateStoreId::new(dir.path(), 3, 1);
-        let c = conf(kind, 4, 1000);
         let mut provider = open_provider(&id, &c).expect("open");
         let mut rng = StdRng::seed_from_u64(7);
         let mut models: Vec<Model> = vec![Model::new()];
@@ -40,12 +57,9 @@ fn random_changes_match_a_model_across_reopens() {
             let mut model = models[v as usize].clone();
             let mut store = provider.get_store(v).expect("store");
             for _ in 0..rng.random_range(0..60) {
-                let key = format!(
-                    "{}/{}",
-                    ["a", "ab", "b", "é"][rng.random_range(0..4)],
-                    rng.random_range(0..30)
-                )
-                .into_bytes();
+                let group = ["a", "ab", "b", "é"][rng.random_range(0..4)].as_bytes();
+                let mut key = grouped(group);
+                key.extend_from_slice(format!("/{}", rng.random_range(0..30)).as_bytes());
                 if rng.random_bool(0.3) {
                     store.remove(&key).expect("remove");
                     model.remove(&key);
@@ -55,7 +69,17 @@ fn random_changes_match_a_model_across_reopens() {
                     model.insert(key, value);
                 }
             }
-            for prefix in [&b""[..], b"a", b"ab/", b"\xc3\xa9", b"zz"] {
+            let prefixes = [
+                Vec::new(),
+                grouped(b"a"),
+                grouped(b"ab"),
+                grouped("é".as_bytes()),
+                grouped(b"zz"),
+                vec![0, 0, 0],
+                [grouped(b"ab"), b"/1".to_vec()].concat(),
+            ];
+            for prefix in &prefixes {
+                let prefix = prefix.as_slice();
                 let want: Vec<(Vec<u8>, Vec<u8>)> = model
                     .iter()
                     .filter(|(k, _)| k.starts_with(prefix))
@@ -67,9 +91,20 @@ fn random_changes_match_a_model_across_reopens() {
                     "{kind:?} v{v} prefix {prefix:?}"
                 );
             }
+            let mut all = Vec::new();
+            store
+                .for_each(&mut |k, v| {
+                    all.push((k.to_vec(), v.to_vec()));
+                    Ok(true)
+                })
+                .expect("for_each");
+            all.sort();
+            let want: Vec<_> = model.clone().into_iter().collect();
+            assert_eq!(all, want, "{kind:?} v{v} every entry");
+            let a1 = [grouped(b"a"), b"/1".to_vec()].concat();
             assert_eq!(
-                store.get(b"a/1").expect("get"),
-                model.get(&b"a/1"[..]).cloned()
+                store.get(&a1).expect("get").map(|v| v.into_owned()),
+                model.get(&a1).cloned()
             );
             assert_eq!(store.commit().expect("commit"), v + 1);
             drop(store);
@@ -113,10 +148,33 @@ fn an_aborted_or_dropped_store_changes_nothing() {
         );
         drop(s);
         let s = p.get_store(1).expect("store");
-        assert_eq!(s.get(b"k").expect("get"), Some(b"1".to_vec()));
-        assert_eq!(s.get(b"x").expect("get"), None);
+        assert_eq!(
+            s.get(b"k").expect("get").map(|v| v.into_owned()),
+            Some(b"1".to_vec())
+        );
+        assert_eq!(s.get(b"x").expect("get").map(|v| v.into_owned()), None);
         drop(s);
-        assert_eq!(p.latest_version().expect("latest"), 1);
+        // A store dropped without commit or abort (an error in the batch) is undone too,
+        // however often it changed a key.
+        let mut s = p.get_store(1).expect("store");
+        s.put(b"k", b"3").expect("put");
+        s.remove(b"k").expect("remove");
+        s.put(b"k", b"4").expect("put");
+        s.put(b"z", b"5").expect("put");
+        s.remove(b"z").expect("remove");
+        drop(s);
+        let mut s = p.get_store(1).expect("store");
+        assert_eq!(
+            collect(s.as_ref(), b"").expect("scan"),
+            vec![(b"k".to_vec(), b"1".to_vec())]
+        );
+        s.remove(b"k").expect("remove");
+        s.commit().expect("commit");
+        drop(s);
+        let s = p.get_store(2).expect("store");
+        assert_eq!(s.get(b"k").expect("get").map(|v| v.into_owned()), None);
+        drop(s);
+        assert_eq!(p.latest_version().expect("latest"), 2);
         // A version never committed cannot be loaded.
         assert!(matches!(p.get_store(5), Err(FerroError::StateStore { .. })));
     }
@@ -143,9 +201,12 @@ fn a_rerun_replaces_the_version_it_commits() {
         let mut p = open_provider(&id, &c).expect("reopen");
         assert_eq!(p.latest_version().expect("latest"), 4);
         let s = p.get_store(4).expect("store");
-        assert_eq!(s.get(b"k3").expect("get"), Some(b"again".to_vec()));
         assert_eq!(
-            s.get(b"k4").expect("get"),
+            s.get(b"k3").expect("get").map(|v| v.into_owned()),
+            Some(b"again".to_vec())
+        );
+        assert_eq!(
+            s.get(b"k4").expect("get").map(|v| v.into_owned()),
             None,
             "version 5 of the first run is gone"
         );
@@ -214,10 +275,13 @@ fn the_disk_provider_keeps_only_the_versions_asked() {
     assert!(matches!(p.get_store(6), Err(FerroError::StateStore { .. })));
     let s = p.get_store(7).expect("v7");
     assert_eq!(
-        s.get(b"same").expect("get"),
+        s.get(b"same").expect("get").map(|v| v.into_owned()),
         Some(6u64.to_be_bytes().to_vec())
     );
-    assert_eq!(s.get(b"gone6").expect("get"), Some(b"x".to_vec()));
+    assert_eq!(
+        s.get(b"gone6").expect("get").map(|v| v.into_owned()),
+        Some(b"x".to_vec())
+    );
 }
 
 #[test]
