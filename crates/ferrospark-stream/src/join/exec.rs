@@ -810,6 +810,7 @@ fn join_side(
         let theirs = take_all(&partner_cols, &pairs)?;
         pieces.push(probe.joined_batch(mine, theirs, this_is_left, pairs.len())?);
     }
+    this_state.reserve(n);
     for r in 0..n {
         if !live[r] || !passes[r] {
             continue;

@@ -132,11 +132,9 @@ impl<'a> JoinStateManager<'a> {
         })
     }
 
-    fn count(&self, key: &[u8]) -> Result<u64> {
-        if let Some(&n) = self.pending.get(key) {
-            return Ok(n);
-        }
-        Ok(count_of(self.counts.get(key)?.as_deref()))
+    /// Room for `rows` more appends' counts (a batch's rows are appended one by one).
+    pub fn reserve(&mut self, rows: usize) {
+        self.pending.reserve(rows);
     }
 
     fn set_count(&mut self, key: &[u8], n: u64) -> Result<()> {
@@ -185,25 +183,18 @@ impl<'a> JoinStateManager<'a> {
         self.rows.put(k, v)
     }
 
-    /// The rows of `key`, by index (a point lookup each, as Spark's state manager reads
-    /// them: no store needs to be ordered).
+    /// The rows of `key`, by index: a point lookup each, up to the first index with none
+    /// (a key's indexes are `0..n`), as Spark's state manager reads them, so no store needs to
+    /// be ordered and a probe reads one store, not the count's too.
     pub fn get(&self, key: &[u8]) -> Result<Vec<StoredRow>> {
-        let n = self.count(key)?;
-        let mut out = Vec::with_capacity(n as usize);
-        if n == 0 {
-            return Ok(out);
-        }
+        let mut out = Vec::new();
         let mut k = indexed(key, 0)?;
         let at = k.len() - 8;
-        for i in 0..n {
+        for i in 0u64.. {
             k[at..].copy_from_slice(&i.to_be_bytes());
             match self.rows.get(&k)? {
                 Some(v) => out.push(stored(key, &v)?),
-                None => {
-                    return Err(FerroError::Internal(format!(
-                        "join state: a key with {n} rows has none at index {i}"
-                    )))
-                }
+                None => break,
             }
         }
         Ok(out)

@@ -162,12 +162,7 @@ pub(crate) fn write<'a>(
 pub(crate) type Record<'a> = &'a mut dyn FnMut(&[u8], Option<&[u8]>);
 
 /// Reads `version`'s file of `kind` in `dir`, calling `apply` with each record in order.
-pub(crate) fn read(
-    dir: &Path,
-    kind: FileKind,
-    version: u64,
-    apply: Record<'_>,
-) -> Result<()> {
+pub(crate) fn read(dir: &Path, kind: FileKind, version: u64, apply: Record<'_>) -> Result<()> {
     let path = kind.path(dir, version);
     let buf = match std::fs::read(&path) {
         Ok(b) => b,
