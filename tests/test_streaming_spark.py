@@ -148,6 +148,33 @@ def test_the_max_watermark_policy_matches_spark(spark, tmp_path):
     compare_batches(theirs, ours)
 
 
+def test_a_join_whose_state_outgrows_the_memory_limit_matches_spark(spark, tmp_path):
+    """Under ``ferrospark.memory.limit`` the join's stores move to disk mid-stream (Spark's
+    own provider would need its RocksDB one chosen up front); the answers stay Spark's."""
+    left, right = join_input(11, ("k", "lt", "lv", "k", "rt", "rv"))
+    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
+    theirs = run_stream_join(
+        spark, tmp_path / "spark", left, right, how="full", on=["k"], condition=TIME_RANGE, **wm
+    )
+    ckpt = tmp_path / "fs"
+    j = fst.StreamStreamJoin(
+        on=["k"],
+        how="full",
+        condition=TIME_RANGE,
+        checkpoint=str(ckpt),
+        conf={"ferrospark.memory.limit": "1k", "ferrospark.streaming.statePartitions": "2"},
+        **wm,
+    )
+    ours = {}
+    for batch_id, _ in theirs.outputs:
+        has = batch_id < len(left)
+        ours[batch_id] = j.process(
+            batch_id, left[batch_id] if has else None, right[batch_id] if has else None
+        )
+    compare_batches(theirs, ours)
+    assert list(ckpt.glob("state/0/*/*/state.db")), "some state went to disk"
+
+
 def test_joins_spark_refuses_are_refused(tmp_path):
     for how, wm, cond in [
         ("left", {}, TIME_RANGE),
@@ -197,7 +224,9 @@ def session_input(seed: int, batches: int = 6) -> list[pa.Table]:
     ]
 
 
-def _session_run(spark, tmp_path, batches, *, gap, our_gap, mode, watermark=("ts", "5 minutes")) -> None:
+def _session_run(
+    spark, tmp_path, batches, *, gap, our_gap, mode, watermark=("ts", "5 minutes"), conf=None
+) -> None:
     theirs = run_session_window_stream(
         spark,
         tmp_path / "spark",
@@ -217,6 +246,7 @@ def _session_run(spark, tmp_path, batches, *, gap, our_gap, mode, watermark=("ts
         watermark=watermark,
         output_mode=mode,
         checkpoint=str(tmp_path / "fs"),
+        conf=conf,
     )
     ours = {}
     for batch_id, _ in theirs.outputs:
@@ -228,6 +258,15 @@ def _session_run(spark, tmp_path, batches, *, gap, our_gap, mode, watermark=("ts
 @pytest.mark.parametrize("mode", ["append", "complete"])
 def test_session_windows_match_spark_batch_by_batch(spark, tmp_path, mode):
     _session_run(spark, tmp_path, session_input(3), gap="2 minutes", our_gap="2 minutes", mode=mode)
+
+
+def test_sessions_whose_state_outgrows_the_memory_limit_match_spark(spark, tmp_path):
+    ckpt = tmp_path / "fs"
+    _session_run(
+        spark, tmp_path, session_input(8), gap="2 minutes", our_gap="2 minutes", mode="append",
+        conf={"ferrospark.memory.limit": "200b", "ferrospark.streaming.statePartitions": "1"},
+    )
+    assert list(ckpt.glob("state/0/*/state.db")), "the sessions went to disk"
 
 
 def test_a_per_row_gap_matches_spark(spark, tmp_path):

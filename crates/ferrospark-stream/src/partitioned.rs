@@ -24,7 +24,7 @@ use ferrospark_common::{Config, FerroError, Result};
 
 use crate::join::exec::{StreamJoin, StreamJoinSpec};
 use crate::session::{SessionWindowAggregation, SessionWindowSpec};
-use crate::state::{min_latest, state_error, StateStoreMetrics};
+use crate::state::{min_latest, state_error, StateStoreConf, StateStoreMetrics};
 use crate::watermark::{BatchWatermark, BatchWatermarks, WatermarkPolicy};
 
 /// The partitions of operator `operator_id` under `checkpoint`: as recorded, else as `cfg`
@@ -155,9 +155,11 @@ impl PartitionedStreamJoin {
             Some(p) => vec![p],
             None => (0..state_partitions(checkpoint, operator_id, cfg)? as u32).collect(),
         };
+        // One conf for every partition: their stores share the query's memory pool.
+        let state = StateStoreConf::from_config(cfg)?;
         let parts = ids
             .iter()
-            .map(|&p| StreamJoin::open(spec.clone(), checkpoint, operator_id, p, cfg))
+            .map(|&p| StreamJoin::open(spec.clone(), checkpoint, operator_id, p, cfg, &state))
             .collect::<Result<Vec<_>>>()?;
         let (lk, rk) = parts[0].keys();
         let index = |s: &arrow_schema::SchemaRef, k: &[String]| {
@@ -205,6 +207,15 @@ impl PartitionedStreamJoin {
     /// The output's columns.
     pub fn schema(&self) -> arrow_schema::SchemaRef {
         self.parts[0].schema()
+    }
+
+    /// Every partition's state counters, added up.
+    pub fn metrics(&self) -> StateStoreMetrics {
+        let mut m = StateStoreMetrics::default();
+        for p in &self.parts {
+            m.add(&p.metrics());
+        }
+        m
     }
 
     /// The join keys, (left, right).
@@ -285,9 +296,19 @@ impl PartitionedSessionWindow {
             None if spec.keys.is_empty() => vec![0],
             None => (0..state_partitions(checkpoint, operator_id, cfg)? as u32).collect(),
         };
+        let state = StateStoreConf::from_config(cfg)?;
         let parts = ids
             .iter()
-            .map(|&p| SessionWindowAggregation::open(spec.clone(), checkpoint, operator_id, p, cfg))
+            .map(|&p| {
+                SessionWindowAggregation::open(
+                    spec.clone(),
+                    checkpoint,
+                    operator_id,
+                    p,
+                    cfg,
+                    &state,
+                )
+            })
             .collect::<Result<Vec<_>>>()?;
         let keys = spec
             .keys

@@ -32,7 +32,7 @@ use super::predicates::{state_watermark_predicates, JoinInput, StateWatermarkPre
 use super::state::{JoinSide, JoinStateManager, StoredRow};
 use crate::state::{
     check_batch, input_column, min_latest, open_provider, StateStoreConf, StateStoreId,
-    StateStoreProvider,
+    StateStoreMetrics, StateStoreProvider,
 };
 use crate::watermark::{micros, BatchWatermark};
 
@@ -342,13 +342,15 @@ fn check_evictable(
 }
 
 impl StreamJoin {
-    /// The join `spec` under `checkpoint` (operator `operator_id`, partition `partition_id`).
+    /// The join `spec` under `checkpoint` (operator `operator_id`, partition `partition_id`),
+    /// its stores by `state`.
     pub fn open(
         spec: StreamJoinSpec,
         checkpoint: &Path,
         operator_id: u64,
         partition_id: u32,
         cfg: &Config,
+        state: &StateStoreConf,
     ) -> Result<Self> {
         let mut spec = spec;
         if let Some(c) = &spec.condition {
@@ -433,7 +435,7 @@ impl StreamJoin {
             right.input(spec.right_watermark.as_ref(), &spec.right_keys),
         );
         check_evictable(spec.join_type, &spec, &inputs.0, &inputs.1)?;
-        let conf = StateStoreConf::from_config(cfg)?;
+        let conf = state.clone();
         let id = StateStoreId::new(checkpoint, operator_id, partition_id);
         let mut providers = Vec::new();
         for side in [JoinSide::Left, JoinSide::Right] {
@@ -463,6 +465,15 @@ impl StreamJoin {
     /// between the stores runs again.
     pub fn latest_version(&self) -> Result<u64> {
         min_latest(self.providers.iter().map(|p| p.latest_version()))
+    }
+
+    /// Its four stores' counters, added up.
+    pub fn metrics(&self) -> StateStoreMetrics {
+        let mut m = StateStoreMetrics::default();
+        for p in &self.providers {
+            m.add(&p.metrics());
+        }
+        m
     }
 
     /// The join keys, (left, right), the condition's equalities included.

@@ -29,7 +29,7 @@ fn a_sides_rows_match_a_model() {
             provider: kind,
             min_deltas_for_snapshot: 3,
             min_versions_to_retain: 10,
-            prefix_index: false,
+            ..StateStoreConf::default()
         };
         let [counts_name, rows_name] = JoinSide::Left.store_names();
         let id = StateStoreId::new(dir.path(), 0, 4);
@@ -485,11 +485,15 @@ mod exec {
     #[test]
     fn the_disk_provider_joins_as_the_memory_provider() {
         let input = batches(12);
-        let run = |provider: &str| {
+        // (output per batch, whether any store's state went to disk)
+        let run = |provider: &str, limit: Option<&str>| {
             let dir = tempfile::tempdir().expect("tempdir");
             let mut cfg = Config::default();
             cfg.set("spark.sql.streaming.stateStore.providerClass", provider)
                 .expect("set");
+            if let Some(l) = limit {
+                cfg.set("ferrospark.memory.limit", l).expect("set");
+            }
             let mut j = StreamJoin::open(
                 spec(StreamJoinType::FullOuter),
                 dir.path(),
@@ -511,15 +515,28 @@ mod exec {
                 p.sort();
                 out.push(p);
             }
-            out
+            let state = dir.path().join("state/0/0");
+            let on_disk = ["left-keyWithIndexToValue", "right-keyWithIndexToValue"]
+                .iter()
+                .any(|s| state.join(s).join("state.db").exists());
+            (out, on_disk, j.metrics().spills)
         };
-        let memory =
-            run("org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider");
+        let hdfs = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider";
+        let (memory, on_disk, spills) = run(hdfs, None);
         assert!(memory.iter().map(Vec::len).sum::<usize>() > 0);
-        assert_eq!(
-            run("org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"),
-            memory
+        assert!(
+            !on_disk && spills == 0,
+            "no limit: the state stays in memory"
         );
+        let rocks = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider";
+        assert_eq!(run(rocks, None).0, memory);
+        // Under a memory limit the state outgrows, the stores move to disk mid-stream.
+        let (limited, on_disk, spills) = run(hdfs, Some("2k"));
+        assert!(
+            on_disk && spills > 0,
+            "the state moved to disk ({spills} moves)"
+        );
+        assert_eq!(limited, memory);
     }
 
     #[test]

@@ -148,13 +148,14 @@ fn spark_append_error() -> FerroError {
 
 impl SessionWindowAggregation {
     /// The aggregation `spec` under `checkpoint` (operator `operator_id`, partition
-    /// `partition_id`).
+    /// `partition_id`), its store by `state`.
     pub fn open(
         spec: SessionWindowSpec,
         checkpoint: &Path,
         operator_id: u64,
         partition_id: u32,
         cfg: &Config,
+        state: &StateStoreConf,
     ) -> Result<Self> {
         let schema = &spec.schema;
         let index = |name: &str| input_column(schema, name);
@@ -237,7 +238,7 @@ impl SessionWindowAggregation {
         // Sessions are read by their group's prefix (see `state`).
         let conf = StateStoreConf {
             prefix_index: true,
-            ..StateStoreConf::from_config(cfg)?
+            ..state.clone()
         };
         let provider = open_provider(
             &StateStoreId::new(checkpoint, operator_id, partition_id),

@@ -56,12 +56,15 @@ fn setup(path: &std::path::Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
+/// The state file's name in a store's directory.
+pub(crate) const DB_FILE: &str = "state.db";
+
 impl DiskStateStoreProvider {
     /// The provider of store `id` (its directory and file made).
     pub fn open(id: &StateStoreId, conf: StateStoreConf) -> Result<Self> {
         let dir = id.dir();
         std::fs::create_dir_all(&dir).map_err(|e| FerroError::io(&dir, e))?;
-        let path = dir.join("state.db");
+        let path = dir.join(DB_FILE);
         let conn = setup(&path).map_err(sql_error(&path))?;
         Ok(Self {
             path,
@@ -69,6 +72,57 @@ impl DiskStateStoreProvider {
             conf,
             metrics: StateStoreMetrics::default(),
         })
+    }
+
+    /// The provider of store `id` whose state starts as `entries` at `version` (the oldest
+    /// it can load): a store moving from memory to disk. The file is built under a temporary
+    /// name and renamed into place, so a crash leaves the move whole or not begun.
+    pub(crate) fn import(
+        id: &StateStoreId,
+        conf: StateStoreConf,
+        version: u64,
+        entries: &mut dyn Iterator<Item = (&[u8], &[u8])>,
+    ) -> Result<Self> {
+        let dir = id.dir();
+        let tmp = dir.join(format!(".{DB_FILE}.tmp"));
+        remove_db(&tmp);
+        {
+            let conn = setup(&tmp).map_err(sql_error(&tmp))?;
+            let filled = (|| -> rusqlite::Result<()> {
+                conn.execute_batch("BEGIN IMMEDIATE")?;
+                let mut keys = 0i64;
+                {
+                    let mut st = conn
+                        .prepare("INSERT INTO state (key, version, value) VALUES (?1, ?2, ?3)")?;
+                    for (k, v) in entries {
+                        st.execute(params![k, version as i64, v])?;
+                        keys += 1;
+                    }
+                }
+                conn.execute(
+                    "UPDATE meta SET value = CASE name WHEN 'keys' THEN ?2 ELSE ?1 END",
+                    params![version as i64, keys],
+                )?;
+                conn.execute_batch("COMMIT; PRAGMA wal_checkpoint(TRUNCATE);")
+            })();
+            if let Err(e) = filled {
+                drop(conn);
+                remove_db(&tmp);
+                return Err(sql_error(&tmp)(e));
+            }
+        }
+        let path = dir.join(DB_FILE);
+        std::fs::rename(&tmp, &path).map_err(|e| FerroError::io(&path, e))?;
+        remove_db(&tmp);
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Self::open(id, conf)
+    }
+
+    /// The oldest version it can load.
+    pub(crate) fn oldest(&self) -> Result<u64> {
+        self.meta("oldest")
     }
 
     fn meta(&self, name: &str) -> Result<u64> {
@@ -130,6 +184,15 @@ impl StateStoreProvider for DiskStateStoreProvider {
 
     fn metrics(&self) -> StateStoreMetrics {
         self.metrics.clone()
+    }
+}
+
+/// Removes the SQLite file at `path` and its journals, if there.
+fn remove_db(path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(std::path::PathBuf::from(p));
     }
 }
 
@@ -268,7 +331,8 @@ impl StateStore for DiskStateStore<'_> {
         let start = Instant::now();
         let next = self.version + 1;
         let retain = self.provider.conf.min_versions_to_retain;
-        let oldest = next.saturating_sub(retain);
+        // Never below the version the state came to disk at: nothing before it is here.
+        let oldest = next.saturating_sub(retain).max(self.provider.oldest()?);
         let c = &self.provider.conn;
         let done = (|| -> rusqlite::Result<()> {
             if oldest > 0 {

@@ -174,6 +174,31 @@ impl MemoryStateStoreProvider {
         Ok(state)
     }
 
+    /// Bytes of the keys and values at `version` (loaded and kept).
+    pub(crate) fn version_bytes(&mut self, version: u64) -> Result<u64> {
+        let state = self.take(version)?;
+        let bytes = state.map.bytes();
+        self.keep(version, state);
+        Ok(bytes)
+    }
+
+    /// What `f` makes of every entry at `version` (loaded and kept), in no order.
+    pub(crate) fn with_entries<T>(
+        &mut self,
+        version: u64,
+        f: impl FnOnce(&mut dyn Iterator<Item = (&[u8], &[u8])>) -> Result<T>,
+    ) -> Result<T> {
+        let state = self.take(version)?;
+        let out = f(&mut state.map.iter());
+        self.keep(version, state);
+        out
+    }
+
+    /// Drops every version kept in memory.
+    pub(crate) fn forget(&mut self) {
+        self.loaded.clear();
+    }
+
     fn keep(&mut self, version: u64, state: Version) {
         self.loaded.insert(version, state);
         while self.loaded.len() > VERSIONS_IN_MEMORY {

@@ -18,6 +18,10 @@
 //!   outgrow memory; every version's rows are kept (multi-version), a commit is one SQLite
 //!   transaction.
 //!
+//! With the memory provider, `ferrospark.memory.limit` bounds the state in memory: a store
+//! whose version the query's memory pool refuses moves to disk between batches
+//! ([`spill::SpillingStateStoreProvider`]), with the same answers.
+//!
 //! Old versions go after `spark.sql.streaming.minBatchesToRetain` newer ones. A version that
 //! was committed can be loaded again (a micro-batch re-run after a crash reloads the version
 //! it started from, and its commit replaces what the interrupted run may have committed).
@@ -26,12 +30,14 @@ mod byte_map;
 pub mod disk;
 mod files;
 pub mod memory;
+pub mod spill;
 #[cfg(test)]
 mod tests;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+use ferrospark_common::memory::MemoryPool;
 use ferrospark_common::{Config, FerroError, Result};
 
 /// Spark's key choosing the provider.
@@ -97,7 +103,7 @@ pub enum ProviderKind {
 }
 
 /// A store's settings, by Spark's keys.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct StateStoreConf {
     /// The provider.
     pub provider: ProviderKind,
@@ -109,6 +115,20 @@ pub struct StateStoreConf {
     /// by `length ++ prefix`, which the memory provider then indexes (Spark's prefix-key
     /// encoder spec). Set by the operator, not by configuration.
     pub prefix_index: bool,
+    /// The query's memory pool (`ferrospark.memory.limit`): state in memory that it refuses
+    /// moves to disk. Clones share it, so every store of a conf shares one budget.
+    pub pool: MemoryPool,
+}
+
+impl PartialEq for StateStoreConf {
+    /// Equal settings; pools are equal by their limits.
+    fn eq(&self, o: &Self) -> bool {
+        self.provider == o.provider
+            && self.min_deltas_for_snapshot == o.min_deltas_for_snapshot
+            && self.min_versions_to_retain == o.min_versions_to_retain
+            && self.prefix_index == o.prefix_index
+            && self.pool.limit() == o.pool.limit()
+    }
 }
 
 impl Default for StateStoreConf {
@@ -118,6 +138,7 @@ impl Default for StateStoreConf {
             min_deltas_for_snapshot: 10,
             min_versions_to_retain: 100,
             prefix_index: false,
+            pool: MemoryPool::unbounded(),
         }
     }
 }
@@ -146,6 +167,7 @@ impl StateStoreConf {
             min_deltas_for_snapshot: positive(MIN_DELTAS_FOR_SNAPSHOT, d.min_deltas_for_snapshot)?,
             min_versions_to_retain: positive(MIN_BATCHES_TO_RETAIN, d.min_versions_to_retain)?,
             prefix_index: d.prefix_index,
+            pool: MemoryPool::new(cfg.memory_limit()?),
         })
     }
 }
@@ -171,6 +193,8 @@ pub struct StateStoreMetrics {
     pub deltas_written: u64,
     /// Versions loaded from files rather than from memory (`loadedMapCacheMissCount`).
     pub loads_from_files: u64,
+    /// Times the state moved from memory to disk, the memory pool refusing it.
+    pub spills: u64,
 }
 
 impl StateStoreMetrics {
@@ -185,6 +209,7 @@ impl StateStoreMetrics {
         self.snapshots_written += o.snapshots_written;
         self.deltas_written += o.deltas_written;
         self.loads_from_files += o.loads_from_files;
+        self.spills += o.spills;
     }
 }
 
@@ -232,7 +257,9 @@ pub fn open_provider(
     conf: &StateStoreConf,
 ) -> Result<Box<dyn StateStoreProvider>> {
     Ok(match conf.provider {
-        ProviderKind::Memory => Box::new(memory::MemoryStateStoreProvider::open(id, conf.clone())?),
+        ProviderKind::Memory => {
+            Box::new(spill::SpillingStateStoreProvider::open(id, conf.clone())?)
+        }
         ProviderKind::Disk => Box::new(disk::DiskStateStoreProvider::open(id, conf.clone())?),
     })
 }

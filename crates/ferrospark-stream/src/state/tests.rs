@@ -14,7 +14,7 @@ fn conf(provider: ProviderKind, snapshot_every: u64, retain: u64) -> StateStoreC
         provider,
         min_deltas_for_snapshot: snapshot_every,
         min_versions_to_retain: retain,
-        prefix_index: false,
+        ..StateStoreConf::default()
     }
 }
 
@@ -353,4 +353,69 @@ fn the_provider_follows_sparks_keys() {
         StateStoreConf::from_config(&cfg),
         Err(FerroError::Config(_))
     ));
+}
+
+/// Under a memory limit the state outgrows, the default provider moves a store to disk
+/// between batches: every version reads as the model says before and after the move, a
+/// reopened provider goes on on disk, and a version from before the move is a clear error.
+#[test]
+fn state_over_the_memory_limit_moves_to_disk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = StateStoreId::new(dir.path(), 0, 0);
+    let c = StateStoreConf {
+        pool: ferrospark_common::memory::MemoryPool::new(Some(2_000)),
+        ..conf(ProviderKind::Memory, 3, 100)
+    };
+    let db = id.dir().join("state.db");
+    let mut p = open_provider(&id, &c).expect("open");
+    let mut models = vec![Model::new()];
+    let mut moved_at = None;
+    for v in 0..8u64 {
+        let mut model = models[v as usize].clone();
+        let mut s = p.get_store(v).expect("store");
+        if moved_at.is_none() && db.exists() {
+            moved_at = Some(v);
+        }
+        for i in 0..20 {
+            let key = format!("k{v}-{i}").into_bytes();
+            s.put(&key, &[v as u8; 16]).expect("put");
+            model.insert(key, vec![v as u8; 16]);
+        }
+        if v > 0 {
+            let gone = format!("k{}-0", v - 1).into_bytes();
+            s.remove(&gone).expect("remove");
+            model.remove(&gone);
+        }
+        assert_eq!(
+            collect(s.as_ref(), b"").expect("scan"),
+            model.clone().into_iter().collect::<Vec<_>>(),
+            "v{v}"
+        );
+        s.commit().expect("commit");
+        drop(s);
+        models.push(model);
+    }
+    // 20 keys of about 20 bytes a batch: 2000 bytes hold three batches' keys, not more.
+    let moved_at = moved_at.expect("the state moved to disk");
+    assert!((3..8).contains(&moved_at), "moved at version {moved_at}");
+    assert_eq!(p.metrics().spills, 1);
+    drop(p);
+    let mut p = open_provider(&id, &c).expect("reopen");
+    for v in moved_at..=8 {
+        let s = p.get_store(v).expect("version on disk");
+        let got: Model = collect(s.as_ref(), b"")
+            .expect("scan")
+            .into_iter()
+            .collect();
+        assert_eq!(got, models[v as usize], "v{v} on disk");
+    }
+    assert_eq!(p.latest_version().expect("latest"), 8);
+    // A version from before the move is no longer there, and the error says why.
+    let err = p.get_store(moved_at - 1).err().expect("refused");
+    assert!(
+        err.to_string().contains("moved to disk")
+            && err.to_string().contains("ferrospark.memory.limit"),
+        "{err}"
+    );
+    assert_eq!(p.get_store(8).expect("still there").version(), 8);
 }

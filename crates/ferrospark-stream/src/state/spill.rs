@@ -1,0 +1,116 @@
+//! The default provider under `ferrospark.memory.limit`: the state in memory
+//! ([`MemoryStateStoreProvider`]) while the query's memory pool holds it, moved to disk
+//! ([`DiskStateStoreProvider`]) when the pool refuses it.
+//!
+//! ```text
+//!   get_store(v) ──▶ in memory: reserve the bytes of version v from the pool
+//!                      ├── granted ─▶ a store in memory
+//!                      └── refused ─▶ version v copied into state.db (oldest = v), memory
+//!                                     freed ─▶ a store on disk, from now on
+//!                ──▶ on disk, v >= oldest ─▶ a store on disk
+//!                ──▶ on disk, v <  oldest ─▶ an error naming the move
+//! ```
+//! Only the last committed batch runs again (a retry), and the move happens at the start of
+//! a batch, so no operator needs a version from before it.
+//! The move happens between batches, on a committed version, so a crash during it leaves
+//! the state as it was (the file is renamed into place whole). A restarted query finds
+//! `state.db` and goes on on disk. Spark's own HDFS-backed provider fails the executor
+//! instead; its RocksDB provider must be chosen up front.
+
+use ferrospark_common::memory::MemoryReservation;
+use ferrospark_common::Result;
+
+use super::disk::{DiskStateStoreProvider, DB_FILE};
+use super::memory::MemoryStateStoreProvider;
+use super::{
+    state_error, StateStore, StateStoreConf, StateStoreId, StateStoreMetrics, StateStoreProvider,
+};
+
+/// State in memory until the memory pool refuses it, then on disk.
+#[derive(Debug)]
+pub struct SpillingStateStoreProvider {
+    id: StateStoreId,
+    conf: StateStoreConf,
+    memory: MemoryStateStoreProvider,
+    /// Where the state is once it has moved.
+    disk: Option<DiskStateStoreProvider>,
+    /// The bytes of the version in memory, held from the pool.
+    reservation: MemoryReservation,
+    spills: u64,
+}
+
+impl SpillingStateStoreProvider {
+    /// The provider of store `id`: on disk if its state moved there before.
+    pub fn open(id: &StateStoreId, conf: StateStoreConf) -> Result<Self> {
+        let memory = MemoryStateStoreProvider::open(id, conf.clone())?;
+        let disk = if id.dir().join(DB_FILE).exists() {
+            Some(DiskStateStoreProvider::open(id, conf.clone())?)
+        } else {
+            None
+        };
+        let reservation = conf
+            .pool
+            .reservation(format!("state store {}", id.dir().display()));
+        Ok(Self {
+            id: id.clone(),
+            conf,
+            memory,
+            disk,
+            reservation,
+            spills: 0,
+        })
+    }
+
+    /// Whether the state is on disk.
+    pub fn on_disk(&self) -> bool {
+        self.disk.is_some()
+    }
+}
+
+impl StateStoreProvider for SpillingStateStoreProvider {
+    fn get_store(&mut self, version: u64) -> Result<Box<dyn StateStore + '_>> {
+        if let Some(d) = &self.disk {
+            let oldest = d.oldest()?;
+            if version < oldest {
+                return Err(state_error(
+                    &self.id.dir(),
+                    format!("version {version} is from before this store's state moved to disk at version {oldest} (ferrospark.memory.limit was reached); only versions from {oldest} on can be loaded"),
+                ));
+            }
+        }
+        if self.disk.is_none() {
+            let bytes = self.memory.version_bytes(version)?;
+            if self.reservation.try_resize(bytes) {
+                return self.memory.get_store(version);
+            }
+            let (id, conf) = (&self.id, &self.conf);
+            let disk = self.memory.with_entries(version, |entries| {
+                DiskStateStoreProvider::import(id, conf.clone(), version, entries)
+            })?;
+            self.memory.forget();
+            self.reservation.free();
+            self.spills += 1;
+            self.disk = Some(disk);
+        }
+        match &mut self.disk {
+            Some(d) => d.get_store(version),
+            None => Err(state_error(&self.id.dir(), "no provider holds the state")),
+        }
+    }
+
+    fn latest_version(&self) -> Result<u64> {
+        match &self.disk {
+            Some(d) => d.latest_version(),
+            None => self.memory.latest_version(),
+        }
+    }
+
+    fn metrics(&self) -> StateStoreMetrics {
+        let mut m = match &self.disk {
+            Some(d) => d.metrics(),
+            None => self.memory.metrics(),
+        };
+        m.spills = self.spills;
+        m
+    }
+}
