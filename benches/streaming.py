@@ -22,6 +22,10 @@ time (sessions), the time to recover (a new operator over the checkpoint re-runn
 last batch: state loaded from its files), the ferrospark process's peak RSS, and the
 ratios to Spark. ferrospark in-process runs in a process of its own; Spark runs on one
 ``local[2]`` session, its time per batch from its progress reports (``triggerExecution``).
+
+``limited`` is ferrospark in-process under a ``ferrospark.memory.limit`` the state outgrows
+after its first batch (64 bytes per batch row for joins, half a byte for sessions): its
+stores move to disk and the batches after run on the disk provider.
 """
 
 from __future__ import annotations
@@ -93,10 +97,11 @@ def _du(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def _operator(workload: str, ckpt: str) -> Any:
+def _operator(workload: str, ckpt: str, limit: str | None = None) -> Any:
     import ferrospark as fs
     from ferrospark import streaming as fst
 
+    conf = {"ferrospark.memory.limit": limit} if limit else None
     if workload == "sessions":
         return fst.SessionWindowAggregation(
             "ts",
@@ -105,6 +110,7 @@ def _operator(workload: str, ckpt: str) -> Any:
             aggs=[fs.count("*").alias("n"), fs.sum("v").alias("s")],
             watermark=("ts", "10 minutes"),
             checkpoint=ckpt,
+            conf=conf,
         )
     return fst.StreamStreamJoin(
         on=["ad"],
@@ -113,6 +119,7 @@ def _operator(workload: str, ckpt: str) -> Any:
         left_watermark=("vt", "10 minutes"),
         right_watermark=("ct", "10 minutes"),
         checkpoint=ckpt,
+        conf=conf,
     )
 
 
@@ -123,10 +130,11 @@ def _inputs(root: Path, workload: str, b: int) -> tuple[pa.Table, ...]:
     return pq.read_table(root / "views" / name), pq.read_table(root / "clicks" / name)
 
 
-def in_process(root: Path, workload: str, batches: int) -> dict[str, float]:
-    """One workload through ferrospark in this process."""
+def in_process(root: Path, workload: str, batches: int, limit: str | None = None) -> dict[str, float]:
+    """One workload through ferrospark in this process (under ``ferrospark.memory.limit``
+    ``limit``, if given)."""
     with tempfile.TemporaryDirectory() as ckpt:
-        op = _operator(workload, ckpt)
+        op = _operator(workload, ckpt, limit)
         times, rows, commits = [], 0, []
         for b in range(batches):
             t0 = time.perf_counter()
@@ -138,7 +146,8 @@ def in_process(root: Path, workload: str, batches: int) -> dict[str, float]:
                 commits.append(op.metrics()["commitTimeMs"] / 1000)
         state = _du(Path(ckpt))
         t0 = time.perf_counter()
-        _operator(workload, ckpt).process(batches - 1, *_inputs(root, workload, batches - 1))
+        _operator(workload, ckpt, limit).process(batches - 1, *_inputs(root, workload, batches - 1))
+        on_disk = bool(list(Path(ckpt).rglob("state.db")))
         recovery = time.perf_counter() - t0
     return {
         "rows_per_s": rows / sum(times),
@@ -146,6 +155,7 @@ def in_process(root: Path, workload: str, batches: int) -> dict[str, float]:
         "state_mb": state / 1e6,
         "commit_s": sorted(commits)[len(commits) // 2] if commits else float("nan"),
         "recovery_s": recovery,
+        "on_disk": on_disk,
     }
 
 
@@ -297,17 +307,32 @@ def on_spark(
     return r
 
 
+def _worker(root: Path, workload: str, batches: int, limit: str) -> dict[str, Any] | None:
+    """One workload through ferrospark in a process of its own; its figures and peak RSS."""
+    cmd = [sys.executable, __file__, "--worker", str(root), workload, str(batches), limit]
+    with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:
+        p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True)
+        _, status, usage = os.wait4(p.pid, 0)
+        out_f.seek(0)
+        err_f.seek(0)
+        out, err = out_f.read(), err_f.read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        print(f"{workload}: ferrospark failed\n{err}", file=sys.stderr)
+        return None
+    return {**json.loads(out), "peak_mb": usage.ru_maxrss / 1024}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--batches", type=int, default=3)
     ap.add_argument("--no-spark", action="store_true")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
-    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    ap.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        root, workload, batches = args.worker
-        print(json.dumps(in_process(Path(root), workload, int(batches))))
+        root, workload, batches, limit = args.worker
+        print(json.dumps(in_process(Path(root), workload, int(batches), limit or None)))
         return 0
     spark = None if args.no_spark else _spark_session()
     header = (
@@ -321,17 +346,19 @@ def main() -> int:
             generate(root, size, args.batches)
             for workload in args.workloads.split(","):
                 results: dict[str, dict[str, float]] = {}
-                cmd = [sys.executable, __file__, "--worker", str(root), workload, str(args.batches)]
-                with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:
-                    p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True)
-                    _, status, usage = os.wait4(p.pid, 0)
-                    out_f.seek(0)
-                    err_f.seek(0)
-                    out, err = out_f.read(), err_f.read()
-                if os.waitstatus_to_exitcode(status) != 0:
-                    print(f"{workload} {size}: ferrospark failed\n{err}", file=sys.stderr)
-                    continue
-                results["ferrospark"] = {**json.loads(out), "peak_mb": usage.ru_maxrss / 1024}
+                # "limited": under a ferrospark.memory.limit the state outgrows after its
+                # first batch, so the stores move to disk (checked: state.db found).
+                limit = str(size // 2 if workload == "sessions" else 64 * size)
+                for engine, lim in (("ferrospark", ""), ("limited", limit)):
+                    r = _worker(root, workload, args.batches, lim)
+                    if r is None:
+                        continue
+                    if engine == "limited" and not r["on_disk"]:
+                        print(
+                            f"{workload} {size}: the state stayed in memory under {lim} bytes",
+                            file=sys.stderr,
+                        )
+                    results[engine] = r
                 if spark is not None:
                     for engine in ("fss", "floor", "spark"):
                         ckpt = Path(tmp) / f"ckpt-{workload}-{engine}"
