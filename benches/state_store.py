@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
+
+from child import run_json
 
 PROVIDERS = {
     "memory": "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",
@@ -73,20 +73,12 @@ def main() -> int:
     for size in (int(s) for s in args.sizes.split(",")):
         for provider in PROVIDERS:
             cmd = [sys.executable, __file__, "--worker", provider, str(size), str(args.batches)]
-            # Files, not pipes: a child writing more than a pipe holds would wait forever.
-            with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:
-                p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True)
-                _, status, usage = os.wait4(p.pid, 0)
-                out_f.seek(0)
-                err_f.seek(0)
-                out, err = out_f.read(), err_f.read()
-            if os.waitstatus_to_exitcode(status) != 0:
-                print(f"{provider} {size}: failed\n{err}", file=sys.stderr)
+            r = run_json(cmd, f"{provider} {size}")
+            if r is None:
                 continue
-            r = json.loads(out)
             print(
                 f"{provider:<9} {size:>9} {r['rows_per_s']:>11.0f} {r['commit_s']:>9.3f} {r['keys']:>9.0f} "
-                f"{r['disk_mb']:>8.1f} {r['recovery_s']:>10.3f} {usage.ru_maxrss / 1024:>8.0f}"
+                f"{r['disk_mb']:>8.1f} {r['recovery_s']:>10.3f} {r['peak_mb']:>8.0f}"
             )
     return 0
 

@@ -35,7 +35,6 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +43,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from child import run_json
 
 MIN_US = 60_000_000
 BASE_US = 1_709_294_400_000_000  # 2024-03-01 12:00 UTC
@@ -310,16 +310,7 @@ def on_spark(
 def _worker(root: Path, workload: str, batches: int, limit: str) -> dict[str, Any] | None:
     """One workload through ferrospark in a process of its own; its figures and peak RSS."""
     cmd = [sys.executable, __file__, "--worker", str(root), workload, str(batches), limit]
-    with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:
-        p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True)
-        _, status, usage = os.wait4(p.pid, 0)
-        out_f.seek(0)
-        err_f.seek(0)
-        out, err = out_f.read(), err_f.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        print(f"{workload}: ferrospark failed\n{err}", file=sys.stderr)
-        return None
-    return {**json.loads(out), "peak_mb": usage.ru_maxrss / 1024}
+    return run_json(cmd, f"{workload} ferrospark")
 
 
 def main() -> int:

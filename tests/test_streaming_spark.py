@@ -90,6 +90,17 @@ def compare_batches(spark_run: Any, ours: dict[int, pa.Table]) -> None:
     assert emitted > 0, "the comparison saw rows"
 
 
+def join_batches(j: Any, theirs: Any, left: list, right: list) -> dict[int, pa.Table]:
+    """Our join's output for each batch Spark ran (no input after the last file)."""
+    ours = {}
+    for batch_id, _ in theirs.outputs:
+        has = batch_id < len(left)
+        ours[batch_id] = j.process(
+            batch_id, left[batch_id] if has else None, right[batch_id] if has else None
+        )
+    return ours
+
+
 JOINS = ["inner", "left", "right", "full", "semi"]
 TIME_RANGE = "lt BETWEEN rt - INTERVAL 5 MINUTES AND rt + INTERVAL 5 MINUTES"
 
@@ -102,13 +113,7 @@ def test_using_join_matches_spark_batch_by_batch(spark, tmp_path, how):
         spark, tmp_path / "spark", left, right, how=how, on=["k"], condition=TIME_RANGE, **wm
     )
     j = fst.StreamStreamJoin(on=["k"], how=how, condition=TIME_RANGE, checkpoint=str(tmp_path / "fs"), **wm)
-    ours = {}
-    for batch_id, _ in theirs.outputs:
-        has = batch_id < len(left)
-        ours[batch_id] = j.process(
-            batch_id, left[batch_id] if has else None, right[batch_id] if has else None
-        )
-    compare_batches(theirs, ours)
+    compare_batches(theirs, join_batches(j, theirs, left, right))
 
 
 @pytest.mark.parametrize("how", ["inner", "left", "full"])
@@ -120,13 +125,7 @@ def test_condition_join_with_a_one_side_filter_matches_spark(spark, tmp_path, ho
     wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "5 minutes")}
     theirs = run_stream_join(spark, tmp_path / "spark", left, right, how=how, condition=cond, **wm)
     j = fst.StreamStreamJoin(on=cond, how=how, checkpoint=str(tmp_path / "fs"), **wm)
-    ours = {}
-    for batch_id, _ in theirs.outputs:
-        has = batch_id < len(left)
-        ours[batch_id] = j.process(
-            batch_id, left[batch_id] if has else None, right[batch_id] if has else None
-        )
-    compare_batches(theirs, ours)
+    compare_batches(theirs, join_batches(j, theirs, left, right))
 
 
 def test_the_max_watermark_policy_matches_spark(spark, tmp_path):
@@ -139,13 +138,7 @@ def test_the_max_watermark_policy_matches_spark(spark, tmp_path):
     j = fst.StreamStreamJoin(
         on=["k"], how="left", condition=TIME_RANGE, checkpoint=str(tmp_path / "fs"), conf=conf, **wm
     )
-    ours = {}
-    for batch_id, _ in theirs.outputs:
-        has = batch_id < len(left)
-        ours[batch_id] = j.process(
-            batch_id, left[batch_id] if has else None, right[batch_id] if has else None
-        )
-    compare_batches(theirs, ours)
+    compare_batches(theirs, join_batches(j, theirs, left, right))
 
 
 def test_a_join_whose_state_outgrows_the_memory_limit_matches_spark(spark, tmp_path):
@@ -165,13 +158,7 @@ def test_a_join_whose_state_outgrows_the_memory_limit_matches_spark(spark, tmp_p
         conf={"ferrospark.memory.limit": "1k", "ferrospark.streaming.statePartitions": "2"},
         **wm,
     )
-    ours = {}
-    for batch_id, _ in theirs.outputs:
-        has = batch_id < len(left)
-        ours[batch_id] = j.process(
-            batch_id, left[batch_id] if has else None, right[batch_id] if has else None
-        )
-    compare_batches(theirs, ours)
+    compare_batches(theirs, join_batches(j, theirs, left, right))
     assert list(ckpt.glob("state/0/*/*/state.db")), "some state went to disk"
 
 
@@ -263,7 +250,12 @@ def test_session_windows_match_spark_batch_by_batch(spark, tmp_path, mode):
 def test_sessions_whose_state_outgrows_the_memory_limit_match_spark(spark, tmp_path):
     ckpt = tmp_path / "fs"
     _session_run(
-        spark, tmp_path, session_input(8), gap="2 minutes", our_gap="2 minutes", mode="append",
+        spark,
+        tmp_path,
+        session_input(8),
+        gap="2 minutes",
+        our_gap="2 minutes",
+        mode="append",
         conf={"ferrospark.memory.limit": "200b", "ferrospark.streaming.statePartitions": "1"},
     )
     assert list(ckpt.glob("state/0/*/state.db")), "the sessions went to disk"
