@@ -59,7 +59,6 @@ pub struct JoinStateManager<'a> {
     scratch: (Vec<u8>, Vec<u8>),
 }
 
-/// The prefix of every stored row of `key`: its length, then its bytes.
 /// Appends the stored key of `key`'s row `index` to `out`: the key's length, the key, the
 /// index.
 fn put_indexed(out: &mut Vec<u8>, key: &[u8], index: u64) -> Result<()> {
