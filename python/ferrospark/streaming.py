@@ -130,7 +130,8 @@ class StateStore:
         """The last commit's counters by Spark's names: ``numRowsTotal``,
         ``numRowsUpdated``, ``numRowsRemoved``, ``memoryUsedBytes``, ``commitTimeMs``, and
         the provider's ``snapshotsWritten``, ``deltasWritten``, ``loadedFromFiles``,
-        ``diskBytes``, ``spillsToDisk`` (moves to disk under ``ferrospark.memory.limit``)."""
+        ``deltasCaughtUp``, ``diskBytes``, ``spillsToDisk`` (moves to disk under
+        ``ferrospark.memory.limit``)."""
         return self._native.metrics()
 
 

@@ -44,6 +44,7 @@ fn metrics_dict(m: &StateStoreMetrics) -> HashMap<&'static str, f64> {
         ("commitTimeMs", m.commit_ms),
         ("snapshotsWritten", m.snapshots_written as f64),
         ("spillsToDisk", m.spills as f64),
+        ("deltasCaughtUp", m.deltas_caught_up as f64),
         ("deltasWritten", m.deltas_written as f64),
         ("loadedFromFiles", m.loads_from_files as f64),
     ])

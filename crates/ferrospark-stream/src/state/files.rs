@@ -133,24 +133,24 @@ impl FileBuffer {
     }
 
     /// Seals the file and writes it as `dir`'s file of `kind` and `version`, atomically; its
-    /// size in bytes.
-    pub(crate) fn write(mut self, dir: &Path, kind: FileKind, version: u64) -> Result<u64> {
+    /// checksum.
+    pub(crate) fn write(mut self, dir: &Path, kind: FileKind, version: u64) -> Result<u32> {
         self.buf.extend_from_slice(&self.records.to_le_bytes());
         let crc = crc32fast::hash(&self.buf);
         self.buf.extend_from_slice(&crc.to_le_bytes());
         std::fs::create_dir_all(dir).map_err(|e| FerroError::io(dir, e))?;
         ferrospark_common::atomic_file::write_atomic(&kind.path(dir, version), &self.buf)?;
-        Ok(self.buf.len() as u64)
+        Ok(crc)
     }
 }
 
-/// Writes `version`'s `entries` as a file of `kind` in `dir`; its size in bytes.
+/// Writes `version`'s `entries` as a file of `kind` in `dir`; its checksum.
 pub(crate) fn write<'a>(
     dir: &Path,
     kind: FileKind,
     version: u64,
     entries: impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)>,
-) -> Result<u64> {
+) -> Result<u32> {
     let mut file = FileBuffer::new(kind, version);
     for (k, v) in entries {
         file.push(k, v)?;
@@ -161,8 +161,20 @@ pub(crate) fn write<'a>(
 /// What [`read`] calls with each record: a key and its value (`None`: removed).
 pub(crate) type Record<'a> = &'a mut dyn FnMut(&[u8], Option<&[u8]>);
 
-/// Reads `version`'s file of `kind` in `dir`, calling `apply` with each record in order.
-pub(crate) fn read(dir: &Path, kind: FileKind, version: u64, apply: Record<'_>) -> Result<()> {
+/// The checksum `version`'s file of `kind` in `dir` ends with, if it is there: which of the
+/// versions ever committed as `version` it holds (a batch run again writes its version anew).
+pub(crate) fn checksum(dir: &Path, kind: FileKind, version: u64) -> Option<u32> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(kind.path(dir, version)).ok()?;
+    f.seek(SeekFrom::End(-4)).ok()?;
+    let mut b = [0u8; 4];
+    f.read_exact(&mut b).ok()?;
+    Some(u32::from_le_bytes(b))
+}
+
+/// Reads `version`'s file of `kind` in `dir`, calling `apply` with each record in order; its
+/// checksum.
+pub(crate) fn read(dir: &Path, kind: FileKind, version: u64, apply: Record<'_>) -> Result<u32> {
     let path = kind.path(dir, version);
     let buf = match std::fs::read(&path) {
         Ok(b) => b,
@@ -235,7 +247,7 @@ pub(crate) fn read(dir: &Path, kind: FileKind, version: u64, apply: Record<'_>) 
     if at != body.len() - 8 {
         return Err(corrupt("bytes after the last record"));
     }
-    Ok(())
+    Ok(want)
 }
 
 /// Bytes of the files directly in `dir` (what a store keeps on disk).

@@ -44,6 +44,10 @@ struct Version {
     map: ByteMap,
     /// The keys of each prefix, in order, when the store indexes prefix scans.
     prefixes: Option<HashMap<Bytes, BTreeSet<Bytes>>>,
+    /// The checksum of the version's delta file as this map knows it (`None`: unknown), so a
+    /// later version can be reached by applying the deltas after it, once the file is known
+    /// to be the same.
+    delta_checksum: Option<u32>,
 }
 
 impl Version {
@@ -151,6 +155,9 @@ impl MemoryStateStoreProvider {
             return Ok(m);
         }
         let (deltas, snapshots) = files::list_versions(&self.dir)?;
+        if let Some(state) = self.catch_up(version, &deltas)? {
+            return Ok(state);
+        }
         if !deltas.contains(&version) && !snapshots.contains(&version) {
             let latest = deltas.last().copied().unwrap_or(0);
             return Err(state_error(
@@ -170,8 +177,37 @@ impl MemoryStateStoreProvider {
                 state.apply(k, val)
             })?;
         }
+        state.delta_checksum = files::checksum(&self.dir, FileKind::Delta, version);
         self.metrics.loads_from_files += 1;
         Ok(state)
+    }
+
+    /// `version` made from an older version kept in memory and the deltas after it, when
+    /// that version's delta file is still the one it was made with (another process may have
+    /// committed the versions since: a partition that moved between Spark's Python workers
+    /// and back). `None` when no kept version can be used.
+    fn catch_up(&mut self, version: u64, deltas: &[u64]) -> Result<Option<Version>> {
+        let Some((&from, kept)) = self.loaded.range(..version).next_back() else {
+            return Ok(None);
+        };
+        let same = kept.delta_checksum.is_some()
+            && kept.delta_checksum == files::checksum(&self.dir, FileKind::Delta, from);
+        if !same || !(from + 1..=version).all(|v| deltas.binary_search(&v).is_ok()) {
+            return Ok(None);
+        }
+        let Some(mut state) = self.loaded.remove(&from) else {
+            return Ok(None);
+        };
+        for v in from + 1..=version {
+            state.delta_checksum = Some(files::read(
+                &self.dir,
+                FileKind::Delta,
+                v,
+                &mut |k, val| state.apply(k, val),
+            )?);
+        }
+        self.metrics.deltas_caught_up += version - from;
+        Ok(Some(state))
     }
 
     /// Bytes of the keys and values at `version` (loaded and kept).
@@ -426,11 +462,12 @@ impl StateStore for MemoryStateStore<'_> {
         deltas.retain(|&d| d < next);
         snapshots.retain(|&s| s < next);
         let delta = std::mem::replace(&mut self.delta, FileBuffer::new(FileKind::Delta, next));
-        delta.write(&dir, FileKind::Delta, next)?;
+        let checksum = delta.write(&dir, FileKind::Delta, next)?;
         // The delta is the commit: from here on this store is spent, whatever follows.
         self.status = StoreStatus::Committed;
         self.undo = Vec::new();
-        let state = std::mem::take(&mut self.state);
+        let mut state = std::mem::take(&mut self.state);
+        state.delta_checksum = Some(checksum);
         let p = &mut *self.provider;
         p.metrics.deltas_written += 1;
         deltas.push(next);

@@ -195,6 +195,9 @@ pub struct StateStoreMetrics {
     pub loads_from_files: u64,
     /// Times the state moved from memory to disk, the memory pool refusing it.
     pub spills: u64,
+    /// Deltas applied to a version kept in memory to reach a later one another process
+    /// committed (instead of loading the later one whole from its files).
+    pub deltas_caught_up: u64,
 }
 
 impl StateStoreMetrics {
@@ -210,6 +213,7 @@ impl StateStoreMetrics {
         self.deltas_written += o.deltas_written;
         self.loads_from_files += o.loads_from_files;
         self.spills += o.spills;
+        self.deltas_caught_up += o.deltas_caught_up;
     }
 }
 

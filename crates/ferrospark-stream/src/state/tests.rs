@@ -419,3 +419,55 @@ fn state_over_the_memory_limit_moves_to_disk() {
     );
     assert_eq!(p.get_store(8).expect("still there").version(), 8);
 }
+
+/// Two providers over one store's directory, as a state partition moving between Spark's
+/// Python workers: one reaches the versions the other committed by applying their deltas to
+/// the version it kept, unless the kept version's delta was rewritten since (a batch run
+/// again), when it loads the version whole.
+#[test]
+fn a_kept_version_catches_up_with_versions_another_process_committed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = StateStoreId::new(dir.path(), 0, 0);
+    let c = conf(ProviderKind::Memory, 100, 100);
+    let commit = |p: &mut Box<dyn StateStoreProvider>, v: u64, key: &[u8], value: &[u8]| {
+        let mut s = p.get_store(v).expect("store");
+        s.put(key, value).expect("put");
+        assert_eq!(s.commit().expect("commit"), v + 1);
+    };
+    let all = |p: &mut Box<dyn StateStoreProvider>, v: u64| {
+        let s = p.get_store(v).expect("store");
+        collect(s.as_ref(), b"").expect("scan")
+    };
+    let pair = |k: &[u8], v: &[u8]| (k.to_vec(), v.to_vec());
+    let mut a = open_provider(&id, &c).expect("open a");
+    let mut b = open_provider(&id, &c).expect("open b");
+    commit(&mut a, 0, b"x", b"1");
+    commit(&mut a, 1, b"y", b"2");
+    commit(&mut b, 2, b"z", b"3");
+    commit(&mut b, 3, b"x", b"4");
+    assert_eq!(
+        all(&mut a, 4),
+        vec![pair(b"x", b"4"), pair(b"y", b"2"), pair(b"z", b"3")]
+    );
+    let m = a.metrics();
+    assert_eq!((m.deltas_caught_up, m.loads_from_files), (2, 0), "{m:?}");
+    // b runs batch 3 again with other input: version 4 is another one now.
+    commit(&mut b, 3, b"w", b"5");
+    commit(&mut b, 4, b"v", b"6");
+    assert_eq!(
+        all(&mut a, 5),
+        vec![
+            pair(b"v", b"6"),
+            pair(b"w", b"5"),
+            pair(b"x", b"1"),
+            pair(b"y", b"2"),
+            pair(b"z", b"3")
+        ]
+    );
+    let m = a.metrics();
+    assert_eq!(
+        (m.deltas_caught_up, m.loads_from_files),
+        (2, 1),
+        "loaded whole: {m:?}"
+    );
+}
