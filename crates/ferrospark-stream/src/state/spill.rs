@@ -65,10 +65,21 @@ impl SpillingStateStoreProvider {
     pub fn on_disk(&self) -> bool {
         self.disk.is_some()
     }
+
+    /// Whether the state is on disk though this provider holds it in memory.
+    fn moved_elsewhere(&self) -> bool {
+        self.id.dir().join(DB_FILE).exists()
+    }
 }
 
 impl StateStoreProvider for SpillingStateStoreProvider {
     fn get_store(&mut self, version: u64) -> Result<Box<dyn StateStore + '_>> {
+        if self.disk.is_none() && self.moved_elsewhere() {
+            // Another process (a Spark Python worker this partition ran on) moved it.
+            self.memory.forget();
+            self.reservation.free();
+            self.disk = Some(DiskStateStoreProvider::open(&self.id, self.conf.clone())?);
+        }
         if let Some(d) = &self.disk {
             let oldest = d.oldest()?;
             if version < oldest {
@@ -101,6 +112,9 @@ impl StateStoreProvider for SpillingStateStoreProvider {
     fn latest_version(&self) -> Result<u64> {
         match &self.disk {
             Some(d) => d.latest_version(),
+            None if self.moved_elsewhere() => {
+                DiskStateStoreProvider::open(&self.id, self.conf.clone())?.latest_version()
+            }
             None => self.memory.latest_version(),
         }
     }

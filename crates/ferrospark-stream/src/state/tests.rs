@@ -471,3 +471,40 @@ fn a_kept_version_catches_up_with_versions_another_process_committed() {
         "loaded whole: {m:?}"
     );
 }
+
+/// A provider holding a store in memory finds it on disk once another process moved it there
+/// (a Spark Python worker that ran the partition under the memory limit).
+#[test]
+fn a_store_another_process_moved_to_disk_is_read_from_disk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = StateStoreId::new(dir.path(), 0, 0);
+    let roomy = conf(ProviderKind::Memory, 10, 100);
+    let tight = StateStoreConf {
+        pool: ferrospark_common::memory::MemoryPool::new(Some(10)),
+        ..roomy.clone()
+    };
+    let mut b = open_provider(&id, &roomy).expect("open b");
+    let mut s = b.get_store(0).expect("store");
+    s.put(b"k", b"value of k").expect("put");
+    s.commit().expect("commit");
+    drop(s);
+    let mut a = open_provider(&id, &tight).expect("open a");
+    let mut s = a.get_store(1).expect("moved to disk");
+    s.put(b"j", b"2").expect("put");
+    s.commit().expect("commit");
+    drop(s);
+    assert_eq!(a.metrics().spills, 1);
+    assert_eq!(
+        b.latest_version().expect("latest"),
+        2,
+        "b sees a's commit on disk"
+    );
+    let s = b.get_store(2).expect("b reads version 2");
+    assert_eq!(
+        collect(s.as_ref(), b"").expect("scan"),
+        vec![
+            (b"j".to_vec(), b"2".to_vec()),
+            (b"k".to_vec(), b"value of k".to_vec())
+        ]
+    );
+}
