@@ -114,3 +114,22 @@ def test_a_damaged_delta_is_an_error_naming_it(tmp_path):
         fresh.scan(2)
     # Nothing else is affected: version 1 still reads, and the process carries on.
     assert dict(fresh.scan(1)) == model_at(1)
+
+
+def test_state_beyond_the_memory_limit_moves_to_disk(tmp_path):
+    """The in-memory store moves to disk once ``ferrospark.memory.limit`` cannot hold it, and
+    reads the same; versions from before the move are a clear error."""
+    ckpt = tmp_path / "ckpt"
+    st = fst.StateStore(str(ckpt), conf={"ferrospark.memory.limit": "300b"})
+    model: dict[bytes, bytes] = {}
+    v = 0
+    for b in range(6):
+        puts = {f"k{b}-{i}".encode(): bytes([b]) * 20 for i in range(5)}
+        model.update(puts)
+        v = st.commit(v, puts)
+        assert st.scan(v) == sorted(model.items())
+    assert (ckpt / "state" / "0" / "0" / "state.db").exists()
+    assert st.metrics()["spillsToDisk"] == 1
+    assert fst.StateStore(str(ckpt)).scan(v) == sorted(model.items()), "reopened: on disk"
+    with pytest.raises(fs.StateStoreError, match="moved to disk"):
+        st.scan(1)

@@ -88,7 +88,9 @@ class StateStore:
     file per version and a snapshot every
     ``spark.sql.streaming.stateStore.minDeltasForSnapshot`` versions;
     ``...RocksDBStateStoreProvider`` keeps it on disk, in an embedded SQLite file, so it may
-    outgrow memory) and ``spark.sql.streaming.minBatchesToRetain``. A damaged or missing
+    outgrow memory) and ``spark.sql.streaming.minBatchesToRetain``. Under
+    ``ferrospark.memory.limit`` the in-memory state that outgrows the limit moves to disk
+    before the next version is changed (``metrics()["spillsToDisk"]``). A damaged or missing
     state file raises :class:`ferrospark.StateStoreError` naming it.
     """
 
