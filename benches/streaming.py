@@ -147,8 +147,8 @@ def in_process(root: Path, workload: str, batches: int, limit: str | None = None
         state = _du(Path(ckpt))
         t0 = time.perf_counter()
         _operator(workload, ckpt, limit).process(batches - 1, *_inputs(root, workload, batches - 1))
-        on_disk = bool(list(Path(ckpt).rglob("state.db")))
         recovery = time.perf_counter() - t0
+        on_disk = bool(list(Path(ckpt).rglob("state.db")))
     return {
         "rows_per_s": rows / sum(times),
         "latency_s": sorted(times)[len(times) // 2],

@@ -48,8 +48,8 @@ OnBatch = Callable[["DataFrame", int], None]
 # The operators a Python worker has open, by (query, partition): Spark reuses its Python
 # workers, so a partition's next batch often lands where its state is already loaded (as
 # Spark keeps its state store providers loaded on its executors). An operator whose loaded
-# version is not the batch's reads it from its files, so a partition that moved between
-# workers is still right.
+# version is older than the batch's applies the deltas committed since (or reads the version
+# from its files), so a partition that moved between workers is still right.
 _OPEN: dict[tuple[str, int], Any] = {}
 
 

@@ -19,9 +19,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     f.write_all(bytes)
         .and_then(|_| f.sync_all())
         .map_err(|e| FerroError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| FerroError::io(path, e))?;
-    // The rename itself survives a crash once the directory is synced.
-    if let Ok(d) = std::fs::File::open(dir) {
+    rename_into_place(&tmp, path)
+}
+
+/// Renames the finished (synced) file `tmp` over `path`, durably: the directory is synced,
+/// so the rename itself survives a crash.
+pub fn rename_into_place(tmp: &Path, path: &Path) -> Result<()> {
+    std::fs::rename(tmp, path).map_err(|e| FerroError::io(path, e))?;
+    if let Ok(d) = std::fs::File::open(path.parent().unwrap_or_else(|| Path::new("."))) {
         let _ = d.sync_all();
     }
     Ok(())

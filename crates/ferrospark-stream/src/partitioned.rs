@@ -211,11 +211,7 @@ impl PartitionedStreamJoin {
 
     /// Every partition's state counters, added up.
     pub fn metrics(&self) -> StateStoreMetrics {
-        let mut m = StateStoreMetrics::default();
-        for p in &self.parts {
-            m.add(&p.metrics());
-        }
-        m
+        self.parts.iter().map(StreamJoin::metrics).sum()
     }
 
     /// The join keys, (left, right).
@@ -384,11 +380,7 @@ impl PartitionedSessionWindow {
         let outs = try_run_each(work, "a session window partition", |(a, b)| {
             a.process_under(batch_id, b.as_ref(), marks)
         })?;
-        let mut m = StateStoreMetrics::default();
-        for p in &self.parts {
-            m.add(p.metrics());
-        }
-        self.metrics = m;
+        self.metrics = self.parts.iter().map(|p| p.metrics().clone()).sum();
         concat(&self.schema(), outs)
     }
 }

@@ -157,15 +157,16 @@ impl Side {
         }
     }
 
-    /// The stored keys `p` (a key predicate) frees, decoded together.
+    /// Those of the stored `keys` a key predicate frees (their `ordinal`th column at or below
+    /// the watermark), in their order, decoded together.
     fn expired_keys(
         &self,
         ordinal: usize,
         watermark_ms: i64,
-        keys: &[Vec<u8>],
-    ) -> Result<HashSet<Vec<u8>>> {
+        keys: Vec<Vec<u8>>,
+    ) -> Result<Vec<Vec<u8>>> {
         if keys.is_empty() {
-            return Ok(HashSet::new());
+            return Ok(keys);
         }
         let parser = self.key_rows.parser();
         let decoded = self
@@ -174,10 +175,10 @@ impl Side {
         let t = micros(&decoded[ordinal])?;
         let bound = watermark_ms.saturating_mul(1000);
         Ok(keys
-            .iter()
+            .into_iter()
             .enumerate()
             .filter(|(i, _)| t.is_valid(*i) && t.value(*i) <= bound)
-            .map(|(_, k)| k.clone())
+            .map(|(_, k)| k)
             .collect())
     }
 
@@ -435,12 +436,11 @@ impl StreamJoin {
             right.input(spec.right_watermark.as_ref(), &spec.right_keys),
         );
         check_evictable(spec.join_type, &spec, &inputs.0, &inputs.1)?;
-        let conf = state.clone();
         let id = StateStoreId::new(checkpoint, operator_id, partition_id);
         let mut providers = Vec::new();
         for side in [JoinSide::Left, JoinSide::Right] {
             for name in side.store_names() {
-                providers.push(open_provider(&id.clone().named(name), &conf)?);
+                providers.push(open_provider(&id.clone().named(name), state)?);
             }
         }
         Ok(Self {
@@ -469,11 +469,7 @@ impl StreamJoin {
 
     /// Its four stores' counters, added up.
     pub fn metrics(&self) -> StateStoreMetrics {
-        let mut m = StateStoreMetrics::default();
-        for p in &self.providers {
-            m.add(&p.metrics());
-        }
-        m
+        self.providers.iter().map(|p| p.metrics()).sum()
     }
 
     /// The join keys, (left, right), the condition's equalities included.
@@ -591,11 +587,8 @@ fn evict(
             ordinal,
             watermark_ms,
         }) => {
-            let gone = side.expired_keys(*ordinal, *watermark_ms, &state.keys()?)?;
-            if gone.is_empty() {
-                return Ok(Vec::new());
-            }
-            state.remove_by_key(&mut |k| Ok(gone.contains(k)))
+            let gone = side.expired_keys(*ordinal, *watermark_ms, state.keys()?)?;
+            state.remove_keys(&gone)
         }
         Some(StateWatermarkPredicate::Value { watermark_ms, .. }) => {
             state.remove_older(watermark_ms.saturating_mul(1000))

@@ -110,12 +110,6 @@ fn put_encoded(out: &mut Vec<u8>, row: &[u8], time: Option<i64>, matched: bool) 
     out.extend_from_slice(row);
 }
 
-fn encoded(row: &[u8], time: Option<i64>, matched: bool) -> Vec<u8> {
-    let mut v = Vec::with_capacity(row.len() + HEADER);
-    put_encoded(&mut v, row, time, matched);
-    v
-}
-
 impl<'a> JoinStateManager<'a> {
     /// The side's state at `version`, from its two stores' providers.
     pub fn open(
@@ -136,14 +130,31 @@ impl<'a> JoinStateManager<'a> {
         self.pending.reserve(rows);
     }
 
-    fn set_count(&mut self, key: &[u8], n: u64) -> Result<()> {
+    fn set_count(&mut self, key: &[u8], n: u64) {
         match self.pending.get_mut(key) {
             Some(c) => *c = n,
             None => {
                 self.pending.insert(key.to_vec(), n);
             }
         }
-        Ok(())
+    }
+
+    /// Stores `row` as index `index` of `key` (the stored key and value made in scratch
+    /// buffers, so nothing is allocated).
+    fn put_row(
+        &mut self,
+        key: &[u8],
+        index: u64,
+        row: &[u8],
+        time: Option<i64>,
+        matched: bool,
+    ) -> Result<()> {
+        let (k, v) = &mut self.scratch;
+        k.clear();
+        put_indexed(k, key, index)?;
+        v.clear();
+        put_encoded(v, row, time, matched);
+        self.rows.put(k, v)
     }
 
     /// Writes the pending counts to their store.
@@ -174,12 +185,7 @@ impl<'a> JoinStateManager<'a> {
         };
         let index = *n;
         *n += 1;
-        let (k, v) = &mut self.scratch;
-        k.clear();
-        put_indexed(k, key, index)?;
-        v.clear();
-        put_encoded(v, row, time, matched);
-        self.rows.put(k, v)
+        self.put_row(key, index, row, time, matched)
     }
 
     /// The rows of `key`, by index: a point lookup each, up to the first index with none
@@ -221,12 +227,7 @@ impl<'a> JoinStateManager<'a> {
     /// Marks `row` (index `index` of its key, as [`Self::get`] gave it) matched.
     pub fn mark_matched(&mut self, row: &StoredRow, index: u64) -> Result<()> {
         if !row.matched {
-            let (k, v) = &mut self.scratch;
-            k.clear();
-            put_indexed(k, &row.key, index)?;
-            v.clear();
-            put_encoded(v, &row.row, row.time, true);
-            self.rows.put(k, v)?;
+            self.put_row(&row.key, index, &row.row, row.time, true)?;
         }
         Ok(())
     }
@@ -249,16 +250,24 @@ impl<'a> JoinStateManager<'a> {
         &mut self,
         condition: &mut dyn FnMut(&[u8]) -> Result<bool>,
     ) -> Result<Vec<StoredRow>> {
-        let mut removed = Vec::new();
+        let mut gone = Vec::new();
         for key in self.keys()? {
-            if !condition(&key)? {
-                continue;
+            if condition(&key)? {
+                gone.push(key);
             }
-            let rows = self.get(&key)?;
+        }
+        self.remove_keys(&gone)
+    }
+
+    /// Removes every row of `keys`, in their order; the rows removed.
+    pub fn remove_keys(&mut self, keys: &[Vec<u8>]) -> Result<Vec<StoredRow>> {
+        let mut removed = Vec::new();
+        for key in keys {
+            let rows = self.get(key)?;
             for i in 0..rows.len() {
-                self.rows.remove(&indexed(&key, i as u64)?)?;
+                self.rows.remove(&indexed(key, i as u64)?)?;
             }
-            self.set_count(&key, 0)?;
+            self.set_count(key, 0);
             removed.extend(rows);
         }
         Ok(removed)
@@ -287,27 +296,26 @@ impl<'a> JoinStateManager<'a> {
     ) -> Result<()> {
         let rows = self.get(key)?;
         let before = rows.len();
-        let mut kept: Vec<StoredRow> = Vec::with_capacity(before);
-        for r in rows {
+        let mut kept = 0u64;
+        for (i, r) in rows.into_iter().enumerate() {
             if gone(&r)? {
                 removed.push(r);
-            } else {
-                kept.push(r);
+                continue;
             }
+            // Only a row with a removed one before it moves down.
+            if kept != i as u64 {
+                self.put_row(key, kept, &r.row, r.time, r.matched)?;
+            }
+            kept += 1;
         }
-        if kept.len() == before {
+        if kept == before as u64 {
             return Ok(());
         }
-        for (i, r) in kept.iter().enumerate() {
-            self.rows.put(
-                &indexed(key, i as u64)?,
-                &encoded(&r.row, r.time, r.matched),
-            )?;
-        }
-        for i in kept.len() as u64..before as u64 {
+        for i in kept..before as u64 {
             self.rows.remove(&indexed(key, i)?)?;
         }
-        self.set_count(key, kept.len() as u64)
+        self.set_count(key, kept);
+        Ok(())
     }
 
     /// Removes each row whose event time is at or below `bound` (microseconds): Spark's

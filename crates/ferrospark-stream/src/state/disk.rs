@@ -111,12 +111,8 @@ impl DiskStateStoreProvider {
                 return Err(sql_error(&tmp)(e));
             }
         }
-        let path = dir.join(DB_FILE);
-        std::fs::rename(&tmp, &path).map_err(|e| FerroError::io(&path, e))?;
+        ferrospark_common::atomic_file::rename_into_place(&tmp, &dir.join(DB_FILE))?;
         remove_db(&tmp);
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
         Self::open(id, conf)
     }
 
@@ -183,7 +179,13 @@ impl StateStoreProvider for DiskStateStoreProvider {
     }
 
     fn metrics(&self) -> StateStoreMetrics {
-        self.metrics.clone()
+        // Read when asked, not at every commit.
+        let on_disk = super::files::dir_bytes(self.path.parent().unwrap_or(&self.path));
+        StateStoreMetrics {
+            memory_bytes: (CACHE_KIB as u64 * 1024).min(on_disk),
+            disk_bytes: on_disk,
+            ..self.metrics.clone()
+        }
     }
 }
 
@@ -363,10 +365,6 @@ impl StateStore for DiskStateStore<'_> {
         m.rows_updated = self.updated;
         m.rows_removed = self.removed;
         m.commit_ms = start.elapsed().as_secs_f64() * 1000.0;
-        let on_disk =
-            super::files::dir_bytes(self.provider.path.parent().unwrap_or(&self.provider.path));
-        m.memory_bytes = (CACHE_KIB as u64 * 1024).min(on_disk);
-        m.disk_bytes = on_disk;
         Ok(next)
     }
 
@@ -378,7 +376,7 @@ impl StateStore for DiskStateStore<'_> {
     }
 
     fn metrics(&self) -> StateStoreMetrics {
-        let mut m = self.provider.metrics.clone();
+        let mut m = self.provider.metrics();
         if self.state == Open::Updating {
             m.rows_updated = self.updated;
             m.rows_removed = self.removed;

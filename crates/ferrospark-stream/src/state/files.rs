@@ -134,12 +134,14 @@ impl FileBuffer {
 
     /// Seals the file and writes it as `dir`'s file of `kind` and `version`, atomically; its
     /// checksum.
-    pub(crate) fn write(mut self, dir: &Path, kind: FileKind, version: u64) -> Result<u32> {
-        self.buf.extend_from_slice(&self.records.to_le_bytes());
-        let crc = crc32fast::hash(&self.buf);
-        self.buf.extend_from_slice(&crc.to_le_bytes());
+    /// It is left empty.
+    pub(crate) fn write(&mut self, dir: &Path, kind: FileKind, version: u64) -> Result<u32> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.extend_from_slice(&std::mem::take(&mut self.records).to_le_bytes());
+        let crc = crc32fast::hash(&buf);
+        buf.extend_from_slice(&crc.to_le_bytes());
         std::fs::create_dir_all(dir).map_err(|e| FerroError::io(dir, e))?;
-        ferrospark_common::atomic_file::write_atomic(&kind.path(dir, version), &self.buf)?;
+        ferrospark_common::atomic_file::write_atomic(&kind.path(dir, version), &buf)?;
         Ok(crc)
     }
 }

@@ -3,8 +3,9 @@
 //! of the whole map when `minDeltasForSnapshot` deltas have been written since the last one.
 //!
 //! A store changes the map it was loaded with in place and logs each key's first old value,
-//! so that an abort (or an error that drops the store) puts the version back as it was and a
-//! commit writes the logged keys' new values as the delta. Spark copies the map for every
+//! so that an abort (or an error that drops the store) puts the version back as it was; each
+//! change is appended to the version's delta as it is made (as Spark's delta stream is), so a
+//! commit only seals and writes it. Spark copies the map for every
 //! version instead, which costs the whole state every batch. The latest committed version
 //! stays in memory (and one more, when an older one is read); an older one is rebuilt from
 //! its latest snapshot and the deltas after it, which is also how a batch re-run after a
@@ -58,27 +59,25 @@ impl Version {
         }
     }
 
-    fn index(&mut self, key: &[u8]) {
-        if let Some((index, prefix)) = self.prefixes.as_mut().zip(key_prefix(key)) {
-            match index.get_mut(prefix) {
-                Some(keys) => {
-                    keys.insert(key.into());
-                }
-                None => {
-                    index.insert(prefix.into(), BTreeSet::from([key.into()]));
-                }
+    /// Enters `key` in the prefix index (`present`) or takes it out, when there is one.
+    fn index(&mut self, key: &[u8], present: bool) {
+        let Some((index, prefix)) = self.prefixes.as_mut().zip(key_prefix(key)) else {
+            return;
+        };
+        match (index.get_mut(prefix), present) {
+            (Some(keys), true) => {
+                keys.insert(key.into());
             }
-        }
-    }
-
-    fn unindex(&mut self, key: &[u8]) {
-        if let Some((index, prefix)) = self.prefixes.as_mut().zip(key_prefix(key)) {
-            if let Some(keys) = index.get_mut(prefix) {
+            (None, true) => {
+                index.insert(prefix.into(), BTreeSet::from([key.into()]));
+            }
+            (Some(keys), false) => {
                 keys.remove(key);
                 if keys.is_empty() {
                     index.remove(prefix);
                 }
             }
+            (None, false) => {}
         }
     }
 
@@ -87,7 +86,7 @@ impl Version {
         let before = self.map.insert(key, value, version);
         // Only a key that was absent is new to the index.
         if matches!(before, Before::First(None)) {
-            self.index(key);
+            self.index(key, true);
         }
         before
     }
@@ -95,25 +94,19 @@ impl Version {
     /// Removes `key` as a change of version `version` (`None`: it was absent).
     fn remove(&mut self, key: &[u8], version: u64) -> Option<Before> {
         let before = self.map.remove(key, version)?;
-        self.unindex(key);
+        self.index(key, false);
         Some(before)
     }
 
     /// Puts `key` back to `old`.
     fn restore(&mut self, key: &[u8], old: Option<Entry>) {
-        match old {
-            Some(_) => self.index(key),
-            None => self.unindex(key),
-        }
+        self.index(key, old.is_some());
         self.map.restore(key, old);
     }
 
     /// Applies one record of a file.
     fn apply(&mut self, key: &[u8], value: Option<&[u8]>) {
-        match value {
-            Some(_) => self.index(key),
-            None => self.unindex(key),
-        }
+        self.index(key, value.is_some());
         self.map.load(key, value);
     }
 }
@@ -312,7 +305,11 @@ impl StateStoreProvider for MemoryStateStoreProvider {
     }
 
     fn metrics(&self) -> StateStoreMetrics {
-        self.metrics.clone()
+        StateStoreMetrics {
+            // Read when asked, not at every commit.
+            disk_bytes: files::dir_bytes(&self.dir),
+            ..self.metrics.clone()
+        }
     }
 }
 
@@ -447,7 +444,7 @@ impl StateStore for MemoryStateStore<'_> {
     fn commit(&mut self) -> Result<u64> {
         self.updating()?;
         let start = Instant::now();
-        let next = self.version + 1;
+        let next = self.next();
         // A re-run of an earlier batch replaces its version: files of this version and of
         // later ones (what the interrupted run went on to commit) are stale.
         // One listing serves the whole commit: it is kept up to date below.
@@ -461,8 +458,7 @@ impl StateStore for MemoryStateStore<'_> {
         }
         deltas.retain(|&d| d < next);
         snapshots.retain(|&s| s < next);
-        let delta = std::mem::replace(&mut self.delta, FileBuffer::new(FileKind::Delta, next));
-        let checksum = delta.write(&dir, FileKind::Delta, next)?;
+        let checksum = self.delta.write(&dir, FileKind::Delta, next)?;
         // The delta is the commit: from here on this store is spent, whatever follows.
         self.status = StoreStatus::Committed;
         self.undo = Vec::new();
@@ -483,7 +479,6 @@ impl StateStore for MemoryStateStore<'_> {
         p.metrics.rows_removed = self.removed;
         p.keep(next, state);
         p.metrics.commit_ms = start.elapsed().as_secs_f64() * 1000.0;
-        p.metrics.disk_bytes = files::dir_bytes(&p.dir);
         Ok(next)
     }
 
@@ -501,7 +496,7 @@ impl StateStore for MemoryStateStore<'_> {
     }
 
     fn metrics(&self) -> StateStoreMetrics {
-        let mut m = self.provider.metrics.clone();
+        let mut m = self.provider.metrics();
         if self.status == StoreStatus::Updating {
             m.rows_updated = self.updated;
             m.rows_removed = self.removed;

@@ -217,6 +217,16 @@ impl StateStoreMetrics {
     }
 }
 
+impl std::iter::Sum for StateStoreMetrics {
+    /// Several stores' or partitions' counters, as [`StateStoreMetrics::add`] adds them.
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self::default(), |mut m, o| {
+            m.add(&o);
+            m
+        })
+    }
+}
+
 /// What [`StateStore::scan`] calls with each key and value; `false` stops the scan.
 pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<bool>;
 

@@ -61,11 +61,6 @@ impl SpillingStateStoreProvider {
         })
     }
 
-    /// Whether the state is on disk.
-    pub fn on_disk(&self) -> bool {
-        self.disk.is_some()
-    }
-
     /// Whether the state is on disk though this provider holds it in memory.
     fn moved_elsewhere(&self) -> bool {
         self.id.dir().join(DB_FILE).exists()
