@@ -256,6 +256,15 @@ class StreamStreamJoin:
             out = self._native.process(batch_id, lt, rt)
         return self._using_output(out) if self._using else out
 
+    def metrics(self) -> dict[str, float]:
+        """The join's counters after the last batch: its four state stores' (as
+        :meth:`StateStore.metrics`) added up, with ``allUpdatesTimeMs`` (joining and storing
+        the batch's rows) and ``allRemovalsTimeMs`` (evicting what the watermark frees),
+        summed over partitions as Spark sums them over tasks."""
+        if self._native is None:
+            return {}
+        return self._native.metrics()
+
     def keys(self, left_schema: pa.Schema, right_schema: pa.Schema) -> tuple[list[str], list[str]]:
         """The join keys of each side (the condition's equalities included), for inputs of
         these schemas."""
@@ -363,7 +372,9 @@ class SessionWindowAggregation:
         return self._native.process(batch_id, t)
 
     def metrics(self) -> dict[str, float]:
-        """The state store's counters after the last batch (as :meth:`StateStore.metrics`)."""
+        """The state store's counters after the last batch (as :meth:`StateStore.metrics`),
+        with ``allUpdatesTimeMs`` (merging the batch's rows into sessions and storing them)
+        and ``allRemovalsTimeMs`` (finding and removing the sessions the watermark ends)."""
         if self._native is None:
             return {}
         return self._native.metrics()

@@ -47,6 +47,8 @@ fn metrics_dict(m: &StateStoreMetrics) -> HashMap<&'static str, f64> {
         ("deltasCaughtUp", m.deltas_caught_up as f64),
         ("deltasWritten", m.deltas_written as f64),
         ("loadedFromFiles", m.loads_from_files as f64),
+        ("allUpdatesTimeMs", m.all_updates_ms),
+        ("allRemovalsTimeMs", m.all_removals_ms),
     ])
 }
 
@@ -296,6 +298,15 @@ impl PyStreamStreamJoin {
             .py(py)?;
         table(py, out)
     }
+
+    /// The join's counters after the last batch, its four stores' added up, by Spark's
+    /// names.
+    fn metrics(&self, py: Python<'_>) -> PyResult<HashMap<&'static str, f64>> {
+        let m = py
+            .run_detached(|| Ok(locked_op(&self.join)?.metrics()))
+            .py(py)?;
+        Ok(metrics_dict(&m))
+    }
 }
 
 fn batch_marks((eviction, late): (i64, i64)) -> BatchWatermark {
@@ -457,7 +468,8 @@ impl PySessionWindowAggregation {
         self::table(py, out)
     }
 
-    /// The state store's counters after the last batch, by Spark's names.
+    /// The state store's counters after the last batch, with the operator's timings, by
+    /// Spark's names.
     fn metrics(&self, py: Python<'_>) -> PyResult<HashMap<&'static str, f64>> {
         let m = py
             .run_detached(|| Ok(locked_op(&self.agg)?.metrics().clone()))

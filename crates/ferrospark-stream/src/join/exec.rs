@@ -19,6 +19,7 @@
 use hashbrown::HashSet;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_row::{RowConverter, SortField};
@@ -29,7 +30,7 @@ use ferrospark_expr::{
 };
 
 use super::predicates::{state_watermark_predicates, JoinInput, StateWatermarkPredicate};
-use super::state::{JoinSide, JoinStateManager, StoredRow};
+use super::state::{Append, JoinSide, JoinStateManager, Partners, StoredRow};
 use crate::state::{
     check_batch, input_column, min_latest, open_provider, StateStoreConf, StateStoreId,
     StateStoreMetrics, StateStoreProvider,
@@ -276,6 +277,8 @@ pub struct StreamJoin {
     providers: Vec<Box<dyn StateStoreProvider>>,
     /// The sides as the watermark predicates see them.
     inputs: (JoinInput, JoinInput),
+    /// The last batch's milliseconds joining and storing rows, and evicting.
+    timings: (f64, f64),
 }
 
 /// Whether the condition bounds `this` side's watermarked column by some timestamp column of
@@ -452,6 +455,7 @@ impl StreamJoin {
             condition,
             providers,
             inputs,
+            timings: (0.0, 0.0),
         })
     }
 
@@ -467,9 +471,11 @@ impl StreamJoin {
         min_latest(self.providers.iter().map(|p| p.latest_version()))
     }
 
-    /// Its four stores' counters, added up.
+    /// Its four stores' counters, added up, with the last batch's timings.
     pub fn metrics(&self) -> StateStoreMetrics {
-        self.providers.iter().map(|p| p.metrics()).sum()
+        let mut m: StateStoreMetrics = self.providers.iter().map(|p| p.metrics()).sum();
+        (m.all_updates_ms, m.all_removals_ms) = self.timings;
+        m
     }
 
     /// The join keys, (left, right), the condition's equalities included.
@@ -523,6 +529,7 @@ impl StreamJoin {
             join_type: self.spec.join_type,
         };
         let mut pieces: Vec<RecordBatch> = Vec::new();
+        let updates = Instant::now();
         if let Some(b) = left {
             let sides = (&self.left, &self.right);
             join_side(
@@ -547,6 +554,8 @@ impl StreamJoin {
                 &mut pieces,
             )?;
         }
+        let removals = Instant::now();
+        let updates = removals.duration_since(updates);
         let left_gone = evict(&mut lstate, &self.left, lp.as_ref())?;
         let right_gone = evict(&mut rstate, &self.right, rp.as_ref())?;
         let join_type = self.spec.join_type;
@@ -560,11 +569,16 @@ impl StreamJoin {
             let cols = self.right.decode(rows.iter().copied())?;
             pieces.push(ctx.padded(cols, false, rows.len())?);
         }
+        let removals = removals.elapsed();
         let out = arrow_select::concat::concat_batches(&self.output, &pieces)?;
         lstate.commit()?;
         rstate.commit()?;
         drop(lstate);
         drop(rstate);
+        self.timings = (
+            updates.as_secs_f64() * 1000.0,
+            removals.as_secs_f64() * 1000.0,
+        );
         Ok(out)
     }
 }
@@ -748,22 +762,14 @@ fn join_side(
         }
     }
     // Every (row, stored partner) pair of the batch.
-    let mut probe_rows: Vec<u32> = Vec::new();
-    let mut partners: Vec<(StoredRow, u64)> = Vec::new();
-    for r in 0..n {
-        if !live[r] || !passes[r] {
-            continue;
-        }
-        for (i, s) in other_state
-            .get(key_rows.row(r).as_ref())?
-            .into_iter()
-            .enumerate()
-        {
-            probe_rows.push(r as u32);
-            partners.push((s, i as u64));
-        }
-    }
-    let partner_cols = other.decode(partners.iter().map(|(s, _)| s.row.as_slice()))?;
+    let probes: Vec<(u32, &[u8])> = (0..n)
+        .filter(|&r| live[r] && passes[r])
+        .map(|r| (r as u32, key_rows.row(r).data()))
+        .collect();
+    let mut partners = Partners::default();
+    other_state.probe_all(&probes, &mut partners)?;
+    let probe_rows: Vec<u32> = partners.iter().map(|p| p.probe_row).collect();
+    let partner_cols = other.decode(partners.rows())?;
     let this_cols = take_all(batch.columns(), &probe_rows)?;
     let accept = match probe.condition {
         Some(c) if !partners.is_empty() => {
@@ -780,22 +786,25 @@ fn join_side(
     let semi = probe.join_type == StreamJoinType::LeftSemi;
     let mut joined_any = vec![false; n];
     let mut marked: HashSet<(&[u8], u64)> = HashSet::new();
+    let mut marks: Vec<(&[u8], usize)> = Vec::new();
     let mut pairs: Vec<u32> = Vec::new();
-    for (p, ((stored, index), ok)) in partners.iter().zip(&accept).enumerate() {
+    for (p, (partner, ok)) in partners.iter().zip(&accept).enumerate() {
         if !ok {
             continue;
         }
-        let first_mark = !stored.matched && marked.insert((&stored.key, *index));
+        let key = key_rows.row(partner.probe_row as usize).data();
+        let first_mark = !partner.matched && marked.insert((key, partner.index));
         // A semi join's right rows emit each left row once: when it is first matched.
         if semi && !this_is_left && !first_mark {
             continue;
         }
         if first_mark {
-            other_state.mark_matched(stored, *index)?;
+            marks.push((key, p));
         }
-        joined_any[probe_rows[p] as usize] = true;
+        joined_any[partner.probe_row as usize] = true;
         pairs.push(p as u32);
     }
+    other_state.mark_partners(&marks, &partners)?;
     if semi {
         if this_is_left {
             let emitted: Vec<u32> = (0..n as u32).filter(|&r| joined_any[r as usize]).collect();
@@ -814,7 +823,7 @@ fn join_side(
         let theirs = take_all(&partner_cols, &pairs)?;
         pieces.push(probe.joined_batch(mine, theirs, this_is_left, pairs.len())?);
     }
-    this_state.reserve(n);
+    let mut appends = Vec::with_capacity(n);
     for r in 0..n {
         if !live[r] || !passes[r] {
             continue;
@@ -823,16 +832,16 @@ fn join_side(
         if semi && this_is_left && joined_any[r] {
             continue;
         }
-        let time = times.as_ref().filter(|t| t.is_valid(r)).map(|t| t.value(r));
         // Kept even when the watermark already frees it: the eviction that ends the batch
         // takes it out again, emitting it if an outer join never matched it (as Spark does).
-        this_state.append(
-            key_rows.row(r).as_ref(),
-            rows.row(r).as_ref(),
-            time,
-            joined_any[r],
-        )?;
+        appends.push(Append {
+            key: key_rows.row(r).data(),
+            row: rows.row(r).data(),
+            time: times.as_ref().filter(|t| t.is_valid(r)).map(|t| t.value(r)),
+            matched: joined_any[r],
+        });
     }
+    this_state.append_all(&appends)?;
     Ok(())
 }
 

@@ -51,9 +51,6 @@ pub struct StoredRow {
 /// One side's buffered rows at one version, being changed into the next.
 pub struct JoinStateManager<'a> {
     counts: Box<dyn StateStore + 'a>,
-    /// Counts changed in this batch, written to `counts` before it is read whole or
-    /// committed: a key appended to many times is written once.
-    pending: hashbrown::HashMap<Vec<u8>, u64>,
     rows: Box<dyn StateStore + 'a>,
     /// A stored key and value being made (kept so appends allocate nothing).
     scratch: (Vec<u8>, Vec<u8>),
@@ -68,6 +65,70 @@ fn put_indexed(out: &mut Vec<u8>, key: &[u8], index: u64) -> Result<()> {
     out.extend_from_slice(key);
     out.extend_from_slice(&index.to_be_bytes());
     Ok(())
+}
+
+/// A row to buffer ([`JoinStateManager::append_all`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Append<'a> {
+    /// Its join key.
+    pub key: &'a [u8],
+    /// The row.
+    pub row: &'a [u8],
+    /// Its watermarked column's value.
+    pub time: Option<i64>,
+    /// Whether it has joined already.
+    pub matched: bool,
+}
+
+/// A probe's partners: the stored rows each probing row found, their bytes one after
+/// another (filled by [`JoinStateManager::probe`] with no allocation per row).
+#[derive(Debug, Default)]
+pub struct Partners {
+    bytes: Vec<u8>,
+    found: Vec<Partner>,
+}
+
+/// A stored row a probe found.
+#[derive(Debug, Clone, Copy)]
+pub struct Partner {
+    /// The probing row (of the batch) that found it.
+    pub probe_row: u32,
+    /// Its index under the key.
+    pub index: u64,
+    /// Whether it had joined before.
+    pub matched: bool,
+    /// Its watermarked column's value.
+    pub time: Option<i64>,
+    /// Where its bytes end.
+    end: usize,
+}
+
+impl Partners {
+    /// Rows found.
+    pub fn len(&self) -> usize {
+        self.found.len()
+    }
+
+    /// Whether none was found.
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// The rows found, in the order found.
+    pub fn iter(&self) -> impl Iterator<Item = &Partner> {
+        self.found.iter()
+    }
+
+    /// The bytes of the `i`th row found.
+    pub fn row(&self, i: usize) -> &[u8] {
+        let start = i.checked_sub(1).map_or(0, |p| self.found[p].end);
+        &self.bytes[start..self.found[i].end]
+    }
+
+    /// The bytes of every row found, in order.
+    pub fn rows(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.found.len()).map(|i| self.row(i))
+    }
 }
 
 fn indexed(key: &[u8], index: u64) -> Result<Vec<u8>> {
@@ -85,7 +146,55 @@ fn count_of(v: Option<&[u8]>) -> u64 {
 /// Bytes before the row in a stored value: matched, has time, time.
 const HEADER: usize = 10;
 
-fn stored(key: &[u8], value: &[u8]) -> Result<StoredRow> {
+/// Stored keys (and values) made for a batch of lookups or puts, one after another.
+#[derive(Debug, Default)]
+struct Encoded {
+    keys: Vec<u8>,
+    values: Vec<u8>,
+    /// Where each key and value ends.
+    ends: Vec<(usize, usize)>,
+}
+
+impl Encoded {
+    /// Adds the stored key of `key`'s row `index`, and `value` if given.
+    fn push(&mut self, key: &[u8], index: u64, value: Option<StoredValue<'_>>) -> Result<()> {
+        put_indexed(&mut self.keys, key, index)?;
+        if let Some(v) = value {
+            put_encoded(&mut self.values, v.row, v.time, v.matched);
+        }
+        self.ends.push((self.keys.len(), self.values.len()));
+        Ok(())
+    }
+
+    /// Each stored key and its value (empty when none was given).
+    fn entries(&self) -> Vec<(&[u8], &[u8])> {
+        let mut start = (0, 0);
+        self.ends
+            .iter()
+            .map(|&(k, v)| {
+                let e = (&self.keys[start.0..k], &self.values[start.1..v]);
+                start = (k, v);
+                e
+            })
+            .collect()
+    }
+
+    /// Each stored key.
+    fn keys(&self) -> Vec<&[u8]> {
+        self.entries().into_iter().map(|(k, _)| k).collect()
+    }
+}
+
+/// A row as a stored value holds it.
+#[derive(Debug, Clone, Copy)]
+struct StoredValue<'r> {
+    row: &'r [u8],
+    time: Option<i64>,
+    matched: bool,
+}
+
+/// A stored value's parts: matched, time, row.
+fn parsed(value: &[u8]) -> Result<(bool, Option<i64>, &[u8])> {
     if value.len() < HEADER {
         return Err(FerroError::Internal(format!(
             "a join state row of {} bytes",
@@ -94,12 +203,11 @@ fn stored(key: &[u8], value: &[u8]) -> Result<StoredRow> {
     }
     let mut t = [0u8; 8];
     t.copy_from_slice(&value[2..HEADER]);
-    Ok(StoredRow {
-        key: key.to_vec(),
-        row: value[HEADER..].to_vec(),
-        time: (value[1] == 1).then(|| i64::from_be_bytes(t)),
-        matched: value[0] == 1,
-    })
+    Ok((
+        value[0] == 1,
+        (value[1] == 1).then(|| i64::from_be_bytes(t)),
+        &value[HEADER..],
+    ))
 }
 
 /// Appends the stored value of `row` to `out`.
@@ -119,23 +227,16 @@ impl<'a> JoinStateManager<'a> {
     ) -> Result<Self> {
         Ok(Self {
             counts: counts.get_store(version)?,
-            pending: hashbrown::HashMap::new(),
             rows: rows.get_store(version)?,
             scratch: (Vec::new(), Vec::new()),
         })
     }
 
-    /// Room for `rows` more appends' counts (a batch's rows are appended one by one).
-    pub fn reserve(&mut self, rows: usize) {
-        self.pending.reserve(rows);
-    }
-
-    fn set_count(&mut self, key: &[u8], n: u64) {
-        match self.pending.get_mut(key) {
-            Some(c) => *c = n,
-            None => {
-                self.pending.insert(key.to_vec(), n);
-            }
+    fn set_count(&mut self, key: &[u8], n: u64) -> Result<()> {
+        if n == 0 {
+            self.counts.remove(key)
+        } else {
+            self.counts.put(key, &n.to_be_bytes())
         }
     }
 
@@ -157,16 +258,46 @@ impl<'a> JoinStateManager<'a> {
         self.rows.put(k, v)
     }
 
-    /// Writes the pending counts to their store.
-    fn flush(&mut self) -> Result<()> {
-        for (k, n) in self.pending.drain() {
-            if n == 0 {
-                self.counts.remove(&k)?;
-            } else {
-                self.counts.put(&k, &n.to_be_bytes())?;
-            }
+    /// Buffers each of `rows` under its key, in order: each key's count read, the row put
+    /// at that index, the count put back one more, as Spark's state manager appends. The
+    /// batch's counts are read together ([`StateStore::get_many`]), and its rows and new
+    /// counts put together ([`StateStore::put_many`]).
+    pub fn append_all(&mut self, rows: &[Append<'_>]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        let keys: Vec<&[u8]> = rows.iter().map(|a| a.key).collect();
+        let mut counts = vec![0u64; rows.len()];
+        self.counts.get_many(&keys, &mut |i, v| {
+            counts[i] = count_of(Some(v));
+            Ok(())
+        })?;
+        // A key appended more than once in the batch: its later rows go after its earlier.
+        let mut next: hashbrown::HashMap<&[u8], u64> =
+            hashbrown::HashMap::with_capacity(rows.len());
+        for (a, n) in rows.iter().zip(counts.iter_mut()) {
+            let at = next.entry(a.key).or_insert(*n);
+            *n = *at;
+            *at += 1;
+        }
+        drop(next);
+        let mut stored = Encoded::default();
+        for (a, &index) in rows.iter().zip(&counts) {
+            let value = StoredValue {
+                row: a.row,
+                time: a.time,
+                matched: a.matched,
+            };
+            stored.push(a.key, index, Some(value))?;
+        }
+        self.rows.put_many(&stored.entries())?;
+        let values: Vec<[u8; 8]> = counts.iter().map(|n| (n + 1).to_be_bytes()).collect();
+        let entries: Vec<(&[u8], &[u8])> = keys
+            .iter()
+            .zip(&values)
+            .map(|(k, v)| (*k, v.as_slice()))
+            .collect();
+        self.counts.put_many(&entries)
     }
 
     /// Buffers `row` (whose watermarked column is `time`) under `key`.
@@ -177,32 +308,75 @@ impl<'a> JoinStateManager<'a> {
         time: Option<i64>,
         matched: bool,
     ) -> Result<()> {
-        let n = match self.pending.entry_ref(key) {
-            hashbrown::hash_map::EntryRef::Occupied(e) => e.into_mut(),
-            hashbrown::hash_map::EntryRef::Vacant(e) => {
-                e.insert(count_of(self.counts.get(key)?.as_deref()))
-            }
-        };
-        let index = *n;
-        *n += 1;
-        self.put_row(key, index, row, time, matched)
+        self.append_all(&[Append {
+            key,
+            row,
+            time,
+            matched,
+        }])
     }
 
-    /// The rows of `key`, by index: a point lookup each, up to the first index with none
-    /// (a key's indexes are `0..n`), as Spark's state manager reads them, so no store needs to
-    /// be ordered and a probe reads one store, not the count's too.
-    pub fn get(&self, key: &[u8]) -> Result<Vec<StoredRow>> {
-        let mut out = Vec::new();
-        let mut k = indexed(key, 0)?;
-        let at = k.len() - 8;
-        for i in 0u64.. {
-            k[at..].copy_from_slice(&i.to_be_bytes());
-            match self.rows.get(&k)? {
-                Some(v) => out.push(stored(key, &v)?),
-                None => break,
+    /// The rows of `key`, by index.
+    pub fn get(&mut self, key: &[u8]) -> Result<Vec<StoredRow>> {
+        let mut partners = Partners::default();
+        self.probe_all(&[(0, key)], &mut partners)?;
+        Ok(partners
+            .iter()
+            .enumerate()
+            .map(|(i, p)| StoredRow {
+                key: key.to_vec(),
+                row: partners.row(i).to_vec(),
+                time: p.time,
+                matched: p.matched,
+            })
+            .collect())
+    }
+
+    /// Adds the rows of each probe's key to `out` as partners of its row, in the order of
+    /// the probes, then of the rows' indexes. A key's rows are read by point lookups at
+    /// index 0, 1, ... up to the first index with none (a key's indexes are `0..n`), as
+    /// Spark's state manager reads them, so no store needs to be ordered and a probe reads
+    /// one store, not the count's too. All keys' rows at index 0 are looked up together,
+    /// then those at index 1 of the keys that had a row 0, and so on
+    /// ([`StateStore::get_many`]).
+    pub fn probe_all(&mut self, probes: &[(u32, &[u8])], out: &mut Partners) -> Result<()> {
+        // (probe, index, where its bytes start and end in `bytes`, matched, time)
+        let mut found: Vec<(usize, u64, usize, usize, bool, Option<i64>)> = Vec::new();
+        let mut bytes = Vec::new();
+        let mut pending: Vec<usize> = (0..probes.len()).collect();
+        for index in 0u64.. {
+            if pending.is_empty() {
+                break;
             }
+            let mut lookups = Encoded::default();
+            for &p in &pending {
+                lookups.push(probes[p].1, index, None)?;
+            }
+            let mut hits = Vec::new();
+            self.rows.get_many(&lookups.keys(), &mut |i, v| {
+                let (matched, time, row) = parsed(v)?;
+                let start = bytes.len();
+                bytes.extend_from_slice(row);
+                found.push((pending[i], index, start, bytes.len(), matched, time));
+                hits.push(pending[i]);
+                Ok(())
+            })?;
+            pending = hits;
         }
-        Ok(out)
+        found.sort_unstable_by_key(|f| (f.0, f.1));
+        out.bytes.reserve(bytes.len());
+        out.found.reserve(found.len());
+        for (p, index, start, end, matched, time) in found {
+            out.bytes.extend_from_slice(&bytes[start..end]);
+            out.found.push(Partner {
+                probe_row: probes[p].0,
+                index,
+                matched,
+                time,
+                end: out.bytes.len(),
+            });
+        }
+        Ok(())
     }
 
     /// The rows of `key` that `joins` accepts (skipping matched ones when
@@ -232,9 +406,25 @@ impl<'a> JoinStateManager<'a> {
         Ok(())
     }
 
+    /// Marks each `(key, i)` of `marks` matched: partner `i` of `partners`, stored under
+    /// `key` (the caller knows it was not), the rows put together
+    /// ([`StateStore::put_many`]).
+    pub fn mark_partners(&mut self, marks: &[(&[u8], usize)], partners: &Partners) -> Result<()> {
+        let mut stored = Encoded::default();
+        for &(key, i) in marks {
+            let p = &partners.found[i];
+            let value = StoredValue {
+                row: partners.row(i),
+                time: p.time,
+                matched: true,
+            };
+            stored.push(key, p.index, Some(value))?;
+        }
+        self.rows.put_many(&stored.entries())
+    }
+
     /// Every key with buffered rows, in key order (what is evicted leaves in that order).
-    pub fn keys(&mut self) -> Result<Vec<Vec<u8>>> {
-        self.flush()?;
+    pub fn keys(&self) -> Result<Vec<Vec<u8>>> {
         let mut keys = Vec::new();
         self.counts.for_each(&mut |k, _| {
             keys.push(k.to_vec());
@@ -267,7 +457,7 @@ impl<'a> JoinStateManager<'a> {
             for i in 0..rows.len() {
                 self.rows.remove(&indexed(key, i as u64)?)?;
             }
-            self.set_count(key, 0);
+            self.set_count(key, 0)?;
             removed.extend(rows);
         }
         Ok(removed)
@@ -314,8 +504,7 @@ impl<'a> JoinStateManager<'a> {
         for i in kept..before as u64 {
             self.rows.remove(&indexed(key, i)?)?;
         }
-        self.set_count(key, kept);
-        Ok(())
+        self.set_count(key, kept)
     }
 
     /// Removes each row whose event time is at or below `bound` (microseconds): Spark's
@@ -352,8 +541,7 @@ impl<'a> JoinStateManager<'a> {
     }
 
     /// Rows buffered, over all keys.
-    pub fn num_rows(&mut self) -> Result<u64> {
-        self.flush()?;
+    pub fn num_rows(&self) -> Result<u64> {
         let mut n = 0;
         self.counts.for_each(&mut |_, v| {
             n += count_of(Some(v));
@@ -364,7 +552,6 @@ impl<'a> JoinStateManager<'a> {
 
     /// Commits both stores: the new version.
     pub fn commit(&mut self) -> Result<u64> {
-        self.flush()?;
         let v = self.counts.commit()?;
         let w = self.rows.commit()?;
         if v != w {
@@ -377,7 +564,6 @@ impl<'a> JoinStateManager<'a> {
 
     /// Drops the changes of both stores.
     pub fn abort(&mut self) {
-        self.pending.clear();
         self.counts.abort();
         self.rows.abort();
     }

@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use arrow_array::{
     Array, ArrayRef, DurationMicrosecondArray, RecordBatch, StringArray, StructArray,
@@ -559,6 +560,7 @@ impl SessionWindowAggregation {
         let evict = marks.map(|m| m.eviction.saturating_mul(1000));
         let late = marks.map(|m| m.late.saturating_mul(1000));
         let mut store = self.provider.get_store(batch_id)?;
+        let updates = Instant::now();
         let merged = match batch {
             Some(b) => core.merged_sessions(store.as_ref(), b, late)?,
             None => Vec::new(),
@@ -587,6 +589,8 @@ impl SessionWindowAggregation {
             }
             put_session(store.as_mut(), &session)?;
         }
+        let removals = Instant::now();
+        let updates = removals.duration_since(updates);
         match (core.spec.output_mode, evict) {
             (OutputMode::Complete, _) => emitted = sessions(store.as_ref(), None)?,
             (mode, Some(e)) => {
@@ -600,10 +604,15 @@ impl SessionWindowAggregation {
             }
             (_, None) => {}
         }
+        let removals = removals.elapsed();
         let out = core.emit(&emitted)?;
         store.commit()?;
         drop(store);
-        self.metrics = self.provider.metrics();
+        self.metrics = StateStoreMetrics {
+            all_updates_ms: updates.as_secs_f64() * 1000.0,
+            all_removals_ms: removals.as_secs_f64() * 1000.0,
+            ..self.provider.metrics()
+        };
         Ok(out)
     }
 }

@@ -1,55 +1,37 @@
-//! The memory provider's map from key bytes to value bytes: one hash per operation, each
-//! entry's key and value in one allocation (one cache miss to compare the key and read the
-//! value), and each entry marked with the version that last changed it, so a store logs a
-//! key's old value once per version without a second map of the keys it changed.
+//! The memory provider's map from key bytes to value bytes: a hash table of 16-byte slots
+//! (a key's hash and where its entry is) over an arena of entries written one after another.
+//!
+//! Why an arena rather than an allocation per entry: a join batch at a million rows puts
+//! millions of small entries, and the time goes to cache and TLB misses. Slots of 16 bytes
+//! (not a boxed entry's 40) make the table 2.5x smaller; entries packed in 4 MiB chunks
+//! cost no allocator call and no allocator rounding, and a scan of every entry (an
+//! eviction, a snapshot) reads memory in order instead of chasing a pointer per entry.
+//!
+//! ```text
+//!   slot:   hash u64 | place u64 (chunk << 32 | offset)
+//!   entry:  changed_in u64 (top bit: dead) | key_len u32 | value_len u32 | key | value
+//! ```
+//! A put writes a new entry and marks the one it replaces dead; a remove marks its entry
+//! dead. Dead entries stay until the map is compacted, which is only done between stores
+//! ([`ByteMap::compact_if_wasteful`]), so an open store's undo log can point at the entries
+//! it replaced. Each entry is marked with the version that wrote it, so a store logs a key's
+//! old value once per version without a second map of the keys it changed.
 
 use hashbrown::HashTable;
 
 /// Bytes of a key or value.
 pub(crate) type Bytes = Box<[u8]>;
 
-/// An entry's key and value, one after the other.
-#[derive(Debug)]
-pub(crate) struct Entry {
-    data: Bytes,
-    key_len: u32,
-}
+/// Where an entry is in the arena (kept by a store's undo log to put a replaced value back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entry(u64);
 
-impl Entry {
-    fn new(key: &[u8], value: &[u8]) -> Self {
-        let mut data = Vec::with_capacity(key.len() + value.len());
-        data.extend_from_slice(key);
-        data.extend_from_slice(value);
-        Self {
-            data: data.into_boxed_slice(),
-            // Keys are at most 4 GiB: the files' record format says so.
-            key_len: key.len() as u32,
-        }
-    }
-
-    /// Its key.
-    pub(crate) fn key(&self) -> &[u8] {
-        &self.data[..self.key_len as usize]
-    }
-
-    /// Its value.
-    pub(crate) fn value(&self) -> &[u8] {
-        &self.data[self.key_len as usize..]
-    }
-
-    fn bytes(&self) -> u64 {
-        self.data.len() as u64
-    }
-}
-
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Slot {
     /// Its key's hash: growing the table and probing past other keys need not read the
-    /// entry (a cache miss each).
+    /// entry.
     hash: u64,
-    entry: Entry,
-    /// The version being built when the entry last changed (0: read from files, or undone).
-    changed_in: u64,
+    place: Entry,
 }
 
 /// What a change found under its key.
@@ -60,13 +42,119 @@ pub(crate) enum Before {
     Again,
 }
 
+/// Bytes of an entry's header: changed_in, key length, value length.
+const HEADER: usize = 16;
+/// The top bit of `changed_in`: the entry is no longer the map's.
+const DEAD: u64 = 1 << 63;
+/// Bytes of an arena chunk (an entry larger than this gets a chunk of its own).
+const CHUNK: usize = 4 << 20;
+
+/// An entry's header: changed_in (with the dead bit), key length, value length.
+fn parse_header(h: &[u8]) -> (u64, usize, usize) {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&h[..8]);
+    let mut k = [0u8; 4];
+    k.copy_from_slice(&h[8..12]);
+    let mut v = [0u8; 4];
+    v.copy_from_slice(&h[12..16]);
+    (
+        u64::from_le_bytes(w),
+        u32::from_le_bytes(k) as usize,
+        u32::from_le_bytes(v) as usize,
+    )
+}
+
+/// Entries, one after another, in chunks that never move.
+#[derive(Debug, Default)]
+struct Arena {
+    chunks: Vec<Vec<u8>>,
+}
+
+impl Arena {
+    fn push(&mut self, changed_in: u64, key: &[u8], value: &[u8]) -> Entry {
+        let need = HEADER + key.len() + value.len();
+        if self
+            .chunks
+            .last()
+            .is_none_or(|c| c.capacity() - c.len() < need)
+        {
+            self.chunks.push(Vec::with_capacity(CHUNK.max(need)));
+        }
+        let chunk = self.chunks.len() - 1;
+        let c = &mut self.chunks[chunk];
+        let offset = c.len();
+        c.extend_from_slice(&changed_in.to_le_bytes());
+        // Keys and values are at most 4 GiB: the files' record format says so.
+        c.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        c.extend_from_slice(&(value.len() as u32).to_le_bytes());
+        c.extend_from_slice(key);
+        c.extend_from_slice(value);
+        Entry(((chunk as u64) << 32) | offset as u64)
+    }
+
+    fn header(&self, e: Entry) -> (u64, usize, usize) {
+        let c = &self.chunks[(e.0 >> 32) as usize];
+        let at = (e.0 & u64::from(u32::MAX)) as usize;
+        parse_header(&c[at..at + HEADER])
+    }
+
+    /// The entry's key and value.
+    fn get(&self, e: Entry) -> (&[u8], &[u8]) {
+        let (_, k, v) = self.header(e);
+        let c = &self.chunks[(e.0 >> 32) as usize];
+        let at = (e.0 & u64::from(u32::MAX)) as usize + HEADER;
+        (&c[at..at + k], &c[at + k..at + k + v])
+    }
+
+    fn key(&self, e: Entry) -> &[u8] {
+        self.get(e).0
+    }
+
+    fn changed_in(&self, e: Entry) -> u64 {
+        self.header(e).0 & !DEAD
+    }
+
+    fn set_changed_in(&mut self, e: Entry, word: u64) {
+        let at = (e.0 & u64::from(u32::MAX)) as usize;
+        self.chunks[(e.0 >> 32) as usize][at..at + 8].copy_from_slice(&word.to_le_bytes());
+    }
+
+    /// Bytes of the entry, its header included.
+    fn size(&self, e: Entry) -> u64 {
+        let (_, k, v) = self.header(e);
+        (HEADER + k + v) as u64
+    }
+
+    /// Every entry not marked dead, in the order written.
+    fn live(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.chunks.iter().flat_map(|c| {
+            let mut at = 0;
+            std::iter::from_fn(move || {
+                while at + HEADER <= c.len() {
+                    let (word, k, v) = parse_header(&c[at..at + HEADER]);
+                    let dead = word & DEAD != 0;
+                    let start = at + HEADER;
+                    at = start + k + v;
+                    if !dead {
+                        return Some((&c[start..start + k], &c[start + k..start + k + v]));
+                    }
+                }
+                None
+            })
+        })
+    }
+}
+
 /// Key bytes to value bytes.
 #[derive(Debug, Default)]
 pub(crate) struct ByteMap {
     table: HashTable<Slot>,
+    arena: Arena,
     hasher: foldhash::fast::FixedState,
-    /// Bytes of keys and values.
+    /// Bytes of the keys and values in the map.
     bytes: u64,
+    /// Bytes of the arena's dead entries.
+    dead: u64,
 }
 
 fn hash_of(hasher: &foldhash::fast::FixedState, key: &[u8]) -> u64 {
@@ -88,90 +176,151 @@ impl ByteMap {
     /// The value of `key`.
     pub(crate) fn get(&self, key: &[u8]) -> Option<&[u8]> {
         let hash = hash_of(&self.hasher, key);
+        let arena = &self.arena;
         self.table
-            .find(hash, |s| s.hash == hash && s.entry.key() == key)
-            .map(|s| s.entry.value())
+            .find(hash, |s| s.hash == hash && arena.key(s.place) == key)
+            .map(|s| arena.get(s.place).1)
+    }
+
+    /// Where each of `keys` is (`None`: absent). The hashes are made first and the lookups
+    /// then run in a loop of their own, so the processor has several lookups' cache misses
+    /// in flight at once rather than one lookup's after another's.
+    pub(crate) fn find_many(&self, keys: &[&[u8]]) -> Vec<Option<Entry>> {
+        let hashes: Vec<u64> = keys.iter().map(|k| hash_of(&self.hasher, k)).collect();
+        let arena = &self.arena;
+        keys.iter()
+            .zip(hashes)
+            .map(|(key, hash)| {
+                self.table
+                    .find(hash, |s| s.hash == hash && arena.key(s.place) == *key)
+                    .map(|s| s.place)
+            })
+            .collect()
+    }
+
+    /// The value at `e`.
+    pub(crate) fn value(&self, e: Entry) -> &[u8] {
+        self.arena.get(e).1
+    }
+
+    /// Marks `e` dead, out of the map's bytes.
+    fn kill(&mut self, e: Entry) {
+        let word = self.arena.header(e).0;
+        self.arena.set_changed_in(e, word | DEAD);
+        let size = self.arena.size(e);
+        self.dead += size;
+        self.bytes -= size - HEADER as u64;
+    }
+
+    /// Marks `e` live (as read from files: changed in no version), in the map's bytes.
+    fn revive(&mut self, e: Entry) {
+        self.arena.set_changed_in(e, 0);
+        let size = self.arena.size(e);
+        self.dead -= size;
+        self.bytes += size - HEADER as u64;
     }
 
     /// Sets `key` to `value` as a change of version `version`.
     pub(crate) fn insert(&mut self, key: &[u8], value: &[u8], version: u64) -> Before {
         let hash = hash_of(&self.hasher, key);
-        let entry = Entry::new(key, value);
-        self.bytes += entry.bytes();
-        match self
-            .table
-            .entry(hash, |s| s.hash == hash && s.entry.key() == key, |s| s.hash)
-        {
+        let place = self.arena.push(version, key, value);
+        self.bytes += (key.len() + value.len()) as u64;
+        let arena = &self.arena;
+        match self.table.entry(
+            hash,
+            |s| s.hash == hash && arena.key(s.place) == key,
+            |s| s.hash,
+        ) {
             hashbrown::hash_table::Entry::Occupied(mut e) => {
-                let slot = e.get_mut();
-                let old = std::mem::replace(&mut slot.entry, entry);
-                self.bytes -= old.bytes();
-                if slot.changed_in == version {
+                let old = std::mem::replace(&mut e.get_mut().place, place);
+                let again = self.arena.changed_in(old) == version;
+                self.kill(old);
+                if again {
                     Before::Again
                 } else {
-                    slot.changed_in = version;
                     Before::First(Some(old))
                 }
             }
             hashbrown::hash_table::Entry::Vacant(e) => {
-                e.insert(Slot {
-                    hash,
-                    entry,
-                    changed_in: version,
-                });
+                e.insert(Slot { hash, place });
                 Before::First(None)
             }
         }
     }
 
+    /// Takes `key`'s entry out of the table (not killed): where it was.
+    fn unlink(&mut self, hash: u64, key: &[u8]) -> Option<Entry> {
+        let arena = &self.arena;
+        let e = self
+            .table
+            .find_entry(hash, |s| s.hash == hash && arena.key(s.place) == key)
+            .ok()?;
+        Some(e.remove().0.place)
+    }
+
     /// Removes `key` as a change of version `version`: `None` when it was absent.
     pub(crate) fn remove(&mut self, key: &[u8], version: u64) -> Option<Before> {
         let hash = hash_of(&self.hasher, key);
-        let e = self
-            .table
-            .find_entry(hash, |s| s.hash == hash && s.entry.key() == key)
-            .ok()?;
-        let (slot, _) = e.remove();
-        self.bytes -= slot.entry.bytes();
-        Some(if slot.changed_in == version {
+        let place = self.unlink(hash, key)?;
+        let again = self.arena.changed_in(place) == version;
+        self.kill(place);
+        Some(if again {
             Before::Again
         } else {
-            Before::First(Some(slot.entry))
+            Before::First(Some(place))
         })
     }
 
-    /// Puts `key` back to `old` (`None`: absent), unmarked: undoing a change, or loading a
-    /// record of a file.
+    /// Puts `key` back to `old` (`None`: absent), unmarked: undoing a change.
     pub(crate) fn restore(&mut self, key: &[u8], old: Option<Entry>) {
         let hash = hash_of(&self.hasher, key);
-        if let Ok(e) = self
-            .table
-            .find_entry(hash, |s| s.hash == hash && s.entry.key() == key)
-        {
-            let (slot, _) = e.remove();
-            self.bytes -= slot.entry.bytes();
+        if let Some(now) = self.unlink(hash, key) {
+            self.kill(now);
         }
-        if let Some(entry) = old {
-            self.bytes += entry.bytes();
-            self.table.insert_unique(
-                hash,
-                Slot {
-                    hash,
-                    entry,
-                    changed_in: 0,
-                },
-                |s| s.hash,
-            );
+        if let Some(place) = old {
+            self.revive(place);
+            self.table
+                .insert_unique(hash, Slot { hash, place }, |s| s.hash);
         }
     }
 
     /// Loads a file's record: `key` set to `value`, or removed.
     pub(crate) fn load(&mut self, key: &[u8], value: Option<&[u8]>) {
-        self.restore(key, value.map(|v| Entry::new(key, v)));
+        let hash = hash_of(&self.hasher, key);
+        if let Some(now) = self.unlink(hash, key) {
+            self.kill(now);
+        }
+        if let Some(v) = value {
+            let place = self.arena.push(0, key, v);
+            self.bytes += (key.len() + v.len()) as u64;
+            self.table
+                .insert_unique(hash, Slot { hash, place }, |s| s.hash);
+        }
     }
 
-    /// Every entry, in no order.
+    /// Every entry, in no order (the order written: a scan reads memory in order).
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
-        self.table.iter().map(|s| (s.entry.key(), s.entry.value()))
+        self.arena.live()
+    }
+
+    /// Rewrites the arena without its dead entries once they outweigh the live ones. Only
+    /// between stores: an open store's undo log points at dead entries.
+    pub(crate) fn compact_if_wasteful(&mut self) {
+        let live = self.bytes + (HEADER * self.table.len()) as u64;
+        if self.dead >= (CHUNK as u64).max(live) {
+            self.compact();
+        }
+    }
+
+    /// Rewrites the arena without its dead entries.
+    pub(crate) fn compact(&mut self) {
+        let mut fresh = Arena::default();
+        for slot in self.table.iter_mut() {
+            let (k, v) = self.arena.get(slot.place);
+            let changed_in = self.arena.changed_in(slot.place);
+            slot.place = fresh.push(changed_in, k, v);
+        }
+        self.arena = fresh;
+        self.dead = 0;
     }
 }

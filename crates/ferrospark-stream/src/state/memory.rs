@@ -24,7 +24,7 @@ use std::time::Instant;
 use hashbrown::HashMap;
 
 use super::byte_map::{Before, ByteMap, Bytes, Entry};
-use crate::state::Visit;
+use crate::state::{Found, Visit};
 use ferrospark_common::{FerroError, Result};
 
 use super::files::{self, FileBuffer, FileKind};
@@ -111,6 +111,10 @@ impl Version {
     }
 }
 
+/// Keys a [`StateStore::put_many`] looks up before putting them: their slots and entries
+/// (a few cache lines each) stay well inside a core's L2 cache until the puts reach them.
+const TOUCHED_AT_ONCE: usize = 2048;
+
 /// Versions kept loaded.
 const VERSIONS_IN_MEMORY: usize = 2;
 
@@ -122,6 +126,9 @@ pub struct MemoryStateStoreProvider {
     /// Loaded versions no store is changing.
     loaded: BTreeMap<u64, Version>,
     metrics: StateStoreMetrics,
+    /// A spent store's delta buffer and undo log, empty, for the next store: a batch's
+    /// changes fill memory the last batch's already had, without growing into it again.
+    buffers: (FileBuffer, Vec<(usize, Option<Entry>)>),
 }
 
 impl MemoryStateStoreProvider {
@@ -134,6 +141,7 @@ impl MemoryStateStoreProvider {
             conf,
             loaded: BTreeMap::new(),
             metrics: StateStoreMetrics::default(),
+            buffers: (FileBuffer::default(), Vec::new()),
         })
     }
 
@@ -171,6 +179,7 @@ impl MemoryStateStoreProvider {
             })?;
         }
         state.delta_checksum = files::checksum(&self.dir, FileKind::Delta, version);
+        state.map.compact_if_wasteful();
         self.metrics.loads_from_files += 1;
         Ok(state)
     }
@@ -199,6 +208,7 @@ impl MemoryStateStoreProvider {
                 &mut |k, val| state.apply(k, val),
             )?);
         }
+        state.map.compact_if_wasteful();
         self.metrics.deltas_caught_up += version - from;
         Ok(Some(state))
     }
@@ -257,6 +267,7 @@ impl MemoryStateStoreProvider {
                 &self.dir,
                 FileKind::Snapshot,
                 version,
+                self.conf.codec,
                 state.map.iter().map(|(k, v)| (k, Some(v))),
             )?;
             self.metrics.snapshots_written += 1;
@@ -283,12 +294,13 @@ impl MemoryStateStoreProvider {
 impl StateStoreProvider for MemoryStateStoreProvider {
     fn get_store(&mut self, version: u64) -> Result<Box<dyn StateStore + '_>> {
         let state = self.take(version)?;
+        let (delta, undo) = std::mem::take(&mut self.buffers);
         Ok(Box::new(MemoryStateStore {
             provider: self,
             version,
             state,
-            delta: FileBuffer::new(FileKind::Delta, version + 1),
-            undo: Vec::new(),
+            delta,
+            undo,
             updated: 0,
             removed: 0,
             status: StoreStatus::Updating,
@@ -393,12 +405,36 @@ impl StateStore for MemoryStateStore<'_> {
         Ok(self.state.map.get(key).map(Cow::Borrowed))
     }
 
+    fn get_many(&self, keys: &[&[u8]], found: Found<'_>) -> Result<()> {
+        let map = &self.state.map;
+        for (i, place) in map.find_many(keys).into_iter().enumerate() {
+            if let Some(p) = place {
+                found(i, map.value(p))?;
+            }
+        }
+        Ok(())
+    }
+
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.updating()?;
         let record = self.delta.push(key, Some(value))?;
         let before = self.state.insert(key, value, self.next());
         self.log(record, before);
         self.updated += 1;
+        Ok(())
+    }
+
+    fn put_many(&mut self, entries: &[(&[u8], &[u8])]) -> Result<()> {
+        self.updating()?;
+        for run in entries.chunks(TOUCHED_AT_ONCE) {
+            // The lookups bring each key's slot and entry into cache with their misses
+            // overlapping; the puts after them find them there.
+            let keys: Vec<&[u8]> = run.iter().map(|(k, _)| *k).collect();
+            std::hint::black_box(self.state.map.find_many(&keys));
+            for (k, v) in run {
+                self.put(k, v)?;
+            }
+        }
         Ok(())
     }
 
@@ -458,11 +494,18 @@ impl StateStore for MemoryStateStore<'_> {
         }
         deltas.retain(|&d| d < next);
         snapshots.retain(|&s| s < next);
-        let checksum = self.delta.write(&dir, FileKind::Delta, next)?;
+        let checksum = self
+            .delta
+            .write(&dir, FileKind::Delta, next, self.provider.conf.codec)?;
         // The delta is the commit: from here on this store is spent, whatever follows.
         self.status = StoreStatus::Committed;
-        self.undo = Vec::new();
+        self.undo.clear();
+        self.provider.buffers = (
+            std::mem::take(&mut self.delta),
+            std::mem::take(&mut self.undo),
+        );
         let mut state = std::mem::take(&mut self.state);
+        state.map.compact_if_wasteful();
         state.delta_checksum = Some(checksum);
         let p = &mut *self.provider;
         p.metrics.deltas_written += 1;
@@ -488,10 +531,17 @@ impl StateStore for MemoryStateStore<'_> {
         }
         self.status = StoreStatus::Aborted;
         // Latest change first, so a key logged twice ends at its first old value.
-        for (record, old) in std::mem::take(&mut self.undo).into_iter().rev() {
+        for &(record, old) in self.undo.iter().rev() {
             self.state.restore(self.delta.key_at(record), old);
         }
-        let state = std::mem::take(&mut self.state);
+        self.undo.clear();
+        self.delta.clear();
+        self.provider.buffers = (
+            std::mem::take(&mut self.delta),
+            std::mem::take(&mut self.undo),
+        );
+        let mut state = std::mem::take(&mut self.state);
+        state.map.compact_if_wasteful();
         self.provider.keep(self.version, state);
     }
 

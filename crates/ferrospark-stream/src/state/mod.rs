@@ -22,6 +22,10 @@
 //! whose version the query's memory pool refuses moves to disk between batches
 //! ([`spill::SpillingStateStoreProvider`]), with the same answers.
 //!
+//! The memory provider's files are compressed by the codec
+//! `spark.sql.streaming.stateStore.compression.codec` names (`lz4`, Spark's default, or
+//! `zstd`).
+//!
 //! Old versions go after `spark.sql.streaming.minBatchesToRetain` newer ones. A version that
 //! was committed can be loaded again (a micro-batch re-run after a crash reloads the version
 //! it started from, and its commit replaces what the interrupted run may have committed).
@@ -46,6 +50,10 @@ pub const PROVIDER_CLASS: &str = "spark.sql.streaming.stateStore.providerClass";
 pub const MIN_DELTAS_FOR_SNAPSHOT: &str = "spark.sql.streaming.stateStore.minDeltasForSnapshot";
 /// Spark's key: versions kept behind the latest.
 pub const MIN_BATCHES_TO_RETAIN: &str = "spark.sql.streaming.minBatchesToRetain";
+/// Spark's key: the codec compressing the state's files.
+pub const COMPRESSION_CODEC: &str = "spark.sql.streaming.stateStore.compression.codec";
+
+pub use files::Codec;
 
 /// Which (operator, partition) a store holds, under which checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,6 +119,8 @@ pub struct StateStoreConf {
     pub min_deltas_for_snapshot: u64,
     /// Versions kept behind the latest (Spark's default 100).
     pub min_versions_to_retain: u64,
+    /// How the memory provider's files are compressed (Spark's default LZ4).
+    pub codec: Codec,
     /// Whether the store's keys are `length (u32, big-endian) ++ prefix ++ rest` and scanned
     /// by `length ++ prefix`, which the memory provider then indexes (Spark's prefix-key
     /// encoder spec). Set by the operator, not by configuration.
@@ -126,6 +136,7 @@ impl PartialEq for StateStoreConf {
         self.provider == o.provider
             && self.min_deltas_for_snapshot == o.min_deltas_for_snapshot
             && self.min_versions_to_retain == o.min_versions_to_retain
+            && self.codec == o.codec
             && self.prefix_index == o.prefix_index
             && self.pool.limit() == o.pool.limit()
     }
@@ -137,6 +148,7 @@ impl Default for StateStoreConf {
             provider: ProviderKind::Memory,
             min_deltas_for_snapshot: 10,
             min_versions_to_retain: 100,
+            codec: Codec::default(),
             prefix_index: false,
             pool: MemoryPool::unbounded(),
         }
@@ -159,6 +171,14 @@ impl StateStoreConf {
                 }
             },
         };
+        let codec = match cfg.get(COMPRESSION_CODEC).map(str::trim) {
+            None => d.codec,
+            Some(v) => Codec::parse(v).ok_or_else(|| {
+                FerroError::Config(format!(
+                    "{COMPRESSION_CODEC} is '{v}': ferrospark compresses state files with lz4 (Spark's default) or zstd"
+                ))
+            })?,
+        };
         let positive = |key: &str, default: u64| -> Result<u64> {
             Ok(cfg.get_positive(key, default as usize)? as u64)
         };
@@ -166,6 +186,7 @@ impl StateStoreConf {
             provider,
             min_deltas_for_snapshot: positive(MIN_DELTAS_FOR_SNAPSHOT, d.min_deltas_for_snapshot)?,
             min_versions_to_retain: positive(MIN_BATCHES_TO_RETAIN, d.min_versions_to_retain)?,
+            codec,
             prefix_index: d.prefix_index,
             pool: MemoryPool::new(cfg.memory_limit()?),
         })
@@ -198,6 +219,12 @@ pub struct StateStoreMetrics {
     /// Deltas applied to a version kept in memory to reach a later one another process
     /// committed (instead of loading the later one whole from its files).
     pub deltas_caught_up: u64,
+    /// Milliseconds the operator's last batch spent joining or merging its rows and putting
+    /// them in its state (Spark's operator metric `allUpdatesTimeMs`; 0 for a bare store).
+    pub all_updates_ms: f64,
+    /// Milliseconds the operator's last batch spent finding and removing the state the
+    /// watermark frees (`allRemovalsTimeMs`).
+    pub all_removals_ms: f64,
 }
 
 impl StateStoreMetrics {
@@ -214,6 +241,9 @@ impl StateStoreMetrics {
         self.loads_from_files += o.loads_from_files;
         self.spills += o.spills;
         self.deltas_caught_up += o.deltas_caught_up;
+        // Spark sums its operator timings over a stage's tasks.
+        self.all_updates_ms += o.all_updates_ms;
+        self.all_removals_ms += o.all_removals_ms;
     }
 }
 
@@ -230,14 +260,36 @@ impl std::iter::Sum for StateStoreMetrics {
 /// What [`StateStore::scan`] calls with each key and value; `false` stops the scan.
 pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<bool>;
 
+/// What [`StateStore::get_many`] calls with each key found: its position, its value.
+pub type Found<'a> = &'a mut dyn FnMut(usize, &[u8]) -> Result<()>;
+
 /// One version of a store, being changed into the next.
 pub trait StateStore {
     /// The version it was loaded at.
     fn version(&self) -> u64;
     /// The value of `key` (borrowed from a store in memory).
     fn get(&self, key: &[u8]) -> Result<Option<Cow<'_, [u8]>>>;
+    /// Calls `found` with the position and value of each of `keys` present: many lookups
+    /// at once, which a store in memory makes side by side so that their cache misses
+    /// overlap.
+    fn get_many(&self, keys: &[&[u8]], found: Found<'_>) -> Result<()> {
+        for (i, k) in keys.iter().enumerate() {
+            if let Some(v) = self.get(k)? {
+                found(i, &v)?;
+            }
+        }
+        Ok(())
+    }
     /// Sets `key` to `value`.
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
+    /// Sets each key to its value, in order: many puts at once (a store in memory looks a
+    /// run of keys up side by side before changing them, as [`Self::get_many`]).
+    fn put_many(&mut self, entries: &[(&[u8], &[u8])]) -> Result<()> {
+        for (k, v) in entries {
+            self.put(k, v)?;
+        }
+        Ok(())
+    }
     /// Removes `key` (nothing when absent).
     fn remove(&mut self, key: &[u8]) -> Result<()>;
     /// Calls `f` with each key starting with `prefix` (all with an empty one) and its value,

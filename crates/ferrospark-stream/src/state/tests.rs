@@ -39,12 +39,17 @@ fn random_changes_match_a_model_across_reopens() {
         prefix_index: true,
         ..conf(ProviderKind::Memory, 4, 1000)
     };
+    let zstd = StateStoreConf {
+        codec: Codec::Zstd,
+        ..conf(ProviderKind::Memory, 4, 1000)
+    };
     for c in [
         conf(ProviderKind::Memory, 4, 1000),
         indexed,
+        zstd,
         conf(ProviderKind::Disk, 4, 1000),
     ] {
-        let kind = (c.provider, c.prefix_index);
+        let kind = (c.provider, c.prefix_index, c.codec);
         let dir = tempfile::tempdir().expect("tempdir");
         let id = StateStoreId::new(dir.path(), 3, 1);
         let mut provider = open_provider(&id, &c).expect("open");
@@ -353,6 +358,107 @@ fn the_provider_follows_sparks_keys() {
         StateStoreConf::from_config(&cfg),
         Err(FerroError::Config(_))
     ));
+    let mut cfg = Config::default();
+    for (name, codec) in [
+        ("lz4", Codec::Lz4),
+        ("ZSTD", Codec::Zstd),
+        ("org.apache.spark.io.ZStdCompressionCodec", Codec::Zstd),
+        ("org.apache.spark.io.LZ4CompressionCodec", Codec::Lz4),
+    ] {
+        cfg.set(COMPRESSION_CODEC, name).expect("set");
+        assert_eq!(
+            StateStoreConf::from_config(&cfg).expect("conf").codec,
+            codec,
+            "{name}"
+        );
+    }
+    cfg.set(COMPRESSION_CODEC, "snappy").expect("set");
+    let e = StateStoreConf::from_config(&cfg).expect_err("snappy");
+    assert!(
+        matches!(&e, FerroError::Config(m) if m.contains("snappy") && m.contains("lz4")),
+        "{e}"
+    );
+}
+
+/// A file in the first format (records not compressed) is read; a compressed block that
+/// does not decompress, under a checksum that agrees, is an error naming the file.
+#[test]
+fn files_of_the_first_format_are_read_and_bad_blocks_are_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut old = b"FSSTATE1".to_vec();
+    old.push(1);
+    old.extend_from_slice(&1u64.to_le_bytes());
+    for (k, v) in [(b"a", Some(b"one".as_slice())), (b"b", None)] {
+        old.push(if v.is_some() { 1 } else { 2 });
+        old.extend_from_slice(&1u32.to_le_bytes());
+        old.extend_from_slice(k);
+        if let Some(v) = v {
+            old.extend_from_slice(&(v.len() as u32).to_le_bytes());
+            old.extend_from_slice(v);
+        }
+    }
+    old.extend_from_slice(&2u64.to_le_bytes());
+    let crc = crc32fast::hash(&old);
+    old.extend_from_slice(&crc.to_le_bytes());
+    std::fs::write(FileKind::Delta.path(dir.path(), 1), &old).expect("write");
+    let mut got = Vec::new();
+    files::read(dir.path(), FileKind::Delta, 1, &mut |k, v| {
+        got.push((k.to_vec(), v.map(<[u8]>::to_vec)))
+    })
+    .expect("read the first format");
+    assert_eq!(
+        got,
+        vec![
+            (b"a".to_vec(), Some(b"one".to_vec())),
+            (b"b".to_vec(), None)
+        ]
+    );
+    for codec in [Codec::Lz4, Codec::Zstd] {
+        let records: Vec<(Vec<u8>, Vec<u8>)> = (0..3000u32)
+            .map(|i| (i.to_be_bytes().to_vec(), vec![(i % 7) as u8; 500]))
+            .collect();
+        files::write(
+            dir.path(),
+            FileKind::Snapshot,
+            2,
+            codec,
+            records
+                .iter()
+                .map(|(k, v)| (k.as_slice(), Some(v.as_slice()))),
+        )
+        .expect("write");
+        let path = FileKind::Snapshot.path(dir.path(), 2);
+        let good = std::fs::read(&path).expect("read");
+        assert!(
+            good.len() < 3000 * 500 / 4,
+            "{codec:?}: {} bytes",
+            good.len()
+        );
+        let mut n = 0;
+        files::read(dir.path(), FileKind::Snapshot, 2, &mut |k, v| {
+            assert_eq!(
+                (k, v),
+                (records[n].0.as_slice(), Some(records[n].1.as_slice()))
+            );
+            n += 1;
+        })
+        .expect("read");
+        assert_eq!(n, records.len());
+        // The first block's compressed bytes scrambled, the checksum made to agree.
+        let mut bad = good[..good.len() - 4].to_vec();
+        for b in &mut bad[30..60] {
+            *b ^= 0x5a;
+        }
+        let crc = crc32fast::hash(&bad);
+        bad.extend_from_slice(&crc.to_le_bytes());
+        std::fs::write(&path, &bad).expect("write");
+        let e = files::read(dir.path(), FileKind::Snapshot, 2, &mut |_, _| {})
+            .expect_err("a scrambled block");
+        assert!(
+            matches!(&e, FerroError::StateStore { path: p, message } if *p == path && message.contains("corrupt")),
+            "{codec:?}: {e}"
+        );
+    }
 }
 
 /// Under a memory limit the state outgrows, the default provider moves a store to disk
@@ -507,4 +613,59 @@ fn a_store_another_process_moved_to_disk_is_read_from_disk() {
             (b"k".to_vec(), b"value of k".to_vec())
         ]
     );
+}
+
+/// The memory provider's map against a model: versions of puts and removes, each either kept
+/// or undone from its log of first changes (as a store's abort undoes), the arena compacted
+/// at random points between versions; entries, lookups, batched lookups, sizes and the dead
+/// entries a scan must skip all match after every version.
+#[test]
+fn the_byte_map_matches_a_model_through_undo_and_compaction() {
+    use super::byte_map::{Before, ByteMap, Entry};
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut map = ByteMap::default();
+    let mut model = Model::new();
+    for version in 1..=60u64 {
+        let before_version = model.clone();
+        let mut undo: Vec<(Vec<u8>, Option<Entry>)> = Vec::new();
+        for _ in 0..rng.random_range(0..200) {
+            let key = vec![rng.random_range(0..40u8); rng.random_range(1..4)];
+            let before = if rng.random_bool(0.7) {
+                let value = vec![rng.random::<u8>(); rng.random_range(0..30)];
+                model.insert(key.clone(), value.clone());
+                Some(map.insert(&key, &value, version))
+            } else {
+                let was = model.remove(&key).is_some();
+                let b = map.remove(&key, version);
+                assert_eq!(b.is_some(), was, "remove of {key:?}");
+                b
+            };
+            if let Some(Before::First(old)) = before {
+                undo.push((key, old));
+            }
+        }
+        if rng.random_bool(0.3) {
+            for (key, old) in undo.into_iter().rev() {
+                map.restore(&key, old);
+            }
+            model = before_version;
+        }
+        if rng.random_bool(0.2) {
+            map.compact();
+        }
+        let mut entries: Vec<(Vec<u8>, Vec<u8>)> =
+            map.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+        entries.sort();
+        let want: Vec<(Vec<u8>, Vec<u8>)> = model.clone().into_iter().collect();
+        assert_eq!(entries, want, "version {version}");
+        assert_eq!(map.len(), model.len());
+        let bytes: usize = model.iter().map(|(k, v)| k.len() + v.len()).sum();
+        assert_eq!(map.bytes(), bytes as u64);
+        let probes: Vec<Vec<u8>> = (0..40u8).map(|b| vec![b; 2]).collect();
+        let refs: Vec<&[u8]> = probes.iter().map(Vec::as_slice).collect();
+        for (k, place) in probes.iter().zip(map.find_many(&refs)) {
+            assert_eq!(place.map(|p| map.value(p)), model.get(k).map(Vec::as_slice));
+            assert_eq!(map.get(k), model.get(k).map(Vec::as_slice));
+        }
+    }
 }
