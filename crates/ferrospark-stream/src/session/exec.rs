@@ -18,7 +18,7 @@
 //! ```
 //! Two spans of a key join when the later one starts at or before the earlier one's end.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
