@@ -133,3 +133,49 @@ def test_state_beyond_the_memory_limit_moves_to_disk(tmp_path):
     assert fst.StateStore(str(ckpt)).scan(v) == sorted(model.items()), "reopened: on disk"
     with pytest.raises(fs.StateStoreError, match="moved to disk"):
         st.scan(1)
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd", "org.apache.spark.io.ZStdCompressionCodec"])
+def test_files_are_compressed_by_sparks_codec_key(tmp_path, codec):
+    """``spark.sql.streaming.stateStore.compression.codec`` compresses the delta files; a
+    reopened store reads them back; a codec ferrospark does not write is a ConfigError."""
+    ckpt = tmp_path / "ckpt"
+    conf = {"spark.sql.streaming.stateStore.compression.codec": codec}
+    st = fst.StateStore(str(ckpt), conf=conf)
+    puts = {f"key-{i:05d}".encode(): b"value " * 20 for i in range(2000)}
+    assert st.commit(0, puts) == 1
+    delta = ckpt / "state" / "0" / "0" / "1.delta"
+    raw = sum(len(k) + len(v) for k, v in puts.items())
+    assert delta.read_bytes()[:8] == b"FSSTATE2"
+    assert delta.stat().st_size < raw / 4, "compressed"
+    assert dict(fst.StateStore(str(ckpt)).scan(1)) == puts
+    with pytest.raises(fs.ConfigError, match="snappy"):
+        fst.StateStore(
+            str(tmp_path / "other"),
+            conf={"spark.sql.streaming.stateStore.compression.codec": "snappy"},
+        )
+
+
+def test_the_join_reports_its_state_and_timings(tmp_path):
+    """``StreamStreamJoin.metrics()``: its four stores' rows added up (a count per key and a
+    row per buffered row, each side), and Spark's operator timings."""
+    import pyarrow as pa
+
+    ts = pa.timestamp("us", tz="UTC")
+    j = fst.StreamStreamJoin(
+        on=["k"],
+        how="inner",
+        checkpoint=str(tmp_path / "ckpt"),
+        conf={"ferrospark.streaming.statePartitions": "2"},
+    )
+    assert j.metrics() == {}
+    left = pa.table({"k": [1, 1, 2], "a": [0, 1, 2], "lt": pa.array([0, 1, 2], ts)})
+    right = pa.table({"k": [1, 3], "b": [5, 6], "rt": pa.array([3, 4], ts)})
+    out = j.process(0, left, right)
+    assert out.num_rows == 2
+    m = j.metrics()
+    # Left: keys 1 and 2, three rows; right: keys 1 and 3, two rows.
+    assert m["numRowsTotal"] == 2 + 3 + 2 + 2
+    assert m["numRowsUpdated"] >= 9
+    assert m["allUpdatesTimeMs"] > 0 and m["allRemovalsTimeMs"] >= 0
+    assert m["deltasWritten"] == 2 * 4, "four stores in each of two partitions"

@@ -67,7 +67,7 @@ fn put_indexed(out: &mut Vec<u8>, key: &[u8], index: u64) -> Result<()> {
     Ok(())
 }
 
-/// A row to buffer ([`JoinStateManager::append_all`]).
+/// A row to buffer ([`JoinStateManager::append_all`]), or to store again.
 #[derive(Debug, Clone, Copy)]
 pub struct Append<'a> {
     /// Its join key.
@@ -81,7 +81,7 @@ pub struct Append<'a> {
 }
 
 /// A probe's partners: the stored rows each probing row found, their bytes one after
-/// another (filled by [`JoinStateManager::probe`] with no allocation per row).
+/// another (filled by [`JoinStateManager::probe_all`] with no allocation per row).
 #[derive(Debug, Default)]
 pub struct Partners {
     bytes: Vec<u8>,
@@ -156,12 +156,17 @@ struct Encoded {
 }
 
 impl Encoded {
-    /// Adds the stored key of `key`'s row `index`, and `value` if given.
-    fn push(&mut self, key: &[u8], index: u64, value: Option<StoredValue<'_>>) -> Result<()> {
+    /// Adds the stored key of `key`'s row `index` (to look it up).
+    fn push_key(&mut self, key: &[u8], index: u64) -> Result<()> {
         put_indexed(&mut self.keys, key, index)?;
-        if let Some(v) = value {
-            put_encoded(&mut self.values, v.row, v.time, v.matched);
-        }
+        self.ends.push((self.keys.len(), self.values.len()));
+        Ok(())
+    }
+
+    /// Adds `row` as its key's row `index`: its stored key and value.
+    fn push_row(&mut self, index: u64, row: &Append<'_>) -> Result<()> {
+        put_indexed(&mut self.keys, row.key, index)?;
+        put_encoded(&mut self.values, row.row, row.time, row.matched);
         self.ends.push((self.keys.len(), self.values.len()));
         Ok(())
     }
@@ -181,16 +186,16 @@ impl Encoded {
 
     /// Each stored key.
     fn keys(&self) -> Vec<&[u8]> {
-        self.entries().into_iter().map(|(k, _)| k).collect()
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&(k, _)| {
+                let key = &self.keys[start..k];
+                start = k;
+                key
+            })
+            .collect()
     }
-}
-
-/// A row as a stored value holds it.
-#[derive(Debug, Clone, Copy)]
-struct StoredValue<'r> {
-    row: &'r [u8],
-    time: Option<i64>,
-    matched: bool,
 }
 
 /// A stored value's parts: matched, time, row.
@@ -283,12 +288,7 @@ impl<'a> JoinStateManager<'a> {
         drop(next);
         let mut stored = Encoded::default();
         for (a, &index) in rows.iter().zip(&counts) {
-            let value = StoredValue {
-                row: a.row,
-                time: a.time,
-                matched: a.matched,
-            };
-            stored.push(a.key, index, Some(value))?;
+            stored.push_row(index, a)?;
         }
         self.rows.put_many(&stored.entries())?;
         let values: Vec<[u8; 8]> = counts.iter().map(|n| (n + 1).to_be_bytes()).collect();
@@ -350,7 +350,7 @@ impl<'a> JoinStateManager<'a> {
             }
             let mut lookups = Encoded::default();
             for &p in &pending {
-                lookups.push(probes[p].1, index, None)?;
+                lookups.push_key(probes[p].1, index)?;
             }
             let mut hits = Vec::new();
             self.rows.get_many(&lookups.keys(), &mut |i, v| {
@@ -413,12 +413,13 @@ impl<'a> JoinStateManager<'a> {
         let mut stored = Encoded::default();
         for &(key, i) in marks {
             let p = &partners.found[i];
-            let value = StoredValue {
+            let row = Append {
+                key,
                 row: partners.row(i),
                 time: p.time,
                 matched: true,
             };
-            stored.push(key, p.index, Some(value))?;
+            stored.push_row(p.index, &row)?;
         }
         self.rows.put_many(&stored.entries())
     }

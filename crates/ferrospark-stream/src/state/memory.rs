@@ -379,6 +379,17 @@ impl MemoryStateStore<'_> {
         }
     }
 
+    /// Empties the delta buffer and undo log (the file written or the changes undone) and
+    /// gives them to the provider for its next store.
+    fn hand_back_buffers(&mut self) {
+        self.delta.clear();
+        self.undo.clear();
+        self.provider.buffers = (
+            std::mem::take(&mut self.delta),
+            std::mem::take(&mut self.undo),
+        );
+    }
+
     /// The version this store's changes make.
     fn next(&self) -> u64 {
         self.version + 1
@@ -499,11 +510,7 @@ impl StateStore for MemoryStateStore<'_> {
             .write(&dir, FileKind::Delta, next, self.provider.conf.codec)?;
         // The delta is the commit: from here on this store is spent, whatever follows.
         self.status = StoreStatus::Committed;
-        self.undo.clear();
-        self.provider.buffers = (
-            std::mem::take(&mut self.delta),
-            std::mem::take(&mut self.undo),
-        );
+        self.hand_back_buffers();
         let mut state = std::mem::take(&mut self.state);
         state.map.compact_if_wasteful();
         state.delta_checksum = Some(checksum);
@@ -534,12 +541,7 @@ impl StateStore for MemoryStateStore<'_> {
         for &(record, old) in self.undo.iter().rev() {
             self.state.restore(self.delta.key_at(record), old);
         }
-        self.undo.clear();
-        self.delta.clear();
-        self.provider.buffers = (
-            std::mem::take(&mut self.delta),
-            std::mem::take(&mut self.undo),
-        );
+        self.hand_back_buffers();
         let mut state = std::mem::take(&mut self.state);
         state.map.compact_if_wasteful();
         self.provider.keep(self.version, state);
