@@ -86,11 +86,8 @@ impl Splitter {
         })
     }
 
-    /// `batch`'s rows per partition, in their order.
-    fn split(&self, batch: &RecordBatch, n: usize) -> Result<Vec<RecordBatch>> {
-        if n == 1 {
-            return Ok(vec![batch.clone()]);
-        }
+    /// The partition of each of `batch`'s rows.
+    fn partition_of_rows(&self, batch: &RecordBatch, n: usize) -> Result<Vec<u32>> {
         let cols = self
             .keys
             .iter()
@@ -101,19 +98,43 @@ impl Splitter {
             })
             .collect::<Result<Vec<ArrayRef>>>()?;
         let encoded = self.rows.convert_columns(&cols)?;
-        let mut parts: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for r in 0..batch.num_rows() {
-            parts[(fnv1a(encoded.row(r).as_ref()) % n as u64) as usize].push(r as u32);
+        Ok((0..batch.num_rows())
+            .map(|r| (fnv1a(encoded.row(r).as_ref()) % n as u64) as u32)
+            .collect())
+    }
+
+    /// `batch`'s rows per partition, in their order. The rows' keys are encoded and hashed
+    /// in pieces side by side, and each partition's rows taken side by side.
+    fn split(&self, batch: &RecordBatch, n: usize) -> Result<Vec<RecordBatch>> {
+        if n == 1 {
+            return Ok(vec![batch.clone()]);
         }
-        parts
-            .into_iter()
-            .map(|rows| {
-                let idx = UInt32Array::from(rows);
-                Ok(arrow_select::take::take_record_batch(batch, &idx)?)
-            })
-            .collect()
+        let rows = batch.num_rows();
+        let pieces = std::thread::available_parallelism()
+            .map_or(1, |p| p.get())
+            .min(rows.div_ceil(SPLIT_PIECE_ROWS))
+            .max(1);
+        let per_piece = rows.div_ceil(pieces).max(1);
+        let slices: Vec<RecordBatch> = (0..rows)
+            .step_by(per_piece)
+            .map(|start| batch.slice(start, per_piece.min(rows - start)))
+            .collect();
+        let ids = try_run_each(slices, "splitting a batch by key", |b| {
+            self.partition_of_rows(&b, n)
+        })?;
+        let mut parts: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (r, p) in ids.into_iter().flatten().enumerate() {
+            parts[p as usize].push(r as u32);
+        }
+        try_run_each(parts, "splitting a batch by key", |rows| {
+            let idx = UInt32Array::from(rows);
+            Ok(arrow_select::take::take_record_batch(batch, &idx)?)
+        })
     }
 }
+
+/// Rows below which a batch is split by key on one thread.
+const SPLIT_PIECE_ROWS: usize = 64 * 1024;
 
 /// The rows of `batches` (per partition) or `None` for every partition.
 fn per_partition(
@@ -382,5 +403,58 @@ impl PartitionedSessionWindow {
         })?;
         self.metrics = self.parts.iter().map(|p| p.metrics().clone()).sum();
         concat(&self.schema(), outs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Array, Int64Array, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    /// A batch large enough to be hashed in pieces on several threads splits exactly as its
+    /// rows' keys, hashed one by one, say: every row once, in its partition, in order.
+    #[test]
+    fn a_batch_split_in_pieces_puts_each_row_where_its_key_hashes() {
+        let rows = 3 * SPLIT_PIECE_ROWS + 17;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Utf8, true),
+            Field::new("v", DataType::Int64, false),
+        ]));
+        let keys: StringArray = (0..rows)
+            .map(|i| (i % 11 != 0).then(|| format!("user-{}", i % 977)))
+            .collect();
+        let values = Int64Array::from_iter_values(0..rows as i64);
+        let batch =
+            RecordBatch::try_new(schema, vec![Arc::new(keys), Arc::new(values)]).expect("batch");
+        let splitter = Splitter::new(vec![0], &[DataType::Utf8]).expect("splitter");
+        for n in [2, 3, 7] {
+            let whole = splitter.partition_of_rows(&batch, n).expect("hash");
+            let parts = splitter.split(&batch, n).expect("split");
+            assert_eq!(parts.len(), n);
+            for (p, part) in parts.iter().enumerate() {
+                let v = part
+                    .column(1)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .expect("v");
+                let want: Vec<i64> = (0..rows)
+                    .filter(|&r| whole[r] as usize == p)
+                    .map(|r| r as i64)
+                    .collect();
+                assert_eq!(v.values().to_vec(), want, "{n} partitions, partition {p}");
+            }
+            // The same keys hashed one row at a time.
+            let first = batch.slice(5, 1);
+            assert_eq!(
+                splitter.partition_of_rows(&first, n).expect("hash")[0],
+                whole[5]
+            );
+            assert!(parts.iter().map(|b| b.num_rows()).sum::<usize>() == rows);
+            assert!(parts.iter().all(|b| b.column(0).len() == b.num_rows()));
+        }
     }
 }

@@ -347,35 +347,34 @@ impl Core {
             .map(|&i| ferrospark_expr::normalize_key(batch.column(i)))
             .collect();
         let key_rows = self.key_rows.convert_columns(&key_cols)?;
-        let mut by_key: HashMap<&[u8], Vec<u32>> = HashMap::new();
+        // Each key's rows with their spans, read here in row order: the rows of a key lie
+        // all over the batch, and reading their times later, by row, misses the cache.
+        let mut by_key: HashMap<&[u8], Vec<(i64, i64, u32)>> = HashMap::new();
         for (r, gap) in gaps.iter().enumerate() {
             let Some(gap) = gap.filter(|_| times.is_valid(r)) else {
                 continue;
             };
+            let start = times.value(r);
+            let end = start.saturating_add(gap);
             // A row is late when its own span ends at or below the late watermark, before
             // any merging (Spark merges sessions only after the exchange).
-            if late_micros.is_some_and(|l| times.value(r).saturating_add(gap) <= l) {
+            if late_micros.is_some_and(|l| end <= l) {
                 continue;
             }
             by_key
                 .entry(key_rows.row(r).data())
                 .or_default()
-                .push(r as u32);
+                .push((start, end, r as u32));
         }
         let mut keys: Vec<&[u8]> = by_key.keys().copied().collect();
         keys.sort_unstable();
-        let span = |r: u32| {
-            let t = times.value(r as usize);
-            (t, t.saturating_add(gaps[r as usize].unwrap_or(0)))
-        };
         let mut out = Vec::new();
         for key in keys {
             let mut rows = by_key.remove(key).unwrap_or_default();
-            rows.sort_by_key(|&r| span(r).0);
+            rows.sort_by_key(|&(s, _, _)| s);
             // The batch's own sessions of this key, late ones dropped whole.
             let mut batch_sessions: Vec<(i64, i64, Vec<u32>)> = Vec::new();
-            for r in rows {
-                let (s, e) = span(r);
+            for (s, e, r) in rows {
                 match batch_sessions.last_mut() {
                     Some(last) if s <= last.1 => {
                         last.1 = last.1.max(e);
