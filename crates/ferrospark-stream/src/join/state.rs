@@ -363,17 +363,32 @@ impl<'a> JoinStateManager<'a> {
             })?;
             pending = hits;
         }
-        found.sort_unstable_by_key(|f| (f.0, f.1));
+        // Found in probe order already unless some key had a second row: then the rows are
+        // put in order, and only then their bytes copied again.
+        let in_order = found.is_sorted_by_key(|f| (f.0, f.1));
+        if !in_order {
+            found.sort_unstable_by_key(|f| (f.0, f.1));
+        }
+        let base = out.bytes.len();
         out.bytes.reserve(bytes.len());
         out.found.reserve(found.len());
+        if in_order {
+            out.bytes.extend_from_slice(&bytes);
+        }
         for (p, index, start, end, matched, time) in found {
-            out.bytes.extend_from_slice(&bytes[start..end]);
+            if !in_order {
+                out.bytes.extend_from_slice(&bytes[start..end]);
+            }
             out.found.push(Partner {
                 probe_row: probes[p].0,
                 index,
                 matched,
                 time,
-                end: out.bytes.len(),
+                end: if in_order {
+                    base + end
+                } else {
+                    out.bytes.len()
+                },
             });
         }
         Ok(())
@@ -515,13 +530,8 @@ impl<'a> JoinStateManager<'a> {
     pub fn remove_older(&mut self, bound: i64) -> Result<Vec<StoredRow>> {
         let mut keys: Vec<Vec<u8>> = Vec::new();
         self.rows.for_each(&mut |k, v| {
-            let old = v.len() >= HEADER
-                && v[1] == 1
-                && v[2..HEADER]
-                    .try_into()
-                    .map(i64::from_be_bytes)
-                    .is_ok_and(|t| t <= bound);
-            if old {
+            let (_, time, _) = parsed(v)?;
+            if time.is_some_and(|t| t <= bound) {
                 // The stored key: its length, the key, the index.
                 let key = k.get(4..k.len().saturating_sub(8)).unwrap_or_default();
                 keys.push(key.to_vec());

@@ -119,12 +119,6 @@ impl Arena {
         self.chunks[(e.0 >> 32) as usize][at..at + 8].copy_from_slice(&word.to_le_bytes());
     }
 
-    /// Bytes of the entry, its header included.
-    fn size(&self, e: Entry) -> u64 {
-        let (_, k, v) = self.header(e);
-        (HEADER + k + v) as u64
-    }
-
     /// Every entry not marked dead, in the order written.
     fn live(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
         self.chunks.iter().flat_map(|c| {
@@ -205,19 +199,18 @@ impl ByteMap {
 
     /// Marks `e` dead, out of the map's bytes.
     fn kill(&mut self, e: Entry) {
-        let word = self.arena.header(e).0;
+        let (word, k, v) = self.arena.header(e);
         self.arena.set_changed_in(e, word | DEAD);
-        let size = self.arena.size(e);
-        self.dead += size;
-        self.bytes -= size - HEADER as u64;
+        self.dead += (HEADER + k + v) as u64;
+        self.bytes -= (k + v) as u64;
     }
 
     /// Marks `e` live (as read from files: changed in no version), in the map's bytes.
     fn revive(&mut self, e: Entry) {
         self.arena.set_changed_in(e, 0);
-        let size = self.arena.size(e);
-        self.dead -= size;
-        self.bytes += size - HEADER as u64;
+        let (_, k, v) = self.arena.header(e);
+        self.dead -= (HEADER + k + v) as u64;
+        self.bytes += (k + v) as u64;
     }
 
     /// Sets `key` to `value` as a change of version `version`.
