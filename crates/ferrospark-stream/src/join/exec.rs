@@ -784,6 +784,14 @@ fn join_side(
         _ => vec![true; partners.len()],
     };
     let semi = probe.join_type == StreamJoinType::LeftSemi;
+    // Only a side whose unmatched rows are emitted (an outer side, a semi join's left) ever
+    // reads its rows' matched flags: the other side's stored rows are not rewritten to mark
+    // them (Spark rewrites them all the same, a put per pair that changes no answer).
+    let other_flags_read = if this_is_left {
+        probe.join_type.keeps_right()
+    } else {
+        probe.join_type.keeps_left() || semi
+    };
     let mut joined_any = vec![false; n];
     let mut marked: HashSet<(&[u8], u64)> = HashSet::new();
     let mut marks: Vec<(&[u8], usize)> = Vec::new();
@@ -793,7 +801,8 @@ fn join_side(
             continue;
         }
         let key = key_rows.row(partner.probe_row as usize).data();
-        let first_mark = !partner.matched && marked.insert((key, partner.index));
+        let first_mark =
+            other_flags_read && !partner.matched && marked.insert((key, partner.index));
         // A semi join's right rows emit each left row once: when it is first matched.
         if semi && !this_is_left && !first_mark {
             continue;

@@ -156,6 +156,20 @@ struct Encoded {
 }
 
 impl Encoded {
+    /// Room for `n` stored keys of `key_bytes` join-key bytes in all, and values of
+    /// `row_bytes` row bytes in all (a batch's buffers grow once, not by doubling).
+    fn with_capacity(n: usize, key_bytes: usize, row_bytes: usize) -> Self {
+        Self {
+            keys: Vec::with_capacity(key_bytes + n * 12),
+            values: Vec::with_capacity(if row_bytes == 0 {
+                0
+            } else {
+                row_bytes + n * HEADER
+            }),
+            ends: Vec::with_capacity(n),
+        }
+    }
+
     /// Adds the stored key of `key`'s row `index` (to look it up).
     fn push_key(&mut self, key: &[u8], index: u64) -> Result<()> {
         put_indexed(&mut self.keys, key, index)?;
@@ -286,7 +300,11 @@ impl<'a> JoinStateManager<'a> {
             *at += 1;
         }
         drop(next);
-        let mut stored = Encoded::default();
+        let mut stored = Encoded::with_capacity(
+            rows.len(),
+            rows.iter().map(|a| a.key.len()).sum(),
+            rows.iter().map(|a| a.row.len()).sum(),
+        );
         for (a, &index) in rows.iter().zip(&counts) {
             stored.push_row(index, a)?;
         }
@@ -348,7 +366,11 @@ impl<'a> JoinStateManager<'a> {
             if pending.is_empty() {
                 break;
             }
-            let mut lookups = Encoded::default();
+            let mut lookups = Encoded::with_capacity(
+                pending.len(),
+                pending.iter().map(|&p| probes[p].1.len()).sum(),
+                0,
+            );
             for &p in &pending {
                 lookups.push_key(probes[p].1, index)?;
             }
@@ -425,7 +447,11 @@ impl<'a> JoinStateManager<'a> {
     /// `key` (the caller knows it was not), the rows put together
     /// ([`StateStore::put_many`]).
     pub fn mark_partners(&mut self, marks: &[(&[u8], usize)], partners: &Partners) -> Result<()> {
-        let mut stored = Encoded::default();
+        let mut stored = Encoded::with_capacity(
+            marks.len(),
+            marks.iter().map(|(k, _)| k.len()).sum(),
+            marks.iter().map(|&(_, i)| partners.row(i).len()).sum(),
+        );
         for &(key, i) in marks {
             let p = &partners.found[i];
             let row = Append {

@@ -11,8 +11,9 @@
 //!   slot:   hash u64 | place u64 (chunk << 32 | offset)
 //!   entry:  changed_in u64 (top bit: dead) | key_len u32 | value_len u32 | key | value
 //! ```
-//! A put writes a new entry and marks the one it replaces dead; a remove marks its entry
-//! dead. Dead entries stay until the map is compacted, which is only done between stores
+//! A put writes a new entry and marks the one it replaces dead, unless that one was written
+//! in the same version and is as long (a join row marked matched in the batch that stored
+//! it): then it is overwritten where it is. A remove marks its entry dead. Dead entries stay until the map is compacted, which is only done between stores
 //! ([`ByteMap::compact_if_wasteful`]), so an open store's undo log can point at the entries
 //! it replaced. Each entry is marked with the version that wrote it, so a store logs a key's
 //! old value once per version without a second map of the keys it changed.
@@ -106,6 +107,14 @@ impl Arena {
         (&c[at..at + k], &c[at + k..at + k + v])
     }
 
+    /// Writes `value` over the value of `e`, which is as long.
+    fn overwrite_value(&mut self, e: Entry, value: &[u8]) {
+        let (_, k, v) = self.header(e);
+        debug_assert_eq!(v, value.len());
+        let at = (e.0 & u64::from(u32::MAX)) as usize + HEADER + k;
+        self.chunks[(e.0 >> 32) as usize][at..at + v].copy_from_slice(value);
+    }
+
     fn key(&self, e: Entry) -> &[u8] {
         self.get(e).0
     }
@@ -180,11 +189,21 @@ impl ByteMap {
     /// then run in a loop of their own, so the processor has several lookups' cache misses
     /// in flight at once rather than one lookup's after another's.
     pub(crate) fn find_many(&self, keys: &[&[u8]]) -> Vec<Option<Entry>> {
-        let hashes: Vec<u64> = keys.iter().map(|k| hash_of(&self.hasher, k)).collect();
+        let hashes = self.hashes(keys);
+        self.find_hashed(keys, &hashes)
+    }
+
+    /// The hash of each of `keys`, for [`Self::find_hashed`] and [`Self::insert_hashed`].
+    pub(crate) fn hashes(&self, keys: &[&[u8]]) -> Vec<u64> {
+        keys.iter().map(|k| hash_of(&self.hasher, k)).collect()
+    }
+
+    /// Where each of `keys` is, their `hashes` made already.
+    pub(crate) fn find_hashed(&self, keys: &[&[u8]], hashes: &[u64]) -> Vec<Option<Entry>> {
         let arena = &self.arena;
         keys.iter()
             .zip(hashes)
-            .map(|(key, hash)| {
+            .map(|(key, &hash)| {
                 self.table
                     .find(hash, |s| s.hash == hash && arena.key(s.place) == *key)
                     .map(|s| s.place)
@@ -215,29 +234,51 @@ impl ByteMap {
 
     /// Sets `key` to `value` as a change of version `version`.
     pub(crate) fn insert(&mut self, key: &[u8], value: &[u8], version: u64) -> Before {
-        let hash = hash_of(&self.hasher, key);
-        let place = self.arena.push(version, key, value);
-        self.bytes += (key.len() + value.len()) as u64;
+        self.insert_hashed(hash_of(&self.hasher, key), key, value, version)
+    }
+
+    /// [`Self::insert`] of a key whose hash ([`Self::hashes`]) is `hash`.
+    pub(crate) fn insert_hashed(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        value: &[u8],
+        version: u64,
+    ) -> Before {
         let arena = &self.arena;
-        match self.table.entry(
+        let old = match self.table.entry(
             hash,
             |s| s.hash == hash && arena.key(s.place) == key,
             |s| s.hash,
         ) {
             hashbrown::hash_table::Entry::Occupied(mut e) => {
-                let old = std::mem::replace(&mut e.get_mut().place, place);
-                let again = self.arena.changed_in(old) == version;
-                self.kill(old);
-                if again {
-                    Before::Again
-                } else {
-                    Before::First(Some(old))
+                let old = e.get().place;
+                let (word, _, len) = self.arena.header(old);
+                // Written in this version already and the same size: overwritten where it
+                // is (nothing before this version points at it; the undo log holds the
+                // entry it replaced).
+                if word == version && len == value.len() {
+                    self.arena.overwrite_value(old, value);
+                    return Before::Again;
                 }
+                let place = self.arena.push(version, key, value);
+                e.get_mut().place = place;
+                old
             }
             hashbrown::hash_table::Entry::Vacant(e) => {
+                let place = self.arena.push(version, key, value);
                 e.insert(Slot { hash, place });
-                Before::First(None)
+                self.bytes += (key.len() + value.len()) as u64;
+                return Before::First(None);
             }
+        };
+        self.bytes += (key.len() + value.len()) as u64;
+        let again = self.arena.changed_in(old) == version;
+        self.kill(old);
+        if again {
+            Before::Again
+        } else {
+            Before::First(Some(old))
         }
     }
 

@@ -192,6 +192,17 @@ impl FileBuffer {
         self.records = 0;
     }
 
+    /// Bytes of the record of a key of `key_len` bytes and a value of `value_len` (`None`:
+    /// a remove).
+    pub(crate) fn record_bytes(key_len: usize, value_len: Option<usize>) -> usize {
+        1 + 4 + key_len + value_len.map_or(0, |v| 4 + v)
+    }
+
+    /// Makes room for `bytes` more bytes of records.
+    pub(crate) fn reserve(&mut self, bytes: usize) {
+        self.buf.reserve(bytes);
+    }
+
     /// Adds a put (`Some`) or a remove (`None`) of `key`: where its record starts.
     pub(crate) fn push(&mut self, key: &[u8], value: Option<&[u8]>) -> Result<usize> {
         let at = self.buf.len();

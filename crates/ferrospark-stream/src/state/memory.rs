@@ -84,6 +84,17 @@ impl Version {
     /// Sets `key` to `value` as a change of version `version`.
     fn insert(&mut self, key: &[u8], value: &[u8], version: u64) -> Before {
         let before = self.map.insert(key, value, version);
+        self.indexed(key, before)
+    }
+
+    /// [`Self::insert`] of a key whose hash is `hash`.
+    fn insert_hashed(&mut self, hash: u64, key: &[u8], value: &[u8], version: u64) -> Before {
+        let before = self.map.insert_hashed(hash, key, value, version);
+        self.indexed(key, before)
+    }
+
+    /// Enters an inserted key in the index when `before` says it is new.
+    fn indexed(&mut self, key: &[u8], before: Before) -> Before {
         // Only a key that was absent is new to the index.
         if matches!(before, Before::First(None)) {
             self.index(key, true);
@@ -437,15 +448,29 @@ impl StateStore for MemoryStateStore<'_> {
 
     fn put_many(&mut self, entries: &[(&[u8], &[u8])]) -> Result<()> {
         self.updating()?;
+        // The delta grows once for the whole batch, not by doubling (each doubling copies
+        // it and touches fresh memory).
+        self.delta.reserve(
+            entries
+                .iter()
+                .map(|(k, v)| FileBuffer::record_bytes(k.len(), Some(v.len())))
+                .sum(),
+        );
+        self.undo.reserve(entries.len());
+        let version = self.next();
         for run in entries.chunks(TOUCHED_AT_ONCE) {
             // The lookups bring each key's slot and entry into cache with their misses
-            // overlapping; the puts after them find them there.
+            // overlapping; the puts after them find them there (hashed once for both).
             let keys: Vec<&[u8]> = run.iter().map(|(k, _)| *k).collect();
-            std::hint::black_box(self.state.map.find_many(&keys));
-            for (k, v) in run {
-                self.put(k, v)?;
+            let hashes = self.state.map.hashes(&keys);
+            std::hint::black_box(self.state.map.find_hashed(&keys, &hashes));
+            for ((k, v), hash) in run.iter().zip(hashes) {
+                let record = self.delta.push(k, Some(v))?;
+                let before = self.state.insert_hashed(hash, k, v, version);
+                self.log(record, before);
             }
         }
+        self.updated += entries.len() as u64;
         Ok(())
     }
 
