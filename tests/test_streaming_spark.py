@@ -315,6 +315,47 @@ def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how):
     assert parts == [str(i) for i in range(int(spark.conf.get("spark.sql.shuffle.partitions")))], parts
 
 
+@pytest.mark.parametrize("reads", ["part", "odd batches not at all"])
+def test_fss_batches_on_batch_does_not_read_whole_still_move_the_state(spark, tmp_path, reads):
+    """The partitions an ``on_batch`` leaves unread (a ``limit``, or no action) still run
+    their batch: the batches after it equal Spark's own join's, and a partition read in part
+    and then whole gives the same rows."""
+    from streaming_oracle import _read_stream, write_batches
+
+    from ferrospark import spark as fss
+
+    left, right = join_input(37, ("k", "lt", "lv", "k", "rt", "rv"))
+    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
+    theirs = run_stream_join(
+        spark, tmp_path / "spark", left, right, how="left", on=["k"], condition=TIME_RANGE, **wm
+    )
+    write_batches(tmp_path / "in" / "left", [*left, left[0].schema.empty_table()])
+    write_batches(tmp_path / "in" / "right", [*right, right[0].schema.empty_table()])
+    got: dict[int, pa.Table] = {}
+
+    def on_batch(df: Any, b: int) -> None:
+        if reads == "part":
+            df.limit(1).collect()
+            got[b] = df.toArrow()
+        elif b % 2 == 0:
+            got[b] = df.toArrow()
+
+    writer = fss.stream_join(
+        _read_stream(spark, tmp_path / "in" / "left", None),
+        _read_stream(spark, tmp_path / "in" / "right", None),
+        on=["k"],
+        how="left",
+        condition=TIME_RANGE,
+        checkpoint=str(tmp_path / "ckpt"),
+        on_batch=on_batch,
+        **wm,
+    )
+    _fss_collect(writer)
+    if reads != "part":
+        theirs.outputs = [(b, t) for b, t in theirs.outputs if b % 2 == 0]
+    compare_batches(theirs, got)
+
+
 def test_fss_session_windows_match_sparks_own(spark, tmp_path):
     from streaming_oracle import _read_stream, write_batches
 

@@ -10,7 +10,10 @@ step is ferrospark's. Each micro-batch (``foreachBatch``):
    shuffle), each a task that runs the operator of its state partition under
    ``<checkpoint>/state/0/<partition>``, as Spark lays out its own state;
 3. the tasks' output is cached once and handed to ``on_batch(df, batch_id)``; the largest
-   event time each task saw moves the watermark for the next batch.
+   event time each task saw moves the watermark for the next batch. A task that
+   ``on_batch`` did not run (it read only some partitions, or none) is run after it, so
+   every partition's state moves to the batch's version; when ``on_batch`` ran them all
+   (a write, a count), the batch costs one Spark job.
 
 A batch is committed as state version ``batch_id + 1``: a batch Spark runs again after a
 failure returns the same rows and changes nothing.
@@ -35,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _native
-from .spark_stages import _as_spark_schema, _ListParam, arrow_schema
+from .spark_stages import _as_spark_schema, _ListParam, _SetParam, arrow_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -109,7 +112,8 @@ def _run_batch(
     batch_id: int,
     keys: list[str],
     task: Callable[
-        [int, tuple[int, int] | None, Any], Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+        [int, tuple[int, int] | None, Any, Any],
+        Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
     ],
     out_schema: pa.Schema,
     watermarks: Any,
@@ -117,17 +121,22 @@ def _run_batch(
 ) -> None:
     spark = batch_df.sparkSession
     marks = watermarks.begin(batch_id)
-    seen = spark.sparkContext.accumulator([], _ListParam())
+    sc = spark.sparkContext
+    seen = sc.accumulator([], _ListParam())
+    ran = sc.accumulator(set(), _SetParam())
     tz = spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
     st, _ = _as_spark_schema(out_schema, tz)
-    n = _partitions(spark)
+    n = _partitions(spark) if keys else 1
     shuffled = batch_df.repartition(n, *keys) if keys else batch_df.repartition(1)
-    out = shuffled.mapInArrow(task(batch_id, marks, seen), st).persist()
+    out = shuffled.mapInArrow(task(batch_id, marks, seen, ran), st).persist()
     try:
-        out.count()
+        on_batch(out, batch_id)
+        # The partitions on_batch left alone run now (the cache keeps those it ran whole;
+        # one it ran in part runs again, its batch re-run: the same rows, no change).
+        if len(ran.value) < n:
+            out.count()
         for input_index, micros in seen.value:
             watermarks.observe(input_index, micros)
-        on_batch(out, batch_id)
     finally:
         out.unpersist()
     watermarks.end(batch_id)
@@ -217,7 +226,7 @@ def stream_join(
         marks_dir, [w[1] for w in (left_watermark, right_watermark) if w], settings
     )
 
-    def task(batch_id: int, marks: tuple[int, int] | None, seen: Any) -> Any:
+    def task(batch_id: int, marks: tuple[int, int] | None, seen: Any, ran: Any) -> Any:
         def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             from pyspark import TaskContext
 
@@ -240,6 +249,7 @@ def stream_join(
                 m = _max_micros(lt if which == 0 else rt, column)
                 if m is not None:
                     seen.add([(index, m)])
+            ran.add({partition})
             yield from out.to_batches()
 
         return run
@@ -298,7 +308,7 @@ def session_window_stream(
         str(Path(checkpoint) / "watermarks" / "0"), [watermark[1]] if watermark else [], settings
     )
 
-    def task(batch_id: int, marks: tuple[int, int] | None, seen: Any) -> Any:
+    def task(batch_id: int, marks: tuple[int, int] | None, seen: Any, ran: Any) -> Any:
         def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             from pyspark import TaskContext
 
@@ -317,6 +327,7 @@ def session_window_stream(
                 m = _max_micros(table, time)
                 if m is not None:
                     seen.add([(0, m)])
+            ran.add({partition})
             yield from out.to_batches()
 
         return run

@@ -321,14 +321,31 @@ impl ByteMap {
     /// Loads a file's record: `key` set to `value`, or removed.
     pub(crate) fn load(&mut self, key: &[u8], value: Option<&[u8]>) {
         let hash = hash_of(&self.hasher, key);
-        if let Some(now) = self.unlink(hash, key) {
-            self.kill(now);
-        }
-        if let Some(v) = value {
-            let place = self.arena.push(0, key, v);
-            self.bytes += (key.len() + v.len()) as u64;
-            self.table
-                .insert_unique(hash, Slot { hash, place }, |s| s.hash);
+        let Some(v) = value else {
+            if let Some(now) = self.unlink(hash, key) {
+                self.kill(now);
+            }
+            return;
+        };
+        // One probe finds the key's slot or where it goes.
+        let place = self.arena.push(0, key, v);
+        self.bytes += (key.len() + v.len()) as u64;
+        let arena = &self.arena;
+        let replaced = match self.table.entry(
+            hash,
+            |s| s.hash == hash && arena.key(s.place) == key,
+            |s| s.hash,
+        ) {
+            hashbrown::hash_table::Entry::Occupied(mut e) => {
+                Some(std::mem::replace(&mut e.get_mut().place, place))
+            }
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                e.insert(Slot { hash, place });
+                None
+            }
+        };
+        if let Some(old) = replaced {
+            self.kill(old);
         }
     }
 

@@ -61,7 +61,10 @@ impl Version {
 
     /// Enters `key` in the prefix index (`present`) or takes it out, when there is one.
     fn index(&mut self, key: &[u8], present: bool) {
-        let Some((index, prefix)) = self.prefixes.as_mut().zip(key_prefix(key)) else {
+        let Some(index) = self.prefixes.as_mut() else {
+            return;
+        };
+        let Some(prefix) = key_prefix(key) else {
             return;
         };
         match (index.get_mut(prefix), present) {
