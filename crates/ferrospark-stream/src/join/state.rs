@@ -146,6 +146,10 @@ fn count_of(v: Option<&[u8]>) -> u64 {
 /// Bytes before the row in a stored value: matched, has time, time.
 const HEADER: usize = 10;
 
+/// Rows [`JoinStateManager::append_all`] stores at a time: enough for a run's lookups to
+/// overlap their cache misses, few enough that the run's keys stay in cache until its puts.
+pub const APPEND_RUN: usize = 2048;
+
 /// Stored keys (and values) made for a batch of lookups or puts, one after another.
 #[derive(Debug, Default)]
 struct Encoded {
@@ -156,6 +160,13 @@ struct Encoded {
 }
 
 impl Encoded {
+    /// Drops every key and value, keeping the memory.
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.values.clear();
+        self.ends.clear();
+    }
+
     /// Room for `n` stored keys of `key_bytes` join-key bytes in all, and values of
     /// `row_bytes` row bytes in all (a batch's buffers grow once, not by doubling).
     fn with_capacity(n: usize, key_bytes: usize, row_bytes: usize) -> Self {
@@ -279,43 +290,47 @@ impl<'a> JoinStateManager<'a> {
 
     /// Buffers each of `rows` under its key, in order: each key's count read, the row put
     /// at that index, the count put back one more, as Spark's state manager appends. The
-    /// batch's counts are read together ([`StateStore::get_many`]), and its rows and new
-    /// counts put together ([`StateStore::put_many`]).
+    /// rows go in runs of [`APPEND_RUN`]: a run's counts are read together
+    /// ([`StateStore::get_many`]), then its rows and new counts put together
+    /// ([`StateStore::put_many`]), so a count is put while the read left it in cache, and
+    /// what a run needs is small and made again in the same memory. A key met again in a
+    /// later run reads the count its earlier run put.
     pub fn append_all(&mut self, rows: &[Append<'_>]) -> Result<()> {
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let keys: Vec<&[u8]> = rows.iter().map(|a| a.key).collect();
-        let mut counts = vec![0u64; rows.len()];
-        self.counts.get_many(&keys, &mut |i, v| {
-            counts[i] = count_of(Some(v));
-            Ok(())
-        })?;
-        // A key appended more than once in the batch: its later rows go after its earlier.
+        let mut counts: Vec<u64> = Vec::new();
+        // A key appended more than once in a run: its later rows go after its earlier.
         let mut next: hashbrown::HashMap<&[u8], u64> =
-            hashbrown::HashMap::with_capacity(rows.len());
-        for (a, n) in rows.iter().zip(counts.iter_mut()) {
-            let at = next.entry(a.key).or_insert(*n);
-            *n = *at;
-            *at += 1;
+            hashbrown::HashMap::with_capacity(APPEND_RUN.min(rows.len()));
+        let mut stored = Encoded::default();
+        let mut values: Vec<[u8; 8]> = Vec::new();
+        for run in rows.chunks(APPEND_RUN) {
+            let keys: Vec<&[u8]> = run.iter().map(|a| a.key).collect();
+            counts.clear();
+            counts.resize(run.len(), 0);
+            self.counts.get_many(&keys, &mut |i, v| {
+                counts[i] = count_of(Some(v));
+                Ok(())
+            })?;
+            next.clear();
+            for (a, n) in run.iter().zip(counts.iter_mut()) {
+                let at = next.entry(a.key).or_insert(*n);
+                *n = *at;
+                *at += 1;
+            }
+            stored.clear();
+            for (a, &index) in run.iter().zip(&counts) {
+                stored.push_row(index, a)?;
+            }
+            self.rows.put_many(&stored.entries())?;
+            values.clear();
+            values.extend(counts.iter().map(|n| (n + 1).to_be_bytes()));
+            let entries: Vec<(&[u8], &[u8])> = keys
+                .iter()
+                .zip(&values)
+                .map(|(k, v)| (*k, v.as_slice()))
+                .collect();
+            self.counts.put_many(&entries)?;
         }
-        drop(next);
-        let mut stored = Encoded::with_capacity(
-            rows.len(),
-            rows.iter().map(|a| a.key.len()).sum(),
-            rows.iter().map(|a| a.row.len()).sum(),
-        );
-        for (a, &index) in rows.iter().zip(&counts) {
-            stored.push_row(index, a)?;
-        }
-        self.rows.put_many(&stored.entries())?;
-        let values: Vec<[u8; 8]> = counts.iter().map(|n| (n + 1).to_be_bytes()).collect();
-        let entries: Vec<(&[u8], &[u8])> = keys
-            .iter()
-            .zip(&values)
-            .map(|(k, v)| (*k, v.as_slice()))
-            .collect();
-        self.counts.put_many(&entries)
+        Ok(())
     }
 
     /// Buffers `row` (whose watermarked column is `time`) under `key`.

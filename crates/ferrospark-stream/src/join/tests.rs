@@ -121,6 +121,59 @@ fn a_sides_rows_match_a_model() {
     }
 }
 
+/// A batch longer than one append run, its keys met again in later runs (and twice in a
+/// run): each key's rows come back in the order appended, at indexes `0..n`, in the batch
+/// that stored them and after a restart from the files.
+#[test]
+fn appends_across_runs_keep_each_keys_order() {
+    use super::state::{Append, APPEND_RUN};
+    for kind in [ProviderKind::Memory, ProviderKind::Disk] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let conf = StateStoreConf {
+            provider: kind,
+            ..StateStoreConf::default()
+        };
+        let id = StateStoreId::new(dir.path(), 2, 0);
+        let [a, b] = JoinSide::Left.store_names();
+        let n = 2 * APPEND_RUN + 77;
+        let key_of = |i: usize| vec![u8::try_from(i % 5).expect("small"); 1 + i % 2];
+        let rows: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
+            .map(|i| (key_of(i), (i as u64).to_be_bytes().to_vec()))
+            .collect();
+        let appends: Vec<Append<'_>> = rows
+            .iter()
+            .map(|(k, r)| Append {
+                key: k,
+                row: r,
+                time: None,
+                matched: false,
+            })
+            .collect();
+        let mut want: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
+        for (k, r) in &rows {
+            want.entry(k.clone()).or_default().push(r.clone());
+        }
+        for reopen in [false, true] {
+            let mut counts = open_provider(&id.clone().named(a), &conf).expect("open");
+            let mut stored = open_provider(&id.clone().named(b), &conf).expect("open");
+            let mut m = JoinStateManager::open(counts.as_mut(), stored.as_mut(), u64::from(reopen))
+                .expect("state");
+            if !reopen {
+                // Ten keys, each many times in every run.
+                m.append_all(&appends).expect("append");
+            }
+            for (k, rs) in &want {
+                let got: Vec<Vec<u8>> = m.get(k).expect("get").into_iter().map(|r| r.row).collect();
+                assert_eq!(&got, rs, "{kind:?}, key {k:?}, reopened {reopen}");
+            }
+            assert_eq!(m.num_rows().expect("rows"), n as u64);
+            if !reopen {
+                m.commit().expect("commit");
+            }
+        }
+    }
+}
+
 #[test]
 fn matched_rows_can_be_skipped() {
     let dir = tempfile::tempdir().expect("tempdir");
