@@ -37,8 +37,14 @@ struct Slot {
 
 /// What a change found under its key.
 pub(crate) enum Before {
-    /// The key's first change in this version: its entry before (`None`: absent).
-    First(Option<Entry>),
+    /// The key's first change in this version.
+    First {
+        /// Its entry before (`None`: absent).
+        old: Option<Entry>,
+        /// An entry holding the key's bytes until the map is next compacted (what an undo
+        /// log keeps to find the key again: [`ByteMap::key_of`]).
+        key: Entry,
+    },
     /// The key had changed in this version already.
     Again,
 }
@@ -211,6 +217,11 @@ impl ByteMap {
             .collect()
     }
 
+    /// The key of the entry at `e` (live or dead: the arena keeps both until compacted).
+    pub(crate) fn key_of(&self, e: Entry) -> &[u8] {
+        self.arena.key(e)
+    }
+
     /// The value at `e`.
     pub(crate) fn value(&self, e: Entry) -> &[u8] {
         self.arena.get(e).1
@@ -269,7 +280,10 @@ impl ByteMap {
                 let place = self.arena.push(version, key, value);
                 e.insert(Slot { hash, place });
                 self.bytes += (key.len() + value.len()) as u64;
-                return Before::First(None);
+                return Before::First {
+                    old: None,
+                    key: place,
+                };
             }
         };
         self.bytes += (key.len() + value.len()) as u64;
@@ -278,7 +292,10 @@ impl ByteMap {
         if again {
             Before::Again
         } else {
-            Before::First(Some(old))
+            Before::First {
+                old: Some(old),
+                key: old,
+            }
         }
     }
 
@@ -301,7 +318,10 @@ impl ByteMap {
         Some(if again {
             Before::Again
         } else {
-            Before::First(Some(place))
+            Before::First {
+                old: Some(place),
+                key: place,
+            }
         })
     }
 

@@ -164,11 +164,20 @@ pub(crate) fn list_versions(dir: &Path) -> Result<(Vec<u64>, Vec<u64>)> {
     Ok((deltas, snapshots))
 }
 
+/// Bytes of a file before its blocks: magic, kind, version, codec.
+const HEAD: usize = MAGIC.len() + 1 + 8 + 1;
+
 /// A file being built in memory, record by record (a store's delta grows with each change,
-/// as Spark's delta stream does, so a commit only seals and writes it).
-#[derive(Debug, Default)]
+/// as Spark's delta stream does, so a commit only seals and writes it). Each block of
+/// records is compressed as soon as it is full: what is held is the file as it will be
+/// written, a third of the records' size for a join, and one block of records.
+#[derive(Debug)]
 pub(crate) struct FileBuffer {
-    buf: Vec<u8>,
+    codec: Codec,
+    /// Records not compressed yet: less than a block after each push.
+    raw: Vec<u8>,
+    /// The file so far: room for its head, then each sealed block with its lengths.
+    file: Vec<u8>,
     records: u64,
 }
 
@@ -180,85 +189,93 @@ fn len_bytes(n: usize) -> Result<[u8; 4]> {
     })
 }
 
+impl Default for FileBuffer {
+    fn default() -> Self {
+        Self::new(Codec::default())
+    }
+}
+
 impl FileBuffer {
-    /// An empty file.
-    pub(crate) fn new() -> Self {
-        Self::default()
+    /// An empty file whose records `codec` compresses.
+    pub(crate) fn new(codec: Codec) -> Self {
+        Self {
+            codec,
+            raw: Vec::new(),
+            file: vec![0; HEAD],
+            records: 0,
+        }
+    }
+
+    /// The buffer, emptied, for a file compressed by `codec` (its memory kept).
+    pub(crate) fn reused_for(mut self, codec: Codec) -> Self {
+        self.clear();
+        self.codec = codec;
+        self
     }
 
     /// Drops every record (keeping the memory).
     pub(crate) fn clear(&mut self) {
-        self.buf.clear();
+        self.raw.clear();
+        self.file.truncate(HEAD);
         self.records = 0;
     }
 
-    /// Bytes of the record of a key of `key_len` bytes and a value of `value_len` (`None`:
-    /// a remove).
-    pub(crate) fn record_bytes(key_len: usize, value_len: Option<usize>) -> usize {
-        1 + 4 + key_len + value_len.map_or(0, |v| 4 + v)
-    }
-
-    /// Makes room for `bytes` more bytes of records.
-    pub(crate) fn reserve(&mut self, bytes: usize) {
-        self.buf.reserve(bytes);
-    }
-
-    /// Adds a put (`Some`) or a remove (`None`) of `key`: where its record starts.
-    pub(crate) fn push(&mut self, key: &[u8], value: Option<&[u8]>) -> Result<usize> {
-        let at = self.buf.len();
+    /// Adds a put (`Some`) or a remove (`None`) of `key`.
+    pub(crate) fn push(&mut self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
         let klen = len_bytes(key.len())?;
         let vlen = value.map(|v| len_bytes(v.len())).transpose()?;
-        self.buf.push(if value.is_some() { PUT } else { REMOVE });
-        self.buf.extend_from_slice(&klen);
-        self.buf.extend_from_slice(key);
+        self.raw.push(if value.is_some() { PUT } else { REMOVE });
+        self.raw.extend_from_slice(&klen);
+        self.raw.extend_from_slice(key);
         if let (Some(v), Some(vlen)) = (value, vlen) {
-            self.buf.extend_from_slice(&vlen);
-            self.buf.extend_from_slice(v);
+            self.raw.extend_from_slice(&vlen);
+            self.raw.extend_from_slice(v);
         }
         self.records += 1;
-        Ok(at)
-    }
-
-    /// The key of the record starting at `at` (as [`Self::push`] gave it).
-    pub(crate) fn key_at(&self, at: usize) -> &[u8] {
-        let len = self
-            .buf
-            .get(at + 1..at + 5)
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, |b| u32::from_le_bytes(b) as usize);
-        self.buf.get(at + 5..at + 5 + len).unwrap_or_default()
-    }
-
-    /// Writes the records as `dir`'s file of `kind` and `version`, compressed by `codec`,
-    /// atomically; its checksum. The buffer is left empty, its memory kept for the next
-    /// version's records.
-    pub(crate) fn write(
-        &mut self,
-        dir: &Path,
-        kind: FileKind,
-        version: u64,
-        codec: Codec,
-    ) -> Result<u32> {
-        // Compressed joins' deltas are about a third of their records.
-        let mut file = Vec::with_capacity(self.buf.len() / 2 + 64);
-        file.extend_from_slice(MAGIC);
-        file.push(kind.tag());
-        file.extend_from_slice(&version.to_le_bytes());
-        file.push(codec.tag());
-        for raw in self.buf.chunks(BLOCK) {
-            let at = file.len();
-            file.extend_from_slice(&len_bytes(raw.len())?);
-            file.extend_from_slice(&[0; 4]);
-            codec.compress(raw, &mut file)?;
-            let stored = len_bytes(file.len() - at - 8)?;
-            file[at + 4..at + 8].copy_from_slice(&stored);
+        if self.raw.len() >= BLOCK {
+            self.seal(BLOCK)?;
         }
-        file.extend_from_slice(&std::mem::take(&mut self.records).to_le_bytes());
-        let crc = crc32fast::hash(&file);
-        file.extend_from_slice(&crc.to_le_bytes());
-        self.buf.clear();
-        std::fs::create_dir_all(dir).map_err(|e| FerroError::io(dir, e))?;
-        ferrospark_common::atomic_file::write_atomic(&kind.path(dir, version), &file)?;
+        Ok(())
+    }
+
+    /// Compresses the first `n` bytes of records as the file's next block.
+    fn seal(&mut self, n: usize) -> Result<()> {
+        let at = self.file.len();
+        self.file.extend_from_slice(&len_bytes(n)?);
+        self.file.extend_from_slice(&[0; 4]);
+        self.codec.compress(&self.raw[..n], &mut self.file)?;
+        let stored = len_bytes(self.file.len() - at - 8)?;
+        self.file[at + 4..at + 8].copy_from_slice(&stored);
+        self.raw.drain(..n);
+        Ok(())
+    }
+
+    /// Writes the records as `dir`'s file of `kind` and `version`, atomically; its
+    /// checksum. The buffer is left empty, its memory kept for the next version's records.
+    pub(crate) fn write(&mut self, dir: &Path, kind: FileKind, version: u64) -> Result<u32> {
+        let written = self.finish(kind, version).and_then(|crc| {
+            std::fs::create_dir_all(dir).map_err(|e| FerroError::io(dir, e))?;
+            ferrospark_common::atomic_file::write_atomic(&kind.path(dir, version), &self.file)?;
+            Ok(crc)
+        });
+        self.clear();
+        written
+    }
+
+    /// Seals the last block and completes the file: its head, its record count, its
+    /// checksum (returned).
+    fn finish(&mut self, kind: FileKind, version: u64) -> Result<u32> {
+        while !self.raw.is_empty() {
+            self.seal(self.raw.len().min(BLOCK))?;
+        }
+        self.file[..MAGIC.len()].copy_from_slice(MAGIC);
+        self.file[MAGIC.len()] = kind.tag();
+        self.file[MAGIC.len() + 1..HEAD - 1].copy_from_slice(&version.to_le_bytes());
+        self.file[HEAD - 1] = self.codec.tag();
+        let records = std::mem::take(&mut self.records);
+        self.file.extend_from_slice(&records.to_le_bytes());
+        let crc = crc32fast::hash(&self.file);
+        self.file.extend_from_slice(&crc.to_le_bytes());
         Ok(crc)
     }
 }
@@ -271,11 +288,11 @@ pub(crate) fn write<'a>(
     codec: Codec,
     entries: impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)>,
 ) -> Result<u32> {
-    let mut file = FileBuffer::new();
+    let mut file = FileBuffer::new(codec);
     for (k, v) in entries {
         file.push(k, v)?;
     }
-    file.write(dir, kind, version, codec)
+    file.write(dir, kind, version)
 }
 
 /// What [`read`] calls with each record: a key and its value (`None`: removed).

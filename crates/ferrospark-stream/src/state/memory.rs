@@ -4,8 +4,9 @@
 //!
 //! A store changes the map it was loaded with in place and logs each key's first old value,
 //! so that an abort (or an error that drops the store) puts the version back as it was; each
-//! change is appended to the version's delta as it is made (as Spark's delta stream is), so a
-//! commit only seals and writes it. Spark copies the map for every
+//! change is appended to the version's delta as it is made (as Spark's delta stream is; each
+//! block of records compressed once full), so a commit only seals and writes it. The undo log
+//! finds a key again by an arena entry holding it, so the delta's records need not be kept. Spark copies the map for every
 //! version instead, which costs the whole state every batch. The latest committed version
 //! stays in memory (and one more, when an older one is read); an older one is rebuilt from
 //! its latest snapshot and the deltas after it, which is also how a batch re-run after a
@@ -99,7 +100,7 @@ impl Version {
     /// Enters an inserted key in the index when `before` says it is new.
     fn indexed(&mut self, key: &[u8], before: Before) -> Before {
         // Only a key that was absent is new to the index.
-        if matches!(before, Before::First(None)) {
+        if matches!(before, Before::First { old: None, .. }) {
             self.index(key, true);
         }
         before
@@ -142,12 +143,13 @@ pub struct MemoryStateStoreProvider {
     metrics: StateStoreMetrics,
     /// A spent store's delta buffer and undo log, empty, for the next store: a batch's
     /// changes fill memory the last batch's already had, without growing into it again.
-    buffers: (FileBuffer, Vec<(usize, Option<Entry>)>),
+    buffers: (FileBuffer, Vec<(Entry, Option<Entry>)>),
 }
 
 impl MemoryStateStoreProvider {
     /// The provider of store `id` (its directory made).
     pub fn open(id: &StateStoreId, conf: StateStoreConf) -> Result<Self> {
+        let codec = conf.codec;
         let dir = id.dir();
         std::fs::create_dir_all(&dir).map_err(|e| FerroError::io(&dir, e))?;
         Ok(Self {
@@ -155,7 +157,7 @@ impl MemoryStateStoreProvider {
             conf,
             loaded: BTreeMap::new(),
             metrics: StateStoreMetrics::default(),
-            buffers: (FileBuffer::default(), Vec::new()),
+            buffers: (FileBuffer::new(codec), Vec::new()),
         })
     }
 
@@ -309,6 +311,7 @@ impl StateStoreProvider for MemoryStateStoreProvider {
     fn get_store(&mut self, version: u64) -> Result<Box<dyn StateStore + '_>> {
         let state = self.take(version)?;
         let (delta, undo) = std::mem::take(&mut self.buffers);
+        let delta = delta.reused_for(self.conf.codec);
         Ok(Box::new(MemoryStateStore {
             provider: self,
             version,
@@ -361,10 +364,10 @@ struct MemoryStateStore<'a> {
     state: Version,
     /// The version's changes, in order, as the delta file will hold them.
     delta: FileBuffer,
-    /// Each changed key (where its first record starts in `delta`) and its value before
+    /// Each changed key (an arena entry holding its bytes) and its value before
     /// that change (`None`: absent), in the order of the changes. A key removed and put
     /// again comes twice.
-    undo: Vec<(usize, Option<Entry>)>,
+    undo: Vec<(Entry, Option<Entry>)>,
     /// Puts and removes made (Spark's `numUpdatedStateRows` / `numRemovedStateRows`).
     updated: u64,
     removed: u64,
@@ -387,9 +390,9 @@ impl MemoryStateStore<'_> {
         }
     }
 
-    fn log(&mut self, record: usize, before: Before) {
-        if let Before::First(old) = before {
-            self.undo.push((record, old));
+    fn log(&mut self, before: Before) {
+        if let Before::First { old, key } = before {
+            self.undo.push((key, old));
         }
     }
 
@@ -442,23 +445,15 @@ impl StateStore for MemoryStateStore<'_> {
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.updating()?;
-        let record = self.delta.push(key, Some(value))?;
+        self.delta.push(key, Some(value))?;
         let before = self.state.insert(key, value, self.next());
-        self.log(record, before);
+        self.log(before);
         self.updated += 1;
         Ok(())
     }
 
     fn put_many(&mut self, entries: &[(&[u8], &[u8])]) -> Result<()> {
         self.updating()?;
-        // The delta grows once for the whole batch, not by doubling (each doubling copies
-        // it and touches fresh memory).
-        self.delta.reserve(
-            entries
-                .iter()
-                .map(|(k, v)| FileBuffer::record_bytes(k.len(), Some(v.len())))
-                .sum(),
-        );
         self.undo.reserve(entries.len());
         let version = self.next();
         for run in entries.chunks(TOUCHED_AT_ONCE) {
@@ -468,9 +463,9 @@ impl StateStore for MemoryStateStore<'_> {
             let hashes = self.state.map.hashes(&keys);
             std::hint::black_box(self.state.map.find_hashed(&keys, &hashes));
             for ((k, v), hash) in run.iter().zip(hashes) {
-                let record = self.delta.push(k, Some(v))?;
+                self.delta.push(k, Some(v))?;
                 let before = self.state.insert_hashed(hash, k, v, version);
-                self.log(record, before);
+                self.log(before);
             }
         }
         self.updated += entries.len() as u64;
@@ -480,8 +475,8 @@ impl StateStore for MemoryStateStore<'_> {
     fn remove(&mut self, key: &[u8]) -> Result<()> {
         self.updating()?;
         if let Some(before) = self.state.remove(key, self.next()) {
-            let record = self.delta.push(key, None)?;
-            self.log(record, before);
+            self.delta.push(key, None)?;
+            self.log(before);
             self.removed += 1;
         }
         Ok(())
@@ -533,9 +528,7 @@ impl StateStore for MemoryStateStore<'_> {
         }
         deltas.retain(|&d| d < next);
         snapshots.retain(|&s| s < next);
-        let checksum = self
-            .delta
-            .write(&dir, FileKind::Delta, next, self.provider.conf.codec)?;
+        let checksum = self.delta.write(&dir, FileKind::Delta, next)?;
         // The delta is the commit: from here on this store is spent, whatever follows.
         self.status = StoreStatus::Committed;
         self.hand_back_buffers();
@@ -566,8 +559,10 @@ impl StateStore for MemoryStateStore<'_> {
         }
         self.status = StoreStatus::Aborted;
         // Latest change first, so a key logged twice ends at its first old value.
-        for &(record, old) in self.undo.iter().rev() {
-            self.state.restore(self.delta.key_at(record), old);
+        for &(at, old) in self.undo.iter().rev() {
+            // Copied out: the restore changes the arena the key is read from.
+            let key = self.state.map.key_of(at).to_vec();
+            self.state.restore(&key, old);
         }
         self.hand_back_buffers();
         let mut state = std::mem::take(&mut self.state);

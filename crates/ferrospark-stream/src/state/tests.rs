@@ -185,6 +185,56 @@ fn an_aborted_or_dropped_store_changes_nothing() {
     }
 }
 
+/// A version whose delta runs over several compressed blocks (4.5 MB of records, sealed as
+/// the puts fill them):
+/// aborted, it leaves the map as it was, every key put back from the undo log; committed,
+/// a new provider reads it back whole from its file.
+#[test]
+fn a_delta_of_many_blocks_is_undone_or_read_back_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = StateStoreId::new(dir.path(), 0, 0);
+    let c = conf(ProviderKind::Memory, 10, 100);
+    let mut p = open_provider(&id, &c).expect("open");
+    let mut s = p.get_store(0).expect("store");
+    for i in 0..1000u32 {
+        s.put(&i.to_be_bytes(), b"first").expect("put");
+    }
+    s.commit().expect("commit");
+    drop(s);
+    let value = |i: u32| vec![(i % 251) as u8; 200 + (i % 50) as usize];
+    let batch = |s: &mut dyn StateStore| {
+        for i in 0..20_000u32 {
+            s.put(&i.to_be_bytes(), &value(i)).expect("put");
+            if i % 3 == 0 {
+                s.remove(&(i / 2).to_be_bytes()).expect("remove");
+            }
+        }
+    };
+    let mut s = p.get_store(1).expect("store");
+    batch(s.as_mut());
+    s.abort();
+    drop(s);
+    let s = p.get_store(1).expect("store");
+    let want: Vec<(Vec<u8>, Vec<u8>)> = (0..1000u32)
+        .map(|i| (i.to_be_bytes().to_vec(), b"first".to_vec()))
+        .collect();
+    assert_eq!(collect(s.as_ref(), b"").expect("scan"), want, "undone");
+    drop(s);
+    let mut s = p.get_store(1).expect("store");
+    batch(s.as_mut());
+    let committed = collect(s.as_ref(), b"").expect("scan");
+    s.commit().expect("commit");
+    drop(s);
+    assert!(id.dir().join("2.delta").exists(), "the batch's delta");
+    let mut fresh = open_provider(&id, &c).expect("reopen");
+    let s = fresh.get_store(2).expect("from files");
+    assert_eq!(
+        collect(s.as_ref(), b"").expect("scan"),
+        committed,
+        "read back"
+    );
+}
+
 /// A batch re-run after a crash loads the version it started from again; its commit
 /// replaces the version the interrupted run committed, and later versions go.
 #[test]
@@ -648,7 +698,8 @@ fn the_byte_map_matches_a_model_through_undo_and_compaction() {
                 assert_eq!(b.is_some(), was, "remove of {key:?}");
                 b
             };
-            if let Some(Before::First(old)) = before {
+            if let Some(Before::First { old, key: at }) = before {
+                assert_eq!(map.key_of(at), key.as_slice(), "the entry an undo keeps");
                 undo.push((key, old));
             }
         }
