@@ -20,8 +20,10 @@ Printed per workload and batch size: rows/s (input rows over the batches' total 
 the median batch latency, the state on disk after the last batch, the median state commit
 time (sessions), the time to recover (a new operator over the checkpoint re-running the
 last batch: state loaded from its files), the ferrospark process's peak RSS, and the
-ratios to Spark. ferrospark in-process runs in a process of its own; Spark runs on one
-``local[2]`` session, its time per batch from its progress reports (``triggerExecution``).
+ratios to Spark. ferrospark in-process runs in a process of its own (its Parquet reader
+set up before the clock starts); Spark runs on one ``local[2]`` session, its time per batch
+from its progress reports (``triggerExecution``). Every in-process run comes first, before
+Spark's JVM starts (see ``main``); the table is printed once Spark's runs are done.
 
 ``limited`` is ferrospark in-process under a ``ferrospark.memory.limit`` the state outgrows
 after its first batch (64 bytes per batch row for joins, half a byte for sessions): its
@@ -343,28 +345,28 @@ def main() -> int:
         root, workload, batches, limit = args.worker
         print(json.dumps(in_process(Path(root), workload, int(batches), limit or None)))
         return 0
-    spark = None if args.no_spark else _spark_session()
     header = (
         f"{'workload':<11} {'batch':>8} {'engine':<10} {'rows/s':>10} {'latency s':>9} {'state MB':>8} "
         f"{'commit s':>8} {'recover s':>9} {'peak MB':>7} {'x Spark':>7}"
     )
-    print(header)
-    for size in (int(s) for s in args.sizes.split(",")):
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp) / "data"
-            generate(root, size, args.batches)
-            workloads = args.workloads.split(",")
-            every: dict[str, dict[str, dict[str, float]]] = {w: {} for w in workloads}
-            # Every in-process run of a size comes before its Spark runs: a ferrospark
-            # process timed right after Spark's 1M-row join ran up to 1.7x slower (with the
-            # JVM idle and its garbage collected), an after-effect of the other engine.
+    sizes = [int(s) for s in args.sizes.split(",")]
+    workloads = args.workloads.split(",")
+    results: dict[tuple[int, str], dict[str, dict[str, float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        roots = {size: Path(tmp) / f"data-{size}" for size in sizes}
+        # First every in-process run, before Spark's JVM starts: on this machine a process
+        # started after Spark's own 1M-row join faults its new memory in more slowly (0.70 s
+        # a batch before, 1.04 s after, with the JVM idle), an after-effect of the other
+        # engine that a user of ferrospark in process does not have.
+        for size in sizes:
+            generate(roots[size], size, args.batches)
             for workload in workloads:
                 # "limited": under a ferrospark.memory.limit the state outgrows after its
                 # first batch, so the stores move to disk (checked: state.db found).
                 limit = str(size // 2 if workload == "sessions" else 64 * size)
                 for engine, lim in (("ferrospark", ""), ("limited", limit)):
-                    _settle(spark)
-                    r = _worker(root, workload, args.batches, lim)
+                    _settle(None)
+                    r = _worker(roots[size], workload, args.batches, lim)
                     if r is None:
                         continue
                     if engine == "limited" and not r["on_disk"]:
@@ -372,20 +374,23 @@ def main() -> int:
                             f"{workload} {size}: the state stayed in memory under {lim} bytes",
                             file=sys.stderr,
                         )
-                    every[workload][engine] = r
+                    results.setdefault((size, workload), {})[engine] = r
+        spark = None if args.no_spark else _spark_session()
+        print(header)
+        for size in sizes:
             for workload in workloads:
-                results = every[workload]
+                found = results.setdefault((size, workload), {})
                 if spark is not None:
                     for engine in ("fss", "floor", "spark"):
-                        ckpt = Path(tmp) / f"ckpt-{workload}-{engine}"
+                        ckpt = Path(tmp) / f"ckpt-{size}-{workload}-{engine}"
                         _settle(spark)
                         try:
-                            results[engine] = on_spark(spark, root, workload, args.batches, engine, ckpt)
+                            found[engine] = on_spark(spark, roots[size], workload, args.batches, engine, ckpt)
                         except Exception as e:  # noqa: BLE001 - reported, the run goes on
                             print(f"{workload} {size} {engine}: failed: {e}", file=sys.stderr)
                         shutil.rmtree(ckpt, ignore_errors=True)
-                base = results.get("spark", {}).get("rows_per_s")
-                for engine, r in results.items():
+                base = found.get("spark", {}).get("rows_per_s")
+                for engine, r in found.items():
                     ratio = f"{r['rows_per_s'] / base:>7.1f}" if base else f"{'-':>7}"
                     print(
                         f"{workload:<11} {size:>8} {engine:<10} {r['rows_per_s']:>10.0f} {r['latency_s']:>9.3f} "

@@ -11,12 +11,13 @@
 //!   slot:   hash u64 | place u64 (chunk << 32 | offset)
 //!   entry:  changed_in u64 (top bit: dead) | key_len u32 | value_len u32 | key | value
 //! ```
-//! A put writes a new entry and marks the one it replaces dead, unless that one was written
-//! in the same version and is as long (a join row marked matched in the batch that stored
-//! it): then it is overwritten where it is. A remove marks its entry dead. Dead entries stay until the map is compacted, which is only done between stores
-//! ([`ByteMap::compact_if_wasteful`]), so an open store's undo log can point at the entries
-//! it replaced. Each entry is marked with the version that wrote it, so a store logs a key's
-//! old value once per version without a second map of the keys it changed.
+//! A put writes a new entry and marks the one it replaces dead, unless that one was written in the
+//! same version and is as long (a join row marked matched in the batch that stored it): then it is
+//! overwritten where it is. A remove marks its entry dead. Dead entries stay until the map is
+//! compacted, which is only done between stores ([`ByteMap::compact_if_wasteful`]), so an open
+//! store's undo log can point at the entries it replaced. Each entry is marked with the version
+//! that wrote it, so a store logs a key's old value once per version without a second map of the
+//! keys it changed.
 
 use hashbrown::HashTable;
 

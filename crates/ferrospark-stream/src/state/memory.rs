@@ -2,15 +2,15 @@
 //! hash map in memory; a commit writes the version's changes as a delta file, and a snapshot
 //! of the whole map when `minDeltasForSnapshot` deltas have been written since the last one.
 //!
-//! A store changes the map it was loaded with in place and logs each key's first old value,
-//! so that an abort (or an error that drops the store) puts the version back as it was; each
-//! change is appended to the version's delta as it is made (as Spark's delta stream is; each
-//! block of records compressed once full), so a commit only seals and writes it. The undo log
-//! finds a key again by an arena entry holding it, so the delta's records need not be kept. Spark copies the map for every
-//! version instead, which costs the whole state every batch. The latest committed version
-//! stays in memory (and one more, when an older one is read); an older one is rebuilt from
-//! its latest snapshot and the deltas after it, which is also how a batch re-run after a
-//! crash reads the version it started from.
+//! A store changes the map it was loaded with in place and logs each key's first old value, so that
+//! an abort (or an error that drops the store) puts the version back as it was; each change is
+//! appended to the version's delta as it is made (as Spark's delta stream is; each block of records
+//! compressed once full), so a commit only seals and writes it. The undo log finds a key again by
+//! an arena entry holding it, so the delta's records need not be kept. Spark copies the map for
+//! every version instead, which costs the whole state every batch. The latest committed version
+//! stays in memory (and one more, when an older one is read); an older one is rebuilt from its
+//! latest snapshot and the deltas after it, which is also how a batch re-run after a crash reads
+//! the version it started from.
 //!
 //! As in Spark, a hash map has no order: a prefix scan is served by an index of keys by their
 //! prefix when the store asks for one ([`StateStoreConf::prefix_index`], Spark's
