@@ -56,6 +56,9 @@ pub struct JoinStateManager<'a> {
     scratch: (Vec<u8>, Vec<u8>),
 }
 
+/// Bytes a stored row key adds to its join key: the key's length (u32) and the index (u64).
+const INDEXED: usize = 4 + 8;
+
 /// Appends the stored key of `key`'s row `index` to `out`: the key's length, the key, the
 /// index.
 fn put_indexed(out: &mut Vec<u8>, key: &[u8], index: u64) -> Result<()> {
@@ -132,7 +135,7 @@ impl Partners {
 }
 
 fn indexed(key: &[u8], index: u64) -> Result<Vec<u8>> {
-    let mut k = Vec::with_capacity(key.len() + 12);
+    let mut k = Vec::with_capacity(key.len() + INDEXED);
     put_indexed(&mut k, key, index)?;
     Ok(k)
 }
@@ -148,7 +151,7 @@ const HEADER: usize = 10;
 
 /// Rows [`JoinStateManager::append_all`] stores at a time: enough for a run's lookups to
 /// overlap their cache misses, few enough that the run's keys stay in cache until its puts.
-pub const APPEND_RUN: usize = 2048;
+pub(crate) const APPEND_RUN: usize = 2048;
 
 /// Stored keys (and values) made for a batch of lookups or puts, one after another.
 #[derive(Debug, Default)]
@@ -171,7 +174,7 @@ impl Encoded {
     /// `row_bytes` row bytes in all (a batch's buffers grow once, not by doubling).
     fn with_capacity(n: usize, key_bytes: usize, row_bytes: usize) -> Self {
         Self {
-            keys: Vec::with_capacity(key_bytes + n * 12),
+            keys: Vec::with_capacity(key_bytes + n * INDEXED),
             values: Vec::with_capacity(if row_bytes == 0 {
                 0
             } else {
@@ -290,7 +293,7 @@ impl<'a> JoinStateManager<'a> {
 
     /// Buffers each of `rows` under its key, in order: each key's count read, the row put
     /// at that index, the count put back one more, as Spark's state manager appends. The
-    /// rows go in runs of [`APPEND_RUN`]: a run's counts are read together
+    /// rows go in runs of 2048 (`APPEND_RUN`): a run's counts are read together
     /// ([`StateStore::get_many`]), then its rows and new counts put together
     /// ([`StateStore::put_many`]), so a count is put while the read left it in cache, and
     /// what a run needs is small and made again in the same memory. A key met again in a

@@ -235,6 +235,47 @@ fn a_delta_of_many_blocks_is_undone_or_read_back_whole() {
     );
 }
 
+/// A commit whose delta cannot be written is an error, and the store's changes are undone
+/// (each key found again in the map's own entries, the delta's records being gone): the
+/// version is as it was, and the batch run again commits.
+#[test]
+fn a_commit_that_cannot_write_its_delta_changes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = StateStoreId::new(dir.path(), 0, 0);
+    let mut p = open_provider(&id, &conf(ProviderKind::Memory, 10, 100)).expect("open");
+    let mut s = p.get_store(0).expect("store");
+    for i in 0..100u32 {
+        s.put(&i.to_be_bytes(), b"kept").expect("put");
+    }
+    s.commit().expect("commit");
+    drop(s);
+    let want = collect(p.get_store(1).expect("store").as_ref(), b"").expect("scan");
+    let batch = |s: &mut dyn StateStore| {
+        for i in 0..30_000u32 {
+            s.put(&i.to_be_bytes(), &[7; 100]).expect("put");
+            if i % 2 == 0 {
+                s.remove(&(i / 3).to_be_bytes()).expect("remove");
+            }
+        }
+    };
+    // A directory where the delta's temporary file goes: the write fails.
+    let blocker = id.dir().join(".2.delta.tmp");
+    std::fs::create_dir_all(&blocker).expect("blocker");
+    let mut s = p.get_store(1).expect("store");
+    batch(s.as_mut());
+    assert!(s.commit().is_err(), "the delta could not be written");
+    drop(s);
+    let s = p.get_store(1).expect("store");
+    assert_eq!(collect(s.as_ref(), b"").expect("scan"), want, "undone");
+    drop(s);
+    std::fs::remove_dir(&blocker).expect("unblock");
+    let mut s = p.get_store(1).expect("store");
+    batch(s.as_mut());
+    s.commit().expect("commit");
+    drop(s);
+    assert_eq!(p.latest_version().expect("latest"), 2);
+}
+
 /// A batch re-run after a crash loads the version it started from again; its commit
 /// replaces the version the interrupted run committed, and later versions go.
 #[test]
