@@ -127,8 +127,7 @@ def _run_batch(
     tz = spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
     st, _ = _as_spark_schema(out_schema, tz)
     n = _partitions(spark) if keys else 1
-    shuffled = batch_df.repartition(n, *keys) if keys else batch_df.repartition(1)
-    out = shuffled.mapInArrow(task(batch_id, marks, seen, ran), st).persist()
+    out = batch_df.repartition(n, *keys).mapInArrow(task(batch_id, marks, seen, ran), st).persist()
     try:
         on_batch(out, batch_id)
         # The partitions on_batch left alone run now (the cache keeps those it ran whole;

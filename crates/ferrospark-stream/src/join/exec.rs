@@ -73,6 +73,15 @@ impl StreamJoinType {
     fn keeps_right(self) -> bool {
         matches!(self, StreamJoinType::RightOuter | StreamJoinType::FullOuter)
     }
+
+    /// Whether the left (`left`) or right side's unmatched rows are emitted.
+    fn keeps(self, left: bool) -> bool {
+        if left {
+            self.keeps_left()
+        } else {
+            self.keeps_right()
+        }
+    }
 }
 
 /// What a stream-stream join joins.
@@ -724,11 +733,7 @@ fn join_side(
     if let Some(f) = &this.pre_filter {
         passes = mask_values(&evaluate_predicate(f, batch)?);
     }
-    let outer_here = if this_is_left {
-        probe.join_type.keeps_left()
-    } else {
-        probe.join_type.keeps_right()
-    };
+    let outer_here = probe.join_type.keeps(this_is_left);
     let failed: Vec<u32> = (0..n)
         .filter(|&r| live[r] && !passes[r])
         .map(|r| r as u32)
@@ -787,11 +792,7 @@ fn join_side(
     // Only a side whose unmatched rows are emitted (an outer side, a semi join's left) ever
     // reads its rows' matched flags: the other side's stored rows are not rewritten to mark
     // them (Spark rewrites them all the same, a put per pair that changes no answer).
-    let other_flags_read = if this_is_left {
-        probe.join_type.keeps_right()
-    } else {
-        probe.join_type.keeps_left() || semi
-    };
+    let other_flags_read = probe.join_type.keeps(!this_is_left) || (semi && !this_is_left);
     let mut joined_any = vec![false; n];
     let mut marked: HashSet<(&[u8], u64)> = HashSet::new();
     let mut marks: Vec<(&[u8], usize)> = Vec::new();

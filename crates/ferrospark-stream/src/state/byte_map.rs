@@ -200,9 +200,14 @@ impl ByteMap {
         self.find_hashed(keys, &hashes)
     }
 
+    /// The hash of `key`, for [`Self::insert_hashed`].
+    pub(crate) fn hash(&self, key: &[u8]) -> u64 {
+        hash_of(&self.hasher, key)
+    }
+
     /// The hash of each of `keys`, for [`Self::find_hashed`] and [`Self::insert_hashed`].
     pub(crate) fn hashes(&self, keys: &[&[u8]]) -> Vec<u64> {
-        keys.iter().map(|k| hash_of(&self.hasher, k)).collect()
+        keys.iter().map(|k| self.hash(k)).collect()
     }
 
     /// Where each of `keys` is, their `hashes` made already.
@@ -246,7 +251,7 @@ impl ByteMap {
 
     /// Sets `key` to `value` as a change of version `version`.
     pub(crate) fn insert(&mut self, key: &[u8], value: &[u8], version: u64) -> Before {
-        self.insert_hashed(hash_of(&self.hasher, key), key, value, version)
+        self.insert_hashed(self.hash(key), key, value, version)
     }
 
     /// [`Self::insert`] of a key whose hash ([`Self::hashes`]) is `hash`.
@@ -339,34 +344,15 @@ impl ByteMap {
         }
     }
 
-    /// Loads a file's record: `key` set to `value`, or removed.
+    /// Loads a file's record: `key` set to `value`, or removed (as changed in no version).
     pub(crate) fn load(&mut self, key: &[u8], value: Option<&[u8]>) {
-        let hash = hash_of(&self.hasher, key);
-        let Some(v) = value else {
-            if let Some(now) = self.unlink(hash, key) {
-                self.kill(now);
+        match value {
+            Some(v) => {
+                self.insert(key, v, 0);
             }
-            return;
-        };
-        // One probe finds the key's slot or where it goes.
-        let place = self.arena.push(0, key, v);
-        self.bytes += (key.len() + v.len()) as u64;
-        let arena = &self.arena;
-        let replaced = match self.table.entry(
-            hash,
-            |s| s.hash == hash && arena.key(s.place) == key,
-            |s| s.hash,
-        ) {
-            hashbrown::hash_table::Entry::Occupied(mut e) => {
-                Some(std::mem::replace(&mut e.get_mut().place, place))
+            None => {
+                self.remove(key, 0);
             }
-            hashbrown::hash_table::Entry::Vacant(e) => {
-                e.insert(Slot { hash, place });
-                None
-            }
-        };
-        if let Some(old) = replaced {
-            self.kill(old);
         }
     }
 

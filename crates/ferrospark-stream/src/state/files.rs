@@ -189,12 +189,6 @@ fn len_bytes(n: usize) -> Result<[u8; 4]> {
     })
 }
 
-impl Default for FileBuffer {
-    fn default() -> Self {
-        Self::new(Codec::default())
-    }
-}
-
 impl FileBuffer {
     /// An empty file whose records `codec` compresses.
     pub(crate) fn new(codec: Codec) -> Self {
@@ -204,13 +198,6 @@ impl FileBuffer {
             file: vec![0; HEAD],
             records: 0,
         }
-    }
-
-    /// The buffer, emptied, for a file compressed by `codec` (its memory kept).
-    pub(crate) fn reused_for(mut self, codec: Codec) -> Self {
-        self.clear();
-        self.codec = codec;
-        self
     }
 
     /// Drops every record (keeping the memory).

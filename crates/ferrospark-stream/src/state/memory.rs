@@ -85,20 +85,10 @@ impl Version {
         }
     }
 
-    /// Sets `key` to `value` as a change of version `version`.
-    fn insert(&mut self, key: &[u8], value: &[u8], version: u64) -> Before {
-        let before = self.map.insert(key, value, version);
-        self.indexed(key, before)
-    }
-
-    /// [`Self::insert`] of a key whose hash is `hash`.
-    fn insert_hashed(&mut self, hash: u64, key: &[u8], value: &[u8], version: u64) -> Before {
+    /// Sets `key` (whose hash is `hash`: [`ByteMap::hash`]) to `value` as a change of
+    /// version `version`.
+    fn insert(&mut self, hash: u64, key: &[u8], value: &[u8], version: u64) -> Before {
         let before = self.map.insert_hashed(hash, key, value, version);
-        self.indexed(key, before)
-    }
-
-    /// Enters an inserted key in the index when `before` says it is new.
-    fn indexed(&mut self, key: &[u8], before: Before) -> Before {
         // Only a key that was absent is new to the index.
         if matches!(before, Before::First { old: None, .. }) {
             self.index(key, true);
@@ -310,8 +300,8 @@ impl MemoryStateStoreProvider {
 impl StateStoreProvider for MemoryStateStoreProvider {
     fn get_store(&mut self, version: u64) -> Result<Box<dyn StateStore + '_>> {
         let state = self.take(version)?;
-        let (delta, undo) = std::mem::take(&mut self.buffers);
-        let delta = delta.reused_for(self.conf.codec);
+        let spare = (FileBuffer::new(self.conf.codec), Vec::new());
+        let (delta, undo) = std::mem::replace(&mut self.buffers, spare);
         Ok(Box::new(MemoryStateStore {
             provider: self,
             version,
@@ -390,6 +380,15 @@ impl MemoryStateStore<'_> {
         }
     }
 
+    /// A put of `key`, whose hash is `hash`: recorded in the delta, made, logged.
+    fn put_hashed(&mut self, hash: u64, key: &[u8], value: &[u8]) -> Result<()> {
+        self.delta.push(key, Some(value))?;
+        let before = self.state.insert(hash, key, value, self.next());
+        self.log(before);
+        self.updated += 1;
+        Ok(())
+    }
+
     fn log(&mut self, before: Before) {
         if let Before::First { old, key } = before {
             self.undo.push((key, old));
@@ -402,7 +401,7 @@ impl MemoryStateStore<'_> {
         self.delta.clear();
         self.undo.clear();
         self.provider.buffers = (
-            std::mem::take(&mut self.delta),
+            std::mem::replace(&mut self.delta, FileBuffer::new(self.provider.conf.codec)),
             std::mem::take(&mut self.undo),
         );
     }
@@ -445,17 +444,12 @@ impl StateStore for MemoryStateStore<'_> {
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.updating()?;
-        self.delta.push(key, Some(value))?;
-        let before = self.state.insert(key, value, self.next());
-        self.log(before);
-        self.updated += 1;
-        Ok(())
+        self.put_hashed(self.state.map.hash(key), key, value)
     }
 
     fn put_many(&mut self, entries: &[(&[u8], &[u8])]) -> Result<()> {
         self.updating()?;
         self.undo.reserve(entries.len());
-        let version = self.next();
         for run in entries.chunks(TOUCHED_AT_ONCE) {
             // The lookups bring each key's slot and entry into cache with their misses
             // overlapping; the puts after them find them there (hashed once for both).
@@ -463,12 +457,9 @@ impl StateStore for MemoryStateStore<'_> {
             let hashes = self.state.map.hashes(&keys);
             std::hint::black_box(self.state.map.find_hashed(&keys, &hashes));
             for ((k, v), hash) in run.iter().zip(hashes) {
-                self.delta.push(k, Some(v))?;
-                let before = self.state.insert_hashed(hash, k, v, version);
-                self.log(before);
+                self.put_hashed(hash, k, v)?;
             }
         }
-        self.updated += entries.len() as u64;
         Ok(())
     }
 
