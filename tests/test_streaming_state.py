@@ -179,3 +179,29 @@ def test_the_join_reports_its_state_and_timings(tmp_path):
     assert m["numRowsUpdated"] >= 9
     assert m["allUpdatesTimeMs"] > 0 and m["allRemovalsTimeMs"] >= 0
     assert m["deltasWritten"] == 2 * 4, "four stores in each of two partitions"
+
+
+def test_state_of_another_row_encoding_is_refused_naming_the_file(tmp_path):
+    """A checkpoint records the arrow-row encoding its state keys were written in; a build
+    that encodes rows differently refuses to resume it (rather than finding no stored key
+    equal to a new one), and the same build resumes it."""
+    import pyarrow as pa
+
+    ts = pa.timestamp("us", tz="UTC")
+    ckpt = tmp_path / "ckpt"
+    left = pa.table({"k": [1, 2], "a": [0, 1], "lt": pa.array([0, 1], ts)})
+    right = pa.table({"k": [1], "b": [5], "rt": pa.array([3], ts)})
+
+    def join() -> fst.StreamStreamJoin:
+        return fst.StreamStreamJoin(on=["k"], how="inner", checkpoint=str(ckpt))
+
+    assert join().process(0, left, right).num_rows == 1
+    recorded = ckpt / "state" / "0" / "_rowformat"
+    text = recorded.read_text()
+    assert text.startswith("arrow-row ")
+    recorded.write_text("arrow-row 0000000000000001\n")
+    with pytest.raises(fs.StateStoreError, match="_rowformat.*0000000000000001.*new checkpoint"):
+        join().process(1, left, None)
+    recorded.write_text(text)
+    # Key 1 was stored on the right by batch 0: the left row of key 1 in batch 1 joins it.
+    assert join().process(1, left, None).num_rows == 1

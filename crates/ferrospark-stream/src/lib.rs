@@ -23,6 +23,7 @@
 
 pub mod join;
 pub mod partitioned;
+mod row_format;
 pub mod session;
 pub mod state;
 pub mod watermark;

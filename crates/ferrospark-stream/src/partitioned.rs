@@ -60,7 +60,7 @@ pub fn state_partitions(checkpoint: &Path, operator_id: u64, cfg: &Config) -> Re
 }
 
 /// FNV-1a, 64 bits.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         h ^= u64::from(b);

@@ -448,6 +448,7 @@ impl StreamJoin {
             right.input(spec.right_watermark.as_ref(), &spec.right_keys),
         );
         check_evictable(spec.join_type, &spec, &inputs.0, &inputs.1)?;
+        crate::row_format::check_row_format(checkpoint, operator_id)?;
         let id = StateStoreId::new(checkpoint, operator_id, partition_id);
         let mut providers = Vec::new();
         for side in [JoinSide::Left, JoinSide::Right] {

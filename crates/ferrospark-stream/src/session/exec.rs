@@ -241,6 +241,7 @@ impl SessionWindowAggregation {
             prefix_index: true,
             ..state.clone()
         };
+        crate::row_format::check_row_format(checkpoint, operator_id)?;
         let provider = open_provider(
             &StateStoreId::new(checkpoint, operator_id, partition_id),
             &conf,
