@@ -120,7 +120,9 @@ def test_state_beyond_the_memory_limit_moves_to_disk(tmp_path):
     """The in-memory store moves to disk once ``ferrospark.memory.limit`` cannot hold it, and
     reads the same; versions from before the move are a clear error."""
     ckpt = tmp_path / "ckpt"
-    st = fst.StateStore(str(ckpt), conf={"ferrospark.memory.limit": "300b"})
+    # Five entries of about 40 bytes a batch (key, value, header) and the hash table's
+    # slots: two batches fit, the third moves the store.
+    st = fst.StateStore(str(ckpt), conf={"ferrospark.memory.limit": "1000b"})
     model: dict[bytes, bytes] = {}
     v = 0
     for b in range(6):

@@ -76,6 +76,8 @@ fn parse_header(h: &[u8]) -> (u64, usize, usize) {
 #[derive(Debug, Default)]
 struct Arena {
     chunks: Vec<Vec<u8>>,
+    /// Bytes of the entries written, live and dead (a chunk's pages are touched as it fills).
+    used: u64,
 }
 
 impl Arena {
@@ -89,6 +91,7 @@ impl Arena {
             self.chunks.push(Vec::with_capacity(CHUNK.max(need)));
         }
         let chunk = self.chunks.len() - 1;
+        self.used += need as u64;
         let c = &mut self.chunks[chunk];
         let offset = c.len();
         c.extend_from_slice(&changed_in.to_le_bytes());
@@ -179,8 +182,15 @@ impl ByteMap {
     }
 
     /// Bytes of keys and values.
+    #[cfg(test)]
     pub(crate) fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// Bytes it holds in memory: its arena's entries, live and dead, with their headers, and
+    /// its table's slots (16 bytes and a control byte each).
+    pub(crate) fn footprint(&self) -> u64 {
+        self.arena.used + (self.table.capacity() * (std::mem::size_of::<Slot>() + 1)) as u64
     }
 
     /// The value of `key`.

@@ -40,12 +40,58 @@ fn key_prefix(key: &[u8]) -> Option<&[u8]> {
     key.get(..4usize.checked_add(len)?)
 }
 
+/// Bytes an indexed key costs beyond its own: its box and its place in a B-tree node
+/// (an estimate: what the memory pool is told, not an allocator's count).
+const INDEXED_KEY_BYTES: u64 = 32;
+/// Bytes a prefix costs beyond its own: its box, its set and its hash-table slot.
+const INDEXED_PREFIX_BYTES: u64 = 64;
+
+/// The keys of each prefix, in order (a store's index for prefix scans).
+#[derive(Debug, Default)]
+struct PrefixIndex {
+    keys: HashMap<Bytes, BTreeSet<Bytes>>,
+    /// Bytes it holds, as estimated for the memory pool.
+    bytes: u64,
+}
+
+impl PrefixIndex {
+    /// Enters `key` (`present`) or takes it out.
+    fn set(&mut self, key: &[u8], present: bool) {
+        let Some(prefix) = key_prefix(key) else {
+            return;
+        };
+        let key_bytes = key.len() as u64 + INDEXED_KEY_BYTES;
+        match (self.keys.get_mut(prefix), present) {
+            (Some(keys), true) => {
+                if keys.insert(key.into()) {
+                    self.bytes += key_bytes;
+                }
+            }
+            (None, true) => {
+                self.keys
+                    .insert(prefix.into(), BTreeSet::from([key.into()]));
+                self.bytes += key_bytes + prefix.len() as u64 + INDEXED_PREFIX_BYTES;
+            }
+            (Some(keys), false) => {
+                if keys.remove(key) {
+                    self.bytes -= key_bytes;
+                }
+                if keys.is_empty() {
+                    self.keys.remove(prefix);
+                    self.bytes -= prefix.len() as u64 + INDEXED_PREFIX_BYTES;
+                }
+            }
+            (None, false) => {}
+        }
+    }
+}
+
 /// One version's state.
 #[derive(Debug, Default)]
 struct Version {
     map: ByteMap,
-    /// The keys of each prefix, in order, when the store indexes prefix scans.
-    prefixes: Option<HashMap<Bytes, BTreeSet<Bytes>>>,
+    /// The store's index for prefix scans, when it asks for one.
+    prefixes: Option<PrefixIndex>,
     /// The checksum of the version's delta file as this map knows it (`None`: unknown), so a
     /// later version can be reached by applying the deltas after it, once the file is known
     /// to be the same.
@@ -55,33 +101,20 @@ struct Version {
 impl Version {
     fn empty(indexed: bool) -> Self {
         Self {
-            prefixes: indexed.then(HashMap::new),
+            prefixes: indexed.then(PrefixIndex::default),
             ..Self::default()
         }
     }
 
+    /// Bytes it holds in memory: the map's arena and table, and its index.
+    fn footprint(&self) -> u64 {
+        self.map.footprint() + self.prefixes.as_ref().map_or(0, |p| p.bytes)
+    }
+
     /// Enters `key` in the prefix index (`present`) or takes it out, when there is one.
     fn index(&mut self, key: &[u8], present: bool) {
-        let Some(index) = self.prefixes.as_mut() else {
-            return;
-        };
-        let Some(prefix) = key_prefix(key) else {
-            return;
-        };
-        match (index.get_mut(prefix), present) {
-            (Some(keys), true) => {
-                keys.insert(key.into());
-            }
-            (None, true) => {
-                index.insert(prefix.into(), BTreeSet::from([key.into()]));
-            }
-            (Some(keys), false) => {
-                keys.remove(key);
-                if keys.is_empty() {
-                    index.remove(prefix);
-                }
-            }
-            (None, false) => {}
+        if let Some(index) = self.prefixes.as_mut() {
+            index.set(key, present);
         }
     }
 
@@ -219,10 +252,11 @@ impl MemoryStateStoreProvider {
         Ok(Some(state))
     }
 
-    /// Bytes of the keys and values at `version` (loaded and kept).
-    pub(crate) fn version_bytes(&mut self, version: u64) -> Result<u64> {
+    /// Bytes the state at `version` holds in memory (loaded and kept): its entries with
+    /// their headers, dead ones not yet compacted away, its hash table and prefix index.
+    pub(crate) fn version_footprint(&mut self, version: u64) -> Result<u64> {
         let state = self.take(version)?;
-        let bytes = state.map.bytes();
+        let bytes = state.footprint();
         self.keep(version, state);
         Ok(bytes)
     }
@@ -477,7 +511,7 @@ impl StateStore for MemoryStateStore<'_> {
         let map = &self.state.map;
         if let Some(index) = &self.state.prefixes {
             if !prefix.is_empty() && key_prefix(prefix) == Some(prefix) {
-                for k in index.get(prefix).into_iter().flatten() {
+                for k in index.keys.get(prefix).into_iter().flatten() {
                     if let Some(v) = map.get(k) {
                         if !f(k, v)? {
                             break;
@@ -536,7 +570,7 @@ impl StateStore for MemoryStateStore<'_> {
         // re-run of this batch versions after it are stale.
         p.loaded.clear();
         p.metrics.num_keys = state.map.len() as u64;
-        p.metrics.memory_bytes = state.map.bytes();
+        p.metrics.memory_bytes = state.footprint();
         p.metrics.rows_updated = self.updated;
         p.metrics.rows_removed = self.removed;
         p.keep(next, state);

@@ -85,7 +85,7 @@ impl StateStoreProvider for SpillingStateStoreProvider {
             }
         }
         if self.disk.is_none() {
-            let bytes = self.memory.version_bytes(version)?;
+            let bytes = self.memory.version_footprint(version)?;
             if self.reservation.try_resize(bytes) {
                 return self.memory.get_store(version);
             }

@@ -560,7 +560,7 @@ fn state_over_the_memory_limit_moves_to_disk() {
     let dir = tempfile::tempdir().expect("tempdir");
     let id = StateStoreId::new(dir.path(), 0, 0);
     let c = StateStoreConf {
-        pool: ferrospark_common::memory::MemoryPool::new(Some(2_000)),
+        pool: ferrospark_common::memory::MemoryPool::new(Some(5_000)),
         ..conf(ProviderKind::Memory, 3, 100)
     };
     let db = id.dir().join("state.db");
@@ -592,9 +592,10 @@ fn state_over_the_memory_limit_moves_to_disk() {
         drop(s);
         models.push(model);
     }
-    // 20 keys of about 20 bytes a batch: 2000 bytes hold three batches' keys, not more.
+    // 20 entries of about 40 bytes a batch (key, value, header), with the hash table's
+    // slots: 5000 bytes hold four batches' keys, not five.
     let moved_at = moved_at.expect("the state moved to disk");
-    assert!((3..8).contains(&moved_at), "moved at version {moved_at}");
+    assert_eq!(moved_at, 5, "moved at version {moved_at}");
     assert_eq!(p.metrics().spills, 1);
     drop(p);
     let mut p = open_provider(&id, &c).expect("reopen");
@@ -768,4 +769,30 @@ fn the_byte_map_matches_a_model_through_undo_and_compaction() {
             assert_eq!(map.get(k), model.get(k).map(Vec::as_slice));
         }
     }
+}
+
+/// What the memory pool is told a map holds: its entries with their 16-byte headers, the
+/// replaced ones until a compaction, and its table's slots.
+#[test]
+fn a_maps_footprint_counts_headers_replaced_entries_and_slots() {
+    use super::byte_map::ByteMap;
+    let mut map = ByteMap::default();
+    assert_eq!(map.footprint(), 0);
+    for i in 0..1000u32 {
+        map.insert(&i.to_be_bytes(), &[1u8; 10], 1);
+    }
+    let live = 1000 * (16 + 4 + 10);
+    let slots = map.footprint() - live;
+    assert!(
+        (1000 * 17..=2 * 1024 * 17).contains(&slots),
+        "{slots} bytes of slots for 1000 keys"
+    );
+    // Each value replaced by a longer one: the old entries stay until compacted.
+    for i in 0..1000u32 {
+        map.insert(&i.to_be_bytes(), &[2u8; 20], 2);
+    }
+    let longer = 1000 * (16 + 4 + 20);
+    assert_eq!(map.footprint(), live + longer + slots);
+    map.compact();
+    assert_eq!(map.footprint(), longer + slots);
 }
