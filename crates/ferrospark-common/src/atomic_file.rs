@@ -22,6 +22,28 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     rename_into_place(&tmp, path)
 }
 
+/// [`write_atomic`] for a file several processes may write at once (each the same bytes):
+/// each writes a temporary file of its own (named by its process and thread), so none
+/// renames a file another is still writing.
+pub fn write_atomic_shared(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let thread = format!("{:?}", std::thread::current().id());
+    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
+    let tmp = dir.join(format!(".{name}.{}-{thread}.tmp", std::process::id()));
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
+        .map_err(|e| FerroError::io(&tmp, e));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    rename_into_place(&tmp, path)
+}
+
 /// Renames the finished (synced) file `tmp` over `path`, durably: the directory is synced,
 /// so the rename itself survives a crash.
 pub fn rename_into_place(tmp: &Path, path: &Path) -> Result<()> {
@@ -35,6 +57,28 @@ pub fn rename_into_place(tmp: &Path, path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writers_of_one_shared_file_never_take_each_others_temporary_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("shared");
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..50 {
+                        write_atomic_shared(&path, b"the same bytes\n").expect("written");
+                        let got = std::fs::read(&path).expect("read");
+                        assert_eq!(got, b"the same bytes\n");
+                    }
+                });
+            }
+        });
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("shared")], "no temporary left");
+    }
 
     #[test]
     fn a_file_is_replaced_whole() {

@@ -144,8 +144,9 @@ pub(crate) fn check_row_format(checkpoint: &Path, operator_id: u64) -> Result<()
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let dir = path.parent().unwrap_or(checkpoint);
             std::fs::create_dir_all(dir).map_err(|e| FerroError::io(dir, e))?;
-            // Tasks of one query may race to write it: each writes the same bytes whole.
-            ferrospark_common::atomic_file::write_atomic(&path, text_of(ours).as_bytes())
+            // A query's tasks (in several processes on Spark) may race to write it: each
+            // writes the same bytes, through a temporary file of its own.
+            ferrospark_common::atomic_file::write_atomic_shared(&path, text_of(ours).as_bytes())
         }
         Err(e) => Err(FerroError::io(&path, e)),
     }
