@@ -336,6 +336,7 @@ impl<'a> JoinStateManager<'a> {
         Ok(())
     }
 
+    #[cfg(test)]
     /// Buffers `row` (whose watermarked column is `time`) under `key`.
     pub fn append(
         &mut self,
@@ -434,6 +435,7 @@ impl<'a> JoinStateManager<'a> {
         Ok(())
     }
 
+    #[cfg(test)]
     /// The rows of `key` that `joins` accepts (skipping matched ones when
     /// `exclude_matched`), each marked matched: Spark's `getJoinedRows`.
     pub fn join_with(
@@ -453,6 +455,7 @@ impl<'a> JoinStateManager<'a> {
         Ok(out)
     }
 
+    #[cfg(test)]
     /// Marks `row` (index `index` of its key, as [`Self::get`] gave it) matched.
     pub fn mark_matched(&mut self, row: &StoredRow, index: u64) -> Result<()> {
         if !row.matched {
@@ -494,6 +497,7 @@ impl<'a> JoinStateManager<'a> {
         Ok(keys)
     }
 
+    #[cfg(test)]
     /// Removes every row of each key `condition` holds for (Spark's state key watermark
     /// predicate); the rows removed.
     pub fn remove_by_key(
@@ -523,6 +527,7 @@ impl<'a> JoinStateManager<'a> {
         Ok(removed)
     }
 
+    #[cfg(test)]
     /// Removes each row `condition` holds for (Spark's state value watermark predicate),
     /// compacting the key's other rows; the rows removed.
     pub fn remove_by_value(
