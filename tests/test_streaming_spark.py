@@ -388,3 +388,43 @@ def test_fss_session_windows_match_sparks_own(spark, tmp_path):
     )
     _fss_collect(writer)
     compare_batches(theirs, got)
+
+
+@pytest.mark.parametrize("how", ["inner", "full"])
+def test_columns_are_found_whatever_their_case(tmp_path, how):
+    """Spark finds a column whatever its case (``spark.sql.caseSensitive=false``): keys,
+    watermarks and session columns named in another case give the same rows as named
+    exactly; an unknown one is ``[UNRESOLVED_COLUMN]`` suggesting the input's columns."""
+    left, right = join_input(5, ("k", "lt", "lv", "k", "rt", "rv"))
+
+    def run(ckpt: str, on: Any, lwm: str, rwm: str, rights: list) -> list[list]:
+        j = fst.StreamStreamJoin(
+            on=on,
+            how=how,
+            condition=TIME_RANGE,
+            left_watermark=(lwm, "5 minutes"),
+            right_watermark=(rwm, "10 minutes"),
+            checkpoint=str(tmp_path / ckpt),
+        )
+        return [sorted(map(str, j.process(b, lt, rt).to_pylist())) for b, (lt, rt) in enumerate(zip(left, rights))]
+
+    want = run("exact", ["k"], "lt", "rt", right)
+    assert sum(map(len, want)) > 0
+    assert run("using", ["K"], "LT", "Rt", right) == want
+    renamed = [t.rename_columns(["k2", "rt", "rv"]) for t in right]
+    by_condition = run("cond", "k = K2", "lT", "RT", renamed)
+    assert [len(b) for b in by_condition] == [len(b) for b in want]
+    with pytest.raises(fs.AnalysisError, match=r"UNRESOLVED_COLUMN.*`kk`.*`k`"):
+        run("unknown", "kk = k2", "lt", "rt", renamed)
+
+    rows = session_input(3)
+    exact = fst.SessionWindowAggregation(
+        "ts", "2 minutes", by="user", aggs=[fs.count("*").alias("n")],
+        watermark=("ts", "5 minutes"), checkpoint=str(tmp_path / "s1"),
+    )
+    cased = fst.SessionWindowAggregation(
+        "TS", "2 minutes", by="USER", aggs=[fs.count("*").alias("n")],
+        watermark=("Ts", "5 minutes"), checkpoint=str(tmp_path / "s2"),
+    )
+    for b, t in enumerate(rows):
+        assert cased.process(b, t).to_pylist() == exact.process(b, t).to_pylist()

@@ -153,6 +153,15 @@ def _condition(c: Any) -> _native.Expr | None:
     raise TypeError(f"a join condition is a SQL string or a Column, got {type(c).__name__!r}")
 
 
+def _spelled(schema: pa.Schema, name: str) -> str:
+    """``name`` as ``schema`` spells it when one column matches it but for case (as Spark
+    finds columns); otherwise ``name`` itself, for the engine to resolve or refuse."""
+    if name in schema.names:
+        return name
+    same = [n for n in schema.names if n.lower() == name.lower()]
+    return same[0] if len(same) == 1 else name
+
+
 class StreamStreamJoin:
     """Spark's stream-stream join over micro-batches (``StreamingSymmetricHashJoinExec``):
     each side's rows wait in state for partners from the other side's later batches, until
@@ -205,10 +214,12 @@ class StreamStreamJoin:
         self._conf = _conf_text(conf)
         self._ids = (operator_id, partition_id)
         self._schemas = _Schemas(self._checkpoint, operator_id)
+        self._right_using: dict[str, str] = {}
         self._native: Any = None
 
     def _renamed_right(self, t: pa.Table) -> pa.Table:
-        return t.rename_columns([_RIGHT_KEY + c if c in self._using else c for c in t.column_names])
+        keys = self._right_using
+        return t.rename_columns([_RIGHT_KEY + keys[c] if c in keys else c for c in t.column_names])
 
     def _open(self, left: pa.Table | None, right: pa.Table | None) -> None:
         ls = self._schemas.get("left", left)
@@ -219,10 +230,15 @@ class StreamStreamJoin:
                 f"the first batch of this join has no {missing} rows and its checkpoint keeps no "
                 f"{missing} schema: pass a table (it may be empty) for the {missing} side"
             )
-        rs = pa.schema([f.with_name(_RIGHT_KEY + f.name) if f.name in self._using else f for f in rs])
+        # Spelled as the inputs spell them (Spark finds a column whatever its case): the
+        # output's key takes the left's spelling, the right's key is renamed after it.
+        self._using = [_spelled(ls, k) for k in self._using]
+        self._right_using = {_spelled(rs, k): k for k in self._using}
+        keys = self._right_using
         lw, rw = self._watermarks
-        if rw is not None and rw[0] in self._using:
-            rw = (_RIGHT_KEY + rw[0], rw[1])
+        if rw is not None and _spelled(rs, rw[0]) in keys:
+            rw = (_RIGHT_KEY + keys[_spelled(rs, rw[0])], rw[1])
+        rs = pa.schema([f.with_name(_RIGHT_KEY + keys[f.name]) if f.name in keys else f for f in rs])
         self._native = _native.StreamStreamJoin(
             self._checkpoint,
             ls,

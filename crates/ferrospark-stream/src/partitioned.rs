@@ -172,6 +172,7 @@ impl PartitionedStreamJoin {
         only: Option<u32>,
         cfg: &Config,
     ) -> Result<Self> {
+        let spec = spec.resolved()?;
         let ids: Vec<u32> = match only {
             Some(p) => vec![p],
             None => (0..state_partitions(checkpoint, operator_id, cfg)? as u32).collect(),
@@ -308,6 +309,7 @@ impl PartitionedSessionWindow {
         only: Option<u32>,
         cfg: &Config,
     ) -> Result<Self> {
+        let spec = spec.resolved()?;
         let ids: Vec<u32> = match only {
             Some(p) => vec![p],
             None if spec.keys.is_empty() => vec![0],

@@ -32,7 +32,7 @@ use ferrospark_expr::{
 use super::predicates::{state_watermark_predicates, JoinInput, StateWatermarkPredicate};
 use super::state::{Append, JoinSide, JoinStateManager, Partners, StoredRow};
 use crate::state::{
-    check_batch, input_column, min_latest, open_provider, StateStoreConf, StateStoreId,
+    check_batch, column_name, min_latest, open_provider, StateStoreConf, StateStoreId,
     StateStoreMetrics, StateStoreProvider,
 };
 use crate::watermark::{micros, BatchWatermark};
@@ -105,6 +105,30 @@ pub struct StreamJoinSpec {
     pub right_watermark: Option<(String, i64)>,
 }
 
+impl StreamJoinSpec {
+    /// The spec with its key and watermark columns spelled as its schemas spell them
+    /// ([`column_name`]).
+    pub fn resolved(mut self) -> Result<Self> {
+        let (l, r) = (&self.left_schema, &self.right_schema);
+        let names = |s: &SchemaRef, k: &[String]| {
+            k.iter()
+                .map(|c| column_name(s, c))
+                .collect::<Result<Vec<_>>>()
+        };
+        self.left_keys = names(l, &self.left_keys)?;
+        self.right_keys = names(r, &self.right_keys)?;
+        for (s, w) in [
+            (l, &mut self.left_watermark),
+            (r, &mut self.right_watermark),
+        ] {
+            if let Some((c, _)) = w {
+                *c = column_name(s, c)?;
+            }
+        }
+        Ok(self)
+    }
+}
+
 /// One side's encoders.
 struct Side {
     schema: SchemaRef,
@@ -125,7 +149,7 @@ impl Side {
         pre_filter: Option<&Expr>,
         cfg: &Config,
     ) -> Result<Self> {
-        let index = |name: &str| input_column(schema, name);
+        let index = |name: &str| ferrospark_expr::resolve_column(schema, name);
         let keys = keys.iter().map(|k| index(k)).collect::<Result<Vec<_>>>()?;
         let field = |i: usize| SortField::new(schema.field(i).data_type().clone());
         let time = match watermark {
@@ -365,7 +389,7 @@ impl StreamJoin {
         cfg: &Config,
         state: &StateStoreConf,
     ) -> Result<Self> {
-        let mut spec = spec;
+        let mut spec = spec.resolved()?;
         if let Some(c) = &spec.condition {
             let (lk, rk, rest) = split_equi_keys(c, &spec.left_schema, &spec.right_schema);
             if !lk.is_empty() {

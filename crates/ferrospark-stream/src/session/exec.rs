@@ -37,7 +37,7 @@ use ferrospark_expr::{bind, evaluate, BindContext, Expr, PhysicalExpr};
 
 use super::state::{ended_sessions, put_session, remove_session, sessions, StoredSession};
 use crate::state::{
-    check_batch, input_column, open_provider, StateStore, StateStoreConf, StateStoreId,
+    check_batch, column_name, open_provider, StateStore, StateStoreConf, StateStoreId,
     StateStoreMetrics, StateStoreProvider,
 };
 use crate::watermark::{micros, BatchWatermark};
@@ -117,6 +117,24 @@ struct Merged {
     rows: Vec<u32>,
 }
 
+impl SessionWindowSpec {
+    /// The spec with its time, key and watermark columns spelled as its schema spells them
+    /// ([`column_name`]).
+    pub fn resolved(mut self) -> Result<Self> {
+        let schema = &self.schema;
+        self.time = column_name(schema, &self.time)?;
+        self.keys = self
+            .keys
+            .iter()
+            .map(|c| column_name(schema, c))
+            .collect::<Result<_>>()?;
+        if let Some((c, _)) = &mut self.watermark {
+            *c = column_name(schema, c)?;
+        }
+        Ok(self)
+    }
+}
+
 /// A streaming session window aggregation's state and watermark across micro-batches.
 pub struct SessionWindowAggregation {
     core: Core,
@@ -158,8 +176,9 @@ impl SessionWindowAggregation {
         cfg: &Config,
         state: &StateStoreConf,
     ) -> Result<Self> {
+        let spec = spec.resolved()?;
         let schema = &spec.schema;
-        let index = |name: &str| input_column(schema, name);
+        let index = |name: &str| ferrospark_expr::resolve_column(schema, name);
         let time = index(&spec.time)?;
         let time_type = schema.field(time).data_type().clone();
         let tz = match &time_type {

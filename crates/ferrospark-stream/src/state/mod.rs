@@ -340,20 +340,12 @@ pub fn min_latest(versions: impl IntoIterator<Item = Result<u64>>) -> Result<u64
     Ok(latest)
 }
 
-/// The position of an operator input's column `name`; an unknown one is
-/// `[UNRESOLVED_COLUMN]` naming the input's columns.
-pub fn input_column(schema: &arrow_schema::Schema, name: &str) -> Result<usize> {
-    schema.index_of(name).map_err(|_| {
-        FerroError::Analysis(format!(
-            "[UNRESOLVED_COLUMN] `{name}` is not a column of the input ({})",
-            schema
-                .fields()
-                .iter()
-                .map(|f| f.name().as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-    })
+/// The name of `schema`'s column `name` as the schema spells it, found as Spark finds it
+/// (an exact match, else the one column equal but for case; none is `[UNRESOLVED_COLUMN]`
+/// with suggestions). An operator spells its columns so once, and then finds them by name.
+pub fn column_name(schema: &arrow_schema::Schema, name: &str) -> Result<String> {
+    let i = ferrospark_expr::resolve_column(schema, name)?;
+    Ok(schema.field(i).name().clone())
 }
 
 /// Checks that batch `batch_id` may run on state whose latest version is `latest`: the next
