@@ -17,7 +17,9 @@ rows 30 minutes late):
 Each engine reads batch ``i`` from file ``i`` of each input (Spark: a file source with
 ``maxFilesPerTrigger=1`` under ``Trigger.AvailableNow``; each batch's output is counted).
 Printed per workload and batch size: rows/s (input rows over the batches' total time),
-the median batch latency, the state on disk after the last batch, the median state commit
+the median batch latency, the CPU-seconds a batch cost on all cores (in process: the
+process's; on Spark: the whole machine's over the query, divided by its batches with data),
+the state on disk after the last batch, the median state commit
 time (sessions), the time to recover (a new operator over the checkpoint re-running the
 last batch: state loaded from its files), the ferrospark process's peak RSS, and the
 ratios to Spark. ferrospark in-process runs in a process of its own (its Parquet reader
@@ -142,6 +144,7 @@ def in_process(root: Path, workload: str, batches: int, limit: str | None = None
         # schema before its query starts.
         _inputs(root, workload, 0)
         times, rows, commits = [], 0, []
+        cpu = time.process_time()
         for b in range(batches):
             t0 = time.perf_counter()
             inputs = _inputs(root, workload, b)
@@ -150,6 +153,7 @@ def in_process(root: Path, workload: str, batches: int, limit: str | None = None
             rows += sum(t.num_rows for t in inputs)
             if workload == "sessions":
                 commits.append(op.metrics()["commitTimeMs"] / 1000)
+        cpu = time.process_time() - cpu
         state = _du(Path(ckpt))
         t0 = time.perf_counter()
         _operator(workload, ckpt, limit).process(batches - 1, *_inputs(root, workload, batches - 1))
@@ -158,6 +162,7 @@ def in_process(root: Path, workload: str, batches: int, limit: str | None = None
     return {
         "rows_per_s": rows / sum(times),
         "latency_s": sorted(times)[len(times) // 2],
+        "cpu_s": cpu / batches,
         "state_mb": state / 1e6,
         "commit_s": sorted(commits)[len(commits) // 2] if commits else float("nan"),
         "recovery_s": recovery,
@@ -196,15 +201,33 @@ def _streams(spark: Any, root: Path, workload: str) -> list[Any]:
     return out
 
 
+def _machine_cpu_s() -> float:
+    """CPU-seconds every core of the machine has spent busy so far (Linux's ``/proc/stat``;
+    NaN elsewhere)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:8]]
+    except OSError:
+        return float("nan")
+    user, nice, system, _idle, _iowait, irq, softirq = fields
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 def _run_query(writer: Any, rows: int) -> dict[str, float]:
+    cpu = _machine_cpu_s()
     q = writer.trigger(availableNow=True).start()
     q.awaitTermination()
+    cpu = _machine_cpu_s() - cpu
     if q.exception() is not None:
         raise q.exception()
     batch_s = [
         p["durationMs"].get("triggerExecution", 0) / 1000 for p in q.recentProgress if p["numInputRows"] > 0
     ]
-    return {"rows_per_s": rows / sum(batch_s), "latency_s": sorted(batch_s)[len(batch_s) // 2]}
+    return {
+        "rows_per_s": rows / sum(batch_s),
+        "latency_s": sorted(batch_s)[len(batch_s) // 2],
+        "cpu_s": cpu / len(batch_s),
+    }
 
 
 def _floor(spark: Any, streams: list[Any], workload: str, ckpt: Path, count: Any) -> Any:
@@ -346,7 +369,7 @@ def main() -> int:
         print(json.dumps(in_process(Path(root), workload, int(batches), limit or None)))
         return 0
     header = (
-        f"{'workload':<11} {'batch':>8} {'engine':<10} {'rows/s':>10} {'latency s':>9} {'state MB':>8} "
+        f"{'workload':<11} {'batch':>8} {'engine':<10} {'rows/s':>10} {'latency s':>9} {'cpu s':>6} {'state MB':>8} "
         f"{'commit s':>8} {'recover s':>9} {'peak MB':>7} {'x Spark':>7}"
     )
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -394,6 +417,7 @@ def main() -> int:
                     ratio = f"{r['rows_per_s'] / base:>7.1f}" if base else f"{'-':>7}"
                     print(
                         f"{workload:<11} {size:>8} {engine:<10} {r['rows_per_s']:>10.0f} {r['latency_s']:>9.3f} "
+                        f"{r.get('cpu_s', float('nan')):>6.2f} "
                         f"{r.get('state_mb', float('nan')):>8.1f} {r.get('commit_s', float('nan')):>8.3f} "
                         f"{r.get('recovery_s', float('nan')):>9.3f} {r.get('peak_mb', float('nan')):>7.0f} {ratio}",
                         flush=True,

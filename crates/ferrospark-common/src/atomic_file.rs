@@ -77,7 +77,11 @@ mod tests {
             .expect("list")
             .map(|e| e.expect("entry").file_name())
             .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("shared")], "no temporary left");
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from("shared")],
+            "no temporary left"
+        );
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub mod parser;
 pub mod physical;
 pub mod shared;
 mod timestamp_text;
+pub mod transform;
 pub mod types;
 pub mod wire;
 

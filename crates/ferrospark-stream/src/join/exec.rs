@@ -125,6 +125,35 @@ impl StreamJoinSpec {
                 *c = column_name(s, c)?;
             }
         }
+        // The condition's columns too: its equalities become keys and its time range
+        // bounds a watermark by name. An unknown one is refused here, before it could be
+        // taken for a missing equality (a dotted name whose head is a column is a field
+        // path, left to binding).
+        if let Some(c) = &self.condition {
+            let both = Schema::new(
+                l.fields()
+                    .iter()
+                    .chain(r.fields().iter())
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            );
+            self.condition = Some(ferrospark_expr::transform::transform_up(c, &mut |e| {
+                let Expr::Column(name) = &e else {
+                    return Ok(e);
+                };
+                match column_name(&both, name) {
+                    Ok(spelled) => Ok(Expr::Column(spelled)),
+                    Err(_)
+                        if name
+                            .split_once('.')
+                            .is_some_and(|(head, _)| column_name(&both, head).is_ok()) =>
+                    {
+                        Ok(e)
+                    }
+                    Err(err) => Err(err),
+                }
+            })?);
+        }
         Ok(self)
     }
 }
