@@ -406,7 +406,9 @@ def test_columns_are_found_whatever_their_case(tmp_path, how):
             right_watermark=(rwm, "10 minutes"),
             checkpoint=str(tmp_path / ckpt),
         )
-        return [sorted(map(str, j.process(b, lt, rt).to_pylist())) for b, (lt, rt) in enumerate(zip(left, rights))]
+        return [
+            sorted(map(str, j.process(b, lt, rt).to_pylist())) for b, (lt, rt) in enumerate(zip(left, rights))
+        ]
 
     want = run("exact", ["k"], "lt", "rt", right)
     assert sum(map(len, want)) > 0
@@ -419,12 +421,20 @@ def test_columns_are_found_whatever_their_case(tmp_path, how):
 
     rows = session_input(3)
     exact = fst.SessionWindowAggregation(
-        "ts", "2 minutes", by="user", aggs=[fs.count("*").alias("n")],
-        watermark=("ts", "5 minutes"), checkpoint=str(tmp_path / "s1"),
+        "ts",
+        "2 minutes",
+        by="user",
+        aggs=[fs.count("*").alias("n")],
+        watermark=("ts", "5 minutes"),
+        checkpoint=str(tmp_path / "s1"),
     )
     cased = fst.SessionWindowAggregation(
-        "TS", "2 minutes", by="USER", aggs=[fs.count("*").alias("n")],
-        watermark=("Ts", "5 minutes"), checkpoint=str(tmp_path / "s2"),
+        "TS",
+        "2 minutes",
+        by="USER",
+        aggs=[fs.count("*").alias("n")],
+        watermark=("Ts", "5 minutes"),
+        checkpoint=str(tmp_path / "s2"),
     )
     for b, t in enumerate(rows):
         assert cased.process(b, t).to_pylist() == exact.process(b, t).to_pylist()
