@@ -611,3 +611,38 @@ impl Drop for MemoryStateStore<'_> {
         self.abort();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `len ++ prefix ++ rest`, as an indexed store's keys are.
+    fn key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
+        let mut k = (prefix.len() as u32).to_be_bytes().to_vec();
+        k.extend_from_slice(prefix);
+        k.extend_from_slice(rest);
+        k
+    }
+
+    #[test]
+    fn a_prefix_index_counts_what_it_holds_and_nothing_once_empty() {
+        let mut index = PrefixIndex::default();
+        let keys: Vec<Vec<u8>> = (0..30u8).map(|i| key(&[i % 4; 3], &[i; 5])).collect();
+        for k in &keys {
+            index.set(k, true);
+            index.set(k, true);
+        }
+        let want: u64 = keys
+            .iter()
+            .map(|k| k.len() as u64 + INDEXED_KEY_BYTES)
+            .sum::<u64>()
+            + 4 * (7 + INDEXED_PREFIX_BYTES);
+        assert_eq!(index.bytes, want, "each key and prefix counted once");
+        for k in &keys {
+            index.set(k, false);
+            index.set(k, false);
+        }
+        assert_eq!(index.bytes, 0);
+        assert!(index.keys.is_empty());
+    }
+}
