@@ -2,46 +2,47 @@
 //! place, their directory synced.
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::{FerroError, Result};
 
 /// Writes `bytes` to `path` so that a reader (or a process started after a crash) finds the
 /// whole file or none: a hidden temporary file beside it, synced, then renamed over it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp"));
-    let mut f = std::fs::File::create(&tmp).map_err(|e| FerroError::io(&tmp, e))?;
-    f.write_all(bytes)
-        .and_then(|_| f.sync_all())
-        .map_err(|e| FerroError::io(&tmp, e))?;
-    rename_into_place(&tmp, path)
+    write_through(&temporary(path, ""), path, bytes)
 }
 
 /// [`write_atomic`] for a file several processes may write at once (each the same bytes):
 /// each writes a temporary file of its own (named by its process and thread), so none
 /// renames a file another is still writing.
 pub fn write_atomic_shared(path: &Path, bytes: &[u8]) -> Result<()> {
+    let thread = format!("{:?}", std::thread::current().id());
+    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
+    let tag = format!(".{}-{thread}", std::process::id());
+    write_through(&temporary(path, &tag), path, bytes)
+}
+
+/// The hidden temporary file `path` is written through: `.<name><tag>.tmp` beside it.
+fn temporary(path: &Path, tag: &str) -> PathBuf {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let thread = format!("{:?}", std::thread::current().id());
-    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
-    let tmp = dir.join(format!(".{name}.{}-{thread}.tmp", std::process::id()));
-    let written = std::fs::File::create(&tmp)
+    dir.join(format!(".{name}{tag}.tmp"))
+}
+
+/// Writes `bytes` to `tmp`, synced, and renames it over `path`; a `tmp` that cannot be
+/// written whole is removed.
+fn write_through(tmp: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
+    let written = std::fs::File::create(tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
-        .map_err(|e| FerroError::io(&tmp, e));
+        .map_err(|e| FerroError::io(tmp, e));
     if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(tmp);
         return Err(e);
     }
-    rename_into_place(&tmp, path)
+    rename_into_place(tmp, path)
 }
 
 /// Renames the finished (synced) file `tmp` over `path`, durably: the directory is synced,
