@@ -2,7 +2,7 @@
 micro-batches, through ferrospark in-process, ferrospark on Spark (``fss``) and Spark's own
 Structured Streaming, on the same Parquet files.
 
-    python benches/streaming.py [--sizes 10000,100000,1000000] [--batches 3] [--no-spark]
+    python benches/streaming.py [--sizes 10000,100000,1000000] [--batches 3] [--repeat 1] [--no-spark]
 
 Workloads (event time moves one minute a batch, rows out of order by up to 40 s, 1% of
 rows 30 minutes late):
@@ -26,6 +26,10 @@ process's peak RSS, and the ratios to Spark. ferrospark in-process runs in a pro
 set up before the clock starts); Spark runs on one ``local[2]`` session, its time per batch
 from its progress reports (``triggerExecution``). Every in-process run comes first, before
 Spark's JVM starts (see ``main``); the table is printed once Spark's runs are done.
+
+With ``--repeat N`` each engine runs N times (Spark's engines in turn, so a drift of the
+machine touches each alike) and the row printed is its run of median rows/s; every run's
+rows/s goes to stderr. Run to run, the same engine varies by 10-20% on this kind of machine.
 
 ``limited`` is ferrospark in-process under a ``ferrospark.memory.limit`` the state outgrows
 after its first batch (64 bytes per batch row for joins, half a byte for sessions): its
@@ -352,6 +356,12 @@ def _settle(spark: Any) -> None:
     time.sleep(1)
 
 
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median rows/s (the lower middle one of an even count): one run's figures,
+    not a mix of several."""
+    return sorted(runs, key=lambda r: r["rows_per_s"])[(len(runs) - 1) // 2]
+
+
 def _worker(root: Path, workload: str, batches: int, limit: str) -> dict[str, Any] | None:
     """One workload through ferrospark in a process of its own; its figures and peak RSS."""
     cmd = [sys.executable, __file__, "--worker", str(root), workload, str(batches), limit]
@@ -362,6 +372,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--batches", type=int, default=3)
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs of each engine; the row printed is the run of median rows/s",
+    )
     ap.add_argument("--no-spark", action="store_true")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
@@ -376,7 +392,7 @@ def main() -> int:
     )
     sizes = [int(s) for s in args.sizes.split(",")]
     workloads = args.workloads.split(",")
-    results: dict[tuple[int, str], dict[str, dict[str, float]]] = {}
+    results: dict[tuple[int, str], dict[str, list[dict[str, float]]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         roots = {size: Path(tmp) / f"data-{size}" for size in sizes}
         # First every in-process run, before Spark's JVM starts: on this machine a process
@@ -389,33 +405,42 @@ def main() -> int:
                 # "limited": under a ferrospark.memory.limit the state outgrows after its
                 # first batch, so the stores move to disk (checked: state.db found).
                 limit = str(size // 2 if workload == "sessions" else 64 * size)
-                for engine, lim in (("ferrospark", ""), ("limited", limit)):
-                    _settle(None)
-                    r = _worker(roots[size], workload, args.batches, lim)
-                    if r is None:
-                        continue
-                    if engine == "limited" and not r["on_disk"]:
-                        print(
-                            f"{workload} {size}: the state stayed in memory under {lim} bytes",
-                            file=sys.stderr,
-                        )
-                    results.setdefault((size, workload), {})[engine] = r
+                for _ in range(args.repeat):
+                    for engine, lim in (("ferrospark", ""), ("limited", limit)):
+                        _settle(None)
+                        r = _worker(roots[size], workload, args.batches, lim)
+                        if r is None:
+                            continue
+                        if engine == "limited" and not r["on_disk"]:
+                            print(
+                                f"{workload} {size}: the state stayed in memory under {lim} bytes",
+                                file=sys.stderr,
+                            )
+                        results.setdefault((size, workload), {}).setdefault(engine, []).append(r)
         spark = None if args.no_spark else _spark_session()
         print(header)
         for size in sizes:
             for workload in workloads:
                 found = results.setdefault((size, workload), {})
                 if spark is not None:
-                    for engine in ("fss", "floor", "spark"):
-                        ckpt = Path(tmp) / f"ckpt-{size}-{workload}-{engine}"
-                        _settle(spark)
-                        try:
-                            found[engine] = on_spark(spark, roots[size], workload, args.batches, engine, ckpt)
-                        except Exception as e:  # noqa: BLE001 - reported, the run goes on
-                            print(f"{workload} {size} {engine}: failed: {e}", file=sys.stderr)
-                        shutil.rmtree(ckpt, ignore_errors=True)
-                base = found.get("spark", {}).get("rows_per_s")
-                for engine, r in found.items():
+                    # Repeats go round the engines, so a drift of the machine touches each alike.
+                    for _ in range(args.repeat):
+                        for engine in ("fss", "floor", "spark"):
+                            ckpt = Path(tmp) / f"ckpt-{size}-{workload}-{engine}"
+                            _settle(spark)
+                            try:
+                                r = on_spark(spark, roots[size], workload, args.batches, engine, ckpt)
+                                found.setdefault(engine, []).append(r)
+                            except Exception as e:  # noqa: BLE001 - reported, the run goes on
+                                print(f"{workload} {size} {engine}: failed: {e}", file=sys.stderr)
+                            shutil.rmtree(ckpt, ignore_errors=True)
+                chosen = {engine: _median_run(runs) for engine, runs in found.items()}
+                for engine, runs in found.items():
+                    if len(runs) > 1:
+                        spread = ", ".join(f"{x['rows_per_s']:.0f}" for x in runs)
+                        print(f"{workload} {size} {engine}: rows/s of each run: {spread}", file=sys.stderr)
+                base = chosen.get("spark", {}).get("rows_per_s")
+                for engine, r in chosen.items():
                     ratio = f"{r['rows_per_s'] / base:>7.1f}" if base else f"{'-':>7}"
                     print(
                         f"{workload:<11} {size:>8} {engine:<10} {r['rows_per_s']:>10.0f} {r['latency_s']:>9.3f} "
