@@ -30,9 +30,9 @@ Spark's JVM starts (see ``main``); the table is printed once Spark's runs are do
 With ``--repeat N`` each engine runs N times (Spark's engines in turn, so a drift of the
 machine touches each alike) and the row printed is its run of median rows/s; every run's
 rows/s goes to stderr. Run to run, the same engine varies by 10-20% on this kind of machine.
-At 1M rows keep it to one workload and ``--repeat 2``: Spark's state stores stay loaded in
-its JVM while their maintenance is held off (below), and a ninth 1M-row join query has
-exhausted the driver's 6 GB.
+Between engines the finished queries' state stores are unloaded from Spark's JVM (without
+it, as their maintenance is held off, a ninth 1M-row join query exhausted the driver's
+6 GB).
 
 ``limited`` is ferrospark in-process under a ``ferrospark.memory.limit`` the state outgrows
 after its first batch (64 bytes per batch row for joins, half a byte for sessions): its
@@ -354,7 +354,12 @@ def _settle(spark: Any) -> None:
     and disk: the Spark JVM's garbage, and the files the last engine wrote still being
     flushed (each ferrospark commit syncs its files, and would wait behind them)."""
     if spark is not None:
-        spark.sparkContext._jvm.System.gc()
+        jvm = spark.sparkContext._jvm
+        # The finished queries' state stores stay loaded in the JVM until Spark's maintenance
+        # (held off, below) unloads them: unloaded here, as that maintenance would, so
+        # repeated 1M-row queries do not fill the driver's heap.
+        jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
+        jvm.System.gc()
     os.sync()
     time.sleep(1)
 
