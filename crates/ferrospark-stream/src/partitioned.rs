@@ -23,6 +23,7 @@ use ferrospark_common::workers::try_run_each;
 use ferrospark_common::{Config, FerroError, Result};
 
 use crate::join::exec::{StreamJoin, StreamJoinSpec};
+use crate::row_format::check_row_format;
 use crate::session::{SessionWindowAggregation, SessionWindowSpec};
 use crate::state::{min_latest, state_error, StateStoreConf, StateStoreMetrics};
 use crate::watermark::{BatchWatermark, BatchWatermarks, WatermarkPolicy};
@@ -183,6 +184,8 @@ impl PartitionedStreamJoin {
             .iter()
             .map(|&p| StreamJoin::open(spec.clone(), checkpoint, operator_id, p, cfg, &state))
             .collect::<Result<Vec<_>>>()?;
+        // Once the spec is known good: the row format is the operator's, not a partition's.
+        check_row_format(checkpoint, operator_id)?;
         let (lk, rk) = parts[0].keys();
         let index = |s: &arrow_schema::SchemaRef, k: &[String]| {
             k.iter()
@@ -329,6 +332,7 @@ impl PartitionedSessionWindow {
                 )
             })
             .collect::<Result<Vec<_>>>()?;
+        check_row_format(checkpoint, operator_id)?;
         let keys = spec
             .keys
             .iter()

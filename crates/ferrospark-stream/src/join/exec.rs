@@ -409,8 +409,10 @@ fn check_evictable(
 
 impl StreamJoin {
     /// The join `spec` under `checkpoint` (operator `operator_id`, partition `partition_id`),
-    /// its stores by `state`.
-    pub fn open(
+    /// its stores by `state`. The operator's opener (`PartitionedStreamJoin::open`) has
+    /// resolved the spec's names ([`StreamJoinSpec::resolved`]) and checked the checkpoint's
+    /// row format, once for all its partitions.
+    pub(crate) fn open(
         spec: StreamJoinSpec,
         checkpoint: &Path,
         operator_id: u64,
@@ -418,7 +420,7 @@ impl StreamJoin {
         cfg: &Config,
         state: &StateStoreConf,
     ) -> Result<Self> {
-        let mut spec = spec.resolved()?;
+        let mut spec = spec;
         if let Some(c) = &spec.condition {
             let (lk, rk, rest) = split_equi_keys(c, &spec.left_schema, &spec.right_schema);
             if !lk.is_empty() {
@@ -501,7 +503,6 @@ impl StreamJoin {
             right.input(spec.right_watermark.as_ref(), &spec.right_keys),
         );
         check_evictable(spec.join_type, &spec, &inputs.0, &inputs.1)?;
-        crate::row_format::check_row_format(checkpoint, operator_id)?;
         let id = StateStoreId::new(checkpoint, operator_id, partition_id);
         let mut providers = Vec::new();
         for side in [JoinSide::Left, JoinSide::Right] {

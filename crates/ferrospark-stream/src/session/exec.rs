@@ -167,8 +167,11 @@ fn spark_append_error() -> FerroError {
 
 impl SessionWindowAggregation {
     /// The aggregation `spec` under `checkpoint` (operator `operator_id`, partition
-    /// `partition_id`), its store by `state`.
-    pub fn open(
+    /// `partition_id`), its store by `state`. The operator's opener
+    /// (`PartitionedSessionWindow::open`) has resolved the spec's names
+    /// ([`SessionWindowSpec::resolved`]) and checked the checkpoint's row format, once for all
+    /// its partitions.
+    pub(crate) fn open(
         spec: SessionWindowSpec,
         checkpoint: &Path,
         operator_id: u64,
@@ -176,7 +179,6 @@ impl SessionWindowAggregation {
         cfg: &Config,
         state: &StateStoreConf,
     ) -> Result<Self> {
-        let spec = spec.resolved()?;
         let schema = &spec.schema;
         let index = |name: &str| ferrospark_expr::resolve_column(schema, name);
         let time = index(&spec.time)?;
@@ -260,7 +262,6 @@ impl SessionWindowAggregation {
             prefix_index: true,
             ..state.clone()
         };
-        crate::row_format::check_row_format(checkpoint, operator_id)?;
         let provider = open_provider(
             &StateStoreId::new(checkpoint, operator_id, partition_id),
             &conf,
