@@ -26,8 +26,14 @@ const MAGIC: &[u8; 8] = b"FSSTATE2";
 const MAGIC_UNCOMPRESSED: &[u8; 8] = b"FSSTATE1";
 const PUT: u8 = 1;
 const REMOVE: u8 = 2;
-/// Raw bytes of records per compressed block.
-const BLOCK: usize = 1 << 20;
+/// Raw bytes of records per compressed block: small enough that the block being filled
+/// and compressed stays in the core's cache (LZ4 finds matches only 64 KiB back anyway).
+/// Measured on a join's million-row batches: writing records took 27% of the profile with
+/// 1 MiB blocks, 16% with 64 KiB ones.
+const BLOCK: usize = 64 << 10;
+/// The largest block a reader accepts (files written before blocks were 64 KiB hold 1 MiB
+/// blocks).
+const MAX_BLOCK: usize = 1 << 20;
 
 /// How a file's records are compressed (Spark's
 /// `spark.sql.streaming.stateStore.compression.codec`).
@@ -211,6 +217,8 @@ impl FileBuffer {
     pub(crate) fn push(&mut self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
         let klen = len_bytes(key.len())?;
         let vlen = value.map(|v| len_bytes(v.len())).transpose()?;
+        self.raw
+            .reserve(1 + klen.len() + key.len() + value.map_or(0, |v| 4 + v.len()));
         self.raw.push(if value.is_some() { PUT } else { REMOVE });
         self.raw.extend_from_slice(&klen);
         self.raw.extend_from_slice(key);
@@ -359,7 +367,7 @@ pub(crate) fn read(dir: &Path, kind: FileKind, version: u64, apply: Record<'_>) 
             let stored = rest
                 .get(8..8 + stored_len)
                 .ok_or_else(|| corrupt("a block runs past the end"))?;
-            if raw_len > BLOCK || !codec.decompress(stored, raw_len, &mut raw) {
+            if raw_len > MAX_BLOCK || !codec.decompress(stored, raw_len, &mut raw) {
                 return Err(corrupt("a block does not decompress"));
             }
             rest = &rest[8 + stored_len..];

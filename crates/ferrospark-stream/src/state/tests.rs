@@ -796,3 +796,71 @@ fn a_maps_footprint_counts_headers_replaced_entries_and_slots() {
     map.compact();
     assert_eq!(map.footprint(), longer + slots);
 }
+
+/// Blocks were 1 MiB before they were 64 KiB: a file of 1 MiB blocks is read; a block
+/// larger than that is an error naming the file, not an allocation of what it claims.
+#[test]
+fn files_of_one_mib_blocks_are_read_and_larger_blocks_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Records of a 4-byte key and a value, 1 MiB of them in all.
+    let mut raw = Vec::new();
+    let mut records = 0u64;
+    while raw.len() + 1 + 4 + 4 + 4 + 100 <= 1 << 20 {
+        raw.push(1);
+        raw.extend_from_slice(&4u32.to_le_bytes());
+        raw.extend_from_slice(&(records as u32).to_be_bytes());
+        raw.extend_from_slice(&100u32.to_le_bytes());
+        raw.extend_from_slice(&[(records % 251) as u8; 100]);
+        records += 1;
+    }
+    // Padding to exactly 1 MiB: one more record with a longer value.
+    let pad = (1 << 20) - raw.len() - (1 + 4 + 4 + 4);
+    raw.push(1);
+    raw.extend_from_slice(&4u32.to_le_bytes());
+    raw.extend_from_slice(&u32::MAX.to_be_bytes());
+    raw.extend_from_slice(&(pad as u32).to_le_bytes());
+    raw.extend(std::iter::repeat_n(9u8, pad));
+    records += 1;
+    assert_eq!(raw.len(), 1 << 20);
+    let file = |raw: &[u8], records: u64| {
+        let mut f = b"FSSTATE2".to_vec();
+        f.push(1); // a delta
+        f.extend_from_slice(&1u64.to_le_bytes());
+        f.push(1); // LZ4
+        let stored = lz4_flex::block::compress(raw);
+        f.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+        f.extend_from_slice(&(stored.len() as u32).to_le_bytes());
+        f.extend_from_slice(&stored);
+        f.extend_from_slice(&records.to_le_bytes());
+        let crc = crc32fast::hash(&f);
+        f.extend_from_slice(&crc.to_le_bytes());
+        f
+    };
+    let path = FileKind::Delta.path(dir.path(), 1);
+    std::fs::write(&path, file(&raw, records)).expect("write");
+    let mut n = 0u64;
+    files::read(dir.path(), FileKind::Delta, 1, &mut |k, v| {
+        if n + 1 < records {
+            assert_eq!(k, (n as u32).to_be_bytes());
+            assert_eq!(v, Some([(n % 251) as u8; 100].as_slice()));
+        } else {
+            assert_eq!(
+                (k, v.map(<[u8]>::len)),
+                (u32::MAX.to_be_bytes().as_slice(), Some(pad))
+            );
+        }
+        n += 1;
+    })
+    .expect("a file of 1 MiB blocks");
+    assert_eq!(n, records);
+    // One byte more than 1 MiB in a block.
+    let mut big = raw.clone();
+    big.push(2);
+    std::fs::write(&path, file(&big, records)).expect("write");
+    let e = files::read(dir.path(), FileKind::Delta, 1, &mut |_, _| {})
+        .expect_err("a block over 1 MiB");
+    assert!(
+        matches!(&e, FerroError::StateStore { path: p, .. } if *p == path),
+        "{e}"
+    );
+}
