@@ -291,47 +291,32 @@ impl<'a> JoinStateManager<'a> {
         self.rows.put(k, v)
     }
 
-    /// Buffers each of `rows` under its key, in order: each key's count read, the row put
-    /// at that index, the count put back one more, as Spark's state manager appends. The
-    /// rows go in runs of 2048 (`APPEND_RUN`): a run's counts are read together
-    /// ([`StateStore::get_many`]), then its rows and new counts put together
-    /// ([`StateStore::put_many`]), so a count is put while the read left it in cache, and
-    /// what a run needs is small and made again in the same memory. A key met again in a
-    /// later run reads the count its earlier run put.
+    /// Buffers each of `rows` under its key, in order: each key's count read and put back
+    /// one more, the row put at that index, as Spark's state manager appends. The rows go
+    /// in runs of 2048 (`APPEND_RUN`): a run's counts are read and put back together
+    /// ([`StateStore::update_many`], one lookup each in memory, a key twice in the run
+    /// counted on from its first), then its rows put together ([`StateStore::put_many`]),
+    /// so what a run needs is small and made again in the same memory.
     pub fn append_all(&mut self, rows: &[Append<'_>]) -> Result<()> {
-        let mut counts: Vec<u64> = Vec::new();
-        // A key appended more than once in a run: its later rows go after its earlier.
-        let mut next: hashbrown::HashMap<&[u8], u64> =
-            hashbrown::HashMap::with_capacity(APPEND_RUN.min(rows.len()));
+        let mut indexes: Vec<u64> = Vec::new();
         let mut stored = Encoded::default();
-        let mut values: Vec<[u8; 8]> = Vec::new();
+        let mut keys: Vec<&[u8]> = Vec::new();
         for run in rows.chunks(APPEND_RUN) {
-            let keys: Vec<&[u8]> = run.iter().map(|a| a.key).collect();
-            counts.clear();
-            counts.resize(run.len(), 0);
-            self.counts.get_many(&keys, &mut |i, v| {
-                counts[i] = count_of(Some(v));
+            keys.clear();
+            keys.extend(run.iter().map(|a| a.key));
+            indexes.clear();
+            indexes.resize(run.len(), 0);
+            self.counts.update_many(&keys, &mut |i, old, new| {
+                let n = count_of(old);
+                indexes[i] = n;
+                new.extend_from_slice(&(n + 1).to_be_bytes());
                 Ok(())
             })?;
-            next.clear();
-            for (a, n) in run.iter().zip(counts.iter_mut()) {
-                let at = next.entry(a.key).or_insert(*n);
-                *n = *at;
-                *at += 1;
-            }
             stored.clear();
-            for (a, &index) in run.iter().zip(&counts) {
+            for (a, &index) in run.iter().zip(&indexes) {
                 stored.push_row(index, a)?;
             }
             self.rows.put_many(&stored.entries())?;
-            values.clear();
-            values.extend(counts.iter().map(|n| (n + 1).to_be_bytes()));
-            let entries: Vec<(&[u8], &[u8])> = keys
-                .iter()
-                .zip(&values)
-                .map(|(k, v)| (*k, v.as_slice()))
-                .collect();
-            self.counts.put_many(&entries)?;
         }
         Ok(())
     }

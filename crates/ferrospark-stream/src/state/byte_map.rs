@@ -272,6 +272,22 @@ impl ByteMap {
         value: &[u8],
         version: u64,
     ) -> Before {
+        match self.upsert_hashed::<std::convert::Infallible>(hash, key, version, |_| Ok(value)) {
+            Ok(before) => before,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Sets `key` (of `hash`) to the value `make` returns given its value (`None`: absent)
+    /// as a change of version `version`, with one lookup; what it replaced. When `make`
+    /// fails nothing is changed.
+    pub(crate) fn upsert_hashed<'v, E>(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        version: u64,
+        make: impl FnOnce(Option<&[u8]>) -> Result<&'v [u8], E>,
+    ) -> Result<Before, E> {
         let arena = &self.arena;
         let old = match self.table.entry(
             hash,
@@ -281,38 +297,40 @@ impl ByteMap {
             hashbrown::hash_table::Entry::Occupied(mut e) => {
                 let old = e.get().place;
                 let (word, _, len) = self.arena.header(old);
+                let value = make(Some(self.arena.get(old).1))?;
                 // Written in this version already and the same size: overwritten where it
                 // is (nothing before this version points at it; the undo log holds the
                 // entry it replaced).
                 if word == version && len == value.len() {
                     self.arena.overwrite_value(old, value);
-                    return Before::Again;
+                    return Ok(Before::Again);
                 }
                 let place = self.arena.push(version, key, value);
                 e.get_mut().place = place;
+                self.bytes += (key.len() + value.len()) as u64;
                 old
             }
             hashbrown::hash_table::Entry::Vacant(e) => {
+                let value = make(None)?;
                 let place = self.arena.push(version, key, value);
                 e.insert(Slot { hash, place });
                 self.bytes += (key.len() + value.len()) as u64;
-                return Before::First {
+                return Ok(Before::First {
                     old: None,
                     key: place,
-                };
+                });
             }
         };
-        self.bytes += (key.len() + value.len()) as u64;
         let again = self.arena.changed_in(old) == version;
         self.kill(old);
-        if again {
+        Ok(if again {
             Before::Again
         } else {
             Before::First {
                 old: Some(old),
                 key: old,
             }
-        }
+        })
     }
 
     /// Takes `key`'s entry out of the table (not killed): where it was.

@@ -25,7 +25,7 @@ use std::time::Instant;
 use hashbrown::HashMap;
 
 use super::byte_map::{Before, ByteMap, Bytes, Entry};
-use crate::state::{Found, Visit};
+use crate::state::{Found, Update, Visit};
 use ferrospark_common::{FerroError, Result};
 
 use super::files::{self, FileBuffer, FileKind};
@@ -122,11 +122,29 @@ impl Version {
     /// version `version`.
     fn insert(&mut self, hash: u64, key: &[u8], value: &[u8], version: u64) -> Before {
         let before = self.map.insert_hashed(hash, key, value, version);
-        // Only a key that was absent is new to the index.
+        self.indexed(key, &before);
+        before
+    }
+
+    /// Sets `key` to what `make` makes of its value (with one lookup), as a change of
+    /// version `version`.
+    fn upsert<'v>(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        version: u64,
+        make: impl FnOnce(Option<&[u8]>) -> Result<&'v [u8]>,
+    ) -> Result<Before> {
+        let before = self.map.upsert_hashed(hash, key, version, make)?;
+        self.indexed(key, &before);
+        Ok(before)
+    }
+
+    /// Indexes `key` if a change found it absent (only such a key is new to the index).
+    fn indexed(&mut self, key: &[u8], before: &Before) {
         if matches!(before, Before::First { old: None, .. }) {
             self.index(key, true);
         }
-        before
     }
 
     /// Removes `key` as a change of version `version` (`None`: it was absent).
@@ -492,6 +510,36 @@ impl StateStore for MemoryStateStore<'_> {
             std::hint::black_box(self.state.map.find_hashed(&keys, &hashes));
             for ((k, v), hash) in run.iter().zip(hashes) {
                 self.put_hashed(hash, k, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn update_many(&mut self, keys: &[&[u8]], update: Update<'_>) -> Result<()> {
+        self.updating()?;
+        self.undo.reserve(keys.len());
+        let mut value = Vec::new();
+        let version = self.next();
+        for (run_at, run) in keys.chunks(TOUCHED_AT_ONCE).enumerate() {
+            // As in `put_many`: the run's slots and entries brought into cache together.
+            let hashes = self.state.map.hashes(run);
+            std::hint::black_box(self.state.map.find_hashed(run, &hashes));
+            for ((i, k), hash) in run.iter().enumerate().zip(hashes) {
+                let at = run_at * TOUCHED_AT_ONCE + i;
+                let buf = &mut value;
+                let update = &mut *update;
+                let before = self.state.upsert(hash, k, version, move |old| {
+                    buf.clear();
+                    update(at, old, buf)?;
+                    // Moved out (`{buf}`), not reborrowed: the value outlives the closure.
+                    let made: &Vec<u8> = { buf };
+                    Ok(made.as_slice())
+                })?;
+                self.log(before);
+                self.updated += 1;
+                // After the change (the value is made by it); a failure here leaves the
+                // change in the undo log, which the batch's abort puts back.
+                self.delta.push(k, Some(&value))?;
             }
         }
         Ok(())

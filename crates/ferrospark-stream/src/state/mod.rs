@@ -263,6 +263,10 @@ pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<bool>;
 /// What [`StateStore::get_many`] calls with each key found: its position, its value.
 pub type Found<'a> = &'a mut dyn FnMut(usize, &[u8]) -> Result<()>;
 
+/// What [`StateStore::update_many`] calls with each key's position and value (`None`:
+/// absent), to write the key's new value into the (empty) buffer it is given.
+pub type Update<'a> = &'a mut dyn FnMut(usize, Option<&[u8]>, &mut Vec<u8>) -> Result<()>;
+
 /// One version of a store, being changed into the next.
 pub trait StateStore {
     /// The version it was loaded at.
@@ -287,6 +291,20 @@ pub trait StateStore {
     fn put_many(&mut self, entries: &[(&[u8], &[u8])]) -> Result<()> {
         for (k, v) in entries {
             self.put(k, v)?;
+        }
+        Ok(())
+    }
+    /// Sets each of `keys`, in order, to the value `update` makes of its value: a read
+    /// and a put of each key (a join side's row count read and put back one more), which
+    /// a store in memory makes with one lookup. A key given twice sees the value its first
+    /// update put.
+    fn update_many(&mut self, keys: &[&[u8]], update: Update<'_>) -> Result<()> {
+        let mut value = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            let old = self.get(k)?.map(Cow::into_owned);
+            value.clear();
+            update(i, old.as_deref(), &mut value)?;
+            self.put(k, &value)?;
         }
         Ok(())
     }

@@ -68,6 +68,38 @@ fn random_changes_match_a_model_across_reopens() {
                 if rng.random_bool(0.3) {
                     store.remove(&key).expect("remove");
                     model.remove(&key);
+                } else if rng.random_bool(0.3) {
+                    // A read-modify-write of a few keys, `key` twice: the second sees the
+                    // first's value. A value grows by a byte or keeps its length (so a key
+                    // changed twice in a version is overwritten in place or written anew).
+                    let mut other = grouped(group);
+                    other.extend_from_slice(format!("/{}", rng.random_range(0..30)).as_bytes());
+                    let keys = [key.as_slice(), other.as_slice(), key.as_slice()];
+                    let grow = rng.random_bool(0.5);
+                    let mut seen = Vec::new();
+                    store
+                        .update_many(&keys, &mut |i, old, new| {
+                            seen.push((i, old.map(<[u8]>::to_vec)));
+                            match old {
+                                Some(v) if grow => new.extend_from_slice(&[v, &[7]].concat()),
+                                Some(v) => new.extend(v.iter().map(|b| b.wrapping_add(1))),
+                                None => new.push(1),
+                            }
+                            Ok(())
+                        })
+                        .expect("update_many");
+                    let mut want_seen = Vec::new();
+                    for (i, k) in keys.iter().enumerate() {
+                        let old = model.get(*k).cloned();
+                        want_seen.push((i, old.clone()));
+                        let new = match old {
+                            Some(v) if grow => [v.as_slice(), &[7]].concat(),
+                            Some(v) => v.iter().map(|b| b.wrapping_add(1)).collect(),
+                            None => vec![1],
+                        };
+                        model.insert(k.to_vec(), new);
+                    }
+                    assert_eq!(seen, want_seen, "{kind:?} v{v} update_many saw");
                 } else {
                     let value = vec![rng.random::<u8>(); rng.random_range(0..5)];
                     store.put(&key, &value).expect("put");
@@ -167,6 +199,22 @@ fn an_aborted_or_dropped_store_changes_nothing() {
         s.put(b"k", b"4").expect("put");
         s.put(b"z", b"5").expect("put");
         s.remove(b"z").expect("remove");
+        drop(s);
+        // An update that fails part way (its first key changed) is undone with the store.
+        let mut s = p.get_store(1).expect("store");
+        let failed = s.update_many(&[b"k", b"w", b"k"], &mut |i, _, new| {
+            if i == 2 {
+                return Err(FerroError::Internal("refused".into()));
+            }
+            new.extend_from_slice(b"longer than before");
+            Ok(())
+        });
+        assert!(failed.is_err());
+        assert_eq!(
+            s.get(b"w").expect("get").map(|v| v.into_owned()),
+            Some(b"longer than before".to_vec()),
+            "the keys before the failure were changed"
+        );
         drop(s);
         let mut s = p.get_store(1).expect("store");
         assert_eq!(
