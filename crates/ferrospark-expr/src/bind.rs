@@ -78,6 +78,31 @@ pub fn bind_predicate(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr
     }
 }
 
+/// What a column name refers to in a schema ([`resolve_column_or_path`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnRef<'n> {
+    /// A column, by index.
+    Column(usize),
+    /// A field of a struct column, as Spark reads `col("a.b.c")` when no column is named
+    /// so: the column `a` (its index) and the field names after it.
+    FieldPath(usize, Vec<&'n str>),
+}
+
+/// Finds `name` as Spark's `col(name)` does: a column ([`resolve_column`]), else, for a
+/// dotted name whose head is a column, a field path; else the column's error.
+pub fn resolve_column_or_path<'n>(schema: &Schema, name: &'n str) -> Result<ColumnRef<'n>> {
+    match resolve_column(schema, name) {
+        Ok(i) => Ok(ColumnRef::Column(i)),
+        Err(e) => match name.split_once('.') {
+            Some((head, rest)) => match resolve_column(schema, head) {
+                Ok(i) => Ok(ColumnRef::FieldPath(i, rest.split('.').collect())),
+                Err(_) => Err(e),
+            },
+            None => Err(e),
+        },
+    }
+}
+
 /// Finds a column the way Spark does with `spark.sql.caseSensitive=false`: an exact match
 /// wins, otherwise a unique case-insensitive match.
 pub fn resolve_column(schema: &Schema, name: &str) -> Result<usize> {
@@ -393,20 +418,15 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
     let b = |e: &Expr| bind_inner(e, ctx);
     Ok(match expr {
         Expr::Column(name) => {
-            let index = match resolve_column(ctx.schema, name) {
-                Ok(i) => i,
-                // Like Spark's `col("a.b")`: a dotted name that is not a column is a field path.
-                Err(e) => match name.split_once('.') {
-                    Some((head, rest)) if resolve_column(ctx.schema, head).is_ok() => {
-                        let path = rest
-                            .split('.')
-                            .fold(Expr::Column(head.to_string()), |acc, f| {
-                                Expr::Field(Box::new(acc), f.to_string())
-                            });
-                        return bind_inner(&path, ctx);
-                    }
-                    _ => return Err(e),
-                },
+            let index = match resolve_column_or_path(ctx.schema, name)? {
+                ColumnRef::Column(i) => i,
+                ColumnRef::FieldPath(head, fields) => {
+                    let head = Expr::Column(ctx.schema.field(head).name().clone());
+                    let path = fields.into_iter().fold(head, |acc, f| {
+                        Expr::Field(Box::new(acc), f.to_string())
+                    });
+                    return bind_inner(&path, ctx);
+                }
             };
             let field = ctx.schema.field(index);
             PhysicalExpr::Column {

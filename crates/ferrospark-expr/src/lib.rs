@@ -47,7 +47,9 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
-pub use bind::{bind, bind_predicate, resolve_column, BindContext};
+pub use bind::{
+    bind, bind_predicate, resolve_column, resolve_column_or_path, BindContext, ColumnRef,
+};
 pub use depth::{
     check_expr_depth, expr_depth, parse_expr_checked, with_stack_for_text, MAX_EXPR_DEPTH,
 };

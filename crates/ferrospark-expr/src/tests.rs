@@ -462,3 +462,28 @@ fn interval_text_casts_to_an_interval_or_null() {
     assert_eq!(v.value(2), 600_000_000);
     assert!(v.is_null(0) && v.is_null(3));
 }
+
+/// Names resolve as Spark's `col(name)` does: a column (exactly, else equal but for case), a
+/// column literally named with a dot before a field path, a field path under a column
+/// found whatever its case, and an unknown head as the whole name's error.
+#[test]
+fn a_name_is_a_column_or_a_field_path() {
+    use crate::{resolve_column_or_path, ColumnRef};
+    let s = DataType::Struct(Fields::from(vec![Field::new("x", DataType::Int64, true)]));
+    let schema = Schema::new(vec![
+        Field::new("Id", DataType::Int64, true),
+        Field::new("a.b", DataType::Int64, true),
+        Field::new("s", s, true),
+    ]);
+    let r = |n| resolve_column_or_path(&schema, n);
+    assert_eq!(r("id").expect("id"), ColumnRef::Column(0));
+    assert_eq!(r("a.b").expect("a.b"), ColumnRef::Column(1));
+    assert_eq!(r("S.x").expect("S.x"), ColumnRef::FieldPath(2, vec!["x"]));
+    assert_eq!(
+        r("s.x.y").expect("s.x.y"),
+        ColumnRef::FieldPath(2, vec!["x", "y"])
+    );
+    let e = r("t.x").expect_err("t.x");
+    assert!(e.to_string().contains("`t.x`"), "{e}");
+    assert!(r("nope").is_err());
+}

@@ -26,7 +26,7 @@ use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_common::{Config, FerroError, Result};
 use ferrospark_expr::{
-    bind_predicate, evaluate_predicate, BinaryOp, BindContext, Expr, PhysicalExpr,
+    bind_predicate, evaluate_predicate, BinaryOp, BindContext, ColumnRef, Expr, PhysicalExpr,
 };
 
 use super::predicates::{state_watermark_predicates, JoinInput, StateWatermarkPredicate};
@@ -127,8 +127,7 @@ impl StreamJoinSpec {
         }
         // The condition's columns too: its equalities become keys and its time range
         // bounds a watermark by name. An unknown one is refused here, before it could be
-        // taken for a missing equality (a dotted name whose head is a column is a field
-        // path, left to binding).
+        // taken for a missing equality (a field path is left to binding).
         if let Some(c) = &self.condition {
             let both = Schema::new(
                 l.fields()
@@ -141,16 +140,9 @@ impl StreamJoinSpec {
                 let Expr::Column(name) = &e else {
                     return Ok(e);
                 };
-                match column_name(&both, name) {
-                    Ok(spelled) => Ok(Expr::Column(spelled)),
-                    Err(_)
-                        if name
-                            .split_once('.')
-                            .is_some_and(|(head, _)| column_name(&both, head).is_ok()) =>
-                    {
-                        Ok(e)
-                    }
-                    Err(err) => Err(err),
+                match ferrospark_expr::resolve_column_or_path(&both, name)? {
+                    ColumnRef::Column(i) => Ok(Expr::Column(both.field(i).name().clone())),
+                    ColumnRef::FieldPath(..) => Ok(e),
                 }
             })?);
         }
