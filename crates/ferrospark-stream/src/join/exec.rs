@@ -405,14 +405,13 @@ impl StreamJoin {
     /// resolved the spec's names ([`StreamJoinSpec::resolved`]) and checked the checkpoint's
     /// row format, once for all its partitions.
     pub(crate) fn open(
-        spec: StreamJoinSpec,
+        mut spec: StreamJoinSpec,
         checkpoint: &Path,
         operator_id: u64,
         partition_id: u32,
         cfg: &Config,
         state: &StateStoreConf,
     ) -> Result<Self> {
-        let mut spec = spec;
         if let Some(c) = &spec.condition {
             let (lk, rk, rest) = split_equi_keys(c, &spec.left_schema, &spec.right_schema);
             if !lk.is_empty() {

@@ -17,7 +17,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::state::Visit;
+use crate::state::{Update, Visit};
 use ferrospark_common::{FerroError, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -245,6 +245,22 @@ impl DiskStateStore<'_> {
     fn next(&self) -> i64 {
         (self.version + 1) as i64
     }
+
+    /// Writes `key`'s value in the next version; `new`: the key had none.
+    fn write(&mut self, key: &[u8], value: &[u8], new: bool) -> Result<()> {
+        if new {
+            self.keys += 1;
+        }
+        self.provider
+            .conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO state (key, version, value) VALUES (?1, ?2, ?3)",
+            )
+            .and_then(|mut st| st.execute(params![key, self.next(), value]))
+            .map_err(self.err())?;
+        self.updated += 1;
+        Ok(())
+    }
 }
 
 impl StateStore for DiskStateStore<'_> {
@@ -264,17 +280,20 @@ impl StateStore for DiskStateStore<'_> {
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.updating()?;
-        if self.get(key)?.is_none() {
-            self.keys += 1;
+        let new = self.get(key)?.is_none();
+        self.write(key, value, new)
+    }
+
+    fn update_many(&mut self, keys: &[&[u8]], update: Update<'_>) -> Result<()> {
+        self.updating()?;
+        let mut value = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            // One read: it gives the old value and whether the key is new.
+            let old = self.get(k)?.map(std::borrow::Cow::into_owned);
+            value.clear();
+            update(i, old.as_deref(), &mut value)?;
+            self.write(k, &value, old.is_none())?;
         }
-        self.provider
-            .conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO state (key, version, value) VALUES (?1, ?2, ?3)",
-            )
-            .and_then(|mut st| st.execute(params![key, self.next(), value]))
-            .map_err(self.err())?;
-        self.updated += 1;
         Ok(())
     }
 

@@ -167,8 +167,9 @@ impl Version {
     }
 }
 
-/// Keys a [`StateStore::put_many`] looks up before putting them: their slots and entries
-/// (a few cache lines each) stay well inside a core's L2 cache until the puts reach them.
+/// Keys a [`StateStore::put_many`] or [`StateStore::update_many`] looks up before changing
+/// them: their slots and entries (a few cache lines each) stay well inside a core's L2 cache
+/// until the changes reach them.
 const TOUCHED_AT_ONCE: usize = 2048;
 
 /// Versions kept loaded.
@@ -458,6 +459,15 @@ impl MemoryStateStore<'_> {
         );
     }
 
+    /// The hashes of a run of keys about to change, their slots and entries brought into
+    /// cache by lookups made side by side (their misses overlapping); the changes after
+    /// find them there, hashed once for both.
+    fn hashed_in_cache(&self, keys: &[&[u8]]) -> Vec<u64> {
+        let hashes = self.state.map.hashes(keys);
+        std::hint::black_box(self.state.map.find_hashed(keys, &hashes));
+        hashes
+    }
+
     /// The version this store's changes make.
     fn next(&self) -> u64 {
         self.version + 1
@@ -503,11 +513,8 @@ impl StateStore for MemoryStateStore<'_> {
         self.updating()?;
         self.undo.reserve(entries.len());
         for run in entries.chunks(TOUCHED_AT_ONCE) {
-            // The lookups bring each key's slot and entry into cache with their misses
-            // overlapping; the puts after them find them there (hashed once for both).
             let keys: Vec<&[u8]> = run.iter().map(|(k, _)| *k).collect();
-            let hashes = self.state.map.hashes(&keys);
-            std::hint::black_box(self.state.map.find_hashed(&keys, &hashes));
+            let hashes = self.hashed_in_cache(&keys);
             for ((k, v), hash) in run.iter().zip(hashes) {
                 self.put_hashed(hash, k, v)?;
             }
@@ -521,9 +528,7 @@ impl StateStore for MemoryStateStore<'_> {
         let mut value = Vec::new();
         let version = self.next();
         for (run_at, run) in keys.chunks(TOUCHED_AT_ONCE).enumerate() {
-            // As in `put_many`: the run's slots and entries brought into cache together.
-            let hashes = self.state.map.hashes(run);
-            std::hint::black_box(self.state.map.find_hashed(run, &hashes));
+            let hashes = self.hashed_in_cache(run);
             for ((i, k), hash) in run.iter().enumerate().zip(hashes) {
                 let at = run_at * TOUCHED_AT_ONCE + i;
                 let buf = &mut value;
