@@ -72,6 +72,13 @@ fn parse_header(h: &[u8]) -> (u64, usize, usize) {
     )
 }
 
+/// A place in the arena: entries written after it are found from it ([`ByteMap::mark`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Mark {
+    chunk: usize,
+    offset: usize,
+}
+
 /// Entries, one after another, in chunks that never move.
 #[derive(Debug, Default)]
 struct Arena {
@@ -138,10 +145,24 @@ impl Arena {
         self.chunks[(e.0 >> 32) as usize][at..at + 8].copy_from_slice(&word.to_le_bytes());
     }
 
+    /// Where the next entry will be written.
+    fn end(&self) -> Mark {
+        Mark {
+            chunk: self.chunks.len().saturating_sub(1),
+            offset: self.chunks.last().map_or(0, Vec::len),
+        }
+    }
+
     /// Every entry not marked dead, in the order written.
     fn live(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
-        self.chunks.iter().flat_map(|c| {
-            let mut at = 0;
+        self.live_since(Mark::default())
+    }
+
+    /// Every entry written at or after `mark` not marked dead, in the order written.
+    fn live_since(&self, mark: Mark) -> impl Iterator<Item = (&[u8], &[u8])> {
+        let chunks = self.chunks.get(mark.chunk..).unwrap_or_default();
+        chunks.iter().enumerate().flat_map(move |(i, c)| {
+            let mut at = if i == 0 { mark.offset } else { 0 };
             std::iter::from_fn(move || {
                 while at + HEADER <= c.len() {
                     let (word, k, v) = parse_header(&c[at..at + HEADER]);
@@ -343,20 +364,23 @@ impl ByteMap {
         Some(e.remove().0.place)
     }
 
-    /// Removes `key` as a change of version `version`: `None` when it was absent.
-    pub(crate) fn remove(&mut self, key: &[u8], version: u64) -> Option<Before> {
+    /// Removes `key` as a change of version `version`: what it replaced and the entry that
+    /// held it (which keeps the key's bytes until the map is compacted); `None` when it was
+    /// absent.
+    pub(crate) fn remove(&mut self, key: &[u8], version: u64) -> Option<(Before, Entry)> {
         let hash = hash_of(&self.hasher, key);
         let place = self.unlink(hash, key)?;
         let again = self.arena.changed_in(place) == version;
         self.kill(place);
-        Some(if again {
+        let before = if again {
             Before::Again
         } else {
             Before::First {
                 old: Some(place),
                 key: place,
             }
-        })
+        };
+        Some((before, place))
     }
 
     /// Puts `key` back to `old` (`None`: absent), unmarked: undoing a change.
@@ -382,6 +406,19 @@ impl ByteMap {
                 self.remove(key, 0);
             }
         }
+    }
+
+    /// Where the arena ends now: the entries written after it are [`Self::live_since`]'s.
+    pub(crate) fn mark(&self) -> Mark {
+        self.arena.end()
+    }
+
+    /// The entries written since `mark` that are still the map's, in the order written: a
+    /// version's puts, each key once, with its value as last changed (an entry replaced in
+    /// the version is dead, one overwritten in place holds the new value). Valid while the
+    /// map is not compacted.
+    pub(crate) fn live_since(&self, mark: Mark) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.arena.live_since(mark)
     }
 
     /// Every entry, in no order (the order written: a scan reads memory in order).

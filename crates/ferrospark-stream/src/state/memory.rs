@@ -3,10 +3,13 @@
 //! of the whole map when `minDeltasForSnapshot` deltas have been written since the last one.
 //!
 //! A store changes the map it was loaded with in place and logs each key's first old value, so that
-//! an abort (or an error that drops the store) puts the version back as it was; each change is
-//! appended to the version's delta as it is made (as Spark's delta stream is; each block of records
-//! compressed once full), so a commit only seals and writes it. The undo log finds a key again by
-//! an arena entry holding it, so the delta's records need not be kept. Spark copies the map for
+//! an abort (or an error that drops the store) puts the version back as it was. The commit makes
+//! the version's delta from the map: the map's arena is written in order, so the entries it gained
+//! since the store opened that are still live are the version's puts, each key once with its last
+//! value; the keys removed are listed as they go. Spark's delta stream holds every change as made
+//! instead (a join row put, then put again marked matched, twice): the same version when applied,
+//! and writing each change beside the map's cost a fifth of a join batch. The undo log finds a key
+//! again by an arena entry holding it. Spark copies the map for
 //! every version instead, which costs the whole state every batch. The latest committed version
 //! stays in memory (and one more, when an older one is read); an older one is rebuilt from its
 //! latest snapshot and the deltas after it, which is also how a batch re-run after a crash reads
@@ -24,7 +27,7 @@ use std::time::Instant;
 
 use hashbrown::HashMap;
 
-use super::byte_map::{Before, ByteMap, Bytes, Entry};
+use super::byte_map::{Before, ByteMap, Bytes, Entry, Mark};
 use crate::state::{Found, Update, Visit};
 use ferrospark_common::{FerroError, Result};
 
@@ -147,11 +150,12 @@ impl Version {
         }
     }
 
-    /// Removes `key` as a change of version `version` (`None`: it was absent).
-    fn remove(&mut self, key: &[u8], version: u64) -> Option<Before> {
-        let before = self.map.remove(key, version)?;
+    /// Removes `key` as a change of version `version`: what it replaced and the entry that
+    /// held it (`None`: it was absent).
+    fn remove(&mut self, key: &[u8], version: u64) -> Option<(Before, Entry)> {
+        let removed = self.map.remove(key, version)?;
         self.index(key, false);
-        Some(before)
+        Some(removed)
     }
 
     /// Puts `key` back to `old`.
@@ -358,9 +362,11 @@ impl StateStoreProvider for MemoryStateStoreProvider {
         Ok(Box::new(MemoryStateStore {
             provider: self,
             version,
+            since: state.map.mark(),
             state,
             delta,
             undo,
+            removed_keys: Vec::new(),
             updated: 0,
             removed: 0,
             status: StoreStatus::Updating,
@@ -405,12 +411,17 @@ struct MemoryStateStore<'a> {
     version: u64,
     /// The state, with this version's changes made.
     state: Version,
-    /// The version's changes, in order, as the delta file will hold them.
+    /// Where the map's arena ended when the store was opened: the version's puts are the
+    /// live entries after it.
+    since: Mark,
+    /// The delta file, made by the commit.
     delta: FileBuffer,
     /// Each changed key (an arena entry holding its bytes) and its value before
     /// that change (`None`: absent), in the order of the changes. A key removed and put
     /// again comes twice.
     undo: Vec<(Entry, Option<Entry>)>,
+    /// Entries holding the keys removed in this version, in the order removed.
+    removed_keys: Vec<Entry>,
     /// Puts and removes made (Spark's `numUpdatedStateRows` / `numRemovedStateRows`).
     updated: u64,
     removed: u64,
@@ -433,9 +444,8 @@ impl MemoryStateStore<'_> {
         }
     }
 
-    /// A put of `key`, whose hash is `hash`: recorded in the delta, made, logged.
+    /// A put of `key`, whose hash is `hash`: made, logged.
     fn put_hashed(&mut self, hash: u64, key: &[u8], value: &[u8]) -> Result<()> {
-        self.delta.push(key, Some(value))?;
         let before = self.state.insert(hash, key, value, self.next());
         self.log(before);
         self.updated += 1;
@@ -446,6 +456,24 @@ impl MemoryStateStore<'_> {
         if let Before::First { old, key } = before {
             self.undo.push((key, old));
         }
+    }
+
+    /// Makes the version's delta file's records: each key put in the version, once, with
+    /// the value it was last put (the live entries the map's arena has gained since the
+    /// store opened), then each key removed in it that is absent now. Applied in order to
+    /// the version before, they make this one, as the every change they stand for would.
+    fn fill_delta(&mut self) -> Result<()> {
+        let map = &self.state.map;
+        for (k, v) in map.live_since(self.since) {
+            self.delta.push(k, Some(v))?;
+        }
+        for &e in &self.removed_keys {
+            let k = map.key_of(e);
+            if map.get(k).is_none() {
+                self.delta.push(k, None)?;
+            }
+        }
+        Ok(())
     }
 
     /// Empties the delta buffer and undo log (the file written or the changes undone) and
@@ -542,9 +570,6 @@ impl StateStore for MemoryStateStore<'_> {
                 })?;
                 self.log(before);
                 self.updated += 1;
-                // After the change (the value is made by it); a failure here leaves the
-                // change in the undo log, which the batch's abort puts back.
-                self.delta.push(k, Some(&value))?;
             }
         }
         Ok(())
@@ -552,9 +577,9 @@ impl StateStore for MemoryStateStore<'_> {
 
     fn remove(&mut self, key: &[u8]) -> Result<()> {
         self.updating()?;
-        if let Some(before) = self.state.remove(key, self.next()) {
-            self.delta.push(key, None)?;
+        if let Some((before, held)) = self.state.remove(key, self.next()) {
             self.log(before);
+            self.removed_keys.push(held);
             self.removed += 1;
         }
         Ok(())
@@ -606,6 +631,7 @@ impl StateStore for MemoryStateStore<'_> {
         }
         deltas.retain(|&d| d < next);
         snapshots.retain(|&s| s < next);
+        self.fill_delta()?;
         let checksum = self.delta.write(&dir, FileKind::Delta, next)?;
         // The delta is the commit: from here on this store is spent, whatever follows.
         self.status = StoreStatus::Committed;

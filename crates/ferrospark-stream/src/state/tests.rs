@@ -283,6 +283,65 @@ fn a_delta_of_many_blocks_is_undone_or_read_back_whole() {
     );
 }
 
+/// The memory provider's delta holds the version's changes as their outcome: a key put
+/// several times is one record with its last value (an entry overwritten in place or
+/// replaced), a key put then removed in the version is a remove, a removed key put again is
+/// a put, and keys the version did not touch have no record. Reading the delta back over
+/// the version before gives the version committed.
+#[test]
+fn a_memory_delta_holds_each_changed_key_once_with_its_last_value() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = StateStoreId::new(dir.path(), 0, 0);
+    let c = conf(ProviderKind::Memory, 100, 100);
+    let mut p = open_provider(&id, &c).expect("open");
+    let mut s = p.get_store(0).expect("store");
+    for k in [b"kept", b"gone", b"back"] {
+        s.put(k, b"v1").expect("put");
+    }
+    s.commit().expect("commit");
+    drop(s);
+    let mut s = p.get_store(1).expect("store");
+    s.put(b"kept", b"v2").expect("put");
+    s.put(b"kept", b"v3").expect("put in place");
+    s.put(b"kept", b"longer v4").expect("put replacing");
+    s.remove(b"gone").expect("remove");
+    s.remove(b"back").expect("remove");
+    s.put(b"back", b"again").expect("put again");
+    s.put(b"brief", b"x").expect("put");
+    s.remove(b"brief").expect("remove what the version put");
+    s.put(b"new", b"n").expect("put");
+    s.commit().expect("commit");
+    drop(s);
+    let mut records: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+    files::read(&id.dir(), FileKind::Delta, 2, &mut |k, v| {
+        records.push((k.to_vec(), v.map(<[u8]>::to_vec)));
+    })
+    .expect("read the delta");
+    records.sort();
+    let put = |k: &[u8], v: &[u8]| (k.to_vec(), Some(v.to_vec()));
+    let removed = |k: &[u8]| (k.to_vec(), None);
+    assert_eq!(
+        records,
+        vec![
+            put(b"back", b"again"),
+            removed(b"brief"),
+            removed(b"gone"),
+            put(b"kept", b"longer v4"),
+            put(b"new", b"n"),
+        ]
+    );
+    let mut fresh = open_provider(&id, &c).expect("reopen");
+    let s = fresh.get_store(2).expect("from files");
+    assert_eq!(
+        collect(s.as_ref(), b"").expect("scan"),
+        vec![
+            (b"back".to_vec(), b"again".to_vec()),
+            (b"kept".to_vec(), b"longer v4".to_vec()),
+            (b"new".to_vec(), b"n".to_vec()),
+        ]
+    );
+}
+
 /// A commit whose delta cannot be written is an error, and the store's changes are undone
 /// (each key found again in the map's own entries, the delta's records being gone): the
 /// version is as it was, and the batch run again commits.
@@ -784,7 +843,7 @@ fn the_byte_map_matches_a_model_through_undo_and_compaction() {
                 Some(map.insert(&key, &value, version))
             } else {
                 let was = model.remove(&key).is_some();
-                let b = map.remove(&key, version);
+                let b = map.remove(&key, version).map(|(b, _)| b);
                 assert_eq!(b.is_some(), was, "remove of {key:?}");
                 b
             };
