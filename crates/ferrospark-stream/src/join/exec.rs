@@ -333,6 +333,8 @@ pub struct StreamJoin {
     inputs: (JoinInput, JoinInput),
     /// The last batch's milliseconds joining and storing rows, and evicting.
     timings: (f64, f64),
+    /// Rows of an input joined and kept at a time (`ferrospark.batch.size`).
+    run_rows: usize,
 }
 
 /// Whether the condition bounds `this` side's watermarked column by some timestamp column of
@@ -511,6 +513,7 @@ impl StreamJoin {
             providers,
             inputs,
             timings: (0.0, 0.0),
+            run_rows: cfg.batch_size()?,
         })
     }
 
@@ -582,6 +585,7 @@ impl StreamJoin {
             output: &self.output,
             condition: self.condition.as_ref(),
             join_type: self.spec.join_type,
+            run_rows: self.run_rows,
         };
         let mut pieces: Vec<RecordBatch> = Vec::new();
         let updates = Instant::now();
@@ -672,6 +676,8 @@ struct Probe<'a> {
     output: &'a SchemaRef,
     condition: Option<&'a PhysicalExpr>,
     join_type: StreamJoinType,
+    /// Rows of an input joined and kept at a time.
+    run_rows: usize,
 }
 
 impl Probe<'_> {
@@ -742,9 +748,10 @@ fn mask_values(mask: &BooleanArray) -> Vec<bool> {
 /// Joins `batch` (rows of `sides.0`) with the other side's state, then keeps its rows
 /// (Spark's `OneSideHashJoiner.storeAndJoinWithOtherSide`), pushing output to `pieces`.
 ///
-/// The batch's pairs are found first and the condition runs once over all of them: the
-/// other side's state does not change while this side's rows probe it, except for the
-/// matched flags, which are tracked here.
+/// The rows go in runs of `ferrospark.batch.size`: a run's pairs are found, its condition evaluated over
+/// all of them at once, the stored rows it joins marked, then its rows kept. The other
+/// side's state changes only in its matched flags while this side's rows probe it, and a
+/// run sees the flags the runs before it set, as Spark's row-by-row probe does.
 #[allow(clippy::too_many_arguments)]
 fn join_side(
     sides: (&Side, &Side),
@@ -812,92 +819,111 @@ fn join_side(
             *l = false;
         }
     }
-    // Every (row, stored partner) pair of the batch.
-    let probes: Vec<(u32, &[u8])> = (0..n)
-        .filter(|&r| live[r] && passes[r])
-        .map(|r| (r as u32, key_rows.row(r).data()))
-        .collect();
-    let mut partners = Partners::default();
-    other_state.probe_all(&probes, &mut partners)?;
-    let probe_rows: Vec<u32> = partners.iter().map(|p| p.probe_row).collect();
-    let partner_cols = other.decode(partners.rows())?;
-    let this_cols = take_all(batch.columns(), &probe_rows)?;
-    let accept = match probe.condition {
-        Some(c) if !partners.is_empty() => {
-            let b = probe.joined_batch(
-                this_cols.clone(),
-                partner_cols.clone(),
-                this_is_left,
-                partners.len(),
-            )?;
-            mask_values(&evaluate_predicate(c, &b)?)
-        }
-        _ => vec![true; partners.len()],
-    };
+    // The rows go in runs: a run's pairs are found, tested, marked and output, then its
+    // rows kept, so what a run needs stays in cache (the stored rows it marks were just
+    // found) and is made again in the same memory. A run sees the flags earlier runs set.
     let semi = probe.join_type == StreamJoinType::LeftSemi;
     // Only a side whose unmatched rows are emitted (an outer side, a semi join's left) ever
     // reads its rows' matched flags: the other side's stored rows are not rewritten to mark
     // them (Spark rewrites them all the same, a put per pair that changes no answer).
     let other_flags_read = probe.join_type.keeps(!this_is_left) || (semi && !this_is_left);
-    let mut joined_any = vec![false; n];
+    let kept = |r: usize| live[r] && passes[r];
+    let run_rows = probe.run_rows;
+    let mut appends = Vec::with_capacity(run_rows.min(n));
+    let mut partners = Partners::default();
     let mut marked: HashSet<(&[u8], u64)> = HashSet::new();
-    let mut marks: Vec<(&[u8], usize)> = Vec::new();
-    let mut pairs: Vec<u32> = Vec::new();
-    for (p, (partner, ok)) in partners.iter().zip(&accept).enumerate() {
-        if !ok {
-            continue;
+    this_state.reserve((0..n).filter(|&r| kept(r)).count());
+    for run_start in (0..n).step_by(run_rows) {
+        let run = run_start..(run_start + run_rows).min(n);
+        // Every (row, stored partner) pair of the run.
+        let probes: Vec<(u32, &[u8])> = run
+            .clone()
+            .filter(|&r| kept(r))
+            .map(|r| (r as u32, key_rows.row(r).data()))
+            .collect();
+        partners.clear();
+        other_state.probe_all(&probes, &mut partners)?;
+        let probe_rows: Vec<u32> = partners.iter().map(|p| p.probe_row).collect();
+        let partner_cols = other.decode(partners.rows())?;
+        let this_cols = take_all(batch.columns(), &probe_rows)?;
+        let accept = match probe.condition {
+            Some(c) if !partners.is_empty() => {
+                let b = probe.joined_batch(
+                    this_cols.clone(),
+                    partner_cols.clone(),
+                    this_is_left,
+                    partners.len(),
+                )?;
+                mask_values(&evaluate_predicate(c, &b)?)
+            }
+            _ => vec![true; partners.len()],
+        };
+        let mut joined_any = vec![false; run.len()];
+        marked.clear();
+        let mut marks: Vec<(&[u8], usize)> = Vec::new();
+        let mut pairs: Vec<u32> = Vec::new();
+        for (p, (partner, ok)) in partners.iter().zip(&accept).enumerate() {
+            if !ok {
+                continue;
+            }
+            let key = key_rows.row(partner.probe_row as usize).data();
+            let first_mark =
+                other_flags_read && !partner.matched && marked.insert((key, partner.index));
+            // A semi join's right rows emit each left row once: when it is first matched.
+            if semi && !this_is_left && !first_mark {
+                continue;
+            }
+            if first_mark {
+                marks.push((key, p));
+            }
+            joined_any[partner.probe_row as usize - run.start] = true;
+            pairs.push(p as u32);
         }
-        let key = key_rows.row(partner.probe_row as usize).data();
-        let first_mark =
-            other_flags_read && !partner.matched && marked.insert((key, partner.index));
-        // A semi join's right rows emit each left row once: when it is first matched.
-        if semi && !this_is_left && !first_mark {
-            continue;
+        other_state.mark_partners(&marks, &partners)?;
+        if semi {
+            if this_is_left {
+                let emitted: Vec<u32> = run
+                    .clone()
+                    .filter(|&r| joined_any[r - run.start])
+                    .map(|r| r as u32)
+                    .collect();
+                let cols = take_all(batch.columns(), &emitted)?;
+                pieces.push(
+                    probe
+                        .padded(cols, true, emitted.len())?
+                        .project_left(probe)?,
+                );
+            } else {
+                let cols = take_all(&partner_cols, &pairs)?;
+                pieces.push(probe.padded(cols, true, pairs.len())?.project_left(probe)?);
+            }
+        } else if !pairs.is_empty() {
+            let mine = take_all(&this_cols, &pairs)?;
+            let theirs = take_all(&partner_cols, &pairs)?;
+            pieces.push(probe.joined_batch(mine, theirs, this_is_left, pairs.len())?);
         }
-        if first_mark {
-            marks.push((key, p));
+        appends.clear();
+        for r in run.clone() {
+            if !kept(r) {
+                continue;
+            }
+            let joined = joined_any[r - run.start];
+            // Spark keeps no left row of a semi join that has already been emitted.
+            if semi && this_is_left && joined {
+                continue;
+            }
+            // Kept even when the watermark already frees it: the eviction that ends the
+            // batch takes it out again, emitting it if an outer join never matched it (as
+            // Spark does).
+            appends.push(Append {
+                key: key_rows.row(r).data(),
+                row: rows.row(r).data(),
+                time: times.as_ref().filter(|t| t.is_valid(r)).map(|t| t.value(r)),
+                matched: joined,
+            });
         }
-        joined_any[partner.probe_row as usize] = true;
-        pairs.push(p as u32);
+        this_state.append_all(&appends)?;
     }
-    other_state.mark_partners(&marks, &partners)?;
-    if semi {
-        if this_is_left {
-            let emitted: Vec<u32> = (0..n as u32).filter(|&r| joined_any[r as usize]).collect();
-            let cols = take_all(batch.columns(), &emitted)?;
-            pieces.push(
-                probe
-                    .padded(cols, true, emitted.len())?
-                    .project_left(probe)?,
-            );
-        } else {
-            let cols = take_all(&partner_cols, &pairs)?;
-            pieces.push(probe.padded(cols, true, pairs.len())?.project_left(probe)?);
-        }
-    } else if !pairs.is_empty() {
-        let mine = take_all(&this_cols, &pairs)?;
-        let theirs = take_all(&partner_cols, &pairs)?;
-        pieces.push(probe.joined_batch(mine, theirs, this_is_left, pairs.len())?);
-    }
-    let mut appends = Vec::with_capacity(n);
-    for r in 0..n {
-        if !live[r] || !passes[r] {
-            continue;
-        }
-        // Spark keeps no left row of a semi join that has already been emitted.
-        if semi && this_is_left && joined_any[r] {
-            continue;
-        }
-        // Kept even when the watermark already frees it: the eviction that ends the batch
-        // takes it out again, emitting it if an outer join never matched it (as Spark does).
-        appends.push(Append {
-            key: key_rows.row(r).data(),
-            row: rows.row(r).data(),
-            time: times.as_ref().filter(|t| t.is_valid(r)).map(|t| t.value(r)),
-            matched: joined_any[r],
-        });
-    }
-    this_state.append_all(&appends)?;
     Ok(())
 }
 

@@ -107,6 +107,12 @@ pub struct Partner {
 }
 
 impl Partners {
+    /// Forgets every row found, keeping the memory.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.found.clear();
+    }
+
     /// Rows found.
     pub fn len(&self) -> usize {
         self.found.len()
@@ -319,6 +325,13 @@ impl<'a> JoinStateManager<'a> {
             self.rows.put_many(&stored.entries())?;
         }
         Ok(())
+    }
+
+    /// Makes room for `rows` rows about to be appended: each is a new key of the rows'
+    /// store (the index after its key's last). The counts' store gets fewer new keys when
+    /// keys repeat, so it grows as they come.
+    pub fn reserve(&mut self, rows: usize) {
+        self.rows.reserve(rows);
     }
 
     #[cfg(test)]

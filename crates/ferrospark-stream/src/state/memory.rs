@@ -145,7 +145,7 @@ impl Version {
 
     /// Indexes `key` if a change found it absent (only such a key is new to the index).
     fn indexed(&mut self, key: &[u8], before: &Before) {
-        if matches!(before, Before::First { old: None, .. }) {
+        if self.prefixes.is_some() && matches!(before, Before::First { old: None, .. }) {
             self.index(key, true);
         }
     }
@@ -573,6 +573,11 @@ impl StateStore for MemoryStateStore<'_> {
             }
         }
         Ok(())
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        self.state.map.reserve(additional);
+        self.undo.reserve(additional);
     }
 
     fn remove(&mut self, key: &[u8]) -> Result<()> {
