@@ -748,10 +748,11 @@ fn mask_values(mask: &BooleanArray) -> Vec<bool> {
 /// Joins `batch` (rows of `sides.0`) with the other side's state, then keeps its rows
 /// (Spark's `OneSideHashJoiner.storeAndJoinWithOtherSide`), pushing output to `pieces`.
 ///
-/// The rows go in runs of `ferrospark.batch.size`: a run's pairs are found, its condition evaluated over
-/// all of them at once, the stored rows it joins marked, then its rows kept. The other
-/// side's state changes only in its matched flags while this side's rows probe it, and a
-/// run sees the flags the runs before it set, as Spark's row-by-row probe does.
+/// The rows go in runs of `ferrospark.batch.size`: a run's pairs are found, its condition
+/// evaluated over all of them at once, the stored rows it joins marked, its output made,
+/// then its rows kept, so what a run needs is small and made again in the same memory. The
+/// other side's state changes only in its matched flags while this side's rows probe it,
+/// and a run sees the flags the runs before it set, as Spark's row-by-row probe does.
 #[allow(clippy::too_many_arguments)]
 fn join_side(
     sides: (&Side, &Side),
@@ -819,9 +820,6 @@ fn join_side(
             *l = false;
         }
     }
-    // The rows go in runs: a run's pairs are found, tested, marked and output, then its
-    // rows kept, so what a run needs stays in cache (the stored rows it marks were just
-    // found) and is made again in the same memory. A run sees the flags earlier runs set.
     let semi = probe.join_type == StreamJoinType::LeftSemi;
     // Only a side whose unmatched rows are emitted (an outer side, a semi join's left) ever
     // reads its rows' matched flags: the other side's stored rows are not rewritten to mark
@@ -880,27 +878,26 @@ fn join_side(
             pairs.push(p as u32);
         }
         other_state.mark_partners(&marks, &partners)?;
-        if semi {
-            if this_is_left {
+        // A row joins when it makes a pair: a run without pairs has no output.
+        if !pairs.is_empty() {
+            pieces.push(if semi && this_is_left {
                 let emitted: Vec<u32> = run
                     .clone()
                     .filter(|&r| joined_any[r - run.start])
                     .map(|r| r as u32)
                     .collect();
                 let cols = take_all(batch.columns(), &emitted)?;
-                pieces.push(
-                    probe
-                        .padded(cols, true, emitted.len())?
-                        .project_left(probe)?,
-                );
-            } else {
+                probe
+                    .padded(cols, true, emitted.len())?
+                    .project_left(probe)?
+            } else if semi {
                 let cols = take_all(&partner_cols, &pairs)?;
-                pieces.push(probe.padded(cols, true, pairs.len())?.project_left(probe)?);
-            }
-        } else if !pairs.is_empty() {
-            let mine = take_all(&this_cols, &pairs)?;
-            let theirs = take_all(&partner_cols, &pairs)?;
-            pieces.push(probe.joined_batch(mine, theirs, this_is_left, pairs.len())?);
+                probe.padded(cols, true, pairs.len())?.project_left(probe)?
+            } else {
+                let mine = take_all(&this_cols, &pairs)?;
+                let theirs = take_all(&partner_cols, &pairs)?;
+                probe.joined_batch(mine, theirs, this_is_left, pairs.len())?
+            });
         }
         appends.clear();
         for r in run.clone() {

@@ -267,6 +267,34 @@ mod exec {
         Some((k.value(i), t.value(i) / 1000, v.value(i).to_string()))
     }
 
+    /// What `j` emits for each batch of `input`, in order.
+    fn outputs(j: &mut StreamJoin, input: &[(Vec<Row>, Vec<Row>)]) -> Vec<RecordBatch> {
+        input
+            .iter()
+            .enumerate()
+            .map(|(b, (l, r))| {
+                j.process(
+                    b as u64,
+                    Some(&batch(&schema("l"), l)),
+                    Some(&batch(&schema("r"), r)),
+                )
+                .expect("batch")
+            })
+            .collect()
+    }
+
+    /// Each batch's pairs, sorted.
+    fn sorted_pairs(outputs: &[RecordBatch]) -> Vec<Vec<Pair>> {
+        outputs
+            .iter()
+            .map(|o| {
+                let mut p = pairs(o);
+                p.sort();
+                p
+            })
+            .collect()
+    }
+
     fn pairs(b: &RecordBatch) -> Vec<Pair> {
         (0..b.num_rows())
             .map(|i| (side_of(b, 0, i), side_of(b, 3, i)))
@@ -391,14 +419,7 @@ mod exec {
         let mut j = StreamJoin::open(spec(join_type), dir.path(), 0, Some(0), &Config::default())
             .expect("open");
         let (mut inner, mut louter, mut router) = (Vec::new(), Vec::new(), Vec::new());
-        for (b, (l, r)) in input.iter().enumerate() {
-            let out = j
-                .process(
-                    b as u64,
-                    Some(&batch(&schema("l"), l)),
-                    Some(&batch(&schema("r"), r)),
-                )
-                .expect("batch");
+        for out in outputs(&mut j, input) {
             for p in pairs(&out) {
                 match p {
                     (Some(l), None) => louter.push(l),
@@ -441,14 +462,7 @@ mod exec {
             )
             .expect("open");
             let mut got = Vec::new();
-            for (b, (l, r)) in input.iter().enumerate() {
-                let out = j
-                    .process(
-                        b as u64,
-                        Some(&batch(&schema("l"), l)),
-                        Some(&batch(&schema("r"), r)),
-                    )
-                    .expect("batch");
+            for out in outputs(&mut j, &input) {
                 assert_eq!(out.num_columns(), 3, "a semi join gives the left columns");
                 got.extend((0..out.num_rows()).filter_map(|i| side_of(&out, 0, i)));
             }
@@ -555,19 +569,7 @@ mod exec {
                 &cfg,
             )
             .expect("open");
-            let mut out = Vec::new();
-            for (b, (l, r)) in input.iter().enumerate() {
-                let mut p = pairs(
-                    &j.process(
-                        b as u64,
-                        Some(&batch(&schema("l"), l)),
-                        Some(&batch(&schema("r"), r)),
-                    )
-                    .expect("batch"),
-                );
-                p.sort();
-                out.push(p);
-            }
+            let out = sorted_pairs(&outputs(&mut j, &input));
             let state = dir.path().join("state/0/0");
             let on_disk = ["left-keyWithIndexToValue", "right-keyWithIndexToValue"]
                 .iter()
@@ -607,26 +609,19 @@ mod exec {
             }
             let mut j =
                 StreamJoin::open(spec(join_type), dir.path(), 0, Some(0), &cfg).expect("open");
-            let mut out = Vec::new();
-            for (b, (l, r)) in input.iter().enumerate() {
-                let got = j
-                    .process(
-                        b as u64,
-                        Some(&batch(&schema("l"), l)),
-                        Some(&batch(&schema("r"), r)),
-                    )
-                    .expect("batch");
-                let mut p: Vec<Pair> = if join_type == StreamJoinType::LeftSemi {
-                    (0..got.num_rows())
-                        .map(|i| (side_of(&got, 0, i), None))
-                        .collect()
-                } else {
-                    pairs(&got)
-                };
-                p.sort();
-                out.push(p);
+            let got = outputs(&mut j, &input);
+            if join_type != StreamJoinType::LeftSemi {
+                return sorted_pairs(&got);
             }
-            out
+            got.iter()
+                .map(|o| {
+                    let mut rows: Vec<Pair> = (0..o.num_rows())
+                        .map(|i| (side_of(o, 0, i), None))
+                        .collect();
+                    rows.sort();
+                    rows
+                })
+                .collect::<Vec<_>>()
         };
         for join_type in [
             StreamJoinType::Inner,
@@ -662,20 +657,7 @@ mod exec {
                 StreamJoin::open(spec(StreamJoinType::FullOuter), dir.path(), 0, None, &cfg)
                     .expect("open");
             assert_eq!(j.partitions().to_string(), n);
-            let mut out = Vec::new();
-            for (b, (l, r)) in input.iter().enumerate() {
-                let mut p = pairs(
-                    &j.process(
-                        b as u64,
-                        Some(&batch(&schema("l"), l)),
-                        Some(&batch(&schema("r"), r)),
-                    )
-                    .expect("batch"),
-                );
-                p.sort();
-                out.push(p);
-            }
-            out
+            sorted_pairs(&outputs(&mut j, &input))
         };
         let one = run("1");
         assert!(one.iter().map(Vec::len).sum::<usize>() > 0);
