@@ -830,7 +830,6 @@ fn join_side(
     let mut appends = Vec::with_capacity(run_rows.min(n));
     let mut partners = Partners::default();
     let mut marked: HashSet<(&[u8], u64)> = HashSet::new();
-    this_state.reserve((0..n).filter(|&r| kept(r)).count());
     for run_start in (0..n).step_by(run_rows) {
         let run = run_start..(run_start + run_rows).min(n);
         // Every (row, stored partner) pair of the run.

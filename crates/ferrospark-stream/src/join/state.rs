@@ -327,13 +327,6 @@ impl<'a> JoinStateManager<'a> {
         Ok(())
     }
 
-    /// Makes room for `rows` rows about to be appended: each is a new key of the rows'
-    /// store (the index after its key's last). The counts' store gets fewer new keys when
-    /// keys repeat, so it grows as they come.
-    pub fn reserve(&mut self, rows: usize) {
-        self.rows.reserve(rows);
-    }
-
     #[cfg(test)]
     /// Buffers `row` (whose watermarked column is `time`) under `key`.
     pub fn append(

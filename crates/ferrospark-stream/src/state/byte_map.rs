@@ -231,11 +231,6 @@ impl ByteMap {
         self.find_hashed(keys, &hashes)
     }
 
-    /// Makes room in the table for `additional` more keys.
-    pub(crate) fn reserve(&mut self, additional: usize) {
-        self.table.reserve(additional, |s| s.hash);
-    }
-
     /// The hash of `key`, for [`Self::insert_hashed`].
     pub(crate) fn hash(&self, key: &[u8]) -> u64 {
         hash_of(&self.hasher, key)

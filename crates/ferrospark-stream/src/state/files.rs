@@ -7,9 +7,10 @@
 //!   trailer: records u64 | crc32 of every byte before it
 //!   records (once decompressed): op u8 (1 put, 2 remove) | key len u32 | key | [value len u32 | value]
 //! ```
-//! (little-endian). Records are compressed in blocks of 1 MiB by the codec
-//! `spark.sql.streaming.stateStore.compression.codec` names (LZ4 by default, as Spark's); a
-//! record may run on into the next block. Files of the first format ("FSSTATE1": no codec
+//! (little-endian). Records are compressed in blocks of 64 KiB (files written before hold
+//! blocks of up to 1 MiB) by the codec `spark.sql.streaming.stateStore.compression.codec`
+//! names (LZ4 by default, as Spark's); a record may run on into the next block. A memory
+//! store's delta holds each key the version changed once, as its outcome (see `memory.rs`). Files of the first format ("FSSTATE1": no codec
 //! byte, no blocks, the records as they are) are still read. A file is written whole or not
 //! at all (`ferrospark_common::atomic_file`). A file that is short, whose checksum disagrees,
 //! that does not decompress, or that holds another version is an error naming it, never a

@@ -576,11 +576,6 @@ impl StateStore for MemoryStateStore<'_> {
         Ok(())
     }
 
-    fn reserve(&mut self, additional: usize) {
-        self.state.map.reserve(additional);
-        self.undo.reserve(additional);
-    }
-
     fn remove(&mut self, key: &[u8]) -> Result<()> {
         self.updating()?;
         if let Some((before, held)) = self.state.remove(key, self.next()) {

@@ -308,10 +308,6 @@ pub trait StateStore {
         }
         Ok(())
     }
-    /// Makes room for `additional` keys new to the store, about to be put (a hint: a
-    /// store in memory grows its hash table to the size they need at once, rather than by
-    /// doubling as they come, each doubling moving every key).
-    fn reserve(&mut self, _additional: usize) {}
     /// Removes `key` (nothing when absent).
     fn remove(&mut self, key: &[u8]) -> Result<()>;
     /// Calls `f` with each key starting with `prefix` (all with an empty one) and its value,
