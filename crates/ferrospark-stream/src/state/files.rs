@@ -11,8 +11,8 @@
 //! blocks of up to 1 MiB) by the codec `spark.sql.streaming.stateStore.compression.codec`
 //! names (LZ4 by default, as Spark's); a record may run on into the next block. A memory
 //! store's delta holds the outcome of the version's changes: each key put once, with its last
-//! value, then the keys removed (see `memory.rs`). Files of the first format ("FSSTATE1": no codec
-//! byte, no blocks, the records as they are) are still read. A file is written whole or not
+//! value, then the keys removed (see `memory.rs`). Files of the first format ("FSSTATE1": no
+//! codec byte, no blocks, the records as they are) are still read. A file is written whole or not
 //! at all (`ferrospark_common::atomic_file`). A file that is short, whose checksum disagrees,
 //! that does not decompress, or that holds another version is an error naming it, never a
 //! partial state.

@@ -2,19 +2,18 @@
 //! hash map in memory; a commit writes the version's changes as a delta file, and a snapshot
 //! of the whole map when `minDeltasForSnapshot` deltas have been written since the last one.
 //!
-//! A store changes the map it was loaded with in place and logs each key's first old value, so that
-//! an abort (or an error that drops the store) puts the version back as it was. The commit makes
-//! the version's delta from the map: the map's arena is written in order, so the entries it gained
-//! since the store opened that are still live are the version's puts, each key once with its last
-//! value; the keys removed are listed as they go. Spark's delta stream holds every change as made
-//! instead (a join row put, then put again marked matched, twice): the same version when applied,
-//! and writing each change as it was made cost a join batch 9-10% more CPU than writing the
-//! outcome once. The undo log finds a key again by an arena entry holding it. Spark copies the
-//! map for
-//! every version instead, which costs the whole state every batch. The latest committed version
-//! stays in memory (and one more, when an older one is read); an older one is rebuilt from its
-//! latest snapshot and the deltas after it, which is also how a batch re-run after a crash reads
-//! the version it started from.
+//! A store changes the map it was loaded with in place and logs each key's first old value, so
+//! that an abort (or an error that drops the store) puts the version back as it was. The commit
+//! makes the version's delta from the map: the map's arena is written in order, so the entries
+//! it gained since the store opened that are still live are the version's puts, each key once
+//! with its last value; the keys removed are listed as they go. Spark's delta stream holds
+//! every change as made instead (a join row put, then put again marked matched, twice): the
+//! same version when applied, and writing each change as it was made cost a join batch 9-10%
+//! more CPU than writing the outcome once. The undo log finds a key again by an arena entry
+//! holding it. Spark copies the map for every version instead, which costs the whole state
+//! every batch. The latest committed version stays in memory (and one more, when an older one
+//! is read); an older one is rebuilt from its latest snapshot and the deltas after it, which is
+//! also how a batch re-run after a crash reads the version it started from.
 //!
 //! As in Spark, a hash map has no order: a prefix scan is served by an index of keys by their
 //! prefix when the store asks for one ([`StateStoreConf::prefix_index`], Spark's
@@ -146,7 +145,7 @@ impl Version {
 
     /// Indexes `key` if a change found it absent (only such a key is new to the index).
     fn indexed(&mut self, key: &[u8], before: &Before) {
-        if self.prefixes.is_some() && matches!(before, Before::First { old: None, .. }) {
+        if matches!(before, Before::First { old: None, .. }) {
             self.index(key, true);
         }
     }

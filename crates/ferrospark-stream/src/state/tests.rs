@@ -289,7 +289,7 @@ fn a_delta_of_many_blocks_is_undone_or_read_back_whole() {
 /// a put, and keys the version did not touch have no record. Reading the delta back over
 /// the version before gives the version committed.
 #[test]
-fn a_memory_delta_holds_each_changed_key_once_with_its_last_value() {
+fn a_memory_delta_holds_each_put_key_once_with_its_last_value() {
     let dir = tempfile::tempdir().expect("tempdir");
     let id = StateStoreId::new(dir.path(), 0, 0);
     let c = conf(ProviderKind::Memory, 100, 100);
