@@ -7,7 +7,9 @@ included. The data has NULL keys, duplicates, unicode, out-of-order and late row
 from __future__ import annotations
 
 import datetime as dt
+import os
 import random
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -356,7 +358,72 @@ def test_fss_batches_on_batch_does_not_read_whole_still_move_the_state(spark, tm
     compare_batches(theirs, got)
 
 
-def test_fss_session_windows_match_sparks_own(spark, tmp_path):
+def _spark_hosts() -> dict[int, int]:
+    """The state hosts serving Spark's Python daemons on this machine: host pid by executor pid."""
+    from ferrospark import state_host
+
+    out = {}
+    for pid_file in state_host.host_dir().glob("h-*.pid"):
+        executor = int(pid_file.name.split("-")[1])
+        try:
+            cmdline = Path(f"/proc/{executor}/cmdline").read_bytes()
+            out[executor] = int(pid_file.read_text())
+        except (OSError, ValueError):
+            continue
+        if b"pyspark" not in cmdline:
+            del out[executor]
+    return out
+
+
+def test_fss_state_host_killed_between_batches_changes_nothing(spark, tmp_path):
+    """The executor's state host, killed (``kill -9``) after a batch: the next batch's task
+    starts another, which loads the partitions' state from their files; every batch equals
+    Spark's own join's."""
+    import signal
+
+    from streaming_oracle import _read_stream, write_batches
+
+    from ferrospark import spark as fss
+
+    left, right = join_input(41, ("k", "lt", "lv", "k", "rt", "rv"))
+    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
+    theirs = run_stream_join(
+        spark, tmp_path / "spark", left, right, how="left", on=["k"], condition=TIME_RANGE, **wm
+    )
+    write_batches(tmp_path / "in" / "left", [*left, left[0].schema.empty_table()])
+    write_batches(tmp_path / "in" / "right", [*right, right[0].schema.empty_table()])
+    got: dict[int, pa.Table] = {}
+    killed: list[int] = []
+
+    def on_batch(df: Any, b: int) -> None:
+        got[b] = df.toArrow()
+        if b == 2:
+            hosts = _spark_hosts()
+            assert hosts, "no state host served the batch"
+            for pid in hosts.values():
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+    writer = fss.stream_join(
+        _read_stream(spark, tmp_path / "in" / "left", None),
+        _read_stream(spark, tmp_path / "in" / "right", None),
+        on=["k"],
+        how="left",
+        condition=TIME_RANGE,
+        checkpoint=str(tmp_path / "ckpt"),
+        on_batch=on_batch,
+        **wm,
+    )
+    _fss_collect(writer)
+    compare_batches(theirs, got)
+    after = _spark_hosts()
+    assert after and not set(after.values()) & set(killed), (after, killed)
+
+
+@pytest.mark.parametrize("host", ["true", "false"])
+def test_fss_session_windows_match_sparks_own(spark, tmp_path, host):
+    """With the executor's state host and without it (each task's operator in its Python
+    worker), the sessions equal Spark's own."""
     from streaming_oracle import _read_stream, write_batches
 
     from ferrospark import spark as fss
@@ -385,6 +452,7 @@ def test_fss_session_windows_match_sparks_own(spark, tmp_path):
         watermark=watermark,
         checkpoint=str(tmp_path / "ckpt"),
         on_batch=lambda df, b: got.__setitem__(b, df.toArrow()),
+        conf={"ferrospark.streaming.stateHost": host},
     )
     _fss_collect(writer)
     compare_batches(theirs, got)

@@ -29,6 +29,7 @@ next batch that has data.
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -48,11 +49,14 @@ if TYPE_CHECKING:
 
 OnBatch = Callable[["DataFrame", int], None]
 
-# The operators a Python worker has open, by (query, partition): Spark reuses its Python
-# workers, so a partition's next batch often lands where its state is already loaded (as
-# Spark keeps its state store providers loaded on its executors). An operator whose loaded
-# version is older than the batch's applies the deltas committed since (or reads the version
-# from its files), so a partition that moved between workers is still right.
+HOST = "ferrospark.streaming.stateHost"
+HOST_IDLE = "ferrospark.streaming.stateHost.idleTimeout"
+
+# The operators a Python worker has open, by (query, partition), when the executor's state
+# host (``state_host``) is off or cannot be started: Spark reuses its Python workers, so a
+# partition's next batch often lands where its state is already loaded. An operator whose
+# loaded version is older than the batch's applies the deltas committed since (or reads the
+# version from its files), so a partition that moved between workers is still right.
 _OPEN: dict[tuple[str, int], Any] = {}
 
 
@@ -62,6 +66,67 @@ def _operator(query: str, partition: int, make: Callable[[], Any]) -> Any:
     if op is None:
         op = _OPEN[key] = make()
     return op
+
+
+def _host_setting(spark: Any, settings: Mapping[str, str]) -> tuple[bool, float]:
+    """Whether the tasks run their operators in the executor's state host
+    (``ferrospark.streaming.stateHost``, default true) and how long it keeps one unused
+    (``ferrospark.streaming.stateHost.idleTimeout``, seconds, default 600)."""
+
+    def get(key: str, default: str) -> str:
+        return str(settings.get(key) or spark.conf.get(key, None) or default)
+
+    from .errors import ConfigError
+
+    on = get(HOST, "true").strip().lower()
+    if on not in ("true", "false"):
+        raise ConfigError(f"{HOST} must be true or false, not {on!r}")
+    idle = get(HOST_IDLE, "600")
+    try:
+        idle_s = float(idle)
+    except ValueError:
+        idle_s = -1.0
+    if not idle_s > 0:
+        raise ConfigError(f"{HOST_IDLE} must be a positive number of seconds, not {idle!r}")
+    return on == "true", idle_s
+
+
+def _task(
+    query: str,
+    make: Callable[[int], Any],
+    step: Callable[[Any, list[pa.RecordBatch]], tuple[pa.Table, list[tuple[int, int]]]],
+    seen: Any,
+    ran: Any,
+    host: tuple[bool, float],
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A batch's task: ``step`` run on its partition's operator, in the executor's state host
+    or, with none, in this worker; the event-time maxima ``step`` returns go to ``seen``."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import functools
+
+        from pyspark import TaskContext
+
+        from . import state_host
+
+        partition = TaskContext.get().partitionId()
+        out: Iterator[pa.RecordBatch] | None = None
+        if host[0]:
+            try:
+                out, maxima = state_host.run(
+                    (query, partition), functools.partial(make, partition), step, batches, idle_s=host[1]
+                )
+            except state_host.HostUnavailable as e:
+                print(f"ferrospark: partition {partition} runs in its Python worker: {e}", file=sys.stderr)
+        if out is None:
+            table, maxima = step(_operator(query, partition, lambda: make(partition)), list(batches))
+            out = iter(table.to_batches())
+        for item in maxima:
+            seen.add([item])
+        ran.add({partition})
+        yield from out
+
+    return run
 
 
 def _settings(spark: Any, conf: Mapping[str, object] | None) -> dict[str, str]:
@@ -178,6 +243,7 @@ def stream_join(
     checkpoint = _local_checkpoint(checkpoint)
     spark = left.sparkSession
     settings = _settings(spark, conf)
+    host = _host_setting(spark, settings)
     ls, rs = arrow_schema(left), arrow_schema(right)
     args: dict[str, Any] = {
         "on": on,
@@ -225,13 +291,13 @@ def stream_join(
         marks_dir, [w[1] for w in (left_watermark, right_watermark) if w], settings
     )
 
+    def make(partition: int) -> Any:
+        from .streaming import StreamStreamJoin
+
+        return StreamStreamJoin(checkpoint=state, partition_id=partition, **args)
+
     def task(batch_id: int, marks: tuple[int, int] | None, seen: Any, ran: Any) -> Any:
-        def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            from pyspark import TaskContext
-
-            from .streaming import StreamStreamJoin
-
-            got = list(batches)
+        def step(j: Any, got: list[pa.RecordBatch]) -> tuple[pa.Table, list[tuple[int, int]]]:
             if got:
                 table = pa.Table.from_batches(got)
                 side = table.column("__side")
@@ -239,19 +305,14 @@ def stream_join(
                 rt = _side(table.filter(pc.equal(side, 1)), "__r", rs)
             else:
                 lt, rt = ls.empty_table(), rs.empty_table()
-            partition = TaskContext.get().partitionId()
-            j = _operator(
-                query, partition, lambda: StreamStreamJoin(checkpoint=state, partition_id=partition, **args)
-            )
             out = j._process(batch_id, lt, rt, marks, True)
-            for index, (which, column) in enumerate(watermarked):
-                m = _max_micros(lt if which == 0 else rt, column)
-                if m is not None:
-                    seen.add([(index, m)])
-            ran.add({partition})
-            yield from out.to_batches()
+            maxima = [
+                (index, _max_micros(lt if which == 0 else rt, column))
+                for index, (which, column) in enumerate(watermarked)
+            ]
+            return out, [(i, m) for i, m in maxima if m is not None]
 
-        return run
+        return _task(query, make, step, seen, ran, host)
 
     def each(batch_df: Any, batch_id: int) -> None:
         _run_batch(batch_df, batch_id, key_names, task, out_schema, watermarks, on_batch)
@@ -286,6 +347,7 @@ def session_window_stream(
     checkpoint = _local_checkpoint(checkpoint)
     spark = df.sparkSession
     settings = _settings(spark, conf)
+    host = _host_setting(spark, settings)
     schema = arrow_schema(df)
     keys = [by] if isinstance(by, str) else list(by)
     args: dict[str, Any] = {
@@ -307,29 +369,19 @@ def session_window_stream(
         str(Path(checkpoint) / "watermarks" / "0"), [watermark[1]] if watermark else [], settings
     )
 
+    def make(partition: int) -> Any:
+        from .streaming import SessionWindowAggregation
+
+        return SessionWindowAggregation(checkpoint=state, partition_id=partition, **args)
+
     def task(batch_id: int, marks: tuple[int, int] | None, seen: Any, ran: Any) -> Any:
-        def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            from pyspark import TaskContext
-
-            from .streaming import SessionWindowAggregation
-
-            got = list(batches)
+        def step(sw: Any, got: list[pa.RecordBatch]) -> tuple[pa.Table, list[tuple[int, int]]]:
             table = pa.Table.from_batches(got).cast(schema) if got else schema.empty_table()
-            partition = TaskContext.get().partitionId()
-            sw = _operator(
-                query,
-                partition,
-                lambda: SessionWindowAggregation(checkpoint=state, partition_id=partition, **args),
-            )
             out = sw._process(batch_id, table, marks, True)
-            if watermark:
-                m = _max_micros(table, time)
-                if m is not None:
-                    seen.add([(0, m)])
-            ran.add({partition})
-            yield from out.to_batches()
+            m = _max_micros(table, time) if watermark else None
+            return out, [] if m is None else [(0, m)]
 
-        return run
+        return _task(query, make, step, seen, ran, host)
 
     def each(batch_df: Any, batch_id: int) -> None:
         _run_batch(batch_df, batch_id, [f"`{k}`" for k in keys], task, out_schema, watermarks, on_batch)

@@ -21,6 +21,7 @@ committing from an earlier version (a batch re-run after a crash) replaces what 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,7 +68,7 @@ class _Schemas:
             return kept
         if kept is None:
             self._dir.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp-{os.getpid()}")
+            tmp = path.with_suffix(f".tmp-{os.getpid()}-{threading.get_ident()}")
             tmp.write_bytes(seen.schema.serialize().to_pybytes())
             os.replace(tmp, path)
         elif not kept.equals(seen.schema, check_metadata=False):

@@ -63,6 +63,13 @@ pub const PROGRESS_DELAY: &str = "ferrospark.progress.delay";
 /// run on its own thread (`ferrospark.streaming.statePartitions`; default: the cores).
 /// Fixed for a checkpoint by its first batch, as Spark fixes its shuffle partitions.
 pub const STREAMING_STATE_PARTITIONS: &str = "ferrospark.streaming.statePartitions";
+/// Whether fss's tasks run their streaming operators in the executor's state host, which
+/// keeps them loaded between batches (`ferrospark.streaming.stateHost`, default true; read
+/// by the Python package).
+pub const STREAMING_STATE_HOST: &str = "ferrospark.streaming.stateHost";
+/// Seconds the state host keeps an operator no batch has used
+/// (`ferrospark.streaming.stateHost.idleTimeout`, default 600; read by the Python package).
+pub const STREAMING_STATE_HOST_IDLE: &str = "ferrospark.streaming.stateHost.idleTimeout";
 
 /// Every `ferrospark.*` key ferrospark reads. Setting any other `ferrospark.*` key is an error
 /// (a typo would otherwise be ignored silently); `spark.*` and other keys are accepted as
@@ -80,6 +87,8 @@ pub const KNOWN_FERROSPARK_KEYS: &[&str] = &[
     PROGRESS_BAR,
     PROGRESS_DELAY,
     STREAMING_STATE_PARTITIONS,
+    STREAMING_STATE_HOST,
+    STREAMING_STATE_HOST_IDLE,
 ];
 
 /// The prefix of ferrospark's own keys, which are checked against [`KNOWN_FERROSPARK_KEYS`].
