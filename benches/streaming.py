@@ -243,23 +243,16 @@ def _floor(spark: Any, streams: list[Any], workload: str, ckpt: Path, count: Any
     """The query fss runs with its operator doing nothing: each batch's rows exchanged by
     key into Python tasks that return no rows. What Spark charges to move the rows to
     ferrospark's tasks, whatever those do: the bound on fss."""
-    from pyspark.sql import functions as F
+    from ferrospark.spark_streaming import SidePacking
 
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
     if workload == "sessions":
         df, keys = streams[0], ["user"]
     else:
-        views = streams[0].select(
-            F.col("ad"),
-            F.struct("ad", "vt").alias("l"),
-            F.lit(None).cast("struct<ad:bigint,ct:timestamp>").alias("r"),
-        )
-        clicks = streams[1].select(
-            F.col("ad"),
-            F.lit(None).cast("struct<ad:bigint,vt:timestamp>").alias("l"),
-            F.struct("ad", "ct").alias("r"),
-        )
-        df, keys = views.unionByName(clicks), ["ad"]
+        # The two sides in the columns fss moves them in (a view's and a click's columns
+        # sharing slots by type).
+        packing = SidePacking(streams[0], streams[1], ["ad"], ["ad"])
+        df, keys = packing.packed(streams[0], streams[1]), packing.keys
     schema = df.schema
 
     def each(batch_df: Any, b: int) -> None:

@@ -506,3 +506,58 @@ def test_columns_are_found_whatever_their_case(tmp_path, how):
     )
     for b, t in enumerate(rows):
         assert cased.process(b, t).to_pylist() == exact.process(b, t).to_pylist()
+
+
+def test_fss_join_sides_share_columns_by_type_and_come_back_whole(spark):
+    """A join's two inputs travel in shared columns (a left and a right column of the same
+    type in one slot): each side's rows come back from the packed rows exactly, NULLs,
+    NaN, -0.0 and unicode included; key columns of different types get a partitioning
+    column of their own."""
+    from ferrospark.spark_stages import arrow_schema
+    from ferrospark.spark_streaming import SidePacking
+
+    left = pa.table(
+        {
+            "a": pa.array([1, None, 3], pa.int32()),
+            "t": pa.array([BASE, None, _minutes(1)], TS),
+            "s": pa.array(["x", None, "ü·z"], pa.string()),
+            "d": pa.array([float("nan"), -0.0, None], pa.float64()),
+        }
+    )
+    right = pa.table(
+        {
+            "b": pa.array([3, 4, None, 1], pa.int64()),
+            "u": pa.array([None, BASE, _minutes(2), BASE], TS),
+            "x": pa.array(["p", "q", None, "ß"], pa.string()),
+            "y": pa.array([None, "r", "s", ""], pa.string()),
+            "z": pa.array([7, None, 9, 10], pa.int32()),
+        }
+    )
+    ldf, rdf = spark.createDataFrame(left), spark.createDataFrame(right)
+    assert ldf.dtypes == [("a", "int"), ("t", "timestamp"), ("s", "string"), ("d", "double")]
+    packing = SidePacking(ldf, rdf, ["a"], ["b"])
+    # a int / b bigint differ: a partitioning column of their own; the slots: a|z, t|u, s|x,
+    # d, then b and y.
+    assert packing.keys == ["__k0"]
+    assert packing.left == {"a": 0, "t": 1, "s": 2, "d": 3}
+    assert packing.right == {"b": 4, "u": 1, "x": 2, "y": 5, "z": 0}
+    packed = packing.packed(ldf, rdf).toArrow()
+    assert packed.column_names == ["__side", *[f"__c{i}" for i in range(6)], "__k0"]
+    lt, rt = packing.unpack(packed, arrow_schema(ldf), arrow_schema(rdf))
+    assert _same_with_nan(lt.to_pylist(), left.to_pylist())
+    assert rt.to_pylist() == right.to_pylist()
+    assert packed.column("__k0").to_pylist() == [1, None, 3, 3, 4, None, 1]
+    # Keys of one type share their slot and partition on it.
+    same = SidePacking(rdf, rdf, ["b", "z"], ["b", "z"])
+    assert same.keys == ["__c0", "__c1"] and same.extra_keys == []
+    assert len(same.types) == 5
+
+
+def _same_with_nan(a: list[dict], b: list[dict]) -> bool:
+    def norm(rows: list[dict]) -> list[tuple]:
+        return [
+            tuple(("nan" if isinstance(v, float) and v != v else (v, str(v))) for v in r.values())
+            for r in rows
+        ]
+
+    return norm(a) == norm(b)

@@ -8,7 +8,11 @@ step is ferrospark's. Each micro-batch (``foreachBatch``):
    partition's event times, as Spark's driver computes its own;
 2. the rows are exchanged by key into ``spark.sql.shuffle.partitions`` partitions (Spark's
    shuffle), each a task that runs the operator of its state partition under
-   ``<checkpoint>/state/0/<partition>``, as Spark lays out its own state;
+   ``<checkpoint>/state/0/<partition>``, as Spark lays out its own state. The operator runs
+   in the executor's state host (``ferrospark.state_host``), which keeps it loaded between
+   batches whichever Python worker runs the partition's next task, as Spark keeps its state
+   store providers loaded in the executor (``ferrospark.streaming.stateHost=false``: in the
+   task's own worker);
 3. the tasks' output is cached once and handed to ``on_batch(df, batch_id)``; the largest
    event time each task saw moves the watermark for the next batch. A task that
    ``on_batch`` did not run (it read only some partitions, or none) is run after it, so
@@ -164,12 +168,86 @@ def _max_micros(table: pa.Table, column: str) -> int | None:
     return None if m is None else int(m)
 
 
-def _side(table: pa.Table, column: str, schema: pa.Schema) -> pa.Table:
-    """The rows of one input packed in struct ``column``, unpacked."""
-    structs = table.column(column).combine_chunks()
-    if len(structs) == 0:
-        return schema.empty_table()
-    return pa.Table.from_struct_array(structs).cast(schema)
+class SidePacking:
+    """How a join's two inputs travel as one DataFrame through Spark's exchange: a row of
+    either side in shared columns (``__side``, then slots ``__c0``, ``__c1``, ...), a left
+    and a right column of the same Spark type sharing a slot, the key pairs first. A row
+    carries only as many columns as the wider side (plus any key pair whose types differ),
+    not both sides' columns: Spark shuffles the rows and converts them to Arrow for the
+    tasks column by column, so a narrower row costs less of both (a third less time moving
+    a join batch's rows than both sides' columns packed in a struct each)."""
+
+    def __init__(self, left: DataFrame, right: DataFrame, lkeys: Sequence[str], rkeys: Sequence[str]) -> None:
+        lt = {f.name: f.dataType for f in left.schema.fields}
+        rt = {f.name: f.dataType for f in right.schema.fields}
+        self.types: list[Any] = []  # each slot's Spark type
+        self.left: dict[str, int] = {}  # each left column's slot
+        self.right: dict[str, int] = {}
+        taken_by_right: set[int] = set()
+
+        def new(dtype: Any) -> int:
+            self.types.append(dtype)
+            return len(self.types) - 1
+
+        for lk, rk in zip(lkeys, rkeys, strict=True):
+            if lk not in self.left:
+                self.left[lk] = new(lt[lk])
+            slot = self.left[lk]
+            if rk not in self.right and lt[lk] == rt[rk] and slot not in taken_by_right:
+                self.right[rk] = slot
+                taken_by_right.add(slot)
+        for c in left.columns:
+            if c not in self.left:
+                self.left[c] = new(lt[c])
+        for c in right.columns:
+            if c in self.right:
+                continue
+            free = [i for i, t in enumerate(self.types) if t == rt[c] and i not in taken_by_right]
+            self.right[c] = free[0] if free else new(rt[c])
+            taken_by_right.add(self.right[c])
+        # Each key pair's partitioning column: its shared slot, or (types differing) the right
+        # key cast to the left's type beside the slots.
+        self.keys: list[str] = []
+        self.extra_keys: list[tuple[int, str, str]] = []
+        for i, (lk, rk) in enumerate(zip(lkeys, rkeys, strict=True)):
+            if self.left[lk] == self.right[rk]:
+                self.keys.append(f"__c{self.left[lk]}")
+            else:
+                self.keys.append(f"__k{i}")
+                self.extra_keys.append((i, lk, rk))
+        self.left_types = lt
+
+    def packed(self, left: DataFrame, right: DataFrame) -> DataFrame:
+        """Both inputs' rows in the shared columns."""
+        from pyspark.sql import functions as F
+
+        def side(
+            df: DataFrame, index: int, slots: dict[str, int], key_of: Callable[[str, str], str]
+        ) -> DataFrame:
+            by_slot = {slot: c for c, slot in slots.items()}
+            cols = [F.lit(index).alias("__side")]
+            for i, dtype in enumerate(self.types):
+                c = by_slot.get(i)
+                cols.append((F.col(f"`{c}`") if c is not None else F.lit(None).cast(dtype)).alias(f"__c{i}"))
+            for i, lk, rk in self.extra_keys:
+                cols.append(F.col(f"`{key_of(lk, rk)}`").cast(self.left_types[lk]).alias(f"__k{i}"))
+            return df.select(*cols)
+
+        return side(left, 0, self.left, lambda lk, _rk: lk).unionByName(
+            side(right, 1, self.right, lambda _lk, rk: rk)
+        )
+
+    def unpack(self, table: pa.Table, ls: pa.Schema, rs: pa.Schema) -> tuple[pa.Table, pa.Table]:
+        """A task's rows back as the two inputs' tables."""
+        if table.num_rows == 0:
+            return ls.empty_table(), rs.empty_table()
+        side = table.column("__side")
+        out = []
+        for index, slots, schema in ((0, self.left, ls), (1, self.right, rs)):
+            rows = table.filter(pc.equal(side, index))
+            cols = [rows.column(f"__c{slots[f.name]}") for f in schema]
+            out.append(pa.Table.from_arrays(cols, names=schema.names).cast(schema))
+        return out[0], out[1]
 
 
 def _run_batch(
@@ -234,8 +312,6 @@ def stream_join(
     """
     import tempfile
 
-    from pyspark.sql import functions as F
-
     from .streaming import StreamStreamJoin
 
     if not (left.isStreaming and right.isStreaming):
@@ -258,27 +334,8 @@ def stream_join(
         j = StreamStreamJoin(checkpoint=probe, **args)
         lkeys, rkeys = j.keys(ls, rs)
         out_schema = j.process(0, ls.empty_table(), rs.empty_table()).schema
-    key_names = [f"__k{i}" for i in range(len(lkeys))]
-    packed = left.select(
-        F.lit(0).alias("__side"),
-        *[F.col(f"`{k}`").alias(n) for k, n in zip(lkeys, key_names, strict=True)],
-        F.struct(*[F.col(f"`{c}`") for c in left.columns]).alias("__l"),
-        F.lit(None)
-        .cast(right.select(F.struct(*[F.col(f"`{c}`") for c in right.columns])).schema[0].dataType)
-        .alias("__r"),
-    ).unionByName(
-        right.select(
-            F.lit(1).alias("__side"),
-            *[
-                F.col(f"`{k}`").cast(left.schema[lk].dataType).alias(n)
-                for k, lk, n in zip(rkeys, lkeys, key_names, strict=True)
-            ],
-            F.lit(None)
-            .cast(left.select(F.struct(*[F.col(f"`{c}`") for c in left.columns])).schema[0].dataType)
-            .alias("__l"),
-            F.struct(*[F.col(f"`{c}`") for c in right.columns]).alias("__r"),
-        )
-    )
+    packing = SidePacking(left, right, lkeys, rkeys)
+    packed = packing.packed(left, right)
     state = str(checkpoint)  # the operators lay out <checkpoint>/state/0/<partition>
     query = f"{uuid.uuid4()}"
     times = [
@@ -298,13 +355,10 @@ def stream_join(
 
     def task(batch_id: int, marks: tuple[int, int] | None, seen: Any, ran: Any) -> Any:
         def step(j: Any, got: list[pa.RecordBatch]) -> tuple[pa.Table, list[tuple[int, int]]]:
-            if got:
-                table = pa.Table.from_batches(got)
-                side = table.column("__side")
-                lt = _side(table.filter(pc.equal(side, 0)), "__l", ls)
-                rt = _side(table.filter(pc.equal(side, 1)), "__r", rs)
-            else:
-                lt, rt = ls.empty_table(), rs.empty_table()
+            table = pa.Table.from_batches(got) if got else None
+            lt, rt = (
+                packing.unpack(table, ls, rs) if table is not None else (ls.empty_table(), rs.empty_table())
+            )
             out = j._process(batch_id, lt, rt, marks, True)
             maxima = [
                 (index, _max_micros(lt if which == 0 else rt, column))
@@ -315,7 +369,7 @@ def stream_join(
         return _task(query, make, step, seen, ran, host)
 
     def each(batch_df: Any, batch_id: int) -> None:
-        _run_batch(batch_df, batch_id, key_names, task, out_schema, watermarks, on_batch)
+        _run_batch(batch_df, batch_id, packing.keys, task, out_schema, watermarks, on_batch)
 
     return packed.writeStream.option("checkpointLocation", str(checkpoint)).foreachBatch(each)
 
