@@ -167,6 +167,25 @@ def test_an_idle_host_drops_its_operators_and_leaves(executor):
     assert rows[0]["batches"] == 1 and rows[0]["pid"] != pid
 
 
+def test_an_operator_goes_when_its_query_lease_does(executor, tmp_path):
+    lease = tmp_path / "running" / "q"
+    lease.parent.mkdir()
+    lease.touch()
+
+    def leased(step: Any) -> int:
+        out, _ = state_host.run(
+            ("q", 0), Counter, step, batches(1), idle_s=60, lease=str(lease), executor_pid=executor.pid
+        )
+        return pa.Table.from_batches(list(out)).to_pylist()[0]["batches"]
+
+    assert leased(counting) == 1
+    time.sleep(2.5)  # past the host's sweeps: the query still runs, the operator stays
+    assert leased(counting) == 2
+    lease.unlink()  # the query stopped
+    time.sleep(3.5)
+    assert leased(counting) == 1
+
+
 def test_the_host_directory_is_this_users_alone():
     d = state_host.host_dir()
     assert d.stat().st_uid == os.getuid() and d.stat().st_mode & 0o077 == 0

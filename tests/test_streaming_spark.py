@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -301,6 +302,12 @@ def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how):
     write_batches(tmp_path / "in" / "left", [*left, left[0].schema.empty_table()])
     write_batches(tmp_path / "in" / "right", [*right, right[0].schema.empty_table()])
     got: dict[int, pa.Table] = {}
+    leases: dict[int, list[str]] = {}
+
+    def on_batch(df: Any, b: int) -> None:
+        got[b] = df.toArrow()
+        leases[b] = sorted(p.name for p in (tmp_path / "ckpt" / "running").iterdir())
+
     writer = fss.stream_join(
         _read_stream(spark, tmp_path / "in" / "left", None),
         _read_stream(spark, tmp_path / "in" / "right", None),
@@ -308,11 +315,19 @@ def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how):
         how=how,
         condition=TIME_RANGE,
         checkpoint=str(tmp_path / "ckpt"),
-        on_batch=lambda df, b: got.__setitem__(b, df.toArrow()),
+        on_batch=on_batch,
         **wm,
     )
     _fss_collect(writer)
     compare_batches(theirs, got)
+    # The query's lease (which keeps its operators loaded in the state hosts) lived while it
+    # ran and went with it.
+    assert all(len(names) == 1 for names in leases.values()) and len(set(map(tuple, leases.values()))) == 1
+    running = tmp_path / "ckpt" / "running"
+    deadline = time.monotonic() + 30
+    while any(running.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(running.iterdir())
     parts = sorted(p.name for p in (tmp_path / "ckpt" / "state" / "0").iterdir() if p.is_dir())
     assert parts == [str(i) for i in range(int(spark.conf.get("spark.sql.shuffle.partitions")))], parts
 

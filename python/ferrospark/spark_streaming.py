@@ -76,11 +76,10 @@ def _host_setting(spark: Any, settings: Mapping[str, str]) -> tuple[bool, float]
     """Whether the tasks run their operators in the executor's state host
     (``ferrospark.streaming.stateHost``, default true) and how long it keeps one unused
     (``ferrospark.streaming.stateHost.idleTimeout``, seconds, default 600)."""
+    from .errors import ConfigError
 
     def get(key: str, default: str) -> str:
         return str(settings.get(key) or spark.conf.get(key, None) or default)
-
-    from .errors import ConfigError
 
     on = get(HOST, "true").strip().lower()
     if on not in ("true", "false"):
@@ -95,6 +94,54 @@ def _host_setting(spark: Any, settings: Mapping[str, str]) -> tuple[bool, float]
     return on == "true", idle_s
 
 
+class _QueryLease:
+    """A file under the checkpoint (``running/<query>``) that exists while the query runs: the
+    executors' state hosts drop the query's operators once it is gone, as Spark unloads the
+    state store providers of a stopped query. Made by the driver before the first batch's
+    tasks, removed by a listener on the query's session when the query terminates."""
+
+    def __init__(self, spark: Any, checkpoint: str, query: str) -> None:
+        from pyspark.sql.streaming import StreamingQueryListener
+
+        self.path = Path(checkpoint) / "running" / query
+        self.query_id: str | None = None
+        lease = self
+
+        class StopListener(StreamingQueryListener):
+            def onQueryStarted(self, event: Any) -> None:
+                pass
+
+            def onQueryProgress(self, event: Any) -> None:
+                pass
+
+            def onQueryIdle(self, event: Any) -> None:
+                pass
+
+            def onQueryTerminated(self, event: Any) -> None:
+                if lease.query_id is not None and str(event.id) == lease.query_id:
+                    lease.path.unlink(missing_ok=True)
+                    lease.query_id = None
+                    spark.streams.removeListener(self)
+
+        # The query's own session: foreachBatch's is a clone whose listeners hear nothing.
+        spark.streams.addListener(StopListener())
+
+    def begin(self, batch_spark: Any) -> None:
+        """Called by the driver before each batch: the first makes the file (classic Spark
+        names the running query in a local property; without it the hosts keep the
+        operators until they idle out)."""
+        if self.query_id is not None:
+            return
+        query_id = batch_spark.sparkContext.getLocalProperty("sql.streaming.queryId")
+        if query_id:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.touch()
+            self.query_id = query_id
+
+    def name(self) -> str | None:
+        return str(self.path) if self.query_id is not None else None
+
+
 def _task(
     query: str,
     make: Callable[[int], Any],
@@ -102,6 +149,7 @@ def _task(
     seen: Any,
     ran: Any,
     host: tuple[bool, float],
+    lease: str | None,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A batch's task: ``step`` run on its partition's operator, in the executor's state host
     or, with none, in this worker; the event-time maxima ``step`` returns go to ``seen``."""
@@ -118,7 +166,12 @@ def _task(
         if host[0]:
             try:
                 out, maxima = state_host.run(
-                    (query, partition), functools.partial(make, partition), step, batches, idle_s=host[1]
+                    (query, partition),
+                    functools.partial(make, partition),
+                    step,
+                    batches,
+                    idle_s=host[1],
+                    lease=lease,
                 )
             except state_host.HostUnavailable as e:
                 print(f"ferrospark: partition {partition} runs in its Python worker: {e}", file=sys.stderr)
@@ -338,6 +391,7 @@ def stream_join(
     packed = packing.packed(left, right)
     state = str(checkpoint)  # the operators lay out <checkpoint>/state/0/<partition>
     query = f"{uuid.uuid4()}"
+    lease = _QueryLease(spark, checkpoint, query) if host[0] else None
     times = [
         (0, left_watermark[0]) if left_watermark else None,
         (1, right_watermark[0]) if right_watermark else None,
@@ -366,9 +420,11 @@ def stream_join(
             ]
             return out, [(i, m) for i, m in maxima if m is not None]
 
-        return _task(query, make, step, seen, ran, host)
+        return _task(query, make, step, seen, ran, host, lease.name() if lease else None)
 
     def each(batch_df: Any, batch_id: int) -> None:
+        if lease is not None:
+            lease.begin(batch_df.sparkSession)
         _run_batch(batch_df, batch_id, packing.keys, task, out_schema, watermarks, on_batch)
 
     return packed.writeStream.option("checkpointLocation", str(checkpoint)).foreachBatch(each)
@@ -419,6 +475,7 @@ def session_window_stream(
         )
     state = str(checkpoint)  # the operators lay out <checkpoint>/state/0/<partition>
     query = f"{uuid.uuid4()}"
+    lease = _QueryLease(spark, checkpoint, query) if host[0] else None
     watermarks = _native.Watermarks(
         str(Path(checkpoint) / "watermarks" / "0"), [watermark[1]] if watermark else [], settings
     )
@@ -435,9 +492,11 @@ def session_window_stream(
             m = _max_micros(table, time) if watermark else None
             return out, [] if m is None else [(0, m)]
 
-        return _task(query, make, step, seen, ran, host)
+        return _task(query, make, step, seen, ran, host, lease.name() if lease else None)
 
     def each(batch_df: Any, batch_id: int) -> None:
+        if lease is not None:
+            lease.begin(batch_df.sparkSession)
         _run_batch(batch_df, batch_id, [f"`{k}`" for k in keys], task, out_schema, watermarks, on_batch)
 
     return df.writeStream.option("checkpointLocation", str(checkpoint)).foreachBatch(each)

@@ -19,8 +19,9 @@ the partition's operator where it stayed loaded::
 The first task on an executor that finds no host starts one (``python -m
 ferrospark.state_host``); a host that cannot take the socket's lock file (another is starting)
 exits, and the task connects to the one that did. The host exits when its executor's process
-(the worker's parent) is gone, or when it has held nothing for ``idle`` seconds; an operator
-unused that long is dropped, its state left in its files.
+(the worker's parent) is gone, or when it has held nothing for ``idle`` seconds. An operator
+is dropped, its state left in its files, when its query stops (the driver removes the
+query's lease file, which each request names) or when no batch used it for ``idle`` seconds.
 
 Nothing here changes what a batch computes: each operator commits its versions to its files
 as it does in a worker, and one whose loaded version is behind a batch catches up from the
@@ -151,12 +152,15 @@ def run(
     batches: Iterator[pa.RecordBatch],
     *,
     idle_s: float,
+    lease: str | None = None,
     executor_pid: int | None = None,
 ) -> tuple[Iterator[pa.RecordBatch], Any]:
     """Runs ``step(op, rows)`` in this executor's host, ``op`` being the operator loaded there
     for ``key`` (``make()`` the first time): returns the output's batches and ``step``'s extra
     result. Raises :class:`HostUnavailable`, having consumed no rows, when no host can be
-    reached; an error ``step`` raised in the host is raised here. The host is the one of the
+    reached; an error ``step`` raised in the host is raised here. The operator is dropped
+    once the file ``lease`` (the running query's, removed when it stops) is gone, or after
+    ``idle_s`` unused. The host is the one of the
     executor whose process is ``executor_pid`` (default: this worker's parent, Spark's Python
     daemon or the executor's JVM)."""
     from pyspark import cloudpickle
@@ -167,7 +171,7 @@ def run(
     try:
         with s.makefile("wb", buffering=1 << 20) as w:
             first = next(batches, None)
-            _send(w, (key, cloudpickle.dumps((make, step)), first is not None))
+            _send(w, (key, lease, cloudpickle.dumps((make, step)), first is not None))
             if first is not None:
                 with pa.ipc.new_stream(w, first.schema) as ipc:
                     ipc.write_batch(first)
@@ -203,6 +207,14 @@ class _Loaded:
         self.lock = threading.Lock()
         self.op: Any = None
         self.used = time.monotonic()
+        # A file that exists while the operator's query runs (None: kept until idle).
+        self.lease: str | None = None
+
+    def unused(self, now: float, idle_s: float) -> bool:
+        """Whether the operator may go: its query stopped, or no batch used it for ``idle_s``."""
+        if now - self.used > idle_s:
+            return True
+        return self.lease is not None and now - self.used > 1.0 and not os.path.exists(self.lease)
 
 
 class _Host:
@@ -220,6 +232,7 @@ class _Host:
             slot = self.loaded.get(key)
             if slot is None:
                 slot = self.loaded[key] = _Loaded()
+            slot.used = time.monotonic()  # not swept while this request waits for its lock
             return slot
 
     def done(self) -> None:
@@ -232,12 +245,13 @@ class _Host:
             r = conn.makefile("rb", buffering=1 << 20)
             w = conn.makefile("wb", buffering=1 << 20)
             try:
-                key, fns, has_rows = _receive(r)
+                key, lease, fns, has_rows = _receive(r)
                 rows = list(pa.ipc.open_stream(r)) if has_rows else []
             except Exception as e:  # a client that went away before sending its rows
                 print(f"state host: a request was not received whole: {e!r}", file=sys.stderr)
                 return
             slot = self.slot(key)
+            slot.lease = lease
             try:
                 with slot.lock:
                     try:
@@ -279,7 +293,7 @@ class _Host:
         now = time.monotonic()
         with self.guard:
             for key, slot in list(self.loaded.items()):
-                if now - slot.used > self.idle_s and slot.lock.acquire(blocking=False):
+                if slot.unused(now, self.idle_s) and slot.lock.acquire(blocking=False):
                     del self.loaded[key]
                     slot.lock.release()
             return bool(self.loaded) or self.busy > 0 or now - self.last < self.idle_s
