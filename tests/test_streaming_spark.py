@@ -285,29 +285,20 @@ def _fss_collect(writer: Any) -> None:
         raise err
 
 
-@pytest.mark.parametrize("how", ["left", "full"])
-def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how):
-    """ferrospark's join as the stateful step of a Structured Streaming query, its state
-    split over Spark's shuffle partitions: each batch equals Spark's own join's. Spark gives
-    its own join a trailing no-data batch; the fss query gets an empty batch in its place."""
+def _fss_join(spark: Any, tmp_path: Path, seed: int, how: str, on_batch: Any) -> Any:
+    """Spark's own join of ``join_input(seed)`` (its oracle, returned) and the same join
+    through ``fss.stream_join`` with ``on_batch``, run to the end."""
     from streaming_oracle import _read_stream, write_batches
 
     from ferrospark import spark as fss
 
-    left, right = join_input(31, ("k", "lt", "lv", "k", "rt", "rv"))
+    left, right = join_input(seed, ("k", "lt", "lv", "k", "rt", "rv"))
     wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
     theirs = run_stream_join(
         spark, tmp_path / "spark", left, right, how=how, on=["k"], condition=TIME_RANGE, **wm
     )
     write_batches(tmp_path / "in" / "left", [*left, left[0].schema.empty_table()])
     write_batches(tmp_path / "in" / "right", [*right, right[0].schema.empty_table()])
-    got: dict[int, pa.Table] = {}
-    leases: dict[int, list[str]] = {}
-
-    def on_batch(df: Any, b: int) -> None:
-        got[b] = df.toArrow()
-        leases[b] = sorted(p.name for p in (tmp_path / "ckpt" / "running").iterdir())
-
     writer = fss.stream_join(
         _read_stream(spark, tmp_path / "in" / "left", None),
         _read_stream(spark, tmp_path / "in" / "right", None),
@@ -319,6 +310,22 @@ def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how):
         **wm,
     )
     _fss_collect(writer)
+    return theirs
+
+
+@pytest.mark.parametrize("how", ["left", "full"])
+def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how):
+    """ferrospark's join as the stateful step of a Structured Streaming query, its state
+    split over Spark's shuffle partitions: each batch equals Spark's own join's. Spark gives
+    its own join a trailing no-data batch; the fss query gets an empty batch in its place."""
+    got: dict[int, pa.Table] = {}
+    leases: dict[int, list[str]] = {}
+
+    def on_batch(df: Any, b: int) -> None:
+        got[b] = df.toArrow()
+        leases[b] = sorted(p.name for p in (tmp_path / "ckpt" / "running").iterdir())
+
+    theirs = _fss_join(spark, tmp_path, 31, how, on_batch)
     compare_batches(theirs, got)
     # The query's lease (which keeps its operators loaded in the state hosts) lived while it
     # ran and went with it.
@@ -337,17 +344,6 @@ def test_fss_batches_on_batch_does_not_read_whole_still_move_the_state(spark, tm
     """The partitions an ``on_batch`` leaves unread (a ``limit``, or no action) still run
     their batch: the batches after it equal Spark's own join's, and a partition read in part
     and then whole gives the same rows."""
-    from streaming_oracle import _read_stream, write_batches
-
-    from ferrospark import spark as fss
-
-    left, right = join_input(37, ("k", "lt", "lv", "k", "rt", "rv"))
-    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
-    theirs = run_stream_join(
-        spark, tmp_path / "spark", left, right, how="left", on=["k"], condition=TIME_RANGE, **wm
-    )
-    write_batches(tmp_path / "in" / "left", [*left, left[0].schema.empty_table()])
-    write_batches(tmp_path / "in" / "right", [*right, right[0].schema.empty_table()])
     got: dict[int, pa.Table] = {}
 
     def on_batch(df: Any, b: int) -> None:
@@ -357,17 +353,7 @@ def test_fss_batches_on_batch_does_not_read_whole_still_move_the_state(spark, tm
         elif b % 2 == 0:
             got[b] = df.toArrow()
 
-    writer = fss.stream_join(
-        _read_stream(spark, tmp_path / "in" / "left", None),
-        _read_stream(spark, tmp_path / "in" / "right", None),
-        on=["k"],
-        how="left",
-        condition=TIME_RANGE,
-        checkpoint=str(tmp_path / "ckpt"),
-        on_batch=on_batch,
-        **wm,
-    )
-    _fss_collect(writer)
+    theirs = _fss_join(spark, tmp_path, 37, "left", on_batch)
     if reads != "part":
         theirs.outputs = [(b, t) for b, t in theirs.outputs if b % 2 == 0]
     compare_batches(theirs, got)
@@ -396,17 +382,6 @@ def test_fss_state_host_killed_between_batches_changes_nothing(spark, tmp_path):
     Spark's own join's."""
     import signal
 
-    from streaming_oracle import _read_stream, write_batches
-
-    from ferrospark import spark as fss
-
-    left, right = join_input(41, ("k", "lt", "lv", "k", "rt", "rv"))
-    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
-    theirs = run_stream_join(
-        spark, tmp_path / "spark", left, right, how="left", on=["k"], condition=TIME_RANGE, **wm
-    )
-    write_batches(tmp_path / "in" / "left", [*left, left[0].schema.empty_table()])
-    write_batches(tmp_path / "in" / "right", [*right, right[0].schema.empty_table()])
     got: dict[int, pa.Table] = {}
     killed: list[int] = []
 
@@ -419,17 +394,7 @@ def test_fss_state_host_killed_between_batches_changes_nothing(spark, tmp_path):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
 
-    writer = fss.stream_join(
-        _read_stream(spark, tmp_path / "in" / "left", None),
-        _read_stream(spark, tmp_path / "in" / "right", None),
-        on=["k"],
-        how="left",
-        condition=TIME_RANGE,
-        checkpoint=str(tmp_path / "ckpt"),
-        on_batch=on_batch,
-        **wm,
-    )
-    _fss_collect(writer)
+    theirs = _fss_join(spark, tmp_path, 41, "left", on_batch)
     compare_batches(theirs, got)
     after = _spark_hosts()
     assert after and not set(after.values()) & set(killed), (after, killed)
