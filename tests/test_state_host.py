@@ -235,3 +235,17 @@ def test_the_host_settings_are_checked():
     for bad in ("0", "-3", "soon", "nan"):
         with pytest.raises(ConfigError, match=r"idleTimeout must be a positive number of seconds"):
             _host_setting(_Session({HOST_IDLE: bad}), {})
+
+
+def test_no_host_is_reported_before_any_row_is_taken(monkeypatch):
+    """Where no host can be started, ``run`` says so having taken no rows, so the task runs
+    its operator in its own worker on all of them."""
+
+    def no_dir() -> Path:
+        raise PermissionError("read-only /tmp")
+
+    monkeypatch.setattr(state_host, "host_dir", no_dir)
+    rows = batches(3)
+    with pytest.raises(state_host.HostUnavailable, match="read-only"):
+        state_host.run(("q", 0), Counter, counting, rows, idle_s=60, executor_pid=os.getpid())
+    assert sum(b.num_rows for b in rows) == 3000

@@ -75,12 +75,14 @@ def host_dir() -> Path:
 
 
 def _build() -> str:
-    """What a host must share with its clients: the interpreter and ferrospark's native module."""
+    """What a host must share with its clients: the interpreter, ferrospark's native module
+    and this module (the protocol)."""
     from . import _native
 
-    native = Path(_native.__file__)
-    text = f"{sys.executable}|{native}|{native.stat().st_mtime_ns}"
-    return hashlib.sha1(text.encode()).hexdigest()[:12]
+    parts = [sys.executable]
+    for f in (Path(_native.__file__), Path(__file__)):
+        parts += [str(f), str(f.stat().st_mtime_ns)]
+    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
 
 
 def socket_path(executor_pid: int) -> Path:
@@ -166,8 +168,11 @@ def run(
     from pyspark import cloudpickle
 
     executor = os.getppid() if executor_pid is None else executor_pid
-    path = socket_path(executor)
-    s = _connect(path, executor, idle_s)
+    try:
+        path = socket_path(executor)
+        s = _connect(path, executor, idle_s)
+    except OSError as e:  # no directory for the socket, or no host process could be started
+        raise HostUnavailable(f"no state host could be started: {e}") from e
     try:
         with s.makefile("wb", buffering=1 << 20) as w:
             first = next(batches, None)
