@@ -69,6 +69,14 @@ def host_pid(executor: subprocess.Popen) -> int | None:
     return int(path.read_text()) if path.exists() else None
 
 
+def started_host(executor: subprocess.Popen) -> int:
+    """The pid of the executor's host, started by a first task."""
+    call(executor, counting, batches(1))
+    pid = host_pid(executor)
+    assert pid is not None
+    return pid
+
+
 def gone(pid: int, within_s: float = 20) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
@@ -125,9 +133,7 @@ def test_an_error_comes_back_and_the_host_serves_on(executor):
 
 
 def test_a_host_killed_between_tasks_is_started_again(executor):
-    call(executor, counting, batches(1))
-    first = host_pid(executor)
-    assert first is not None
+    first = started_host(executor)
     os.kill(first, signal.SIGKILL)
     assert gone(first)
     rows, _ = call(executor, counting, batches(1))
@@ -135,9 +141,7 @@ def test_a_host_killed_between_tasks_is_started_again(executor):
 
 
 def test_a_host_killed_during_a_task_is_a_clear_error(executor):
-    call(executor, counting, batches(1))
-    pid = host_pid(executor)
-    assert pid is not None
+    pid = started_host(executor)
     threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
     with pytest.raises(FerroIOError, match=r"state host .* stopped while running partition 0's batch.*log"):
         call(executor, sleeping, batches(1))
@@ -147,9 +151,7 @@ def test_a_host_killed_during_a_task_is_a_clear_error(executor):
 
 
 def test_the_host_leaves_with_its_executor(executor):
-    call(executor, counting, batches(1))
-    pid = host_pid(executor)
-    assert pid is not None
+    pid = started_host(executor)
     path = state_host.socket_path(executor.pid)
     executor.kill()
     executor.wait()
@@ -224,7 +226,12 @@ class _Session:
 
 def test_the_host_settings_are_checked():
     from ferrospark.errors import ConfigError
-    from ferrospark.spark_streaming import HOST, HOST_IDLE, _host_setting
+    from ferrospark.spark_streaming import HOST, HOST_IDLE, _settings
+
+    def _host_setting(session: _Session, conf: dict[str, str]) -> tuple[bool, float]:
+        from ferrospark.spark_streaming import _host_setting
+
+        return _host_setting(_settings(session, conf))
 
     assert _host_setting(_Session({}), {}) == (True, 600.0)
     assert _host_setting(_Session({HOST: "false"}), {}) == (False, 600.0)

@@ -523,7 +523,7 @@ def test_fss_join_sides_share_columns_by_type_and_come_back_whole(spark):
     assert packing.right == {"b": 4, "u": 1, "x": 2, "y": 5, "z": 0}
     packed = packing.packed(ldf, rdf).toArrow()
     assert packed.column_names == ["__side", *[f"__c{i}" for i in range(6)], "__k0"]
-    lt, rt = packing.unpack(packed, arrow_schema(ldf), arrow_schema(rdf))
+    lt, rt = packing.unpack(packed.to_batches(), arrow_schema(ldf), arrow_schema(rdf))
     assert _same_with_nan(lt.to_pylist(), left.to_pylist())
     assert rt.to_pylist() == right.to_pylist()
     assert packed.column("__k0").to_pylist() == [1, None, 3, 3, 4, None, 1]

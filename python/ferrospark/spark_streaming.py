@@ -72,19 +72,16 @@ def _operator(query: str, partition: int, make: Callable[[], Any]) -> Any:
     return op
 
 
-def _host_setting(spark: Any, settings: Mapping[str, str]) -> tuple[bool, float]:
+def _host_setting(settings: Mapping[str, str]) -> tuple[bool, float]:
     """Whether the tasks run their operators in the executor's state host
     (``ferrospark.streaming.stateHost``, default true) and how long it keeps one unused
     (``ferrospark.streaming.stateHost.idleTimeout``, seconds, default 600)."""
     from .errors import ConfigError
 
-    def get(key: str, default: str) -> str:
-        return str(settings.get(key) or spark.conf.get(key, None) or default)
-
-    on = get(HOST, "true").strip().lower()
+    on = (settings.get(HOST) or "true").strip().lower()
     if on not in ("true", "false"):
         raise ConfigError(f"{HOST} must be true or false, not {on!r}")
-    idle = get(HOST_IDLE, "600")
+    idle = settings.get(HOST_IDLE) or "600"
     try:
         idle_s = float(idle)
     except ValueError:
@@ -178,8 +175,8 @@ def _task(
         if out is None:
             table, maxima = step(_operator(query, partition, lambda: make(partition)), list(batches))
             out = iter(table.to_batches())
-        for item in maxima:
-            seen.add([item])
+        if maxima:
+            seen.add(list(maxima))
         ran.add({partition})
         yield from out
 
@@ -187,7 +184,12 @@ def _task(
 
 
 def _settings(spark: Any, conf: Mapping[str, object] | None) -> dict[str, str]:
-    keys = ("spark.sql.streaming.multipleWatermarkPolicy", "spark.sql.streaming.stateStore.providerClass")
+    keys = (
+        "spark.sql.streaming.multipleWatermarkPolicy",
+        "spark.sql.streaming.stateStore.providerClass",
+        HOST,
+        HOST_IDLE,
+    )
     out = {k: v for k in keys if (v := spark.conf.get(k, None))}
     out.update({k: str(v) for k, v in (conf or {}).items()})
     return out
@@ -274,30 +276,27 @@ class SidePacking:
         """Both inputs' rows in the shared columns."""
         from pyspark.sql import functions as F
 
-        def side(
-            df: DataFrame, index: int, slots: dict[str, int], key_of: Callable[[str, str], str]
-        ) -> DataFrame:
+        def side(df: DataFrame, index: int, slots: dict[str, int]) -> DataFrame:
             by_slot = {slot: c for c, slot in slots.items()}
             cols = [F.lit(index).alias("__side")]
             for i, dtype in enumerate(self.types):
                 c = by_slot.get(i)
                 cols.append((F.col(f"`{c}`") if c is not None else F.lit(None).cast(dtype)).alias(f"__c{i}"))
             for i, lk, rk in self.extra_keys:
-                cols.append(F.col(f"`{key_of(lk, rk)}`").cast(self.left_types[lk]).alias(f"__k{i}"))
+                cols.append(F.col(f"`{(lk, rk)[index]}`").cast(self.left_types[lk]).alias(f"__k{i}"))
             return df.select(*cols)
 
-        return side(left, 0, self.left, lambda lk, _rk: lk).unionByName(
-            side(right, 1, self.right, lambda _lk, rk: rk)
-        )
+        return side(left, 0, self.left).unionByName(side(right, 1, self.right))
 
-    def unpack(self, table: pa.Table, ls: pa.Schema, rs: pa.Schema) -> tuple[pa.Table, pa.Table]:
+    def unpack(self, got: list[pa.RecordBatch], ls: pa.Schema, rs: pa.Schema) -> tuple[pa.Table, pa.Table]:
         """A task's rows back as the two inputs' tables."""
-        if table.num_rows == 0:
+        if not got:
             return ls.empty_table(), rs.empty_table()
-        side = table.column("__side")
+        table = pa.Table.from_batches(got)
+        is_left = pc.equal(table.column("__side"), 0)
         out = []
-        for index, slots, schema in ((0, self.left, ls), (1, self.right, rs)):
-            rows = table.filter(pc.equal(side, index))
+        for mask, slots, schema in ((is_left, self.left, ls), (pc.invert(is_left), self.right, rs)):
+            rows = table.filter(mask)
             cols = [rows.column(f"__c{slots[f.name]}") for f in schema]
             out.append(pa.Table.from_arrays(cols, names=schema.names).cast(schema))
         return out[0], out[1]
@@ -372,7 +371,7 @@ def stream_join(
     checkpoint = _local_checkpoint(checkpoint)
     spark = left.sparkSession
     settings = _settings(spark, conf)
-    host = _host_setting(spark, settings)
+    host = _host_setting(settings)
     ls, rs = arrow_schema(left), arrow_schema(right)
     args: dict[str, Any] = {
         "on": on,
@@ -409,10 +408,7 @@ def stream_join(
 
     def task(batch_id: int, marks: tuple[int, int] | None, seen: Any, ran: Any) -> Any:
         def step(j: Any, got: list[pa.RecordBatch]) -> tuple[pa.Table, list[tuple[int, int]]]:
-            table = pa.Table.from_batches(got) if got else None
-            lt, rt = (
-                packing.unpack(table, ls, rs) if table is not None else (ls.empty_table(), rs.empty_table())
-            )
+            lt, rt = packing.unpack(got, ls, rs)
             out = j._process(batch_id, lt, rt, marks, True)
             maxima = [
                 (index, _max_micros(lt if which == 0 else rt, column))
@@ -457,7 +453,7 @@ def session_window_stream(
     checkpoint = _local_checkpoint(checkpoint)
     spark = df.sparkSession
     settings = _settings(spark, conf)
-    host = _host_setting(spark, settings)
+    host = _host_setting(settings)
     schema = arrow_schema(df)
     keys = [by] if isinstance(by, str) else list(by)
     args: dict[str, Any] = {

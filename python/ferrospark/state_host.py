@@ -231,19 +231,37 @@ class _Host:
         self.busy = 0
         self.last = time.monotonic()
 
-    def slot(self, key: tuple[str, int]) -> _Loaded:
+    def slot(self, key: tuple[str, int], lease: str | None) -> _Loaded:
         with self.guard:
             self.busy += 1
             slot = self.loaded.get(key)
             if slot is None:
                 slot = self.loaded[key] = _Loaded()
             slot.used = time.monotonic()  # not swept while this request waits for its lock
+            slot.lease = lease
             return slot
 
     def done(self) -> None:
         with self.guard:
             self.busy -= 1
             self.last = time.monotonic()
+
+    @staticmethod
+    def run(slot: _Loaded, fns: bytes, rows: list[pa.RecordBatch]) -> tuple[pa.Table, Any] | Exception:
+        """The batch's output and extra result, or the error it raised."""
+        with slot.lock:
+            try:
+                make, step = pickle.loads(fns)
+                if slot.op is None:
+                    slot.op = make()
+                return step(slot.op, rows)
+            except Exception as e:
+                # The operator may be half-way through a batch: a fresh one reloads from the
+                # committed files.
+                slot.op = None
+                return e
+            finally:
+                slot.used = time.monotonic()
 
     def serve(self, conn: socket.socket) -> None:
         with conn:
@@ -255,23 +273,13 @@ class _Host:
             except Exception as e:  # a client that went away before sending its rows
                 print(f"state host: a request was not received whole: {e!r}", file=sys.stderr)
                 return
-            slot = self.slot(key)
-            slot.lease = lease
+            slot = self.slot(key, lease)
             try:
-                with slot.lock:
-                    try:
-                        make, step = pickle.loads(fns)
-                        if slot.op is None:
-                            slot.op = make()
-                        out, extra = step(slot.op, rows)
-                    except Exception as e:
-                        # The operator may be half-way through a batch: a fresh one reloads
-                        # from the committed files.
-                        slot.op = None
-                        self.reply_error(w, e)
-                        return
-                    finally:
-                        slot.used = time.monotonic()
+                result = self.run(slot, fns, rows)
+                if isinstance(result, Exception):
+                    self.reply_error(w, result)
+                    return
+                out, extra = result
                 with contextlib.suppress(OSError):
                     _send(w, (True, extra))
                     with pa.ipc.new_stream(w, out.schema) as ipc:

@@ -829,7 +829,11 @@ fn join_side(
     let run_rows = probe.run_rows;
     let mut appends = Vec::with_capacity(run_rows.min(n));
     let mut partners = Partners::default();
+    // A run's buffers, made again in the same memory by each run.
     let mut marked: HashSet<(&[u8], u64)> = HashSet::new();
+    let mut marks: Vec<(&[u8], usize)> = Vec::new();
+    let mut pairs: Vec<u32> = Vec::new();
+    let mut joined_any: Vec<bool> = Vec::with_capacity(run_rows.min(n));
     for run_start in (0..n).step_by(run_rows) {
         let run = run_start..(run_start + run_rows).min(n);
         // Every (row, stored partner) pair of the run.
@@ -855,10 +859,11 @@ fn join_side(
             }
             _ => vec![true; partners.len()],
         };
-        let mut joined_any = vec![false; run.len()];
+        joined_any.clear();
+        joined_any.resize(run.len(), false);
         marked.clear();
-        let mut marks: Vec<(&[u8], usize)> = Vec::new();
-        let mut pairs: Vec<u32> = Vec::new();
+        marks.clear();
+        pairs.clear();
         for (p, (partner, ok)) in partners.iter().zip(&accept).enumerate() {
             if !ok {
                 continue;
