@@ -400,10 +400,11 @@ def test_fss_state_host_killed_between_batches_changes_nothing(spark, tmp_path):
     assert after and not set(after.values()) & set(killed), (after, killed)
 
 
-@pytest.mark.parametrize("host", ["true", "false"])
-def test_fss_session_windows_match_sparks_own(spark, tmp_path, host):
+@pytest.mark.parametrize(("host", "scan"), [("true", "true"), ("false", "true"), ("true", "false")])
+def test_fss_session_windows_match_sparks_own(spark, tmp_path, host, scan):
     """With the executor's state host and without it (each task's operator in its Python
-    worker), the sessions equal Spark's own."""
+    worker), with the source's files read by fss's tasks and with Spark's rows, the sessions
+    equal Spark's own, and the query's progress counts every input row."""
     from streaming_oracle import _read_stream, write_batches
 
     from ferrospark import spark as fss
@@ -432,10 +433,13 @@ def test_fss_session_windows_match_sparks_own(spark, tmp_path, host):
         watermark=watermark,
         checkpoint=str(tmp_path / "ckpt"),
         on_batch=lambda df, b: got.__setitem__(b, df.toArrow()),
-        conf={"ferrospark.streaming.stateHost": host},
+        conf={"ferrospark.streaming.stateHost": host, "ferrospark.streaming.nativeScan": scan},
     )
-    _fss_collect(writer)
+    q = writer.trigger(availableNow=True).start()
+    q.awaitTermination(600)
+    assert q.exception() is None, q.exception()
     compare_batches(theirs, got)
+    assert sum(p["numInputRows"] for p in q.recentProgress) == sum(b.num_rows for b in batches)
 
 
 @pytest.mark.parametrize("how", ["inner", "full"])

@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 
 from . import _native
 from .spark_stages import _as_spark_schema, _ListParam, _SetParam, arrow_schema
+from .stream_sources import NATIVE_SCAN, ParquetStreamSource, RowsOf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -147,9 +148,12 @@ def _task(
     ran: Any,
     host: tuple[bool, float],
     lease: str | None,
+    rows_of: RowsOf | None = None,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A batch's task: ``step`` run on its partition's operator, in the executor's state host
-    or, with none, in this worker; the event-time maxima ``step`` returns go to ``seen``."""
+    or, with none, in this worker; the event-time maxima ``step`` returns go to ``seen``.
+    ``rows_of``: how the task gets the rows fss reads itself (``stream_sources``) from its
+    input; ``None``: its input is Spark's rows."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import functools
@@ -159,6 +163,8 @@ def _task(
         from . import state_host
 
         partition = TaskContext.get().partitionId()
+        if rows_of is not None:
+            batches = rows_of(batches, partition)
         out: Iterator[pa.RecordBatch] | None = None
         if host[0]:
             try:
@@ -189,6 +195,7 @@ def _settings(spark: Any, conf: Mapping[str, object] | None) -> dict[str, str]:
         "spark.sql.streaming.stateStore.providerClass",
         HOST,
         HOST_IDLE,
+        NATIVE_SCAN,
     )
     out = {k: v for k in keys if (v := spark.conf.get(k, None))}
     out.update({k: str(v) for k, v in (conf or {}).items()})
@@ -307,12 +314,14 @@ def _run_batch(
     batch_id: int,
     keys: list[str],
     task: Callable[
-        [int, tuple[int, int] | None, Any, Any],
+        [int, tuple[int, int] | None, Any, Any, RowsOf | None],
         Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
     ],
     out_schema: pa.Schema,
     watermarks: Any,
     on_batch: OnBatch,
+    source: ParquetStreamSource | None = None,
+    source_keys: list[str] | None = None,
 ) -> None:
     spark = batch_df.sparkSession
     marks = watermarks.begin(batch_id)
@@ -322,7 +331,12 @@ def _run_batch(
     tz = spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
     st, _ = _as_spark_schema(out_schema, tz)
     n = _partitions(spark) if keys else 1
-    out = batch_df.repartition(n, *keys).mapInArrow(task(batch_id, marks, seen, ran), st).persist()
+    ours = source.rows(spark, batch_id, source_keys or [], n) if source is not None else None
+    if ours is not None:
+        frame, rows_of = ours
+        out = frame.mapInArrow(task(batch_id, marks, seen, ran, rows_of), st).persist()
+    else:
+        out = batch_df.repartition(n, *keys).mapInArrow(task(batch_id, marks, seen, ran, None), st).persist()
     try:
         on_batch(out, batch_id)
         # The partitions on_batch left alone run now (the cache keeps those it ran whole;
@@ -406,7 +420,9 @@ def stream_join(
 
         return StreamStreamJoin(checkpoint=state, partition_id=partition, **args)
 
-    def task(batch_id: int, marks: tuple[int, int] | None, seen: Any, ran: Any) -> Any:
+    def task(
+        batch_id: int, marks: tuple[int, int] | None, seen: Any, ran: Any, rows_of: RowsOf | None
+    ) -> Any:
         def step(j: Any, got: list[pa.RecordBatch]) -> tuple[pa.Table, list[tuple[int, int]]]:
             lt, rt = packing.unpack(got, ls, rs)
             out = j._process(batch_id, lt, rt, marks, True)
@@ -416,7 +432,7 @@ def stream_join(
             ]
             return out, [(i, m) for i, m in maxima if m is not None]
 
-        return _task(query, make, step, seen, ran, host, lease.name() if lease else None)
+        return _task(query, make, step, seen, ran, host, lease.name() if lease else None, rows_of)
 
     def each(batch_df: Any, batch_id: int) -> None:
         if lease is not None:
@@ -481,19 +497,34 @@ def session_window_stream(
 
         return SessionWindowAggregation(checkpoint=state, partition_id=partition, **args)
 
-    def task(batch_id: int, marks: tuple[int, int] | None, seen: Any, ran: Any) -> Any:
+    def task(
+        batch_id: int, marks: tuple[int, int] | None, seen: Any, ran: Any, rows_of: RowsOf | None
+    ) -> Any:
         def step(sw: Any, got: list[pa.RecordBatch]) -> tuple[pa.Table, list[tuple[int, int]]]:
             table = pa.Table.from_batches(got).cast(schema) if got else schema.empty_table()
             out = sw._process(batch_id, table, marks, True)
             m = _max_micros(table, time) if watermark else None
             return out, [] if m is None else [(0, m)]
 
-        return _task(query, make, step, seen, ran, host, lease.name() if lease else None)
+        return _task(query, make, step, seen, ran, host, lease.name() if lease else None, rows_of)
+
+    # A bare Parquet source's batches are read by fss's own tasks (``stream_sources``).
+    source = ParquetStreamSource.of(df, checkpoint, settings)
 
     def each(batch_df: Any, batch_id: int) -> None:
         if lease is not None:
             lease.begin(batch_df.sparkSession)
-        _run_batch(batch_df, batch_id, [f"`{k}`" for k in keys], task, out_schema, watermarks, on_batch)
+        _run_batch(
+            batch_df,
+            batch_id,
+            [f"`{k}`" for k in keys],
+            task,
+            out_schema,
+            watermarks,
+            on_batch,
+            source,
+            keys,
+        )
 
     return df.writeStream.option("checkpointLocation", str(checkpoint)).foreachBatch(each)
 

@@ -70,6 +70,10 @@ pub const STREAMING_STATE_HOST: &str = "ferrospark.streaming.stateHost";
 /// Seconds the state host keeps an operator no batch has used
 /// (`ferrospark.streaming.stateHost.idleTimeout`, default 600; read by the Python package).
 pub const STREAMING_STATE_HOST_IDLE: &str = "ferrospark.streaming.stateHost.idleTimeout";
+/// Whether fss's tasks read a bare streaming Parquet source's files themselves instead of
+/// taking Spark's rows (`ferrospark.streaming.nativeScan`, default true; read by the Python
+/// package).
+pub const STREAMING_NATIVE_SCAN: &str = "ferrospark.streaming.nativeScan";
 
 /// Every `ferrospark.*` key ferrospark reads. Setting any other `ferrospark.*` key is an error
 /// (a typo would otherwise be ignored silently); `spark.*` and other keys are accepted as
@@ -89,6 +93,7 @@ pub const KNOWN_FERROSPARK_KEYS: &[&str] = &[
     STREAMING_STATE_PARTITIONS,
     STREAMING_STATE_HOST,
     STREAMING_STATE_HOST_IDLE,
+    STREAMING_NATIVE_SCAN,
 ];
 
 /// The prefix of ferrospark's own keys, which are checked against [`KNOWN_FERROSPARK_KEYS`].

@@ -11,6 +11,7 @@ pub mod error;
 pub mod hive_paths;
 pub mod memory;
 pub mod metrics;
+pub mod murmur3;
 pub mod order;
 pub mod progress;
 pub mod spill;

@@ -13,6 +13,7 @@ use ferrospark_expr::interval::interval_text_micros;
 use ferrospark_stream::join::exec::{StreamJoinSpec, StreamJoinType};
 use ferrospark_stream::partitioned::{PartitionedSessionWindow, PartitionedStreamJoin};
 use ferrospark_stream::session::{OutputMode, SessionGap, SessionWindowSpec};
+use ferrospark_stream::spark_routing::split_by_spark_hash;
 use ferrospark_stream::state::{
     collect, open_provider, StateStoreConf, StateStoreId, StateStoreMetrics, StateStoreProvider,
 };
@@ -476,4 +477,43 @@ impl PySessionWindowAggregation {
             .py(py)?;
         Ok(metrics_dict(&m))
     }
+}
+
+/// `table`'s rows per partition as Spark's `repartition(n, *keys)` routes them (one table per
+/// partition, each in the input's schema); `None` when a key's type is one whose Spark hash
+/// ferrospark does not compute, so Spark must route the rows.
+#[pyfunction]
+pub(crate) fn spark_hash_split(
+    py: Python<'_>,
+    table: PyTable,
+    keys: Vec<String>,
+    n: usize,
+) -> PyResult<Option<Vec<Bound<'_, PyAny>>>> {
+    let (batches, schema) = table.into_inner();
+    let split = py
+        .run_detached(|| -> Result<Option<Vec<Vec<RecordBatch>>>> {
+            let idx = keys
+                .iter()
+                .map(|k| ferrospark_expr::resolve_column(&schema, k))
+                .collect::<Result<Vec<_>>>()?;
+            let mut parts: Vec<Vec<RecordBatch>> = vec![Vec::new(); n.max(1)];
+            for b in &batches {
+                let Some(pieces) = split_by_spark_hash(b, &idx, n)? else {
+                    return Ok(None);
+                };
+                for (to, piece) in parts.iter_mut().zip(pieces) {
+                    if piece.num_rows() > 0 {
+                        to.push(piece);
+                    }
+                }
+            }
+            Ok(Some(parts))
+        })
+        .py(py)?;
+    let Some(parts) = split else { return Ok(None) };
+    parts
+        .into_iter()
+        .map(|p| PyTable::try_new(p, schema.clone())?.into_pyarrow(py))
+        .collect::<PyResult<Vec<_>>>()
+        .map(Some)
 }

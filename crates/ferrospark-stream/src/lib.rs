@@ -25,5 +25,6 @@ pub mod join;
 pub mod partitioned;
 mod row_format;
 pub mod session;
+pub mod spark_routing;
 pub mod state;
 pub mod watermark;

@@ -1,0 +1,207 @@
+"""fss reading a streaming Parquet source's files in its own tasks (``stream_sources``): rows
+routed exactly as Spark's ``repartition(n, keys)`` routes them, the source recognised only
+when it is bare, and a query whose batches take both paths equal to Spark's own."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import ferrospark as fs
+from ferrospark import _native
+from ferrospark.stream_sources import ParquetStreamSource
+
+UTC = dt.timezone.utc
+
+
+def _typed_table() -> pa.Table:
+    """Every key type routed natively, with NULLs, NaN, -0.0, unicode, duplicates and extremes."""
+    n = 64
+    return pa.table(
+        {
+            "i": pa.array([None if k % 11 == 0 else k * 7919 - 250_000 for k in range(n)], pa.int32()),
+            "l": pa.array([None if k % 13 == 0 else (k - 30) * 10**15 for k in range(n)], pa.int64()),
+            "b": pa.array([None if k % 7 == 0 else k % 2 == 0 for k in range(n)], pa.bool_()),
+            "d": pa.array(
+                [[0.0, -0.0, float("nan"), 1.5, -2.25, None, 1e300, -1e-300][k % 8] for k in range(n)],
+                pa.float64(),
+            ),
+            "f": pa.array([[0.0, -0.0, float("nan"), 3.5, None][k % 5] for k in range(n)], pa.float32()),
+            "s": pa.array(
+                [
+                    [None, "", "a", "abcd", "abcde", "çelik", "日本語テキスト", "😀x", "user-17"][k % 9]
+                    for k in range(n)
+                ]
+            ),
+            "bin": pa.array([None if k % 6 == 0 else bytes(range(k % 9)) for k in range(n)], pa.binary()),
+            "dt": pa.array([None if k % 5 == 0 else dt.date(1970 + k, 1 + k % 12, 1) for k in range(n)]),
+            "ts": pa.array(
+                [
+                    None if k % 4 == 0 else dt.datetime(1960 + k, 3, 1, 12, k % 60, tzinfo=UTC)
+                    for k in range(n)
+                ],
+                pa.timestamp("us", tz="UTC"),
+            ),
+            "dec": pa.array(
+                [None if k % 3 == 0 else decimal.Decimal(k * 1234567 - 9999999) / 100 for k in range(n)],
+                pa.decimal128(12, 2),
+            ),
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "keys", [["i"], ["l"], ["b"], ["d"], ["f"], ["s"], ["bin"], ["dt"], ["ts"], ["dec"], ["s", "i", "d"]]
+)
+def test_rows_are_routed_as_sparks_hash_partitioning(spark, keys):
+    """Each row's piece is ``pmod(hash(keys), n)`` as Spark computes it."""
+    from pyspark.sql import functions as F
+
+    t = _typed_table().append_column("row", pa.array(range(64), pa.int64()))
+    n = 5
+    parts = _native.spark_hash_split(t, keys, n)
+    assert parts is not None and len(parts) == n
+    ours = {r: p for p, part in enumerate(parts) for r in part.column("row").to_pylist()}
+    assert sorted(ours) == list(range(64))
+    sdf = spark.createDataFrame(t)
+    assert [f.dataType.simpleString() for f in sdf.schema][:10] == [
+        "int",
+        "bigint",
+        "boolean",
+        "double",
+        "float",
+        "string",
+        "binary",
+        "date",
+        "timestamp",
+        "decimal(12,2)",
+    ]
+    theirs = {
+        r["row"]: r["p"]
+        for r in sdf.select("row", F.expr(f"pmod(hash({', '.join(keys)}), {n})").alias("p")).collect()
+    }
+    assert ours == theirs
+
+
+def test_a_key_type_not_hashed_here_is_left_to_spark():
+    t = pa.table({"k": pa.array([[1], [2]], pa.list_(pa.int64()))})
+    assert _native.spark_hash_split(t, ["k"], 3) is None
+
+
+def test_only_a_bare_parquet_source_is_read_natively(spark, tmp_path):
+    pq.write_table(pa.table({"user": ["a"], "v": [1]}), tmp_path / "batch-00000.parquet")
+    schema = spark.read.parquet(str(tmp_path)).schema
+    bare = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(tmp_path))
+    assert ParquetStreamSource.of(bare, str(tmp_path / "c"), {}) is not None
+    assert (
+        ParquetStreamSource.of(bare, str(tmp_path / "c"), {"ferrospark.streaming.nativeScan": "false"})
+        is None
+    )
+    assert ParquetStreamSource.of(bare.select("user"), str(tmp_path / "c"), {}) is None
+    assert ParquetStreamSource.of(bare.filter("v > 0"), str(tmp_path / "c"), {}) is None
+    rebased = spark.readStream.schema(schema).option("datetimeRebaseMode", "LEGACY").parquet(str(tmp_path))
+    assert ParquetStreamSource.of(rebased, str(tmp_path / "c"), {}) is None
+    as_json = spark.readStream.schema(schema).json(str(tmp_path))
+    assert ParquetStreamSource.of(as_json, str(tmp_path / "c"), {}) is None
+
+
+def test_a_file_with_other_columns_takes_sparks_path(spark, tmp_path):
+    pq.write_table(pa.table({"user": ["a"], "v": pa.array([1], pa.int64())}), tmp_path / "good.parquet")
+    pq.write_table(pa.table({"user": ["a"], "v": pa.array([1], pa.int32())}), tmp_path / "narrow.parquet")
+    pq.write_table(pa.table({"user": ["a"]}), tmp_path / "missing.parquet")
+    schema = spark.read.parquet(str(tmp_path / "good.parquet")).schema
+    df = spark.readStream.schema(schema).parquet(str(tmp_path))
+    source = ParquetStreamSource.of(df, str(tmp_path / "c"), {})
+    assert source is not None
+    assert source.readable([str(tmp_path / "good.parquet")])
+    assert not source.readable([str(tmp_path / "narrow.parquet")])
+    assert not source.readable([str(tmp_path / "missing.parquet")])
+
+
+@pytest.mark.parametrize("partitions", [3, 7])
+def test_batches_taking_either_path_keep_each_key_in_its_partition(spark, tmp_path, monkeypatch, partitions):
+    """Every other batch read by fss, the rest through Spark's exchange: a key's sessions stay
+    in one state partition, so the sessions equal Spark's own. With 3 partitions on 2 cores
+    each partition's task reads the batch itself; with 7 a stage reads it once and Spark's
+    shuffle moves the pieces."""
+    from streaming_oracle import run_session_window_stream, write_batches
+    from test_streaming_spark import compare_batches, session_input
+
+    from ferrospark import spark as fss
+
+    real = ParquetStreamSource.readable
+    taken: list[bool] = []
+
+    def alternate(self: ParquetStreamSource, files: list[str]) -> bool:
+        native = len(taken) % 2 == 0 and real(self, files)
+        taken.append(native)
+        return native
+
+    monkeypatch.setattr(ParquetStreamSource, "readable", alternate)
+    batches = session_input(29)
+    watermark = ("ts", "5 minutes")
+    theirs = run_session_window_stream(
+        spark,
+        tmp_path / "spark",
+        batches,
+        time="ts",
+        gap="2 minutes",
+        by=["user"],
+        aggs=["count(*) AS n", "sum(v) AS s"],
+        watermark=watermark,
+        output_mode="append",
+    )
+    write_batches(tmp_path / "in", [*batches, batches[0].schema.empty_table()])
+    got: dict[int, pa.Table] = {}
+    was = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    try:
+        q = _start_sessions(spark, fss, tmp_path, watermark, got)
+        q.awaitTermination(600)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", was)
+    assert q.exception() is None, q.exception()
+    assert True in taken and False in taken
+    compare_batches(theirs, got)
+    assert {p.name for p in (tmp_path / "ckpt" / "state" / "0").iterdir() if p.name.isdigit()} == {
+        str(p) for p in range(partitions)
+    }
+
+
+def _start_sessions(spark, fss, tmp_path, watermark, got):
+    from streaming_oracle import _read_stream
+
+    return (
+        fss.session_window_stream(
+            _read_stream(spark, tmp_path / "in", None),
+            "ts",
+            "2 minutes",
+            by="user",
+            aggs=[fs.count("*").alias("n"), fs.sum("v").alias("s")],
+            watermark=watermark,
+            checkpoint=str(tmp_path / "ckpt"),
+            on_batch=lambda df, b: got.__setitem__(b, df.toArrow()),
+        )
+        .trigger(availableNow=True)
+        .start()
+    )
+
+
+def test_source_log_names_the_batchs_files(tmp_path):
+    log = tmp_path / "sources" / "0"
+    log.mkdir(parents=True)
+    (log / "0").write_text('v1\n{"path":"file:///data/a%20b.parquet","timestamp":1,"batchId":0}\n')
+    (log / "9.compact").write_text(
+        'v1\n{"path":"file:///data/old.parquet","timestamp":1,"batchId":8}\n'
+        '{"path":"file:///data/new.parquet","timestamp":1,"batchId":9}\n'
+    )
+    (log / "10").write_text('v1\n{"path":"hdfs://nn/data/x.parquet","timestamp":1,"batchId":10}\n')
+    source = ParquetStreamSource(pa.schema([("v", pa.int64())]), log, {})
+    assert source.files(0) == ["/data/a b.parquet"]
+    assert source.files(9) == ["/data/new.parquet"]
+    assert source.files(10) is None
+    assert source.files(11) is None
