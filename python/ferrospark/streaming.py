@@ -20,8 +20,6 @@ committing from an earlier version (a batch re-run after a crash) replaces what 
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,9 +66,9 @@ class _Schemas:
             return kept
         if kept is None:
             self._dir.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp-{os.getpid()}-{threading.get_ident()}")
-            tmp.write_bytes(seen.schema.serialize().to_pybytes())
-            os.replace(tmp, path)
+            # Partitions of one operator may write it at once (threads of the state host,
+            # worker processes): each through a temporary file of its own.
+            _native.write_file_atomic(str(path), seen.schema.serialize().to_pybytes())
         elif not kept.equals(seen.schema, check_metadata=False):
             from .errors import StateStoreError
 

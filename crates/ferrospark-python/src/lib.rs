@@ -603,6 +603,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<streaming::PySessionWindowAggregation>()?;
     m.add_class::<streaming::PyWatermarks>()?;
     m.add_function(wrap_pyfunction!(streaming::spark_hash_split, m)?)?;
+    m.add_function(wrap_pyfunction!(streaming::write_file_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::save_as_table, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::insert_into, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::write_parquet, m)?)?;

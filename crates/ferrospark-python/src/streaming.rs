@@ -517,3 +517,16 @@ pub(crate) fn spark_hash_split(
         .collect::<PyResult<Vec<_>>>()
         .map(Some)
 }
+
+/// Writes `data` to `path` whole or not at all, for a file several processes and threads may
+/// write at once: a temporary file of the caller's process and thread, synced, renamed over
+/// `path`.
+#[pyfunction]
+pub(crate) fn write_file_atomic(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    data: Vec<u8>,
+) -> PyResult<()> {
+    py.run_detached(move || ferrospark_common::atomic_file::write_atomic_shared(&path, &data))
+        .py(py)
+}
