@@ -15,7 +15,8 @@ use ferrospark_stream::partitioned::{PartitionedSessionWindow, PartitionedStream
 use ferrospark_stream::session::{OutputMode, SessionGap, SessionWindowSpec};
 use ferrospark_stream::spark_routing::split_by_spark_hash;
 use ferrospark_stream::state::{
-    collect, open_provider, StateStoreConf, StateStoreId, StateStoreMetrics, StateStoreProvider,
+    collect, commit_changes, open_provider, StateStoreConf, StateStoreId, StateStoreMetrics,
+    StateStoreProvider,
 };
 use ferrospark_stream::watermark::{BatchWatermark, BatchWatermarks, WatermarkPolicy};
 use pyo3::prelude::*;
@@ -89,14 +90,7 @@ impl PyStateStore {
     ) -> PyResult<u64> {
         py.run_detached(|| {
             let mut p = locked(&self.0)?;
-            let mut store = p.get_store(version)?;
-            for (k, v) in &puts {
-                store.put(k, v)?;
-            }
-            for k in &removes {
-                store.remove(k)?;
-            }
-            store.commit()
+            commit_changes(p.as_mut(), version, &puts, &removes)
         })
         .py(py)
     }

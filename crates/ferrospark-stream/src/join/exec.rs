@@ -32,8 +32,8 @@ use ferrospark_expr::{
 use super::predicates::{state_watermark_predicates, JoinInput, StateWatermarkPredicate};
 use super::state::{Append, JoinSide, JoinStateManager, Partners, StoredRow};
 use crate::state::{
-    check_batch, column_name, min_latest, open_provider, StateStoreConf, StateStoreId,
-    StateStoreMetrics, StateStoreProvider,
+    check_batch, column_name, min_latest, open_provider, run_moving_to_disk, StateStoreConf,
+    StateStoreId, StateStoreMetrics, StateStoreProvider,
 };
 use crate::watermark::{micros, BatchWatermark};
 
@@ -546,6 +546,24 @@ impl StreamJoin {
     /// Spark's driver on Spark). Running the last committed batch again gives the same rows
     /// and leaves the state as it was; an older one is an error.
     pub fn process_under(
+        &mut self,
+        batch_id: u64,
+        left: Option<&RecordBatch>,
+        right: Option<&RecordBatch>,
+        marks: Option<BatchWatermark>,
+    ) -> Result<RecordBatch> {
+        // A store the memory pool refused mid-way: none committed, every store's changes
+        // undone, and the refused one opens on disk for the batch's next run.
+        let stores = self.providers.len();
+        run_moving_to_disk(
+            self,
+            stores,
+            |j| j.run_batch(batch_id, left, right, marks),
+            |j| j.providers.iter().any(|p| p.refused_memory()),
+        )
+    }
+
+    fn run_batch(
         &mut self,
         batch_id: u64,
         left: Option<&RecordBatch>,

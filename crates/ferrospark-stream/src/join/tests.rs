@@ -594,6 +594,43 @@ mod exec {
         assert_eq!(limited, memory);
     }
 
+    /// A first batch whose state outgrows `ferrospark.memory.limit` runs on disk: the pool
+    /// refuses a store's growth mid-batch, every store's changes are undone, and the batch
+    /// runs again with that store on disk, joining as in memory.
+    #[test]
+    fn a_first_batch_over_the_memory_limit_joins_on_disk() {
+        let input = batches(3);
+        let run = |limit: Option<&str>, upto: usize| {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let mut cfg = Config::default();
+            if let Some(l) = limit {
+                cfg.set("ferrospark.memory.limit", l).expect("set");
+            }
+            let mut j = StreamJoin::open(
+                spec(StreamJoinType::FullOuter),
+                dir.path(),
+                0,
+                Some(0),
+                &cfg,
+            )
+            .expect("open");
+            let out = sorted_pairs(&outputs(&mut j, &input[..upto]));
+            let state = dir.path().join("state/0/0");
+            let on_disk = std::fs::read_dir(&state)
+                .expect("state")
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().join("state.db").exists())
+                .count();
+            (out, on_disk)
+        };
+        let (want, on_disk) = run(None, input.len());
+        assert_eq!(on_disk, 0);
+        let (first, on_disk) = run(Some("64"), 1);
+        assert_eq!(first[..], want[..1]);
+        assert!(on_disk > 0, "the first batch ran on disk");
+        assert_eq!(run(Some("64"), input.len()).0, want);
+    }
+
     /// Every join type gives the same rows whatever the runs an input is joined in
     /// (`ferrospark.batch.size` 1, 2 and 7 against the default): a stored row two runs
     /// join is marked once, a semi join emits a left row once, and each key's rows keep

@@ -37,8 +37,8 @@ use ferrospark_expr::{bind, evaluate, BindContext, Expr, PhysicalExpr};
 
 use super::state::{ended_sessions, put_session, remove_session, sessions, StoredSession};
 use crate::state::{
-    check_batch, column_name, open_provider, StateStore, StateStoreConf, StateStoreId,
-    StateStoreMetrics, StateStoreProvider,
+    check_batch, column_name, open_provider, run_moving_to_disk, StateStore, StateStoreConf,
+    StateStoreId, StateStoreMetrics, StateStoreProvider,
 };
 use crate::watermark::{micros, BatchWatermark};
 
@@ -560,6 +560,20 @@ impl SessionWindowAggregation {
     /// Spark's driver on Spark). Running the last committed batch again gives the same rows
     /// and leaves the state as it was; an older one is an error.
     pub fn process_under(
+        &mut self,
+        batch_id: u64,
+        batch: Option<&RecordBatch>,
+        marks: Option<BatchWatermark>,
+    ) -> Result<RecordBatch> {
+        run_moving_to_disk(
+            self,
+            1,
+            |s| s.run_batch(batch_id, batch, marks),
+            |s| s.provider.refused_memory(),
+        )
+    }
+
+    fn run_batch(
         &mut self,
         batch_id: u64,
         batch: Option<&RecordBatch>,

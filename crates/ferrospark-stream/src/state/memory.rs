@@ -29,6 +29,7 @@ use hashbrown::HashMap;
 
 use super::byte_map::{Before, ByteMap, Bytes, Entry, Mark};
 use crate::state::{Found, Update, Visit};
+use ferrospark_common::memory::MemoryReservation;
 use ferrospark_common::{FerroError, Result};
 
 use super::files::{self, FileBuffer, FileKind};
@@ -354,8 +355,15 @@ impl MemoryStateStoreProvider {
     }
 }
 
-impl StateStoreProvider for MemoryStateStoreProvider {
-    fn get_store(&mut self, version: u64) -> Result<Box<dyn StateStore + '_>> {
+impl MemoryStateStoreProvider {
+    /// The store at `version`, its growth during the batch held from `budget`'s reservation:
+    /// a change the pool refuses fails with [`FerroError::MemoryLimit`] and marks `budget`
+    /// refused (the batch's changes are undone when the store is dropped).
+    pub(crate) fn get_store_within<'a>(
+        &'a mut self,
+        version: u64,
+        budget: Option<&'a mut StoreBudget>,
+    ) -> Result<Box<dyn StateStore + 'a>> {
         let state = self.take(version)?;
         let spare = (FileBuffer::new(self.conf.codec), Vec::new());
         let (delta, undo) = std::mem::replace(&mut self.buffers, spare);
@@ -370,7 +378,22 @@ impl StateStoreProvider for MemoryStateStoreProvider {
             updated: 0,
             removed: 0,
             status: StoreStatus::Updating,
+            budget,
         }))
+    }
+}
+
+/// The memory a store in memory may hold, from the query's pool, and whether the pool
+/// refused it more.
+#[derive(Debug)]
+pub(crate) struct StoreBudget {
+    pub(crate) reservation: MemoryReservation,
+    pub(crate) refused: bool,
+}
+
+impl StateStoreProvider for MemoryStateStoreProvider {
+    fn get_store(&mut self, version: u64) -> Result<Box<dyn StateStore + '_>> {
+        self.get_store_within(version, None)
     }
 
     fn latest_version(&self) -> Result<u64> {
@@ -426,9 +449,35 @@ struct MemoryStateStore<'a> {
     updated: u64,
     removed: u64,
     status: StoreStatus,
+    /// The pool's share the version may grow into, when the state moves to disk past it.
+    budget: Option<&'a mut StoreBudget>,
 }
 
 impl MemoryStateStore<'_> {
+    /// Holds what the store has grown to from its budget; refused, the budget is marked and
+    /// the change fails (the batch runs again on disk: `SpillingStateStoreProvider`).
+    fn within_budget(&mut self) -> Result<()> {
+        let Some(budget) = self.budget.as_deref_mut() else {
+            return Ok(());
+        };
+        let undo = self.undo.capacity() * std::mem::size_of::<(Entry, Option<Entry>)>()
+            + self.removed_keys.capacity() * std::mem::size_of::<Entry>();
+        let bytes = self.state.footprint() + undo as u64;
+        let held = budget.reservation.size();
+        // Grown in steps of an eighth, so a batch asks the pool a few dozen times, not at
+        // every put.
+        if bytes <= held || budget.reservation.try_resize(bytes + bytes / 8) {
+            return Ok(());
+        }
+        budget.refused = true;
+        Err(FerroError::MemoryLimit(format!(
+            "state store {} needs {bytes} bytes for batch {} but ferrospark.memory.limit is \
+             reached: its state moves to disk and the batch runs again there",
+            self.provider.dir.display(),
+            self.version,
+        )))
+    }
+
     fn updating(&self) -> Result<()> {
         match self.status {
             StoreStatus::Updating => Ok(()),
@@ -534,7 +583,8 @@ impl StateStore for MemoryStateStore<'_> {
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.updating()?;
-        self.put_hashed(self.state.map.hash(key), key, value)
+        self.put_hashed(self.state.map.hash(key), key, value)?;
+        self.within_budget()
     }
 
     fn put_many(&mut self, entries: &[(&[u8], &[u8])]) -> Result<()> {
@@ -546,6 +596,7 @@ impl StateStore for MemoryStateStore<'_> {
             for ((k, v), hash) in run.iter().zip(hashes) {
                 self.put_hashed(hash, k, v)?;
             }
+            self.within_budget()?;
         }
         Ok(())
     }
@@ -571,6 +622,7 @@ impl StateStore for MemoryStateStore<'_> {
                 self.log(before);
                 self.updated += 1;
             }
+            self.within_budget()?;
         }
         Ok(())
     }

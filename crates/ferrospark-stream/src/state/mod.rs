@@ -333,6 +333,57 @@ pub trait StateStoreProvider: Send {
     fn latest_version(&self) -> Result<u64>;
     /// The counters of its last store.
     fn metrics(&self) -> StateStoreMetrics;
+    /// Whether the memory pool refused its last store's growth mid-batch (the store's
+    /// change failed with [`FerroError::MemoryLimit`]): the next `get_store` puts the state
+    /// on disk, and the batch can run again there.
+    fn refused_memory(&self) -> bool {
+        false
+    }
+}
+
+/// Runs a batch on `s` (`batch`), and again while it failed because the memory pool refused
+/// a store's growth mid-way (`refused(s)`): each refusal moved that store to disk when the
+/// batch opened it again, so a batch over `stores` stores runs at most `stores + 1` times.
+/// The batch's stores must all be dropped unfinished when it fails (their changes undone).
+pub fn run_moving_to_disk<S: ?Sized, T>(
+    s: &mut S,
+    stores: usize,
+    mut batch: impl FnMut(&mut S) -> Result<T>,
+    refused: impl Fn(&S) -> bool,
+) -> Result<T> {
+    let mut runs = 0;
+    loop {
+        runs += 1;
+        match batch(s) {
+            Err(FerroError::MemoryLimit(_)) if runs <= stores && refused(s) => {}
+            out => return out,
+        }
+    }
+}
+
+/// Applies `puts` then `removes` to `version` of `provider`'s state and commits: the new
+/// version (run again on disk if the memory pool refuses it mid-way).
+pub fn commit_changes(
+    provider: &mut dyn StateStoreProvider,
+    version: u64,
+    puts: &[(Vec<u8>, Vec<u8>)],
+    removes: &[Vec<u8>],
+) -> Result<u64> {
+    run_moving_to_disk(
+        provider,
+        1,
+        |p| {
+            let mut store = p.get_store(version)?;
+            for (k, v) in puts {
+                store.put(k, v)?;
+            }
+            for k in removes {
+                store.remove(k)?;
+            }
+            store.commit()
+        },
+        |p| p.refused_memory(),
+    )
 }
 
 /// The provider `conf` chooses for store `id`, its directory made.

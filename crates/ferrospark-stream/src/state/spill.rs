@@ -10,6 +10,13 @@
 //!                ──▶ on disk, v >= oldest ─▶ a store on disk
 //!                ──▶ on disk, v <  oldest ─▶ an error naming the move
 //! ```
+//! The pool also holds what a batch adds: a store in memory asks it for its growth as the
+//! batch puts rows, and one it refuses fails its change with `MemoryLimit` and marks itself
+//! refused; the operator drops the batch's stores (their changes undone) and runs the batch
+//! again, and `get_store` then moves the version to disk without asking the pool. A batch
+//! far larger than the limit so runs on disk from its first version, as Spark's RocksDB
+//! provider would, instead of holding it all in memory until its commit.
+//!
 //! Only the last committed batch runs again (a retry), and the move happens at the start of
 //! a batch, so no operator needs a version from before it.
 //! The move happens between batches, on a committed version, so a crash during it leaves
@@ -17,11 +24,10 @@
 //! `state.db` and goes on on disk. Spark's own HDFS-backed provider fails the executor
 //! instead; its RocksDB provider must be chosen up front.
 
-use ferrospark_common::memory::MemoryReservation;
 use ferrospark_common::Result;
 
 use super::disk::{DiskStateStoreProvider, DB_FILE};
-use super::memory::MemoryStateStoreProvider;
+use super::memory::{MemoryStateStoreProvider, StoreBudget};
 use super::{
     state_error, StateStore, StateStoreConf, StateStoreId, StateStoreMetrics, StateStoreProvider,
 };
@@ -34,8 +40,8 @@ pub struct SpillingStateStoreProvider {
     memory: MemoryStateStoreProvider,
     /// Where the state is once it has moved.
     disk: Option<DiskStateStoreProvider>,
-    /// The bytes of the version in memory, held from the pool.
-    reservation: MemoryReservation,
+    /// The bytes of the version in memory (and what its batch adds), held from the pool.
+    budget: StoreBudget,
     spills: u64,
 }
 
@@ -56,7 +62,10 @@ impl SpillingStateStoreProvider {
             conf,
             memory,
             disk,
-            reservation,
+            budget: StoreBudget {
+                reservation,
+                refused: false,
+            },
             spills: 0,
         })
     }
@@ -72,7 +81,7 @@ impl StateStoreProvider for SpillingStateStoreProvider {
         if self.disk.is_none() && self.moved_elsewhere() {
             // Another process (a Spark Python worker this partition ran on) moved it.
             self.memory.forget();
-            self.reservation.free();
+            self.budget.reservation.free();
             self.disk = Some(DiskStateStoreProvider::open(&self.id, self.conf.clone())?);
         }
         if let Some(d) = &self.disk {
@@ -86,15 +95,19 @@ impl StateStoreProvider for SpillingStateStoreProvider {
         }
         if self.disk.is_none() {
             let bytes = self.memory.version_footprint(version)?;
-            if self.reservation.try_resize(bytes) {
-                return self.memory.get_store(version);
+            // A batch the pool refused mid-way runs again on disk, whatever the version holds.
+            if !self.budget.refused && self.budget.reservation.try_resize(bytes) {
+                return self
+                    .memory
+                    .get_store_within(version, Some(&mut self.budget));
             }
             let (id, conf) = (&self.id, &self.conf);
             let disk = self.memory.with_entries(version, |entries| {
                 DiskStateStoreProvider::import(id, conf.clone(), version, entries)
             })?;
             self.memory.forget();
-            self.reservation.free();
+            self.budget.reservation.free();
+            self.budget.refused = false;
             self.spills += 1;
             self.disk = Some(disk);
         }
@@ -112,6 +125,10 @@ impl StateStoreProvider for SpillingStateStoreProvider {
             }
             None => self.memory.latest_version(),
         }
+    }
+
+    fn refused_memory(&self) -> bool {
+        self.budget.refused
     }
 
     fn metrics(&self) -> StateStoreMetrics {

@@ -659,9 +659,10 @@ fn files_of_the_first_format_are_read_and_bad_blocks_are_errors() {
     }
 }
 
-/// Under a memory limit the state outgrows, the default provider moves a store to disk
-/// between batches: every version reads as the model says before and after the move, a
-/// reopened provider goes on on disk, and a version from before the move is a clear error.
+/// Under a memory limit the state outgrows, the default provider moves a store to disk: the
+/// batch whose puts the pool refuses fails its put, its changes undone, and runs again on
+/// disk. Every version reads as the model says before and after the move, a reopened
+/// provider goes on on disk, and a version from before the move is a clear error.
 #[test]
 fn state_over_the_memory_limit_moves_to_disk() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -674,21 +675,36 @@ fn state_over_the_memory_limit_moves_to_disk() {
     let mut p = open_provider(&id, &c).expect("open");
     let mut models = vec![Model::new()];
     let mut moved_at = None;
+    let mut refused_at = Vec::new();
     for v in 0..8u64 {
         let mut model = models[v as usize].clone();
-        let mut s = p.get_store(v).expect("store");
-        if moved_at.is_none() && db.exists() {
-            moved_at = Some(v);
-        }
         for i in 0..20 {
-            let key = format!("k{v}-{i}").into_bytes();
-            s.put(&key, &[v as u8; 16]).expect("put");
-            model.insert(key, vec![v as u8; 16]);
+            model.insert(format!("k{v}-{i}").into_bytes(), vec![v as u8; 16]);
         }
-        if v > 0 {
-            let gone = format!("k{}-0", v - 1).into_bytes();
-            s.remove(&gone).expect("remove");
-            model.remove(&gone);
+        let gone = v.checked_sub(1).map(|w| format!("k{w}-0").into_bytes());
+        if let Some(g) = &gone {
+            model.remove(g);
+        }
+        let mut s = loop {
+            let mut s = p.get_store(v).expect("store");
+            if moved_at.is_none() && db.exists() {
+                moved_at = Some(v);
+            }
+            let put =
+                (0..20).try_for_each(|i| s.put(format!("k{v}-{i}").as_bytes(), &[v as u8; 16]));
+            match put {
+                Ok(()) => break s,
+                Err(FerroError::MemoryLimit(m)) => {
+                    assert!(m.contains("moves to disk and the batch runs again"), "{m}");
+                    drop(s);
+                    assert!(p.refused_memory());
+                    refused_at.push(v);
+                }
+                Err(e) => panic!("v{v}: {e}"),
+            }
+        };
+        if let Some(g) = &gone {
+            s.remove(g).expect("remove");
         }
         assert_eq!(
             collect(s.as_ref(), b"").expect("scan"),
@@ -700,10 +716,18 @@ fn state_over_the_memory_limit_moves_to_disk() {
         models.push(model);
     }
     // 20 entries of about 40 bytes a batch (key, value, header), with the hash table's
-    // slots: 5000 bytes hold four batches' keys, not five.
+    // slots: 5000 bytes hold four loaded batches' keys, but a batch also holds its undo log
+    // and a table grown for what it adds: the third batch's puts are refused, and it runs
+    // again on disk.
     let moved_at = moved_at.expect("the state moved to disk");
-    assert_eq!(moved_at, 5, "moved at version {moved_at}");
+    assert_eq!(
+        refused_at,
+        vec![moved_at],
+        "refused once, in the batch that moved"
+    );
+    assert_eq!(moved_at, 2, "moved at version {moved_at}");
     assert_eq!(p.metrics().spills, 1);
+    assert!(!p.refused_memory());
     drop(p);
     let mut p = open_provider(&id, &c).expect("reopen");
     for v in moved_at..=8 {
