@@ -12,7 +12,8 @@ step is ferrospark's. Each micro-batch (``foreachBatch``):
    in the executor's state host (``ferrospark.state_host``), which keeps it loaded between
    batches whichever Python worker runs the partition's next task, as Spark keeps its state
    store providers loaded in the executor (``ferrospark.streaming.stateHost=false``: in the
-   task's own worker);
+   task's own worker). A bare Parquet source's batches are not taken from Spark: the tasks
+   read its files themselves, routed as Spark's exchange routes them (``stream_sources``);
 3. the tasks' output is cached once and handed to ``on_batch(df, batch_id)``; the largest
    event time each task saw moves the watermark for the next batch. A task that
    ``on_batch`` did not run (it read only some partitions, or none) is run after it, so

@@ -7,13 +7,15 @@ Parquet file source (``spark.readStream.schema(s).parquet(dir)``, nothing applie
 the files of each batch are in the query's source log (``<checkpoint>/sources/<i>/<batch>``,
 written before the batch runs), so:
 
-1. a task per group of the batch's files reads them with ferrospark's Parquet reader;
-2. it splits the rows by key as Spark's ``repartition(n, keys)`` does (Spark's Murmur3,
-   ``_native.spark_hash_split``) and sends each piece as Arrow IPC blocks through Spark's
-   shuffle, tagged so that the blocks land in their partition (``spark_stages._routing``);
-3. each state partition's task decodes its blocks and runs its operator as before.
+1. the rows are read with ferrospark's Parquet reader and split by key as Spark's
+   ``repartition(n, keys)`` splits them (Spark's Murmur3, ``_native.spark_hash_split``);
+2. with ``n`` at most twice the cores, each state partition's task reads the batch and
+   keeps its own piece (``OwnRows``): two reads a core cost less than a stage and a shuffle;
+3. with more, a task per group of the batch's files reads them once and sends each piece
+   as Arrow IPC blocks through Spark's shuffle, tagged so that the blocks land in their
+   partition (``spark_stages._routing``), and each partition's task decodes its blocks.
 
-Only the blocks cross into the JVM. The routing being Spark's own, a batch that cannot take
+No row crosses into the JVM, only blocks (or nothing). The routing being Spark's own, a batch that cannot take
 this path (another format, options that change how rows are read, a file whose columns are
 not the stream's) takes Spark's exchange, and every key still meets its state partition.
 The source's scan node is credited with the rows, so the query's progress counts them.
@@ -132,7 +134,8 @@ class ParquetStreamSource:
         files = self.files(batch_id)
         if not files or not self.readable(files):
             return None
-        if not all(_native_hashable(self.schema.field(k).type) for k in keys):
+        # Keys of a type whose Spark hash ferrospark does not compute are Spark's to route.
+        if _native.spark_hash_split(self.schema.empty_table(), keys, n) is None:
             return None
         credit_rows(self.spark or spark, _row_count(files))
         cores = spark.sparkContext.defaultParallelism
@@ -174,24 +177,6 @@ class OwnRows:
         for _ in batches:  # the partition's one number
             pass
         yield from _read_split(self.files, self.schema, self.keys, self.n, self.conf)[partition].to_batches()
-
-
-def _native_hashable(t: pa.DataType) -> bool:
-    return (
-        pa.types.is_integer(t)
-        and t.bit_width <= 64
-        and pa.types.is_signed_integer(t)
-        or pa.types.is_boolean(t)
-        or pa.types.is_floating(t)
-        and t.bit_width >= 32
-        or pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_date32(t)
-        or (pa.types.is_timestamp(t) and t.unit == "us")
-        or (pa.types.is_decimal(t) and t.bit_width == 128 and t.precision <= 18)
-    )
 
 
 def _row_count(files: list[str]) -> int:

@@ -69,27 +69,6 @@ pub fn hash_bytes(bytes: &[u8], seed: i32) -> i32 {
     fmix(h1, bytes.len() as i32)
 }
 
-/// Whether Spark's hash of a column of `t` is computed here (the types a streaming key
-/// usually has); a key of another type leaves the routing to Spark.
-pub fn hashable(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Boolean
-            | DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::Float32
-            | DataType::Float64
-            | DataType::Utf8
-            | DataType::LargeUtf8
-            | DataType::Binary
-            | DataType::LargeBinary
-            | DataType::Date32
-            | DataType::Timestamp(TimeUnit::Microsecond, _)
-    ) || matches!(t, DataType::Decimal128(p, _) if *p <= 18)
-}
-
 /// Folds column `c` into `hashes` (one per row): each non-NULL value hashed with its row's
 /// hash so far as the seed, as Spark's `Murmur3Hash` chains its children.
 fn fold_column(c: &dyn Array, hashes: &mut [i32]) -> Option<()> {
@@ -162,7 +141,8 @@ fn fold_column(c: &dyn Array, hashes: &mut [i32]) -> Option<()> {
 }
 
 /// Spark's `hash(keys...)` of each row (`Murmur3Hash` with seed 42); `None` when a key's type
-/// is not [`hashable`].
+/// is not one computed here (booleans, integers, floats, strings, binary, dates, timestamps
+/// in microseconds, decimals of up to 18 digits).
 pub fn spark_hash(keys: &[ArrayRef]) -> Option<Vec<i32>> {
     let rows = keys.first().map_or(0, |k| k.len());
     let mut hashes = vec![SPARK_MURMUR3_SEED; rows];
@@ -173,7 +153,7 @@ pub fn spark_hash(keys: &[ArrayRef]) -> Option<Vec<i32>> {
 }
 
 /// The partition Spark's `repartition(n, keys...)` sends each row to:
-/// `pmod(hash(keys...), n)`; `None` when a key's type is not [`hashable`].
+/// `pmod(hash(keys...), n)`; `None` when a key's type is not one [`spark_hash`] computes.
 pub fn spark_partition_ids(keys: &[ArrayRef], n: usize) -> Option<Vec<u32>> {
     let n = i64::try_from(n.max(1)).ok()?;
     let hashes = spark_hash(keys)?;
@@ -196,18 +176,21 @@ mod tests {
     fn matches_spark_hash_of_single_values() {
         let int: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), Some(0), Some(-7), None]));
         assert_eq!(
-            spark_hash(&[int]).unwrap(),
+            spark_hash(&[int]).expect("test value"),
             vec![-559580957, 933211791, -1618159745, 42]
         );
         let long: ArrayRef = Arc::new(Int64Array::from(vec![1i64, 1 << 40]));
-        assert_eq!(spark_hash(&[long]).unwrap(), vec![-1712319331, -1596767687]);
+        assert_eq!(
+            spark_hash(&[long]).expect("test value"),
+            vec![-1712319331, -1596767687]
+        );
         let s: ArrayRef = Arc::new(StringArray::from(vec!["", "a", "abcd", "abcde", "é€😀"]));
         assert_eq!(
-            spark_hash(&[s]).unwrap(),
+            spark_hash(&[s]).expect("test value"),
             vec![142593372, 1485273170, -396302900, 814637928, -1844856255]
         );
         let d: ArrayRef = Arc::new(Float64Array::from(vec![0.0, -0.0, 1.5, f64::NAN]));
-        let h = spark_hash(&[d]).unwrap();
+        let h = spark_hash(&[d]).expect("test value");
         assert_eq!(h, vec![-1670924195, -1670924195, 1290763749, -1281358385]);
     }
 
@@ -215,11 +198,11 @@ mod tests {
     fn chains_columns_and_skips_nulls() {
         let a: ArrayRef = Arc::new(StringArray::from(vec![Some("user-1"), None]));
         let b: ArrayRef = Arc::new(Int32Array::from(vec![Some(3), Some(3)]));
-        let both = spark_hash(&[a.clone(), b.clone()]).unwrap();
-        let first = spark_hash(&[a]).unwrap();
+        let both = spark_hash(&[a.clone(), b.clone()]).expect("test value");
+        let first = spark_hash(&[a]).expect("test value");
         assert_eq!(both, vec![275217405, -1823081949]);
         assert_eq!(both[0], hash_int(3, first[0]));
-        let ids = spark_partition_ids(&[b], 7).unwrap();
+        let ids = spark_partition_ids(&[b], 7).expect("test value");
         assert!(ids.iter().all(|&p| p < 7));
     }
 

@@ -8,7 +8,7 @@ use ferrospark_common::Result;
 
 /// `batch`'s rows per partition (`n` pieces, in row order), routed by the columns `keys`;
 /// `None` when a key's type is one Spark's hash is not computed for here
-/// ([`ferrospark_common::murmur3::hashable`]).
+/// ([`ferrospark_common::murmur3::spark_hash`]).
 pub fn split_by_spark_hash(
     batch: &RecordBatch,
     keys: &[usize],
@@ -65,18 +65,20 @@ mod tests {
                 Arc::new(Int64Array::from_iter_values(0..100)),
             ],
         )
-        .unwrap();
-        let parts = split_by_spark_hash(&batch, &[0], 4).unwrap().unwrap();
+        .expect("test value");
+        let parts = split_by_spark_hash(&batch, &[0], 4)
+            .expect("test value")
+            .expect("test value");
         assert_eq!(parts.len(), 4);
         assert_eq!(parts.iter().map(|p| p.num_rows()).sum::<usize>(), 100);
         for (p, piece) in parts.iter().enumerate() {
-            let hashes = spark_hash(&[piece.column(0).clone()]).unwrap();
+            let hashes = spark_hash(&[piece.column(0).clone()]).expect("test value");
             assert!(hashes.iter().all(|h| h.rem_euclid(4) as usize == p));
             let i = piece
                 .column(1)
                 .as_any()
                 .downcast_ref::<Int64Array>()
-                .unwrap();
+                .expect("test value");
             assert!(i.values().windows(2).all(|w| w[0] < w[1]), "row order kept");
         }
     }

@@ -7,6 +7,7 @@
 //!                      ├── granted ─▶ a store in memory
 //!                      └── refused ─▶ version v copied into state.db (oldest = v), memory
 //!                                     freed ─▶ a store on disk, from now on
+//!                ──▶ in memory, its last batch refused mid-way ─▶ moved to disk, as above
 //!                ──▶ on disk, v >= oldest ─▶ a store on disk
 //!                ──▶ on disk, v <  oldest ─▶ an error naming the move
 //! ```
