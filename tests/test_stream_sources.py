@@ -11,7 +11,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import ferrospark as fs
 from ferrospark import _native
 from ferrospark.stream_sources import ParquetStreamSource
 
@@ -128,10 +127,7 @@ def test_batches_taking_either_path_keep_each_key_in_its_partition(spark, tmp_pa
     in one state partition, so the sessions equal Spark's own. With 3 partitions on 2 cores
     each partition's task reads the batch itself; with 7 a stage reads it once and Spark's
     shuffle moves the pieces."""
-    from streaming_oracle import run_session_window_stream, write_batches
-    from test_streaming_spark import compare_batches, session_input
-
-    from ferrospark import spark as fss
+    from test_streaming_spark import compare_batches, fss_sessions
 
     real = ParquetStreamSource.readable
     taken: list[bool] = []
@@ -142,53 +138,17 @@ def test_batches_taking_either_path_keep_each_key_in_its_partition(spark, tmp_pa
         return native
 
     monkeypatch.setattr(ParquetStreamSource, "readable", alternate)
-    batches = session_input(29)
-    watermark = ("ts", "5 minutes")
-    theirs = run_session_window_stream(
-        spark,
-        tmp_path / "spark",
-        batches,
-        time="ts",
-        gap="2 minutes",
-        by=["user"],
-        aggs=["count(*) AS n", "sum(v) AS s"],
-        watermark=watermark,
-        output_mode="append",
-    )
-    write_batches(tmp_path / "in", [*batches, batches[0].schema.empty_table()])
-    got: dict[int, pa.Table] = {}
     was = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     try:
-        q = _start_sessions(spark, fss, tmp_path, watermark, got)
-        q.awaitTermination(600)
+        theirs, got, _ = fss_sessions(spark, tmp_path, 29)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", was)
-    assert q.exception() is None, q.exception()
     assert True in taken and False in taken
     compare_batches(theirs, got)
     assert {p.name for p in (tmp_path / "ckpt" / "state" / "0").iterdir() if p.name.isdigit()} == {
         str(p) for p in range(partitions)
     }
-
-
-def _start_sessions(spark, fss, tmp_path, watermark, got):
-    from streaming_oracle import _read_stream
-
-    return (
-        fss.session_window_stream(
-            _read_stream(spark, tmp_path / "in", None),
-            "ts",
-            "2 minutes",
-            by="user",
-            aggs=[fs.count("*").alias("n"), fs.sum("v").alias("s")],
-            watermark=watermark,
-            checkpoint=str(tmp_path / "ckpt"),
-            on_batch=lambda df, b: got.__setitem__(b, df.toArrow()),
-        )
-        .trigger(availableNow=True)
-        .start()
-    )
 
 
 def test_source_log_names_the_batchs_files(tmp_path):

@@ -400,16 +400,15 @@ def test_fss_state_host_killed_between_batches_changes_nothing(spark, tmp_path):
     assert after and not set(after.values()) & set(killed), (after, killed)
 
 
-@pytest.mark.parametrize(("host", "scan"), [("true", "true"), ("false", "true"), ("true", "false")])
-def test_fss_session_windows_match_sparks_own(spark, tmp_path, host, scan):
-    """With the executor's state host and without it (each task's operator in its Python
-    worker), with the source's files read by fss's tasks and with Spark's rows, the sessions
-    equal Spark's own, and the query's progress counts every input row."""
+def fss_sessions(spark: Any, tmp_path: Path, seed: int, conf: dict[str, str] | None = None) -> tuple:
+    """Spark's own session windows over ``session_input(seed)`` (its oracle) and the same
+    aggregation through ``fss.session_window_stream`` under ``conf``, run to the end: the
+    oracle's batches, fss's batches and fss's finished query."""
     from streaming_oracle import _read_stream, write_batches
 
     from ferrospark import spark as fss
 
-    batches = session_input(17)
+    batches = session_input(seed)
     watermark = ("ts", "5 minutes")
     theirs = run_session_window_stream(
         spark,
@@ -433,13 +432,24 @@ def test_fss_session_windows_match_sparks_own(spark, tmp_path, host, scan):
         watermark=watermark,
         checkpoint=str(tmp_path / "ckpt"),
         on_batch=lambda df, b: got.__setitem__(b, df.toArrow()),
-        conf={"ferrospark.streaming.stateHost": host, "ferrospark.streaming.nativeScan": scan},
+        conf=conf,
     )
     q = writer.trigger(availableNow=True).start()
     q.awaitTermination(600)
     assert q.exception() is None, q.exception()
+    return theirs, got, q
+
+
+@pytest.mark.parametrize(("host", "scan"), [("true", "true"), ("false", "true"), ("true", "false")])
+def test_fss_session_windows_match_sparks_own(spark, tmp_path, host, scan):
+    """With the executor's state host and without it (each task's operator in its Python
+    worker), with the source's files read by fss's tasks and with Spark's rows, the sessions
+    equal Spark's own, and the query's progress counts every input row."""
+    conf = {"ferrospark.streaming.stateHost": host, "ferrospark.streaming.nativeScan": scan}
+    theirs, got, q = fss_sessions(spark, tmp_path, 17, conf)
     compare_batches(theirs, got)
-    assert sum(p["numInputRows"] for p in q.recentProgress) == sum(b.num_rows for b in batches)
+    rows = sum(b.num_rows for b in session_input(17))
+    assert sum(p["numInputRows"] for p in q.recentProgress) == rows
 
 
 @pytest.mark.parametrize("how", ["inner", "full"])

@@ -549,32 +549,40 @@ mod exec {
         }
     }
 
+    /// A full outer join of `input` under `settings`: its output per batch (sorted), whether
+    /// any store's state went to disk, and the moves to disk.
+    fn full_outer_run(
+        input: &[(Vec<Row>, Vec<Row>)],
+        settings: &[(&str, &str)],
+    ) -> (Vec<Vec<Pair>>, bool, u64) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cfg = Config::default();
+        for (k, v) in settings {
+            cfg.set(*k, *v).expect("set");
+        }
+        let mut j = StreamJoin::open(
+            spec(StreamJoinType::FullOuter),
+            dir.path(),
+            0,
+            Some(0),
+            &cfg,
+        )
+        .expect("open");
+        let out = sorted_pairs(&outputs(&mut j, input));
+        let on_disk = std::fs::read_dir(dir.path().join("state/0/0"))
+            .expect("state")
+            .filter_map(|e| e.ok())
+            .any(|e| e.path().join("state.db").exists());
+        (out, on_disk, j.metrics().spills)
+    }
+
     #[test]
     fn the_disk_provider_joins_as_the_memory_provider() {
         let input = batches(12);
-        // (output per batch, whether any store's state went to disk)
         let run = |provider: &str, limit: Option<&str>| {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let mut cfg = Config::default();
-            cfg.set("spark.sql.streaming.stateStore.providerClass", provider)
-                .expect("set");
-            if let Some(l) = limit {
-                cfg.set("ferrospark.memory.limit", l).expect("set");
-            }
-            let mut j = StreamJoin::open(
-                spec(StreamJoinType::FullOuter),
-                dir.path(),
-                0,
-                Some(0),
-                &cfg,
-            )
-            .expect("open");
-            let out = sorted_pairs(&outputs(&mut j, &input));
-            let state = dir.path().join("state/0/0");
-            let on_disk = ["left-keyWithIndexToValue", "right-keyWithIndexToValue"]
-                .iter()
-                .any(|s| state.join(s).join("state.db").exists());
-            (out, on_disk, j.metrics().spills)
+            let mut settings = vec![("spark.sql.streaming.stateStore.providerClass", provider)];
+            settings.extend(limit.map(|l| ("ferrospark.memory.limit", l)));
+            full_outer_run(&input, &settings)
         };
         let hdfs = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider";
         let (memory, on_disk, spills) = run(hdfs, None);
@@ -600,35 +608,13 @@ mod exec {
     #[test]
     fn a_first_batch_over_the_memory_limit_joins_on_disk() {
         let input = batches(3);
-        let run = |limit: Option<&str>, upto: usize| {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let mut cfg = Config::default();
-            if let Some(l) = limit {
-                cfg.set("ferrospark.memory.limit", l).expect("set");
-            }
-            let mut j = StreamJoin::open(
-                spec(StreamJoinType::FullOuter),
-                dir.path(),
-                0,
-                Some(0),
-                &cfg,
-            )
-            .expect("open");
-            let out = sorted_pairs(&outputs(&mut j, &input[..upto]));
-            let state = dir.path().join("state/0/0");
-            let on_disk = std::fs::read_dir(&state)
-                .expect("state")
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().join("state.db").exists())
-                .count();
-            (out, on_disk)
-        };
-        let (want, on_disk) = run(None, input.len());
-        assert_eq!(on_disk, 0);
-        let (first, on_disk) = run(Some("64"), 1);
+        let limited = [("ferrospark.memory.limit", "64")];
+        let (want, on_disk, _) = full_outer_run(&input, &[]);
+        assert!(!on_disk);
+        let (first, on_disk, spills) = full_outer_run(&input[..1], &limited);
         assert_eq!(first[..], want[..1]);
-        assert!(on_disk > 0, "the first batch ran on disk");
-        assert_eq!(run(Some("64"), input.len()).0, want);
+        assert!(on_disk && spills > 0, "the first batch ran on disk");
+        assert_eq!(full_outer_run(&input, &limited).0, want);
     }
 
     /// Every join type gives the same rows whatever the runs an input is joined in
