@@ -510,7 +510,7 @@ def session_window_stream(
         return _task(query, make, step, seen, ran, host, lease.name() if lease else None, rows_of)
 
     # A bare Parquet source's batches are read by fss's own tasks (``stream_sources``).
-    source = ParquetStreamSource.of(df, checkpoint, settings)
+    source = ParquetStreamSource.of(df, checkpoint, settings, keys)
 
     def each(batch_df: Any, batch_id: int) -> None:
         if lease is not None:

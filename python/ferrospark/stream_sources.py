@@ -63,18 +63,18 @@ _SELECTING = frozenset(
 class ParquetStreamSource:
     """The files of each micro-batch of a bare streaming Parquet source, read in fss's tasks."""
 
-    def __init__(
-        self, schema: pa.Schema, source_log: Path, conf: Mapping[str, str], spark: Any = None
-    ) -> None:
-        self.spark = spark  # the query's own session
+    def __init__(self, schema: pa.Schema, source_log: Path, conf: Mapping[str, str], spark: Any) -> None:
         self.schema = schema
         self.source_log = source_log
         self.conf = dict(conf)
+        self.spark = spark  # the query's own session, whose progress counts the rows
 
     @classmethod
-    def of(cls, df: DataFrame, checkpoint: str, settings: Mapping[str, str]) -> ParquetStreamSource | None:
+    def of(
+        cls, df: DataFrame, checkpoint: str, settings: Mapping[str, str], keys: list[str]
+    ) -> ParquetStreamSource | None:
         """The source of ``df`` when it is a bare Parquet file source whose batches fss can
-        read itself (the query's only source), else ``None``."""
+        read itself (the query's only source) and route by ``keys``, else ``None``."""
         if str(settings.get(NATIVE_SCAN, "true")).strip().lower() == "false":
             return None
         try:
@@ -91,7 +91,11 @@ class ParquetStreamSource:
                 return None
         except Exception:  # noqa: BLE001 - a plan this check cannot read goes Spark's way
             return None
-        return cls(arrow_schema(df), Path(checkpoint) / "sources" / "0", settings, df.sparkSession)
+        schema = arrow_schema(df)
+        # Keys of a type whose Spark hash ferrospark does not compute are Spark's to route.
+        if _native.spark_hash_split(schema.empty_table(), keys, 1) is None:
+            return None
+        return cls(schema, Path(checkpoint) / "sources" / "0", settings, df.sparkSession)
 
     def files(self, batch_id: int) -> list[str] | None:
         """The local paths of batch ``batch_id``'s files, from the source log (``None`` when
@@ -117,14 +121,17 @@ class ParquetStreamSource:
             return out
         return None
 
-    def readable(self, files: list[str]) -> bool:
-        """Whether ferrospark's reader gives ``files`` exactly the stream's columns and types."""
+    def readable(self, files: list[str]) -> int | None:
+        """The rows of ``files`` when ferrospark's reader gives them exactly the stream's
+        columns and types (their footers read once), else ``None``."""
         try:
             scan = _native.scan_parquet(files, columns=self.schema.names, conf=self.conf, spark_types=True)
             got = scan.schema()
         except Exception:  # noqa: BLE001 - a file ferrospark cannot read goes Spark's way
-            return False
-        return [(f.name, f.type) for f in got] == [(f.name, f.type) for f in self.schema]
+            return None
+        if [(f.name, f.type) for f in got] != [(f.name, f.type) for f in self.schema]:
+            return None
+        return int(scan.metrics()["rows_total"])
 
     def rows(self, spark: Any, batch_id: int, keys: list[str], n: int) -> tuple[Any, RowsOf] | None:
         """Batch ``batch_id``'s rows for ``n`` partitions routed by ``keys``: the frame whose
@@ -132,12 +139,10 @@ class ParquetStreamSource:
         (the batch's rows credited to the query's progress). ``None`` when the batch must take
         Spark's exchange."""
         files = self.files(batch_id)
-        if not files or not self.readable(files):
+        rows = self.readable(files) if files else None
+        if rows is None:
             return None
-        # Keys of a type whose Spark hash ferrospark does not compute are Spark's to route.
-        if _native.spark_hash_split(self.schema.empty_table(), keys, n) is None:
-            return None
-        credit_rows(self.spark or spark, _row_count(files))
+        credit_rows(self.spark, rows)
         cores = spark.sparkContext.defaultParallelism
         if n <= 2 * cores:
             # Each partition reads the batch and keeps its own rows: at most two reads a core,
@@ -155,11 +160,17 @@ RowsOf = Callable[[Iterator[pa.RecordBatch], int], Iterator[pa.RecordBatch]]
 
 
 def _read_split(
-    files: list[str], schema: pa.Schema, keys: list[str], n: int, conf: Mapping[str, str]
+    files: list[str],
+    schema: pa.Schema,
+    keys: list[str],
+    n: int,
+    conf: Mapping[str, str],
+    only: int | None = None,
 ) -> list[pa.Table]:
-    """``files``' rows (ferrospark's Parquet reader) split as Spark's exchange splits them."""
+    """``files``' rows (ferrospark's Parquet reader) split as Spark's exchange splits them
+    (with ``only``, that partition's piece alone)."""
     scan = _native.scan_parquet(files, columns=schema.names, conf=dict(conf), spark_types=True)
-    parts = _native.spark_hash_split(pa.table(scan).cast(schema), keys, n)
+    parts = _native.spark_hash_split(pa.table(scan).cast(schema), keys, n, only)
     if parts is None:
         raise RuntimeError(f"fss: a key of {keys} has a type Spark's hash is not computed for here")
     return parts
@@ -176,13 +187,8 @@ class OwnRows:
     def __call__(self, batches: Iterator[pa.RecordBatch], partition: int) -> Iterator[pa.RecordBatch]:
         for _ in batches:  # the partition's one number
             pass
-        yield from _read_split(self.files, self.schema, self.keys, self.n, self.conf)[partition].to_batches()
-
-
-def _row_count(files: list[str]) -> int:
-    import pyarrow.parquet as pq
-
-    return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+        parts = _read_split(self.files, self.schema, self.keys, self.n, self.conf, partition)
+        yield from parts[partition].to_batches()
 
 
 def _read_task(

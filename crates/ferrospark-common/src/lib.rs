@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod murmur3;
 pub mod order;
 pub mod progress;
+pub mod spark_bits;
 pub mod spill;
 pub mod workers;
 

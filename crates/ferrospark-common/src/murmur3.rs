@@ -16,6 +16,8 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, TimeUnit};
 
+use crate::spark_bits::{spark_double_bits, spark_float_bits};
+
 /// The seed of Spark's `hash(...)` and of its hash partitioning.
 pub const SPARK_MURMUR3_SEED: i32 = 42;
 
@@ -98,28 +100,14 @@ fn fold_column(c: &dyn Array, hashes: &mut [i32]) -> Option<()> {
         DataType::Timestamp(TimeUnit::Microsecond, _) => {
             each!(c.as_primitive::<TimestampMicrosecondType>(), hash_long)
         }
-        // Java's `floatToIntBits` / `doubleToLongBits` give every NaN one pattern; both zeros
-        // hash as 0.
-        DataType::Float32 => each!(c.as_primitive::<Float32Type>(), |v: f32, s| {
-            let bits = if v == 0.0 {
-                0
-            } else if v.is_nan() {
-                0x7fc0_0000
-            } else {
-                v.to_bits() as i32
-            };
-            hash_int(bits, s)
-        }),
-        DataType::Float64 => each!(c.as_primitive::<Float64Type>(), |v: f64, s| {
-            let bits = if v == 0.0 {
-                0
-            } else if v.is_nan() {
-                0x7ff8_0000_0000_0000
-            } else {
-                v.to_bits() as i64
-            };
-            hash_long(bits, s)
-        }),
+        DataType::Float32 => each!(c.as_primitive::<Float32Type>(), |v: f32, s| hash_int(
+            spark_float_bits(v),
+            s
+        )),
+        DataType::Float64 => each!(c.as_primitive::<Float64Type>(), |v: f64, s| hash_long(
+            spark_double_bits(v),
+            s
+        )),
         DataType::Decimal128(p, _) if *p <= 18 => {
             each!(c.as_primitive::<Decimal128Type>(), |v: i128, s| hash_long(
                 v as i64, s

@@ -474,14 +474,17 @@ impl PySessionWindowAggregation {
 }
 
 /// `table`'s rows per partition as Spark's `repartition(n, *keys)` routes them (one table per
-/// partition, each in the input's schema); `None` when a key's type is one whose Spark hash
-/// ferrospark does not compute, so Spark must route the rows.
+/// partition, each in the input's schema; with `only`, that partition's alone, the others
+/// empty); `None` when a key's type is one whose Spark hash ferrospark does not compute, so
+/// Spark must route the rows.
 #[pyfunction]
+#[pyo3(signature = (table, keys, n, only=None))]
 pub(crate) fn spark_hash_split(
     py: Python<'_>,
     table: PyTable,
     keys: Vec<String>,
     n: usize,
+    only: Option<usize>,
 ) -> PyResult<Option<Vec<Bound<'_, PyAny>>>> {
     let (batches, schema) = table.into_inner();
     let split = py
@@ -492,7 +495,7 @@ pub(crate) fn spark_hash_split(
                 .collect::<Result<Vec<_>>>()?;
             let mut parts: Vec<Vec<RecordBatch>> = vec![Vec::new(); n.max(1)];
             for b in &batches {
-                let Some(pieces) = split_by_spark_hash(b, &idx, n)? else {
+                let Some(pieces) = split_by_spark_hash(b, &idx, n, only)? else {
                     return Ok(None);
                 };
                 for (to, piece) in parts.iter_mut().zip(pieces) {

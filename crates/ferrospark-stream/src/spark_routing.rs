@@ -7,12 +7,14 @@ use ferrospark_common::murmur3::spark_partition_ids;
 use ferrospark_common::Result;
 
 /// `batch`'s rows per partition (`n` pieces, in row order), routed by the columns `keys`;
-/// `None` when a key's type is one Spark's hash is not computed for here
+/// with `only`, that partition's piece alone is taken (the others are empty). `None` when a
+/// key's type is one Spark's hash is not computed for here
 /// ([`ferrospark_common::murmur3::spark_hash`]).
 pub fn split_by_spark_hash(
     batch: &RecordBatch,
     keys: &[usize],
     n: usize,
+    only: Option<usize>,
 ) -> Result<Option<Vec<RecordBatch>>> {
     let cols: Vec<ArrayRef> = keys.iter().map(|&i| batch.column(i).clone()).collect();
     let Some(ids) = spark_partition_ids(&cols, n) else {
@@ -20,6 +22,9 @@ pub fn split_by_spark_hash(
     };
     let mut rows: Vec<Vec<u32>> = vec![Vec::new(); n.max(1)];
     for (r, &p) in ids.iter().enumerate() {
+        if only.is_some_and(|o| o != p as usize) {
+            continue;
+        }
         if let Some(v) = rows.get_mut(p as usize) {
             v.push(r as u32);
         }
@@ -66,7 +71,7 @@ mod tests {
             ],
         )
         .expect("test value");
-        let parts = split_by_spark_hash(&batch, &[0], 4)
+        let parts = split_by_spark_hash(&batch, &[0], 4, None)
             .expect("test value")
             .expect("test value");
         assert_eq!(parts.len(), 4);
@@ -80,6 +85,14 @@ mod tests {
                 .downcast_ref::<Int64Array>()
                 .expect("test value");
             assert!(i.values().windows(2).all(|w| w[0] < w[1]), "row order kept");
+            let alone = split_by_spark_hash(&batch, &[0], 4, Some(p))
+                .expect("test value")
+                .expect("test value");
+            assert_eq!(&alone[p], piece, "partition {p} taken alone");
+            assert!(alone
+                .iter()
+                .enumerate()
+                .all(|(q, b)| q == p || b.num_rows() == 0));
         }
     }
 }

@@ -31,6 +31,7 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray};
 use arrow_schema::{DataType, TimeUnit};
+use ferrospark_common::spark_bits::{spark_double_bits, spark_float_bits};
 
 /// The seed Spark uses for `xxhash64(...)` and for hashing values in `approx_count_distinct`.
 pub const SPARK_HASH_SEED: u64 = 42;
@@ -181,32 +182,6 @@ pub fn xxh64_bytes(b: &[u8], seed: u64) -> u64 {
 // ---------------------------------------------------------------------------------------------
 // Value hashing (XxHash64Function.hash / InterpretedHashFunction.hash)
 // ---------------------------------------------------------------------------------------------
-
-/// `java.lang.Float.floatToIntBits` after Spark's normalisation: `-0.0` hashes as `0.0`
-/// (`InterpretedHashFunction` and `NormalizeFloatingNumbers`), every NaN as the canonical NaN
-/// `0x7fc00000` (what `floatToIntBits` does).
-#[inline]
-fn spark_float_bits(v: f32) -> i32 {
-    if v == 0.0 {
-        0
-    } else if v.is_nan() {
-        0x7fc0_0000
-    } else {
-        v.to_bits() as i32
-    }
-}
-
-/// `java.lang.Double.doubleToLongBits` after Spark's normalisation (see [`spark_float_bits`]).
-#[inline]
-fn spark_double_bits(v: f64) -> i64 {
-    if v == 0.0 {
-        0
-    } else if v.is_nan() {
-        0x7ff8_0000_0000_0000
-    } else {
-        v.to_bits() as i64
-    }
-}
 
 /// Strips a big-endian two's complement integer down to the bytes
 /// `java.math.BigInteger.toByteArray` returns: the minimal number of bytes that still carries the
