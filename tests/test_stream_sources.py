@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
+from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from ferrospark import _native
-from ferrospark.stream_sources import ParquetStreamSource
+from ferrospark.stream_sources import FileSourceLog, ParquetStreamSource
 
 UTC = dt.timezone.utc
 
@@ -118,32 +121,43 @@ def test_a_file_with_other_columns_takes_sparks_path(spark, tmp_path):
     df = spark.readStream.schema(schema).parquet(str(tmp_path))
     source = ParquetStreamSource.of(df, str(tmp_path / "c"), {}, ["user"])
     assert source is not None
-    assert source.readable([str(tmp_path / "good.parquet")]) == 1
-    assert source.readable([str(tmp_path / "narrow.parquet")]) is None
-    assert source.readable([str(tmp_path / "missing.parquet")]) is None
+    assert source.readable(0, [str(tmp_path / "good.parquet")]) == 1
+    assert source.readable(0, [str(tmp_path / "narrow.parquet")]) is None
+    assert source.readable(0, [str(tmp_path / "missing.parquet")]) is None
+    assert source.readable(0, []) == 0
 
 
+@pytest.mark.parametrize("workload", ["sessions", "join"])
 @pytest.mark.parametrize("partitions", [3, 7])
-def test_batches_taking_either_path_keep_each_key_in_its_partition(spark, tmp_path, monkeypatch, partitions):
-    """Every other batch read by fss, the rest through Spark's exchange: a key's sessions stay
-    in one state partition, so the sessions equal Spark's own. With 3 partitions on 2 cores
-    each partition's task reads the batch itself; with 7 a stage reads it once and Spark's
-    shuffle moves the pieces."""
-    from test_streaming_spark import compare_batches, fss_sessions
+def test_batches_taking_either_path_keep_each_key_in_its_partition(
+    spark, tmp_path, monkeypatch, partitions, workload
+):
+    """Every other batch read by fss, the rest through Spark's exchange: a key's sessions (or
+    a join key's rows of both sides) stay in one state partition, so the output equals Spark's
+    own. With 3 partitions on 2 cores each partition's task reads the batch itself; with 7 a
+    stage reads it once and Spark's shuffle moves the pieces. The join's right side has fewer
+    files, so its later batches have new files on the left alone."""
+    from test_streaming_spark import _fss_join, compare_batches, fss_sessions
 
-    real = ParquetStreamSource.readable
+    real = ParquetStreamSource.rows
     taken: list[bool] = []
 
-    def alternate(self: ParquetStreamSource, files: list[str]) -> int | None:
-        rows = real(self, files) if len(taken) % 2 == 0 else None
+    def alternate(self: ParquetStreamSource, spark: Any, batch_id: int, n: int) -> Any:
+        rows = real(self, spark, batch_id, n) if batch_id % 2 == 0 else None
         taken.append(rows is not None)
         return rows
 
-    monkeypatch.setattr(ParquetStreamSource, "readable", alternate)
+    monkeypatch.setattr(ParquetStreamSource, "rows", alternate)
     was = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     try:
-        theirs, got, _ = fss_sessions(spark, tmp_path, 29)
+        if workload == "sessions":
+            theirs, got, _ = fss_sessions(spark, tmp_path, 29)
+        else:
+            got = {}
+            theirs, _ = _fss_join(
+                spark, tmp_path, 118, "full", lambda df, b: got.__setitem__(b, df.toArrow()), right_batches=3
+            )
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", was)
     assert set(taken) == {True, False}, taken
@@ -154,16 +168,30 @@ def test_batches_taking_either_path_keep_each_key_in_its_partition(spark, tmp_pa
 
 
 def test_source_log_names_the_batchs_files(tmp_path):
-    log = tmp_path / "sources" / "0"
+    """A batch's files: the source's log offsets after the previous batch and after this one
+    (the query's offsets log) bound the log entries it took, plain or compacted."""
+    ckpt = tmp_path / "ckpt"
+    log = ckpt / "sources" / "1"
     log.mkdir(parents=True)
+    (ckpt / "offsets").mkdir()
+    for batch, offsets in enumerate([("-", 0), (0, 0), (1, 2), (1, 9), (1, 10), (1, 11)]):
+        lines = ["v1", '{"batchWatermarkMs":0}']
+        lines += ["-" if o == "-" else json.dumps({"logOffset": o}) for o in offsets]
+        (ckpt / "offsets" / str(batch)).write_text("\n".join(lines) + "\n")
     (log / "0").write_text('v1\n{"path":"file:///data/a%20b.parquet","timestamp":1,"batchId":0}\n')
+    (log / "1").write_text('v1\n{"path":"file:///data/c.parquet","timestamp":1,"batchId":1}\n')
+    (log / "2").write_text('v1\n{"path":"file:///data/d.parquet","timestamp":1,"batchId":2}\n')
     (log / "9.compact").write_text(
         'v1\n{"path":"file:///data/old.parquet","timestamp":1,"batchId":8}\n'
         '{"path":"file:///data/new.parquet","timestamp":1,"batchId":9}\n'
     )
     (log / "10").write_text('v1\n{"path":"hdfs://nn/data/x.parquet","timestamp":1,"batchId":10}\n')
-    source = ParquetStreamSource(pa.schema([("v", pa.int64())]), log, {}, None)
+    source = FileSourceLog(ckpt, 1, Path("/data"))
     assert source.files(0) == ["/data/a b.parquet"]
-    assert source.files(9) == ["/data/new.parquet"]
-    assert source.files(10) is None
-    assert source.files(11) is None
+    assert source.files(1) == []  # no new files from this source
+    assert source.files(2) == ["/data/c.parquet", "/data/d.parquet"]
+    assert source.files(3) is None  # offsets 3 to 8 are not in the log
+    assert source.files(4) is None  # not a local file
+    assert source.files(6) is None  # no offsets for the batch
+    assert FileSourceLog(ckpt, 1, Path("/elsewhere")).files(0) is None
+    assert FileSourceLog(ckpt, 0, Path("/data")).files(0) == []  # offset "-": no file yet

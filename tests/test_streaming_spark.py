@@ -277,22 +277,35 @@ def test_append_without_a_watermark_is_refused(tmp_path):
         sw.process(0, session_input(1)[0])
 
 
-def _fss_collect(writer: Any) -> None:
+def _fss_collect(writer: Any) -> Any:
     q = writer.trigger(availableNow=True).start()
     q.awaitTermination(600)
     err = q.exception()
     if err is not None:
         raise err
+    return q
 
 
-def _fss_join(spark: Any, tmp_path: Path, seed: int, how: str, on_batch: Any) -> Any:
-    """Spark's own join of ``join_input(seed)`` (its oracle, returned) and the same join
-    through ``fss.stream_join`` with ``on_batch``, run to the end."""
+def _fss_join(
+    spark: Any,
+    tmp_path: Path,
+    seed: int,
+    how: str,
+    on_batch: Any,
+    conf: dict[str, str] | None = None,
+    right_batches: int | None = None,
+) -> tuple[Any, Any]:
+    """Spark's own join of ``join_input(seed)`` (its oracle) and the same join
+    through ``fss.stream_join`` with ``on_batch`` under ``conf``, run to the end, and the
+    finished fss query. ``right_batches``: the right side's first batches only (and its
+    last), so that later batches have new files on the left alone."""
     from streaming_oracle import _read_stream, write_batches
 
     from ferrospark import spark as fss
 
     left, right = join_input(seed, ("k", "lt", "lv", "k", "rt", "rv"))
+    if right_batches is not None:
+        right = [*right[:right_batches], right[-1]]
     wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
     theirs = run_stream_join(
         spark, tmp_path / "spark", left, right, how=how, on=["k"], condition=TIME_RANGE, **wm
@@ -307,17 +320,19 @@ def _fss_join(spark: Any, tmp_path: Path, seed: int, how: str, on_batch: Any) ->
         condition=TIME_RANGE,
         checkpoint=str(tmp_path / "ckpt"),
         on_batch=on_batch,
+        conf=conf,
         **wm,
     )
-    _fss_collect(writer)
-    return theirs
+    return theirs, _fss_collect(writer)
 
 
-@pytest.mark.parametrize("how", ["left", "full"])
-def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how):
+@pytest.mark.parametrize(("how", "scan"), [("left", "true"), ("full", "true"), ("left", "false")])
+def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how, scan):
     """ferrospark's join as the stateful step of a Structured Streaming query, its state
-    split over Spark's shuffle partitions: each batch equals Spark's own join's. Spark gives
-    its own join a trailing no-data batch; the fss query gets an empty batch in its place."""
+    split over Spark's shuffle partitions, its sources' files read by fss's tasks or its rows
+    from Spark: each batch equals Spark's own join's, and the query's progress counts every
+    input row. Spark gives its own join a trailing no-data batch; the fss query gets an
+    empty batch in its place."""
     got: dict[int, pa.Table] = {}
     leases: dict[int, list[str]] = {}
 
@@ -325,8 +340,10 @@ def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how):
         got[b] = df.toArrow()
         leases[b] = sorted(p.name for p in (tmp_path / "ckpt" / "running").iterdir())
 
-    theirs = _fss_join(spark, tmp_path, 31, how, on_batch)
+    theirs, q = _fss_join(spark, tmp_path, 31, how, on_batch, {"ferrospark.streaming.nativeScan": scan})
     compare_batches(theirs, got)
+    rows = sum(t.num_rows for side in join_input(31, ("k", "lt", "lv", "k", "rt", "rv")) for t in side)
+    assert sum(p["numInputRows"] for p in q.recentProgress) == rows
     # The query's lease (which keeps its operators loaded in the state hosts) lived while it
     # ran and went with it.
     assert all(len(names) == 1 for names in leases.values()) and len(set(map(tuple, leases.values()))) == 1
@@ -353,7 +370,7 @@ def test_fss_batches_on_batch_does_not_read_whole_still_move_the_state(spark, tm
         elif b % 2 == 0:
             got[b] = df.toArrow()
 
-    theirs = _fss_join(spark, tmp_path, 37, "left", on_batch)
+    theirs, _ = _fss_join(spark, tmp_path, 37, "left", on_batch)
     if reads != "part":
         theirs.outputs = [(b, t) for b, t in theirs.outputs if b % 2 == 0]
     compare_batches(theirs, got)
@@ -394,7 +411,7 @@ def test_fss_state_host_killed_between_batches_changes_nothing(spark, tmp_path):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
 
-    theirs = _fss_join(spark, tmp_path, 41, "left", on_batch)
+    theirs, _ = _fss_join(spark, tmp_path, 41, "left", on_batch)
     compare_batches(theirs, got)
     after = _spark_hosts()
     assert after and not set(after.values()) & set(killed), (after, killed)

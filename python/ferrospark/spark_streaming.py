@@ -279,6 +279,8 @@ class SidePacking:
                 self.keys.append(f"__k{i}")
                 self.extra_keys.append((i, lk, rk))
         self.left_types = lt
+        #: The packed frame's Arrow schema (the columns a task's rows come in).
+        self.schema = arrow_schema(self.packed(left, right))
 
     def packed(self, left: DataFrame, right: DataFrame) -> DataFrame:
         """Both inputs' rows in the shared columns."""
@@ -296,16 +298,42 @@ class SidePacking:
 
         return side(left, 0, self.left).unionByName(side(right, 1, self.right))
 
+    def pack(self, side: int, table: pa.Table) -> pa.Table:
+        """Side ``side``'s rows (its own columns, as Arrow) in the shared columns, as
+        :meth:`packed` puts them (``schema``: the packed frame's Arrow schema)."""
+        slots = self.left if side == 0 else self.right
+        by_slot = {slot: c for c, slot in slots.items()}
+        n = table.num_rows
+        cols = [pa.repeat(pa.scalar(side, self.schema.field("__side").type), n)]
+        for i in range(len(self.types)):
+            want = self.schema.field(f"__c{i}").type
+            c = by_slot.get(i)
+            cols.append(pa.nulls(n, want) if c is None else table.column(c).cast(want))
+        return pa.Table.from_arrays(cols, schema=self.schema)
+
     def unpack(self, got: list[pa.RecordBatch], ls: pa.Schema, rs: pa.Schema) -> tuple[pa.Table, pa.Table]:
         """A task's rows back as the two inputs' tables."""
-        if not got:
-            return ls.empty_table(), rs.empty_table()
-        table = pa.Table.from_batches(got)
-        is_left = pc.equal(table.column("__side"), 0)
+        sides: tuple[list[pa.RecordBatch], list[pa.RecordBatch]] = ([], [])
+        for b in got:
+            if b.num_rows == 0:
+                continue
+            side = b.column(0)
+            bounds = pc.min_max(side)
+            lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
+            if lo == hi:
+                # One side's rows (as fss's own reads pack them): no filter to copy through.
+                sides[lo].append(b)
+            else:
+                is_left = pc.equal(side, 0)
+                sides[0].append(b.filter(is_left))
+                sides[1].append(b.filter(pc.invert(is_left)))
         out = []
-        for mask, slots, schema in ((is_left, self.left, ls), (pc.invert(is_left), self.right, rs)):
-            rows = table.filter(mask)
-            cols = [rows.column(f"__c{slots[f.name]}") for f in schema]
+        for rows, slots, schema in ((sides[0], self.left, ls), (sides[1], self.right, rs)):
+            if not rows:
+                out.append(schema.empty_table())
+                continue
+            table = pa.Table.from_batches(rows)
+            cols = [table.column(f"__c{slots[f.name]}") for f in schema]
             out.append(pa.Table.from_arrays(cols, names=schema.names).cast(schema))
         return out[0], out[1]
 
@@ -322,7 +350,6 @@ def _run_batch(
     watermarks: Any,
     on_batch: OnBatch,
     source: ParquetStreamSource | None = None,
-    source_keys: list[str] | None = None,
 ) -> None:
     spark = batch_df.sparkSession
     marks = watermarks.begin(batch_id)
@@ -332,7 +359,7 @@ def _run_batch(
     tz = spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
     st, _ = _as_spark_schema(out_schema, tz)
     n = _partitions(spark) if keys else 1
-    ours = source.rows(spark, batch_id, source_keys or [], n) if source is not None else None
+    ours = source.rows(spark, batch_id, n) if source is not None else None
     if ours is not None:
         frame, rows_of = ours
         out = frame.mapInArrow(task(batch_id, marks, seen, ran, rows_of), st).persist()
@@ -435,10 +462,20 @@ def stream_join(
 
         return _task(query, make, step, seen, ran, host, lease.name() if lease else None, rows_of)
 
+    # Two bare Parquet sources' batches are read by fss's own tasks (``stream_sources``),
+    # each side routed by its keys: a key pair of one type, hashed as its packed column is.
+    source = (
+        ParquetStreamSource.of_join(
+            [left, right], checkpoint, settings, [list(lkeys), list(rkeys)], packing.pack
+        )
+        if not packing.extra_keys
+        else None
+    )
+
     def each(batch_df: Any, batch_id: int) -> None:
         if lease is not None:
             lease.begin(batch_df.sparkSession)
-        _run_batch(batch_df, batch_id, packing.keys, task, out_schema, watermarks, on_batch)
+        _run_batch(batch_df, batch_id, packing.keys, task, out_schema, watermarks, on_batch, source)
 
     return packed.writeStream.option("checkpointLocation", str(checkpoint)).foreachBatch(each)
 
@@ -524,7 +561,6 @@ def session_window_stream(
             watermarks,
             on_batch,
             source,
-            keys,
         )
 
     return df.writeStream.option("checkpointLocation", str(checkpoint)).foreachBatch(each)

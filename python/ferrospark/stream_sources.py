@@ -1,31 +1,38 @@
-"""A streaming Parquet file source whose micro-batches fss's tasks read themselves.
+"""Streaming Parquet file sources whose micro-batches fss's tasks read themselves.
 
 ``foreachBatch`` hands a batch's rows over in the JVM, and moving them into Python tasks
 costs Spark about a microsecond a row (a 1M-row batch of three columns: 1.1 s on a core;
-Spark's whole session window query on it: 3.1 s). When the streaming DataFrame is a bare
-Parquet file source (``spark.readStream.schema(s).parquet(dir)``, nothing applied to it),
-the files of each batch are in the query's source log (``<checkpoint>/sources/<i>/<batch>``,
-written before the batch runs), so:
+Spark's whole session window query on it: 3.1 s). When each streaming input of an fss
+operator is a bare Parquet file source (``spark.readStream.schema(s).parquet(dir)``,
+nothing applied to it), the files of each batch are in the query's checkpoint, written
+before the batch runs: ``offsets/<batch>`` holds each source's log offset, and the source's
+log ``sources/<i>/<offset>`` the files that offset added (a source with no new files in the
+batch keeps its offset and adds none). So:
 
-1. the rows are read with ferrospark's Parquet reader and split by key as Spark's
-   ``repartition(n, keys)`` splits them (Spark's Murmur3, ``_native.spark_hash_split``);
+1. each source's rows are read with ferrospark's Parquet reader and split by key as Spark's
+   ``repartition(n, keys)`` splits them (Spark's Murmur3, ``_native.spark_hash_split``); a
+   join's two sides are then packed into the columns Spark's exchange would carry them in
+   (``SidePacking``), their keys being the packed key columns' values;
 2. with ``n`` at most twice the cores, each state partition's task reads the batch and
    keeps its own piece (``OwnRows``): two reads a core cost less than a stage and a shuffle;
 3. with more, a task per group of the batch's files reads them once and sends each piece
    as Arrow IPC blocks through Spark's shuffle, tagged so that the blocks land in their
    partition (``spark_stages._routing``), and each partition's task decodes its blocks.
 
-No row crosses into the JVM, only blocks (or nothing). The routing being Spark's own, a batch that cannot take
-this path (another format, options that change how rows are read, a file whose columns are
-not the stream's) takes Spark's exchange, and every key still meets its state partition.
-The source's scan node is credited with the rows, so the query's progress counts them.
+No row crosses into the JVM, only blocks (or nothing). The routing being Spark's own, a batch
+that cannot take this path (another format, options that change how rows are read, a file
+whose columns are not the stream's) takes Spark's exchange, and every key still meets its
+state partition. Each source's scan node is credited with its rows, so the query's progress
+counts them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -59,50 +66,98 @@ _SELECTING = frozenset(
     }
 )
 
+#: How a side's rows (its routed piece) become the rows the operator's task takes: a join's
+#: sides packed into shared columns; ``None``: the side's own columns.
+Pack = Callable[[int, pa.Table], pa.Table]
 
-class ParquetStreamSource:
-    """The files of each micro-batch of a bare streaming Parquet source, read in fss's tasks."""
 
-    def __init__(self, schema: pa.Schema, source_log: Path, conf: Mapping[str, str], spark: Any) -> None:
-        self.schema = schema
-        self.source_log = source_log
-        self.conf = dict(conf)
-        self.spark = spark  # the query's own session, whose progress counts the rows
-
-    @classmethod
-    def of(
-        cls, df: DataFrame, checkpoint: str, settings: Mapping[str, str], keys: list[str]
-    ) -> ParquetStreamSource | None:
-        """The source of ``df`` when it is a bare Parquet file source whose batches fss can
-        read itself (the query's only source) and route by ``keys``, else ``None``."""
-        if str(settings.get(NATIVE_SCAN, "true")).strip().lower() == "false":
+def bare_parquet_dir(df: DataFrame) -> Path | None:
+    """The directory of ``df``'s source when ``df`` is a bare Parquet file source (a
+    ``StreamingRelation`` of format parquet, no partition columns, only options that choose
+    files), else ``None``."""
+    try:
+        plan = df._jdf.queryExecution().analyzed()
+        if plan.getClass().getSimpleName() != "StreamingRelation":
             return None
+        ds = plan.dataSource()
+        options = {str(k): str(v) for k, v in _scala_map(ds.options()).items()}
+        if (
+            str(ds.className()).lower() != "parquet"
+            or ds.partitionColumns().length()
+            or ({k.lower() for k in options} - _SELECTING)
+            or "path" not in options
+        ):
+            return None
+        path = options["path"]
+    except Exception:  # noqa: BLE001 - a plan this check cannot read goes Spark's way
+        return None
+    uri = urlparse(path)
+    if uri.scheme not in ("", "file") or any(c in path for c in "*?[{"):
+        return None
+    # Absolute as Spark qualifies it (symbolic links kept: the log names files by that path).
+    return Path(os.path.abspath(unquote(uri.path) if uri.scheme else path))
+
+
+def _scala_map(m: Any) -> dict[Any, Any]:
+    out = {}
+    it = m.iterator()
+    while it.hasNext():
+        kv = it.next()
+        out[kv._1()] = kv._2()
+    return out
+
+
+class FileSourceLog:
+    """Which files each micro-batch of a query's file source ``index`` read: the batch's and
+    the previous batch's offsets (``<checkpoint>/offsets``) bound the source's log offsets
+    the batch took, whose files the source's log (``<checkpoint>/sources/<index>``) names.
+    Every file must lie under ``root``, the source's directory (else the log is not this
+    source's, and the batch takes Spark's rows)."""
+
+    def __init__(self, checkpoint: Path, index: int, root: Path) -> None:
+        self.checkpoint, self.index, self.root = checkpoint, index, root
+
+    def log_offset(self, batch_id: int) -> int | None:
+        """The source's log offset after ``batch_id`` (-1 before its first file); ``None``
+        when the offsets are not there or not a file source's."""
+        if batch_id < 0:
+            return -1
         try:
-            plan = df._jdf.queryExecution().analyzed()
-            if plan.getClass().getSimpleName() != "StreamingRelation":
-                return None
-            ds = plan.dataSource()
-            options = {k.lower() for k in str(ds.options().keys().mkString("\u0001")).split("\u0001") if k}
-            if (
-                str(ds.className()).lower() != "parquet"
-                or ds.partitionColumns().length()
-                or (options - _SELECTING)
-            ):
-                return None
-        except Exception:  # noqa: BLE001 - a plan this check cannot read goes Spark's way
+            lines = (self.checkpoint / "offsets" / str(batch_id)).read_text(encoding="utf-8").splitlines()
+        except OSError:
             return None
-        schema = arrow_schema(df)
-        # Keys of a type whose Spark hash ferrospark does not compute are Spark's to route.
-        if _native.spark_hash_split(schema.empty_table(), keys, 1) is None:
+        if len(lines) < 3 + self.index or lines[0] != "v1":
             return None
-        return cls(schema, Path(checkpoint) / "sources" / "0", settings, df.sparkSession)
+        text = lines[2 + self.index].strip()
+        if text == "-":
+            return -1
+        try:
+            value = json.loads(text).get("logOffset")
+        except (ValueError, AttributeError):
+            return None
+        return value if isinstance(value, int) else None
 
     def files(self, batch_id: int) -> list[str] | None:
-        """The local paths of batch ``batch_id``'s files, from the source log (``None`` when
-        the log is not there or names a file outside the local file system)."""
-        for name in (str(batch_id), f"{batch_id}.compact"):
+        """The local paths of the files batch ``batch_id`` read from this source (``None``
+        when the checkpoint does not say, or names a file outside the source's directory)."""
+        now, before = self.log_offset(batch_id), self.log_offset(batch_id - 1)
+        if now is None or before is None:
+            return None
+        out: list[str] = []
+        for offset in range(before + 1, now + 1):
+            got = self.logged(offset)
+            if got is None:
+                return None
+            out.extend(got)
+        return out
+
+    def logged(self, offset: int) -> list[str] | None:
+        """The files of the source's log offset ``offset`` (its own file, or the compacted
+        file it ends)."""
+        log = self.checkpoint / "sources" / str(self.index)
+        for name in (str(offset), f"{offset}.compact"):
             try:
-                text = (self.source_log / name).read_text(encoding="utf-8")
+                text = (log / name).read_text(encoding="utf-8")
             except FileNotFoundError:
                 continue
             except OSError:
@@ -112,106 +167,198 @@ class ParquetStreamSource:
                 if not line.strip():
                     continue
                 entry = json.loads(line)
-                if entry.get("batchId") != batch_id:
+                if entry.get("batchId") != offset:
                     continue
                 uri = urlparse(entry["path"])
                 if uri.scheme not in ("", "file"):
                     return None
-                out.append(unquote(uri.path))
+                path = Path(unquote(uri.path))
+                if not path.is_relative_to(self.root):
+                    return None
+                out.append(str(path))
             return out
         return None
 
-    def readable(self, files: list[str]) -> int | None:
-        """The rows of ``files`` when ferrospark's reader gives them exactly the stream's
-        columns and types (their footers read once), else ``None``."""
+
+@dataclass
+class _Side:
+    """One input of the operator read from its files: its columns, its partitioning keys and
+    its source's log."""
+
+    schema: pa.Schema
+    keys: list[str]
+    log: FileSourceLog
+
+
+class ParquetStreamSource:
+    """The files of each micro-batch of an fss operator's bare streaming Parquet sources
+    (one, or a join's two), read in fss's tasks."""
+
+    def __init__(
+        self, sides: list[_Side], conf: Mapping[str, str], spark: Any, pack: Pack | None = None
+    ) -> None:
+        self.sides = sides
+        self.conf = dict(conf)
+        self.spark = spark  # the query's own session, whose progress counts the rows
+        self.pack = pack
+
+    @classmethod
+    def of(
+        cls, df: DataFrame, checkpoint: str, settings: Mapping[str, str], keys: list[str]
+    ) -> ParquetStreamSource | None:
+        """The source of ``df`` when it is a bare Parquet file source whose batches fss can
+        read itself (the query's only source) and route by ``keys``, else ``None``."""
+        side = _side(df, Path(checkpoint), 0, settings, keys)
+        return None if side is None else cls([side], settings, df.sparkSession)
+
+    @classmethod
+    def of_join(
+        cls,
+        inputs: Sequence[DataFrame],
+        checkpoint: str,
+        settings: Mapping[str, str],
+        keys: Sequence[list[str]],
+        pack: Pack,
+    ) -> ParquetStreamSource | None:
+        """A join's two sources (the query's sources 0 and 1, in that order) when each is a
+        bare Parquet file source of its own directory, routed by its join keys and packed by
+        ``pack``, else ``None``."""
+        sides = [_side(df, Path(checkpoint), i, settings, k) for i, (df, k) in enumerate(zip(inputs, keys))]
+        if any(s is None for s in sides):
+            return None
+        a, b = sides[0].log.root, sides[1].log.root  # type: ignore[union-attr]
+        # One directory inside the other: a file's log could not tell its side.
+        if a.is_relative_to(b) or b.is_relative_to(a):
+            return None
+        return cls(sides, settings, inputs[0].sparkSession, pack)  # type: ignore[arg-type]
+
+    def files(self, batch_id: int) -> list[list[str]] | None:
+        """Each side's files in batch ``batch_id`` (``None``: the checkpoint does not say)."""
+        out = [s.log.files(batch_id) for s in self.sides]
+        return None if any(f is None for f in out) else out  # type: ignore[return-value]
+
+    def readable(self, side: int, files: list[str]) -> int | None:
+        """The rows of side ``side``'s ``files`` when ferrospark's reader gives them exactly
+        the stream's columns and types (their footers read once), else ``None``."""
+        if not files:
+            return 0
+        schema = self.sides[side].schema
         try:
-            scan = _native.scan_parquet(files, columns=self.schema.names, conf=self.conf, spark_types=True)
+            scan = _native.scan_parquet(files, columns=schema.names, conf=self.conf, spark_types=True)
             got = scan.schema()
         except Exception:  # noqa: BLE001 - a file ferrospark cannot read goes Spark's way
             return None
-        if [(f.name, f.type) for f in got] != [(f.name, f.type) for f in self.schema]:
+        if [(f.name, f.type) for f in got] != [(f.name, f.type) for f in schema]:
             return None
         return int(scan.metrics()["rows_total"])
 
-    def rows(self, spark: Any, batch_id: int, keys: list[str], n: int) -> tuple[Any, RowsOf] | None:
-        """Batch ``batch_id``'s rows for ``n`` partitions routed by ``keys``: the frame whose
-        ``mapInArrow`` tasks are the partitions, and what gives a task its rows from its input
-        (the batch's rows credited to the query's progress). ``None`` when the batch must take
-        Spark's exchange."""
+    def rows(self, spark: Any, batch_id: int, n: int) -> tuple[Any, RowsOf] | None:
+        """Batch ``batch_id``'s rows for ``n`` partitions: the frame whose ``mapInArrow``
+        tasks are the partitions, and what gives a task its rows from its input (the batch's
+        rows credited to the query's progress). ``None`` when the batch must take Spark's
+        exchange."""
         files = self.files(batch_id)
-        rows = self.readable(files) if files else None
-        if rows is None:
+        if files is None:
             return None
-        credit_rows(self.spark, rows)
+        counts = [self.readable(i, f) for i, f in enumerate(files)]
+        if any(c is None for c in counts):
+            return None
+        credit_rows(self.spark, counts)  # type: ignore[arg-type]
+        reader = _Reader([(s.schema, s.keys) for s in self.sides], n, self.conf, self.pack)
         cores = spark.sparkContext.defaultParallelism
         if n <= 2 * cores:
             # Each partition reads the batch and keeps its own rows: at most two reads a core,
             # cheaper than a stage of its own and Spark's shuffle.
-            return spark.range(0, n, 1, n), OwnRows(files, self.schema, keys, n, self.conf)
-        tasks = max(1, min(len(files), cores))
-        groups = [files[i::tasks] for i in range(tasks)]
-        read = _read_task(groups, self.schema, keys, n, self.conf)
-        frame = spark.range(0, tasks, 1, tasks).mapInArrow(read, _spark_struct(BLOCKS_SCHEMA))
+            return spark.range(0, n, 1, n), OwnRows(reader, files)
+        tagged = [(i, f) for i, side in enumerate(files) for f in side]
+        tasks = max(1, min(len(tagged), cores))
+        groups = [tagged[i::tasks] for i in range(tasks)]
+        frame = spark.range(0, tasks, 1, tasks).mapInArrow(
+            _read_task(reader, groups), _spark_struct(BLOCKS_SCHEMA)
+        )
         return frame.repartition(n, "_pid"), unblock
+
+
+def _side(
+    df: DataFrame, checkpoint: Path, index: int, settings: Mapping[str, str], keys: list[str]
+) -> _Side | None:
+    if str(settings.get(NATIVE_SCAN, "true")).strip().lower() == "false":
+        return None
+    root = bare_parquet_dir(df)
+    if root is None:
+        return None
+    schema = arrow_schema(df)
+    # Keys of a type whose Spark hash ferrospark does not compute are Spark's to route.
+    if _native.spark_hash_split(schema.empty_table(), keys, 1) is None:
+        return None
+    return _Side(schema, list(keys), FileSourceLog(checkpoint, index, root))
 
 
 #: How a partition's task gets its rows: from its input and its partition number.
 RowsOf = Callable[[Iterator[pa.RecordBatch], int], Iterator[pa.RecordBatch]]
 
 
-def _read_split(
-    files: list[str],
-    schema: pa.Schema,
-    keys: list[str],
-    n: int,
-    conf: Mapping[str, str],
-    only: int | None = None,
-) -> list[pa.Table]:
-    """``files``' rows (ferrospark's Parquet reader) split as Spark's exchange splits them
-    (with ``only``, that partition's piece alone)."""
-    scan = _native.scan_parquet(files, columns=schema.names, conf=dict(conf), spark_types=True)
-    parts = _native.spark_hash_split(pa.table(scan).cast(schema), keys, n, only)
-    if parts is None:
-        raise RuntimeError(f"fss: a key of {keys} has a type Spark's hash is not computed for here")
-    return parts
+class _Reader:
+    """Reads sides' files and splits their rows as Spark's exchange splits them."""
+
+    def __init__(
+        self, sides: list[tuple[pa.Schema, list[str]]], n: int, conf: Mapping[str, str], pack: Pack | None
+    ) -> None:
+        self.sides, self.n, self.conf, self.pack = sides, n, dict(conf), pack
+
+    def split(self, side: int, files: list[str], only: int | None = None) -> list[pa.Table]:
+        """Side ``side``'s rows of ``files`` split into the ``n`` partitions (with ``only``,
+        that partition's piece alone), packed for the operator."""
+        schema, keys = self.sides[side]
+        scan = _native.scan_parquet(files, columns=schema.names, conf=self.conf, spark_types=True)
+        parts = _native.spark_hash_split(pa.table(scan).cast(schema), keys, self.n, only)
+        if parts is None:
+            raise RuntimeError(f"fss: a key of {keys} has a type Spark's hash is not computed for here")
+        if self.pack is None:
+            return parts
+        return [self.pack(side, p) if p.num_rows else p for p in parts]
 
 
 class OwnRows:
     """A partition's rows read by its own task: the batch's files, its pieces kept."""
 
-    def __init__(
-        self, files: list[str], schema: pa.Schema, keys: list[str], n: int, conf: Mapping[str, str]
-    ) -> None:
-        self.files, self.schema, self.keys, self.n, self.conf = files, schema, keys, n, dict(conf)
+    def __init__(self, reader: _Reader, files: list[list[str]]) -> None:
+        self.reader, self.files = reader, files
 
     def __call__(self, batches: Iterator[pa.RecordBatch], partition: int) -> Iterator[pa.RecordBatch]:
         for _ in batches:  # the partition's one number
             pass
-        parts = _read_split(self.files, self.schema, self.keys, self.n, self.conf, partition)
-        yield from parts[partition].to_batches()
+        for side, files in enumerate(self.files):
+            if files:
+                piece = self.reader.split(side, files, partition)[partition]
+                yield from piece.to_batches()
 
 
 def _read_task(
-    groups: list[list[str]], schema: pa.Schema, keys: list[str], n: int, conf: Mapping[str, str]
+    reader: _Reader, groups: list[list[tuple[int, str]]]
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """A task reading group ``i`` of the batch's files and sending each partition's piece as
-    IPC blocks routed to it."""
-    route = _routing(n)
+    """A task reading group ``i`` of the batch's (side, file) pairs and sending each
+    partition's piece as IPC blocks routed to it."""
+    route = _routing(reader.n)
 
     def run(it: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in it:
             for task in ids.column(0).to_pylist():
-                for p, part in enumerate(_read_split(groups[task], schema, keys, n, conf)):
-                    blobs = list(_ipc_blobs(part))
-                    if blobs:
-                        yield pa.record_batch(
-                            [
-                                pa.array([route[p]] * len(blobs), pa.int32()),
-                                pa.array([0] * len(blobs), pa.int8()),
-                                pa.array(blobs, pa.binary()),
-                            ],
-                            schema=BLOCKS_SCHEMA,
-                        )
+                for side in range(len(reader.sides)):
+                    files = [f for s, f in groups[task] if s == side]
+                    if not files:
+                        continue
+                    for p, part in enumerate(reader.split(side, files)):
+                        blobs = list(_ipc_blobs(part))
+                        if blobs:
+                            yield pa.record_batch(
+                                [
+                                    pa.array([route[p]] * len(blobs), pa.int32()),
+                                    pa.array([0] * len(blobs), pa.int8()),
+                                    pa.array(blobs, pa.binary()),
+                                ],
+                                schema=BLOCKS_SCHEMA,
+                            )
 
     return run
 
@@ -223,22 +370,25 @@ def unblock(batches: Iterator[pa.RecordBatch], _partition: int = 0) -> Iterator[
             yield from pa.ipc.open_stream(blob.as_buffer())
 
 
-def credit_rows(spark: Any, rows: int) -> None:
-    """Adds ``rows`` to the row count of the running batch's source scan (Spark counts a
-    batch's input rows from it, and the batch's own scan did not run). ``spark``: the
-    query's own session (``foreachBatch``'s is a clone whose query manager is empty)."""
+def credit_rows(spark: Any, rows: list[int]) -> None:
+    """Adds ``rows[i]`` to the row count of the running batch's source scan ``i`` (Spark
+    counts a source's input rows from its plan leaf, and the batch's own scans did not run).
+    ``spark``: the query's own session (``foreachBatch``'s is a clone whose query manager is
+    empty)."""
     try:
         qid = spark.sparkContext.getLocalProperty("sql.streaming.queryId")
         query = spark.streams.get(qid) if qid else None
         if query is None:
             raise LookupError(f"no running query {qid!r} in the query's session")
         plan = query._jsq.streamingQuery().lastExecution().executedPlan()
+        # The plan's leaves are its sources' in order (a source with no new files a batch
+        # is an empty local scan in its place).
         leaves = plan.collectLeaves().iterator()
-        while leaves.hasNext():
-            metric = leaves.next().metrics().get("numOutputRows")
-            if metric.isDefined():
-                metric.get().add(rows)
-                return
+        for count in rows:
+            leaf = leaves.next()
+            metric = leaf.metrics().get("numOutputRows")
+            if count and metric.isDefined():
+                metric.get().add(count)
     except Exception as e:  # noqa: BLE001 - progress only: the batch's answer does not depend on it
         print(
             f"ferrospark: the batch's input rows are not counted in the query's progress: {e}",
