@@ -113,6 +113,42 @@ def test_only_a_bare_parquet_source_is_read_natively(spark, tmp_path):
     assert ParquetStreamSource.of(as_json, str(tmp_path / "c"), {}, ["user"]) is None
 
 
+def test_a_join_is_read_natively_only_from_two_bare_sources_of_their_own(spark, tmp_path):
+    """A join's sides are read by fss when each is a bare Parquet source of its own directory
+    (neither inside the other, so a logged file tells its side) keyed by a type hashed here."""
+    for name in ("l", "r", "l/nested"):
+        (tmp_path / name).mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"k": [1], "v": [1.5]}), tmp_path / name / "batch-00000.parquet")
+    schema = spark.read.parquet(str(tmp_path / "r")).schema
+
+    def stream(name: str) -> Any:
+        return spark.readStream.schema(schema).parquet(str(tmp_path / name))
+
+    def of(left: Any, right: Any) -> Any:
+        return ParquetStreamSource.of_join(
+            [left, right], str(tmp_path / "c"), {}, [["k"], ["k"]], lambda _side, t: t
+        )
+
+    source = of(stream("l"), stream("r"))
+    assert source is not None
+    assert [s.log.index for s in source.sides] == [0, 1]
+    assert [s.log.root for s in source.sides] == [tmp_path / "l", tmp_path / "r"]
+    same = stream("l")
+    assert of(same, same) is None
+    assert of(stream("l"), stream("l/nested")) is None
+    assert of(stream("l"), stream("r").select("k", "v")) is None
+    assert (
+        ParquetStreamSource.of_join(
+            [stream("l"), stream("r")],
+            str(tmp_path / "c"),
+            {"ferrospark.streaming.nativeScan": "false"},
+            [["k"], ["k"]],
+            lambda _side, t: t,
+        )
+        is None
+    )
+
+
 def test_a_file_with_other_columns_takes_sparks_path(spark, tmp_path):
     pq.write_table(pa.table({"user": ["a"], "v": pa.array([1], pa.int64())}), tmp_path / "good.parquet")
     pq.write_table(pa.table({"user": ["a"], "v": pa.array([1], pa.int32())}), tmp_path / "narrow.parquet")
