@@ -438,3 +438,27 @@ def test_zone_ids_in_timestamp_patterns(spark, tmp_path):
         schema="id INT, t TIMESTAMP, _corrupt_record STRING",
         timestampFormat="yyyy-MM-dd HH:mm VV",
     )
+
+
+@pytest.mark.parametrize("schema", ["id INT, t TIMESTAMP", "ts_as_arrow"])
+def test_timestamps_in_a_session_zone_other_than_utc(spark, tmp_path, schema):
+    """A session in another zone reads a time without an offset as that zone's local time
+    (an instant with an offset as itself), whatever zone the given Arrow schema labels the
+    column with."""
+    path = tmp_path / "local.csv"
+    path.write_text(
+        "1,2024-03-01 19:29:12.873619\n2,2024-03-10 02:30:00\n3,2024-11-03 01:30:00\n"
+        "4,2024-03-01T19:29:12Z\n5,2024-03-01 19:29:12+05:30\n6,\n",
+        encoding="utf-8",
+    )
+    tz = "America/Los_Angeles"
+    ddl = "id INT, t TIMESTAMP"
+    given = ddl if schema == ddl else pa.schema([("id", pa.int32()), ("t", pa.timestamp("us", tz="UTC"))])
+    was = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", tz)
+    try:
+        expected = spark_rows(_theirs(spark, path, ddl))
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", was)
+    got = _ours(path, given, conf={"spark.sql.session.timeZone": tz})
+    assert_same_rows(expected, arrow_rows(got), schema)

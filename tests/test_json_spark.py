@@ -378,3 +378,27 @@ def test_binary_columns_and_map_keys(spark, tmp_path):
         _ours(path, schema="b BINARY, n INT", mode="FAILFAST")
     with pytest.raises(fs.FerroError, match="INVALID_JSON_SCHEMA_MAP_TYPE"):
         _ours(path, schema="m MAP<INT, STRING>")
+
+
+def test_timestamps_in_a_session_zone_other_than_utc(spark, tmp_path):
+    """A session in another zone reads a time without an offset as that zone's local time,
+    whatever zone the given Arrow schema labels the column with."""
+    path = tmp_path / "local.json"
+    path.write_text(
+        '{"id": 1, "t": "2024-03-01 19:29:12.873619"}\n{"id": 2, "t": "2024-03-10 02:30:00"}\n'
+        '{"id": 3, "t": "2024-03-01T19:29:12Z"}\n{"id": 4, "t": null}\n',
+        encoding="utf-8",
+    )
+    tz = "America/Los_Angeles"
+    was = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", tz)
+    try:
+        expected = spark_rows(_theirs(spark, path, "id INT, t TIMESTAMP"))
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", was)
+    for given in (
+        "id INT, t TIMESTAMP",
+        pa.schema([("id", pa.int32()), ("t", pa.timestamp("us", tz="UTC"))]),
+    ):
+        got = _ours(path, given, conf={"spark.sql.session.timeZone": tz})
+        assert_same_rows(expected, arrow_rows(got), str(given))

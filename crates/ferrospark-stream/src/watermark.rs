@@ -12,6 +12,7 @@
 //! ([`WatermarkTracker::save`]) so a restarted query resumes from it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, TimestampMicrosecondArray};
 use arrow_schema::{DataType, TimeUnit};
@@ -166,12 +167,17 @@ impl WatermarkTracker {
     }
 }
 
-/// The timestamps of `a` in microseconds.
+/// The timestamps of `a` in microseconds since the epoch (UTC), whatever time zone labels
+/// them: only the unit is converted, never the instant.
 pub fn micros(a: &ArrayRef) -> Result<TimestampMicrosecondArray> {
-    let t = arrow_cast::cast(a, &DataType::Timestamp(TimeUnit::Microsecond, None))?;
+    let tz = match a.data_type() {
+        DataType::Timestamp(_, tz) => tz.clone(),
+        _ => None,
+    };
+    let t = arrow_cast::cast(a, &DataType::Timestamp(TimeUnit::Microsecond, tz))?;
     t.as_any()
         .downcast_ref::<TimestampMicrosecondArray>()
-        .cloned()
+        .map(|t| t.clone().with_timezone_opt(None::<Arc<str>>))
         .ok_or_else(|| FerroError::Internal("an event time that is not a timestamp".into()))
 }
 
@@ -277,6 +283,31 @@ mod tests {
     use super::*;
 
     const MIN: i64 = 60_000;
+
+    #[test]
+    fn event_times_are_instants_whatever_zone_labels_them() {
+        use arrow_array::TimestampMillisecondArray;
+        let utc = 1_709_350_152_873_619_i64;
+        for tz in [
+            None,
+            Some("UTC"),
+            Some("America/Los_Angeles"),
+            Some("+05:30"),
+        ] {
+            let a: ArrayRef = Arc::new(
+                TimestampMicrosecondArray::from(vec![Some(utc), None]).with_timezone_opt(tz),
+            );
+            let m = micros(&a).expect("micros");
+            assert_eq!((m.value(0), m.is_null(1)), (utc, true), "{tz:?}");
+            let ms: ArrayRef =
+                Arc::new(TimestampMillisecondArray::from(vec![utc / 1000]).with_timezone_opt(tz));
+            assert_eq!(
+                micros(&ms).expect("micros").value(0),
+                utc / 1000 * 1000,
+                "{tz:?}"
+            );
+        }
+    }
 
     #[test]
     fn the_slowest_input_holds_the_watermark_back() {

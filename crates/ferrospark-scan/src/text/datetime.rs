@@ -170,6 +170,7 @@ fn has_zone(text: &str) -> bool {
 /// `TIMESTAMP_NTZ` takes no text naming a zone.
 pub(crate) fn cast_strings(values: &StringArray, to: &DataType, cfg: &Config) -> Result<ArrayRef> {
     let n = values.len();
+    let requested = to;
     let (values, to): (StringArray, DataType) = match to {
         DataType::Timestamp(u, None) => {
             let local = values.iter().map(|v| v.filter(|v| !has_zone(v)));
@@ -192,7 +193,15 @@ pub(crate) fn cast_strings(values: &StringArray, to: &DataType, cfg: &Config) ->
         to,
         mode: CastMode::Try,
     };
-    evaluate(&cast, &batch)?.into_array(n)
+    let out = evaluate(&cast, &batch)?.into_array(n)?;
+    match requested {
+        // Parsed in the session's zone, labelled as the schema asks: between two zones a
+        // cast keeps every instant and only changes the label.
+        DataType::Timestamp(_, Some(_)) if out.data_type() != requested => {
+            Ok(arrow_cast::cast(&out, requested)?)
+        }
+        _ => Ok(out),
+    }
 }
 
 #[cfg(test)]

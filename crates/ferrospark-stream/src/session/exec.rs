@@ -529,10 +529,19 @@ impl Core {
                 "the session window is not a struct".into(),
             ));
         };
-        let ts = window[0].data_type().clone();
+        let tz = match window[0].data_type() {
+            DataType::Timestamp(_, tz) => tz.clone(),
+            other => {
+                return Err(FerroError::Internal(format!(
+                    "a session window bound of type {other}"
+                )))
+            }
+        };
+        // The bounds are instants (UTC microseconds): labelled with the time zone, not cast
+        // to it (a cast would read them as wall-clock times there and shift them).
         let bound = |f: &dyn Fn(&StoredSession) -> i64| -> Result<ArrayRef> {
             let a = TimestampMicrosecondArray::from(sessions.iter().map(f).collect::<Vec<_>>());
-            Ok(arrow_cast::cast(&a, &ts)?)
+            Ok(Arc::new(a.with_timezone_opt(tz.clone())))
         };
         let window =
             StructArray::try_new(window, vec![bound(&|s| s.start)?, bound(&|s| s.end)?], None)?;
