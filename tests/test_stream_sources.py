@@ -1,4 +1,4 @@
-"""fss reading a streaming Parquet source's files in its own tasks (``stream_sources``): rows
+"""fss reading streaming file sources' files in its own tasks (``stream_sources``): rows
 routed exactly as Spark's ``repartition(n, keys)`` routes them, the source recognised only
 when it is bare, and a query whose batches take both paths equal to Spark's own."""
 
@@ -14,8 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import ferrospark as fs
 from ferrospark import _native
-from ferrospark.stream_sources import FileSourceLog, ParquetStreamSource
+from ferrospark.stream_sources import FileSourceLog, NativeFileSource
 
 UTC = dt.timezone.utc
 
@@ -94,23 +95,29 @@ def test_a_key_type_not_hashed_here_is_left_to_spark():
     assert _native.spark_hash_split(t, ["k"], 3) is None
 
 
-def test_only_a_bare_parquet_source_is_read_natively(spark, tmp_path):
+def test_only_a_bare_file_source_is_read_natively(spark, tmp_path):
     pq.write_table(pa.table({"user": ["a"], "v": [1]}), tmp_path / "batch-00000.parquet")
     schema = spark.read.parquet(str(tmp_path)).schema
     bare = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(tmp_path))
-    assert ParquetStreamSource.of(bare, str(tmp_path / "c"), {}, ["user"]) is not None
+    assert NativeFileSource.of(bare, str(tmp_path / "c"), {}, ["user"]) is not None
     assert (
-        ParquetStreamSource.of(
-            bare, str(tmp_path / "c"), {"ferrospark.streaming.nativeScan": "false"}, ["user"]
-        )
+        NativeFileSource.of(bare, str(tmp_path / "c"), {"ferrospark.streaming.nativeScan": "false"}, ["user"])
         is None
     )
-    assert ParquetStreamSource.of(bare.select("user"), str(tmp_path / "c"), {}, ["user"]) is None
-    assert ParquetStreamSource.of(bare.filter("v > 0"), str(tmp_path / "c"), {}, ["user"]) is None
+    assert NativeFileSource.of(bare.select("user"), str(tmp_path / "c"), {}, ["user"]) is None
+    assert NativeFileSource.of(bare.filter("v > 0"), str(tmp_path / "c"), {}, ["user"]) is None
     rebased = spark.readStream.schema(schema).option("datetimeRebaseMode", "LEGACY").parquet(str(tmp_path))
-    assert ParquetStreamSource.of(rebased, str(tmp_path / "c"), {}, ["user"]) is None
-    as_json = spark.readStream.schema(schema).json(str(tmp_path))
-    assert ParquetStreamSource.of(as_json, str(tmp_path / "c"), {}, ["user"]) is None
+    assert NativeFileSource.of(rebased, str(tmp_path / "c"), {}, ["user"]) is None
+    # CSV and JSON with the options ferrospark's readers apply as Spark does, not others.
+    as_json = spark.readStream.schema(schema).option("allowSingleQuotes", True).json(str(tmp_path))
+    assert NativeFileSource.of(as_json, str(tmp_path / "c"), {}, ["user"]) is not None
+    as_csv = spark.readStream.schema(schema).option("header", True).option("sep", ";").csv(str(tmp_path))
+    source = NativeFileSource.of(as_csv, str(tmp_path / "c"), {}, ["user"])
+    assert source is not None and source.sides[0].options == {"header": "true", "sep": ";"}
+    localised = spark.readStream.schema(schema).option("locale", "de-DE").csv(str(tmp_path))
+    assert NativeFileSource.of(localised, str(tmp_path / "c"), {}, ["user"]) is None
+    as_text = spark.readStream.schema("value STRING").text(str(tmp_path))
+    assert NativeFileSource.of(as_text, str(tmp_path / "c"), {}, ["value"]) is None
 
 
 def test_a_join_is_read_natively_only_from_two_bare_sources_of_their_own(spark, tmp_path):
@@ -125,7 +132,7 @@ def test_a_join_is_read_natively_only_from_two_bare_sources_of_their_own(spark, 
         return spark.readStream.schema(schema).parquet(str(tmp_path / name))
 
     def of(left: Any, right: Any) -> Any:
-        return ParquetStreamSource.of_join(
+        return NativeFileSource.of_join(
             [left, right], str(tmp_path / "c"), {}, [["k"], ["k"]], lambda _side, t: t
         )
 
@@ -138,7 +145,7 @@ def test_a_join_is_read_natively_only_from_two_bare_sources_of_their_own(spark, 
     assert of(stream("l"), stream("l/nested")) is None
     assert of(stream("l"), stream("r").select("k", "v")) is None
     assert (
-        ParquetStreamSource.of_join(
+        NativeFileSource.of_join(
             [stream("l"), stream("r")],
             str(tmp_path / "c"),
             {"ferrospark.streaming.nativeScan": "false"},
@@ -155,7 +162,7 @@ def test_a_file_with_other_columns_takes_sparks_path(spark, tmp_path):
     pq.write_table(pa.table({"user": ["a"]}), tmp_path / "missing.parquet")
     schema = spark.read.parquet(str(tmp_path / "good.parquet")).schema
     df = spark.readStream.schema(schema).parquet(str(tmp_path))
-    source = ParquetStreamSource.of(df, str(tmp_path / "c"), {}, ["user"])
+    source = NativeFileSource.of(df, str(tmp_path / "c"), {}, ["user"])
     assert source is not None
     assert source.readable(0, [str(tmp_path / "good.parquet")]) == 1
     assert source.readable(0, [str(tmp_path / "narrow.parquet")]) is None
@@ -175,15 +182,15 @@ def test_batches_taking_either_path_keep_each_key_in_its_partition(
     files, so its later batches have new files on the left alone."""
     from test_streaming_spark import _fss_join, compare_batches, fss_sessions
 
-    real = ParquetStreamSource.rows
+    real = NativeFileSource.rows
     taken: list[bool] = []
 
-    def alternate(self: ParquetStreamSource, spark: Any, batch_id: int, n: int) -> Any:
+    def alternate(self: NativeFileSource, spark: Any, batch_id: int, n: int) -> Any:
         rows = real(self, spark, batch_id, n) if batch_id % 2 == 0 else None
         taken.append(rows is not None)
         return rows
 
-    monkeypatch.setattr(ParquetStreamSource, "rows", alternate)
+    monkeypatch.setattr(NativeFileSource, "rows", alternate)
     was = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     try:
@@ -231,3 +238,118 @@ def test_source_log_names_the_batchs_files(tmp_path):
     assert source.files(6) is None  # no offsets for the batch
     assert FileSourceLog(ckpt, 1, Path("/elsewhere")).files(0) is None
     assert FileSourceLog(ckpt, 0, Path("/data")).files(0) == []  # offset "-": no file yet
+
+
+def _text_files(directory: Path, fmt: str, batches: list[pa.Table]) -> int:
+    """Each batch as a CSV (with a header) or JSON-lines file, in order of modification time,
+    with a malformed record in every other file; the records written."""
+    import os
+
+    directory.mkdir(parents=True)
+    written = 0
+    for b, table in enumerate(batches):
+        lines = ["user,ts,v"] if fmt == "csv" else []
+        for user, ts, v in zip(*(table.column(c).to_pylist() for c in ("user", "ts", "v")), strict=True):
+            when = ts.strftime("%Y-%m-%d %H:%M:%S.%f")
+            if fmt == "csv":
+                lines.append(f"{'' if user is None else user},{when},{v}")
+            else:
+                lines.append(json.dumps({"user": user, "ts": when, "v": v}, ensure_ascii=False))
+            written += 1
+        if b % 2 == 1:
+            # PERMISSIVE: the record's fields that do not parse are NULL (a NULL time, never late).
+            lines.append("bo,not a time,oops" if fmt == "csv" else '{"user": "bo", "ts": 12, "v": "x"')
+            written += 1
+        path = directory / f"batch-{b:05d}.{fmt}"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        os.utime(path, (1_700_000_000 + b, 1_700_000_000 + b))
+    return written
+
+
+@pytest.mark.parametrize(
+    ("fmt", "tz", "partitions"), [("csv", "UTC", 3), ("json", "UTC", 7), ("csv", "America/Los_Angeles", 3)]
+)
+def test_sessions_over_a_text_source_read_by_fss_match_sparks_own(
+    spark, tmp_path, monkeypatch, fmt, tz, partitions
+):
+    """A CSV or JSON source read by fss's tasks with ferrospark's reader of the format (malformed
+    records, unicode, NULLs, times read in the session's time zone), each task reading the
+    batch (3 partitions) or a stage reading it and Spark's shuffle moving the pieces (7): the
+    sessions equal Spark's own over the same stream, and the query's progress counts every
+    record Spark's would."""
+    was = (spark.conf.get("spark.sql.session.timeZone"), spark.conf.get("spark.sql.shuffle.partitions"))
+    spark.conf.set("spark.sql.session.timeZone", tz)
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    try:
+        # Seven partitions: two files a batch, so that the batch's files are read by two tasks.
+        _text_sessions(spark, tmp_path, monkeypatch, fmt, 2 if partitions == 7 else 1)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", was[0])
+        spark.conf.set("spark.sql.shuffle.partitions", was[1])
+
+
+def _text_sessions(spark: Any, tmp_path: Path, monkeypatch: Any, fmt: str, files_per_batch: int) -> None:
+    from pyspark.sql import functions as F
+    from test_streaming_spark import rows_of, session_input
+
+    from ferrospark import spark as fss
+
+    # Last files without records: fss's operator emits the sessions the watermark closed
+    # with the next batch, where Spark runs a batch of no data for them.
+    batches = session_input(47)
+    empty = batches[0].schema.empty_table()
+    written = _text_files(tmp_path / "in", fmt, [*batches, empty, empty])
+    schema = "user STRING, ts TIMESTAMP, v BIGINT"
+
+    def stream() -> Any:
+        reader = spark.readStream.schema(schema).option("maxFilesPerTrigger", files_per_batch)
+        if fmt == "csv":
+            return reader.option("header", True).csv(str(tmp_path / "in"))
+        return reader.option("mode", "PERMISSIVE").json(str(tmp_path / "in"))
+
+    def run(writer: Any) -> Any:
+        q = writer.trigger(availableNow=True).start()
+        q.awaitTermination(600)
+        assert q.exception() is None, q.exception()
+        return q
+
+    theirs: list[pa.Table] = []
+    spark_q = run(
+        stream()
+        .withWatermark("ts", "5 minutes")
+        .groupBy(F.session_window("ts", "2 minutes").alias("session_window"), "user")
+        .agg(F.count("*").alias("n"), F.sum("v").alias("s"))
+        .writeStream.outputMode("append")
+        .option("checkpointLocation", str(tmp_path / "spark"))
+        .foreachBatch(lambda df, _b: theirs.append(df.toArrow()))
+    )
+    real = NativeFileSource.rows
+    taken: list[bool] = []
+
+    def rows(self: NativeFileSource, spark_: Any, batch_id: int, n: int) -> Any:
+        got = real(self, spark_, batch_id, n)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(NativeFileSource, "rows", rows)
+    ours: list[pa.Table] = []
+    q = run(
+        fss.session_window_stream(
+            stream(),
+            "ts",
+            "2 minutes",
+            by="user",
+            aggs=[fs.count("*").alias("n"), fs.sum("v").alias("s")],
+            watermark=("ts", "5 minutes"),
+            checkpoint=str(tmp_path / "fss"),
+            on_batch=lambda df, _b: ours.append(df.toArrow()),
+        )
+    )
+    assert taken and all(taken), taken
+    # Spark ends with a batch of no data that only moves the watermark: the same sessions
+    # come out, their last with fss's last batch.
+    mine, spark_rows = pa.concat_tables(ours), pa.concat_tables(theirs)
+    assert mine.column_names == spark_rows.column_names
+    assert rows_of(mine) == rows_of(spark_rows) and spark_rows.num_rows > 0
+    counted = sum(p["numInputRows"] for p in q.recentProgress)
+    assert counted == sum(p["numInputRows"] for p in spark_q.recentProgress) == written

@@ -324,6 +324,18 @@ class _SetParam:
         return a
 
 
+class _DictParam:
+    """An accumulator parameter: the tasks' dicts merged (a key added again keeps its last
+    value, so a task run twice counts once)."""
+
+    def zero(self, value: dict) -> dict:
+        return {}
+
+    def addInPlace(self, a: dict, b: dict) -> dict:  # noqa: N802 - PySpark's name
+        a.update(b)
+        return a
+
+
 def _arrow_of(frame: SparkDataFrame) -> pa.Table:
     table = frame.toArrow() if hasattr(frame, "toArrow") else frame._collect_as_arrow()  # type: ignore[attr-defined]
     if isinstance(table, list):

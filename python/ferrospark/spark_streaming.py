@@ -12,8 +12,9 @@ step is ferrospark's. Each micro-batch (``foreachBatch``):
    in the executor's state host (``ferrospark.state_host``), which keeps it loaded between
    batches whichever Python worker runs the partition's next task, as Spark keeps its state
    store providers loaded in the executor (``ferrospark.streaming.stateHost=false``: in the
-   task's own worker). A bare Parquet source's batches are not taken from Spark: the tasks
-   read its files themselves, routed as Spark's exchange routes them (``stream_sources``);
+   task's own worker). Bare file sources' batches (Parquet, CSV, JSON) are not taken from
+   Spark: the tasks read their files themselves, routed as Spark's exchange routes them
+   (``stream_sources``);
 3. the tasks' output is cached once and handed to ``on_batch(df, batch_id)``; the largest
    event time each task saw moves the watermark for the next batch. A task that
    ``on_batch`` did not run (it read only some partitions, or none) is run after it, so
@@ -45,7 +46,7 @@ import pyarrow.compute as pc
 
 from . import _native
 from .spark_stages import _as_spark_schema, _ListParam, _SetParam, arrow_schema
-from .stream_sources import NATIVE_SCAN, ParquetStreamSource, RowsOf
+from .stream_sources import NATIVE_SCAN, NativeFileSource, RowsOf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -349,7 +350,7 @@ def _run_batch(
     out_schema: pa.Schema,
     watermarks: Any,
     on_batch: OnBatch,
-    source: ParquetStreamSource | None = None,
+    source: NativeFileSource | None = None,
 ) -> None:
     spark = batch_df.sparkSession
     marks = watermarks.begin(batch_id)
@@ -361,8 +362,7 @@ def _run_batch(
     n = _partitions(spark) if keys else 1
     ours = source.rows(spark, batch_id, n) if source is not None else None
     if ours is not None:
-        frame, rows_of = ours
-        out = frame.mapInArrow(task(batch_id, marks, seen, ran, rows_of), st).persist()
+        out = ours.frame.mapInArrow(task(batch_id, marks, seen, ran, ours.rows_of), st).persist()
     else:
         out = batch_df.repartition(n, *keys).mapInArrow(task(batch_id, marks, seen, ran, None), st).persist()
     try:
@@ -371,6 +371,8 @@ def _run_batch(
         # one it ran in part runs again, its batch re-run: the same rows, no change).
         if len(ran.value) < n:
             out.count()
+        if ours is not None:
+            ours.credit()
         for input_index, micros in seen.value:
             watermarks.observe(input_index, micros)
     finally:
@@ -462,10 +464,10 @@ def stream_join(
 
         return _task(query, make, step, seen, ran, host, lease.name() if lease else None, rows_of)
 
-    # Two bare Parquet sources' batches are read by fss's own tasks (``stream_sources``),
+    # Two bare file sources' batches are read by fss's own tasks (``stream_sources``),
     # each side routed by its keys: a key pair of one type, hashed as its packed column is.
     source = (
-        ParquetStreamSource.of_join(
+        NativeFileSource.of_join(
             [left, right], checkpoint, settings, [list(lkeys), list(rkeys)], packing.pack
         )
         if not packing.extra_keys
@@ -546,8 +548,8 @@ def session_window_stream(
 
         return _task(query, make, step, seen, ran, host, lease.name() if lease else None, rows_of)
 
-    # A bare Parquet source's batches are read by fss's own tasks (``stream_sources``).
-    source = ParquetStreamSource.of(df, checkpoint, settings, keys)
+    # A bare file source's batches are read by fss's own tasks (``stream_sources``).
+    source = NativeFileSource.of(df, checkpoint, settings, keys)
 
     def each(batch_df: Any, batch_id: int) -> None:
         if lease is not None:

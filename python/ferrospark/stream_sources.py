@@ -1,15 +1,16 @@
-"""Streaming Parquet file sources whose micro-batches fss's tasks read themselves.
+"""Streaming file sources (Parquet, CSV, JSON) whose micro-batches fss's tasks read themselves.
 
 ``foreachBatch`` hands a batch's rows over in the JVM, and moving them into Python tasks
 costs Spark about a microsecond a row (a 1M-row batch of three columns: 1.1 s on a core;
 Spark's whole session window query on it: 3.1 s). When each streaming input of an fss
-operator is a bare Parquet file source (``spark.readStream.schema(s).parquet(dir)``,
-nothing applied to it), the files of each batch are in the query's checkpoint, written
+operator is a bare file source (``spark.readStream.schema(s).parquet(dir)``, ``.csv``,
+``.json``, nothing applied to it, only options that choose files or that ferrospark's
+reader applies as Spark does), the files of each batch are in the query's checkpoint, written
 before the batch runs: ``offsets/<batch>`` holds each source's log offset, and the source's
 log ``sources/<i>/<offset>`` the files that offset added (a source with no new files in the
 batch keeps its offset and adds none). So:
 
-1. each source's rows are read with ferrospark's Parquet reader and split by key as Spark's
+1. each source's rows are read with ferrospark's reader of its format and split by key as Spark's
    ``repartition(n, keys)`` splits them (Spark's Murmur3, ``_native.spark_hash_split``); a
    join's two sides are then packed into the columns Spark's exchange would carry them in
    (``SidePacking``), their keys being the packed key columns' values;
@@ -22,8 +23,8 @@ batch keeps its offset and adds none). So:
 No row crosses into the JVM, only blocks (or nothing). The routing being Spark's own, a batch
 that cannot take this path (another format, options that change how rows are read, a file
 whose columns are not the stream's) takes Spark's exchange, and every key still meets its
-state partition. Each source's scan node is credited with its rows, so the query's progress
-counts them.
+state partition. Each source's scan node is credited with its rows (a Parquet file's known
+from its footer, a text file's counted by the tasks), so the query's progress counts them.
 """
 
 from __future__ import annotations
@@ -40,12 +41,21 @@ from urllib.parse import unquote, urlparse
 import pyarrow as pa
 
 from . import _native
-from .spark_stages import BLOCKS_SCHEMA, _ipc_blobs, _routing, _spark_struct, arrow_schema
+from .parquet import native_batches
+from .spark_stages import (
+    BLOCKS_SCHEMA,
+    _DictParam,
+    _ipc_blobs,
+    _routing,
+    _spark_settings,
+    _spark_struct,
+    arrow_schema,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-#: Whether fss reads a bare Parquet source's files in its own tasks (default true).
+#: Whether fss reads a bare file source's files in its own tasks (default true).
 NATIVE_SCAN = "ferrospark.streaming.nativeScan"
 
 #: Source options that only choose which files make a batch (already chosen in the log).
@@ -66,25 +76,92 @@ _SELECTING = frozenset(
     }
 )
 
+#: Options of a CSV / JSON source that ferrospark's readers apply as Spark does (besides
+#: those that choose files); a source with another option keeps Spark's rows. From the
+#: readers' option parsers (``ferrospark-scan``'s ``csv/options.rs``, ``json/options.rs``,
+#: ``text/datetime.rs``), leaving out those only schema inference reads.
+_READ_OPTIONS = {
+    "csv": frozenset(
+        {
+            "sep",
+            "delimiter",
+            "quote",
+            "escape",
+            "comment",
+            "header",
+            "nullvalue",
+            "emptyvalue",
+            "nanvalue",
+            "positiveinf",
+            "negativeinf",
+            "mode",
+            "columnnameofcorruptrecord",
+            "ignoreleadingwhitespace",
+            "ignoretrailingwhitespace",
+            "multiline",
+            "linesep",
+            "encoding",
+            "charset",
+            "dateformat",
+            "timestampformat",
+            "timestampntzformat",
+        }
+    ),
+    "json": frozenset(
+        {
+            "allowcomments",
+            "allowunquotedfieldnames",
+            "allowsinglequotes",
+            "allownumericleadingzeros",
+            "allownumericleadingzero",
+            "allownonnumericnumbers",
+            "allowbackslashescapinganycharacter",
+            "allowunquotedcontrolchars",
+            "mode",
+            "columnnameofcorruptrecord",
+            "multiline",
+            "linesep",
+            "encoding",
+            "charset",
+            "dateformat",
+            "timestampformat",
+            "timestampntzformat",
+        }
+    ),
+    "parquet": frozenset(),
+}
+
 #: How a side's rows (its routed piece) become the rows the operator's task takes: a join's
 #: sides packed into shared columns; ``None``: the side's own columns.
 Pack = Callable[[int, pa.Table], pa.Table]
 
 
-def bare_parquet_dir(df: DataFrame) -> Path | None:
-    """The directory of ``df``'s source when ``df`` is a bare Parquet file source (a
-    ``StreamingRelation`` of format parquet, no partition columns, only options that choose
-    files), else ``None``."""
+@dataclass
+class BareSource:
+    """A streaming file source with nothing applied to it: its format, directory and the
+    options its reader applies."""
+
+    format: str
+    root: Path
+    options: dict[str, str]
+
+
+def bare_file_source(df: DataFrame) -> BareSource | None:
+    """``df``'s source when ``df`` is a bare file source ferrospark reads as Spark does (a
+    ``StreamingRelation`` of format parquet, csv or json, no partition columns, options
+    that choose files or that the reader applies), else ``None``."""
     try:
         plan = df._jdf.queryExecution().analyzed()
         if plan.getClass().getSimpleName() != "StreamingRelation":
             return None
         ds = plan.dataSource()
+        fmt = str(ds.className()).lower()
         options = {str(k): str(v) for k, v in _scala_map(ds.options()).items()}
+        known = _READ_OPTIONS.get(fmt)
         if (
-            str(ds.className()).lower() != "parquet"
+            known is None
             or ds.partitionColumns().length()
-            or ({k.lower() for k in options} - _SELECTING)
+            or ({k.lower() for k in options} - _SELECTING - known)
             or "path" not in options
         ):
             return None
@@ -95,7 +172,9 @@ def bare_parquet_dir(df: DataFrame) -> Path | None:
     if uri.scheme not in ("", "file") or any(c in path for c in "*?[{"):
         return None
     # Absolute as Spark qualifies it (symbolic links kept: the log names files by that path).
-    return Path(os.path.abspath(unquote(uri.path) if uri.scheme else path))
+    root = Path(os.path.abspath(unquote(uri.path) if uri.scheme else path))
+    read = {k: v for k, v in options.items() if k.lower() in known}
+    return BareSource(fmt, root, read)
 
 
 def _scala_map(m: Any) -> dict[Any, Any]:
@@ -182,32 +261,52 @@ class FileSourceLog:
 
 @dataclass
 class _Side:
-    """One input of the operator read from its files: its columns, its partitioning keys and
-    its source's log."""
+    """One input of the operator read from its files: its columns, its partitioning keys, its
+    format and reader options, and its source's log."""
 
     schema: pa.Schema
     keys: list[str]
+    format: str
+    options: dict[str, str]
     log: FileSourceLog
 
 
-class ParquetStreamSource:
-    """The files of each micro-batch of an fss operator's bare streaming Parquet sources
-    (one, or a join's two), read in fss's tasks."""
+class NativeBatch:
+    """A batch fss reads itself: the frame whose ``mapInArrow`` tasks are its partitions,
+    what gives a task its rows, and the rows to credit to the query's progress once its
+    tasks ran (a Parquet side's known from its footers, a text side's counted by the tasks)."""
+
+    def __init__(self, frame: Any, rows_of: RowsOf, known: list[int], counted: Any, spark: Any) -> None:
+        self.frame, self.rows_of = frame, rows_of
+        self.known, self.counted, self.spark = known, counted, spark
+
+    def credit(self) -> None:
+        """Credits each source's scan with its rows (call once the batch's tasks ran)."""
+        rows = list(self.known)
+        for (side, *_), n in self.counted.value.items():
+            rows[side] += n
+        credit_rows(self.spark, rows)
+
+
+class NativeFileSource:
+    """The files of each micro-batch of an fss operator's bare streaming file sources (one,
+    or a join's two), read in fss's tasks."""
 
     def __init__(
         self, sides: list[_Side], conf: Mapping[str, str], spark: Any, pack: Pack | None = None
     ) -> None:
         self.sides = sides
-        self.conf = dict(conf)
+        # Spark's settings the readers follow (the session's time zone for text timestamps).
+        self.conf = {**_spark_settings(spark), **dict(conf)}
         self.spark = spark  # the query's own session, whose progress counts the rows
         self.pack = pack
 
     @classmethod
     def of(
         cls, df: DataFrame, checkpoint: str, settings: Mapping[str, str], keys: list[str]
-    ) -> ParquetStreamSource | None:
-        """The source of ``df`` when it is a bare Parquet file source whose batches fss can
-        read itself (the query's only source) and route by ``keys``, else ``None``."""
+    ) -> NativeFileSource | None:
+        """The source of ``df`` when it is a bare file source whose batches fss can read
+        itself (the query's only source) and route by ``keys``, else ``None``."""
         side = _side(df, Path(checkpoint), 0, settings, keys)
         return None if side is None else cls([side], settings, df.sparkSession)
 
@@ -219,9 +318,9 @@ class ParquetStreamSource:
         settings: Mapping[str, str],
         keys: Sequence[list[str]],
         pack: Pack,
-    ) -> ParquetStreamSource | None:
+    ) -> NativeFileSource | None:
         """A join's two sources (the query's sources 0 and 1, in that order) when each is a
-        bare Parquet file source of its own directory, routed by its join keys and packed by
+        bare file source of its own directory, routed by its join keys and packed by
         ``pack``, else ``None``."""
         sides = [_side(df, Path(checkpoint), i, settings, k) for i, (df, k) in enumerate(zip(inputs, keys))]
         if any(s is None for s in sides):
@@ -238,45 +337,46 @@ class ParquetStreamSource:
         return None if any(f is None for f in out) else out  # type: ignore[return-value]
 
     def readable(self, side: int, files: list[str]) -> int | None:
-        """The rows of side ``side``'s ``files`` when ferrospark's reader gives them exactly
-        the stream's columns and types (their footers read once), else ``None``."""
+        """The rows of side ``side``'s ``files`` known before reading them (a Parquet file's
+        from its footer; 0 for a text file, whose rows the tasks count) when ferrospark's
+        reader gives them exactly the stream's columns and types, else ``None``."""
         if not files:
             return 0
-        schema = self.sides[side].schema
+        s = self.sides[side]
         try:
-            scan = _native.scan_parquet(files, columns=schema.names, conf=self.conf, spark_types=True)
+            scan = _plan(s, files, self.conf)
             got = scan.schema()
         except Exception:  # noqa: BLE001 - a file ferrospark cannot read goes Spark's way
             return None
-        if [(f.name, f.type) for f in got] != [(f.name, f.type) for f in schema]:
+        if [(f.name, f.type) for f in got] != [(f.name, f.type) for f in s.schema]:
             return None
-        return int(scan.metrics()["rows_total"])
+        return int(scan.metrics()["rows_total"]) if s.format == "parquet" else 0
 
-    def rows(self, spark: Any, batch_id: int, n: int) -> tuple[Any, RowsOf] | None:
-        """Batch ``batch_id``'s rows for ``n`` partitions: the frame whose ``mapInArrow``
-        tasks are the partitions, and what gives a task its rows from its input (the batch's
-        rows credited to the query's progress). ``None`` when the batch must take Spark's
-        exchange."""
+    def rows(self, spark: Any, batch_id: int, n: int) -> NativeBatch | None:
+        """Batch ``batch_id``'s rows for ``n`` partitions (``None`` when the batch must take
+        Spark's exchange)."""
         files = self.files(batch_id)
         if files is None:
             return None
-        counts = [self.readable(i, f) for i, f in enumerate(files)]
-        if any(c is None for c in counts):
+        known = [self.readable(i, f) for i, f in enumerate(files)]
+        if any(c is None for c in known):
             return None
-        credit_rows(self.spark, counts)  # type: ignore[arg-type]
-        reader = _Reader([(s.schema, s.keys) for s in self.sides], n, self.conf, self.pack)
+        counted = spark.sparkContext.accumulator({}, _DictParam())
+        reader = _Reader(self.sides, n, self.conf, self.pack, counted)
         cores = spark.sparkContext.defaultParallelism
         if n <= 2 * cores:
             # Each partition reads the batch and keeps its own rows: at most two reads a core,
             # cheaper than a stage of its own and Spark's shuffle.
-            return spark.range(0, n, 1, n), OwnRows(reader, files)
-        tagged = [(i, f) for i, side in enumerate(files) for f in side]
-        tasks = max(1, min(len(tagged), cores))
-        groups = [tagged[i::tasks] for i in range(tasks)]
-        frame = spark.range(0, tasks, 1, tasks).mapInArrow(
-            _read_task(reader, groups), _spark_struct(BLOCKS_SCHEMA)
-        )
-        return frame.repartition(n, "_pid"), unblock
+            frame, rows_of = spark.range(0, n, 1, n), OwnRows(reader, files)
+        else:
+            tagged = [(i, f) for i, side in enumerate(files) for f in side]
+            tasks = max(1, min(len(tagged), cores))
+            groups = [tagged[i::tasks] for i in range(tasks)]
+            read = spark.range(0, tasks, 1, tasks).mapInArrow(
+                _read_task(reader, groups), _spark_struct(BLOCKS_SCHEMA)
+            )
+            frame, rows_of = read.repartition(n, "_pid"), unblock
+        return NativeBatch(frame, rows_of, known, counted, self.spark)  # type: ignore[arg-type]
 
 
 def _side(
@@ -284,14 +384,29 @@ def _side(
 ) -> _Side | None:
     if str(settings.get(NATIVE_SCAN, "true")).strip().lower() == "false":
         return None
-    root = bare_parquet_dir(df)
-    if root is None:
+    bare = bare_file_source(df)
+    if bare is None:
         return None
     schema = arrow_schema(df)
     # Keys of a type whose Spark hash ferrospark does not compute are Spark's to route.
     if _native.spark_hash_split(schema.empty_table(), keys, 1) is None:
         return None
-    return _Side(schema, list(keys), FileSourceLog(checkpoint, index, root))
+    return _Side(schema, list(keys), bare.format, bare.options, FileSourceLog(checkpoint, index, bare.root))
+
+
+def _plan(side: _Side, files: list[str], conf: Mapping[str, str]) -> Any:
+    """ferrospark's scan of a side's ``files`` (planned: nothing read yet)."""
+    if side.format == "parquet":
+        return _native.scan_parquet(files, columns=side.schema.names, conf=dict(conf), spark_types=True)
+    return _native.scan_format(
+        side.format,
+        files,
+        schema=side.schema,
+        columns=None,
+        filter=None,
+        options=side.options,
+        conf=dict(conf),
+    )
 
 
 #: How a partition's task gets its rows: from its input and its partition number.
@@ -299,21 +414,29 @@ RowsOf = Callable[[Iterator[pa.RecordBatch], int], Iterator[pa.RecordBatch]]
 
 
 class _Reader:
-    """Reads sides' files and splits their rows as Spark's exchange splits them."""
+    """Reads sides' files and splits their rows as Spark's exchange splits them; a text
+    side's rows counted into ``counted`` (by the tag a task gives them)."""
 
     def __init__(
-        self, sides: list[tuple[pa.Schema, list[str]]], n: int, conf: Mapping[str, str], pack: Pack | None
+        self, sides: list[_Side], n: int, conf: Mapping[str, str], pack: Pack | None, counted: Any
     ) -> None:
-        self.sides, self.n, self.conf, self.pack = sides, n, dict(conf), pack
+        self.sides, self.n, self.conf, self.pack, self.counted = sides, n, dict(conf), pack, counted
 
-    def split(self, side: int, files: list[str], only: int | None = None) -> list[pa.Table]:
+    def split(
+        self, side: int, files: list[str], tag: tuple[str, int], only: int | None = None
+    ) -> list[pa.Table]:
         """Side ``side``'s rows of ``files`` split into the ``n`` partitions (with ``only``,
         that partition's piece alone), packed for the operator."""
-        schema, keys = self.sides[side]
-        scan = _native.scan_parquet(files, columns=schema.names, conf=self.conf, spark_types=True)
-        parts = _native.spark_hash_split(pa.table(scan).cast(schema), keys, self.n, only)
+        s = self.sides[side]
+        scan = _plan(s, files, self.conf)
+        table = pa.Table.from_batches(list(native_batches(scan)), schema=scan.schema())
+        parts = _native.spark_hash_split(table.cast(s.schema), s.keys, self.n, only)
         if parts is None:
-            raise RuntimeError(f"fss: a key of {keys} has a type Spark's hash is not computed for here")
+            raise RuntimeError(f"fss: a key of {s.keys} has a type Spark's hash is not computed for here")
+        if s.format != "parquet":
+            # The rows this task takes (a task run again counts them once).
+            rows = table.num_rows if only is None else parts[only].num_rows
+            self.counted.add({(side, *tag): rows})
         if self.pack is None:
             return parts
         return [self.pack(side, p) if p.num_rows else p for p in parts]
@@ -330,7 +453,7 @@ class OwnRows:
             pass
         for side, files in enumerate(self.files):
             if files:
-                piece = self.reader.split(side, files, partition)[partition]
+                piece = self.reader.split(side, files, ("partition", partition), partition)[partition]
                 yield from piece.to_batches()
 
 
@@ -348,7 +471,7 @@ def _read_task(
                     files = [f for s, f in groups[task] if s == side]
                     if not files:
                         continue
-                    for p, part in enumerate(reader.split(side, files)):
+                    for p, part in enumerate(reader.split(side, files, ("group", task))):
                         blobs = list(_ipc_blobs(part))
                         if blobs:
                             yield pa.record_batch(
