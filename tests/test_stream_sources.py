@@ -353,3 +353,27 @@ def _text_sessions(spark: Any, tmp_path: Path, monkeypatch: Any, fmt: str, files
     assert rows_of(mine) == rows_of(spark_rows) and spark_rows.num_rows > 0
     counted = sum(p["numInputRows"] for p in q.recentProgress)
     assert counted == sum(p["numInputRows"] for p in spark_q.recentProgress) == written
+
+
+def test_parquet_sessions_in_a_session_zone_other_than_utc(spark, tmp_path, monkeypatch):
+    """A Parquet source read by fss's tasks in a session whose zone is not UTC: its times are
+    the same instants, and the sessions equal Spark's own."""
+    from test_streaming_spark import compare_batches, fss_sessions
+
+    real = NativeFileSource.rows
+    taken: list[bool] = []
+
+    def rows(self: NativeFileSource, spark_: Any, batch_id: int, n: int) -> Any:
+        got = real(self, spark_, batch_id, n)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(NativeFileSource, "rows", rows)
+    was = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
+    try:
+        theirs, got, _ = fss_sessions(spark, tmp_path, 53)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", was)
+    assert taken and all(taken), taken
+    compare_batches(theirs, got)

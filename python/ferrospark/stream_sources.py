@@ -348,7 +348,9 @@ class NativeFileSource:
             got = scan.schema()
         except Exception:  # noqa: BLE001 - a file ferrospark cannot read goes Spark's way
             return None
-        if [(f.name, f.type) for f in got] != [(f.name, f.type) for f in s.schema]:
+        if [f.name for f in got] != s.schema.names or not all(
+            _same_type(f.type, want.type) for f, want in zip(got, s.schema, strict=True)
+        ):
             return None
         return int(scan.metrics()["rows_total"]) if s.format == "parquet" else 0
 
@@ -392,6 +394,20 @@ def _side(
     if _native.spark_hash_split(schema.empty_table(), keys, 1) is None:
         return None
     return _Side(schema, list(keys), bare.format, bare.options, FileSourceLog(checkpoint, index, bare.root))
+
+
+def _same_type(got: pa.DataType, want: pa.DataType) -> bool:
+    """Whether the reader's ``got`` is the stream's ``want``: equal, or instants labelled
+    with another zone (Parquet's are UTC; the stream's the session's zone)."""
+    if got == want:
+        return True
+    return (
+        pa.types.is_timestamp(got)
+        and pa.types.is_timestamp(want)
+        and got.unit == want.unit
+        and got.tz is not None
+        and want.tz is not None
+    )
 
 
 def _plan(side: _Side, files: list[str], conf: Mapping[str, str]) -> Any:
