@@ -240,6 +240,20 @@ def test_source_log_names_the_batchs_files(tmp_path):
     assert FileSourceLog(ckpt, 0, Path("/data")).files(0) == []  # offset "-": no file yet
 
 
+def _native_batches_taken(monkeypatch: Any) -> list[bool]:
+    """Whether each batch from now on is read by fss's tasks (in order)."""
+    real = NativeFileSource.rows
+    taken: list[bool] = []
+
+    def rows(self: NativeFileSource, spark: Any, batch_id: int, n: int) -> Any:
+        got = real(self, spark, batch_id, n)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(NativeFileSource, "rows", rows)
+    return taken
+
+
 def _text_files(directory: Path, fmt: str, batches: list[pa.Table]) -> int:
     """Each batch as a CSV (with a header) or JSON-lines file, in order of modification time,
     with a malformed record in every other file; the records written."""
@@ -323,15 +337,7 @@ def _text_sessions(spark: Any, tmp_path: Path, monkeypatch: Any, fmt: str, files
         .option("checkpointLocation", str(tmp_path / "spark"))
         .foreachBatch(lambda df, _b: theirs.append(df.toArrow()))
     )
-    real = NativeFileSource.rows
-    taken: list[bool] = []
-
-    def rows(self: NativeFileSource, spark_: Any, batch_id: int, n: int) -> Any:
-        got = real(self, spark_, batch_id, n)
-        taken.append(got is not None)
-        return got
-
-    monkeypatch.setattr(NativeFileSource, "rows", rows)
+    taken = _native_batches_taken(monkeypatch)
     ours: list[pa.Table] = []
     q = run(
         fss.session_window_stream(
@@ -360,15 +366,7 @@ def test_parquet_sessions_in_a_session_zone_other_than_utc(spark, tmp_path, monk
     the same instants, and the sessions equal Spark's own."""
     from test_streaming_spark import compare_batches, fss_sessions
 
-    real = NativeFileSource.rows
-    taken: list[bool] = []
-
-    def rows(self: NativeFileSource, spark_: Any, batch_id: int, n: int) -> Any:
-        got = real(self, spark_, batch_id, n)
-        taken.append(got is not None)
-        return got
-
-    monkeypatch.setattr(NativeFileSource, "rows", rows)
+    taken = _native_batches_taken(monkeypatch)
     was = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
     try:

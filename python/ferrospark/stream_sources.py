@@ -80,54 +80,47 @@ _SELECTING = frozenset(
 #: those that choose files); a source with another option keeps Spark's rows. From the
 #: readers' option parsers (``ferrospark-scan``'s ``csv/options.rs``, ``json/options.rs``,
 #: ``text/datetime.rs``), leaving out those only schema inference reads.
+_TEXT_OPTIONS = frozenset(
+    {
+        "mode",
+        "columnnameofcorruptrecord",
+        "multiline",
+        "linesep",
+        "encoding",
+        "charset",
+        "dateformat",
+        "timestampformat",
+        "timestampntzformat",
+    }
+)
 _READ_OPTIONS = {
-    "csv": frozenset(
-        {
-            "sep",
-            "delimiter",
-            "quote",
-            "escape",
-            "comment",
-            "header",
-            "nullvalue",
-            "emptyvalue",
-            "nanvalue",
-            "positiveinf",
-            "negativeinf",
-            "mode",
-            "columnnameofcorruptrecord",
-            "ignoreleadingwhitespace",
-            "ignoretrailingwhitespace",
-            "multiline",
-            "linesep",
-            "encoding",
-            "charset",
-            "dateformat",
-            "timestampformat",
-            "timestampntzformat",
-        }
-    ),
-    "json": frozenset(
-        {
-            "allowcomments",
-            "allowunquotedfieldnames",
-            "allowsinglequotes",
-            "allownumericleadingzeros",
-            "allownumericleadingzero",
-            "allownonnumericnumbers",
-            "allowbackslashescapinganycharacter",
-            "allowunquotedcontrolchars",
-            "mode",
-            "columnnameofcorruptrecord",
-            "multiline",
-            "linesep",
-            "encoding",
-            "charset",
-            "dateformat",
-            "timestampformat",
-            "timestampntzformat",
-        }
-    ),
+    "csv": _TEXT_OPTIONS
+    | {
+        "sep",
+        "delimiter",
+        "quote",
+        "escape",
+        "comment",
+        "header",
+        "nullvalue",
+        "emptyvalue",
+        "nanvalue",
+        "positiveinf",
+        "negativeinf",
+        "ignoreleadingwhitespace",
+        "ignoretrailingwhitespace",
+    },
+    "json": _TEXT_OPTIONS
+    | {
+        "allowcomments",
+        "allowunquotedfieldnames",
+        "allowsinglequotes",
+        "allownumericleadingzeros",
+        "allownumericleadingzero",
+        "allownonnumericnumbers",
+        "allowbackslashescapinganycharacter",
+        "allowunquotedcontrolchars",
+    },
     "parquet": frozenset(),
 }
 
