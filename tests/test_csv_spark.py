@@ -462,3 +462,22 @@ def test_timestamps_in_a_session_zone_other_than_utc(spark, tmp_path, schema):
         spark.conf.set("spark.sql.session.timeZone", was)
     got = _ours(path, given, conf={"spark.sql.session.timeZone": tz})
     assert_same_rows(expected, arrow_rows(got), schema)
+
+
+def test_patterned_timestamps_in_a_session_zone_other_than_utc(spark, tmp_path):
+    """With ``timestampFormat`` too, local times are read in the session's zone and the column
+    is labelled with the zone the given Arrow schema asks for."""
+    path = tmp_path / "patterned.csv"
+    path.write_text("1,01/03/2024 19:29:12\n2,10/03/2024 02:30:00\n3,\n", encoding="utf-8")
+    tz = "America/Los_Angeles"
+    pattern = "dd/MM/yyyy HH:mm:ss"
+    was = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", tz)
+    try:
+        expected = spark_rows(_theirs(spark, path, "id INT, t TIMESTAMP", timestampFormat=pattern))
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", was)
+    given = pa.schema([("id", pa.int32()), ("t", pa.timestamp("us", tz="UTC"))])
+    got = _ours(path, given, conf={"spark.sql.session.timeZone": tz}, timestampFormat=pattern)
+    assert got.schema.field("t").type == given.field("t").type
+    assert_same_rows(expected, arrow_rows(got), pattern)

@@ -116,6 +116,26 @@ def test_only_a_bare_file_source_is_read_natively(spark, tmp_path):
     assert source is not None and source.sides[0].options == {"header": "true", "sep": ";"}
     localised = spark.readStream.schema(schema).option("locale", "de-DE").csv(str(tmp_path))
     assert NativeFileSource.of(localised, str(tmp_path / "c"), {}, ["user"]) is None
+    # An option PySpark sends that Spark's JSON reader does not read (its plural is).
+    singular = spark.readStream.schema(schema).option("allowNumericLeadingZero", True).json(str(tmp_path))
+    assert NativeFileSource.of(singular, str(tmp_path / "c"), {}, ["user"]) is None
+    # Session settings with which Spark parses text its own way.
+    for key, value in (
+        ("spark.sql.legacy.timeParserPolicy", "LEGACY"),
+        ("spark.sql.columnNameOfCorruptRecord", "_bad"),
+    ):
+        spark.conf.set(key, value)
+        try:
+            assert NativeFileSource.of(as_csv, str(tmp_path / "c"), {}, ["user"]) is None
+        finally:
+            spark.conf.unset(key)
+    assert NativeFileSource.of(as_csv, str(tmp_path / "c"), {}, ["user"]) is not None
+    # Text compressed by a codec Hadoop decodes and ferrospark's reader does not (or the other
+    # way round): Spark's rows.
+    (tmp_path / "x.csv.snappy").write_bytes(b"\xff\x06\x00\x00sNaPpY")
+    (tmp_path / "x.csv.gzip").write_bytes(b"\x1f\x8b")
+    assert source.readable(0, [str(tmp_path / "x.csv.snappy")]) is None
+    assert source.readable(0, [str(tmp_path / "x.csv.gzip")]) is None
     as_text = spark.readStream.schema("value STRING").text(str(tmp_path))
     assert NativeFileSource.of(as_text, str(tmp_path / "c"), {}, ["value"]) is None
 
@@ -238,6 +258,22 @@ def test_source_log_names_the_batchs_files(tmp_path):
     assert source.files(6) is None  # no offsets for the batch
     assert FileSourceLog(ckpt, 1, Path("/elsewhere")).files(0) is None
     assert FileSourceLog(ckpt, 0, Path("/data")).files(0) == []  # offset "-": no file yet
+    # An offset whose entries are only in the compacted file that ends with it; a file in a
+    # `key=value` directory (a partition column Spark adds from the path) and an entry this
+    # reading does not understand take Spark's rows.
+    ck2 = tmp_path / "ck2"
+    log2 = ck2 / "sources" / "0"
+    log2.mkdir(parents=True)
+    (ck2 / "offsets").mkdir()
+    for batch, offset in enumerate([8, 9, 10, 11]):
+        (ck2 / "offsets" / str(batch)).write_text(f'v1\n{{}}\n{{"logOffset":{offset}}}\n')
+    (log2 / "9.compact").write_text((log / "9.compact").read_text())
+    (log2 / "10").write_text('v1\n{"path":"file:///data/day=1/y.parquet","timestamp":1,"batchId":10}\n')
+    (log2 / "11").write_text('v1\n["not", "an entry"]\n')
+    compacted = FileSourceLog(ck2, 0, Path("/data"))
+    assert compacted.files(1) == ["/data/new.parquet"]
+    assert compacted.files(2) is None
+    assert compacted.files(3) is None
 
 
 def _native_batches_taken(monkeypatch: Any) -> list[bool]:

@@ -116,12 +116,21 @@ _READ_OPTIONS = {
         "allowunquotedfieldnames",
         "allowsinglequotes",
         "allownumericleadingzeros",
-        "allownumericleadingzero",
         "allownonnumericnumbers",
         "allowbackslashescapinganycharacter",
         "allowunquotedcontrolchars",
     },
     "parquet": frozenset(),
+}
+
+#: Suffixes of text files Spark (Hadoop's codecs) and ferrospark's readers decode differently:
+#: ferrospark reads `.gz`, `.bz2` and `.zst` as Hadoop does, and not these.
+_CODECS_NOT_READ = frozenset({".deflate", ".snappy", ".lz4", ".gzip", ".zstd", ".br", ".lzo", ".xz"})
+
+#: Session settings with which Spark parses text its own way (their defaults only).
+_TEXT_SETTINGS = {
+    "spark.sql.legacy.timeParserPolicy": "CORRECTED",
+    "spark.sql.columnNameOfCorruptRecord": "_corrupt_record",
 }
 
 #: How a side's rows (its routed piece) become the rows the operator's task takes: a join's
@@ -238,14 +247,22 @@ class FileSourceLog:
             for line in text.splitlines()[1:]:
                 if not line.strip():
                     continue
-                entry = json.loads(line)
-                if entry.get("batchId") != offset:
-                    continue
-                uri = urlparse(entry["path"])
+                try:
+                    entry = json.loads(line)
+                    if entry.get("batchId") != offset:
+                        continue
+                    uri = urlparse(entry["path"])
+                except (ValueError, KeyError, AttributeError, TypeError):
+                    return None  # a log this reading does not understand: Spark's rows
                 if uri.scheme not in ("", "file"):
                     return None
                 path = Path(unquote(uri.path))
                 if not path.is_relative_to(self.root):
+                    return None
+                # A `key=value` directory: Spark adds a partition column from the path that
+                # the files do not hold (a stream's partition columns are found at its start,
+                # not named in its plan).
+                if any("=" in part for part in path.relative_to(self.root).parts[:-1]):
                     return None
                 out.append(str(path))
             return out
@@ -332,7 +349,12 @@ class NativeFileSource:
     def readable(self, side: int, files: list[str]) -> int | None:
         """The rows of side ``side``'s ``files`` known before reading them (a Parquet file's
         from its footer; 0 for a text file, whose rows the tasks count) when ferrospark's
-        reader gives them exactly the stream's columns and types, else ``None``."""
+        reader gives them exactly the stream's columns and types (a text file compressed by a
+        codec it does not decode as Spark does is not), else ``None``."""
+        if self.sides[side].format != "parquet" and any(
+            Path(f).suffix.lower() in _CODECS_NOT_READ for f in files
+        ):
+            return None
         if not files:
             return 0
         s = self.sides[side]
@@ -382,6 +404,10 @@ def _side(
     bare = bare_file_source(df)
     if bare is None:
         return None
+    if bare.format != "parquet":
+        conf = df.sparkSession.conf
+        if any(str(conf.get(k, v)).upper() != v.upper() for k, v in _TEXT_SETTINGS.items()):
+            return None
     schema = arrow_schema(df)
     # Keys of a type whose Spark hash ferrospark does not compute are Spark's to route.
     if _native.spark_hash_split(schema.empty_table(), keys, 1) is None:

@@ -98,9 +98,7 @@ impl JsonOptions {
                 "allowcomments" => o.allow_comments = flag(key, value)?,
                 "allowunquotedfieldnames" => o.allow_unquoted_field_names = flag(key, value)?,
                 "allowsinglequotes" => o.allow_single_quotes = flag(key, value)?,
-                "allownumericleadingzeros" | "allownumericleadingzero" => {
-                    o.allow_numeric_leading_zeros = flag(key, value)?
-                }
+                "allownumericleadingzeros" => o.allow_numeric_leading_zeros = flag(key, value)?,
                 "allownonnumericnumbers" => o.allow_non_numeric_numbers = flag(key, value)?,
                 "allowbackslashescapinganycharacter" => {
                     o.allow_backslash_escaping_any = flag(key, value)?

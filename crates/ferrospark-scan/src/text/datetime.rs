@@ -91,16 +91,16 @@ impl DateTimeFormats {
                     .collect();
                 Ok(Some(Arc::new(out)))
             }
-            (DataType::Timestamp(_, Some(_)), _, Some(p)) => {
-                let tz = cfg.session_time_zone().to_string();
-                let z = zone(&tz)?;
+            (DataType::Timestamp(_, Some(label)), _, Some(p)) => {
+                // Local times read in the session's zone; the instants labelled as asked.
+                let z = zone(cfg.session_time_zone())?;
                 let out: TimestampMicrosecondArray = values
                     .map(|v| {
                         v.and_then(|v| p.parse_with_offset(v))
                             .and_then(|(t, o)| instant_micros(&t, o, &z))
                     })
                     .collect();
-                Ok(Some(Arc::new(out.with_timezone(tz))))
+                Ok(Some(Arc::new(out.with_timezone(label.clone()))))
             }
             (DataType::Timestamp(_, None), _, _) => {
                 let Some(p) = &self.timestamp_ntz else {
