@@ -15,7 +15,6 @@ use arrow_schema::DataType;
 use ferrospark_common::{Config, Result};
 
 use super::options::CsvOptions;
-use crate::text::cast_strings;
 
 /// Java's `Long.parseLong`: an optional sign, then ASCII digits only.
 pub(crate) fn java_long(s: &str) -> Option<i64> {
@@ -257,10 +256,7 @@ pub(crate) fn convert_column(
         }
         // Dates and timestamps: by the user's pattern, else Spark's own parsing of the text,
         // in the session time zone.
-        other => match o.formats.parse(values.iter(), other, cfg)? {
-            Some(parsed) => parsed,
-            None => cast_strings(values, other, cfg)?,
-        },
+        other => o.formats.read(values, other, cfg)?,
     };
     let bad = (0..n)
         .map(|i| values.is_valid(i) && out.is_null(i))

@@ -21,7 +21,6 @@ use ferrospark_common::{Config, FerroError, Result};
 use super::lexer::{decode_string, Kind, Lexer, Span};
 use super::options::JsonOptions;
 use crate::csv::convert::{decimal_bytes, decimal_field as decimal_text};
-use crate::text::cast_strings;
 
 /// A double from a string value, as Spark reads special values spelled as strings.
 fn special_double(s: &str, o: &JsonOptions) -> Option<f64> {
@@ -168,10 +167,7 @@ pub(crate) fn convert_spans(
                     })
                 })
                 .collect();
-            let parsed = match o.formats.parse(strings.iter(), to, cfg)? {
-                Some(p) => p,
-                None => cast_strings(&strings, to, cfg)?,
-            };
+            let parsed = o.formats.read(&strings, to, cfg)?;
             let seconds: Option<Vec<Option<i64>>> = matches!(to, DataType::Timestamp(_, Some(_)))
                 .then(|| {
                     spans

@@ -76,9 +76,30 @@ impl DateTimeFormats {
         self.dates_as_timestamps
     }
 
+    /// `values` read as `to`: by the user's pattern for it, else as Spark's cast parses them,
+    /// local times in the session's zone; the instants labelled with the zone `to` names
+    /// (between two zones a cast keeps every instant and only changes the label).
+    pub(crate) fn read(
+        &self,
+        values: &StringArray,
+        to: &DataType,
+        cfg: &Config,
+    ) -> Result<ArrayRef> {
+        let out = match self.parse(values.iter(), to, cfg)? {
+            Some(parsed) => parsed,
+            None => cast_strings(values, to, cfg)?,
+        };
+        match to {
+            DataType::Timestamp(_, Some(_)) if out.data_type() != to => {
+                Ok(arrow_cast::cast(&out, to)?)
+            }
+            _ => Ok(out),
+        }
+    }
+
     /// `values` parsed as `to` by the user's pattern for it; `None` when no pattern applies
     /// (the caller parses as a cast does). A text the pattern does not read is NULL.
-    pub fn parse<'a>(
+    fn parse<'a>(
         &self,
         values: impl Iterator<Item = Option<&'a str>>,
         to: &DataType,
@@ -91,16 +112,16 @@ impl DateTimeFormats {
                     .collect();
                 Ok(Some(Arc::new(out)))
             }
-            (DataType::Timestamp(_, Some(label)), _, Some(p)) => {
-                // Local times read in the session's zone; the instants labelled as asked.
-                let z = zone(cfg.session_time_zone())?;
+            (DataType::Timestamp(_, Some(_)), _, Some(p)) => {
+                let tz = cfg.session_time_zone().to_string();
+                let z = zone(&tz)?;
                 let out: TimestampMicrosecondArray = values
                     .map(|v| {
                         v.and_then(|v| p.parse_with_offset(v))
                             .and_then(|(t, o)| instant_micros(&t, o, &z))
                     })
                     .collect();
-                Ok(Some(Arc::new(out.with_timezone(label.clone()))))
+                Ok(Some(Arc::new(out.with_timezone(tz))))
             }
             (DataType::Timestamp(_, None), _, _) => {
                 let Some(p) = &self.timestamp_ntz else {
@@ -168,9 +189,8 @@ fn has_zone(text: &str) -> bool {
 
 /// Strings through Spark's cast to a date or timestamp type (in the session's time zone); a
 /// `TIMESTAMP_NTZ` takes no text naming a zone.
-pub(crate) fn cast_strings(values: &StringArray, to: &DataType, cfg: &Config) -> Result<ArrayRef> {
+fn cast_strings(values: &StringArray, to: &DataType, cfg: &Config) -> Result<ArrayRef> {
     let n = values.len();
-    let requested = to;
     let (values, to): (StringArray, DataType) = match to {
         DataType::Timestamp(u, None) => {
             let local = values.iter().map(|v| v.filter(|v| !has_zone(v)));
@@ -193,15 +213,7 @@ pub(crate) fn cast_strings(values: &StringArray, to: &DataType, cfg: &Config) ->
         to,
         mode: CastMode::Try,
     };
-    let out = evaluate(&cast, &batch)?.into_array(n)?;
-    match requested {
-        // Parsed in the session's zone, labelled as the schema asks: between two zones a
-        // cast keeps every instant and only changes the label.
-        DataType::Timestamp(_, Some(_)) if out.data_type() != requested => {
-            Ok(arrow_cast::cast(&out, requested)?)
-        }
-        _ => Ok(out),
-    }
+    evaluate(&cast, &batch)?.into_array(n)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use ferrospark_common::{FerroError, Result};
 
 pub use charset::Charset;
 pub use datetime::DateTimeFormats;
-pub(crate) use datetime::{cast_strings, DateTimeOptions};
+pub(crate) use datetime::DateTimeOptions;
 pub(crate) use plan::PlanSpec;
 pub use plan::{FileScanPlan, FILE_SCAN_METRICS};
 pub use split::FileRanges;
