@@ -10,7 +10,7 @@ export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv build demo test test-rust test-python bench bench-rust lint fmt clean
+.PHONY: all venv build demo test test-rust test-python conformance bench bench-rust lint fmt clean
 
 all: test
 
@@ -38,6 +38,11 @@ test-python: build
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 test: test-rust test-python
+
+# Spark's SQL golden tests (../shared/conformance/spark-sql-tests): the per-file table and totals.
+# `make test` runs them as a ratchet (tests/test_conformance.py); UPDATE=1 grows the list of passes.
+conformance: build
+	$(PY) tests/conformance/runner.py $(if $(UPDATE),--update,)
 
 bench: build
 	$(PY) benches/compare.py --workload scan+filter --scale $(SCALE)

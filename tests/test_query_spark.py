@@ -21,6 +21,7 @@ from ferrospark import functions as F
 from helpers import arrow_rows, assert_same_rows, check_rows, spark_rows
 
 RULES = [
+    "ComputeCurrentTime",
     "EliminateSubqueryAliases",
     "ConstantFolding",
     "BooleanSimplification",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -88,11 +89,34 @@ class Session:
         runs them, and return their output rows."""
         from .dataframe import DataFrame
 
+        command = _set_command(sqlQuery)
+        if command is not None:
+            return self._run_set_command(*command)
         plan, explain = self._query_engine.sql(sqlQuery)
         if explain is not None:
             text = plan.explain(explain)
             return self.createDataFrame(pa.table({"plan": [text]}))
         return DataFrame(plan, self)
+
+    def _run_set_command(self, verb: str, key: str | None, value: str | None) -> Any:
+        """``SET``, ``SET k``, ``SET k=v``, ``RESET``, ``RESET k``: Spark's rows (key, value)."""
+        if verb == "RESET":
+            if key is None:
+                self._conf.clear()
+            else:
+                self._conf.pop(key, None)
+            self._engine = None
+            return self.createDataFrame(pa.table({}))
+        if key is None:
+            items = sorted(self._conf.items())
+        elif value is None:
+            items = [(key, self._conf.get(key, "<undefined>"))]
+        else:
+            self.set(key, value)
+            items = [(key, self._conf[key])]
+        return self.createDataFrame(
+            pa.table({"key": [k for k, _ in items], "value": [v for _, v in items]}, schema=_KEY_VALUE)
+        )
 
     @property
     def read(self) -> DataFrameReader:
@@ -297,6 +321,30 @@ class DataFrameReader:
         from .dataframe import DataFrame
 
         return DataFrame(self._session._query_engine.read_parquet(self._flat(paths)), self._session)
+
+
+_KEY_VALUE = pa.schema([pa.field("key", pa.string(), False), pa.field("value", pa.string())])
+_SET = re.compile(r"^\s*(SET|RESET)\b(.*?)[\s;]*$", re.IGNORECASE | re.DOTALL)
+_TIME_ZONE = re.compile(r"^TIME\s+ZONE\s+(.+)$", re.IGNORECASE | re.DOTALL)
+
+
+def _set_command(text: str) -> tuple[str, str | None, str | None] | None:
+    """``(verb, key, value)`` of a ``SET`` / ``RESET`` statement; ``None`` for anything else."""
+    m = _SET.match(text)
+    if m is None:
+        return None
+    verb, rest = m.group(1).upper(), m.group(2).strip()
+    if not rest:
+        return verb, None, None
+    tz = _TIME_ZONE.match(rest)
+    if verb == "SET" and tz is not None:
+        zone = tz.group(1).strip()
+        if zone.upper() == "LOCAL":  # the session's default zone again
+            return "RESET", "spark.sql.session.timeZone", None
+        return verb, "spark.sql.session.timeZone", zone.strip("'\"")
+    key, eq, value = rest.partition("=")
+    key = key.strip().strip("`")
+    return verb, key, (value.strip() if eq else None)
 
 
 def _is_pyspark_frame(data: Any) -> bool:

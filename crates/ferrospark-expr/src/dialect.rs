@@ -1,12 +1,332 @@
 //! Spark SQL's dialect for `sqlparser`: Databricks' rules (backquoted identifiers, backslash
 //! escapes, `<=>`, `!`), plus what Spark accepts and Databricks' dialect does not: the integer
 //! division operator `a DIV b` and interval literals without a unit qualifier
-//! (`INTERVAL '1 day 2 hours'`).
+//! (`INTERVAL '1 day 2 hours'`). [`tokenize`] adds Spark's typed numeric literals (`1L`, `6S`,
+//! `25Y`, `1.5D`, `2F`, `1.5BD`, `1E2BD`), which sqlparser splits into a number and an alias.
 
 use sqlparser::ast::{BinaryOperator, Expr};
 use sqlparser::dialect::{DatabricksDialect, Dialect};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, TokenizerError};
+
+/// The tokens of a Spark SQL text, Spark's typed numeric literals each one
+/// `Token::Number` whose text keeps its suffix (`"6S"`, `"1.5BD"`; `1L` as sqlparser's long
+/// number), for `Parser::with_tokens_with_locations`.
+pub fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, TokenizerError> {
+    let tokens = Tokenizer::new(&SparkDialect, text).tokenize_with_location()?;
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    for t in tokens {
+        if let Token::Word(w) = &t.token {
+            if w.quote_style.is_none() {
+                // `1L`, `1.5D`: sqlparser reads a number glued to letters as one word.
+                if let Some(number) = typed_number(&w.value) {
+                    out.push(TokenWithSpan::new(number, t.span));
+                    continue;
+                }
+                // `1E2BD`, `1e10D`: a number with an exponent, then the suffix as a word.
+                if let Some(prev) = out.last_mut() {
+                    if let Token::Number(n, false) = &prev.token {
+                        if prev.span.end == t.span.start
+                            && is_suffix(&w.value)
+                            && n.bytes()
+                                .all(|b| b.is_ascii_digit() || b".eE+-".contains(&b))
+                        {
+                            let merged = typed_number(&format!("{n}{}", w.value));
+                            if let Some(number) = merged {
+                                prev.token = number;
+                                prev.span.end = t.span.end;
+                                continue;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out.push(t);
+    }
+    Ok(inline_tables(out))
+}
+
+/// Spark's inline tables, in the form sqlparser reads: rows without parentheses
+/// (`VALUES 1, 2`) each put in parentheses, and a `VALUES` in a query's place that carries a
+/// table alias (`VALUES (1, 'a') AS t(k, v)`, `VALUES 1 T(col)`) read as
+/// `SELECT * FROM VALUES ... AS t(k, v)`.
+fn inline_tables(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let is_values = |t: &Token| matches!(t, Token::Word(w) if w.keyword == Keyword::VALUES && w.quote_style.is_none());
+    if !tokens.iter().any(|t| is_values(&t.token)) {
+        return tokens;
+    }
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len() + 8);
+    let mut i = 0;
+    while i < tokens.len() {
+        if !is_values(&tokens[i].token) {
+            out.push(tokens[i].clone());
+            i += 1;
+            continue;
+        }
+        let span = tokens[i].span;
+        let prev = out
+            .iter()
+            .rev()
+            .find(|t| !matches!(t.token, Token::Whitespace(_)))
+            .map(|t| t.token.clone());
+        let Some((rows, alias_at)) = values_rows(&tokens, i + 1) else {
+            out.push(tokens[i].clone());
+            i += 1;
+            continue;
+        };
+        let in_query_place = match &prev {
+            None | Some(Token::LParen) => true,
+            Some(Token::Word(w)) => matches!(
+                w.keyword,
+                Keyword::UNION
+                    | Keyword::INTERSECT
+                    | Keyword::EXCEPT
+                    | Keyword::MINUS
+                    | Keyword::ALL
+                    | Keyword::DISTINCT
+            ),
+            _ => false,
+        };
+        let in_from_place = matches!(&prev, Some(Token::Word(w)) if matches!(w.keyword, Keyword::FROM | Keyword::JOIN))
+            || matches!(&prev, Some(Token::Comma));
+        if !in_query_place && !in_from_place {
+            out.push(tokens[i].clone());
+            i += 1;
+            continue;
+        }
+        let word = |w: &str| TokenWithSpan::new(Token::make_keyword(w), span);
+        let ws = || {
+            TokenWithSpan::new(
+                Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+                span,
+            )
+        };
+        if in_query_place && alias_at.is_some() {
+            out.extend([
+                word("SELECT"),
+                ws(),
+                TokenWithSpan::new(Token::Mul, span),
+                ws(),
+                word("FROM"),
+                ws(),
+            ]);
+        }
+        out.push(tokens[i].clone());
+        for (k, (start, end)) in rows.iter().enumerate() {
+            if k > 0 {
+                out.push(TokenWithSpan::new(Token::Comma, span));
+            }
+            let wrapped = !parenthesized(&tokens[*start..*end]);
+            out.push(ws());
+            if wrapped {
+                out.push(TokenWithSpan::new(Token::LParen, span));
+            }
+            out.extend(tokens[*start..*end].iter().cloned());
+            if wrapped {
+                out.push(TokenWithSpan::new(Token::RParen, span));
+            }
+        }
+        out.push(ws());
+        i = rows.last().map_or(i + 1, |(_, end)| *end);
+        if let Some(at) = alias_at {
+            // `VALUES (..) t(a)` without AS: sqlparser wants the AS.
+            let has_as = matches!(&tokens[at].token, Token::Word(w) if w.keyword == Keyword::AS);
+            if !has_as {
+                out.extend([word("AS"), ws()]);
+            }
+            i = at;
+        }
+    }
+    out
+}
+
+/// Whether `row` (without surrounding whitespace) is one parenthesized group.
+fn parenthesized(row: &[TokenWithSpan]) -> bool {
+    let row: Vec<&Token> = row
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .collect();
+    if row.first() != Some(&&Token::LParen) {
+        return false;
+    }
+    let mut depth = 0i32;
+    for (k, t) in row.iter().enumerate() {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth -= 1;
+                if depth == 0 {
+                    return k == row.len() - 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The rows after a `VALUES` at `from` (token ranges, whitespace trimmed) and where a table
+/// alias after them starts, if one does.
+#[allow(clippy::type_complexity)]
+fn values_rows(
+    tokens: &[TokenWithSpan],
+    from: usize,
+) -> Option<(Vec<(usize, usize)>, Option<usize>)> {
+    let significant = |k: usize| !matches!(tokens[k].token, Token::Whitespace(_));
+    let mut rows = Vec::new();
+    let mut depth = 0i32;
+    let mut start: Option<usize> = None;
+    let mut last: Option<usize> = None; // the last significant token of the current row
+    let mut k = from;
+    let close = |rows: &mut Vec<(usize, usize)>, start: Option<usize>, last: Option<usize>| {
+        if let (Some(s), Some(l)) = (start, last) {
+            rows.push((s, l + 1));
+        }
+    };
+    while k < tokens.len() {
+        let t = &tokens[k].token;
+        if !significant(k) {
+            k += 1;
+            continue;
+        }
+        if depth == 0 {
+            match t {
+                Token::Comma => {
+                    close(&mut rows, start, last);
+                    start = None;
+                    last = None;
+                    k += 1;
+                    continue;
+                }
+                Token::RParen | Token::SemiColon | Token::EOF => break,
+                Token::Word(w)
+                    if last.is_some()
+                        && w.quote_style.is_none()
+                        && ends_rows(w, &tokens[last?].token) =>
+                {
+                    close(&mut rows, start, last);
+                    return Some((rows, Some(k)));
+                }
+                _ => {}
+            }
+        }
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ => {}
+        }
+        start.get_or_insert(k);
+        last = Some(k);
+        k += 1;
+    }
+    close(&mut rows, start, last);
+    (!rows.is_empty()).then_some((rows, None))
+}
+
+/// Whether word `w`, after `prev` (the end of a row), starts what follows the rows: a table
+/// alias or the next clause, rather than continuing the row's expression.
+fn ends_rows(w: &sqlparser::tokenizer::Word, prev: &Token) -> bool {
+    use Keyword as K;
+    let continues = matches!(
+        w.keyword,
+        K::AND
+            | K::OR
+            | K::IS
+            | K::NOT
+            | K::IN
+            | K::BETWEEN
+            | K::LIKE
+            | K::ILIKE
+            | K::RLIKE
+            | K::REGEXP
+            | K::DIV
+            | K::THEN
+            | K::ELSE
+            | K::WHEN
+            | K::END
+            | K::ESCAPE
+            | K::TO
+            | K::YEAR
+            | K::YEARS
+            | K::MONTH
+            | K::MONTHS
+            | K::WEEK
+            | K::WEEKS
+            | K::DAY
+            | K::DAYS
+            | K::HOUR
+            | K::HOURS
+            | K::MINUTE
+            | K::MINUTES
+            | K::SECOND
+            | K::SECONDS
+            | K::MILLISECOND
+            | K::MILLISECONDS
+            | K::MICROSECOND
+            | K::MICROSECONDS
+            | K::COLLATE
+    );
+    let after_operand = matches!(
+        prev,
+        Token::Number(..)
+            | Token::SingleQuotedString(_)
+            | Token::DoubleQuotedString(_)
+            | Token::RParen
+            | Token::Word(_)
+    );
+    // A word after an operator keyword (`x AND y`) is an operand.
+    let prev_is_operator_word = matches!(prev, Token::Word(p) if matches!(
+        p.keyword,
+        K::AND | K::OR | K::IS | K::NOT | K::IN | K::BETWEEN | K::LIKE | K::THEN | K::ELSE | K::WHEN
+            | K::CASE | K::INTERVAL | K::DATE | K::TIMESTAMP | K::DIV | K::ESCAPE
+    ));
+    !continues && after_operand && !prev_is_operator_word
+}
+
+fn is_suffix(word: &str) -> bool {
+    ["L", "S", "Y", "D", "F", "BD"]
+        .iter()
+        .any(|s| word.eq_ignore_ascii_case(s))
+}
+
+/// `digits[.digits][E[+-]digits]` followed by one of Spark's literal suffixes, as a number token.
+fn typed_number(word: &str) -> Option<Token> {
+    let upper = word.to_ascii_uppercase();
+    let (body, suffix) = if let Some(b) = upper.strip_suffix("BD") {
+        (b, "BD")
+    } else {
+        let last = upper.chars().last()?;
+        if !"LSYDF".contains(last) {
+            return None;
+        }
+        (&upper[..upper.len() - 1], &upper[upper.len() - 1..])
+    };
+    let (mantissa, exponent) = match body.find('E') {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let exp_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !e.is_empty() && digits(e)
+    });
+    let integral = frac.is_empty() && !mantissa.contains('.') && exponent.is_none();
+    if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) || !exp_ok {
+        return None;
+    }
+    // Integer suffixes take integers only (`1.5L` is not a literal).
+    if matches!(suffix, "L" | "S" | "Y") && !integral {
+        return None;
+    }
+    Some(match suffix {
+        "L" => Token::Number(body.to_string(), true),
+        _ => Token::Number(format!("{body}{suffix}"), false),
+    })
+}
 
 /// The dialect every Spark SQL text is parsed with.
 #[derive(Debug, Default, Clone, Copy)]
@@ -91,5 +411,67 @@ impl Dialect for SparkDialect {
                     right: Box::new(right),
                 }),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(sql: &str) -> String {
+        tokenize(sql)
+            .expect("tokenizes")
+            .iter()
+            .map(|t| t.token.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn typed_number_literals_are_one_token() {
+        let numbers = |sql: &str| -> Vec<String> {
+            tokenize(sql)
+                .expect("tokenizes")
+                .into_iter()
+                .filter_map(|t| match t.token {
+                    Token::Number(n, long) => Some(format!("{n}{}", if long { "L" } else { "" })),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(
+            numbers("SELECT 1L, 6S, 25y, 100.00D, 1BD, 1E2BD, 2.5f, 1e10D, 3"),
+            ["1L", "6S", "25Y", "100.00D", "1BD", "1E2BD", "2.5F", "1E10D", "3"]
+        );
+        // Not literals: a name after a space, a fraction with an integer suffix.
+        assert_eq!(numbers("SELECT 1 d"), ["1"]);
+        assert!(numbers("SELECT 1.5L").is_empty());
+    }
+
+    #[test]
+    fn inline_tables_take_spark_forms() {
+        assert_eq!(
+            text("VALUES (1, 'a') AS t(k, v)"),
+            "SELECT * FROM VALUES (1, 'a') AS t(k, v)"
+        );
+        assert_eq!(
+            text("VALUES 1 T(col)"),
+            "SELECT * FROM VALUES (1) AS T(col)"
+        );
+        assert_eq!(
+            text("select * from values 0, 1, 2 as t(id)"),
+            "select * from values (0), (1), (2) as t(id)"
+        );
+        // A plain VALUES query and an INSERT's rows are left as they are.
+        assert_eq!(text("VALUES (1), (2)"), "VALUES (1), (2) ");
+        assert_eq!(text("INSERT INTO t VALUES (1)"), "INSERT INTO t VALUES (1)");
+        // Expressions that go on past a word stay in their row.
+        assert_eq!(
+            text("VALUES (1) , (CASE WHEN 1 THEN 2 END) AS t(a)"),
+            "SELECT * FROM VALUES (1), (CASE WHEN 1 THEN 2 END) AS t(a)"
+        );
+        assert_eq!(
+            text("FROM VALUES INTERVAL '1' DAY x"),
+            "FROM VALUES (INTERVAL '1' DAY) AS x"
+        );
     }
 }

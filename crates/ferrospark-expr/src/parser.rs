@@ -22,10 +22,10 @@ pub fn parse_expr(text: &str) -> Result<Expr> {
         ))
     };
     reject_bare_not_null(text, &dialect).map_err(|e| fail(&e))?;
+    let tokens = crate::dialect::tokenize(text).map_err(|e| fail(&e))?;
     let mut parser = Parser::new(&dialect)
         .with_recursion_limit(crate::MAX_EXPR_DEPTH)
-        .try_with_sql(text)
-        .map_err(|e| fail(&e))?;
+        .with_tokens_with_locations(tokens);
     let ast = parser.parse_expr().map_err(|e| fail(&e))?;
     let mut expr = convert(&ast, text)?;
     // A trailing sort direction or alias, as columns print them (`a DESC NULLS LAST`, `a AS b`).
@@ -502,19 +502,62 @@ fn hex_literal(hex: &str, text: &str) -> Result<Literal> {
     Ok(Literal::binary(&bytes))
 }
 
-/// Spark's numeric literal typing: `5` INT, `5000000000` BIGINT, `5L` BIGINT, `1.5` DECIMAL,
-/// `1.5E0` / `1.5D` DOUBLE, `1.5BD` DECIMAL; integers beyond BIGINT become DECIMAL.
+/// Spark's numeric literal typing: `5` INT, `5000000000` BIGINT, `5L` BIGINT, `5S` SMALLINT,
+/// `5Y` TINYINT, `1.5` DECIMAL, `1.5E0` / `1.5D` DOUBLE, `1.5F` FLOAT, `1.5BD` DECIMAL; integers
+/// beyond BIGINT become DECIMAL. A typed integer out of its type's range is Spark's
+/// `INVALID_NUMERIC_LITERAL_RANGE`.
 fn number_literal(n: &str, long_suffix: bool, text: &str) -> Result<Literal> {
     let bad = || FerroError::Analysis(format!("invalid number literal '{n}' in \"{text}\""));
     let lower = n.to_ascii_lowercase();
+    let range = |digits: &str, ty: &str, min: i64, max: i64| {
+        FerroError::Analysis(format!(
+            "[INVALID_NUMERIC_LITERAL_RANGE] Numeric literal {digits} is outside the valid range for {ty} with minimum value of {min} and maximum value of {max}. Please adjust the value accordingly. SQLSTATE: 22003"
+        ))
+    };
+    let integer = |digits: &str, ty: &str, min: i64, max: i64| -> Result<i64> {
+        match digits.parse::<i128>() {
+            Ok(v) if v >= min as i128 && v <= max as i128 => Ok(v as i64),
+            Ok(_) => Err(range(digits, ty, min, max)),
+            Err(_) => Err(bad()),
+        }
+    };
     if long_suffix {
-        return lower.parse::<i64>().map(Literal::bigint).map_err(|_| bad());
+        return integer(&lower, "bigint", i64::MIN, i64::MAX).map(Literal::bigint);
     }
     if let Some(d) = lower.strip_suffix("bd") {
-        return Literal::decimal_from_str(d).ok_or_else(bad);
+        return Literal::decimal_from_str(&plain_decimal(d).ok_or_else(bad)?).ok_or_else(bad);
+    }
+    if let Some(d) = lower.strip_suffix('s') {
+        let v = integer(d, "smallint", i16::MIN as i64, i16::MAX as i64)?;
+        return Ok(Literal::new(std::sync::Arc::new(
+            arrow_array::Int16Array::from(vec![v as i16]),
+        )));
+    }
+    if let Some(d) = lower.strip_suffix('y') {
+        let v = integer(d, "tinyint", i8::MIN as i64, i8::MAX as i64)?;
+        return Ok(Literal::new(std::sync::Arc::new(
+            arrow_array::Int8Array::from(vec![v as i8]),
+        )));
+    }
+    if let Some(d) = lower.strip_suffix('f') {
+        let v = d.parse::<f32>().map_err(|_| bad())?;
+        if v.is_infinite() {
+            return Err(FerroError::Analysis(format!(
+                "[INVALID_NUMERIC_LITERAL_RANGE] Numeric literal {d} is outside the valid range for float with minimum value of -3.4028235E38 and maximum value of 3.4028235E38. Please adjust the value accordingly. SQLSTATE: 22003"
+            )));
+        }
+        return Ok(Literal::new(std::sync::Arc::new(
+            arrow_array::Float32Array::from(vec![v]),
+        )));
     }
     if let Some(d) = lower.strip_suffix('d') {
-        return d.parse::<f64>().map(Literal::double).map_err(|_| bad());
+        let v = d.parse::<f64>().map_err(|_| bad())?;
+        if v.is_infinite() {
+            return Err(FerroError::Analysis(format!(
+                "[INVALID_NUMERIC_LITERAL_RANGE] Numeric literal {d} is outside the valid range for double with minimum value of -1.7976931348623157E308 and maximum value of 1.7976931348623157E308. Please adjust the value accordingly. SQLSTATE: 22003"
+            )));
+        }
+        return Ok(Literal::double(v));
     }
     if lower.contains('e') {
         return lower.parse::<f64>().map(Literal::double).map_err(|_| bad());
@@ -525,6 +568,34 @@ fn number_literal(n: &str, long_suffix: bool, text: &str) -> Result<Literal> {
         }
     }
     Literal::decimal_from_str(&lower).ok_or_else(bad)
+}
+
+/// `1.5e2` as plain decimal text (`150`), as Java's `BigDecimal` reads it before Spark's
+/// DECIMAL takes it (a negative scale becomes scale 0).
+fn plain_decimal(text: &str) -> Option<String> {
+    let Some((mantissa, exp)) = text.split_once('e') else {
+        return Some(text.to_string());
+    };
+    let exp: i32 = exp.parse().ok()?;
+    let (neg, m) = match mantissa.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, mantissa),
+    };
+    let (int, frac) = m.split_once('.').unwrap_or((m, ""));
+    let digits = format!("{int}{frac}");
+    let point = int.len() as i32 + exp;
+    let body = if point <= 0 {
+        format!("0.{}{digits}", "0".repeat((-point) as usize))
+    } else if point as usize >= digits.len() {
+        format!("{digits}{}", "0".repeat(point as usize - digits.len()))
+    } else {
+        format!(
+            "{}.{}",
+            &digits[..point as usize],
+            &digits[point as usize..]
+        )
+    };
+    Some(if neg { format!("-{body}") } else { body })
 }
 
 fn value_literal(v: &Value, text: &str) -> Result<Literal> {
@@ -563,6 +634,41 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
         other => return Err(unsupported(format!("arguments {other}"), text)),
     };
     let ignore_nulls = matches!(f.null_treatment, Some(ast::NullTreatment::IgnoreNulls));
+    // `agg(x) FILTER (WHERE c)` reads each argument as `CASE WHEN c THEN x END`: the rows `c`
+    // rejects reach the aggregate as NULLs, which every aggregate taken here skips. Those that
+    // keep NULLs (`first`, `last`, `any_value` without IGNORE NULLS) are refused rather than
+    // answered wrong.
+    let args = match &f.filter {
+        None => args,
+        Some(cond) => {
+            let keeps_nulls = matches!(
+                name.as_str(),
+                "first" | "last" | "first_value" | "last_value" | "any_value"
+            ) && !ignore_nulls
+                && !matches!(&args[..], [_, Expr::Literal(l)] if l.to_string() == "true");
+            if keeps_nulls {
+                return Err(FerroError::Unsupported(format!(
+                    "{name}(...) FILTER (WHERE ...) without IGNORE NULLS in \"{text}\": write {name}(CASE WHEN cond THEN x END, true) for the first non-NULL value"
+                )));
+            }
+            let cond = convert(cond, text)?;
+            // Constant parameters (`first(x, true)`, `percentile(x, 0.5)`) stay as they are;
+            // `count(*)`, all constants, has its one argument filtered.
+            let all_constant = args.iter().all(|a| matches!(a, Expr::Literal(_)));
+            args.into_iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    if matches!(a, Expr::Literal(_)) && !(all_constant && i == 0) {
+                        return a;
+                    }
+                    Expr::Case {
+                        branches: vec![(cond.clone(), a)],
+                        otherwise: None,
+                    }
+                })
+                .collect()
+        }
+    };
     if distinct || ignore_nulls {
         return Ok(Expr::Aggregate {
             name,
@@ -592,6 +698,25 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
             };
             let (expr, pattern) = two(args)?;
             Expr::StringMatch { op, expr, pattern }
+        }
+        // Spark's cast aliases: `int(x)` is `CAST(x AS INT)`.
+        "boolean" | "tinyint" | "smallint" | "int" | "bigint" | "float" | "double" | "decimal"
+        | "string" | "binary" | "date" | "timestamp" | "timestamp_ntz"
+            if args.len() == 1 =>
+        {
+            let type_name = if name == "decimal" {
+                "decimal(10,0)".to_string()
+            } else {
+                name.clone()
+            };
+            Expr::Cast {
+                expr: Box::new(
+                    args.into_iter()
+                        .next()
+                        .expect("one argument, checked above"),
+                ),
+                type_name,
+            }
         }
         "isnull" => Expr::IsNull(two_or_one(args, &name, text)?),
         "isnotnull" => Expr::IsNotNull(two_or_one(args, &name, text)?),

@@ -120,6 +120,12 @@ pub enum UnaryFn {
     Radians,
     /// `rint`
     Rint,
+    /// `sec`: 1 / cos
+    Sec,
+    /// `csc`: 1 / sin
+    Csc,
+    /// `cot`: 1 / tan
+    Cot,
 }
 
 impl UnaryFn {
@@ -145,6 +151,9 @@ impl UnaryFn {
             UnaryFn::Atan => x.atan(),
             UnaryFn::Degrees => x.to_degrees(),
             UnaryFn::Radians => x.to_radians(),
+            UnaryFn::Sec => 1.0 / x.cos(),
+            UnaryFn::Csc => 1.0 / x.sin(),
+            UnaryFn::Cot => 1.0 / x.tan(),
             UnaryFn::Rint => {
                 let r = x.round();
                 // Java's rint rounds half to even.
@@ -176,6 +185,9 @@ impl UnaryFn {
             UnaryFn::Degrees => "degrees",
             UnaryFn::Radians => "radians",
             UnaryFn::Rint => "rint",
+            UnaryFn::Sec => "sec",
+            UnaryFn::Csc => "csc",
+            UnaryFn::Cot => "cot",
         }
     }
 }
@@ -692,6 +704,9 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         "degrees" => unary(UnaryFn::Degrees),
         "radians" => unary(UnaryFn::Radians),
         "rint" => unary(UnaryFn::Rint),
+        "sec" => unary(UnaryFn::Sec),
+        "csc" => unary(UnaryFn::Csc),
+        "cot" => unary(UnaryFn::Cot),
         "signum" | "sign" => Some(MathFn::Signum),
         _ => None,
     };

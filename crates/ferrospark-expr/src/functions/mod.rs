@@ -236,6 +236,22 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "weekday",
     "weekofyear",
     "year",
+    "sec",
+    "csc",
+    "cot",
+    "float",
+    "double",
+    "boolean",
+    "tinyint",
+    "smallint",
+    "int",
+    "bigint",
+    "decimal",
+    "string",
+    "binary",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
 ];
 
 /// Binds a call of `name` over bound `args`; `expr` is the whole call, for messages.

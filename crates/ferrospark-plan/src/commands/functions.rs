@@ -14,9 +14,13 @@ use sqlparser::parser::Parser;
 use crate::engine::QueryEngine;
 
 fn parse_expr(text: &str) -> Result<ast::Expr> {
-    Parser::new(&SparkDialect {})
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
+    ferrospark_expr::dialect::tokenize(text)
+        .map_err(sqlparser::parser::ParserError::from)
+        .and_then(|tokens| {
+            Parser::new(&SparkDialect {})
+                .with_tokens_with_locations(tokens)
+                .parse_expr()
+        })
         .map_err(|e| {
             FerroError::Analysis(format!(
                 "[PARSE_SYNTAX_ERROR] Syntax error in a SQL function's body: {e}\n== SQL ==\n{text}"

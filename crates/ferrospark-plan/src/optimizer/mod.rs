@@ -5,6 +5,7 @@
 
 mod boolean_simplification;
 mod column_pruning;
+mod compute_current_time;
 mod constant_folding;
 mod eliminate_outer_join;
 mod eliminate_subquery_aliases;
@@ -23,6 +24,7 @@ use ferrospark_common::{Config, FerroError, Result};
 
 pub use boolean_simplification::BooleanSimplification;
 pub use column_pruning::ColumnPruning;
+pub use compute_current_time::ComputeCurrentTime;
 pub use constant_folding::ConstantFolding;
 pub use eliminate_outer_join::EliminateOuterJoin;
 pub use eliminate_subquery_aliases::EliminateSubqueryAliases;
@@ -51,6 +53,7 @@ pub const EXCLUDED_RULES: &str = "spark.sql.optimizer.excludedRules";
 /// Every rule, in the order they run.
 pub fn rules() -> Vec<Box<dyn OptimizerRule>> {
     vec![
+        Box::new(ComputeCurrentTime),
         Box::new(EliminateSubqueryAliases),
         Box::new(ConstantFolding),
         Box::new(BooleanSimplification),

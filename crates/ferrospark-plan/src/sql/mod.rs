@@ -24,7 +24,7 @@ use ferrospark_expr::parser::convert_ast;
 use ferrospark_expr::{Expr, Literal};
 use ferrospark_join::{JoinStrategy, JoinType};
 use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier, Statement, TableFactor};
-use sqlparser::parser::Parser;
+use sqlparser::parser::{Parser, ParserError};
 
 use crate::analyzer::Scope;
 use crate::builder::{JoinOn, PlanBuilder};
@@ -77,10 +77,14 @@ pub fn plan_sql(
             text.trim()
         ))
     };
-    let mut statements = Parser::new(&dialect)
-        .with_recursion_limit(512)
-        .try_with_sql(body)
-        .and_then(|mut p| p.parse_statements())
+    let mut statements = ferrospark_expr::dialect::tokenize(body)
+        .map_err(ParserError::from)
+        .and_then(|tokens| {
+            Parser::new(&dialect)
+                .with_recursion_limit(512)
+                .with_tokens_with_locations(tokens)
+                .parse_statements()
+        })
         .map_err(|e| parse_err(&e))?;
     if statements.len() != 1 {
         return Err(parse_err(&format!(
@@ -566,15 +570,30 @@ impl<'a> SqlPlanner<'a> {
                     return Err(FerroError::Unsupported(format!("join `{other:?}`")));
                 }
             };
+            // An inner join's ON conjuncts with subqueries filter the joined rows, as WHERE.
+            let mut after_join: Option<Expr> = None;
             let on = match c {
                 ast::JoinConstraint::On(e) => {
                     let cond = self.expr(e)?;
-                    if cond.to_string().contains(SUBQUERY_FN) {
-                        return Err(FerroError::Unsupported(
-                            "subqueries in a join's ON condition; move them to WHERE".into(),
-                        ));
+                    let has_subquery = |x: &Expr| x.to_string().contains(SUBQUERY_FN);
+                    if has_subquery(&cond) {
+                        if jt != JoinType::Inner {
+                            return Err(FerroError::Unsupported(
+                                "subqueries in an outer, semi or anti join's ON condition; move them to WHERE or a derived table".into(),
+                            ));
+                        }
+                        let (with, without): (Vec<Expr>, Vec<Expr>) =
+                            crate::logical::expr_util::split_conjuncts(&cond)
+                                .into_iter()
+                                .partition(|x| has_subquery(x));
+                        after_join = crate::logical::expr_util::conjoin(with);
+                        match crate::logical::expr_util::conjoin(without) {
+                            Some(rest) => JoinOn::Condition(rest),
+                            None => JoinOn::None,
+                        }
+                    } else {
+                        JoinOn::Condition(cond)
                     }
-                    JoinOn::Condition(cond)
                 }
                 ast::JoinConstraint::Using(names) => JoinOn::Using(
                     names
@@ -600,6 +619,9 @@ impl<'a> SqlPlanner<'a> {
             };
             let hint = self.hint_for(&right).or_else(|| self.hint_for(&plan));
             plan = self.builder.join(plan, right, on, jt, hint)?;
+            if let Some(pred) = after_join {
+                plan = self.filter_with_subqueries(plan, &pred, outer)?;
+            }
         }
         Ok(plan)
     }
@@ -620,8 +642,88 @@ impl<'a> SqlPlanner<'a> {
             .map(|(_, s)| *s)
     }
 
+    /// `range(end)`, `range(start, end[, step[, partitions]])`: BIGINT `id`s from `start`
+    /// (inclusive) to `end` (exclusive), made in memory when the query is planned.
+    fn range_table(&self, args: &[ast::FunctionArg]) -> Result<Arc<LogicalPlan>> {
+        const MAX_ROWS: i128 = 1 << 26;
+        let mut values = Vec::new();
+        for a in args {
+            let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
+                return Err(FerroError::Analysis(format!(
+                    "[TABLE_VALUED_FUNCTION_FAILED_TO_ANALYZE_IN_PYTHON] range takes constant integers, not `{a}`"
+                )));
+            };
+            let v = constant_i64(&convert_ast(e, self.text)?).ok_or_else(|| {
+                FerroError::Analysis(format!(
+                    "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] range takes constant integer arguments, not `{e}`"
+                ))
+            })?;
+            values.push(v);
+        }
+        let (start, end, step) = match values[..] {
+            [end] => (0, end, 1),
+            [start, end] => (start, end, 1),
+            [start, end, step] | [start, end, step, _] => (start, end, step),
+            _ => {
+                return Err(FerroError::Analysis(format!(
+                    "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `range` requires [1, 2, 3, 4] parameters but the actual number is {}. SQLSTATE: 42605",
+                    values.len()
+                )))
+            }
+        };
+        if step == 0 {
+            return Err(FerroError::Analysis(
+                "[FAILED_FUNCTION_CALL] range's step must not be 0".into(),
+            ));
+        }
+        let count = ((end as i128 - start as i128) + (step as i128 - step.signum() as i128))
+            .checked_div(step as i128)
+            .unwrap_or(0)
+            .max(0);
+        if count > MAX_ROWS {
+            return Err(FerroError::Unsupported(format!(
+                "range of {count} rows: ferrospark makes range() in memory, up to {MAX_ROWS} rows"
+            )));
+        }
+        let ids: Vec<i64> = (0..count as i64).map(|i| start + i * step).collect();
+        let schema = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+            "id",
+            arrow_schema::DataType::Int64,
+            false,
+        )]));
+        let batches = ids
+            .chunks(8192)
+            .map(|c| {
+                arrow_array::RecordBatch::try_new(
+                    schema.clone(),
+                    vec![Arc::new(arrow_array::Int64Array::from(c.to_vec()))],
+                )
+                .map_err(|e| FerroError::Internal(e.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.builder.scan_memory(schema, batches, "range"))
+    }
+
     fn table_factor(&self, t: &TableFactor, outer: Option<&Scope<'_>>) -> Result<Arc<LogicalPlan>> {
         match t {
+            TableFactor::Table {
+                name,
+                alias,
+                args: Some(args),
+                ..
+            } => {
+                let fname = name.to_string().trim_matches('`').to_ascii_lowercase();
+                if fname != "range" {
+                    return Err(FerroError::Analysis(format!(
+                        "[UNRESOLVABLE_TABLE_VALUED_FUNCTION] Could not resolve `{fname}` to a table-valued function. Please make sure that `{fname}` is defined as a table-valued function and that all required parameters are provided correctly. SQLSTATE: 42883"
+                    )));
+                }
+                let plan = self.range_table(&args.args)?;
+                match alias {
+                    Some(a) => self.rename_columns(plan, a),
+                    None => Ok(PlanBuilder::alias(plan, "range")),
+                }
+            }
             TableFactor::Table { name, alias, .. } => {
                 let parts: Vec<String> = name
                     .0
@@ -685,6 +787,15 @@ impl<'a> SqlPlanner<'a> {
             return self.builder.fresh_ids(&p);
         }
         Err(self.tables.not_found(parts))
+    }
+}
+
+/// An integer constant (`5`, `-5`, `5L`) as written in SQL.
+fn constant_i64(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Literal(l) => literal_i64(l),
+        Expr::Negative(inner) => constant_i64(inner).and_then(i64::checked_neg),
+        _ => None,
     }
 }
 

@@ -22,6 +22,33 @@ struct Item {
 }
 
 impl<'a> SqlPlanner<'a> {
+    /// `plan` filtered by `pred`: subquery conjuncts as semi / anti joins, the rest (scalar
+    /// subqueries joined in) as one filter. WHERE and an inner join's ON use it.
+    pub(crate) fn filter_with_subqueries(
+        &self,
+        mut plan: Arc<LogicalPlan>,
+        pred: &Expr,
+        outer: Option<&Scope<'_>>,
+    ) -> Result<Arc<LogicalPlan>> {
+        let mut rest = Vec::new();
+        for c in split_conjuncts(pred) {
+            let scope = self.scope_over(&plan, outer);
+            match self.predicate_subquery(&plan, &c, &scope)? {
+                Some(joined) => plan = joined,
+                None => rest.push(c),
+            }
+        }
+        if let Some(p) = crate::logical::expr_util::conjoin(rest) {
+            let scope = self.scope_over(&plan, outer);
+            let resolved = resolve_expr(&p, &scope)?;
+            let (p2, resolved) = self.scalar_subqueries(plan, resolved, &scope)?;
+            plan = self
+                .builder
+                .filter_resolved(p2, resolved, &scope.outer_attrs())?;
+        }
+        Ok(plan)
+    }
+
     pub(crate) fn select(
         &self,
         s: &ast::Select,
@@ -44,22 +71,7 @@ impl<'a> SqlPlanner<'a> {
         // WHERE: subquery conjuncts become semi / anti joins, the rest one filter.
         if let Some(w) = &s.selection {
             let pred = self.expr(w)?;
-            let mut rest = Vec::new();
-            for c in split_conjuncts(&pred) {
-                let scope = self.scope_over(&plan, outer);
-                match self.predicate_subquery(&plan, &c, &scope)? {
-                    Some(joined) => plan = joined,
-                    None => rest.push(c),
-                }
-            }
-            if let Some(p) = crate::logical::expr_util::conjoin(rest) {
-                let scope = self.scope_over(&plan, outer);
-                let resolved = resolve_expr(&p, &scope)?;
-                let (p2, resolved) = self.scalar_subqueries(plan, resolved, &scope)?;
-                plan = self
-                    .builder
-                    .filter_resolved(p2, resolved, &scope.outer_attrs())?;
-            }
+            plan = self.filter_with_subqueries(plan, &pred, outer)?;
         }
 
         // The select list, `*` expanded over the FROM clause's columns.
@@ -82,6 +94,8 @@ impl<'a> SqlPlanner<'a> {
                 }
                 ast::SelectItem::QualifiedWildcard(kind, _) => {
                     let q = kind.to_string();
+                    // `t1.*` may print with its star: the qualifier is the part before it.
+                    let q = q.strip_suffix(".*").unwrap_or(&q);
                     let q = q
                         .rsplit('.')
                         .next()

@@ -74,6 +74,8 @@ impl<'a> SqlPlanner<'a> {
             Lifted::Scalar(_) => return Ok(None),
         };
         let sub = self.query(&query, Some(scope))?;
+        // The select list's width, before correlation carries inner columns up beside it.
+        let selected = sub.output();
         let outer_keys = scope_keys(scope);
         let (sub, correlated) = pull_correlated(&sub, &outer_keys)?;
         let mut conds = correlated;
@@ -85,14 +87,13 @@ impl<'a> SqlPlanner<'a> {
         if is_in {
             let value = value.ok_or_else(|| FerroError::Internal("IN without a value".into()))?;
             let v = resolve_expr(value, scope)?;
-            let out = sub.output();
-            if out.len() != 1 {
+            if selected.len() != 1 {
                 return Err(FerroError::Analysis(format!(
                     "[INVALID_SUBQUERY_EXPRESSION] The IN subquery returns {} columns; it must return one",
-                    out.len()
+                    selected.len()
                 )));
             }
-            let eq = v.clone().eq(out[0].column());
+            let eq = v.clone().eq(selected[0].column());
             if negated {
                 if conds.is_empty() {
                     // NOT IN: NULL on either side makes the test unknown (Spark's null-aware
@@ -145,13 +146,39 @@ impl<'a> SqlPlanner<'a> {
             };
             let sub = self.query(&query, Some(scope))?;
             let n = sub.output().len();
+            let empty_value = value_over_no_rows(&sub);
             let (sub, correlated) = pull_correlated(&sub, &outer_keys)?;
             if n != 1 {
                 return Err(FerroError::Analysis(format!(
                     "[INVALID_SUBQUERY_EXPRESSION.SCALAR_SUBQUERY_RETURN_MORE_THAN_ONE_OUTPUT_COLUMN] A scalar subquery returns {n} columns; it must return one"
                 )));
             }
-            let value = sub.output()[0].column();
+            let mut value = sub.output()[0].column();
+            // The count bug: an outer row no inner group matches gets the aggregate's value
+            // over no rows (`count` 0), not the outer join's NULL. A marker column tells a
+            // matched row from a padded one.
+            let sub = match empty_value {
+                Some(default) if !correlated.is_empty() => {
+                    let marker =
+                        self.builder
+                            .attr("__matched", arrow_schema::DataType::Boolean, false);
+                    let mut exprs: Vec<(Expr, Attr)> = sub
+                        .output()
+                        .iter()
+                        .map(|a| (a.column(), a.clone()))
+                        .collect();
+                    exprs.push((
+                        Expr::Literal(ferrospark_expr::Literal::boolean(true)),
+                        marker.clone(),
+                    ));
+                    value = Expr::Case {
+                        branches: vec![(Expr::IsNull(Box::new(marker.column())), default)],
+                        otherwise: Some(Box::new(value)),
+                    };
+                    crate::builder::PlanBuilder::project_resolved(sub, exprs)
+                }
+                _ => sub,
+            };
             plan = Arc::new(LogicalPlan::Join {
                 left: plan,
                 right: sub,
@@ -167,6 +194,62 @@ impl<'a> SqlPlanner<'a> {
             })?;
         }
         Ok((plan, replaced))
+    }
+}
+
+/// The value a scalar subquery that ends in a global aggregate (`SELECT count(*) + 1 FROM ..
+/// WHERE ..`) gives over no rows, when that is not NULL; `None` when it is NULL, when the
+/// aggregate groups, or when a filter (HAVING) sits above it.
+fn value_over_no_rows(plan: &LogicalPlan) -> Option<Expr> {
+    match plan {
+        LogicalPlan::SubqueryAlias { input, .. } => value_over_no_rows(input),
+        LogicalPlan::Project { input, exprs } if exprs.len() == 1 => {
+            let inner = match input.as_ref() {
+                LogicalPlan::SubqueryAlias { input, .. } => input.as_ref(),
+                other => other,
+            };
+            let LogicalPlan::Aggregate { group, aggs, .. } = inner else {
+                return None;
+            };
+            if !group.is_empty() {
+                return None;
+            }
+            let defaults: Vec<(String, Expr)> = aggs
+                .iter()
+                .map(|(call, attr)| {
+                    let lit = match call.name.as_str() {
+                        "count" | "count_if" | "approx_count_distinct" => {
+                            ferrospark_expr::Literal::bigint(0)
+                        }
+                        "collect_list" | "collect_set" | "array_agg" => return None,
+                        _ => ferrospark_expr::Literal::null(&attr.data_type),
+                    };
+                    Some((attr.key(), Expr::Literal(lit)))
+                })
+                .collect::<Option<_>>()?;
+            if defaults
+                .iter()
+                .all(|(_, e)| matches!(e, Expr::Literal(l) if l.is_null()))
+            {
+                return None;
+            }
+            let out = transform_down(&exprs[0].0, &mut |x| {
+                Ok(match x {
+                    Expr::Column(k) => defaults
+                        .iter()
+                        .find(|(d, _)| d == k)
+                        .map(|(_, e)| e.clone()),
+                    _ => None,
+                })
+            })
+            .ok()?;
+            // Only a value made of the defaults and constants: anything else read a column.
+            if !column_keys(&out).is_empty() {
+                return None;
+            }
+            Some(out)
+        }
+        _ => None,
     }
 }
 
