@@ -108,6 +108,12 @@ QUERIES = {
     "in_correlated": "SELECT name FROM emp WHERE dept IN (SELECT dept_id FROM depts WHERE depts.dname <> emp.name)",
     "qualified_star_in_except": "SELECT x.* FROM l x, r WHERE x.a = r.a EXCEPT SELECT x.* FROM l x, r WHERE x.a = r.a AND x.a > 1",
     "trig_reciprocals": "SELECT id, sec(salary) AS a, csc(salary) AS b, cot(salary) AS c FROM emp",
+    "array_make_and_index": "SELECT id, array(id, dept, NULL) AS a, array(id, dept)[0] AS b, element_at(array(name, 'x'), -1) AS c, get(array(id), 3) AS d, size(array(salary, salary)) AS e, array(bonus, 1.5BD) AS f, array(hired) AS g, array() AS h FROM emp",
+    "array_nested_index": "SELECT id, array(array(id, dept), array(7))[0][1] AS x, element_at(array(array(name)), 1) AS y FROM emp",
+    "array_contains_nulls": "SELECT id, array_contains(array(10, 20, NULL), dept) AS a, array_contains(array(10, 20), dept) AS b, array_contains(array(name, 'ann'), 'ann') AS c, array_contains(array(salary), salary) AS d FROM emp",
+    "sort_array_nan_null": "SELECT id, sort_array(array(salary, 1.5, NULL, 300.0)) AS a, sort_array(array(name, 'b', NULL), false) AS b, sort_array(array(dept, 15, id)) AS c FROM emp WHERE salary IS NULL OR salary <> 0",
+    "array_append_compact": "SELECT id, array_append(array(id, NULL), dept) AS a, array_prepend(array(name), 'z') AS b, array_compact(array(dept, NULL, id, NULL)) AS c FROM emp",
+    "maps": "SELECT id, map(id, name) AS m, map(id, name)[id] AS v, map(id, name)[id + 1] AS miss, element_at(map('a', salary), 'a') AS w, map_keys(map(id, dept, 100, 1)) AS k, map_values(map(1, name, 2, 'x')) AS vs, size(map(1, 2, 3, 4)) AS s FROM emp",
     "count_bug_in_where": "SELECT dname FROM depts WHERE (SELECT count(*) FROM emp WHERE emp.dept = depts.dept_id) = 0",
 }
 
@@ -173,9 +179,18 @@ def test_set_ansi_off_changes_the_next_query():
         ("SELECT 40000S", "INVALID_NUMERIC_LITERAL_RANGE"),
         ("SELECT 9223372036854775808L", "INVALID_NUMERIC_LITERAL_RANGE"),
         ("SELECT * FROM nope(3)", "UNRESOLVABLE_TABLE_VALUED_FUNCTION"),
+        ("SELECT element_at(array(1, 2, 3), 5)", "INVALID_ARRAY_INDEX_IN_ELEMENT_AT"),
+        ("SELECT element_at(array(1, 2, 3), 0)", "INVALID_INDEX_OF_ZERO"),
+        ("SELECT array(1, 2, 3)[3]", "INVALID_ARRAY_INDEX"),
+        ("SELECT map(1, 'a', 1, 'b')", "DUPLICATED_MAP_KEY"),
+        ("SELECT map(NULL, 'a')", "NULL_MAP_KEY"),
+        ("SELECT size(1)", "DATATYPE_MISMATCH"),
     ],
 )
-def test_refusals_name_spark_error_class(sql, error_class):
+def test_refusals_name_spark_error_class(views, sql, error_class):
+    _, spark = views
+    with pytest.raises(Exception, match=error_class):
+        spark.sql(sql).collect()
     s = fs.Session()
     with pytest.raises(fs.FerroError, match=error_class):
         s.sql(sql).toArrow()
@@ -189,3 +204,32 @@ def test_first_with_filter_is_refused_not_answered_wrong():
         s.sql("SELECT first(x) FILTER (WHERE c) FROM t").toArrow()
     got = s.sql("SELECT first(x, true) FILTER (WHERE c) AS f FROM t").toArrow()
     assert got.column("f").to_pylist() == [1]
+
+
+def test_a_hostile_expression_is_refused_before_it_is_planned():
+    s = fs.Session()
+    # 50,000 terms: refused after one walk of the parsed text that stops at the limit.
+    with pytest.raises(fs.AnalysisError, match="FAILED_TO_PARSE_TOO_COMPLEX"):
+        s.sql("SELECT " + " + ".join(["1"] * 50_000)).toArrow()
+    # Just under the limit still runs, and the session keeps working.
+    got = s.sql("SELECT " + " + ".join(["1"] * 900) + " AS n").toArrow()
+    assert got.column("n").to_pylist() == [900]
+
+
+def test_cast_text_to_timestamp_reads_the_session_zone(views):
+    _, spark = views
+    q = (
+        "SELECT unix_seconds(CAST('2020-01-01 00:00:00' AS TIMESTAMP)) AS a, "
+        "unix_seconds(CAST('2020-07-01 12:30:00' AS TIMESTAMP)) AS b, "
+        "unix_seconds(CAST('2020-07-01 12:30:00Z' AS TIMESTAMP)) AS c"
+    )
+    s = fs.Session(conf={"spark.sql.session.timeZone": "America/Los_Angeles"})
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        expected = spark_rows(spark.sql(q))
+    finally:
+        spark.conf.unset("spark.sql.session.timeZone")
+    assert arrow_rows(s.sql(q).toArrow()) == expected
+    # The zone is read when the query runs: SET changes the answer.
+    s.sql("SET spark.sql.session.timeZone=UTC")
+    assert arrow_rows(s.sql(q).toArrow())[0][0] == 1577836800

@@ -171,6 +171,13 @@ def test_joins_spark_refuses_are_refused(tmp_path):
         ("left", {"left_watermark": ("lt", "5 minutes")}, TIME_RANGE),
         ("full", {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "5 minutes")}, None),
         ("semi", {}, None),
+        # Both watermarks, but the left rows are bounded only from above: never evicted.
+        ("left", {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "5 minutes")}, "lt <= rt"),
+        (
+            "right",
+            {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "5 minutes")},
+            "lt >= rt",
+        ),
     ]:
         left, right = join_input(1, ("k", "lt", "lv", "k", "rt", "rv"), batches=1)
         j = fst.StreamStreamJoin(on=["k"], how=how, condition=cond, checkpoint=str(tmp_path / how), **wm)
@@ -572,3 +579,16 @@ def _same_with_nan(a: list[dict], b: list[dict]) -> bool:
         ]
 
     return norm(a) == norm(b)
+
+
+@pytest.mark.parametrize(("how", "condition"), [("left", "lt <= rt"), ("right", "lt >= rt")])
+def test_a_join_whose_kept_rows_are_bounded_only_from_above_is_refused_as_spark_refuses_it(
+    spark, tmp_path, how, condition
+):
+    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "5 minutes")}
+    left, right = join_input(3, ("k", "lt", "lv", "k", "rt", "rv"), batches=1)
+    with pytest.raises(Exception, match="not supported without a watermark in the join keys"):
+        run_stream_join(spark, tmp_path / "spark", left, right, how=how, on=["k"], condition=condition, **wm)
+    j = fst.StreamStreamJoin(on=["k"], how=how, condition=condition, checkpoint=str(tmp_path / "fs"), **wm)
+    with pytest.raises(fs.AnalysisError, match="not supported without a watermark in the join keys"):
+        j.process(0, left[0], right[0])

@@ -19,6 +19,7 @@ from . import _native
 from .aggregate import AggColumn
 from .column import Column, col, expr
 from .errors import AnalysisError
+from .frame_extras import DataFrameExtras, GroupedDataExtras
 from .window import WindowColumn
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class Row(tuple):
         return "Row(" + ", ".join(f"{k}={v!r}" for k, v in zip(self.__fields__, self)) + ")"
 
 
-class GroupedData:
+class GroupedData(GroupedDataExtras):
     """``df.groupBy(...)``: aggregate with :meth:`agg` or a shortcut (``count``, ``sum``, ...)."""
 
     def __init__(self, df: DataFrame, keys: list[Any], sets: list[list[int]] | None = None) -> None:
@@ -148,7 +149,7 @@ class GroupedData:
         return self._numeric("max", cols)
 
 
-class DataFrame:
+class DataFrame(DataFrameExtras):
     """A lazy query. Build with PySpark's methods; run with an action."""
 
     def __init__(self, plan: _native.LogicalPlan, session: Session, join_hint: str | None = None) -> None:

@@ -440,12 +440,160 @@ def concat_ws(sep: str, *cols: ColumnOrName) -> Column:
     return Column(_native.Expr.function("concat_ws", [lit(sep)._expr] + [_c(c)._expr for c in cols]))
 
 
+sec = _scalar("sec")
+csc = _scalar("csc")
+cot = _scalar("cot")
+
+
+# -- bits ------------------------------------------------------------------------------------
+
+
+def shiftleft(col: ColumnOrName, numBits: int) -> Column:  # noqa: N803 - PySpark's name
+    """``col << numBits`` (INT or BIGINT; Java's shift, the count modulo the width)."""
+    return _call_mixed("shiftleft", _c(col), lit(numBits))
+
+
+def shiftright(col: ColumnOrName, numBits: int) -> Column:  # noqa: N803 - PySpark's name
+    """``col >> numBits``, the sign kept."""
+    return _call_mixed("shiftright", _c(col), lit(numBits))
+
+
+def shiftrightunsigned(col: ColumnOrName, numBits: int) -> Column:  # noqa: N803 - PySpark's name
+    """``col >>> numBits``, zeros shifted in."""
+    return _call_mixed("shiftrightunsigned", _c(col), lit(numBits))
+
+
+def bitwise_not(col: ColumnOrName) -> Column:
+    """``~col``."""
+    return _call("~", col)
+
+
+def bit_count(col: ColumnOrName) -> Column:
+    """Set bits of an integer (sign-extended to 64 bits) or a boolean."""
+    return _call("bit_count", col)
+
+
+def getbit(col: ColumnOrName, pos: Any) -> Column:
+    """Bit ``pos`` (0 the lowest) of an integer, as a TINYINT."""
+    return _call_mixed("getbit", _c(col), _l(pos))
+
+
+bit_get = getbit
+
+
+# -- arrays and maps -------------------------------------------------------------------------
+
+
+def array(*cols: ColumnOrName) -> Column:
+    """An ARRAY of the columns (names or Columns), their common type."""
+    if len(cols) == 1 and isinstance(cols[0], (list, tuple, set)):
+        cols = tuple(cols[0])
+    return _call("array", *cols)
+
+
+def create_map(*cols: ColumnOrName) -> Column:
+    """A MAP of key, value, key, value, ... columns (SQL's ``map``)."""
+    if len(cols) == 1 and isinstance(cols[0], (list, tuple, set)):
+        cols = tuple(cols[0])
+    return _call("map", *cols)
+
+
+def size(col: ColumnOrName) -> Column:
+    """Elements of an array or entries of a map (NULL for NULL under ANSI, else -1)."""
+    return _call("size", col)
+
+
+def cardinality(col: ColumnOrName) -> Column:
+    """``size``."""
+    return _call("cardinality", col)
+
+
+def array_size(col: ColumnOrName) -> Column:
+    """Elements of an array (NULL for NULL)."""
+    return _call("array_size", col)
+
+
+def element_at(col: ColumnOrName, extraction: Any) -> Column:
+    """The element at 1-based ``extraction`` (negative: from the end) or a map's value of a key."""
+    return _call_mixed("element_at", _c(col), _l(extraction))
+
+
+def try_element_at(col: ColumnOrName, extraction: Any) -> Column:
+    """``element_at``, NULL where the index is out of bounds."""
+    return _call_mixed("try_element_at", _c(col), _l(extraction))
+
+
+def get(col: ColumnOrName, index: Any) -> Column:
+    """The element at 0-based ``index``, NULL out of bounds."""
+    return _call_mixed("get", _c(col), _l(index))
+
+
+def array_contains(col: ColumnOrName, value: Any) -> Column:
+    """Whether the array holds ``value`` (NULL when it does not but holds a NULL)."""
+    return _call_mixed("array_contains", _c(col), _l(value))
+
+
+def sort_array(col: ColumnOrName, asc: bool = True) -> Column:
+    """The array sorted (NULLs first ascending, last descending)."""
+    return _call_mixed("sort_array", _c(col), lit(asc))
+
+
+def array_append(col: ColumnOrName, value: Any) -> Column:
+    """The array with ``value`` added at its end."""
+    return _call_mixed("array_append", _c(col), _l(value))
+
+
+def array_prepend(col: ColumnOrName, value: Any) -> Column:
+    """The array with ``value`` added at its start."""
+    return _call_mixed("array_prepend", _c(col), _l(value))
+
+
+def array_compact(col: ColumnOrName) -> Column:
+    """The array without its NULLs."""
+    return _call("array_compact", col)
+
+
+def map_keys(col: ColumnOrName) -> Column:
+    """A map's keys as an array."""
+    return _call("map_keys", col)
+
+
+def map_values(col: ColumnOrName) -> Column:
+    """A map's values as an array."""
+    return _call("map_values", col)
+
+
 def count_if(c: ColumnOrName) -> AggColumn:
     """Rows where ``c`` is true."""
     return count(when(_c(c), lit(1)))
 
 
 __all__ = [
+    "shiftleft",
+    "shiftright",
+    "shiftrightunsigned",
+    "bitwise_not",
+    "bit_count",
+    "getbit",
+    "bit_get",
+    "sec",
+    "csc",
+    "cot",
+    "array",
+    "create_map",
+    "size",
+    "cardinality",
+    "array_size",
+    "element_at",
+    "try_element_at",
+    "get",
+    "array_contains",
+    "sort_array",
+    "array_append",
+    "array_prepend",
+    "array_compact",
+    "map_keys",
+    "map_values",
     "abs",
     "broadcast",
     "session_window",

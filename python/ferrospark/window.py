@@ -116,6 +116,8 @@ class Window:
 
     partitionBy = partition_by  # noqa: N815
     orderBy = order_by  # noqa: N815
+    rowsBetween = rows_between  # noqa: N815
+    rangeBetween = range_between  # noqa: N815
 
 
 #: The frame each ranking and offset function requires (Spark refuses any other).

@@ -108,3 +108,59 @@ class DataFrameWriter:
 
             raise UnsupportedError(f"save to format {fmt!r}: ferrospark writes Parquet files to a path")
         self.parquet(path, mode=mode)
+
+
+class DataFrameWriterV2:
+    """``df.writeTo(table)``: Spark's v2 writer over the same table writes as ``df.write``."""
+
+    def __init__(self, df: DataFrame, table: str) -> None:
+        self._writer = DataFrameWriter(df)
+        self._df = df
+        self._table = table
+
+    def using(self, provider: str) -> DataFrameWriterV2:
+        """The table's format (``parquet``)."""
+        self._writer.format(provider)
+        return self
+
+    def option(self, key: str, value: Any) -> DataFrameWriterV2:
+        """One option, kept with the table."""
+        self._writer.option(key, value)
+        return self
+
+    def options(self, **options: Any) -> DataFrameWriterV2:
+        """Several options."""
+        self._writer.options(**options)
+        return self
+
+    def tableProperty(self, property: str, value: str) -> DataFrameWriterV2:  # noqa: A002 - PySpark's name
+        """A table property, kept with the table's options."""
+        self._writer.option(property, value)
+        return self
+
+    def partitionedBy(self, col: Any, *cols: Any) -> DataFrameWriterV2:
+        """Partition columns (names)."""
+        self._writer.partitionBy(*[c if isinstance(c, str) else str(c) for c in (col, *cols)])
+        return self
+
+    def create(self) -> None:
+        """Creates the table from the rows (an error if it exists)."""
+        self._writer.mode("errorifexists").saveAsTable(self._table)
+
+    def createOrReplace(self) -> None:
+        """Creates the table, or replaces one of that name."""
+        self._writer.mode("overwrite").saveAsTable(self._table)
+
+    def replace(self) -> None:
+        """Replaces an existing table (an error if there is none)."""
+        self._df._session.table(self._table)  # raises TABLE_OR_VIEW_NOT_FOUND when absent
+        self._writer.mode("overwrite").saveAsTable(self._table)
+
+    def append(self) -> None:
+        """Appends the rows to an existing table, columns by name."""
+        self._df._session.table(self._table)
+        self._writer.mode("append").saveAsTable(self._table)
+
+    def overwritePartitions(self) -> None:
+        """Replaces the table's rows with these (every partition they touch)."""
+        self._writer.insertInto(self._table, overwrite=True)

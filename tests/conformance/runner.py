@@ -28,7 +28,6 @@ import concurrent.futures
 import datetime as dt
 import decimal
 import json
-import math
 import os
 import re
 import subprocess
@@ -108,52 +107,10 @@ def file_id(root: Path, path: Path) -> str:
 
 
 def java_double(v: float, single: bool = False) -> str:
-    """``Double.toString`` / ``Float.toString``: shortest digits, ``E`` notation outside
-    [1e-3, 1e7), always a fractional digit."""
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "Infinity" if v > 0 else "-Infinity"
-    if v == 0:
-        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
-    if single:
-        import numpy as np
+    """``Double.toString`` / ``Float.toString``, as Spark prints doubles and floats."""
+    from ferrospark._java import java_double_text
 
-        digits = np.format_float_scientific(np.float32(v), unique=True, trim="-")
-    else:
-        digits = _shortest_scientific(v)
-    mant, _, exp = digits.partition("e")
-    e = int(exp)
-    neg = mant.startswith("-")
-    mant = mant.lstrip("-")
-    intpart, _, frac = mant.partition(".")
-    alldigits = (intpart + frac).rstrip("0") or "0"
-    sign = "-" if neg else ""
-    if 1e-3 <= abs(v) < 1e7:
-        point = e + 1
-        if point <= 0:
-            s = "0." + "0" * (-point) + alldigits
-        elif point >= len(alldigits):
-            s = alldigits + "0" * (point - len(alldigits)) + ".0"
-        else:
-            s = alldigits[:point] + "." + alldigits[point:]
-        return sign + s
-    frac = alldigits[1:] or "0"
-    return f"{sign}{alldigits[0]}.{frac}E{e}"
-
-
-def _shortest_scientific(v: float) -> str:
-    r = repr(v)
-    m = re.match(r"^(-?)(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$", r)
-    if not m:
-        return f"{v:e}"
-    sign, ip, fp, ex = m.group(1), m.group(2), m.group(3) or "", int(m.group(4) or 0)
-    digits = (ip + fp).lstrip("0")
-    lead_zeros = len(ip + fp) - len((ip + fp).lstrip("0"))
-    e = len(ip) - 1 + ex - lead_zeros
-    if not digits:
-        return "0e0"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}e{e}"
+    return java_double_text(v, single)
 
 
 def _fraction(micros: int) -> str:

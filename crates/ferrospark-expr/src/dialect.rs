@@ -328,6 +328,9 @@ fn typed_number(word: &str) -> Option<Token> {
     })
 }
 
+/// Where shifts bind: under `+` / `-` (30), over `&` (23), `^` (22) and `|` (21).
+const SHIFT_PRECEDENCE: u8 = 25;
+
 /// The dialect every Spark SQL text is parsed with.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SparkDialect;
@@ -393,12 +396,46 @@ impl Dialect for SparkDialect {
         true
     }
 
+    fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        // Spark binds shifts tighter than `&` and looser than `+` (sqlparser: with `^`).
+        match parser.peek_token_ref().token {
+            Token::ShiftLeft | Token::ShiftRight => Some(Ok(SHIFT_PRECEDENCE)),
+            _ => None,
+        }
+    }
+
     fn parse_infix(
         &self,
         parser: &mut Parser,
         expr: &Expr,
         precedence: u8,
     ) -> Option<Result<Expr, ParserError>> {
+        let shift = match parser.peek_token_ref().token {
+            Token::ShiftLeft => Some(BinaryOperator::PGBitwiseShiftLeft),
+            Token::ShiftRight => Some(BinaryOperator::PGBitwiseShiftRight),
+            _ => None,
+        };
+        if let Some(mut op) = shift {
+            let at = parser.next_token();
+            // `>>>` arrives as `>>` then `>`.
+            let next = parser.peek_token_ref();
+            if matches!(op, BinaryOperator::PGBitwiseShiftRight)
+                && next.token == Token::Gt
+                && next.span.start == at.span.end
+            {
+                parser.next_token();
+                op = BinaryOperator::Custom(">>>".into());
+            }
+            return Some(
+                parser
+                    .parse_subexpr(SHIFT_PRECEDENCE)
+                    .map(|right| Expr::BinaryOp {
+                        left: Box::new(expr.clone()),
+                        op,
+                        right: Box::new(right),
+                    }),
+            );
+        }
         if !parser.parse_keyword(Keyword::DIV) {
             return None;
         }

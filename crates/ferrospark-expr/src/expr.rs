@@ -1056,6 +1056,20 @@ impl Expr {
             } => window_spark_name(func, partition_by, order_by, frame.as_deref()),
             Expr::Alias { name, .. } => name.clone(),
             Expr::SortKey { expr, .. } => expr.spark_name(),
+            Expr::Function { name, args }
+                if name == crate::functions::collections::SUBSCRIPT_FN && args.len() == 2 =>
+            {
+                format!("{}[{}]", args[0].spark_name(), args[1].spark_name())
+            }
+            Expr::Function { name, args } if name == "~" && args.len() == 1 => {
+                format!("~{}", args[0].spark_name())
+            }
+            Expr::Function { name, args }
+                if args.len() == 2
+                    && matches!(name.as_str(), "&" | "|" | "^" | "<<" | ">>" | ">>>") =>
+            {
+                format!("({} {name} {})", args[0].spark_name(), args[1].spark_name())
+            }
             Expr::Function { name, args } => format!("{name}({})", list(args)),
             Expr::Aggregate {
                 name,
@@ -1263,6 +1277,21 @@ impl fmt::Display for Expr {
                 if *ascending { "ASC" } else { "DESC" },
                 if *nulls_first { "FIRST" } else { "LAST" }
             ),
+            // Operators bound as functions print as SQL that parses back to them.
+            Expr::Function { name, args } if name == "~" && args.len() == 1 => {
+                write!(f, "(~ ({}))", args[0])
+            }
+            Expr::Function { name, args }
+                if args.len() == 2
+                    && matches!(name.as_str(), "&" | "|" | "^" | "<<" | ">>" | ">>>") =>
+            {
+                write!(f, "(({}) {name} ({}))", args[0], args[1])
+            }
+            Expr::Function { name, args }
+                if name == crate::functions::collections::SUBSCRIPT_FN && args.len() == 2 =>
+            {
+                write!(f, "({})[{}]", args[0], args[1])
+            }
             Expr::Function { name, args } => {
                 write!(f, "{name}(")?;
                 for (i, a) in args.iter().enumerate() {

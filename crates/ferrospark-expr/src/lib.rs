@@ -51,7 +51,8 @@ pub use bind::{
     bind, bind_predicate, resolve_column, resolve_column_or_path, BindContext, ColumnRef,
 };
 pub use depth::{
-    check_expr_depth, expr_depth, parse_expr_checked, with_stack_for_text, MAX_EXPR_DEPTH,
+    check_expr_depth, expr_depth, parse_expr_checked, too_deep_error, with_stack_for_text,
+    MAX_EXPR_DEPTH,
 };
 pub use eval::{evaluate, evaluate_predicate, filter_batch, pack_bits, ColumnarValue};
 pub use expr::{aggregate_call_name, strip_ids, BinaryOp, Expr, Literal, StringMatch};

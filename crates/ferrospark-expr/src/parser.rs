@@ -144,6 +144,12 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
                     ast::AccessExpr::Dot(ast::Expr::Identifier(id)) => {
                         acc = Expr::Field(Box::new(acc), id.value.clone())
                     }
+                    ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
+                        acc = Expr::Function {
+                            name: crate::functions::collections::SUBSCRIPT_FN.into(),
+                            args: vec![acc, convert(index, text)?],
+                        }
+                    }
                     other => return Err(unsupported(format!("access {other}"), text)),
                 }
             }
@@ -170,6 +176,10 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
         }
         A::UnaryOp { op, expr } => match op {
             UnaryOperator::Not | UnaryOperator::BangNot => Expr::Not(boxed(expr, text)?),
+            UnaryOperator::BitwiseNot => Expr::Function {
+                name: "~".into(),
+                args: vec![convert(expr, text)?],
+            },
             UnaryOperator::Plus => convert(expr, text)?,
             UnaryOperator::Minus => negate(convert(expr, text)?),
             other => return Err(unsupported(format!("operator {other}"), text)),
@@ -201,6 +211,27 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
                         name: "div".into(),
                         args: vec![convert(left, text)?, convert(right, text)?],
                     })
+                }
+                // Bitwise operators bind under their symbols (`functions::bitwise`).
+                BinaryOperator::BitwiseAnd
+                | BinaryOperator::BitwiseOr
+                | BinaryOperator::BitwiseXor
+                | BinaryOperator::PGBitwiseShiftLeft
+                | BinaryOperator::PGBitwiseShiftRight
+                | BinaryOperator::Custom(_) => {
+                    let symbol = match op {
+                        BinaryOperator::BitwiseAnd => "&",
+                        BinaryOperator::BitwiseOr => "|",
+                        BinaryOperator::BitwiseXor => "^",
+                        BinaryOperator::PGBitwiseShiftLeft => "<<",
+                        BinaryOperator::PGBitwiseShiftRight => ">>",
+                        BinaryOperator::Custom(c) if c == ">>>" => ">>>",
+                        other => return Err(unsupported(format!("operator {other}"), text)),
+                    };
+                    return Ok(Expr::Function {
+                        name: symbol.into(),
+                        args: vec![convert(left, text)?, convert(right, text)?],
+                    });
                 }
                 other => return Err(unsupported(format!("operator {other}"), text)),
             };
@@ -477,8 +508,12 @@ fn negate(e: Expr) -> Expr {
 /// (`CAST('NaN' AS DOUBLE)`, `CAST(NULL AS INT)`, `CAST('1.50' AS DECIMAL(10,2))`) print.
 /// A cast that would fail stays a cast, so the error surfaces where it is evaluated.
 fn fold_literal_cast(e: Expr) -> Expr {
-    if let Expr::Cast { expr, .. } = &e {
-        if matches!(**expr, Expr::Literal(_)) {
+    if let Expr::Cast { expr, type_name } = &e {
+        // A TIMESTAMP reads text in the session's time zone, which the parser does not know:
+        // the optimizer folds those casts under the session's settings.
+        let t = type_name.to_ascii_lowercase();
+        let zoned = t.starts_with("timestamp") && t != "timestamp_ntz";
+        if matches!(**expr, Expr::Literal(_)) && !zoned {
             let schema = arrow_schema::Schema::empty();
             let folded = crate::bind::bind(&e, &crate::bind::BindContext::new(&schema));
             if let Ok(crate::PhysicalExpr::Literal(l)) = folded {

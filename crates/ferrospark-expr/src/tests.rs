@@ -487,3 +487,82 @@ fn a_name_is_a_column_or_a_field_path() {
     assert!(e.to_string().contains("`t.x`"), "{e}");
     assert!(r("nope").is_err());
 }
+
+/// The first row of `text`'s values, printed by Arrow.
+fn first_shown(text: &str) -> String {
+    let v = values_of(text);
+    arrow_cast::display::ArrayFormatter::try_new(v.as_ref(), &Default::default())
+        .expect("formats")
+        .value(0)
+        .to_string()
+}
+
+#[test]
+fn bitwise_operators_follow_java() {
+    assert_eq!(first_shown("5 & 3"), "1");
+    assert_eq!(first_shown("5 | 3"), "7");
+    assert_eq!(first_shown("5 ^ 3"), "6");
+    assert_eq!(first_shown("~5"), "-6");
+    // Shifts bind under `+` and over `&`, left to right; counts modulo the width.
+    assert_eq!(first_shown("1 << 1 + 2"), "8");
+    assert_eq!(first_shown("2 >> 1 << 1"), "2");
+    assert_eq!(first_shown("1 & 2 >> 1"), "1");
+    assert_eq!(first_shown("1 << 33"), "2");
+    assert_eq!(first_shown("-8 >> 1"), "-4");
+    assert_eq!(first_shown("-8 >>> 28"), "15");
+    assert_eq!(first_shown("shiftrightunsigned(-8L, 60)"), "15");
+    assert_eq!(first_shown("bit_count(-1)"), "64");
+    assert_eq!(first_shown("bit_count(true)"), "1");
+    assert_eq!(first_shown("getbit(11, 3)"), "1");
+    assert_eq!(first_shown("getbit(11, 2)"), "0");
+    assert_eq!(values_of("5 & i").data_type(), &DataType::Int32);
+    let b = batch();
+    let e = bind(
+        &parse_expr("getbit(11, 32)").expect("parses"),
+        &BindContext::new(&b.schema()),
+    )
+    .expect("binds");
+    let err = evaluate(&e, &b).expect_err("bit 32 of an INT");
+    assert!(err.to_string().contains("BIT_POSITION_RANGE"), "{err}");
+}
+
+#[test]
+fn arrays_and_maps_follow_spark() {
+    assert_eq!(first_shown("array(1, 2, 3)"), "[1, 2, 3]");
+    assert_eq!(first_shown("array(1, 2, 3)[0]"), "1");
+    assert_eq!(first_shown("element_at(array(1, 2, 3), -1)"), "3");
+    assert_eq!(first_shown("get(array(1, 2, 3), 3)"), "");
+    assert_eq!(first_shown("size(array(1, NULL))"), "2");
+    assert_eq!(first_shown("array_contains(array(1, NULL), 2)"), "");
+    assert_eq!(first_shown("array_contains(array(1, NULL), 1)"), "true");
+    assert_eq!(first_shown("sort_array(array(3, NULL, 1))"), "[, 1, 3]");
+    assert_eq!(
+        first_shown("sort_array(array(3, NULL, 1), false)"),
+        "[3, 1, ]"
+    );
+    assert_eq!(first_shown("array_compact(array(1, NULL, 2))"), "[1, 2]");
+    assert_eq!(first_shown("array_append(array(1), 2)"), "[1, 2]");
+    assert_eq!(first_shown("array_prepend(array(1), 2)"), "[2, 1]");
+    assert_eq!(first_shown("map(1, 'a', 2, 'b')[2]"), "b");
+    assert_eq!(first_shown("map_keys(map(1, 'a', 2, 'b'))"), "[1, 2]");
+    assert_eq!(first_shown("element_at(map('k', 1.5), 'x')"), "");
+    // Element types widen as Spark's: an INT and a DOUBLE make an array of DOUBLE.
+    assert_eq!(
+        values_of("array(1, 2.5D)").data_type(),
+        &DataType::List(Arc::new(Field::new("element", DataType::Float64, true)))
+    );
+    let b = batch();
+    for (text, class) in [
+        ("array(1, 2)[2]", "INVALID_ARRAY_INDEX"),
+        ("element_at(array(1, 2), 0)", "INVALID_INDEX_OF_ZERO"),
+        ("map(1, 'a', 1, 'b')", "DUPLICATED_MAP_KEY"),
+    ] {
+        let e = bind(
+            &parse_expr(text).expect("parses"),
+            &BindContext::new(&b.schema()),
+        )
+        .expect("binds");
+        let err = evaluate(&e, &b).expect_err(text);
+        assert!(err.to_string().contains(class), "{text}: {err}");
+    }
+}

@@ -9,6 +9,8 @@
 //! Arguments arrive as [`ColumnarValue`]s; [`Args`] gives each function row-wise typed views
 //! in which a literal argument reads as the same value on every row.
 
+pub mod bitwise;
+pub mod collections;
 pub mod datetime;
 mod format;
 pub mod math;
@@ -30,6 +32,8 @@ use crate::expr::{Expr, Literal};
 use crate::physical::PhysicalExpr;
 use crate::types::{comparison_type, spark_equivalent, spark_type_name};
 
+pub use bitwise::BitwiseFn;
+pub use collections::CollectionFn;
 pub use datetime::DateFn;
 pub use format::Pattern as DateTimePattern;
 pub use math::MathFn;
@@ -51,6 +55,10 @@ pub enum ScalarFunction {
     Coalesce,
     /// `named_struct` / `struct`: a struct of the arguments, fields named so.
     Struct(Vec<String>),
+    /// Arrays and maps: `array`, `map`, `element_at`, `size`, `array_contains`, ...
+    Collection(CollectionFn),
+    /// Bits of integers: `&`, `|`, `^`, `~`, shifts, `bit_count`, `getbit`.
+    Bitwise(BitwiseFn),
 }
 
 impl ScalarFunction {
@@ -63,6 +71,8 @@ impl ScalarFunction {
             ScalarFunction::Date(f) => f.name(),
             ScalarFunction::Coalesce => "coalesce",
             ScalarFunction::Struct(_) => "named_struct",
+            ScalarFunction::Collection(f) => f.name(),
+            ScalarFunction::Bitwise(f) => f.name(),
         }
     }
 
@@ -75,6 +85,8 @@ impl ScalarFunction {
             ScalarFunction::Regex(f) => f.evaluate(&args)?,
             ScalarFunction::Date(f) => f.evaluate(&args)?,
             ScalarFunction::Struct(names) => structs::evaluate(names, &args)?,
+            ScalarFunction::Collection(f) => f.evaluate(&args)?,
+            ScalarFunction::Bitwise(f) => f.evaluate(&args)?,
             ScalarFunction::Coalesce => {
                 let mut acc = args.full(0)?;
                 for i in 1..args.len() {
@@ -252,6 +264,27 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "date",
     "timestamp",
     "timestamp_ntz",
+    "array",
+    "map",
+    "size",
+    "cardinality",
+    "array_size",
+    "element_at",
+    "try_element_at",
+    "get",
+    "array_contains",
+    "sort_array",
+    "array_append",
+    "array_prepend",
+    "array_compact",
+    "map_keys",
+    "map_values",
+    "shiftleft",
+    "shiftright",
+    "shiftrightunsigned",
+    "bit_count",
+    "getbit",
+    "bit_get",
 ];
 
 /// Binds a call of `name` over bound `args`; `expr` is the whole call, for messages.
@@ -269,6 +302,14 @@ pub fn bind_call(
         return call.coalesce(args);
     }
     let bound = match structs::bind(&call, args)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match collections::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match bitwise::bind(&call, bound)? {
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
     };

@@ -93,6 +93,7 @@ pub fn plan_sql(
         )));
     }
     let statement = statements.remove(0);
+    check_parsed_depth(&statement)?;
     let Statement::Query(mut query) = statement else {
         return Err(FerroError::Unsupported(format!(
             "only queries (SELECT, VALUES, WITH ...) and EXPLAIN run here, not `{}`",
@@ -107,6 +108,37 @@ pub fn plan_sql(
         Some(mode) => SqlStatement::Explain(plan, mode),
         None => SqlStatement::Query(plan),
     })
+}
+
+/// Refuses a statement holding an expression deeper than [`ferrospark_expr::MAX_EXPR_DEPTH`]
+/// as soon as it is parsed, in one walk that stops at the limit: planning a tree that deep
+/// (a 50,000-term `1 + 1 + ...`) costs time with the square of its depth before the plan's
+/// own check could refuse it.
+fn check_parsed_depth(statement: &Statement) -> Result<()> {
+    use sqlparser::ast::{Visit, Visitor};
+    struct Depth(usize);
+    impl Visitor for Depth {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
+            if !matches!(e, ast::Expr::Nested(_)) {
+                self.0 += 1;
+                if self.0 > ferrospark_expr::MAX_EXPR_DEPTH {
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        }
+        fn post_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
+            if !matches!(e, ast::Expr::Nested(_)) {
+                self.0 -= 1;
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    match statement.visit(&mut Depth(0)) {
+        ControlFlow::Break(()) => Err(ferrospark_expr::too_deep_error("deeper than")),
+        ControlFlow::Continue(()) => Ok(()),
+    }
 }
 
 /// Replaces calls of SQL functions (`CREATE FUNCTION`) by their bodies; a select item that

@@ -346,25 +346,21 @@ fn range_bounded(
     condition: Option<&Expr>,
 ) -> bool {
     let Some(c) = condition else { return false };
-    this.watermark_column.is_some()
-        && other_schema
-            .fields()
-            .iter()
-            .filter(|f| matches!(f.data_type(), DataType::Timestamp(_, _)))
-            .any(|f| {
-                let o = JoinInput {
-                    watermark_column: Some(f.name().clone()),
-                    ..other.clone()
-                };
-                super::predicates::state_value_watermark(this, &o, c, 0).is_some()
-            })
+    // The bound must come from the other side's watermarked column (Spark's attributes
+    // "with event watermark").
+    let watermarked = other
+        .watermark_column
+        .as_deref()
+        .is_some_and(|w| other_schema.field_with_name(w).is_ok());
+    watermarked && super::predicates::state_value_watermark(this, other, c, 0).is_some()
 }
 
 /// Spark's check of an outer or semi stream-stream join (its `UnsupportedOperationChecker`):
-/// a watermarked join key, or a watermark on the nullable side with a range condition
-/// bounding it (either side for a full outer join). Spark checks the nullable side, so a
-/// left outer join with only the right side watermarked passes, though its left rows
-/// are never freed.
+/// a watermarked join key, or a range condition that bounds the rows the join keeps
+/// unmatched from below by the other side's watermark (the left side's for a left outer or
+/// semi join, the right side's for a right outer join, either for a full outer join), so
+/// that state can be evicted. A left outer join on `lt <= rt` only bounds the left rows
+/// from above, and is refused as Spark refuses it.
 fn check_evictable(
     join_type: StreamJoinType,
     spec: &StreamJoinSpec,
@@ -384,8 +380,8 @@ fn check_evictable(
     let left_ok = || range_bounded(left, right, &spec.right_schema, c);
     let ok = match join_type {
         StreamJoinType::Inner => true,
-        StreamJoinType::LeftOuter | StreamJoinType::LeftSemi => right_ok(),
-        StreamJoinType::RightOuter => left_ok(),
+        StreamJoinType::LeftOuter | StreamJoinType::LeftSemi => left_ok(),
+        StreamJoinType::RightOuter => right_ok(),
         StreamJoinType::FullOuter => left_ok() || right_ok(),
     };
     if ok {
