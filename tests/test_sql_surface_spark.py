@@ -233,3 +233,35 @@ def test_cast_text_to_timestamp_reads_the_session_zone(views):
     # The zone is read when the query runs: SET changes the answer.
     s.sql("SET spark.sql.session.timeZone=UTC")
     assert arrow_rows(s.sql(q).toArrow())[0][0] == 1577836800
+
+
+def test_conf_is_a_runtime_config_as_pysparks():
+    s = fs.Session()
+    s.conf.set("spark.sql.ansi.enabled", False)
+    assert s.conf.get("spark.sql.ansi.enabled") == "false"
+    assert s.conf["spark.sql.ansi.enabled"] == "false"
+    assert s.sql("SELECT 1 / 0 AS x").toArrow().column("x").to_pylist() == [None]
+    assert s.conf.isModifiable("spark.sql.ansi.enabled")
+    s.conf.unset("spark.sql.ansi.enabled")
+    assert "spark.sql.ansi.enabled" not in s.conf
+    assert s.conf.get("spark.sql.ansi.enabled", "true") == "true"
+    with pytest.raises(fs.SparkArithmeticError):
+        s.sql("SELECT 1 / 0 AS x").toArrow()
+    with pytest.raises(fs.ConfigError):
+        s.conf.set("spark.sql.ansi.enabled", "sometimes")
+    assert s.conf.getAll == {}
+
+
+BYTES_QUERIES = [
+    "SELECT id, hex(id) AS a, hex(-id) AS b, hex(name) AS c, unhex(hex(name)) AS d, unhex('zz') AS e, unhex('F') AS f FROM emp",
+    "SELECT id, to_binary(hex(name)) AS a, to_binary(name, 'utf-8') AS b, to_binary(base64(name), 'base64') AS c, base64(name) AS d FROM emp",
+    "SELECT id, encode(name, 'UTF-8') AS a, encode(name, 'US-ASCII') AS b, decode(encode(name, 'ISO-8859-1'), 'ISO-8859-1') AS c FROM emp",
+    "SELECT id, elt(2, name, 'x', NULL) AS a, elt(3, name, 'x', NULL) AS b, elt(CAST(NULL AS INT), 'p') AS c FROM emp",
+    "SELECT id, nullifzero(dept - 10) AS a, zeroifnull(dept) AS b, bit_count(id) AS c, getbit(id, 1) AS d, id << 2 AS e, -id >>> 28 AS f, ~id AS g, id & 3 AS h FROM emp",
+]
+
+
+@pytest.mark.parametrize("q", BYTES_QUERIES)
+def test_bytes_and_bits_match_spark(views, q):
+    s, spark = views
+    check_rows(q, arrow_rows(s.sql(q).toArrow()), spark_rows(spark.sql(q)), ordered=False)

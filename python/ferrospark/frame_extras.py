@@ -173,7 +173,7 @@ class DataFrameExtras:
             raise AnalysisError(
                 f"[NUM_COLUMNS_MISMATCH] toDF needs {len(names)} names, got {len(cols)}: {list(cols)}"
             )
-        return self.select(*[col(f"`{o}`").alias(n) for o, n in zip(names, cols)])
+        return self.select(*[col(o).alias(n) for o, n in zip(names, cols)])
 
     def to(self: DataFrame, schema: Any) -> DataFrame:
         """The columns of ``schema`` (a PySpark ``StructType``, a ``pyarrow.Schema`` or DDL
@@ -188,7 +188,7 @@ class DataFrameExtras:
             fields = [(f.name, spark_type_name(f.type)) for f in schema]
         else:
             fields = [(f.name, f.dataType.simpleString()) for f in schema.fields]
-        return self.select(*[col(f"`{n}`").cast(t).alias(n) for n, t in fields])
+        return self.select(*[col(n).cast(t).alias(n) for n, t in fields])
 
     def withMetadata(self: DataFrame, columnName: str, metadata: dict[str, Any]) -> DataFrame:  # noqa: N802, N803
         """The DataFrame unchanged: ferrospark keeps no column metadata."""
@@ -203,7 +203,7 @@ class DataFrameExtras:
         result to ``select``."""
         pattern = colName[1:-1] if colName.startswith("`") and colName.endswith("`") else colName
         rx = re.compile(pattern)
-        return [col(f"`{c}`") for c in self.columns if rx.fullmatch(c)]
+        return [col(c) for c in self.columns if rx.fullmatch(c)]
 
     def transform(self: DataFrame, func: Callable[..., DataFrame], *args: Any, **kwargs: Any) -> DataFrame:
         """``func(self, *args, **kwargs)``: chains custom transformations."""
@@ -230,7 +230,7 @@ class DataFrameExtras:
         for batch in reader:
             names = batch.schema.names
             for values in zip(*(c.to_pylist() for c in batch.columns)):
-                yield Row.from_values(names, values) if hasattr(Row, "from_values") else Row(values)
+                yield Row(values, names)
 
     def foreach(self: DataFrame, f: Callable[[Any], None]) -> None:
         """Calls ``f`` on each row."""
@@ -249,7 +249,11 @@ class DataFrameExtras:
         out = JsonLines()
         for row in table.to_pylist():
             out.append(
-                json.dumps({k: _json_value(v) for k, v in row.items() if v is not None}, ensure_ascii=False)
+                json.dumps(
+                    {k: _json_value(v) for k, v in row.items() if v is not None},
+                    ensure_ascii=False,
+                    separators=(",", ":"),
+                )
             )
         return out
 
@@ -416,9 +420,9 @@ class DataFrameExtras:
             )
         parts = [
             self.select(
-                *[col(f"`{i}`") for i in id_names],
+                *[col(i) for i in id_names],
                 lit(v).alias(variableColumnName),
-                col(f"`{v}`").alias(valueColumnName),
+                col(v).alias(valueColumnName),
             )
             for v in value_names
         ]
@@ -723,30 +727,28 @@ class _Pivot:
         keys = [k if isinstance(k, str) else str(k) for k in self._grouped._keys]
         values = self._values
         if values is None:
-            seen = df.select(col(f"`{self._col}`")).distinct().toArrow().column(0).to_pylist()
+            seen = df.select(col(self._col)).distinct().toArrow().column(0).to_pylist()
             values = sorted(seen, key=lambda v: (v is not None, v))
-        base = df.select(*[col(f"`{k}`") for k in keys]).distinct() if keys else None
+        base = df.select(*[col(k) for k in keys]).distinct() if keys else None
         out = base
         for v in values:
-            cond = col(f"`{self._col}`").isNull() if v is None else col(f"`{self._col}`") == lit(v)
+            cond = col(self._col).isNull() if v is None else col(self._col) == lit(v)
             part = df.filter(cond).groupBy(*keys).agg(*exprs)
             names = [c for c in part.columns if c not in keys]
             label = "null" if v is None else str(v)
             renamed = {n: (label if len(names) == 1 else f"{label}_{n}") for n in names}
-            part = part.select(
-                *[col(f"`{k}`") for k in keys], *[col(f"`{n}`").alias(renamed[n]) for n in names]
-            )
+            part = part.select(*[col(k) for k in keys], *[col(n).alias(renamed[n]) for n in names])
             if out is None:
                 out = part
             else:
                 suffix = [f"__r_{k}" for k in keys]
                 right = part.select(
-                    *[col(f"`{k}`").alias(s) for k, s in zip(keys, suffix)],
-                    *[col(f"`{renamed[n]}`") for n in names],
+                    *[col(k).alias(s) for k, s in zip(keys, suffix)],
+                    *[col(renamed[n]) for n in names],
                 )
                 cond_join = None
                 for k, s in zip(keys, suffix):
-                    c = col(f"`{k}`").eqNullSafe(col(f"`{s}`"))
+                    c = col(k).eqNullSafe(col(s))
                     cond_join = c if cond_join is None else cond_join & c
                 out = out.join(right, cond_join, "left").drop(*suffix)
         if out is None:

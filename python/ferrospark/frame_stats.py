@@ -11,6 +11,7 @@ returns them for data of this size (the value whose rank first reaches ``p * n``
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -24,12 +25,16 @@ if TYPE_CHECKING:
 _NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double")
 
 
+def _is_integral(t: str) -> bool:
+    return t in ("tinyint", "smallint", "int", "bigint")
+
+
 def _is_numeric(t: str) -> bool:
     return t in _NUMERIC or t.startswith("decimal")
 
 
 def _q(name: str) -> Column:
-    return col(f"`{name}`")
+    return col(name)
 
 
 def _subset(df: DataFrame, subset: Any) -> list[str]:
@@ -260,6 +265,8 @@ def _stat_text(v: Any) -> str | None:
         from ._java import java_double_text
 
         return java_double_text(v)
+    if isinstance(v, Decimal):
+        return format(v, "f")
     return str(v)
 
 
@@ -280,7 +287,7 @@ def summary(df: DataFrame, cols: list[str], stats: list[str]) -> DataFrame:
             if stat == "count":
                 v = _stat_text(df.agg(count(c)).collect()[0][0])
             elif stat == "mean":
-                v = _stat_text(df.agg(avg(c.cast("double"))).collect()[0][0]) if numeric else None
+                v = _stat_text(df.agg(avg(c)).collect()[0][0]) if numeric else None
             elif stat == "stddev":
                 v = _stat_text(df.agg(stddev(c.cast("double"))).collect()[0][0]) if numeric else None
             elif stat in ("min", "max"):
@@ -292,13 +299,8 @@ def summary(df: DataFrame, cols: list[str], stats: list[str]) -> DataFrame:
                 else:
                     xs = sorted(x for x in table.column(n).to_pylist() if x is not None)
                     q = _quantile([float(x) for x in xs], float(stat[:-1]) / 100) if xs else None
-                    v = (
-                        None
-                        if q is None
-                        else _stat_text(
-                            q if types[n] in ("float", "double") else int(q) if float(q).is_integer() else q
-                        )
-                    )
+                    # Integers keep their type; decimals and floats print as doubles.
+                    v = None if q is None else _stat_text(int(q) if _is_integral(types[n]) else float(q))
             else:
                 raise AnalysisError(
                     f"[SUMMARY_STATISTIC] unknown statistic {stat!r}: use count, mean, stddev, min, max or a percentile such as 25%"

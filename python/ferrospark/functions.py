@@ -445,6 +445,58 @@ csc = _scalar("csc")
 cot = _scalar("cot")
 
 
+character_length = _scalar("character_length")
+lcase = _scalar("lcase")
+ucase = _scalar("ucase")
+isnotnull = _scalar("isnotnull")
+e = _scalar("e")
+pi = _scalar("pi")
+extract = _scalar("extract")
+position = _scalar("position")
+regexp = _scalar("regexp")
+regexp_like = _scalar("regexp_like")
+named_struct = _scalar("named_struct")
+
+
+def struct(*cols: ColumnOrName) -> Column:
+    """A STRUCT of the columns, fields named after them (``col1``, ... for expressions)."""
+    if len(cols) == 1 and isinstance(cols[0], (list, tuple, set)):
+        cols = tuple(cols[0])
+    return _call("struct", *cols)
+
+
+# -- bytes -----------------------------------------------------------------------------------
+
+hex = _scalar("hex")  # noqa: A001 - Spark's name
+unhex = _scalar("unhex")
+base64 = _scalar("base64")
+unbase64 = _scalar("unbase64")
+nullifzero = _scalar("nullifzero")
+zeroifnull = _scalar("zeroifnull")
+
+
+def to_binary(col: ColumnOrName, format: Any = None) -> Column:  # noqa: A002 - PySpark's name
+    """Text as bytes: hex digits (the default), ``'utf-8'`` or ``'base64'``."""
+    if format is None:
+        return _call("to_binary", col)
+    return _call_mixed("to_binary", _c(col), _l(format))
+
+
+def encode(col: ColumnOrName, charset: str) -> Column:
+    """Text as bytes in ``charset`` (UTF-8, US-ASCII, ISO-8859-1)."""
+    return _call_mixed("encode", _c(col), lit(charset))
+
+
+def decode(col: ColumnOrName, charset: str) -> Column:
+    """Bytes read as text in ``charset``."""
+    return _call_mixed("decode", _c(col), lit(charset))
+
+
+def elt(*inputs: ColumnOrName) -> Column:
+    """The n-th (1-based, the first argument) of the other arguments."""
+    return _call("elt", *inputs)
+
+
 # -- bits ------------------------------------------------------------------------------------
 
 
@@ -569,6 +621,28 @@ def count_if(c: ColumnOrName) -> AggColumn:
 
 
 __all__ = [
+    "hex",
+    "unhex",
+    "base64",
+    "unbase64",
+    "nullifzero",
+    "zeroifnull",
+    "to_binary",
+    "encode",
+    "decode",
+    "elt",
+    "character_length",
+    "e",
+    "extract",
+    "isnotnull",
+    "lcase",
+    "named_struct",
+    "pi",
+    "position",
+    "regexp",
+    "regexp_like",
+    "struct",
+    "ucase",
     "shiftleft",
     "shiftright",
     "shiftrightunsigned",

@@ -103,9 +103,9 @@ class Session:
         if verb == "RESET":
             if key is None:
                 self._conf.clear()
+                self._engine = None
             else:
-                self._conf.pop(key, None)
-            self._engine = None
+                self.unset(key)
             return self.createDataFrame(pa.table({}))
         if key is None:
             items = sorted(self._conf.items())
@@ -162,9 +162,16 @@ class Session:
         return self._query_engine.drop_view(viewName)
 
     @property
-    def conf(self) -> dict[str, str]:
-        """A copy of the configuration."""
-        return dict(self._conf)
+    def conf(self) -> RuntimeConfig:
+        """PySpark's ``RuntimeConfig``: ``conf.set(k, v)``, ``conf.get(k[, default])``,
+        ``conf.unset(k)``, ``conf.isModifiable(k)``, ``conf.getAll``; also a dict of the
+        settings as they are now (``s.conf["spark.sql.ansi.enabled"]``)."""
+        return RuntimeConfig(self)
+
+    def unset(self, key: str) -> None:
+        """Removes one key: its default applies again."""
+        if self._conf.pop(key, None) is not None:
+            self._engine = None
 
     def read_parquet(
         self,
@@ -231,6 +238,38 @@ class Session:
     def __repr__(self) -> str:
         on = ", spark=..." if self._spark is not None else ""
         return f"Session(conf={self._conf!r}{on})"
+
+
+class RuntimeConfig(dict):
+    """A session's settings (a dict of them as they were read) whose ``set`` / ``unset``
+    change the session, as PySpark's ``spark.conf``."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session._conf)
+        self._session = session
+
+    def set(self, key: str, value: object) -> None:
+        """Sets ``key`` for the session's next queries (bad values raise ``ConfigError``)."""
+        self._session.set(key, value)
+        self[key] = self._session._conf[key]
+
+    def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+        """The value of ``key``, else ``default``."""
+        return self._session._conf.get(key, default)
+
+    def unset(self, key: str) -> None:
+        """Removes ``key``: its default applies again."""
+        self._session.unset(key)
+        self.pop(key, None)
+
+    def isModifiable(self, key: str) -> bool:  # noqa: N802 - PySpark's name
+        """True: every setting of a ferrospark session applies to its next query."""
+        return True
+
+    @property
+    def getAll(self) -> dict[str, str]:  # noqa: N802 - PySpark's name
+        """Every setting made."""
+        return dict(self._session._conf)
 
 
 class DataFrameReader:

@@ -115,7 +115,7 @@ impl FerroError {
                 FerroError::Arithmetic(format!("[CAST_INVALID_INPUT] {m}"))
             }
             A::InvalidArgumentError(m) if m.contains("overflow") || m.contains("too large") => {
-                FerroError::Arithmetic(format!("[NUMERIC_VALUE_OUT_OF_RANGE] {m}"))
+                FerroError::Arithmetic(format!("[NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION] {m}"))
             }
             A::ExternalError(e) => match e.downcast::<FerroError>() {
                 Ok(fe) => *fe,

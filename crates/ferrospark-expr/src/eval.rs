@@ -711,7 +711,7 @@ fn decimal_scale(a: &ArrayRef) -> Result<i32> {
 
 fn decimal_overflow(op: BinaryOp, p: u8, s: i32) -> FerroError {
     FerroError::Arithmetic(format!(
-        "[NUMERIC_VALUE_OUT_OF_RANGE] a {} result does not fit DECIMAL({p},{s}). Cast the operands to a wider decimal or to DOUBLE.",
+        "[NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION] a {} result does not fit DECIMAL({p},{s}). Cast the operands to a wider decimal or to DOUBLE.",
         op.sql()
     ))
 }

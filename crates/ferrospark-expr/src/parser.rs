@@ -668,6 +668,11 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
         }
         other => return Err(unsupported(format!("arguments {other}"), text)),
     };
+    if name == "count" && args.is_empty() {
+        return Err(FerroError::Analysis(format!(
+            "[WRONG_NUM_ARGS.WITH_SUGGESTION] The `count` requires >= 1 parameters but the actual number is 0. Please write count(*) to count rows (or set \"spark.sql.legacy.allowParameterlessCount\" to \"true\"). SQLSTATE: 42605 in \"{text}\""
+        )));
+    }
     let ignore_nulls = matches!(f.null_treatment, Some(ast::NullTreatment::IgnoreNulls));
     // `agg(x) FILTER (WHERE c)` reads each argument as `CASE WHEN c THEN x END`: the rows `c`
     // rejects reach the aggregate as NULLs, which every aggregate taken here skips. Those that
@@ -734,6 +739,21 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
             let (expr, pattern) = two(args)?;
             Expr::StringMatch { op, expr, pattern }
         }
+        // Spark's shorthands: `nullifzero(x)` is `nullif(x, 0)`, `zeroifnull(x)` `nvl(x, 0)`.
+        "nullifzero" | "zeroifnull" if args.len() == 1 => Expr::Function {
+            name: if name == "nullifzero" {
+                "nullif"
+            } else {
+                "nvl"
+            }
+            .into(),
+            args: vec![
+                args.into_iter()
+                    .next()
+                    .expect("one argument, checked above"),
+                Expr::Literal(Literal::integer(0)),
+            ],
+        },
         // Spark's cast aliases: `int(x)` is `CAST(x AS INT)`.
         "boolean" | "tinyint" | "smallint" | "int" | "bigint" | "float" | "double" | "decimal"
         | "string" | "binary" | "date" | "timestamp" | "timestamp_ntz"

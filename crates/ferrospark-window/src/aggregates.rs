@@ -308,7 +308,7 @@ fn sum(
 
 fn decimal_out_of_range(what: &str, p: u8, s: i8) -> FerroError {
     FerroError::Arithmetic(format!(
-        "[NUMERIC_VALUE_OUT_OF_RANGE] a window {what} does not fit decimal({p},{s}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
+        "[NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION] a window {what} does not fit decimal({p},{s}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
     ))
 }
 

@@ -366,7 +366,7 @@ impl DecimalSumAccumulator {
 
     fn overflow_error(&self) -> FerroError {
         FerroError::Arithmetic(format!(
-            "[NUMERIC_VALUE_OUT_OF_RANGE] The sum cannot be represented as Decimal({}, {}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error, and return NULL instead.",
+            "[NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION] The sum cannot be represented as Decimal({}, {}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error, and return NULL instead.",
             self.result.0, self.result.1
         ))
     }

@@ -386,7 +386,7 @@ fn make_map(args: &Args, out_type: &DataType) -> Result<ArrayRef> {
     };
     let keys = pick(0)?;
     let values = pick(1)?;
-    if keys.null_count() > 0 {
+    if keys.logical_null_count() > 0 {
         return Err(FerroError::Arithmetic(
             "[NULL_MAP_KEY] Cannot use null as map key. SQLSTATE: 2200E".into(),
         ));

@@ -9,6 +9,7 @@
 //! Arguments arrive as [`ColumnarValue`]s; [`Args`] gives each function row-wise typed views
 //! in which a literal argument reads as the same value on every row.
 
+pub mod binary;
 pub mod bitwise;
 pub mod collections;
 pub mod datetime;
@@ -32,6 +33,7 @@ use crate::expr::{Expr, Literal};
 use crate::physical::PhysicalExpr;
 use crate::types::{comparison_type, spark_equivalent, spark_type_name};
 
+pub use binary::BinaryFn;
 pub use bitwise::BitwiseFn;
 pub use collections::CollectionFn;
 pub use datetime::DateFn;
@@ -59,6 +61,8 @@ pub enum ScalarFunction {
     Collection(CollectionFn),
     /// Bits of integers: `&`, `|`, `^`, `~`, shifts, `bit_count`, `getbit`.
     Bitwise(BitwiseFn),
+    /// Bytes: `hex`, `unhex`, `to_binary`, `encode`, `decode`, `base64`, `elt`.
+    Binary(BinaryFn),
 }
 
 impl ScalarFunction {
@@ -73,6 +77,7 @@ impl ScalarFunction {
             ScalarFunction::Struct(_) => "named_struct",
             ScalarFunction::Collection(f) => f.name(),
             ScalarFunction::Bitwise(f) => f.name(),
+            ScalarFunction::Binary(f) => f.name(),
         }
     }
 
@@ -87,6 +92,7 @@ impl ScalarFunction {
             ScalarFunction::Struct(names) => structs::evaluate(names, &args)?,
             ScalarFunction::Collection(f) => f.evaluate(&args)?,
             ScalarFunction::Bitwise(f) => f.evaluate(&args)?,
+            ScalarFunction::Binary(f) => f.evaluate(&args)?,
             ScalarFunction::Coalesce => {
                 let mut acc = args.full(0)?;
                 for i in 1..args.len() {
@@ -285,6 +291,16 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "bit_count",
     "getbit",
     "bit_get",
+    "hex",
+    "unhex",
+    "to_binary",
+    "encode",
+    "decode",
+    "base64",
+    "unbase64",
+    "elt",
+    "nullifzero",
+    "zeroifnull",
 ];
 
 /// Binds a call of `name` over bound `args`; `expr` is the whole call, for messages.
@@ -310,6 +326,10 @@ pub fn bind_call(
         Bound::NotMine(a) => a,
     };
     let bound = match bitwise::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match binary::bind(&call, bound)? {
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
     };

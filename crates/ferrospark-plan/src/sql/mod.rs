@@ -356,6 +356,15 @@ impl<'a> SqlPlanner<'a> {
             if with.recursive {
                 return Err(FerroError::Unsupported("WITH RECURSIVE".into()));
             }
+            let mut seen = std::collections::HashSet::new();
+            for cte in &with.cte_tables {
+                if !seen.insert(cte.alias.name.value.to_ascii_lowercase()) {
+                    return Err(FerroError::Analysis(format!(
+                        "[DUPLICATED_CTE_NAMES] CTE definition can't have duplicate names: `{}`. SQLSTATE: 42602",
+                        cte.alias.name.value
+                    )));
+                }
+            }
             self.ctes.borrow_mut().push(HashMap::new());
             for cte in &with.cte_tables {
                 let plan = self.query(&cte.query, outer)?;
