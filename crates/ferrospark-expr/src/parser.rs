@@ -668,6 +668,9 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
         }
         other => return Err(unsupported(format!("arguments {other}"), text)),
     };
+    if let Some(e) = timestamp_unit_call(&name, &args, text)? {
+        return Ok(e);
+    }
     if name == "count" && args.is_empty() {
         return Err(FerroError::Analysis(format!(
             "[WRONG_NUM_ARGS.WITH_SUGGESTION] The `count` requires >= 1 parameters but the actual number is 0. Please write count(*) to count rows (or set \"spark.sql.legacy.allowParameterlessCount\" to \"true\"). SQLSTATE: 42605 in \"{text}\""
@@ -777,6 +780,53 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
         "isnotnull" => Expr::IsNotNull(two_or_one(args, &name, text)?),
         _ => Expr::Function { name, args },
     })
+}
+
+/// `timestampdiff(unit, a, b)` (also `datediff` / `date_diff` / `timestamp_diff` with a unit)
+/// for the units of a fixed length: the difference of the microseconds truncated to whole
+/// units, as Java's `ChronoUnit.between` counts them (in the session zone's wall clock, which
+/// differs from this by the hour a daylight-saving change adds or removes). The month-based
+/// differences and `timestampadd` (`dateadd` / `date_add` with a unit) are refused as not yet
+/// supported rather than answered by another rule.
+fn timestamp_unit_call(name: &str, args: &[Expr], text: &str) -> Result<Option<Expr>> {
+    let adding = matches!(
+        name,
+        "timestampadd" | "dateadd" | "date_add" | "timestamp_add"
+    );
+    let diffing = matches!(
+        name,
+        "timestampdiff" | "datediff" | "date_diff" | "timestamp_diff"
+    );
+    let (true, [Expr::Column(unit), a, b]) = (adding || diffing, args) else {
+        return Ok(None);
+    };
+    let unit = unit.to_ascii_uppercase();
+    // Microseconds per unit (0: a unit of months).
+    let micros: i64 = match unit.as_str() {
+        "MICROSECOND" => 1,
+        "MILLISECOND" => 1_000,
+        "SECOND" => 1_000_000,
+        "MINUTE" => 60_000_000,
+        "HOUR" => 3_600_000_000,
+        "DAY" | "DAYOFYEAR" => 86_400_000_000,
+        "WEEK" => 604_800_000_000,
+        "MONTH" | "QUARTER" | "YEAR" => 0,
+        _ => return Ok(None),
+    };
+    let sql = if adding {
+        return Err(FerroError::Unsupported(format!(
+            "{name}({unit}, ...) is not supported yet in \"{text}\": add an interval (ts + INTERVAL '1' {unit})"
+        )));
+    } else if micros > 0 {
+        format!(
+            "(unix_micros(CAST(({b}) AS TIMESTAMP)) - unix_micros(CAST(({a}) AS TIMESTAMP))) DIV {micros}"
+        )
+    } else {
+        return Err(FerroError::Unsupported(format!(
+            "{name}({unit}, ...): differences in months are not supported yet in \"{text}\"; use months_between"
+        )));
+    };
+    parse_expr(&sql).map(Some)
 }
 
 /// `f(...) OVER (...)`. A named window (`OVER w`) must have been replaced by its

@@ -524,19 +524,22 @@ fn contains(arr: &ArrayRef, value: &ArrayRef) -> Result<ArrayRef> {
     let elems = converter.convert_columns(std::slice::from_ref(list.values()))?;
     let wanted = converter.convert_columns(std::slice::from_ref(value))?;
     let offsets = list.offsets();
-    let vals = list.values();
+    // A NULL-typed array's elements are all NULL without a validity buffer.
+    let nulls = list.values().logical_nulls();
+    let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+    let value_nulls = value.logical_nulls();
     let out: BooleanArray = (0..list.len())
         .map(|r| {
-            if list.is_null(r) || value.is_null(r) {
+            if list.is_null(r) || value_nulls.as_ref().is_some_and(|n| n.is_null(r)) {
                 return None;
             }
             let range = offsets[r] as usize..offsets[r + 1] as usize;
             if range
                 .clone()
-                .any(|i| vals.is_valid(i) && elems.row(i) == wanted.row(r))
+                .any(|i| valid(i) && elems.row(i) == wanted.row(r))
             {
                 Some(true)
-            } else if range.clone().any(|i| vals.is_null(i)) {
+            } else if range.clone().any(|i| !valid(i)) {
                 None
             } else {
                 Some(false)
@@ -596,10 +599,12 @@ fn compact(arr: &ArrayRef) -> Result<ArrayRef> {
     let list = list_parts(arr)?;
     let offsets = list.offsets();
     let values = list.values();
+    let nulls = values.logical_nulls();
+    let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
     let rows = (0..list.len())
         .map(|r| {
             (offsets[r] as u32..offsets[r + 1] as u32)
-                .filter(|&i| values.is_valid(i as usize))
+                .filter(|&i| valid(i as usize))
                 .map(Some)
                 .collect()
         })

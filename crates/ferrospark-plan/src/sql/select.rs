@@ -99,7 +99,7 @@ impl<'a> SqlPlanner<'a> {
                     let q = q
                         .rsplit('.')
                         .next()
-                        .unwrap_or(&q)
+                        .unwrap_or(q)
                         .trim_matches('`')
                         .to_string();
                     let matching: Vec<&Attr> = from_attrs
