@@ -211,6 +211,24 @@ pub fn percentages(e: &Expr) -> Result<(Vec<f64>, bool)> {
                 .collect::<Result<Vec<_>>>()?,
             true,
         ),
+        // `array(...)` of constants folded into one list literal.
+        Expr::Literal(l) if matches!(l.data_type(), DataType::List(_)) => {
+            use arrow_array::cast::AsArray;
+            let list = l.array().as_list::<i32>();
+            if arrow_array::Array::is_null(list, 0) {
+                return Err(FerroError::Analysis(
+                    "percentile's percentage must not be NULL".into(),
+                ));
+            }
+            let values = arrow_cast::cast(&list.value(0), &DataType::Float64)?;
+            let values = values.as_primitive::<arrow_array::types::Float64Type>();
+            if arrow_array::Array::null_count(values) > 0 {
+                return Err(FerroError::Analysis(
+                    "percentile's percentage must not be NULL".into(),
+                ));
+            }
+            (values.values().to_vec(), true)
+        }
         other => (vec![literal_f64(other, "percentile's percentage")?], false),
     };
     if let Some(bad) = values.iter().find(|p| !(0.0..=1.0).contains(*p)) {
