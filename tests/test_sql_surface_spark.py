@@ -185,6 +185,7 @@ def test_set_ansi_off_changes_the_next_query():
         ("SELECT map(1, 'a', 1, 'b')", "DUPLICATED_MAP_KEY"),
         ("SELECT map(NULL, 'a')", "NULL_MAP_KEY"),
         ("SELECT size(1)", "DATATYPE_MISMATCH"),
+        ("SELECT encode('日本', 'US-ASCII')", "MALFORMED_CHARACTER_CODING"),
     ],
 )
 def test_refusals_name_spark_error_class(views, sql, error_class):
@@ -255,7 +256,8 @@ def test_conf_is_a_runtime_config_as_pysparks():
 BYTES_QUERIES = [
     "SELECT id, hex(id) AS a, hex(-id) AS b, hex(name) AS c, unhex(hex(name)) AS d, unhex('zz') AS e, unhex('F') AS f FROM emp",
     "SELECT id, to_binary(hex(name)) AS a, to_binary(name, 'utf-8') AS b, to_binary(base64(name), 'base64') AS c, base64(name) AS d FROM emp",
-    "SELECT id, encode(name, 'UTF-8') AS a, encode(name, 'US-ASCII') AS b, decode(encode(name, 'ISO-8859-1'), 'ISO-8859-1') AS c FROM emp",
+    "SELECT id, encode(name, 'UTF-8') AS a, decode(encode(name, 'UTF-8'), 'UTF-8') AS b FROM emp",
+    "SELECT id, encode(name, 'US-ASCII') AS a, decode(encode(name, 'ISO-8859-1'), 'ISO-8859-1') AS b FROM emp WHERE id IN (1, 5, 6, 7)",
     "SELECT id, elt(2, name, 'x', NULL) AS a, elt(3, name, 'x', NULL) AS b, elt(CAST(NULL AS INT), 'p') AS c FROM emp",
     "SELECT id, nullifzero(dept - 10) AS a, zeroifnull(dept) AS b, bit_count(id) AS c, getbit(id, 1) AS d, id << 2 AS e, -id >>> 28 AS f, ~id AS g, id & 3 AS h FROM emp",
 ]

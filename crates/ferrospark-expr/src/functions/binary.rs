@@ -1,7 +1,8 @@
 //! Bytes and their text forms: `hex`, `unhex`, `to_binary` (`hex`, `utf-8`, `base64`),
 //! `encode` / `decode` (UTF-8, US-ASCII, ISO-8859-1), `base64` / `unbase64`, and `elt`, as
 //! Spark computes them (`hex` of an integer is its two's complement in upper-case digits;
-//! `unhex` of text that is not hex is NULL; a character a charset cannot hold is `?`).
+//! `unhex` of text that is not hex is NULL; a character a charset cannot hold is Spark 4's
+//! `MALFORMED_CHARACTER_CODING`).
 
 use std::sync::Arc;
 
@@ -131,16 +132,18 @@ impl BinaryFn {
             }
             BinaryFn::Encode(cs) => {
                 let s = args.str(0)?;
-                let out: BinaryArray = (0..n).map(|i| s.get(i).map(|t| encode(t, cs))).collect();
-                Arc::new(out)
+                let out = (0..n)
+                    .map(|i| s.get(i).map(|t| encode(t, cs)).transpose())
+                    .collect::<Result<Vec<_>>>()?;
+                Arc::new(BinaryArray::from_iter(out))
             }
             BinaryFn::Decode(cs) => {
                 let a = args.full(0)?;
-                let out: StringArray = bytes_of(&a)?
+                let out = bytes_of(&a)?
                     .into_iter()
-                    .map(|b| b.map(|b| decode(&b, cs)))
-                    .collect();
-                Arc::new(out)
+                    .map(|b| b.map(|b| decode(&b, cs)).transpose())
+                    .collect::<Result<Vec<_>>>()?;
+                Arc::new(StringArray::from(out))
             }
             BinaryFn::Base64 => {
                 let a = args.full(0)?;
@@ -251,34 +254,53 @@ fn base64_decode(t: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-fn encode(t: &str, cs: Charset) -> Vec<u8> {
+fn charset_name(cs: Charset) -> &'static str {
     match cs {
-        Charset::Utf8 => t.as_bytes().to_vec(),
-        Charset::Ascii => t
-            .chars()
-            .map(|c| if c.is_ascii() { c as u8 } else { b'?' })
-            .collect(),
-        Charset::Latin1 => t
-            .chars()
-            .map(|c| {
-                if (c as u32) < 256 {
-                    c as u32 as u8
-                } else {
-                    b'?'
-                }
-            })
-            .collect(),
+        Charset::Utf8 => "UTF-8",
+        Charset::Ascii => "US-ASCII",
+        Charset::Latin1 => "ISO-8859-1",
     }
 }
 
-fn decode(b: &[u8], cs: Charset) -> String {
+/// Spark 4 reports a character its charset cannot hold (its legacy mode wrote `?`).
+fn malformed(what: &str, cs: Charset) -> FerroError {
+    FerroError::Arithmetic(format!(
+        "[MALFORMED_CHARACTER_CODING] Invalid value found when performing `{what}` with {} SQLSTATE: 22000",
+        charset_name(cs)
+    ))
+}
+
+fn encode(t: &str, cs: Charset) -> Result<Vec<u8>> {
+    let limit = match cs {
+        Charset::Utf8 => return Ok(t.as_bytes().to_vec()),
+        Charset::Ascii => 128,
+        Charset::Latin1 => 256,
+    };
+    t.chars()
+        .map(|c| {
+            if (c as u32) < limit {
+                Ok(c as u32 as u8)
+            } else {
+                Err(malformed("encode", cs))
+            }
+        })
+        .collect()
+}
+
+fn decode(b: &[u8], cs: Charset) -> Result<String> {
     match cs {
-        Charset::Utf8 => String::from_utf8_lossy(b).into_owned(),
+        Charset::Utf8 => String::from_utf8(b.to_vec()).map_err(|_| malformed("decode", cs)),
         Charset::Ascii => b
             .iter()
-            .map(|&x| if x < 128 { x as char } else { '\u{FFFD}' })
+            .map(|&x| {
+                if x < 128 {
+                    Ok(x as char)
+                } else {
+                    Err(malformed("decode", cs))
+                }
+            })
             .collect(),
-        Charset::Latin1 => b.iter().map(|&x| x as char).collect(),
+        Charset::Latin1 => Ok(b.iter().map(|&x| x as char).collect()),
     }
 }
 
