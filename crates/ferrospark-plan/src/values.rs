@@ -19,12 +19,7 @@ pub fn values_plan(builder: &PlanBuilder, rows: &[Vec<Expr>]) -> Result<Arc<Logi
             "[INVALID_INLINE_TABLE.NUM_COLUMNS_MISMATCH] every VALUES row must have the same number of columns".into(),
         ));
     }
-    let empty = Arc::new(Schema::empty());
-    let one = RecordBatch::try_new_with_options(
-        empty.clone(),
-        vec![],
-        &RecordBatchOptions::new().with_row_count(Some(1)),
-    )?;
+    let (empty, one) = crate::optimizer::one_row()?;
     let ctx = BindContext::for_session(&empty, &builder.cfg);
     let mut cells: Vec<Vec<ArrayRef>> = vec![Vec::new(); width];
     for row in rows {

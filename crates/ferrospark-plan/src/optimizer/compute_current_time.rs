@@ -7,8 +7,6 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{RecordBatch, RecordBatchOptions};
-use arrow_schema::Schema;
 use ferrospark_common::{Config, Result};
 use ferrospark_expr::{bind, evaluate, BindContext, Expr, Literal};
 
@@ -34,12 +32,7 @@ impl OptimizerRule for ComputeCurrentTime {
         "ComputeCurrentTime"
     }
     fn apply(&self, plan: &Arc<LogicalPlan>, cfg: &Config) -> Result<Arc<LogicalPlan>> {
-        let empty = Arc::new(Schema::empty());
-        let one = RecordBatch::try_new_with_options(
-            empty.clone(),
-            vec![],
-            &RecordBatchOptions::new().with_row_count(Some(1)),
-        )?;
+        let (empty, one) = super::constant_folding::one_row()?;
         let ctx = BindContext::for_session(&empty, cfg);
         // current_timestamp and now read the clock once between them; current_date is then
         // read right after, in the same query.
@@ -80,6 +73,8 @@ impl OptimizerRule for ComputeCurrentTime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow_array::{RecordBatch, RecordBatchOptions};
+    use arrow_schema::Schema;
 
     fn scan_with(exprs: Vec<Expr>) -> Arc<LogicalPlan> {
         let b = crate::builder::PlanBuilder::new(Config::default());

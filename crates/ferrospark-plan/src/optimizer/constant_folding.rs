@@ -29,14 +29,20 @@ fn foldable(e: &Expr) -> bool {
     ok
 }
 
-/// `e` with every foldable subtree evaluated.
-pub fn fold(e: &Expr, cfg: &Config) -> Result<Expr> {
+/// A batch of one row and no column, to evaluate constant expressions over, and its schema.
+pub(crate) fn one_row() -> Result<(Arc<Schema>, RecordBatch)> {
     let empty = Arc::new(Schema::empty());
     let one = RecordBatch::try_new_with_options(
         empty.clone(),
         vec![],
         &RecordBatchOptions::new().with_row_count(Some(1)),
     )?;
+    Ok((empty, one))
+}
+
+/// `e` with every foldable subtree evaluated.
+pub fn fold(e: &Expr, cfg: &Config) -> Result<Expr> {
+    let (empty, one) = one_row()?;
     let ctx = BindContext::for_session(&empty, cfg);
     transform_down(e, &mut |x| {
         if !foldable(x) {

@@ -25,6 +25,7 @@ use ferrospark_common::{Config, FerroError, Result};
 pub use boolean_simplification::BooleanSimplification;
 pub use column_pruning::ColumnPruning;
 pub use compute_current_time::ComputeCurrentTime;
+pub(crate) use constant_folding::one_row;
 pub use constant_folding::ConstantFolding;
 pub use eliminate_outer_join::EliminateOuterJoin;
 pub use eliminate_subquery_aliases::EliminateSubqueryAliases;
