@@ -229,6 +229,11 @@ def percentile(c: ColumnOrName, percentage: float | Sequence[float]) -> AggColum
     return AggColumn("percentile", [_to_expr(c), p])
 
 
+def median(c: ColumnOrName) -> AggColumn:
+    """``median(c)``: the exact median (``percentile(c, 0.5)``), as a double."""
+    return _fn("median", c)
+
+
 def approx_count_distinct(c: ColumnOrName, rsd: float | None = None) -> AggColumn:
     """``approx_count_distinct(c, rsd=0.05)``: Spark's HyperLogLog++ estimate, bit for bit."""
     args = [_to_expr(c)]
@@ -311,6 +316,7 @@ __all__ = [
     "aggregate",
     "approx_count_distinct",
     "avg",
+    "median",
     "bool_and",
     "bool_or",
     "collect_list",

@@ -16,7 +16,7 @@ use crate::accumulators::distinct::DistinctSetAccumulator;
 use crate::accumulators::first_last::FirstLastAccumulator;
 use crate::accumulators::hll_acc::HllAccumulator;
 use crate::accumulators::min_max::min_max;
-use crate::accumulators::percentile::PercentileAccumulator;
+use crate::accumulators::percentile::{PercentileAccumulator, PercentileKind};
 use crate::accumulators::sum_avg::{DecimalSumAccumulator, FloatSumAccumulator, SumIntAccumulator};
 use crate::accumulators::variance::{VarianceAccumulator, VarianceKind};
 use crate::accumulators::GroupsAccumulator;
@@ -113,6 +113,8 @@ pub enum AggregateFunction {
         percentages: Vec<f64>,
         /// result is `array<double>`
         as_array: bool,
+        /// `percentile_cont` / `percentile_disc` and their ordering
+        kind: PercentileKind,
     },
     /// `approx_count_distinct(x, rsd)`
     ApproxCountDistinct {
@@ -201,6 +203,33 @@ pub fn literal_f64(e: &Expr, what: &str) -> Result<f64> {
     Ok(a.value(0))
 }
 
+/// The percentage and ordering of `percentile_cont` / `percentile_disc(p) WITHIN GROUP
+/// (ORDER BY x [DESC])` (arguments `[x, p, descending]`) and `median(x)` (0.5).
+pub fn ordered_percentile(name: &str, args: &[Expr]) -> Result<(Vec<f64>, PercentileKind)> {
+    if name == "median" {
+        return Ok((vec![0.5], PercentileKind::default()));
+    }
+    let (Some(p), Some(desc)) = (args.get(1), args.get(2)) else {
+        return Err(FerroError::Analysis(format!(
+            "[INVALID_WITHIN_GROUP_EXPRESSION.WITHIN_GROUP_MISSING] The function `{name}` requires the WITHIN GROUP (ORDER BY ...) clause"
+        )));
+    };
+    let (percentages, as_array) = percentages(p)?;
+    if as_array {
+        return Err(FerroError::Analysis(format!(
+            "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] {name}'s percentage must be one number"
+        )));
+    }
+    let descending = matches!(desc, Expr::Literal(l) if l.to_string() == "true");
+    Ok((
+        percentages,
+        PercentileKind {
+            discrete: name == "percentile_disc",
+            descending,
+        },
+    ))
+}
+
 /// The percentages of `percentile(x, p)` / `percentile(x, array(p1, ...))`, each checked to lie
 /// in `[0, 1]`, and whether they came as an array.
 pub fn percentages(e: &Expr) -> Result<(Vec<f64>, bool)> {
@@ -259,6 +288,7 @@ impl AggregateExpr {
             schema,
             session_tz: tz,
             ansi: true,
+            legacy_coding: false,
         };
         let name = call.output_name();
         let wrong_args = |n: &str| {
@@ -398,6 +428,22 @@ impl AggregateExpr {
                     AggregateFunction::Percentile {
                         percentages,
                         as_array,
+                        kind: PercentileKind::default(),
+                    },
+                    vec![cast_to(e, &DataType::Float64)],
+                )
+            }
+            "percentile_cont" | "percentile_disc" | "median" => {
+                let e = one()?;
+                if !is_numeric(&e.data_type()) {
+                    return Err(type_error(&e, "a numeric argument"));
+                }
+                let (percentages, kind) = ordered_percentile(&call.name, &call.args)?;
+                (
+                    AggregateFunction::Percentile {
+                        percentages,
+                        as_array: false,
+                        kind,
                     },
                     vec![cast_to(e, &DataType::Float64)],
                 )
@@ -621,7 +667,12 @@ impl AggregateExpr {
             AggregateFunction::Percentile {
                 percentages,
                 as_array,
-            } => Box::new(PercentileAccumulator::new(percentages.clone(), *as_array)),
+                kind,
+            } => Box::new(PercentileAccumulator::new(
+                percentages.clone(),
+                *as_array,
+                *kind,
+            )),
             AggregateFunction::ApproxCountDistinct { relative_sd } => {
                 Box::new(HllAccumulator::new(*relative_sd)?)
             }

@@ -122,6 +122,7 @@ impl AggregatePlan {
             schema,
             session_tz: tz,
             ansi,
+            legacy_coding: false,
         };
         let keys = by
             .iter()

@@ -26,6 +26,9 @@ pub struct BindContext<'a> {
     /// `spark.sql.ansi.enabled`: overflow, division by zero and bad casts raise (true) or
     /// give NULL / wrap (false).
     pub ansi: bool,
+    /// `spark.sql.legacy.codingErrorAction`: `encode` / `decode` replace a character their
+    /// charset cannot hold (`?`, U+FFFD) rather than raise.
+    pub legacy_coding: bool,
 }
 
 impl<'a> BindContext<'a> {
@@ -35,6 +38,7 @@ impl<'a> BindContext<'a> {
             schema,
             session_tz: "UTC",
             ansi: true,
+            legacy_coding: false,
         }
     }
 
@@ -45,6 +49,9 @@ impl<'a> BindContext<'a> {
             schema,
             session_tz: cfg.session_time_zone(),
             ansi: cfg.ansi_enabled().unwrap_or(true),
+            legacy_coding: cfg
+                .get_bool("spark.sql.legacy.codingErrorAction", false)
+                .unwrap_or(false),
         }
     }
 
@@ -306,17 +313,14 @@ fn typed_string(type_name: &str, value: &str, tz: &str) -> Result<Literal> {
             let tzv: arrow_array::timezone::Tz = tz.parse().map_err(|e| {
                 FerroError::Config(format!("spark.sql.session.timeZone '{tz}': {e}"))
             })?;
-            let dt = arrow_cast::parse::string_to_datetime(&tzv, value.trim())
-                .map_err(|e| bad(&e.to_string()))?;
-            Ok(Literal::timestamp_micros(dt.timestamp_micros(), Some(tz)))
+            let us = crate::cast::timestamp_text_micros(value, Some(&tzv))
+                .ok_or_else(|| bad("not a timestamp"))?;
+            Ok(Literal::timestamp_micros(us, Some(tz)))
         }
         "TIMESTAMP_NTZ" => {
-            let dt = arrow_cast::parse::string_to_datetime(&chrono::Utc, value.trim())
-                .map_err(|e| bad(&e.to_string()))?;
-            Ok(Literal::timestamp_micros(
-                dt.naive_utc().and_utc().timestamp_micros(),
-                None,
-            ))
+            let us = crate::cast::timestamp_text_micros(value, None)
+                .ok_or_else(|| bad("not a timestamp"))?;
+            Ok(Literal::timestamp_micros(us, None))
         }
         other => Err(bad(&format!("unknown literal type {other}"))),
     }
@@ -603,6 +607,18 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
                         spark_type_name(&to)
                     ),
                 ));
+            }
+            // Spark's ANSI mode refuses integers as bytes (their legacy big-endian form).
+            if ctx.ansi
+                && !matches!(expr, Expr::TryCast { .. })
+                && crate::types::is_integral(&from)
+                && matches!(to, DataType::Binary)
+            {
+                return Err(FerroError::Analysis(format!(
+                    "[DATATYPE_MISMATCH.CAST_WITH_CONF_SUGGESTION] Cannot resolve \"{expr}\" due to data type mismatch: cannot cast \"{}\" to \"BINARY\" with ANSI mode on. If you have to cast {} to BINARY, you can set \"spark.sql.ansi.enabled\" as 'false'.",
+                    spark_type_name(&from),
+                    spark_type_name(&from)
+                )));
             }
             if from == to {
                 inner

@@ -192,6 +192,30 @@ fn local_text_micros(
     }
 }
 
+/// Text read as Spark reads a TIMESTAMP (in `zone`) or, without a zone, a TIMESTAMP_NTZ:
+/// Spark's segments (one-digit fields, no seconds, a time alone, a bare date at midnight) and
+/// a zone written after the seconds, read as Spark reads zone ids (a TIMESTAMP_NTZ ignores
+/// it). `None`: not a timestamp.
+pub(crate) fn timestamp_text_micros(
+    text: &str,
+    zone: Option<&arrow_array::timezone::Tz>,
+) -> Option<i64> {
+    let t = text.trim_matches(|c: char| c.is_whitespace() || c.is_control());
+    if let Some(d) = parse_spark_date(t).filter(|_| !t.contains([':', 'T', ' '])) {
+        return midnight_micros(d, zone);
+    }
+    let read = crate::timestamp_text::read_timestamp_text(t)?;
+    match (read.zone, zone) {
+        (None, _) | (Some(_), None) => local_text_micros(&read, zone),
+        (Some(written), Some(_)) => {
+            let z = crate::timestamp_text::spark_zone_id(written)?
+                .parse::<arrow_array::timezone::Tz>()
+                .ok()?;
+            local_text_micros(&read, Some(&z))
+        }
+    }
+}
+
 /// Each text of string array `a` read by `parse` (NULL stays NULL). Text `parse` cannot
 /// read (`None`) is NULL when `safe`, else Spark's CAST_INVALID_INPUT naming `to`.
 fn parse_texts<T>(
@@ -279,26 +303,7 @@ pub fn spark_cast(
                 None => None,
             };
             let out = parse_texts(a, to, safe, |text| {
-                let t = text.trim_matches(|c: char| c.is_whitespace() || c.is_control());
-                if let Some(d) = parse_spark_date(t).filter(|_| !t.contains([':', 'T', ' '])) {
-                    // A bare date is midnight in the zone.
-                    return Ok(midnight_micros(d, zone.as_ref()));
-                }
-                Ok(match crate::timestamp_text::read_timestamp_text(t) {
-                    None => None,
-                    // Spark's segments read what Arrow's parser refuses (one-digit
-                    // fields, no seconds, a time alone); text with a zone goes on to
-                    // Arrow as before.
-                    Some(read) if read.zone.is_none() => local_text_micros(&read, zone.as_ref()),
-                    Some(_) => {
-                        let one = arrow_array::StringArray::from(vec![t]);
-                        arrow_cast::cast(&one, to).ok().and_then(|r| {
-                            let r =
-                                r.as_primitive::<arrow_array::types::TimestampMicrosecondType>();
-                            r.is_valid(0).then(|| r.value(0))
-                        })
-                    }
-                })
+                Ok(timestamp_text_micros(text, zone.as_ref()))
             })?;
             Arc::new(
                 PrimitiveArray::<arrow_array::types::TimestampMicrosecondType>::from(out)

@@ -436,6 +436,9 @@ impl Dialect for SparkDialect {
                     }),
             );
         }
+        if let Some(quantified) = like_quantified(parser, expr) {
+            return Some(quantified);
+        }
         if !parser.parse_keyword(Keyword::DIV) {
             return None;
         }
@@ -449,6 +452,67 @@ impl Dialect for SparkDialect {
                 }),
         )
     }
+}
+
+fn is_keyword(t: &Token, k: Keyword) -> bool {
+    matches!(t, Token::Word(w) if w.keyword == k)
+}
+
+/// `e [NOT] LIKE ALL|ANY|SOME (p1, p2, ...)`, as Spark's `LikeAll` / `LikeAny` (and their NOT
+/// forms) read it: the patterns' matches combined with AND (ALL) or OR (ANY), which gives their
+/// three-valued answer (a NULL pattern makes an otherwise undecided answer NULL).
+fn like_quantified(parser: &mut Parser, expr: &Expr) -> Option<Result<Expr, ParserError>> {
+    let negated = is_keyword(&parser.peek_token_ref().token, Keyword::NOT);
+    let at = usize::from(negated);
+    if !is_keyword(&parser.peek_nth_token_ref(at).token, Keyword::LIKE) {
+        return None;
+    }
+    let quantifier = &parser.peek_nth_token_ref(at + 1).token;
+    let all = is_keyword(quantifier, Keyword::ALL);
+    if !(all || is_keyword(quantifier, Keyword::ANY) || is_keyword(quantifier, Keyword::SOME)) {
+        return None;
+    }
+    if parser.peek_nth_token_ref(at + 2).token != Token::LParen {
+        return None;
+    }
+    for _ in 0..at + 3 {
+        parser.next_token();
+    }
+    if parser.consume_token(&Token::RParen) {
+        return Some(Err(ParserError::ParserError(
+            "[INVALID_SQL_SYNTAX.EMPTY_QUANTIFIED_PATTERN] Invalid SQL syntax: Expected something between '(' and ')'.".into(),
+        )));
+    }
+    let patterns = match parser.parse_comma_separated(Parser::parse_expr) {
+        Ok(p) => p,
+        Err(e) => return Some(Err(e)),
+    };
+    if let Err(e) = parser.expect_token(&Token::RParen) {
+        return Some(Err(e));
+    }
+    let op = if all {
+        BinaryOperator::And
+    } else {
+        BinaryOperator::Or
+    };
+    let combined = patterns
+        .into_iter()
+        .map(|pattern| {
+            Expr::Nested(Box::new(Expr::Like {
+                negated,
+                any: false,
+                expr: Box::new(expr.clone()),
+                pattern: Box::new(pattern),
+                escape_char: None,
+            }))
+        })
+        .reduce(|left, right| Expr::BinaryOp {
+            left: Box::new(left),
+            op: op.clone(),
+            right: Box::new(right),
+        })
+        .expect("at least one pattern");
+    Some(Ok(Expr::Nested(Box::new(combined))))
 }
 
 #[cfg(test)]
@@ -510,5 +574,32 @@ mod tests {
             text("FROM VALUES INTERVAL '1' DAY x"),
             "FROM VALUES (INTERVAL '1' DAY) AS x"
         );
+    }
+
+    fn expr(sql: &str) -> std::result::Result<String, ParserError> {
+        let tokens = tokenize(sql).expect("tokenizes");
+        Parser::new(&SparkDialect)
+            .with_tokens_with_locations(tokens)
+            .parse_expr()
+            .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn like_all_and_any_combine_their_patterns() {
+        assert_eq!(
+            expr("c LIKE ALL ('%a', p)").unwrap(),
+            "((c LIKE '%a') AND (c LIKE p))"
+        );
+        assert_eq!(
+            expr("c NOT LIKE ANY ('%a', 'b%', NULL)").unwrap(),
+            "((c NOT LIKE '%a') OR (c NOT LIKE 'b%') OR (c NOT LIKE NULL))"
+        );
+        assert_eq!(expr("c LIKE SOME ('x')").unwrap(), "((c LIKE 'x'))");
+        assert!(expr("c LIKE ALL ()")
+            .unwrap_err()
+            .to_string()
+            .contains("EMPTY_QUANTIFIED_PATTERN"));
+        // A plain LIKE is sqlparser's.
+        assert_eq!(expr("c LIKE 'a%'").unwrap(), "c LIKE 'a%'");
     }
 }

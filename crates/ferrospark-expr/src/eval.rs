@@ -962,8 +962,14 @@ fn cast_value(a: &ArrayRef, to: &DataType, mode: crate::physical::CastMode) -> R
         let trimmed: StringArray = strings.iter().map(|v| v.map(str::trim)).collect();
         let trimmed: ArrayRef = Arc::new(trimmed);
         return cast_with_options(&trimmed, to, &options).map_err(|e| {
+            // A number too wide for the decimal is Spark's out-of-range error, not bad text.
+            let class = if is_decimal(to) && e.to_string().contains("too large to store") {
+                "NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION"
+            } else {
+                "CAST_INVALID_INPUT"
+            };
             FerroError::Arithmetic(format!(
-                "[CAST_INVALID_INPUT] cannot cast STRING to {}: {e}",
+                "[{class}] cannot cast STRING to {}: {e}",
                 crate::types::spark_type_name(to)
             ))
         });

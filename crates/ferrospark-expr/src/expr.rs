@@ -526,6 +526,13 @@ pub fn strip_ids(s: &str) -> String {
 /// IGNORE NULLS left out.
 pub fn aggregate_call_name(name: &str, mut args: Vec<String>, distinct: bool) -> String {
     match name {
+        "percentile_cont" | "percentile_disc" if args.len() == 3 => {
+            let desc = if args[2] == "true" { " DESC" } else { "" };
+            return format!(
+                "{name}({}) WITHIN GROUP (ORDER BY {}{desc})",
+                args[1], args[0]
+            );
+        }
         "count" if args.is_empty() => args.push("1".into()),
         "percentile" if args.len() == 2 => args.push("1".into()),
         "approx_count_distinct" => args.truncate(1),
@@ -1069,6 +1076,19 @@ impl Expr {
                     && matches!(name.as_str(), "&" | "|" | "^" | "<<" | ">>" | ">>>") =>
             {
                 format!("({} {name} {})", args[0].spark_name(), args[1].spark_name())
+            }
+            // Spark's analyzer turns a datetime's `to_char` into `date_format` (a number's
+            // `to_char` is not supported here).
+            Expr::Function { name, args }
+                if name.eq_ignore_ascii_case("to_char")
+                    || name.eq_ignore_ascii_case("to_varchar") =>
+            {
+                format!("date_format({})", list(args))
+            }
+            Expr::Function { name, args }
+                if matches!(name.as_str(), "percentile_cont" | "percentile_disc") =>
+            {
+                aggregate_call_name(name, args.iter().map(Expr::spark_name).collect(), false)
             }
             Expr::Function { name, args } => format!("{name}({})", list(args)),
             Expr::Aggregate {

@@ -605,6 +605,65 @@ fn number_literal(n: &str, long_suffix: bool, text: &str) -> Result<Literal> {
     Literal::decimal_from_str(&lower).ok_or_else(bad)
 }
 
+/// `percentile_cont(p) WITHIN GROUP (ORDER BY v [DESC])` (and `percentile_disc`) as the
+/// aggregate over `[v, p, descending]`; other functions take no WITHIN GROUP, and these two
+/// need one, with Spark's error classes.
+fn within_group(
+    f: &ast::Function,
+    name: &str,
+    args: Vec<Expr>,
+    distinct: bool,
+    text: &str,
+) -> Result<Vec<Expr>> {
+    let ordered = matches!(name, "percentile_cont" | "percentile_disc");
+    let invalid =
+        |class: &str, what: String| FerroError::Analysis(format!("[{class}] {what} in \"{text}\""));
+    if f.within_group.is_empty() {
+        if ordered {
+            return Err(invalid(
+                "INVALID_WITHIN_GROUP_EXPRESSION.WITHIN_GROUP_MISSING",
+                format!("The function `{name}` requires the WITHIN GROUP (ORDER BY ...) clause"),
+            ));
+        }
+        return Ok(args);
+    }
+    if !ordered {
+        return Err(invalid(
+            "INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX",
+            format!("The function `{name}` does not support WITHIN GROUP"),
+        ));
+    }
+    if distinct {
+        return Err(invalid(
+            "INVALID_WITHIN_GROUP_EXPRESSION.DISTINCT_UNSUPPORTED",
+            format!("The function `{name}` does not support DISTINCT with WITHIN GROUP"),
+        ));
+    }
+    if args.len() != 1 {
+        return Err(invalid(
+            "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+            format!(
+                "The `{name}` requires 1 parameters but the actual number is {}",
+                args.len()
+            ),
+        ));
+    }
+    let [order] = &f.within_group[..] else {
+        return Err(invalid(
+            "INVALID_WITHIN_GROUP_EXPRESSION.WRONG_NUM_ORDERINGS",
+            format!(
+                "The function `{name}` requires 1 orderings in WITHIN GROUP but got {}",
+                f.within_group.len()
+            ),
+        ));
+    };
+    let descending = matches!(order.options.sort, Some(ast::OrderBySort::Desc));
+    let mut args = args;
+    args.insert(0, convert(&order.expr, text)?);
+    args.push(Expr::Literal(Literal::boolean(descending)));
+    Ok(args)
+}
+
 /// `1.5e2` as plain decimal text (`150`), as Java's `BigDecimal` reads it before Spark's
 /// DECIMAL takes it (a negative scale becomes scale 0).
 fn plain_decimal(text: &str) -> Option<String> {
@@ -668,6 +727,7 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
         }
         other => return Err(unsupported(format!("arguments {other}"), text)),
     };
+    let args = within_group(f, &name, args, distinct, text)?;
     if let Some(e) = timestamp_unit_call(&name, &args, text)? {
         return Ok(e);
     }

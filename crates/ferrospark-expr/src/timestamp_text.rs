@@ -162,6 +162,94 @@ pub fn read_timestamp_text(s: &str) -> Option<TimestampText<'_>> {
     })
 }
 
+/// The zone id text written after a timestamp names, as Spark's `getZoneId` reads it, in the
+/// form Arrow's zone parser takes: `Z`, `UTC`, `GMT`, `UT` (each optionally followed by an
+/// offset), offsets `+h`, `+hh`, `+hh:mm`, `+hhmm`, `+hh:mm:ss`, `+hhmmss`, Java's short ids
+/// (`PST`, `EST`, ...) and region ids (`Europe/Paris`). `None`: not a zone.
+pub fn spark_zone_id(text: &str) -> Option<String> {
+    let z = text.trim();
+    if z == "Z" {
+        return Some("+00:00".into());
+    }
+    let (prefixed, rest) = ["UTC", "GMT", "UT"]
+        .iter()
+        .find_map(|p| z.strip_prefix(p).map(|r| (true, r)))
+        .unwrap_or((false, z));
+    if prefixed && rest.is_empty() {
+        return Some("+00:00".into());
+    }
+    if let Some(sign) = rest.chars().next().filter(|c| *c == '+' || *c == '-') {
+        return fixed_offset(&rest[1..]).map(|(h, m)| format!("{sign}{h:02}:{m:02}"));
+    }
+    if prefixed {
+        return None;
+    }
+    // Java's `ZoneId.SHORT_IDS`.
+    let short = match z {
+        "EST" => "-05:00",
+        "MST" => "-07:00",
+        "HST" => "-10:00",
+        "ACT" => "Australia/Darwin",
+        "AET" => "Australia/Sydney",
+        "AGT" => "America/Argentina/Buenos_Aires",
+        "ART" => "Africa/Cairo",
+        "AST" => "America/Anchorage",
+        "BET" => "America/Sao_Paulo",
+        "BST" => "Asia/Dhaka",
+        "CAT" => "Africa/Harare",
+        "CNT" => "America/St_Johns",
+        "CST" => "America/Chicago",
+        "CTT" => "Asia/Shanghai",
+        "EAT" => "Africa/Addis_Ababa",
+        "ECT" => "Europe/Paris",
+        "IET" => "America/Indiana/Indianapolis",
+        "IST" => "Asia/Kolkata",
+        "JST" => "Asia/Tokyo",
+        "MIT" => "Pacific/Apia",
+        "NET" => "Asia/Yerevan",
+        "NST" => "Pacific/Auckland",
+        "PLT" => "Asia/Karachi",
+        "PNT" => "America/Phoenix",
+        "PRT" => "America/Puerto_Rico",
+        "PST" => "America/Los_Angeles",
+        "SST" => "Pacific/Guadalcanal",
+        "VST" => "Asia/Ho_Chi_Minh",
+        other => other,
+    };
+    let region = short.starts_with(['+', '-'])
+        || short
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '-' | '+'));
+    region.then(|| short.to_string())
+}
+
+/// Hours and minutes of an offset's digits (`8`, `08`, `8:00`, `0800`, `08:00:00`, `080000`);
+/// seconds must be zero (Arrow's offsets hold minutes).
+fn fixed_offset(d: &str) -> Option<(u32, u32)> {
+    let num = |s: &str| -> Option<u32> {
+        (!s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let parts: Vec<&str> = if d.contains(':') {
+        d.split(':').collect()
+    } else {
+        match d.len() {
+            1 | 2 => vec![d],
+            4 => vec![&d[..2], &d[2..]],
+            6 => vec![&d[..2], &d[2..4], &d[4..]],
+            _ => return None,
+        }
+    };
+    let (h, m, s) = match parts[..] {
+        [h] => (num(h)?, 0, 0),
+        [h, m] if m.len() == 2 => (num(h)?, num(m)?, 0),
+        [h, m, s] if m.len() == 2 && s.len() == 2 => (num(h)?, num(m)?, num(s)?),
+        _ => return None,
+    };
+    (h <= 18 && m < 60 && s == 0).then_some((h, m))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +263,22 @@ mod tests {
             l.format("%Y-%m-%d %H:%M:%S%.6f"),
             t.zone.map(|z| format!(" [{z}]")).unwrap_or_default()
         ))
+    }
+
+    #[test]
+    fn zone_ids_read_as_spark_reads_them() {
+        let id = |s: &str| spark_zone_id(s);
+        assert_eq!(id("Z").as_deref(), Some("+00:00"));
+        assert_eq!(id(" UTC").as_deref(), Some("+00:00"));
+        assert_eq!(id("UTC+080000").as_deref(), Some("+08:00"));
+        assert_eq!(id("GMT-8").as_deref(), Some("-08:00"));
+        assert_eq!(id("+8:30").as_deref(), Some("+08:30"));
+        assert_eq!(id("-0130").as_deref(), Some("-01:30"));
+        assert_eq!(id("PST").as_deref(), Some("America/Los_Angeles"));
+        assert_eq!(id("Europe/Paris").as_deref(), Some("Europe/Paris"));
+        assert_eq!(id("UTCx"), None);
+        assert_eq!(id("+19:00"), None);
+        assert_eq!(id("+08:00:30"), None);
     }
 
     /// Expectations read from PySpark 4.3's `try_cast(text AS TIMESTAMP)` in UTC.

@@ -62,7 +62,7 @@ impl<'a> Scope<'a> {
         for a in &self.attrs {
             let name_ok = self.same(&a.name, name) || a.key() == name;
             let q_ok = match q {
-                None => true,
+                None => !a.hidden || a.key() == name,
                 Some(q) => a.qualifier.as_deref().is_some_and(|aq| self.same(aq, q)),
             };
             if name_ok && q_ok && !out.iter().any(|o| o.id == a.id) {

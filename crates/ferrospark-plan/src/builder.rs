@@ -36,6 +36,9 @@ pub enum JoinOn {
     None,
     /// `USING (k1, k2)`: equal columns of these names, output once.
     Using(Vec<String>),
+    /// SQL's `USING (k1, k2)` / `NATURAL`: as `Using`, and the keys not output stay reachable
+    /// by their qualified names (`t2.k`) as hidden attributes.
+    UsingKeepingKeys(Vec<String>),
     /// An ON condition over both sides.
     Condition(Expr),
 }
@@ -71,6 +74,7 @@ impl PlanBuilder {
             qualifier: None,
             data_type,
             nullable,
+            hidden: false,
         }
     }
 
@@ -530,6 +534,7 @@ impl PlanBuilder {
             right
         };
         let (la, ra) = (left.output(), right.output());
+        let keep_keys = matches!(on, JoinOn::UsingKeepingKeys(_));
         match on {
             JoinOn::None => Ok(Arc::new(LogicalPlan::Join {
                 left,
@@ -558,7 +563,7 @@ impl PlanBuilder {
                     hint,
                 }))
             }
-            JoinOn::Using(names) => {
+            JoinOn::Using(names) | JoinOn::UsingKeepingKeys(names) => {
                 let ls = Scope::new(la.clone(), self.case_sensitive());
                 let rs = Scope::new(ra.clone(), self.case_sensitive());
                 let mut keys = Vec::new();
@@ -592,22 +597,46 @@ impl PlanBuilder {
                 // Spark's USING output: the keys (coalesced for a full join), then the other
                 // left columns, then the other right columns; a semi or anti join's keys
                 // first too, then its other left columns.
+                let out = join.output();
+                // Each key as the join outputs it (nullable on an outer side).
+                let joined = |a: &Attr| out.iter().find(|o| o.id == a.id).cloned();
                 let mut exprs: Vec<(Expr, Attr)> = Vec::new();
+                let mut hidden: Vec<(Expr, Attr)> = Vec::new();
+                let mut hide = |a: Option<Attr>| {
+                    if let Some(a) = a {
+                        let h = Attr {
+                            hidden: true,
+                            ..a.clone()
+                        };
+                        hidden.push((a.column(), h));
+                    }
+                };
                 for (l, r) in &keys {
                     match join_type {
-                        JoinType::RightOuter => exprs.push((r.column(), r.clone())),
+                        JoinType::RightOuter => {
+                            exprs.push((r.column(), joined(r).unwrap_or_else(|| r.clone())));
+                            hide(joined(l));
+                        }
                         JoinType::FullOuter => {
                             let e = Expr::Function {
                                 name: "coalesce".into(),
                                 args: vec![l.column(), r.column()],
                             };
-                            let dt = expr_type(&e, &join.output(), &self.cfg)?;
+                            let dt = expr_type(&e, &out, &self.cfg)?;
                             exprs.push((e, self.attr(&l.name, dt, true)));
+                            hide(joined(l));
+                            hide(joined(r));
                         }
-                        _ => exprs.push((l.column(), l.clone())),
+                        _ => {
+                            exprs.push((l.column(), l.clone()));
+                            hide(joined(r));
+                        }
                     }
                 }
-                let out = join.output();
+                // Spark expands `t2.*` with t2's key first: the hidden keys come next.
+                if keep_keys {
+                    exprs.extend(hidden);
+                }
                 for a in out.iter() {
                     if keys.iter().any(|(l, r)| l.id == a.id || r.id == a.id) {
                         continue;

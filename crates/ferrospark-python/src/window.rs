@@ -174,6 +174,7 @@ fn window_call(
                 input: arg(0)?,
                 percentages,
                 as_array,
+                kind: Default::default(),
                 frame: frame_of(frame, ordered)?,
             }
         }

@@ -221,6 +221,7 @@ fn benches(c: &mut Criterion) {
             input: expr("x", s),
             percentages: vec![0.5],
             as_array: false,
+            kind: Default::default(),
             frame: rows(50, 50),
         };
         b.iter(|| run(s, &batches, &["ts", "t"], vec![f.clone()], None))

@@ -81,6 +81,8 @@ pub enum WindowFunction {
         percentages: Vec<f64>,
         /// Hand out `array<double>` (percentages given as an array).
         as_array: bool,
+        /// `percentile_cont` / `percentile_disc` and their ordering.
+        kind: ferrospark_agg::accumulators::percentile::PercentileKind,
         /// The rows it aggregates, relative to the current row.
         frame: WindowFrame,
     },
@@ -441,6 +443,7 @@ pub(crate) fn evaluate(
             input,
             percentages,
             as_array,
+            kind,
             frame,
         } => {
             let (lo, hi) = frames(frame, layout, n)?;
@@ -449,6 +452,7 @@ pub(crate) fn evaluate(
                 &values,
                 percentages,
                 *as_array,
+                *kind,
                 &layout.partitions,
                 &lo,
                 &hi,

@@ -17,6 +17,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, ListArray, UInt32
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, Field};
+use ferrospark_agg::accumulators::percentile::PercentileKind;
 use ferrospark_common::order::f64_order_key;
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::normalize_key;
@@ -383,29 +384,13 @@ impl Fenwick {
     }
 }
 
-/// Spark's `getPercentile` from the values at the two positions around `(count - 1) * p`.
-fn interpolate(count: u32, p: f64, value_at: &dyn Fn(u32) -> f64) -> f64 {
-    let pos = f64::from(count - 1) * p;
-    let (lo, hi) = (pos.floor(), pos.ceil());
-    let a = value_at(lo as u32);
-    if lo == hi {
-        return a;
-    }
-    let b = value_at(hi as u32);
-    // Spark compares the two keys as boxed doubles: NaN equals NaN, -0.0 differs from 0.0.
-    if a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()) {
-        a
-    } else {
-        a + (pos - lo) * (b - a)
-    }
-}
-
 /// `percentile` of each row's frame. Frames only move forward, so each partition's values
 /// enter and leave a count per rank once: O(n log n) for every frame kind.
 pub(crate) fn percentile_frames(
     values: &ArrayRef,
     percentages: &[f64],
     as_array: bool,
+    kind: PercentileKind,
     partitions: &[(usize, usize)],
     lo: &[u32],
     hi: &[u32],
@@ -444,11 +429,15 @@ pub(crate) fn percentile_frames(
                 cur_lo += 1;
             }
             if count > 0 {
-                let value_at = |k: u32| sorted[counts.select(k)];
+                let value_at = |k: usize| sorted[counts.select(k as u32)];
+                // Spark compares two keys as boxed doubles: NaN equals NaN, -0.0 differs
+                // from 0.0.
+                let same =
+                    |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
                 results[i] = Some(
                     percentages
                         .iter()
-                        .map(|&p| interpolate(count, p, &value_at))
+                        .map(|&p| kind.percentile(count as usize, p, value_at, same))
                         .collect(),
                 );
             }

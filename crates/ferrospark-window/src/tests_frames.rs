@@ -729,6 +729,7 @@ fn percentiles_match_sorting_each_frame() -> Result<()> {
                 input: expr("f", &schema),
                 percentages: percentages.clone(),
                 as_array: true,
+                kind: Default::default(),
                 frame,
             };
             assert_eq!(

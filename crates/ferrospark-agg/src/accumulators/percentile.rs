@@ -1,5 +1,6 @@
 //! `percentile(x, p)` / `percentile(x, array(p1, ...))`: exact, with Spark's linear
-//! interpolation between the two values around position `(n - 1) * p`.
+//! interpolation between the two values around position `(n - 1) * p`; also
+//! `percentile_cont` / `percentile_disc(p) WITHIN GROUP (ORDER BY x [DESC])` ([`PercentileKind`]).
 
 use std::sync::Arc;
 
@@ -12,6 +13,49 @@ use ferrospark_common::Result;
 use super::min_max::f64_order_key;
 use super::{for_each_valid, EmitTo, GroupsAccumulator};
 
+/// How a percentile reads a group's ordered values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PercentileKind {
+    /// `percentile_disc`: the first value whose cumulative share reaches `p` (index
+    /// `ceil(n * p) - 1`), rather than an interpolation at `(n - 1) * p`.
+    pub discrete: bool,
+    /// `WITHIN GROUP (ORDER BY x DESC)`: positions count from the largest value.
+    pub descending: bool,
+}
+
+impl PercentileKind {
+    /// Spark's percentile `p` of `n` values, `value_at(k)` the k-th smallest; `same(a, b)`
+    /// says when two neighbours count as one value (no interpolation between them).
+    pub fn percentile(
+        self,
+        n: usize,
+        p: f64,
+        value_at: impl Fn(usize) -> f64,
+        same: impl Fn(f64, f64) -> bool,
+    ) -> f64 {
+        let at = |k: usize| {
+            if self.descending {
+                value_at(n - 1 - k)
+            } else {
+                value_at(k)
+            }
+        };
+        if self.discrete {
+            let k = ((n as f64 * p).ceil() as usize).clamp(1, n) - 1;
+            return at(k);
+        }
+        let pos = (n - 1) as f64 * p;
+        let (lo, hi) = (pos.floor(), pos.ceil());
+        let (a, b) = (at(lo as usize), at(hi as usize));
+        if lo == hi || same(a, b) {
+            a
+        } else {
+            // Spark 4's form: -inf next to a finite value interpolates to NaN, as in Spark.
+            a + (pos - lo) * (b - a)
+        }
+    }
+}
+
 /// The values of every group (as doubles), kept until the percentiles are asked for.
 pub struct PercentileAccumulator {
     /// `(group, value)` in arrival order.
@@ -19,16 +63,18 @@ pub struct PercentileAccumulator {
     percentages: Vec<f64>,
     /// Hand out `array<double>` (percentages given as an array) instead of one double.
     as_array: bool,
+    kind: PercentileKind,
     groups: usize,
 }
 
 impl PercentileAccumulator {
     /// Percentiles `percentages` (each in `[0, 1]`).
-    pub fn new(percentages: Vec<f64>, as_array: bool) -> Self {
+    pub fn new(percentages: Vec<f64>, as_array: bool, kind: PercentileKind) -> Self {
         Self {
             entries: Vec::new(),
             percentages,
             as_array,
+            kind,
             groups: 0,
         }
     }
@@ -66,16 +112,13 @@ impl PercentileAccumulator {
 }
 
 /// Spark's `getPercentile` over sorted values.
-fn percentile_of(sorted: &[f64], p: f64) -> f64 {
-    let pos = (sorted.len() - 1) as f64 * p;
-    let (lo, hi) = (pos.floor(), pos.ceil());
-    let (a, b) = (sorted[lo as usize], sorted[hi as usize]);
-    if lo == hi || f64_order_key(a) == f64_order_key(b) {
-        a
-    } else {
-        // Spark 4's form: -inf next to a finite value interpolates to NaN, as in Spark.
-        a + (pos - lo) * (b - a)
-    }
+fn percentile_of(sorted: &[f64], p: f64, kind: PercentileKind) -> f64 {
+    kind.percentile(
+        sorted.len(),
+        p,
+        |k| sorted[k],
+        |a, b| f64_order_key(a) == f64_order_key(b),
+    )
 }
 
 impl GroupsAccumulator for PercentileAccumulator {
@@ -111,7 +154,7 @@ impl GroupsAccumulator for PercentileAccumulator {
                     b.append_null();
                 } else {
                     for &p in &self.percentages {
-                        b.values().append_value(percentile_of(v, p));
+                        b.values().append_value(percentile_of(v, p, self.kind));
                     }
                     b.append(true);
                 }
@@ -119,11 +162,10 @@ impl GroupsAccumulator for PercentileAccumulator {
             return Ok(Arc::new(b.finish()));
         }
         let p = self.percentages.first().copied().unwrap_or(0.5);
-        Ok(Arc::new(Float64Array::from_iter(
-            groups
-                .iter()
-                .map(|v| (!v.is_empty()).then(|| percentile_of(v, p))),
-        )))
+        let kind = self.kind;
+        Ok(Arc::new(Float64Array::from_iter(groups.iter().map(|v| {
+            (!v.is_empty()).then(|| percentile_of(v, p, kind))
+        }))))
     }
 
     fn state(&mut self, emit: EmitTo) -> Result<Vec<ArrayRef>> {
@@ -138,5 +180,46 @@ impl GroupsAccumulator for PercentileAccumulator {
 
     fn size(&self) -> usize {
         self.entries.capacity() * 16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Expectations read from PySpark 4.3 over the values 1..=10.
+    #[test]
+    fn ordered_percentiles_match_spark() {
+        let sorted: Vec<f64> = (1..=10).map(f64::from).collect();
+        let disc = PercentileKind {
+            discrete: true,
+            descending: false,
+        };
+        let disc_desc = PercentileKind {
+            discrete: true,
+            descending: true,
+        };
+        let cont_desc = PercentileKind {
+            discrete: false,
+            descending: true,
+        };
+        let cases = [
+            (0.0, 1.0, 10.0, 10.0),
+            (0.05, 1.0, 10.0, 9.55),
+            (0.15, 2.0, 9.0, 8.65),
+            (0.33, 4.0, 7.0, 7.029999999999999),
+            (0.5, 5.0, 6.0, 5.5),
+            (0.95, 10.0, 1.0, 1.450000000000001),
+            (1.0, 10.0, 1.0, 1.0),
+        ];
+        for (p, d, dd, cd) in cases {
+            assert_eq!(percentile_of(&sorted, p, disc), d, "disc {p}");
+            assert_eq!(percentile_of(&sorted, p, disc_desc), dd, "disc desc {p}");
+            assert_eq!(percentile_of(&sorted, p, cont_desc), cd, "cont desc {p}");
+        }
+        assert_eq!(
+            percentile_of(&sorted, 0.25, PercentileKind::default()),
+            3.25
+        );
     }
 }

@@ -27,10 +27,11 @@ pub enum BinaryFn {
     Unhex,
     /// `to_binary(s, fmt)` with a constant format
     ToBinary(TextForm),
-    /// `encode(s, charset)` with a constant charset
-    Encode(Charset),
-    /// `decode(b, charset)` with a constant charset
-    Decode(Charset),
+    /// `encode(s, charset, replace)` with a constant charset; `replace` writes `?` for a
+    /// character the charset cannot hold (Spark's legacy coding) instead of raising
+    Encode(Charset, bool),
+    /// `decode(b, charset, replace)`; `replace` reads a malformed byte as U+FFFD
+    Decode(Charset, bool),
     /// `base64(b)`
     Base64,
     /// `elt(n, s1, s2, ...)`: the n-th string (1-based)
@@ -69,8 +70,8 @@ impl BinaryFn {
             BinaryFn::HexNumber | BinaryFn::HexBytes => "hex",
             BinaryFn::Unhex => "unhex",
             BinaryFn::ToBinary(_) => "to_binary",
-            BinaryFn::Encode(_) => "encode",
-            BinaryFn::Decode(_) => "decode",
+            BinaryFn::Encode(..) => "encode",
+            BinaryFn::Decode(..) => "decode",
             BinaryFn::Base64 => "base64",
             BinaryFn::Elt { .. } => "elt",
         }
@@ -130,18 +131,18 @@ impl BinaryFn {
                 }
                 Arc::new(BinaryArray::from_iter(out))
             }
-            BinaryFn::Encode(cs) => {
+            BinaryFn::Encode(cs, replace) => {
                 let s = args.str(0)?;
                 let out = (0..n)
-                    .map(|i| s.get(i).map(|t| encode(t, cs)).transpose())
+                    .map(|i| s.get(i).map(|t| encode(t, cs, replace)).transpose())
                     .collect::<Result<Vec<_>>>()?;
                 Arc::new(BinaryArray::from_iter(out))
             }
-            BinaryFn::Decode(cs) => {
+            BinaryFn::Decode(cs, replace) => {
                 let a = args.full(0)?;
                 let out = bytes_of(&a)?
                     .into_iter()
-                    .map(|b| b.map(|b| decode(&b, cs)).transpose())
+                    .map(|b| b.map(|b| decode(&b, cs, replace)).transpose())
                     .collect::<Result<Vec<_>>>()?;
                 Arc::new(StringArray::from(out))
             }
@@ -270,7 +271,7 @@ fn malformed(what: &str, cs: Charset) -> FerroError {
     ))
 }
 
-fn encode(t: &str, cs: Charset) -> Result<Vec<u8>> {
+fn encode(t: &str, cs: Charset, replace: bool) -> Result<Vec<u8>> {
     let limit = match cs {
         Charset::Utf8 => return Ok(t.as_bytes().to_vec()),
         Charset::Ascii => 128,
@@ -280,6 +281,8 @@ fn encode(t: &str, cs: Charset) -> Result<Vec<u8>> {
         .map(|c| {
             if (c as u32) < limit {
                 Ok(c as u32 as u8)
+            } else if replace {
+                Ok(b'?')
             } else {
                 Err(malformed("encode", cs))
             }
@@ -287,14 +290,17 @@ fn encode(t: &str, cs: Charset) -> Result<Vec<u8>> {
         .collect()
 }
 
-fn decode(b: &[u8], cs: Charset) -> Result<String> {
+fn decode(b: &[u8], cs: Charset, replace: bool) -> Result<String> {
     match cs {
+        Charset::Utf8 if replace => Ok(String::from_utf8_lossy(b).into_owned()),
         Charset::Utf8 => String::from_utf8(b.to_vec()).map_err(|_| malformed("decode", cs)),
         Charset::Ascii => b
             .iter()
             .map(|&x| {
                 if x < 128 {
                     Ok(x as char)
+                } else if replace {
+                    Ok('\u{FFFD}')
                 } else {
                     Err(malformed("decode", cs))
                 }
@@ -391,7 +397,11 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             call.arity(&args, 2, 2)?;
             let cs = charset(call, &args[1])?;
             let s = call.string_arg(0, args[0].clone())?;
-            call.function(f(BinaryFn::Encode(cs)), vec![s], DataType::Binary)
+            call.function(
+                f(BinaryFn::Encode(cs, call.ctx.legacy_coding)),
+                vec![s],
+                DataType::Binary,
+            )
         }
         "decode" if args.len() == 2 => {
             let cs = charset(call, &args[1])?;
@@ -401,7 +411,11 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             } else {
                 call.string_arg(0, args[0].clone())?
             };
-            call.function(f(BinaryFn::Decode(cs)), vec![b], DataType::Utf8)
+            call.function(
+                f(BinaryFn::Decode(cs, call.ctx.legacy_coding)),
+                vec![b],
+                DataType::Utf8,
+            )
         }
         "base64" => {
             call.arity(&args, 1, 1)?;

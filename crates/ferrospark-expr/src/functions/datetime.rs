@@ -806,8 +806,14 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             let u = call.string_arg(1, args[1].clone())?;
             call.function(f(DateFn::Trunc), vec![d, u], DataType::Date32)
         }
-        "date_format" => {
+        "date_format" | "to_char" | "to_varchar" => {
             call.arity(&args, 2, 2)?;
+            if call.name != "date_format" && crate::types::is_numeric(&args[0].data_type()) {
+                return Err(FerroError::Unsupported(format!(
+                    "{} of a number (a number format) in \"{}\"",
+                    call.name, call.expr
+                )));
+            }
             let t = timestamp_arg(call, 0, args[0].clone())?;
             let p = call.string_arg(1, args[1].clone())?;
             call.function(f(DateFn::DateFormat { tz }), vec![t, p], DataType::Utf8)

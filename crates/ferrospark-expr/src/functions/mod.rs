@@ -158,6 +158,8 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "current_timestamp",
     "date_add",
     "date_format",
+    "to_char",
+    "to_varchar",
     "date_sub",
     "date_trunc",
     "dateadd",

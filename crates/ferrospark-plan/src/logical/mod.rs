@@ -33,6 +33,10 @@ pub struct Attr {
     pub data_type: DataType,
     /// Whether it may hold NULLs.
     pub nullable: bool,
+    /// Reachable only by its qualified name, and left out of `*`: the other side's key of a
+    /// SQL `USING` / `NATURAL` join (Spark's `qualifiedAccessOnly` metadata columns).
+    #[serde(default)]
+    pub hidden: bool,
 }
 
 impl Attr {

@@ -182,11 +182,17 @@ fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<Logi
             fetch: *fetch,
         }),
         LogicalPlan::Aggregate { input, group, aggs } => {
-            let aggs: Vec<_> = aggs
+            let mut kept: Vec<_> = aggs
                 .iter()
                 .filter(|(_, a)| required.contains(&a.key()))
                 .cloned()
                 .collect();
+            // A global aggregate is one row even when nothing reads it: it keeps a column,
+            // since a batch of no columns cannot say how many rows it has.
+            if group.is_empty() && kept.is_empty() {
+                kept.extend(aggs.first().cloned());
+            }
+            let aggs = kept;
             let mut need = refs(group.iter().map(|(e, _)| e));
             need.extend(refs(aggs.iter().flat_map(|(c, _)| c.args.iter())));
             Arc::new(LogicalPlan::Aggregate {

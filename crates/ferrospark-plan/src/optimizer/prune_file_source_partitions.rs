@@ -221,6 +221,7 @@ mod tests {
             qualifier: None,
             data_type,
             nullable: true,
+            hidden: false,
         }
     }
 

@@ -222,6 +222,7 @@ mod tests {
             qualifier: None,
             data_type: t,
             nullable: true,
+            hidden: false,
         };
         let attrs = vec![
             attr(1, "size", DataType::Int32),

@@ -281,6 +281,7 @@ mod tests {
             qualifier: None,
             data_type: DataType::Int64,
             nullable: false,
+            hidden: false,
         }
     }
 

@@ -153,6 +153,7 @@ pub fn window_function(
         })?;
         bind(e, ctx)
     };
+    let explicit_frame = frame.is_some();
     let frame = || frame_of(frame, ordered);
     let ignore_arg = |i: usize| -> Result<bool> {
         Ok(match args.get(i) {
@@ -169,6 +170,14 @@ pub fn window_function(
             None => false,
         } || ignore_nulls)
     };
+    // Spark runs these over the whole partition only.
+    if matches!(name, "percentile_cont" | "percentile_disc" | "median")
+        && (ordered || explicit_frame)
+    {
+        return Err(FerroError::Analysis(format!(
+            "[INVALID_WINDOW_SPEC_FOR_AGGREGATION_FUNC] Cannot specify ORDER BY or a window frame for {name}"
+        )));
+    }
     Ok(match name {
         "row_number" => WindowFunction::RowNumber,
         // Planned by `SessionWindowing` only: spans (start, end) merged into sessions.
@@ -222,6 +231,17 @@ pub fn window_function(
                 input: arg(0)?,
                 percentages,
                 as_array,
+                kind: Default::default(),
+                frame: frame()?,
+            }
+        }
+        "percentile_cont" | "percentile_disc" | "median" => {
+            let (percentages, kind) = ferrospark_agg::functions::ordered_percentile(name, args)?;
+            WindowFunction::Percentile {
+                input: arg(0)?,
+                percentages,
+                as_array: false,
+                kind,
                 frame: frame()?,
             }
         }
@@ -262,6 +282,7 @@ pub fn window_call_field(
         schema: &schema,
         session_tz: cfg.session_time_zone(),
         ansi: cfg.ansi_enabled()?,
+        legacy_coding: false,
     };
     let f = window_function(
         &call.func,
@@ -319,6 +340,7 @@ impl WindowPlanExec {
             schema: &schema,
             session_tz: ctx.cfg.session_time_zone(),
             ansi: ctx.cfg.ansi_enabled()?,
+            legacy_coding: false,
         };
         let spec = WindowSpec {
             partition_by: self

@@ -8,6 +8,7 @@
 //! an aggregate grouped by the correlation keys, as Catalyst's `RewritePredicateSubquery`
 //! and `RewriteCorrelatedScalarSubquery` do).
 
+mod domain;
 mod hints;
 mod select;
 mod subquery;
@@ -72,6 +73,12 @@ pub fn plan_sql(
     let (body, explain) = strip_explain(text);
     let dialect = SparkDialect {};
     let parse_err = |e: &dyn std::fmt::Display| {
+        // A refusal the dialect raised names its own error class.
+        let said = e.to_string();
+        let said = said.strip_prefix("sql parser error: ").unwrap_or(&said);
+        if said.starts_with('[') {
+            return FerroError::Analysis(format!("{said}\n== SQL ==\n{}", text.trim()));
+        }
         FerroError::Analysis(format!(
             "[PARSE_SYNTAX_ERROR] Syntax error in SQL statement: {e}\n== SQL ==\n{}",
             text.trim()
@@ -425,18 +432,44 @@ impl<'a> SqlPlanner<'a> {
         Ok(plan)
     }
 
+    /// A LIMIT / OFFSET count: a constant integer expression (`2 + 1`), checked as Spark's
+    /// `CheckAnalysis` checks it.
     fn count_literal(&self, e: &ast::Expr, what: &str) -> Result<usize> {
+        let refuse = |sub: &str, why: &str| {
+            FerroError::Analysis(format!(
+                "[INVALID_LIMIT_LIKE_EXPRESSION.{sub}] The {what} expression \"{e}\" {why}"
+            ))
+        };
         let v = self.expr(e)?;
-        if let Expr::Literal(l) = &v {
-            if let Some(n) = literal_i64(l) {
-                if n >= 0 {
-                    return Ok(n as usize);
-                }
-            }
+        let mut reads_column = false;
+        v.visit(&mut |x| reads_column |= matches!(x, Expr::Column(_)));
+        if reads_column {
+            return Err(refuse("IS_UNFOLDABLE", "must evaluate to a constant value"));
         }
-        Err(FerroError::Analysis(format!(
-            "[INVALID_LIMIT_LIKE_EXPRESSION] The {what} expression `{e}` must be a non-negative integer literal"
-        )))
+        let folded = crate::optimizer::fold(&v, &self.builder.cfg)?;
+        let Expr::Literal(l) = &folded else {
+            return Err(refuse("IS_UNFOLDABLE", "must evaluate to a constant value"));
+        };
+        use arrow_schema::DataType as T;
+        if !matches!(
+            l.array().data_type(),
+            T::Int8 | T::Int16 | T::Int32 | T::Int64 | T::Null
+        ) {
+            return Err(refuse("DATA_TYPE", "must be integer type"));
+        }
+        let a = arrow_cast::cast(l.array().as_ref(), &T::Int64)?;
+        let a = arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Int64Type>(&a);
+        if arrow_array::Array::is_null(a, 0) {
+            return Err(refuse("IS_NULL", "evaluates to NULL"));
+        }
+        let n = a.value(0);
+        if n < 0 {
+            return Err(refuse(
+                "IS_NEGATIVE",
+                &format!("must be equal to or greater than 0, but got {n}"),
+            ));
+        }
+        Ok(n as usize)
     }
 
     /// ORDER BY over a set operation's output (names and ordinals only).
@@ -611,18 +644,52 @@ impl<'a> SqlPlanner<'a> {
                     return Err(FerroError::Unsupported(format!("join `{other:?}`")));
                 }
             };
-            // An inner join's ON conjuncts with subqueries filter the joined rows, as WHERE.
+            // An inner join's ON conjuncts with subqueries filter the joined rows, as WHERE;
+            // another join's become columns of the side they read (EXISTS / IN as values),
+            // dropped again after the join.
             let mut after_join: Option<Expr> = None;
+            let mut right = right;
+            let mut kept: Option<Vec<u64>> = None;
             let on = match c {
                 ast::JoinConstraint::On(e) => {
                     let cond = self.expr(e)?;
                     let has_subquery = |x: &Expr| x.to_string().contains(SUBQUERY_FN);
-                    if has_subquery(&cond) {
-                        if jt != JoinType::Inner {
-                            return Err(FerroError::Unsupported(
-                                "subqueries in an outer, semi or anti join's ON condition; move them to WHERE or a derived table".into(),
-                            ));
+                    if has_subquery(&cond) && jt != JoinType::Inner {
+                        let (with, without): (Vec<Expr>, Vec<Expr>) =
+                            crate::logical::expr_util::split_conjuncts(&cond)
+                                .into_iter()
+                                .partition(|x| has_subquery(x));
+                        let mut visible = plan.output();
+                        if !matches!(jt, JoinType::LeftSemi | JoinType::LeftAnti) {
+                            visible.extend(right.output());
                         }
+                        let mut conds = without;
+                        for c in with {
+                            let on_side = |side: &Arc<LogicalPlan>| {
+                                let scope = self.scope_over(side, outer);
+                                let resolved = crate::analyzer::resolve_expr(&c, &scope)?;
+                                self.scalar_subqueries(side.clone(), resolved, &scope)
+                            };
+                            match on_side(&plan) {
+                                Ok((p, e)) => {
+                                    plan = p;
+                                    conds.push(e);
+                                }
+                                Err(left_err) => match on_side(&right) {
+                                    Ok((p, e)) => {
+                                        right = p;
+                                        conds.push(e);
+                                    }
+                                    Err(_) => return Err(left_err),
+                                },
+                            }
+                        }
+                        kept = Some(visible.iter().map(|a| a.id).collect());
+                        match crate::logical::expr_util::conjoin(conds) {
+                            Some(all) => JoinOn::Condition(all),
+                            None => JoinOn::None,
+                        }
+                    } else if has_subquery(&cond) {
                         let (with, without): (Vec<Expr>, Vec<Expr>) =
                             crate::logical::expr_util::split_conjuncts(&cond)
                                 .into_iter()
@@ -636,7 +703,7 @@ impl<'a> SqlPlanner<'a> {
                         JoinOn::Condition(cond)
                     }
                 }
-                ast::JoinConstraint::Using(names) => JoinOn::Using(
+                ast::JoinConstraint::Using(names) => JoinOn::UsingKeepingKeys(
                     names
                         .iter()
                         .map(|n| n.to_string().trim_matches('`').to_string())
@@ -647,19 +714,32 @@ impl<'a> SqlPlanner<'a> {
                     let r = right.output();
                     let common: Vec<String> = l
                         .iter()
-                        .filter(|a| r.iter().any(|b| b.name.eq_ignore_ascii_case(&a.name)))
+                        .filter(|a| {
+                            !a.hidden
+                                && r.iter()
+                                    .any(|b| !b.hidden && b.name.eq_ignore_ascii_case(&a.name))
+                        })
                         .map(|a| a.name.clone())
                         .collect();
                     if common.is_empty() {
                         JoinOn::None
                     } else {
-                        JoinOn::Using(common)
+                        JoinOn::UsingKeepingKeys(common)
                     }
                 }
                 ast::JoinConstraint::None => JoinOn::None,
             };
             let hint = self.hint_for(&right).or_else(|| self.hint_for(&plan));
             plan = self.builder.join(plan, right, on, jt, hint)?;
+            if let Some(visible) = kept {
+                let exprs = plan
+                    .output()
+                    .into_iter()
+                    .filter(|a| visible.contains(&a.id))
+                    .map(|a| (a.column(), a))
+                    .collect();
+                plan = crate::builder::PlanBuilder::project_resolved(plan, exprs);
+            }
             if let Some(pred) = after_join {
                 plan = self.filter_with_subqueries(plan, &pred, outer)?;
             }

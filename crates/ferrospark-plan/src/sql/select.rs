@@ -49,6 +49,54 @@ impl<'a> SqlPlanner<'a> {
         Ok(plan)
     }
 
+    /// `e` with the subqueries inside its aggregate calls' arguments joined to `plan` (the
+    /// rows the aggregate reads) and replaced by their values.
+    fn subqueries_in_aggregates(
+        &self,
+        plan: Arc<LogicalPlan>,
+        e: Expr,
+        scope: &Scope<'_>,
+    ) -> Result<(Arc<LogicalPlan>, Expr)> {
+        let has_subquery = |x: &Expr| x.to_string().contains(super::SUBQUERY_FN);
+        if !has_subquery(&e) {
+            return Ok((plan, e));
+        }
+        let mut plan = plan;
+        let out = crate::logical::expr_util::transform_down(&e, &mut |x| {
+            if !(crate::logical::expr_util::is_aggregate_call(x) && has_subquery(x)) {
+                return Ok(None);
+            }
+            let mut with_args = |args: &[Expr]| -> Result<Vec<Expr>> {
+                args.iter()
+                    .map(|a| {
+                        let (p, a) = self.scalar_subqueries(plan.clone(), a.clone(), scope)?;
+                        plan = p;
+                        Ok(a)
+                    })
+                    .collect()
+            };
+            Ok(Some(match x {
+                Expr::Aggregate {
+                    name,
+                    args,
+                    distinct,
+                    ignore_nulls,
+                } => Expr::Aggregate {
+                    name: name.clone(),
+                    args: with_args(args)?,
+                    distinct: *distinct,
+                    ignore_nulls: *ignore_nulls,
+                },
+                Expr::Function { name, args } => Expr::Function {
+                    name: name.clone(),
+                    args: with_args(args)?,
+                },
+                other => other.clone(),
+            }))
+        })?;
+        Ok((plan, out))
+    }
+
     pub(crate) fn select(
         &self,
         s: &ast::Select,
@@ -88,7 +136,7 @@ impl<'a> SqlPlanner<'a> {
                     },
                 }),
                 ast::SelectItem::Wildcard(_) => {
-                    items.extend(from_attrs.iter().map(|a| Item {
+                    items.extend(from_attrs.iter().filter(|a| !a.hidden).map(|a| Item {
                         written: a.column(),
                     }));
                 }
@@ -268,6 +316,16 @@ impl<'a> SqlPlanner<'a> {
                     OrderRef::Output(_) => None,
                 })
                 .collect();
+            // Subqueries inside an aggregate's arguments (`sum(x) FILTER (WHERE EXISTS ..)`)
+            // are values of the rows aggregated: they join below the aggregate.
+            let mut below = plan;
+            let mut results_in = Vec::with_capacity(results.len());
+            for r in results {
+                let (p, r) = self.subqueries_in_aggregates(below, r, &scope)?;
+                below = p;
+                results_in.push(r);
+            }
+            let (plan, results) = (below, results_in);
             let (agg, rewritten) = match &grouping_sets {
                 Some(sets) => self.builder.grouping_sets_aggregate(
                     plan,

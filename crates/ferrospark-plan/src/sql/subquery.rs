@@ -45,6 +45,27 @@ fn slot_of(e: &Expr) -> Option<(usize, Option<&Expr>)> {
 }
 
 impl<'a> SqlPlanner<'a> {
+    /// `sub` with its correlated conjuncts pulled up as join conditions, or, where they sit
+    /// out of reach (under a set operation, window, limit, outer join...), decorrelated
+    /// through a domain join over `outer_plan`.
+    fn decorrelated(
+        &self,
+        sub: &Arc<LogicalPlan>,
+        outer_plan: &Arc<LogicalPlan>,
+        outer_keys: &HashSet<String>,
+        scalar: bool,
+    ) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
+        match pull_correlated(sub, outer_keys) {
+            Ok((pulled, conds)) if !super::domain::reads_outer(&pulled, outer_keys) => {
+                Ok((pulled, conds))
+            }
+            Ok(_) | Err(FerroError::Unsupported(_)) => {
+                super::domain::decorrelate(self.builder, sub, outer_plan, outer_keys, scalar)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn lifted_query(&self, slot: usize) -> Result<Lifted> {
         self.lifted
             .borrow()
@@ -77,7 +98,7 @@ impl<'a> SqlPlanner<'a> {
         // The select list's width, before correlation carries inner columns up beside it.
         let selected = sub.output();
         let outer_keys = scope_keys(scope);
-        let (sub, correlated) = pull_correlated(&sub, &outer_keys)?;
+        let (sub, correlated) = self.decorrelated(&sub, plan, &outer_keys, false)?;
         let mut conds = correlated;
         let mut join_type = if negated {
             JoinType::LeftAnti
@@ -126,28 +147,63 @@ impl<'a> SqlPlanner<'a> {
     ) -> Result<(Arc<LogicalPlan>, Expr)> {
         let mut slots = Vec::new();
         e.visit(&mut |x| {
-            if let Some((s, None)) = slot_of(x) {
-                slots.push(s);
+            if let Some((s, v)) = slot_of(x) {
+                slots.push((s, v.cloned()));
             }
         });
         if slots.is_empty() {
             return Ok((plan, e));
         }
         let outer_keys = scope_keys(scope);
+        // Each subquery's domain reads the outer rows as they came (the joins added below
+        // keep every outer row and its columns).
+        let base = plan.clone();
         let mut replaced = e;
-        for slot in slots {
+        for (slot, in_value) in slots {
             let query = match self.lifted_query(slot)? {
                 Lifted::Scalar(q) => q,
-                Lifted::Exists(..) | Lifted::In(..) => {
-                    return Err(FerroError::Unsupported(
-                        "EXISTS / IN subqueries inside OR or a select list; write them as WHERE conjuncts".into(),
-                    ))
+                lifted => {
+                    // EXISTS / IN as a value (inside OR, CASE, a select list, a join's ON).
+                    let (p, value) = match (lifted, in_value) {
+                        (Lifted::Exists(q, negated), _) => {
+                            let (p, v) = self.exists_value(plan, &base, &q, scope, &outer_keys)?;
+                            (p, if negated { Expr::Not(Box::new(v)) } else { v })
+                        }
+                        (Lifted::In(q, negated), Some(x)) => {
+                            let (p, v) = self.in_value(plan, &base, &q, x, scope, &outer_keys)?;
+                            // Spark's existence join answers an unknown `IN` false and an
+                            // unknown `NOT IN` false as well (its condition for NOT IN
+                            // counts a NULL comparison as a match).
+                            let known = |v: Expr, unknown: bool| Expr::Function {
+                                name: "coalesce".into(),
+                                args: vec![
+                                    v,
+                                    Expr::Literal(ferrospark_expr::Literal::boolean(unknown)),
+                                ],
+                            };
+                            let v = if negated {
+                                Expr::Not(Box::new(known(v, true)))
+                            } else {
+                                known(v, false)
+                            };
+                            (p, v)
+                        }
+                        _ => return Err(FerroError::Internal("IN without a value".into())),
+                    };
+                    plan = p;
+                    replaced = transform_down(&replaced, &mut |x| {
+                        Ok(match slot_of(x) {
+                            Some((s, _)) if s == slot => Some(value.clone()),
+                            _ => None,
+                        })
+                    })?;
+                    continue;
                 }
             };
             let sub = self.query(&query, Some(scope))?;
             let n = sub.output().len();
             let empty_value = value_over_no_rows(&sub);
-            let (sub, correlated) = pull_correlated(&sub, &outer_keys)?;
+            let (sub, correlated) = self.decorrelated(&sub, &base, &outer_keys, true)?;
             if n != 1 {
                 return Err(FerroError::Analysis(format!(
                     "[INVALID_SUBQUERY_EXPRESSION.SCALAR_SUBQUERY_RETURN_MORE_THAN_ONE_OUTPUT_COLUMN] A scalar subquery returns {n} columns; it must return one"
@@ -195,6 +251,181 @@ impl<'a> SqlPlanner<'a> {
         }
         Ok((plan, replaced))
     }
+}
+
+impl SqlPlanner<'_> {
+    /// `sub` as seen by each row of `plan`: decorrelated through a domain join (its own
+    /// columns, then the domain's) with the conditions joining it, or as it is when it reads
+    /// no outer column.
+    fn per_outer_row(
+        &self,
+        sub: &Arc<LogicalPlan>,
+        plan: &Arc<LogicalPlan>,
+        outer_keys: &HashSet<String>,
+    ) -> Result<(Arc<LogicalPlan>, Vec<Attr>, Vec<Expr>)> {
+        if !super::domain::reads_outer(sub, outer_keys) {
+            return Ok((sub.clone(), Vec::new(), Vec::new()));
+        }
+        let own = sub.output().len();
+        let (decorrelated, conds) =
+            super::domain::decorrelate(self.builder, sub, plan, outer_keys, false)?;
+        let domain = decorrelated.output()[own..].to_vec();
+        Ok((decorrelated, domain, conds))
+    }
+
+    /// `[NOT] EXISTS (query)` as a boolean column of each row of `plan`: a left outer join
+    /// with the distinct domain values the subquery has rows for, marked.
+    fn exists_value(
+        &self,
+        plan: Arc<LogicalPlan>,
+        outer_plan: &Arc<LogicalPlan>,
+        query: &sqlparser::ast::Query,
+        scope: &Scope<'_>,
+        outer_keys: &HashSet<String>,
+    ) -> Result<(Arc<LogicalPlan>, Expr)> {
+        let sub = self.query(query, Some(scope))?;
+        let (sub, domain, conds) = self.per_outer_row(&sub, outer_plan, outer_keys)?;
+        let mark = self
+            .builder
+            .attr("__exists", arrow_schema::DataType::Boolean, false);
+        let source = if domain.is_empty() {
+            crate::builder::PlanBuilder::limit(sub, 0, Some(1))
+        } else {
+            distinct_of(sub, &domain)
+        };
+        let mut exprs: Vec<(Expr, Attr)> = domain.iter().map(|a| (a.column(), a.clone())).collect();
+        exprs.push((
+            Expr::Literal(ferrospark_expr::Literal::boolean(true)),
+            mark.clone(),
+        ));
+        let right = crate::builder::PlanBuilder::project_resolved(source, exprs);
+        let joined = Arc::new(LogicalPlan::Join {
+            left: plan,
+            right,
+            join_type: JoinType::LeftOuter,
+            condition: conjoin(conds),
+            hint: None,
+        });
+        Ok((joined, Expr::IsNotNull(Box::new(mark.column()))))
+    }
+
+    /// `x IN (query)` as a three-valued boolean column of each row of `plan`: whether a
+    /// subquery value equals `x` (a left outer join with its distinct values), and, when
+    /// none does, whether it had rows and a NULL among them (a second join with counts).
+    #[allow(clippy::too_many_arguments)]
+    fn in_value(
+        &self,
+        plan: Arc<LogicalPlan>,
+        outer_plan: &Arc<LogicalPlan>,
+        query: &sqlparser::ast::Query,
+        x: Expr,
+        scope: &Scope<'_>,
+        outer_keys: &HashSet<String>,
+    ) -> Result<(Arc<LogicalPlan>, Expr)> {
+        let bool_lit = |b: Option<bool>| {
+            Expr::Literal(match b {
+                Some(b) => ferrospark_expr::Literal::boolean(b),
+                None => ferrospark_expr::Literal::null(&arrow_schema::DataType::Boolean),
+            })
+        };
+        // Matches: the distinct (value, domain) pairs.
+        let sub = self.query(query, Some(scope))?;
+        let selected = sub.output();
+        if selected.len() != 1 {
+            return Err(FerroError::Analysis(format!(
+                "[INVALID_SUBQUERY_EXPRESSION] The IN subquery returns {} columns; it must return one",
+                selected.len()
+            )));
+        }
+        let v = selected[0].clone();
+        let (sub, domain, mut conds) = self.per_outer_row(&sub, &outer_plan, outer_keys)?;
+        let mut keys = vec![v.clone()];
+        keys.extend(domain.iter().cloned());
+        let mark = self
+            .builder
+            .attr("__in", arrow_schema::DataType::Boolean, false);
+        let mut exprs: Vec<(Expr, Attr)> = keys.iter().map(|a| (a.column(), a.clone())).collect();
+        exprs.push((bool_lit(Some(true)), mark.clone()));
+        let right = crate::builder::PlanBuilder::project_resolved(distinct_of(sub, &keys), exprs);
+        conds.push(x.clone().eq(v.column()));
+        let plan = Arc::new(LogicalPlan::Join {
+            left: plan,
+            right,
+            join_type: JoinType::LeftOuter,
+            condition: conjoin(conds),
+            hint: None,
+        });
+        // Counts: the subquery planned again (its own ids), rows and NULLs per domain value.
+        let sub = self.query(query, Some(scope))?;
+        let v2 = sub.output()[0].clone();
+        let (sub, domain, conds) = self.per_outer_row(&sub, &outer_plan, outer_keys)?;
+        let rows = self
+            .builder
+            .attr("__rows", arrow_schema::DataType::Int64, false);
+        let nulls = self
+            .builder
+            .attr("__nulls", arrow_schema::DataType::Boolean, true);
+        let stats = Arc::new(LogicalPlan::Aggregate {
+            input: sub,
+            group: domain.iter().map(|a| (a.column(), a.clone())).collect(),
+            aggs: vec![
+                (
+                    crate::logical::AggCall {
+                        name: "count".into(),
+                        args: vec![Expr::Literal(ferrospark_expr::Literal::integer(1))],
+                        distinct: false,
+                        ignore_nulls: false,
+                    },
+                    rows.clone(),
+                ),
+                (
+                    crate::logical::AggCall {
+                        name: "bool_or".into(),
+                        args: vec![Expr::IsNull(Box::new(v2.column()))],
+                        distinct: false,
+                        ignore_nulls: false,
+                    },
+                    nulls.clone(),
+                ),
+            ],
+        });
+        let plan = Arc::new(LogicalPlan::Join {
+            left: plan,
+            right: stats,
+            join_type: JoinType::LeftOuter,
+            condition: conjoin(conds),
+            hint: None,
+        });
+        let no_rows = Expr::Function {
+            name: "coalesce".into(),
+            args: vec![
+                rows.column(),
+                Expr::Literal(ferrospark_expr::Literal::bigint(0)),
+            ],
+        }
+        .eq(Expr::Literal(ferrospark_expr::Literal::bigint(0)));
+        let value = Expr::Case {
+            branches: vec![
+                (
+                    Expr::IsNotNull(Box::new(mark.column())),
+                    bool_lit(Some(true)),
+                ),
+                (no_rows, bool_lit(Some(false))),
+                (Expr::IsNull(Box::new(x)).or(nulls.column()), bool_lit(None)),
+            ],
+            otherwise: Some(Box::new(bool_lit(Some(false)))),
+        };
+        Ok((plan, value))
+    }
+}
+
+/// The distinct rows of `plan` over `keys`.
+fn distinct_of(plan: Arc<LogicalPlan>, keys: &[Attr]) -> Arc<LogicalPlan> {
+    Arc::new(LogicalPlan::Aggregate {
+        input: plan,
+        group: keys.iter().map(|a| (a.column(), a.clone())).collect(),
+        aggs: Vec::new(),
+    })
 }
 
 /// The value a scalar subquery that ends in a global aggregate (`SELECT count(*) + 1 FROM ..

@@ -400,6 +400,7 @@ impl ParquetScan {
                     schema: &table_schema,
                     session_tz: &options.session_tz,
                     ansi: true,
+                    legacy_coding: false,
                 };
                 Some(bind_predicate(e, &ctx)?)
             }
