@@ -133,6 +133,9 @@ QUERIES = {
     "timestamp_literal_zones": "SELECT TIMESTAMP '2018-11-17 13:33:33.123Z' AS a, TIMESTAMP '2020-01-01 01:33:33UTC+080000' AS b, TIMESTAMP '1970-01-01 00:00:00 Europe/Paris' AS c, TIMESTAMP '2020-06-01 00:00:00-07:00' AS d",
     "subqueries_in_aggregate_filters": "SELECT dept, sum(salary) FILTER (WHERE EXISTS (SELECT 1 FROM depts WHERE dept_id = emp.dept AND dname = 'eng')) AS a, count(*) FILTER (WHERE id IN (SELECT a FROM l)) AS b, avg(id) FILTER (WHERE id > (SELECT min(a) FROM r)) AS c FROM emp GROUP BY dept",
     "limit_expression": "SELECT id FROM range(10) ORDER BY id DESC LIMIT 2 + 1 OFFSET 1 * 2",
+    "grouping_id_virtual_column": "SELECT dept, grouping__id, count(*) AS n FROM emp GROUP BY CUBE(dept) ORDER BY grouping__id, dept",
+    "exists_in_or_of_inner_join_on": "SELECT e.id, d.dname FROM emp e JOIN depts d ON e.dept = d.dept_id OR EXISTS (SELECT 1 FROM l WHERE l.a = e.id)",
+    "in_or_in_then_grouped": "SELECT dept, count(*) AS n FROM emp WHERE dept IN (SELECT dept_id FROM depts WHERE dname <> emp.name) OR id IN (SELECT a FROM l WHERE l.a = emp.id) GROUP BY dept",
     "to_char_of_timestamps": "SELECT id, to_char(hired, 'yyyy-MM-dd HH:mm') AS a, to_varchar(hired, 'MMM d') AS b FROM emp",
 }
 

@@ -1068,6 +1068,9 @@ impl Expr {
             {
                 format!("{}[{}]", args[0].spark_name(), args[1].spark_name())
             }
+            Expr::Function { name, args } if name == "grouping__id" && args.is_empty() => {
+                name.clone()
+            }
             Expr::Function { name, args } if name == "~" && args.len() == 1 => {
                 format!("~{}", args[0].spark_name())
             }

@@ -120,6 +120,15 @@ fn boxed(e: &ast::Expr, text: &str) -> Result<Box<Expr>> {
 fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
     use ast::Expr as A;
     Ok(match e {
+        // Spark's virtual column `grouping__id`: the grouping set's id, as `grouping_id()`.
+        A::Identifier(id)
+            if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("grouping__id") =>
+        {
+            Expr::Function {
+                name: "grouping__id".into(),
+                args: Vec::new(),
+            }
+        }
         A::Identifier(id) => Expr::Column(id.value.clone()),
         A::Struct { values, .. } => Expr::Function {
             name: "struct".into(),

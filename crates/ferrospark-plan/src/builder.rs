@@ -78,6 +78,14 @@ impl PlanBuilder {
         }
     }
 
+    /// A new attribute reachable by no name (a column the planner adds for its own use).
+    pub fn hidden_attr(&self, name: &str, data_type: DataType, nullable: bool) -> Attr {
+        Attr {
+            hidden: true,
+            ..self.attr(name, data_type, nullable)
+        }
+    }
+
     fn schema_attrs(&self, schema: &SchemaRef, qualifier: Option<&str>) -> Vec<Attr> {
         schema
             .fields()

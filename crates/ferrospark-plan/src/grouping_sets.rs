@@ -65,7 +65,7 @@ pub fn find_grouping_call(e: &Expr) -> Option<Expr> {
     let mut found = None;
     e.visit(&mut |x| {
         if found.is_none()
-            && matches!(x, Expr::Function { name, .. } if name == "grouping" || name == "grouping_id")
+            && matches!(x, Expr::Function { name, .. } if name == "grouping" || name == "grouping_id" || name == "grouping__id")
         {
             found = Some(x.clone());
         }
@@ -211,7 +211,7 @@ impl PlanBuilder {
                                 ))),
                             };
                         }
-                        if name == "grouping_id" {
+                        if name == "grouping_id" || name == "grouping__id" {
                             return if args.is_empty() || args == exprs {
                                 Ok(Some(gid.column()))
                             } else {

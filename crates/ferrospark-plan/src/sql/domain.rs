@@ -127,6 +127,12 @@ struct Decorrelator<'a> {
 type Rewritten = (Arc<LogicalPlan>, Option<Vec<Attr>>);
 
 impl Decorrelator<'_> {
+    /// A column the planner adds (a domain value, a row number): never reachable by name, so
+    /// it cannot make a user's name ambiguous.
+    fn hidden_attr(&self, name: &str, data_type: DataType, nullable: bool) -> Attr {
+        self.builder.hidden_attr(name, data_type, nullable)
+    }
+
     /// A fresh copy of the domain: the distinct values of the referenced outer columns.
     fn domain(&self) -> Result<(Arc<LogicalPlan>, Vec<Attr>)> {
         let copy = self.builder.fresh_ids(self.outer_plan)?;
@@ -137,8 +143,10 @@ impl Decorrelator<'_> {
                 .iter()
                 .position(|a| a.id == r.id)
                 .ok_or_else(|| FerroError::Internal(format!("outer column {} lost", r.key())))?;
-            let attr = self.builder.attr(&r.name, r.data_type.clone(), r.nullable);
-            group.push((new[pos].column(), attr));
+            group.push((
+                new[pos].column(),
+                self.hidden_attr(&r.name, r.data_type.clone(), r.nullable),
+            ));
         }
         let attrs = group.iter().map(|(_, a)| a.clone()).collect();
         Ok((
@@ -318,7 +326,7 @@ impl Decorrelator<'_> {
                     })
                     .collect();
                 let original = inp.output();
-                let rn = self.builder.attr("__rn", DataType::Int32, false);
+                let rn = self.hidden_attr("__rn", DataType::Int32, false);
                 let window = Arc::new(LogicalPlan::Window {
                     input: inp,
                     exprs: vec![(
@@ -365,7 +373,7 @@ impl Decorrelator<'_> {
                 let cols: Vec<Attr> = first_cols
                     .unwrap_or_default()
                     .iter()
-                    .map(|a| self.builder.attr(&a.name, a.data_type.clone(), a.nullable))
+                    .map(|a| self.hidden_attr(&a.name, a.data_type.clone(), a.nullable))
                     .collect();
                 let mut attrs = attrs.clone();
                 attrs.extend(cols.iter().cloned());

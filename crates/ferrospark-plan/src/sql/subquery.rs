@@ -287,7 +287,7 @@ impl SqlPlanner<'_> {
         let (sub, domain, conds) = self.per_outer_row(&sub, outer_plan, outer_keys)?;
         let mark = self
             .builder
-            .attr("__exists", arrow_schema::DataType::Boolean, false);
+            .hidden_attr("__exists", arrow_schema::DataType::Boolean, false);
         let source = if domain.is_empty() {
             crate::builder::PlanBuilder::limit(sub, 0, Some(1))
         } else {
@@ -343,7 +343,7 @@ impl SqlPlanner<'_> {
         keys.extend(domain.iter().cloned());
         let mark = self
             .builder
-            .attr("__in", arrow_schema::DataType::Boolean, false);
+            .hidden_attr("__in", arrow_schema::DataType::Boolean, false);
         let mut exprs: Vec<(Expr, Attr)> = keys.iter().map(|a| (a.column(), a.clone())).collect();
         exprs.push((bool_lit(Some(true)), mark.clone()));
         let right = crate::builder::PlanBuilder::project_resolved(distinct_of(sub, &keys), exprs);
@@ -361,10 +361,10 @@ impl SqlPlanner<'_> {
         let (sub, domain, conds) = self.per_outer_row(&sub, &outer_plan, outer_keys)?;
         let rows = self
             .builder
-            .attr("__rows", arrow_schema::DataType::Int64, false);
+            .hidden_attr("__rows", arrow_schema::DataType::Int64, false);
         let nulls = self
             .builder
-            .attr("__nulls", arrow_schema::DataType::Boolean, true);
+            .hidden_attr("__nulls", arrow_schema::DataType::Boolean, true);
         let stats = Arc::new(LogicalPlan::Aggregate {
             input: sub,
             group: domain.iter().map(|a| (a.column(), a.clone())).collect(),
