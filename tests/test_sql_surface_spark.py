@@ -219,7 +219,10 @@ def test_set_ansi_off_changes_the_next_query():
         ("SELECT id FROM range(3) LIMIT CAST(NULL AS INT)", "INVALID_LIMIT_LIKE_EXPRESSION.IS_NULL"),
         ("SELECT id FROM range(3) LIMIT id > 1", "INVALID_LIMIT_LIKE_EXPRESSION.IS_UNFOLDABLE"),
         ("SELECT id FROM range(3) LIMIT 'a'", "INVALID_LIMIT_LIKE_EXPRESSION.DATA_TYPE"),
-        ("SELECT name FROM VALUES ('a') AS t(name) WHERE name LIKE ALL ()", "INVALID_SQL_SYNTAX.EMPTY_QUANTIFIED_PATTERN"),
+        (
+            "SELECT name FROM VALUES ('a') AS t(name) WHERE name LIKE ALL ()",
+            "INVALID_SQL_SYNTAX.EMPTY_QUANTIFIED_PATTERN",
+        ),
         ("SELECT percentile_cont(0.5) FROM range(3)", "INVALID_WITHIN_GROUP_EXPRESSION.WITHIN_GROUP_MISSING"),
         (
             "SELECT percentile_cont(DISTINCT 0.5) WITHIN GROUP (ORDER BY id) FROM range(3)",

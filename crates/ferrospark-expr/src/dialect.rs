@@ -587,19 +587,19 @@ mod tests {
     #[test]
     fn like_all_and_any_combine_their_patterns() {
         assert_eq!(
-            expr("c LIKE ALL ('%a', p)").unwrap(),
+            expr("c LIKE ALL ('%a', p)").expect("parses"),
             "((c LIKE '%a') AND (c LIKE p))"
         );
         assert_eq!(
-            expr("c NOT LIKE ANY ('%a', 'b%', NULL)").unwrap(),
+            expr("c NOT LIKE ANY ('%a', 'b%', NULL)").expect("parses"),
             "((c NOT LIKE '%a') OR (c NOT LIKE 'b%') OR (c NOT LIKE NULL))"
         );
-        assert_eq!(expr("c LIKE SOME ('x')").unwrap(), "((c LIKE 'x'))");
+        assert_eq!(expr("c LIKE SOME ('x')").expect("parses"), "((c LIKE 'x'))");
         assert!(expr("c LIKE ALL ()")
-            .unwrap_err()
+            .expect_err("refused")
             .to_string()
             .contains("EMPTY_QUANTIFIED_PATTERN"));
         // A plain LIKE is sqlparser's.
-        assert_eq!(expr("c LIKE 'a%'").unwrap(), "c LIKE 'a%'");
+        assert_eq!(expr("c LIKE 'a%'").expect("parses"), "c LIKE 'a%'");
     }
 }

@@ -338,7 +338,7 @@ impl SqlPlanner<'_> {
             )));
         }
         let v = selected[0].clone();
-        let (sub, domain, mut conds) = self.per_outer_row(&sub, &outer_plan, outer_keys)?;
+        let (sub, domain, mut conds) = self.per_outer_row(&sub, outer_plan, outer_keys)?;
         let mut keys = vec![v.clone()];
         keys.extend(domain.iter().cloned());
         let mark = self
@@ -358,7 +358,7 @@ impl SqlPlanner<'_> {
         // Counts: the subquery planned again (its own ids), rows and NULLs per domain value.
         let sub = self.query(query, Some(scope))?;
         let v2 = sub.output()[0].clone();
-        let (sub, domain, conds) = self.per_outer_row(&sub, &outer_plan, outer_keys)?;
+        let (sub, domain, conds) = self.per_outer_row(&sub, outer_plan, outer_keys)?;
         let rows = self
             .builder
             .hidden_attr("__rows", arrow_schema::DataType::Int64, false);
