@@ -1,0 +1,156 @@
+"""Spark SQL surface beyond TPC-H, timed in ferrospark, DuckDB and PySpark on TPC-H's files.
+
+    python benches/sql_surface.py --scale 1                  # ferrospark, DuckDB, PySpark
+    python benches/sql_surface.py --engines ferrospark,duckdb --reps 5
+
+The shapes Spark's golden tests exercise and TPC-H does not: EXISTS inside OR, a correlated
+subquery under UNION ALL (decorrelated through a domain join), IN as a value in a select list,
+percentile_cont / percentile_disc WITHIN GROUP, LIKE ANY, and a USING join read through its
+hidden key. Each engine runs each query once to warm up, then ``--reps`` times (the median is
+printed), in one process per engine; results are checked against PySpark's when it runs.
+Polars' SQL has no correlated subqueries, so it is not among the engines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+from ferrospark.tpch import ensure_tpch  # noqa: E402
+
+# name -> (Spark SQL, DuckDB's spelling when it differs)
+QUERIES: dict[str, tuple[str, str | None]] = {
+    "exists_in_or": (
+        "SELECT count(*) AS n FROM orders o WHERE o_orderpriority = '1-URGENT' "
+        "OR EXISTS (SELECT 1 FROM lineitem l WHERE l.l_orderkey = o.o_orderkey AND l_quantity > 49)",
+        None,
+    ),
+    "correlated_under_union": (
+        "SELECT count(*) AS n FROM customer c WHERE EXISTS ("
+        "SELECT o_orderkey FROM orders WHERE o_custkey = c.c_custkey AND o_totalprice > 400000 "
+        "UNION ALL SELECT o_orderkey FROM orders WHERE o_custkey = c.c_custkey "
+        "AND o_orderstatus = 'P' AND o_totalprice > 300000)",
+        None,
+    ),
+    "in_as_value": (
+        "SELECT o_orderstatus, sum(CASE WHEN o_custkey IN (SELECT c_custkey FROM customer "
+        "WHERE c_mktsegment = 'BUILDING') THEN 1 ELSE 0 END) AS n FROM orders GROUP BY o_orderstatus",
+        None,
+    ),
+    "percentile_within_group": (
+        "SELECT l_returnflag, percentile_cont(0.5) WITHIN GROUP (ORDER BY l_extendedprice) AS p50, "
+        "percentile_disc(0.9) WITHIN GROUP (ORDER BY l_quantity DESC) AS p90 FROM lineitem GROUP BY l_returnflag",
+        "SELECT l_returnflag, quantile_cont(l_extendedprice, 0.5) AS p50, "
+        "quantile_disc(l_quantity, 0.1) AS p90 FROM lineitem GROUP BY l_returnflag",
+    ),
+    "like_any": (
+        "SELECT count(*) AS n FROM part WHERE p_name LIKE ANY ('%green%', '%blue%', 'forest%')",
+        "SELECT count(*) AS n FROM part WHERE p_name LIKE '%green%' OR p_name LIKE '%blue%' "
+        "OR p_name LIKE 'forest%'",
+    ),
+    "using_join_hidden_key": (
+        "SELECT count(*) AS n, count(o.o_custkey) AS m FROM customer c "
+        "LEFT JOIN (SELECT o_custkey AS c_custkey, o_custkey FROM orders WHERE o_totalprice > 450000) o "
+        "USING (c_custkey)",
+        None,
+    ),
+}
+
+
+def rows(table) -> list[tuple]:
+    cols = [c.to_pylist() for c in table.columns]
+    out = []
+    for r in zip(*cols):
+        out.append(tuple(f"{float(v):.9g}" if isinstance(v, (int, float)) else str(v) for v in r))
+    return sorted(out)
+
+
+TABLES = ["orders", "lineitem", "customer", "part"]
+
+
+def run_engine(engine: str, dirs: dict[str, str], reps: int) -> dict[str, tuple[float, list[tuple]]]:
+    tables = TABLES
+    data = {t: Path(dirs[t]) for t in tables}
+    if engine == "ferrospark":
+        import ferrospark as fs
+
+        s = fs.Session()
+        for t in tables:
+            s.read.parquet(str(data[t])).createOrReplaceTempView(t)
+
+        def run(q: str):
+            return s.sql(q).toArrow()
+    elif engine == "duckdb":
+        import duckdb
+
+        con = duckdb.connect()
+        for t in tables:
+            con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{data[t]}/*.parquet')")
+
+        def run(q: str):
+            return con.execute(q).fetch_arrow_table()
+    else:
+        from pyspark.sql import SparkSession
+
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .config("spark.driver.memory", "4g")
+            .config("spark.sql.session.timeZone", "UTC")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        for t in tables:
+            spark.read.parquet(str(data[t])).createOrReplaceTempView(t)
+
+        def run(q: str):
+            return spark.sql(q).toArrow()
+
+    out = {}
+    for name, (spark_sql, duck_sql) in QUERIES.items():
+        q = duck_sql if engine == "duckdb" and duck_sql else spark_sql
+        result = run(q)
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            result = run(q)
+            times.append(time.perf_counter() - t0)
+        out[name] = (statistics.median(times), rows(result))
+        print(f"  {engine:<11} {name:<26} {out[name][0]:8.3f} s", file=sys.stderr, flush=True)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", type=float, default=1)
+    ap.add_argument("--engines", default="ferrospark,duckdb,pyspark")
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    dirs = ensure_tpch(args.scale, ROOT / "data" / f"tpch-sf{args.scale:g}", tables=TABLES)
+    engines = args.engines.split(",")
+    results = {e: run_engine(e, dirs, args.reps) for e in engines}
+    head = f"{'query':<26}" + "".join(f"{e:>12}" for e in engines)
+    if "ferrospark" in engines:
+        head += "".join(f"{'fs/' + e:>14}" for e in engines if e != "ferrospark")
+    print(head)
+    for name in QUERIES:
+        line = f"{name:<26}" + "".join(f"{results[e][name][0]:>11.3f}s" for e in engines)
+        if "ferrospark" in engines:
+            mine = results["ferrospark"][name][0]
+            line += "".join(f"{mine / results[e][name][0]:>13.2f}x" for e in engines if e != "ferrospark")
+        if "pyspark" in engines and "ferrospark" in engines:
+            same = results["ferrospark"][name][1] == results["pyspark"][name][1]
+            line += "   same as Spark" if same else "   DIFFERS from Spark"
+        print(line)
+    totals = {e: sum(r[0] for r in results[e].values()) for e in engines}
+    print(f"{'total':<26}" + "".join(f"{totals[e]:>11.3f}s" for e in engines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
