@@ -94,7 +94,7 @@ def run_engine(engine: str, dirs: dict[str, str], reps: int) -> dict[str, tuple[
             con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{data[t]}/*.parquet')")
 
         def run(q: str):
-            return con.execute(q).fetch_arrow_table()
+            return con.execute(q).to_arrow_table()
     else:
         from pyspark.sql import SparkSession
 
