@@ -825,6 +825,14 @@ impl Expr {
     pub fn eq(self, other: Expr) -> Expr {
         self.bin(BinaryOp::Eq, other)
     }
+    /// `self <=> other`
+    pub fn eq_null_safe(self, other: Expr) -> Expr {
+        self.bin(BinaryOp::EqNullSafe, other)
+    }
+    /// `self <= other`
+    pub fn lt_eq(self, other: Expr) -> Expr {
+        self.bin(BinaryOp::LtEq, other)
+    }
     /// `self < other`
     pub fn lt(self, other: Expr) -> Expr {
         self.bin(BinaryOp::Lt, other)

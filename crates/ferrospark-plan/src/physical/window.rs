@@ -278,12 +278,7 @@ pub fn window_call_field(
     cfg: &ferrospark_common::Config,
 ) -> Result<Field> {
     let schema = attrs_schema(input);
-    let ctx = BindContext {
-        schema: &schema,
-        session_tz: cfg.session_time_zone(),
-        ansi: cfg.ansi_enabled()?,
-        legacy_coding: false,
-    };
+    let ctx = BindContext::for_session(&schema, cfg).with_ansi(cfg.ansi_enabled()?);
     let f = window_function(
         &call.func,
         call.frame.as_ref(),
@@ -336,12 +331,7 @@ impl WindowPlanExec {
 
     fn operator(&self, ctx: &Arc<TaskContext>) -> Result<WindowExec> {
         let schema = self.input.schema();
-        let bctx = BindContext {
-            schema: &schema,
-            session_tz: ctx.cfg.session_time_zone(),
-            ansi: ctx.cfg.ansi_enabled()?,
-            legacy_coding: false,
-        };
+        let bctx = BindContext::for_session(&schema, &ctx.cfg).with_ansi(ctx.cfg.ansi_enabled()?);
         let spec = WindowSpec {
             partition_by: self
                 .partition_by

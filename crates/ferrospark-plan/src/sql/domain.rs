@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use arrow_schema::DataType;
 use ferrospark_common::{FerroError, Result};
-use ferrospark_expr::{BinaryOp, Expr};
+use ferrospark_expr::Expr;
 use ferrospark_join::JoinType;
 
 use crate::builder::PlanBuilder;
@@ -88,11 +88,7 @@ pub(crate) fn decorrelate(
     let conds = refs
         .iter()
         .zip(&domain)
-        .map(|(o, d)| Expr::Binary {
-            left: Box::new(o.column()),
-            op: BinaryOp::EqNullSafe,
-            right: Box::new(d.column()),
-        })
+        .map(|(o, d)| o.column().eq_null_safe(d.column()))
         .collect();
     Ok((plan, conds))
 }
@@ -217,98 +213,66 @@ impl Decorrelator<'_> {
             )))
         };
         Ok(match node.as_ref() {
-            LogicalPlan::Filter { input, .. } | LogicalPlan::Sort { input, .. } => {
-                let (inp, cols) = self.with_domain(input)?;
-                let n = self.own_exprs(node, &cols)?;
-                (Arc::new(n.with_children(vec![inp])), Some(cols))
-            }
-            LogicalPlan::Project { input, .. } => {
-                let (inp, cols) = match self.node(input, global_aggregate_ok)? {
-                    (p, Some(c)) => (p, c),
-                    (p, None) => self.join_domain(p)?,
-                };
-                let LogicalPlan::Project { exprs, .. } =
-                    self.own_exprs(node, &cols)?.as_ref().clone()
-                else {
-                    unreachable!("a projection stays one")
-                };
-                let mut exprs = exprs;
-                exprs.extend(cols.iter().map(|a| (a.column(), a.clone())));
-                (PlanBuilder::project_resolved(inp, exprs), Some(cols))
-            }
-            LogicalPlan::SubqueryAlias {
-                input,
-                alias,
-                attrs,
-            } => {
-                let (inp, cols) = match self.node(input, global_aggregate_ok)? {
-                    (p, Some(c)) => (p, c),
-                    (p, None) => self.join_domain(p)?,
-                };
-                let mut attrs = attrs.clone();
-                attrs.extend(cols.iter().cloned());
-                (
-                    Arc::new(LogicalPlan::SubqueryAlias {
-                        input: inp,
-                        alias: alias.clone(),
-                        attrs,
-                    }),
-                    Some(cols),
-                )
-            }
-            LogicalPlan::Aggregate { input, .. } => {
-                let LogicalPlan::Aggregate { group, aggs, .. } = node.as_ref() else {
-                    unreachable!()
-                };
-                if group.is_empty() && !global_aggregate_ok {
+            LogicalPlan::Filter { input, .. }
+            | LogicalPlan::Sort { input, .. }
+            | LogicalPlan::Project { input, .. }
+            | LogicalPlan::SubqueryAlias { input, .. }
+            | LogicalPlan::Aggregate { input, .. }
+            | LogicalPlan::Window { input, .. } => {
+                if matches!(node.as_ref(), LogicalPlan::Aggregate { group, .. } if group.is_empty())
+                    && !global_aggregate_ok
+                {
                     // Over no rows a global aggregate still gives a row; grouped by the
                     // domain it would give none.
                     return unsupported("a global aggregate inside EXISTS / IN or a derived table");
                 }
-                let (inp, cols) = self.with_domain(input)?;
-                let LogicalPlan::Aggregate { group, aggs, .. } = self
-                    .own_exprs(
-                        &Arc::new(LogicalPlan::Aggregate {
-                            input: inp.clone(),
-                            group: group.clone(),
-                            aggs: aggs.clone(),
-                        }),
-                        &cols,
-                    )?
-                    .as_ref()
-                    .clone()
-                else {
-                    unreachable!()
+                // A projection or alias at the top passes the permission down to an aggregate.
+                let pass_down = global_aggregate_ok
+                    && matches!(
+                        node.as_ref(),
+                        LogicalPlan::Project { .. } | LogicalPlan::SubqueryAlias { .. }
+                    );
+                let (inp, cols) = match self.node(input, pass_down)? {
+                    (p, Some(c)) => (p, c),
+                    (p, None) => self.join_domain(p)?,
                 };
-                let mut group = group;
-                group.extend(cols.iter().map(|a| (a.column(), a.clone())));
-                (
-                    Arc::new(LogicalPlan::Aggregate {
-                        input: inp,
-                        group,
+                let carried = || cols.iter().map(|a| (a.column(), a.clone()));
+                // The domain's columns go up beside the node's own (a filter and a sort pass
+                // every input column through already).
+                let out = match self.own_exprs(node, &cols)?.with_children(vec![inp]) {
+                    LogicalPlan::Project { input, mut exprs } => {
+                        exprs.extend(carried());
+                        LogicalPlan::Project { input, exprs }
+                    }
+                    LogicalPlan::Aggregate {
+                        input,
+                        mut group,
                         aggs,
-                    }),
-                    Some(cols),
-                )
-            }
-            LogicalPlan::Window { input, .. } => {
-                let (inp, cols) = self.with_domain(input)?;
-                let LogicalPlan::Window { exprs, .. } =
-                    self.own_exprs(node, &cols)?.as_ref().clone()
-                else {
-                    unreachable!()
+                    } => {
+                        group.extend(carried());
+                        LogicalPlan::Aggregate { input, group, aggs }
+                    }
+                    LogicalPlan::Window { input, mut exprs } => {
+                        for (w, _) in &mut exprs {
+                            w.partition_by.extend(cols.iter().map(Attr::column));
+                        }
+                        LogicalPlan::Window { input, exprs }
+                    }
+                    LogicalPlan::SubqueryAlias {
+                        input,
+                        alias,
+                        mut attrs,
+                    } => {
+                        attrs.extend(cols.iter().cloned());
+                        LogicalPlan::SubqueryAlias {
+                            input,
+                            alias,
+                            attrs,
+                        }
+                    }
+                    other => other,
                 };
-                let exprs = exprs
-                    .into_iter()
-                    .map(|(mut w, a)| {
-                        w.partition_by.extend(cols.iter().map(Attr::column));
-                        (w, a)
-                    })
-                    .collect();
-                (
-                    Arc::new(LogicalPlan::Window { input: inp, exprs }),
-                    Some(cols),
-                )
+                (Arc::new(out), Some(cols))
             }
             LogicalPlan::Limit { input, skip, fetch } => {
                 // A limit per domain value: rows numbered within each value's partition, in
@@ -343,17 +307,9 @@ impl Decorrelator<'_> {
                     )],
                 });
                 let lit = |v: usize| Expr::Literal(ferrospark_expr::Literal::integer(v as i64));
-                let mut conds = vec![Expr::Binary {
-                    left: Box::new(rn.column()),
-                    op: BinaryOp::Gt,
-                    right: Box::new(lit(*skip)),
-                }];
+                let mut conds = vec![rn.column().gt(lit(*skip))];
                 if let Some(f) = fetch {
-                    conds.push(Expr::Binary {
-                        left: Box::new(rn.column()),
-                        op: BinaryOp::LtEq,
-                        right: Box::new(lit(skip + f)),
-                    });
+                    conds.push(rn.column().lt_eq(lit(skip + f)));
                 }
                 let filtered = Arc::new(LogicalPlan::Filter {
                     input: window,
@@ -448,11 +404,11 @@ impl Decorrelator<'_> {
                     .collect();
                 let out_cols = match (&rc, join_type) {
                     (Some(rc), _) if rc.first().map(|a| a.id) != lc.first().map(|a| a.id) => {
-                        conds.extend(lc.iter().zip(rc).map(|(a, b)| Expr::Binary {
-                            left: Box::new(a.column()),
-                            op: BinaryOp::EqNullSafe,
-                            right: Box::new(b.column()),
-                        }));
+                        conds.extend(
+                            lc.iter()
+                                .zip(rc)
+                                .map(|(a, b)| a.column().eq_null_safe(b.column())),
+                        );
                         if matches!(join_type, JoinType::RightOuter) {
                             rc.clone()
                         } else {

@@ -654,53 +654,46 @@ impl<'a> SqlPlanner<'a> {
                 ast::JoinConstraint::On(e) => {
                     let cond = self.expr(e)?;
                     let has_subquery = |x: &Expr| x.to_string().contains(SUBQUERY_FN);
-                    if has_subquery(&cond) && jt != JoinType::Inner {
-                        let (with, without): (Vec<Expr>, Vec<Expr>) =
+                    if !has_subquery(&cond) {
+                        JoinOn::Condition(cond)
+                    } else {
+                        let (with, mut conds): (Vec<Expr>, Vec<Expr>) =
                             crate::logical::expr_util::split_conjuncts(&cond)
                                 .into_iter()
                                 .partition(|x| has_subquery(x));
-                        let mut visible = plan.output();
-                        if !matches!(jt, JoinType::LeftSemi | JoinType::LeftAnti) {
-                            visible.extend(right.output());
-                        }
-                        let mut conds = without;
-                        for c in with {
-                            let on_side = |side: &Arc<LogicalPlan>| {
-                                let scope = self.scope_over(side, outer);
-                                let resolved = crate::analyzer::resolve_expr(&c, &scope)?;
-                                self.scalar_subqueries(side.clone(), resolved, &scope)
-                            };
-                            match on_side(&plan) {
-                                Ok((p, e)) => {
-                                    plan = p;
-                                    conds.push(e);
-                                }
-                                Err(left_err) => match on_side(&right) {
+                        if jt == JoinType::Inner {
+                            after_join = crate::logical::expr_util::conjoin(with);
+                        } else {
+                            let mut visible = plan.output();
+                            if !matches!(jt, JoinType::LeftSemi | JoinType::LeftAnti) {
+                                visible.extend(right.output());
+                            }
+                            kept = Some(visible.iter().map(|a| a.id).collect());
+                            for c in with {
+                                let on_side = |side: &Arc<LogicalPlan>| {
+                                    let scope = self.scope_over(side, outer);
+                                    let resolved = crate::analyzer::resolve_expr(&c, &scope)?;
+                                    self.scalar_subqueries(side.clone(), resolved, &scope)
+                                };
+                                match on_side(&plan) {
                                     Ok((p, e)) => {
-                                        right = p;
+                                        plan = p;
                                         conds.push(e);
                                     }
-                                    Err(_) => return Err(left_err),
-                                },
+                                    Err(left_err) => match on_side(&right) {
+                                        Ok((p, e)) => {
+                                            right = p;
+                                            conds.push(e);
+                                        }
+                                        Err(_) => return Err(left_err),
+                                    },
+                                }
                             }
                         }
-                        kept = Some(visible.iter().map(|a| a.id).collect());
                         match crate::logical::expr_util::conjoin(conds) {
                             Some(all) => JoinOn::Condition(all),
                             None => JoinOn::None,
                         }
-                    } else if has_subquery(&cond) {
-                        let (with, without): (Vec<Expr>, Vec<Expr>) =
-                            crate::logical::expr_util::split_conjuncts(&cond)
-                                .into_iter()
-                                .partition(|x| has_subquery(x));
-                        after_join = crate::logical::expr_util::conjoin(with);
-                        match crate::logical::expr_util::conjoin(without) {
-                            Some(rest) => JoinOn::Condition(rest),
-                            None => JoinOn::None,
-                        }
-                    } else {
-                        JoinOn::Condition(cond)
                     }
                 }
                 ast::JoinConstraint::Using(names) => JoinOn::UsingKeepingKeys(

@@ -66,33 +66,13 @@ impl<'a> SqlPlanner<'a> {
             if !(crate::logical::expr_util::is_aggregate_call(x) && has_subquery(x)) {
                 return Ok(None);
             }
-            let mut with_args = |args: &[Expr]| -> Result<Vec<Expr>> {
-                args.iter()
-                    .map(|a| {
-                        let (p, a) = self.scalar_subqueries(plan.clone(), a.clone(), scope)?;
-                        plan = p;
-                        Ok(a)
-                    })
-                    .collect()
-            };
-            Ok(Some(match x {
-                Expr::Aggregate {
-                    name,
-                    args,
-                    distinct,
-                    ignore_nulls,
-                } => Expr::Aggregate {
-                    name: name.clone(),
-                    args: with_args(args)?,
-                    distinct: *distinct,
-                    ignore_nulls: *ignore_nulls,
-                },
-                Expr::Function { name, args } => Expr::Function {
-                    name: name.clone(),
-                    args: with_args(args)?,
-                },
-                other => other.clone(),
-            }))
+            // The call's arguments, each with its subqueries joined below.
+            crate::logical::expr_util::map_children(x, &mut |a| {
+                let (p, a) = self.scalar_subqueries(plan.clone(), a.clone(), scope)?;
+                plan = p;
+                Ok(a)
+            })
+            .map(Some)
         })?;
         Ok((plan, out))
     }

@@ -170,23 +170,7 @@ impl<'a> SqlPlanner<'a> {
                             (p, if negated { Expr::Not(Box::new(v)) } else { v })
                         }
                         (Lifted::In(q, negated), Some(x)) => {
-                            let (p, v) = self.in_value(plan, &base, &q, x, scope, &outer_keys)?;
-                            // Spark's existence join answers an unknown `IN` false and an
-                            // unknown `NOT IN` false as well (its condition for NOT IN
-                            // counts a NULL comparison as a match).
-                            let known = |v: Expr, unknown: bool| Expr::Function {
-                                name: "coalesce".into(),
-                                args: vec![
-                                    v,
-                                    Expr::Literal(ferrospark_expr::Literal::boolean(unknown)),
-                                ],
-                            };
-                            let v = if negated {
-                                Expr::Not(Box::new(known(v, true)))
-                            } else {
-                                known(v, false)
-                            };
-                            (p, v)
+                            self.in_value(plan, &base, &q, x, negated, scope, &outer_keys)?
                         }
                         _ => return Err(FerroError::Internal("IN without a value".into())),
                     };
@@ -291,7 +275,7 @@ impl SqlPlanner<'_> {
         let source = if domain.is_empty() {
             crate::builder::PlanBuilder::limit(sub, 0, Some(1))
         } else {
-            distinct_of(sub, &domain)
+            self.distinct_of(sub, &domain)?
         };
         let mut exprs: Vec<(Expr, Attr)> = domain.iter().map(|a| (a.column(), a.clone())).collect();
         exprs.push((
@@ -309,9 +293,11 @@ impl SqlPlanner<'_> {
         Ok((joined, Expr::IsNotNull(Box::new(mark.column()))))
     }
 
-    /// `x IN (query)` as a three-valued boolean column of each row of `plan`: whether a
-    /// subquery value equals `x` (a left outer join with its distinct values), and, when
-    /// none does, whether it had rows and a NULL among them (a second join with counts).
+    /// `x [NOT] IN (query)` as a boolean column of each row of `plan`, answered as Spark's
+    /// existence join answers it: `IN` is whether a subquery value equals `x` (a left outer
+    /// join with its distinct values); `NOT IN` is false also when the comparison is unknown
+    /// (`x` NULL or a NULL among the values, the subquery having rows), which a second join
+    /// with the subquery's row and NULL counts tells.
     #[allow(clippy::too_many_arguments)]
     fn in_value(
         &self,
@@ -319,15 +305,11 @@ impl SqlPlanner<'_> {
         outer_plan: &Arc<LogicalPlan>,
         query: &sqlparser::ast::Query,
         x: Expr,
+        negated: bool,
         scope: &Scope<'_>,
         outer_keys: &HashSet<String>,
     ) -> Result<(Arc<LogicalPlan>, Expr)> {
-        let bool_lit = |b: Option<bool>| {
-            Expr::Literal(match b {
-                Some(b) => ferrospark_expr::Literal::boolean(b),
-                None => ferrospark_expr::Literal::null(&arrow_schema::DataType::Boolean),
-            })
-        };
+        use ferrospark_expr::Literal;
         // Matches: the distinct (value, domain) pairs.
         let sub = self.query(query, Some(scope))?;
         let selected = sub.output();
@@ -345,8 +327,9 @@ impl SqlPlanner<'_> {
             .builder
             .hidden_attr("__in", arrow_schema::DataType::Boolean, false);
         let mut exprs: Vec<(Expr, Attr)> = keys.iter().map(|a| (a.column(), a.clone())).collect();
-        exprs.push((bool_lit(Some(true)), mark.clone()));
-        let right = crate::builder::PlanBuilder::project_resolved(distinct_of(sub, &keys), exprs);
+        exprs.push((Expr::Literal(Literal::boolean(true)), mark.clone()));
+        let right =
+            crate::builder::PlanBuilder::project_resolved(self.distinct_of(sub, &keys)?, exprs);
         conds.push(x.clone().eq(v.column()));
         let plan = Arc::new(LogicalPlan::Join {
             left: plan,
@@ -355,6 +338,10 @@ impl SqlPlanner<'_> {
             condition: conjoin(conds),
             hint: None,
         });
+        let matched = Expr::IsNotNull(Box::new(mark.column()));
+        if !negated {
+            return Ok((plan, matched));
+        }
         // Counts: the subquery planned again (its own ids), rows and NULLs per domain value.
         let sub = self.query(query, Some(scope))?;
         let v2 = sub.output()[0].clone();
@@ -365,26 +352,22 @@ impl SqlPlanner<'_> {
         let nulls = self
             .builder
             .hidden_attr("__nulls", arrow_schema::DataType::Boolean, true);
+        let call = |name: &str, args: Vec<Expr>| crate::logical::AggCall {
+            name: name.into(),
+            args,
+            distinct: false,
+            ignore_nulls: false,
+        };
         let stats = Arc::new(LogicalPlan::Aggregate {
             input: sub,
             group: domain.iter().map(|a| (a.column(), a.clone())).collect(),
             aggs: vec![
                 (
-                    crate::logical::AggCall {
-                        name: "count".into(),
-                        args: vec![Expr::Literal(ferrospark_expr::Literal::integer(1))],
-                        distinct: false,
-                        ignore_nulls: false,
-                    },
+                    call("count", vec![Expr::Literal(Literal::integer(1))]),
                     rows.clone(),
                 ),
                 (
-                    crate::logical::AggCall {
-                        name: "bool_or".into(),
-                        args: vec![Expr::IsNull(Box::new(v2.column()))],
-                        distinct: false,
-                        ignore_nulls: false,
-                    },
+                    call("bool_or", vec![Expr::IsNull(Box::new(v2.column()))]),
                     nulls.clone(),
                 ),
             ],
@@ -396,36 +379,22 @@ impl SqlPlanner<'_> {
             condition: conjoin(conds),
             hint: None,
         });
-        let no_rows = Expr::Function {
+        // Padded rows (no subquery rows for this outer row) have NULL counts: no rows.
+        let had_rows = Expr::Function {
             name: "coalesce".into(),
-            args: vec![
-                rows.column(),
-                Expr::Literal(ferrospark_expr::Literal::bigint(0)),
-            ],
+            args: vec![rows.column(), Expr::Literal(Literal::bigint(0))],
         }
-        .eq(Expr::Literal(ferrospark_expr::Literal::bigint(0)));
-        let value = Expr::Case {
-            branches: vec![
-                (
-                    Expr::IsNotNull(Box::new(mark.column())),
-                    bool_lit(Some(true)),
-                ),
-                (no_rows, bool_lit(Some(false))),
-                (Expr::IsNull(Box::new(x)).or(nulls.column()), bool_lit(None)),
-            ],
-            otherwise: Some(Box::new(bool_lit(Some(false)))),
-        };
-        Ok((plan, value))
+        .gt(Expr::Literal(Literal::bigint(0)));
+        let unknown = had_rows.and(Expr::IsNull(Box::new(x)).or(nulls.column()));
+        Ok((plan, Expr::Not(Box::new(matched.or(unknown)))))
     }
-}
 
-/// The distinct rows of `plan` over `keys`.
-fn distinct_of(plan: Arc<LogicalPlan>, keys: &[Attr]) -> Arc<LogicalPlan> {
-    Arc::new(LogicalPlan::Aggregate {
-        input: plan,
-        group: keys.iter().map(|a| (a.column(), a.clone())).collect(),
-        aggs: Vec::new(),
-    })
+    /// The distinct rows of `plan` over `keys`.
+    fn distinct_of(&self, plan: Arc<LogicalPlan>, keys: &[Attr]) -> Result<Arc<LogicalPlan>> {
+        let exprs = keys.iter().map(|a| (a.column(), a.clone())).collect();
+        self.builder
+            .distinct(crate::builder::PlanBuilder::project_resolved(plan, exprs))
+    }
 }
 
 /// The value a scalar subquery that ends in a global aggregate (`SELECT count(*) + 1 FROM ..
