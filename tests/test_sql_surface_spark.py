@@ -137,6 +137,15 @@ QUERIES = {
     "exists_in_or_of_inner_join_on": "SELECT e.id, d.dname FROM emp e JOIN depts d ON e.dept = d.dept_id OR EXISTS (SELECT 1 FROM l WHERE l.a = e.id)",
     "in_or_in_then_grouped": "SELECT dept, count(*) AS n FROM emp WHERE dept IN (SELECT dept_id FROM depts WHERE dname <> emp.name) OR id IN (SELECT a FROM l WHERE l.a = emp.id) GROUP BY dept",
     "to_char_of_timestamps": "SELECT id, to_char(hired, 'yyyy-MM-dd HH:mm') AS a, to_varchar(hired, 'MMM d') AS b FROM emp",
+    "interval_day_time_arithmetic": "SELECT id, hired - TIMESTAMP '2020-01-01 00:00:00' AS a, (hired - TIMESTAMP '2020-01-01 00:00:00') / 3 AS b, INTERVAL '1 2:3:4.5' DAY TO SECOND * id AS c, hired + INTERVAL '36' HOUR AS d, -INTERVAL '1' DAY + INTERVAL '2' HOUR AS e, DATE '2020-03-01' - date(hired) AS f, date(hired) + INTERVAL '3' DAY AS g, INTERVAL 2 weeks 3 microseconds * 1.5 AS h FROM emp",
+    "interval_year_month_as_text": "SELECT id, CAST(INTERVAL '1-2' YEAR TO MONTH * id AS STRING) AS a, CAST(make_ym_interval(id, dept) AS STRING) AS b, hired + make_ym_interval(0, id) AS c, date(hired) - INTERVAL '1-1' YEAR TO MONTH AS d, CAST(INTERVAL '-178956970-8' YEAR TO MONTH / (id + 1) AS STRING) AS e FROM emp",
+    "interval_literal_spellings": "SELECT INTERVAL 2 weeks 3 microseconds AS a, INTERVAL '-100' DAY '40' HOUR '80' MINUTE '299.889987299' SECOND AS b, INTERVAL -'1 2:3:4.001' DAY TO SECOND AS c, INTERVAL 'interval 1 day 2 hours' AS d, CAST(INTERVAL 2 years 4 months AS STRING) AS e, INTERVAL 13.123456789 seconds AS f, INTERVAL '20 15:40:32.99899999' DAY TO SECOND AS g, INTERVAL 30 day day",
+    "interval_compare_and_functions": "SELECT id, INTERVAL '1' DAY > make_dt_interval(0, id * 5) AS a, abs(INTERVAL -'1 02:03:04.123' DAY TO SECOND * id) AS b, signum(make_dt_interval(id - 4)) AS c, div(make_dt_interval(id, 6), INTERVAL '1' HOUR) AS d, coalesce(NULL, INTERVAL '1' DAY, INTERVAL '01:01' HOUR TO MINUTE) AS e, make_dt_interval(1, 0, 0, bonus) AS f FROM emp",
+    "split_part_and_luhn": "SELECT id, split_part(concat(name, '.x.', dept), '.', 2) AS a, split_part(concat(name, '.x.', dept), '.', -1) AS b, split_part(name, '', 1) AS c, split_part('a.b', '.', id) AS d, luhn_check(concat('401288888888188', id)) AS e, luhn_check(name) AS f, luhn_check(id * 6011111111111117) AS g FROM emp",
+    "decode_as_case": "SELECT id, decode(dept, 10, 'ten', 20, 'twenty', NULL, 'none', 'other') AS a, decode(name, 'ann', 1) AS b, decode(dept, 30, salary) AS c FROM emp",
+    "bytes_as_text": "SELECT id, hex(lpad(unhex(hex(id)), 4)) AS a, hex(rpad(unhex(hex(id)), 3, unhex('1f2e'))) AS b, lpad(name, 5, x'57') AS c, btrim(encode(concat(' ', name, ' '), 'utf-8')) AS d, contains(encode(name, 'utf-8'), x'61') AS e, startswith(id, '1') AS f, endswith(true, 'ue') AS g, is_valid_utf8(name) AS h, make_valid_utf8(x'80') AS i, try_validate_utf8(x'80') AS j FROM emp",
+    "typeof_and_timestampadd": "SELECT id, typeof(id) AS a, typeof(bonus) AS b, typeof(array(name)) AS c, typeof(INTERVAL '1' DAY) AS d, timestampadd(HOUR, id, hired) AS e, dateadd(MONTH, id, date(hired)) AS f, timestampadd(MICROSECOND, 1001, hired) AS g FROM emp",
+    "calendar_intervals_as_text": "SELECT id, CAST(make_interval(1, 2, 3, 4, 5, 6, 7.008009) AS STRING) AS a, CAST(CAST(concat(id, ' month ', dept, ' days') AS INTERVAL) AS STRING) AS b, CAST(CAST('- -1 second' AS INTERVAL) AS STRING) AS c, CAST(make_interval(0, id, 0, 0, 0, 0, bonus) AS STRING) AS d FROM emp",
 }
 
 
@@ -246,6 +255,17 @@ def test_set_ansi_off_changes_the_next_query():
         ("SELECT map(NULL, 'a')", "NULL_MAP_KEY"),
         ("SELECT size(1)", "DATATYPE_MISMATCH"),
         ("SELECT encode('日本', 'US-ASCII')", "MALFORMED_CHARACTER_CODING"),
+        ("SELECT INTERVAL 1 MONTH 2 DAYS", "Cannot mix year-month and day-time fields"),
+        ("SELECT split_part('a.b', '.', 0)", "INVALID_INDEX_OF_ZERO"),
+        ("SELECT validate_utf8(x'80')", "INVALID_UTF8_STRING"),
+        ("SELECT decode(1)", "WRONG_NUM_ARGS"),
+        ("SELECT INTERVAL '2' YEAR / 0", "INTERVAL_DIVIDED_BY_ZERO"),
+        ("SELECT make_ym_interval(178956970, 8)", "INTERVAL_ARITHMETIC_OVERFLOW"),
+        ("SELECT INTERVAL 1 MONTH > INTERVAL 20 DAYS", "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES"),
+        ("SELECT INTERVAL '20 15:40:32.99899999' DAY TO HOUR", "UNMATCHED_FORMAT_STRING_WITH_NOTICE"),
+        ("SELECT INTERVAL '1.2'", "INVALID_TYPED_LITERAL"),
+        ("SELECT INTERVAL '1' YEAR TO SECOND", "UNSUPPORTED_FROM_TO_EXPRESSION"),
+        ("SELECT -(a) FROM VALUES (INTERVAL '-2147483648 months') AS t(a)", "INTERVAL_ARITHMETIC_OVERFLOW"),
     ],
 )
 def test_refusals_name_spark_error_class(views, sql, error_class):
@@ -327,3 +347,24 @@ BYTES_QUERIES = [
 def test_bytes_and_bits_match_spark(views, q):
     s, spark = views
     check_rows(q, arrow_rows(s.sql(q).toArrow()), spark_rows(spark.sql(q)), ordered=False)
+
+
+def test_intervals_leave_in_forms_pyarrow_and_pandas_read(views):
+    """Year-month intervals (which PySpark cannot collect) arrive as month_day_nano intervals
+    named by their Spark type; day intervals and day-time ones as durations, as PySpark's."""
+    s, spark = views
+    q = "SELECT INTERVAL '1-2' YEAR TO MONTH AS ym, INTERVAL '3' DAY AS d, INTERVAL '1 2:3:4.5' DAY TO SECOND AS dt, make_interval(1, 0, 0, 2) AS c"
+    df = s.sql(q)
+    t = df.toArrow()
+    assert t.column("ym").to_pylist() == [pa.scalar((14, 0, 0), pa.month_day_nano_interval()).as_py()]
+    assert t.column("d").to_pylist() == [dt.timedelta(days=3)]
+    assert t.column("dt").to_pylist() == [dt.timedelta(days=1, hours=2, minutes=3, seconds=4.5)]
+    assert df.dtypes == [
+        ("ym", "interval year to month"),
+        ("d", "interval day"),
+        ("dt", "interval day to second"),
+        ("c", "interval"),
+    ]
+    assert list(df.toPandas().columns) == ["ym", "d", "dt", "c"]
+    row = spark.sql("SELECT INTERVAL '3' DAY AS d, INTERVAL '1 2:3:4.5' DAY TO SECOND AS dt").collect()[0]
+    assert (row.d, row.dt) == (t.column("d")[0].as_py(), t.column("dt")[0].as_py())

@@ -5,8 +5,20 @@ from __future__ import annotations
 import pyarrow as pa
 
 
-def spark_type_name(t: pa.DataType) -> str:
-    """The Spark SQL type name of an Arrow type, as ``DataFrame.dtypes`` shows it."""
+def spark_type_name(t: pa.DataType | pa.Field) -> str:
+    """The Spark SQL type name of an Arrow type or field, as ``DataFrame.dtypes`` shows it.
+
+    A field's ``ferrospark.type`` metadata names the Spark type where Arrow's cannot (a
+    year-month interval travels as a ``month_day_nano_interval``)."""
+    if isinstance(t, pa.Field):
+        named = (t.metadata or {}).get(b"ferrospark.type")
+        if named:
+            return named.decode()
+        t = t.type
+    if pa.types.is_duration(t):
+        return "interval day to second"
+    if pa.types.is_interval(t):
+        return "interval"
     if pa.types.is_boolean(t):
         return "boolean"
     if pa.types.is_int8(t):
@@ -32,11 +44,11 @@ def spark_type_name(t: pa.DataType) -> str:
     if pa.types.is_timestamp(t):
         return "timestamp" if t.tz else "timestamp_ntz"
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return f"array<{spark_type_name(t.value_type)}>"
+        return f"array<{spark_type_name(t.value_field)}>"
     if pa.types.is_struct(t):
-        return "struct<" + ",".join(f"{f.name}:{spark_type_name(f.type)}" for f in t) + ">"
+        return "struct<" + ",".join(f"{f.name}:{spark_type_name(f)}" for f in t) + ">"
     if pa.types.is_map(t):
-        return f"map<{spark_type_name(t.key_type)},{spark_type_name(t.item_type)}>"
+        return f"map<{spark_type_name(t.key_field)},{spark_type_name(t.item_field)}>"
     if pa.types.is_null(t):
         return "void"
     return str(t)

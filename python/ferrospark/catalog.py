@@ -189,7 +189,7 @@ class Catalog:
             if isinstance(schema, str):
                 parts.append(f"({schema})")
             else:
-                parts.append("(" + ", ".join(f"`{f.name}` {spark_type_name(f.type)}" for f in schema) + ")")
+                parts.append("(" + ", ".join(f"`{f.name}` {spark_type_name(f)}" for f in schema) + ")")
         parts.append(f"USING {source or 'parquet'}")
         if options:
             opts = ", ".join(f"'{k}' = '{str(v)}'" for k, v in options.items())

@@ -174,7 +174,7 @@ class DataFrame(DataFrameExtras):
         """``(name, Spark type name)`` of every column."""
         from ._types import spark_type_name
 
-        return [(f.name, spark_type_name(f.type)) for f in self.schema]
+        return [(f.name, spark_type_name(f)) for f in self.schema]
 
     def printSchema(self) -> None:
         """Prints the schema as PySpark does."""
@@ -182,7 +182,7 @@ class DataFrame(DataFrameExtras):
 
         lines = ["root"]
         for f in self.schema:
-            lines.append(f" |-- {f.name}: {spark_type_name(f.type)} (nullable = {str(f.nullable).lower()})")
+            lines.append(f" |-- {f.name}: {spark_type_name(f)} (nullable = {str(f.nullable).lower()})")
         print("\n".join(lines))
 
     def __getitem__(self, item: Any) -> Any:

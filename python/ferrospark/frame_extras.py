@@ -185,7 +185,7 @@ class DataFrameExtras:
 
             fields = split_ddl(schema)
         elif isinstance(schema, pa.Schema):
-            fields = [(f.name, spark_type_name(f.type)) for f in schema]
+            fields = [(f.name, spark_type_name(f)) for f in schema]
         else:
             fields = [(f.name, f.dataType.simpleString()) for f in schema.fields]
         return self.select(*[col(n).cast(t).alias(n) for n, t in fields])

@@ -134,12 +134,45 @@ def _day_time(td: dt.timedelta) -> str:
     return f"{sign}{days} {hours:02d}:{minutes:02d}:{seconds:02d}.{micros:06d}000"
 
 
+def _calendar(months: int, days: int, nanos: int) -> str:
+    """Spark's ``CalendarInterval.toString``."""
+    micros = int(nanos / 1000)
+    if months == 0 and days == 0 and micros == 0:
+        return "0 seconds"
+    parts = []
+
+    def unit(v: int, name: str) -> None:
+        if v != 0:
+            parts.append(f"{v} {name}")
+
+    if months != 0:
+        unit(int(months / 12), "years")
+        unit(months - 12 * int(months / 12), "months")
+    unit(days, "days")
+    if micros != 0:
+        hours = int(micros / 3_600_000_000)
+        unit(hours, "hours")
+        rest = micros - hours * 3_600_000_000
+        minutes = int(rest / 60_000_000)
+        unit(minutes, "minutes")
+        rest -= minutes * 60_000_000
+        if rest != 0:
+            secs = decimal.Decimal(rest).scaleb(-6).normalize()
+            parts.append(f"{format(secs, 'f')} seconds")
+    return " ".join(parts)
+
+
 def hive_string(value: object, typ: object, zone: object, nested: bool = False) -> str:
-    """One value as Spark's ``HiveResult.toHiveString`` prints it."""
+    """One value as Spark's ``HiveResult.toHiveString`` prints it (``typ`` a field or a type)."""
     import pyarrow as pa
 
     if value is None:
         return "null" if nested else "NULL"
+    spark_type = None
+    if isinstance(typ, pa.Field):
+        md = typ.metadata or {}
+        spark_type = md.get(b"ferrospark.type", b"").decode() or None
+        typ = typ.type
     t: pa.DataType = typ  # type: ignore[assignment]
     if pa.types.is_boolean(t):
         return "true" if value else "false"
@@ -160,28 +193,31 @@ def hive_string(value: object, typ: object, zone: object, nested: bool = False) 
     if pa.types.is_duration(t):
         return _day_time(value)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return "[" + ",".join(hive_string(v, t.value_type, zone, True) for v in value) + "]"
+        return "[" + ",".join(hive_string(v, t.value_field, zone, True) for v in value) + "]"
     if pa.types.is_map(t):
         return (
             "{"
             + ",".join(
-                f"{hive_string(k, t.key_type, zone, True)}:{hive_string(v, t.item_type, zone, True)}"
+                f"{hive_string(k, t.key_field, zone, True)}:{hive_string(v, t.item_field, zone, True)}"
                 for k, v in value
             )
             + "}"
         )
     if pa.types.is_struct(t):
-        return "{" + ",".join(f'"{f.name}":{hive_string(value[f.name], f.type, zone, True)}' for f in t) + "}"
+        return "{" + ",".join(f'"{f.name}":{hive_string(value[f.name], f, zone, True)}' for f in t) + "}"
     if pa.types.is_interval(t):
         months, days, nanos = value.months, value.days, value.nanoseconds
-        return f"{months} months {days} days {nanos} nanoseconds"
+        if spark_type == "interval year to month":
+            sign = "-" if months < 0 else ""
+            return f"{sign}{abs(months) // 12}-{abs(months) % 12}"
+        return _calendar(months, days, nanos)
     return str(value)
 
 
 def hive_rows(table: object, zone: object) -> list[str]:
     """Each row of an Arrow table as Spark's runner prints it."""
     cols = table.columns  # type: ignore[attr-defined]
-    types = [f.type for f in table.schema]  # type: ignore[attr-defined]
+    types = list(table.schema)  # type: ignore[attr-defined]
     values = [c.to_pylist() for c in cols]
     return [
         "\t".join(hive_string(values[c][r], types[c], zone) for c in range(len(cols)))
@@ -192,7 +228,7 @@ def hive_rows(table: object, zone: object) -> list[str]:
 def schema_line(schema: object) -> str:
     from ferrospark._types import spark_type_name
 
-    return "struct<" + ",".join(f"{f.name}:{spark_type_name(f.type)}" for f in schema) + ">"  # type: ignore[attr-defined]
+    return "struct<" + ",".join(f"{f.name}:{spark_type_name(f)}" for f in schema) + ">"  # type: ignore[attr-defined]
 
 
 def has_top_level_order_by(query: str) -> bool:
@@ -285,7 +321,8 @@ def _preload(session: object, root: Path) -> None:
 
 
 def _error_class(message: str) -> str | None:
-    m = re.search(r"\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\]", message)
+    # Spark's legacy classes start with an underscore (`_LEGACY_ERROR_TEMP_0029`).
+    m = re.search(r"\[(_?[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\]", message)
     return m.group(1) if m else None
 
 

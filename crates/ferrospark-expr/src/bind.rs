@@ -241,14 +241,11 @@ fn common_comparison_type(expr: &Expr, l: &PhysicalExpr, r: &PhysicalExpr) -> Re
         ));
     }
     comparison_type(&lt2, &rt2).ok_or_else(|| {
-        mismatch(
-            expr,
-            format!(
-                "the left and right operands have incompatible types (\"{}\" and \"{}\")",
-                spark_type_name(&lt),
-                spark_type_name(&rt)
-            ),
-        )
+        FerroError::Analysis(format!(
+            "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES] Cannot resolve \"{expr}\" due to data type mismatch: the left and right operands of the binary operator have incompatible types (\"{}\" and \"{}\").",
+            spark_type_name(&lt),
+            spark_type_name(&rt)
+        ))
     })
 }
 
@@ -278,8 +275,14 @@ fn require_boolean(expr: &Expr, e: PhysicalExpr, what: &str) -> Result<PhysicalE
 }
 
 fn require_string(expr: &Expr, e: PhysicalExpr, what: &str) -> Result<PhysicalExpr> {
-    let dt = e.data_type();
-    if is_string(&dt) || dt == DataType::Null {
+    let dt = spark_equivalent(&e.data_type());
+    // Spark casts bytes, numbers and booleans to text for `contains` / `startswith` / ...
+    if is_string(&dt)
+        || dt == DataType::Null
+        || dt == DataType::Binary
+        || dt == DataType::Boolean
+        || is_numeric(&dt)
+    {
         Ok(cast_to(e, &DataType::Utf8))
     } else {
         Err(mismatch(
@@ -491,6 +494,13 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
         Expr::Negative(e) => {
             let inner = b(e)?;
             let dt = spark_equivalent(&inner.data_type());
+            if crate::types::is_ansi_interval(&dt) {
+                return Ok(crate::functions::interval::node(
+                    crate::functions::IntervalFn::Negate,
+                    vec![inner],
+                    dt,
+                ));
+            }
             if !is_numeric(&dt) {
                 return Err(mismatch(
                     expr,

@@ -96,6 +96,17 @@ pub fn to_spark_string(a: &ArrayRef) -> Result<Option<ArrayRef>> {
                 Ok(true)
             })?
         }
+        // Spark's `new String(bytes, UTF_8)`: malformed bytes become U+FFFD.
+        DataType::Binary => {
+            let b = a.as_binary::<i32>();
+            build_strings(n, |i, out| {
+                if b.is_null(i) {
+                    return Ok(false);
+                }
+                out.push_str(&String::from_utf8_lossy(b.value(i)));
+                Ok(true)
+            })?
+        }
         _ => return Ok(None),
     }))
 }
@@ -281,14 +292,6 @@ pub fn spark_cast(
                     .collect()
             };
             Arc::new(out.with_timezone_opt(tz.clone()))
-        }
-        // Interval text as Spark's cast to an interval reads it: NULL where it is not one.
-        (
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View,
-            DataType::Duration(TimeUnit::Microsecond),
-        ) => {
-            let out = parse_texts(a, to, true, crate::interval::interval_text_micros)?;
-            Arc::new(arrow_array::DurationMicrosecondArray::from(out))
         }
         (DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View, DataType::Date32) => {
             let out = parse_texts(a, to, safe, |text| Ok(parse_spark_date(text)))?;

@@ -45,7 +45,71 @@ pub fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, TokenizerError> {
         }
         out.push(t);
     }
-    Ok(inline_tables(out))
+    Ok(inline_tables(interval_types(out)))
+}
+
+/// `INTERVAL YEAR TO MONTH`, `INTERVAL DAY` ... where a type is written (after `AS` in a
+/// cast, after `::`), as one word sqlparser reads as a type name (`INTERVAL_YEAR_TO_MONTH`).
+fn interval_types(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let word = |t: &Token| match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    };
+    let is_unit = |t: &Token| {
+        word(t).is_some_and(|w| {
+            matches!(
+                w.as_str(),
+                "YEAR" | "MONTH" | "DAY" | "HOUR" | "MINUTE" | "SECOND"
+            )
+        })
+    };
+    if !tokens
+        .iter()
+        .any(|t| word(&t.token).as_deref() == Some("INTERVAL"))
+    {
+        return tokens;
+    }
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    // Indexes of the next non-whitespace tokens.
+    let next = |from: usize| {
+        (from..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+    };
+    while i < tokens.len() {
+        let t = &tokens[i];
+        let typed_position = out
+            .iter()
+            .rev()
+            .find(|p| !matches!(p.token, Token::Whitespace(_)))
+            .is_some_and(|p| {
+                matches!(p.token, Token::DoubleColon) || word(&p.token).as_deref() == Some("AS")
+            });
+        if typed_position && word(&t.token).as_deref() == Some("INTERVAL") {
+            if let Some(u1) = next(i + 1).filter(|&j| is_unit(&tokens[j].token)) {
+                let mut name = format!("INTERVAL_{}", word(&tokens[u1].token).unwrap_or_default());
+                let mut end = u1;
+                if let Some(to) =
+                    next(u1 + 1).filter(|&j| word(&tokens[j].token).as_deref() == Some("TO"))
+                {
+                    if let Some(u2) = next(to + 1).filter(|&j| is_unit(&tokens[j].token)) {
+                        name.push_str(&format!(
+                            "_TO_{}",
+                            word(&tokens[u2].token).unwrap_or_default()
+                        ));
+                        end = u2;
+                    }
+                }
+                let mut merged = TokenWithSpan::new(Token::make_word(&name, None), t.span);
+                merged.span.end = tokens[end].span.end;
+                out.push(merged);
+                i = end + 1;
+                continue;
+            }
+        }
+        out.push(t.clone());
+        i += 1;
+    }
+    out
 }
 
 /// Spark's inline tables, in the form sqlparser reads: rows without parentheses
@@ -394,6 +458,10 @@ impl Dialect for SparkDialect {
     }
     fn supports_window_clause_named_window_reference(&self) -> bool {
         true
+    }
+
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        crate::interval_syntax::parse_interval(parser)
     }
 
     fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {

@@ -879,14 +879,10 @@ fn decimal_arith(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, p: u8, s: i8) -> Resu
 
 /// Whether ferrospark can cast between the two types.
 pub fn can_cast(from: &DataType, to: &DataType) -> bool {
-    let interval_text = matches!(
-        (from, to),
-        (
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View,
-            DataType::Duration(arrow_schema::TimeUnit::Microsecond)
-        )
-    );
-    from == to || interval_text || arrow_cast::can_cast_types(from, to)
+    if let Some(ok) = crate::interval_cast::castable(from, to) {
+        return ok;
+    }
+    from == to || arrow_cast::can_cast_types(from, to)
 }
 
 fn parse_spark_double(s: &str) -> Option<f64> {
@@ -902,10 +898,17 @@ fn parse_spark_double(s: &str) -> Option<f64> {
     }
 }
 
-fn cast_value(a: &ArrayRef, to: &DataType, mode: crate::physical::CastMode) -> Result<ArrayRef> {
+pub(crate) fn cast_value(
+    a: &ArrayRef,
+    to: &DataType,
+    mode: crate::physical::CastMode,
+) -> Result<ArrayRef> {
     let safe = mode != crate::physical::CastMode::Ansi;
     if a.data_type() == to {
         return Ok(a.clone());
+    }
+    if let Some(done) = crate::interval_cast::cast(a, to, mode)? {
+        return Ok(done);
     }
     if to == &DataType::Utf8 {
         if let Some(text) = crate::cast::to_spark_string(a)? {

@@ -399,32 +399,29 @@ impl fmt::Display for Literal {
                     .as_any()
                     .downcast_ref::<arrow_array::IntervalYearMonthArray>()
                     .map_or(0, |x| x.value(0));
-                write!(f, "INTERVAL '{v}' MONTH")
+                f.write_str(&crate::interval::year_month_sql(v))
             }
             DataType::Interval(arrow_schema::IntervalUnit::DayTime) => {
                 let v = a
                     .as_any()
                     .downcast_ref::<arrow_array::IntervalDayTimeArray>()
                     .map_or(0, |x| x.value(0).days);
-                write!(f, "INTERVAL '{v}' DAY")
+                f.write_str(&crate::interval::day_sql(v))
+            }
+            DataType::Interval(arrow_schema::IntervalUnit::MonthDayNano) => {
+                let v = a
+                    .as_any()
+                    .downcast_ref::<arrow_array::IntervalMonthDayNanoArray>()
+                    .map(|x| crate::interval::CalendarInterval::from_arrow(x.value(0)))
+                    .unwrap_or_default();
+                write!(f, "INTERVAL '{}'", v.text())
             }
             DataType::Duration(TimeUnit::Microsecond) => {
                 let v = a
                     .as_any()
                     .downcast_ref::<arrow_array::DurationMicrosecondArray>()
                     .map_or(0, |x| x.value(0));
-                let sign = if v < 0 { "-" } else { "" };
-                let u = v.unsigned_abs();
-                let secs = u / 1_000_000;
-                write!(
-                    f,
-                    "INTERVAL '{sign}{} {:02}:{:02}:{:02}.{:06}' DAY TO SECOND",
-                    secs / 86_400,
-                    secs / 3600 % 24,
-                    secs / 60 % 60,
-                    secs % 60,
-                    u % 1_000_000
-                )
+                f.write_str(&crate::interval::day_time_sql(v))
             }
             other => write!(f, "<literal of type {other}>"),
         }

@@ -34,6 +34,8 @@ pub mod expr;
 pub mod functions;
 pub mod in_set;
 pub mod interval;
+mod interval_cast;
+mod interval_syntax;
 mod like_pieces;
 mod normalize;
 pub mod parser;

@@ -855,8 +855,8 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
 /// for the units of a fixed length: the difference of the microseconds truncated to whole
 /// units, as Java's `ChronoUnit.between` counts them (in the session zone's wall clock, which
 /// differs from this by the hour a daylight-saving change adds or removes). The month-based
-/// differences and `timestampadd` (`dateadd` / `date_add` with a unit) are refused as not yet
-/// supported rather than answered by another rule.
+/// differences are refused as not yet supported rather than answered by another rule.
+/// `timestampadd` (`dateadd` / `date_add` with a unit) adds an interval of the unit.
 fn timestamp_unit_call(name: &str, args: &[Expr], text: &str) -> Result<Option<Expr>> {
     let adding = matches!(
         name,
@@ -883,9 +883,17 @@ fn timestamp_unit_call(name: &str, args: &[Expr], text: &str) -> Result<Option<E
         _ => return Ok(None),
     };
     let sql = if adding {
-        return Err(FerroError::Unsupported(format!(
-            "{name}({unit}, ...) is not supported yet in \"{text}\": add an interval (ts + INTERVAL '1' {unit})"
-        )));
+        let t = format!("CAST(({b}) AS TIMESTAMP)");
+        if micros > 0 {
+            format!("{t} + INTERVAL '{micros}' MICROSECOND * ({a})")
+        } else {
+            let k = match unit.as_str() {
+                "MONTH" => 1,
+                "QUARTER" => 3,
+                _ => 12,
+            };
+            format!("{t} + make_ym_interval(0, ({a}) * {k})")
+        }
     } else if micros > 0 {
         format!(
             "(unix_micros(CAST(({b}) AS TIMESTAMP)) - unix_micros(CAST(({a}) AS TIMESTAMP))) DIV {micros}"

@@ -457,10 +457,53 @@ fn structs_are_built_with_sparks_field_names() {
 
 #[test]
 fn interval_text_casts_to_an_interval_or_null() {
-    let v = values_of("CAST(CASE WHEN i > 2 THEN '10 minutes' ELSE 'soon' END AS INTERVAL)");
+    let v = values_of(
+        "CAST(CASE WHEN i > 2 THEN '0 00:10:00' ELSE NULL END AS INTERVAL DAY TO SECOND)",
+    );
     let v = v.as_primitive::<arrow_array::types::DurationMicrosecondType>();
     assert_eq!(v.value(2), 600_000_000);
     assert!(v.is_null(0) && v.is_null(3));
+    // Without fields, Spark's calendar interval: months, days and microseconds apart.
+    let v =
+        values_of("CAST(CASE WHEN i > 2 THEN '1 month 10 minutes' ELSE 'soon' END AS INTERVAL)");
+    let v = v.as_primitive::<arrow_array::types::IntervalMonthDayNanoType>();
+    assert_eq!(
+        crate::interval::CalendarInterval::from_arrow(v.value(2)).text(),
+        "1 months 10 minutes"
+    );
+    assert!(v.is_null(0));
+}
+
+/// Spark's interval literal spellings, their types, and their refusals.
+#[test]
+fn interval_literals_take_every_spark_spelling() {
+    use crate::parser::parse_expr;
+    let lit = |sql: &str| match parse_expr(sql).expect(sql) {
+        crate::Expr::Literal(l) => l.to_string(),
+        other => panic!("{sql}: {other:?}"),
+    };
+    assert_eq!(
+        lit("INTERVAL 2 years 4 months"),
+        "INTERVAL '2-4' YEAR TO MONTH"
+    );
+    assert_eq!(
+        lit("interval -'-1-1' year to month"),
+        "INTERVAL '1-1' YEAR TO MONTH"
+    );
+    assert_eq!(lit("interval 3 week"), "INTERVAL '21' DAY");
+    assert_eq!(
+        lit("interval '-100' day '40' hour '80' minute '299.889987299' second"),
+        "INTERVAL '-98 06:35:00.110013' DAY TO SECOND"
+    );
+    assert_eq!(lit("interval 'interval 1 day'"), "INTERVAL '1' DAY");
+    let class = |sql: &str| parse_expr(sql).expect_err(sql).to_string();
+    assert!(class("interval 1 month 1 day").contains("_LEGACY_ERROR_TEMP_0029"));
+    assert!(class("interval '1 day 2' day").contains("_LEGACY_ERROR_TEMP_0026"));
+    assert!(class("interval '10-9' year to month '2-1' year to month")
+        .contains("_LEGACY_ERROR_TEMP_0024"));
+    assert!(class("interval '1' year to second").contains("UNSUPPORTED_FROM_TO_EXPRESSION"));
+    assert!(class("interval '1.2'").contains("INVALID_TYPED_LITERAL"));
+    assert!(class("interval 1 fake_unit").contains("PARSE_SYNTAX_ERROR"));
 }
 
 /// Names resolve as Spark's `col(name)` does: a column (exactly, else equal but for case), a

@@ -4,7 +4,7 @@
 //! this module keeps the subset expressions over Parquet data need: numeric widening, decimal
 //! result types, string-to-date/timestamp promotion and date-to-timestamp promotion.
 
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::{DataType, IntervalUnit, TimeUnit};
 use ferrospark_common::{FerroError, Result};
 
 /// Largest decimal precision Spark supports.
@@ -31,8 +31,20 @@ pub fn parse_data_type(name: &str, session_tz: &str) -> Result<DataType> {
             DataType::Timestamp(TimeUnit::Microsecond, Some(session_tz.into()))
         }
         "timestamp_ntz" => DataType::Timestamp(TimeUnit::Microsecond, None),
-        // Day-time intervals, as microseconds (see `interval.rs`).
-        "interval" | "intervaldaytosecond" => DataType::Duration(TimeUnit::Microsecond),
+        // Intervals (see `interval.rs`).
+        "interval" => DataType::Interval(IntervalUnit::MonthDayNano),
+        "intervalyeartomonth" | "interval_year_to_month" | "intervalmonth" | "interval_month" => {
+            DataType::Interval(IntervalUnit::YearMonth)
+        }
+        "intervalday" | "interval_day" => DataType::Interval(IntervalUnit::DayTime),
+        "intervaldaytosecond" | "interval_day_to_second" | "intervalhourtosecond"
+        | "interval_hour_to_second" | "intervalminutetosecond" | "interval_minute_to_second"
+        | "intervalsecond" | "interval_second" => DataType::Duration(TimeUnit::Microsecond),
+        t if t.starts_with("interval") => {
+            return Err(FerroError::Unsupported(format!(
+                "the type '{name}': an interval's start and end fields are not kept, so only INTERVAL YEAR TO MONTH, INTERVAL MONTH, INTERVAL DAY, INTERVAL DAY TO SECOND (or HOUR / MINUTE TO SECOND, SECOND) and INTERVAL are column types; use one of those"
+            )))
+        }
         "decimal" | "dec" | "numeric" => DataType::Decimal128(10, 0),
         _ => {
             if let Some(args) = strip_call(&t, &["decimal", "dec", "numeric"]) {
@@ -99,6 +111,9 @@ pub fn spark_type_name(dt: &DataType) -> String {
         DataType::Timestamp(_, Some(_)) => "TIMESTAMP".into(),
         DataType::Timestamp(_, None) => "TIMESTAMP_NTZ".into(),
         DataType::Duration(_) => "INTERVAL DAY TO SECOND".into(),
+        DataType::Interval(IntervalUnit::YearMonth) => "INTERVAL YEAR TO MONTH".into(),
+        DataType::Interval(IntervalUnit::DayTime) => "INTERVAL DAY".into(),
+        DataType::Interval(IntervalUnit::MonthDayNano) => "INTERVAL".into(),
         DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
             format!("ARRAY<{}>", spark_type_name(f.data_type()))
         }
@@ -122,6 +137,33 @@ pub fn spark_type_name(dt: &DataType) -> String {
     }
 }
 
+/// Spark's `catalogString` of a type, as `typeof` prints it (`int`, `decimal(2,1)`,
+/// `array<int>`, `struct<a:int,b:string>`, `interval day`).
+pub fn catalog_string(dt: &DataType) -> String {
+    match spark_equivalent(dt) {
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            format!("array<{}>", catalog_string(f.data_type()))
+        }
+        DataType::Struct(fields) => format!(
+            "struct<{}>",
+            fields
+                .iter()
+                .map(|f| format!("{}:{}", f.name(), catalog_string(f.data_type())))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        DataType::Map(f, _) => match f.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => format!(
+                "map<{},{}>",
+                catalog_string(kv[0].data_type()),
+                catalog_string(kv[1].data_type())
+            ),
+            _ => "map".into(),
+        },
+        other => spark_type_name(&other).to_ascii_lowercase(),
+    }
+}
+
 /// True for the integral types (signed or unsigned).
 pub fn is_integral(dt: &DataType) -> bool {
     matches!(
@@ -134,6 +176,14 @@ pub fn is_integral(dt: &DataType) -> bool {
             | DataType::UInt16
             | DataType::UInt32
             | DataType::UInt64
+    )
+}
+
+/// True for Spark's ANSI interval types (year-month, day, day-time).
+pub fn is_ansi_interval(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Interval(IntervalUnit::YearMonth | IntervalUnit::DayTime) | DataType::Duration(_)
     )
 }
 
@@ -299,6 +349,8 @@ pub fn comparison_type(l: &DataType, r: &DataType) -> Option<DataType> {
             Some(other.clone())
         }
         (D::Utf8, D::Binary) | (D::Binary, D::Utf8) => Some(D::Binary),
+        (D::Interval(IntervalUnit::DayTime), d @ D::Duration(_))
+        | (d @ D::Duration(_), D::Interval(IntervalUnit::DayTime)) => Some(d.clone()),
         _ => None,
     }
 }

@@ -238,9 +238,10 @@ impl PlanBuilder {
             }
         }
         match dt {
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Ok(Expr::Cast {
+            // Per-row text: a day-time interval, NULL (the row dropped) where it is not one.
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Ok(Expr::TryCast {
                 expr: Box::new(gap.clone()),
-                type_name: "interval".into(),
+                type_name: "interval day to second".into(),
             }),
             DataType::Duration(_) | DataType::Interval(_) | DataType::Null => Ok(gap.clone()),
             other => Err(FerroError::Analysis(format!(

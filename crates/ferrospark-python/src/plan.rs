@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use ferrospark_plan::user_form::{user_batch, user_schema};
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatchReader, PySchema, PyTable};
 
@@ -213,7 +214,7 @@ fn parse_how(how: &str) -> Result<JoinType, FerroError> {
 impl PyPlan {
     /// The output schema (user names) as a `pyarrow.Schema`.
     fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        PySchema::new(QueryEngine::output_schema(&self.plan)).into_pyarrow(py)
+        PySchema::new(user_schema(&QueryEngine::output_schema(&self.plan))).into_pyarrow(py)
     }
 
     /// Output column names.
@@ -578,6 +579,12 @@ impl PyPlan {
         if let Ok(mut l) = self.last_run.lock() {
             *l = Some(physical);
         }
+        let schema = user_schema(&schema);
+        let batches = batches
+            .into_iter()
+            .map(|b| user_batch(b, &schema))
+            .collect::<Result<Vec<_>, _>>()
+            .py(py)?;
         PyTable::try_new(batches, schema)?.into_pyarrow(py)
     }
 
@@ -594,8 +601,12 @@ impl PyPlan {
         if let Ok(mut l) = self.last_run.lock() {
             *l = Some(r.physical.clone());
         }
-        let schema = r.schema.clone();
-        let it = r.stream.map(|b| b.map_err(arrow_schema::ArrowError::from));
+        let schema = user_schema(&r.schema);
+        let out = schema.clone();
+        let it = r.stream.map(move |b| {
+            b.and_then(|b| user_batch(b, &out))
+                .map_err(arrow_schema::ArrowError::from)
+        });
         let reader: Box<dyn RecordBatchReader + Send> =
             Box::new(RecordBatchIterator::new(it, schema));
         let obj = PyRecordBatchReader::new(reader).into_pyobject(py)?;

@@ -403,6 +403,29 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
                 DataType::Binary,
             )
         }
+        // `decode(expr, search, result [, search, result]* [, default])`: Oracle's CASE, the
+        // search values compared null-safely.
+        "decode" if args.len() != 2 => {
+            call.arity(&args, 2, usize::MAX)?;
+            let mut it = args.into_iter();
+            let Some(subject) = it.next() else {
+                return Ok(Bound::NotMine(Vec::new()));
+            };
+            let rest: Vec<PhysicalExpr> = it.collect();
+            let mut branches = Vec::new();
+            let mut pairs = rest.chunks_exact(2);
+            for pair in pairs.by_ref() {
+                let t = call.common_type(&[&subject, &pair[0]])?;
+                let eq = PhysicalExpr::Compare {
+                    op: crate::expr::BinaryOp::EqNullSafe,
+                    left: Box::new(crate::bind::cast_to(subject.clone(), &t)),
+                    right: Box::new(crate::bind::cast_to(pair[0].clone(), &t)),
+                };
+                branches.push((eq, pair[1].clone()));
+            }
+            let otherwise = pairs.remainder().first().cloned();
+            super::case(call, branches, otherwise)?
+        }
         "decode" if args.len() == 2 => {
             let cs = charset(call, &args[1])?;
             let t = spark_equivalent(&args[0].data_type());

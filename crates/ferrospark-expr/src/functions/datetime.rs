@@ -1048,8 +1048,75 @@ pub(crate) fn bind_datetime_arithmetic(
             "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES] Cannot resolve \"{expr}\" due to data type mismatch: the left and right operands of the binary operator have incompatible types ({ln} and {rn})."
         ))
     };
+    if let Some(e) = super::interval::bind_arithmetic(expr, op, &l, &r, &lt, &rt)? {
+        return Ok(Some(e));
+    }
     if !matches!(op, BinaryOp::Plus | BinaryOp::Minus) {
         return Err(unsupported());
+    }
+    // A string beside an interval is a timestamp (Spark's ANSI coercion).
+    // Only a day-time interval makes a timestamp of a string; a year-month one is refused.
+    let iv = |t: &DataType| {
+        super::interval::is_interval(t) && *t != DataType::Interval(IntervalUnit::YearMonth)
+    };
+    let (l, lt) = if lt == DataType::Utf8 && iv(&rt) {
+        let t = timestamp_type(ctx.session_tz);
+        (crate::bind::cast_in(l, &t, ctx), t)
+    } else {
+        (l, lt)
+    };
+    let (r, rt) = if rt == DataType::Utf8 && iv(&lt) && op == BinaryOp::Plus {
+        let t = timestamp_type(ctx.session_tz);
+        (crate::bind::cast_in(r, &t, ctx), t)
+    } else {
+        (r, rt)
+    };
+    if op == BinaryOp::Minus {
+        let micros = |e: PhysicalExpr| -> Result<PhysicalExpr> {
+            let call = Call {
+                expr,
+                name: "-",
+                ctx,
+            };
+            let t = timestamp_arg(&call, 0, e)?;
+            Ok(call.function(
+                ScalarFunction::Date(DateFn::UnixUnits(1)),
+                vec![t],
+                DataType::Int64,
+            ))
+        };
+        match (&lt, &rt) {
+            (DataType::Date32, DataType::Date32) => {
+                let days = PhysicalExpr::Arithmetic {
+                    op: BinaryOp::Minus,
+                    left: Box::new(cast_to(l, &DataType::Int32)),
+                    right: Box::new(cast_to(r, &DataType::Int32)),
+                    data_type: DataType::Int32,
+                    fail_on_error: true,
+                };
+                return Ok(Some(super::interval::node(
+                    super::interval::IntervalFn::FromDays,
+                    vec![days],
+                    DataType::Interval(IntervalUnit::DayTime),
+                )));
+            }
+            (DataType::Timestamp(..), DataType::Timestamp(..) | DataType::Date32)
+            | (DataType::Date32, DataType::Timestamp(..)) => {
+                let diff = PhysicalExpr::Arithmetic {
+                    op: BinaryOp::Minus,
+                    left: Box::new(micros(l)?),
+                    right: Box::new(micros(r)?),
+                    data_type: DataType::Int64,
+                    fail_on_error: true,
+                };
+                return Ok(Some(super::interval::node(
+                    super::interval::IntervalFn::FromMicros,
+                    vec![diff],
+                    DataType::Duration(TimeUnit::Microsecond),
+                )));
+            }
+            _ => {}
+        }
     }
     // `interval + date` reads as `date + interval`.
     let (l, r, lt, rt) =
@@ -1071,25 +1138,23 @@ pub(crate) fn bind_datetime_arithmetic(
         }
         match &e {
             PhysicalExpr::Literal(lit) => Ok(PhysicalExpr::Literal(negate_literal(lit)?)),
+            _ if super::interval::is_interval(&e.data_type()) => {
+                let t = e.data_type();
+                Ok(super::interval::node(
+                    super::interval::IntervalFn::Negate,
+                    vec![e],
+                    t,
+                ))
+            }
             _ => Ok(PhysicalExpr::Negative(Box::new(e))),
         }
     };
-    let literal_days = |e: &PhysicalExpr| -> Option<i32> {
-        match e {
-            PhysicalExpr::Literal(l) => l
-                .array()
-                .as_any()
-                .downcast_ref::<arrow_array::IntervalDayTimeArray>()
-                .filter(|a| a.is_valid(0))
-                .map(|a| a.value(0).days),
-            _ => None,
-        }
-    };
     let micros_of = |e: PhysicalExpr| -> Result<PhysicalExpr> {
-        Ok(match literal_days(&e) {
-            Some(d) => PhysicalExpr::Literal(Literal::bigint(d as i64 * 86_400_000_000)),
-            None => cast_to(e, &DataType::Int64),
-        })
+        Ok(super::interval::node(
+            super::interval::IntervalFn::Micros,
+            vec![e],
+            DataType::Int64,
+        ))
     };
     let ts_plus_micros = |t: PhysicalExpr, us: PhysicalExpr| -> Result<PhysicalExpr> {
         // Microseconds, not Spark's seconds-since-epoch cast.
@@ -1120,8 +1185,7 @@ pub(crate) fn bind_datetime_arithmetic(
             )
         }
         (DataType::Date32, DataType::Interval(IntervalUnit::DayTime)) => {
-            let days = literal_days(&r).ok_or_else(unsupported)?;
-            let k = PhysicalExpr::Literal(Literal::integer(days as i64));
+            let k = cast_to(r, &DataType::Int32);
             call.function(
                 ScalarFunction::Date(DateFn::DateAdd),
                 vec![l, negate(k)?],
@@ -1135,7 +1199,7 @@ pub(crate) fn bind_datetime_arithmetic(
         ),
         (DataType::Date32, DataType::Duration(_)) => {
             let t = timestamp_arg(&call, 0, l)?;
-            ts_plus_micros(t, cast_to(r, &DataType::Int64))?
+            ts_plus_micros(t, micros_of(r)?)?
         }
         (
             DataType::Timestamp(..),

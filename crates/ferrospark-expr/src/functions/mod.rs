@@ -14,10 +14,13 @@ pub mod bitwise;
 pub mod collections;
 pub mod datetime;
 mod format;
+pub mod interval;
 pub mod math;
+pub mod misc;
 pub mod regex;
 pub mod string;
 mod structs;
+pub mod text;
 
 use std::sync::Arc;
 
@@ -38,9 +41,12 @@ pub use bitwise::BitwiseFn;
 pub use collections::CollectionFn;
 pub use datetime::DateFn;
 pub use format::Pattern as DateTimePattern;
+pub use interval::IntervalFn;
 pub use math::MathFn;
+pub use misc::MiscFn;
 pub use regex::RegexFn;
 pub use string::StringFn;
+pub use text::TextFn;
 
 /// Scalar functions ferrospark evaluates natively.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +69,12 @@ pub enum ScalarFunction {
     Bitwise(BitwiseFn),
     /// Bytes: `hex`, `unhex`, `to_binary`, `encode`, `decode`, `base64`, `elt`.
     Binary(BinaryFn),
+    /// Intervals: arithmetic, `abs`, `signum`, `div`, `make_*interval`.
+    Interval(IntervalFn),
+    /// More strings: `split_part`, `luhn_check`, the UTF-8 checks, byte padding.
+    Text(TextFn),
+    /// `width_bucket`, `raise_error`, `assert_true`.
+    Misc(MiscFn),
 }
 
 impl ScalarFunction {
@@ -78,6 +90,9 @@ impl ScalarFunction {
             ScalarFunction::Collection(f) => f.name(),
             ScalarFunction::Bitwise(f) => f.name(),
             ScalarFunction::Binary(f) => f.name(),
+            ScalarFunction::Interval(f) => f.name(),
+            ScalarFunction::Text(f) => f.name(),
+            ScalarFunction::Misc(f) => f.name(),
         }
     }
 
@@ -93,6 +108,9 @@ impl ScalarFunction {
             ScalarFunction::Collection(f) => f.evaluate(&args)?,
             ScalarFunction::Bitwise(f) => f.evaluate(&args)?,
             ScalarFunction::Binary(f) => f.evaluate(&args)?,
+            ScalarFunction::Interval(f) => f.evaluate(&args)?,
+            ScalarFunction::Text(f) => f.evaluate(&args)?,
+            ScalarFunction::Misc(f) => f.evaluate(&args)?,
             ScalarFunction::Coalesce => {
                 let mut acc = args.full(0)?;
                 for i in 1..args.len() {
@@ -201,6 +219,23 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "lpad",
     "ltrim",
     "make_date",
+    "width_bucket",
+    "raise_error",
+    "assert_true",
+    "regexp_extract_all",
+    "regexp_count",
+    "regexp_substr",
+    "regexp_instr",
+    "split_part",
+    "luhn_check",
+    "is_valid_utf8",
+    "make_valid_utf8",
+    "validate_utf8",
+    "try_validate_utf8",
+    "typeof",
+    "make_dt_interval",
+    "make_interval",
+    "make_ym_interval",
     "minute",
     "mod",
     "month",
@@ -316,6 +351,11 @@ pub fn bind_call(
     if let Some(e) = bind_conditional(&call, &args)? {
         return Ok(e);
     }
+    if name == "typeof" {
+        call.arity(&args, 1, 1)?;
+        let t = crate::types::catalog_string(&args[0].data_type());
+        return Ok(PhysicalExpr::Literal(Literal::string(&t)));
+    }
     if matches!(name, "coalesce" | "nvl" | "ifnull") {
         return call.coalesce(args);
     }
@@ -335,7 +375,19 @@ pub fn bind_call(
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
     };
+    let bound = match interval::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
     let bound = match math::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match misc::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match text::bind(&call, bound)? {
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
     };
@@ -432,7 +484,8 @@ impl Call<'_, '_> {
         match t {
             DataType::Utf8 => Ok(crate::bind::cast_to(a, &DataType::Utf8)),
             DataType::Null => Ok(PhysicalExpr::Literal(Literal::null(&DataType::Utf8))),
-            DataType::Binary | DataType::Struct(_) | DataType::List(_) | DataType::Map(..) => {
+            // Spark's implicit cast reads bytes as UTF-8 text.
+            DataType::Struct(_) | DataType::List(_) | DataType::Map(..) => {
                 Err(self.wrong_type(i, &a, "the \"STRING\" type"))
             }
             _ => Ok(crate::bind::cast_to(a, &DataType::Utf8)),

@@ -25,6 +25,14 @@ pub enum RegexFn {
     Replace,
     /// `split(s, pattern[, limit])`
     Split,
+    /// `regexp_extract_all(s, pattern[, group])`: the group of every match
+    ExtractAll,
+    /// `regexp_count(s, pattern)`: how many matches
+    Count,
+    /// `regexp_substr(s, pattern)`: the first match, NULL when none or empty
+    Substr,
+    /// `regexp_instr(s, pattern[, group])`: where the first match starts (1-based), 0 when none
+    Instr,
 }
 
 impl RegexFn {
@@ -35,6 +43,10 @@ impl RegexFn {
             RegexFn::Extract => "regexp_extract",
             RegexFn::Replace => "regexp_replace",
             RegexFn::Split => "split",
+            RegexFn::ExtractAll => "regexp_extract_all",
+            RegexFn::Count => "regexp_count",
+            RegexFn::Substr => "regexp_substr",
+            RegexFn::Instr => "regexp_instr",
         }
     }
 
@@ -116,6 +128,73 @@ impl RegexFn {
                     Ok(true)
                 })
             }
+            RegexFn::ExtractAll => {
+                let g = if a.len() > 2 {
+                    Some(a.prim::<Int32Type>(2)?)
+                } else {
+                    None
+                };
+                let mut b = ListBuilder::new(StringBuilder::new())
+                    .with_field(Arc::new(Field::new("element", DataType::Utf8, true)));
+                for i in 0..n {
+                    let (Some(v), Some(pat)) = (s.get(i), p.get(i)) else {
+                        b.append(false);
+                        continue;
+                    };
+                    let idx = match &g {
+                        Some(g) => match g.get(i) {
+                            Some(g) => g,
+                            None => {
+                                b.append(false);
+                                continue;
+                            }
+                        },
+                        None => 1,
+                    };
+                    let re = cache.get(pat)?;
+                    let groups = re.captures_len() as i32 - 1;
+                    if idx < 0 || idx > groups {
+                        return Err(FerroError::Analysis(format!(
+                            "[INVALID_PARAMETER_VALUE.REGEX_GROUP_INDEX] The value of parameter `idx` in `regexp_extract_all` is invalid: expects group index between 0 and {groups}, but got {idx}."
+                        )));
+                    }
+                    for c in java_find_all(re, v) {
+                        b.values()
+                            .append_value(c.get(idx as usize).map_or("", |m| m.as_str()));
+                    }
+                    b.append(true);
+                }
+                Ok(Arc::new(b.finish()))
+            }
+            RegexFn::Count | RegexFn::Instr => {
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    let (Some(v), Some(pat)) = (s.get(i), p.get(i)) else {
+                        out.push(None);
+                        continue;
+                    };
+                    let re = cache.get(pat)?;
+                    out.push(Some(if self == RegexFn::Count {
+                        java_find_all(re, v).len() as i32
+                    } else {
+                        re.find(v)
+                            .map_or(0, |m| v[..m.start()].chars().count() as i32 + 1)
+                    }));
+                }
+                Ok(Arc::new(arrow_array::Int32Array::from(out)))
+            }
+            RegexFn::Substr => build_strings(n, |i, out| {
+                let (Some(v), Some(pat)) = (s.get(i), p.get(i)) else {
+                    return Ok(false);
+                };
+                match cache.get(pat)?.find(v) {
+                    Some(m) if !m.as_str().is_empty() => {
+                        out.push_str(m.as_str());
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
+            }),
             RegexFn::Split => {
                 let limit = if a.len() > 2 {
                     Some(a.prim::<Int32Type>(2)?)
@@ -142,6 +221,30 @@ impl RegexFn {
             }
         }
     }
+}
+
+/// Every match as Java's `Matcher.find()` loop reports them: after an empty match the search
+/// moves one character on, and an empty match right after a non-empty one counts (the regex
+/// crate's iterator skips it).
+fn java_find_all<'t>(re: &Regex, v: &'t str) -> Vec<regex::Captures<'t>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start <= v.len() {
+        let Some(c) = re.captures_at(v, start) else {
+            break;
+        };
+        let (b, e) = c.get(0).map_or((start, start), |m| (m.start(), m.end()));
+        out.push(c);
+        start = if e == b {
+            match v[e..].chars().next() {
+                Some(ch) => e + ch.len_utf8(),
+                None => break,
+            }
+        } else {
+            e
+        };
+    }
+    out
 }
 
 /// A Java regular expression compiled for the regex crate.
@@ -247,6 +350,10 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         "regexp_extract" => (RegexFn::Extract, 2, 3),
         "regexp_replace" => (RegexFn::Replace, 3, 4),
         "split" => (RegexFn::Split, 2, 3),
+        "regexp_extract_all" => (RegexFn::ExtractAll, 2, 3),
+        "regexp_count" => (RegexFn::Count, 2, 2),
+        "regexp_substr" => (RegexFn::Substr, 2, 2),
+        "regexp_instr" => (RegexFn::Instr, 2, 3),
         _ => return Ok(Bound::NotMine(args)),
     };
     call.arity(&args, lo, hi)?;
@@ -267,6 +374,10 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         .collect::<Result<Vec<_>>>()?;
     let t = match f {
         RegexFn::RLike => DataType::Boolean,
+        RegexFn::Count | RegexFn::Instr => DataType::Int32,
+        RegexFn::ExtractAll => {
+            DataType::List(Arc::new(Field::new("element", DataType::Utf8, true)))
+        }
         RegexFn::Split => DataType::List(Arc::new(Field::new("element", DataType::Utf8, false))),
         _ => DataType::Utf8,
     };

@@ -10,6 +10,7 @@
 
 mod domain;
 mod hints;
+mod pivot;
 mod select;
 mod subquery;
 
@@ -571,7 +572,7 @@ impl<'a> SqlPlanner<'a> {
     }
 
     /// Renames a plan's output columns (`AS t(a, b)`, `WITH t(a, b) AS ...`).
-    fn rename_columns(
+    pub(crate) fn rename_columns(
         &self,
         plan: Arc<LogicalPlan>,
         alias: &ast::TableAlias,
@@ -869,6 +870,23 @@ impl<'a> SqlPlanner<'a> {
                     Some(a) => self.rename_columns(plan, a),
                     None => Ok(plan),
                 }
+            }
+            TableFactor::Pivot {
+                table,
+                aggregate_functions,
+                value_column,
+                value_source,
+                default_on_null: None,
+                alias,
+            } => {
+                let input = self.table_factor(table, outer)?;
+                self.pivot(
+                    input,
+                    aggregate_functions,
+                    value_column,
+                    value_source,
+                    alias.as_ref(),
+                )
             }
             other => Err(FerroError::Unsupported(format!("`{other}` in FROM"))),
         }
