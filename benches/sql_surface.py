@@ -5,8 +5,9 @@
 
 The shapes Spark's golden tests exercise and TPC-H does not: EXISTS inside OR, a correlated
 subquery under UNION ALL (decorrelated through a domain join), IN as a value in a select list,
-percentile_cont / percentile_disc WITHIN GROUP, LIKE ANY, and a USING join read through its
-hidden key. Each engine runs each query once to warm up, then ``--reps`` times (the median is
+percentile_cont / percentile_disc WITHIN GROUP, LIKE ANY, a USING join read through its
+hidden key, interval arithmetic (date and timestamp differences, year-month and day intervals),
+PIVOT, and the regular expression and split_part functions. Each engine runs each query once to warm up, then ``--reps`` times (the median is
 printed), in one process per engine; results are checked against PySpark's when it runs.
 Polars' SQL has no correlated subqueries, so it is not among the engines.
 """
@@ -53,6 +54,29 @@ QUERIES: dict[str, tuple[str, str | None]] = {
         "SELECT count(*) AS n FROM part WHERE p_name LIKE ANY ('%green%', '%blue%', 'forest%')",
         "SELECT count(*) AS n FROM part WHERE p_name LIKE '%green%' OR p_name LIKE '%blue%' "
         "OR p_name LIKE 'forest%'",
+    ),
+    "interval_arithmetic": (
+        "SELECT l_shipmode, max(l_receiptdate - l_shipdate) AS longest, "
+        "count(*) AS n FROM lineitem WHERE l_shipdate + INTERVAL '1-2' YEAR TO MONTH > DATE '1998-01-01' "
+        "AND CAST(l_commitdate AS TIMESTAMP) - CAST(l_shipdate AS TIMESTAMP) > INTERVAL '20' DAY "
+        "GROUP BY l_shipmode",
+        "SELECT l_shipmode, max(l_receiptdate - l_shipdate) * INTERVAL 1 DAY AS longest, "
+        "count(*) AS n FROM lineitem WHERE l_shipdate + INTERVAL '14' MONTH > DATE '1998-01-01' "
+        "AND CAST(l_commitdate AS TIMESTAMP) - CAST(l_shipdate AS TIMESTAMP) > INTERVAL '20' DAY "
+        "GROUP BY l_shipmode",
+    ),
+    "pivot_by_priority": (
+        "SELECT * FROM (SELECT o_orderstatus, o_orderpriority, o_totalprice FROM orders) "
+        "PIVOT (sum(o_totalprice) AS s FOR o_orderpriority IN ('1-URGENT' AS urgent, '2-HIGH' AS high, '5-LOW' AS low))",
+        "SELECT o_orderstatus, sum(o_totalprice) FILTER (WHERE o_orderpriority = '1-URGENT') AS urgent, "
+        "sum(o_totalprice) FILTER (WHERE o_orderpriority = '2-HIGH') AS high, "
+        "sum(o_totalprice) FILTER (WHERE o_orderpriority = '5-LOW') AS low FROM orders GROUP BY o_orderstatus",
+    ),
+    "regexp_and_split_part": (
+        "SELECT count(*) AS n, sum(regexp_count(o_comment, 'ly')) AS c, "
+        "max(split_part(o_clerk, '#', 2)) AS k FROM orders WHERE regexp_instr(o_comment, 'fur') > 0",
+        "SELECT count(*) AS n, sum(length(o_comment) - length(replace(o_comment, 'ly', ''))) // 2 AS c, "
+        "max(split_part(o_clerk, '#', 2)) AS k FROM orders WHERE strpos(o_comment, 'fur') > 0",
     ),
     "using_join_hidden_key": (
         "SELECT count(*) AS n, count(o.o_custkey) AS m FROM customer c "

@@ -133,18 +133,18 @@ impl CollectionFn {
     }
 }
 
-fn list_of(t: &DataType) -> DataType {
+pub(super) fn list_of(t: &DataType) -> DataType {
     DataType::List(Arc::new(Field::new("element", t.clone(), true)))
 }
 
-fn element_type(t: &DataType) -> Option<&DataType> {
+pub(super) fn element_type(t: &DataType) -> Option<&DataType> {
     match t {
         DataType::List(f) | DataType::LargeList(f) => Some(f.data_type()),
         _ => None,
     }
 }
 
-fn map_types(t: &DataType) -> Option<(DataType, DataType)> {
+pub(super) fn map_types(t: &DataType) -> Option<(DataType, DataType)> {
     match t {
         DataType::Map(f, _) => match f.data_type() {
             DataType::Struct(kv) if kv.len() == 2 => {

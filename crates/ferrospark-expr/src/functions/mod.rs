@@ -9,6 +9,7 @@
 //! Arguments arrive as [`ColumnarValue`]s; [`Args`] gives each function row-wise typed views
 //! in which a literal argument reads as the same value on every row.
 
+pub mod arrays;
 pub mod binary;
 pub mod bitwise;
 pub mod collections;
@@ -36,6 +37,7 @@ use crate::expr::{Expr, Literal};
 use crate::physical::PhysicalExpr;
 use crate::types::{comparison_type, spark_equivalent, spark_type_name};
 
+pub use arrays::ArraysFn;
 pub use binary::BinaryFn;
 pub use bitwise::BitwiseFn;
 pub use collections::CollectionFn;
@@ -75,6 +77,8 @@ pub enum ScalarFunction {
     Text(TextFn),
     /// `width_bucket`, `raise_error`, `assert_true`.
     Misc(MiscFn),
+    /// `array_insert`, `arrays_zip`, `map_contains_key`.
+    Arrays(ArraysFn),
 }
 
 impl ScalarFunction {
@@ -93,6 +97,7 @@ impl ScalarFunction {
             ScalarFunction::Interval(f) => f.name(),
             ScalarFunction::Text(f) => f.name(),
             ScalarFunction::Misc(f) => f.name(),
+            ScalarFunction::Arrays(f) => f.name(),
         }
     }
 
@@ -111,6 +116,7 @@ impl ScalarFunction {
             ScalarFunction::Interval(f) => f.evaluate(&args)?,
             ScalarFunction::Text(f) => f.evaluate(&args)?,
             ScalarFunction::Misc(f) => f.evaluate(&args)?,
+            ScalarFunction::Arrays(f) => f.evaluate(&args)?,
             ScalarFunction::Coalesce => {
                 let mut acc = args.full(0)?;
                 for i in 1..args.len() {
@@ -219,6 +225,12 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "lpad",
     "ltrim",
     "make_date",
+    "conv",
+    "bin",
+    "make_timestamp",
+    "array_insert",
+    "arrays_zip",
+    "map_contains_key",
     "width_bucket",
     "raise_error",
     "assert_true",
@@ -380,6 +392,10 @@ pub fn bind_call(
         Bound::NotMine(a) => a,
     };
     let bound = match math::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match arrays::bind(&call, bound)? {
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
     };

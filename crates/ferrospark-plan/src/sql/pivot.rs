@@ -48,6 +48,14 @@ impl SqlPlanner<'_> {
             .iter()
             .map(|c| resolve_expr(c, &scope))
             .collect::<Result<_>>()?;
+        for (c, r) in pivot_cols.iter().zip(&pivot_resolved) {
+            let t = crate::analyzer::expr_type(r, &in_attrs, &self.builder.cfg)?;
+            if matches!(t, arrow_schema::DataType::Map(..)) {
+                return Err(FerroError::Analysis(format!(
+                    "[INCOMPARABLE_PIVOT_COLUMN] Invalid pivot column `{c}`. Pivot columns must be comparable."
+                )));
+            }
+        }
         let PivotValueSource::List(values) = source else {
             return Err(FerroError::Unsupported(format!(
                 "PIVOT over `{source}`: list the values (PIVOT (... FOR c IN (v1, v2)))"
@@ -59,7 +67,7 @@ impl SqlPlanner<'_> {
             let e = self.expr(&a.expr)?;
             if !crate::logical::expr_util::contains_aggregate(&e) {
                 return Err(FerroError::Analysis(format!(
-                    "[NON_AGGREGATE_IN_PIVOT] The aggregate expression `{}` of a PIVOT must be an aggregate function or use one.",
+                    "[_LEGACY_ERROR_TEMP_1006] Aggregate expression required for pivot, but '{}' did not appear in any aggregate function.",
                     a.expr
                 )));
             }
@@ -91,12 +99,11 @@ impl SqlPlanner<'_> {
         let mut results: Vec<Expr> = Vec::new();
         let mut names: Vec<String> = Vec::new();
         for v in values {
-            let value = self.expr(&v.expr)?;
-            let parts: Vec<Expr> = match &value {
-                Expr::Function { name, args } if name.eq_ignore_ascii_case("struct") => {
-                    args.clone()
+            let parts: Vec<Expr> = match &v.expr {
+                ast::Expr::Tuple(items) => {
+                    items.iter().map(|i| self.expr(i)).collect::<Result<_>>()?
                 }
-                other => vec![other.clone()],
+                e => vec![self.expr(e)?],
             };
             if parts.len() != pivot_resolved.len() {
                 return Err(FerroError::Analysis(format!(
@@ -106,6 +113,10 @@ impl SqlPlanner<'_> {
                 )));
             }
             if !parts.iter().all(is_constant) {
+                // A name that is no column is that error first, as in Spark.
+                for p in &parts {
+                    resolve_expr(p, &scope)?;
+                }
                 return Err(FerroError::Analysis(format!(
                     "[NON_LITERAL_PIVOT_VALUES] Literal expressions required for pivot values, found `{}`.",
                     v.expr
