@@ -8,10 +8,10 @@ import pyarrow as pa
 def spark_type_name(t: pa.DataType | pa.Field) -> str:
     """The Spark SQL type name of an Arrow type or field, as ``DataFrame.dtypes`` shows it.
 
-    A field's ``ferrospark.type`` metadata names the Spark type where Arrow's cannot (a
+    A field's ``ferrospark:spark_type`` metadata names the Spark type where Arrow's cannot (a
     year-month interval travels as a ``month_day_nano_interval``)."""
     if isinstance(t, pa.Field):
-        named = (t.metadata or {}).get(b"ferrospark.type")
+        named = (t.metadata or {}).get(b"ferrospark:spark_type")
         if named:
             return named.decode()
         t = t.type

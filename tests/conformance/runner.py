@@ -171,7 +171,7 @@ def hive_string(value: object, typ: object, zone: object, nested: bool = False) 
     spark_type = None
     if isinstance(typ, pa.Field):
         md = typ.metadata or {}
-        spark_type = md.get(b"ferrospark.type", b"").decode() or None
+        spark_type = md.get(b"ferrospark:spark_type", b"").decode() or None
         typ = typ.type
     t: pa.DataType = typ  # type: ignore[assignment]
     if pa.types.is_boolean(t):

@@ -186,7 +186,7 @@ pub fn parse_calendar(text: &str) -> std::result::Result<(CalendarInterval, Vec<
         return Err(invalid("the interval string is empty"));
     }
     let s = match s.strip_prefix("interval") {
-        Some(rest) if rest.is_empty() => return Err(invalid("the interval string is empty")),
+        Some("") => return Err(invalid("the interval string is empty")),
         Some(rest) if rest.starts_with(|c: char| c.is_whitespace()) => rest,
         Some(_) => return Err(invalid("invalid interval prefix")),
         None => s,

@@ -85,10 +85,7 @@ pub(crate) fn parse_interval(parser: &mut Parser) -> Option<Result<Expr, ParserE
 fn read(parser: &mut Parser) -> Result<Expr, ParserError> {
     parser.next_token(); // INTERVAL
     let mut pairs: Vec<(Value, Unit, String)> = Vec::new();
-    loop {
-        let Some((value, n)) = value_at(parser, 0) else {
-            break;
-        };
+    while let Some((value, n)) = value_at(parser, 0) {
         let Some(unit) = unit_at(parser, n) else {
             if pairs.is_empty() {
                 if value.quoted && !value.negate && n == 1 {

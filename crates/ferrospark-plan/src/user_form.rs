@@ -9,7 +9,7 @@
 //! | `INTERVAL` | `month_day_nano_interval` | `month_day_nano_interval` |
 //!
 //! pyarrow has no year-month or day-time interval type, and Spark's own `toArrow()` refuses
-//! year-month intervals; the Spark type travels as the field's `ferrospark.type` metadata, so
+//! year-month intervals; the Spark type travels as the field's `ferrospark:spark_type` metadata, so
 //! `dtypes` and `schema` still say which interval a column is.
 
 use std::collections::HashMap;
@@ -25,7 +25,7 @@ use arrow_schema::{DataType, Field, FieldRef, IntervalUnit, Schema, SchemaRef, T
 use ferrospark_common::Result;
 
 /// The metadata key naming a field's Spark type where Arrow's does not say it.
-pub const SPARK_TYPE_KEY: &str = "ferrospark.type";
+pub const SPARK_TYPE_KEY: &str = "ferrospark:spark_type";
 
 fn user_type(t: &DataType) -> DataType {
     match t {

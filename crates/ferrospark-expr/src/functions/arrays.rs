@@ -211,7 +211,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
                 et.clone()
             } else {
                 comparison_type(&et, &it)
-                    .filter(|_| !(crate::types::is_string(&it) != crate::types::is_string(&et)))
+                    .filter(|_| crate::types::is_string(&it) == crate::types::is_string(&et))
                     .ok_or_else(|| {
                         FerroError::Analysis(format!(
                             "[DATATYPE_MISMATCH.ARRAY_FUNCTION_DIFF_TYPES] Cannot resolve \"{}\" due to data type mismatch: Input to `array_insert` should have been \"ARRAY\" followed by a value with same element type, but it's [\"{}\", \"{}\"].",

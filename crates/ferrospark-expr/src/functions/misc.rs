@@ -142,7 +142,7 @@ impl MiscFn {
                     .collect();
                 let secs = cols[5].as_primitive::<arrow_array::types::Decimal128Type>();
                 let zones = cols.get(6).map(|z| z.as_string::<i32>().clone());
-                let session = super::datetime::zone(&tz)?;
+                let session = super::datetime::zone(tz)?;
                 let mut out: Vec<Option<i64>> = Vec::with_capacity(a.len());
                 for i in 0..a.len() {
                     if ints.iter().any(|c| c.is_null(i))
