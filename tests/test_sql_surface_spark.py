@@ -383,3 +383,33 @@ def test_intervals_leave_in_forms_pyarrow_and_pandas_read(views):
     assert list(df.toPandas().columns) == ["ym", "d", "dt", "c"]
     row = spark.sql("SELECT INTERVAL '3' DAY AS d, INTERVAL '1 2:3:4.5' DAY TO SECOND AS dt").collect()[0]
     assert (row.d, row.dt) == (t.column("d")[0].as_py(), t.column("dt")[0].as_py())
+
+
+def test_new_functions_from_the_dataframe_api_match_spark(views):
+    """The functions added for the SQL surface, called as ``pyspark.sql.functions`` calls
+    them, give what PySpark gives on the same rows."""
+    from pyspark.sql import functions as spark_f
+
+    import ferrospark.functions as fs_f
+
+    s, spark = views
+
+    def columns(m):
+        return [
+            m.col("id"),
+            m.split_part(m.col("name"), m.lit("n"), m.lit(1)).alias("a"),
+            m.expr("luhn_check(concat('401288888888188', id))").alias("b"),
+            m.regexp_count(m.col("name"), m.lit("[aeiou]")).alias("c"),
+            m.regexp_extract_all(m.col("name"), m.lit("([a-z])"), 1).alias("d"),
+            m.array_insert(m.array(m.col("id")), 2, m.col("dept")).alias("e"),
+            m.map_contains_key(m.create_map(m.col("id"), m.col("name")), 3).alias("f"),
+            m.width_bucket(m.col("salary"), m.lit(0), m.lit(250), m.lit(5)).alias("g"),
+            m.conv(m.col("id").cast("string"), 10, 2).alias("h"),
+            m.typeof(m.col("bonus")).alias("i"),
+            m.make_dt_interval(m.col("id"), m.lit(2)).alias("j"),
+            m.bin(m.col("id")).alias("k"),
+        ]
+
+    got = arrow_rows(s.table("emp").select(*columns(fs_f)).toArrow())
+    expected = spark_rows(spark.table("emp").select(*columns(spark_f)))
+    check_rows("dataframe functions", got, expected, ordered=False)

@@ -621,7 +621,168 @@ def count_if(c: ColumnOrName) -> AggColumn:
     return count(when(_c(c), lit(1)))
 
 
+# -- strings, regular expressions, arrays, intervals and misc (SQL names, PySpark signatures) --
+
+
+def split_part(src: ColumnOrName, delimiter: ColumnOrName, partNum: ColumnOrName) -> Column:  # noqa: N803 - PySpark's name
+    """Piece ``partNum`` of ``src`` split at ``delimiter`` (negative from the end; ``''`` past it)."""
+    return _call("split_part", src, delimiter, partNum)
+
+
+def regexp_extract_all(str: ColumnOrName, regexp: ColumnOrName, idx: Any = None) -> Column:  # noqa: A002
+    """Group ``idx`` (default 1) of every match, as an array."""
+    args = [_c(str), _c(regexp)] + ([] if idx is None else [_l(idx)])
+    return _call_mixed("regexp_extract_all", *args)
+
+
+def regexp_count(str: ColumnOrName, regexp: ColumnOrName) -> Column:  # noqa: A002
+    """How many times ``regexp`` matches."""
+    return _call("regexp_count", str, regexp)
+
+
+def regexp_substr(str: ColumnOrName, regexp: ColumnOrName) -> Column:  # noqa: A002
+    """The first match, NULL when none."""
+    return _call("regexp_substr", str, regexp)
+
+
+def regexp_instr(str: ColumnOrName, regexp: ColumnOrName, idx: Any = None) -> Column:  # noqa: A002
+    """Where the first match starts (1-based), 0 when none."""
+    args = [_c(str), _c(regexp)] + ([] if idx is None else [_l(idx)])
+    return _call_mixed("regexp_instr", *args)
+
+
+def is_valid_utf8(str: ColumnOrName) -> Column:  # noqa: A002
+    """Whether the bytes are valid UTF-8."""
+    return _call("is_valid_utf8", str)
+
+
+def make_valid_utf8(str: ColumnOrName) -> Column:  # noqa: A002
+    """The text with invalid UTF-8 sequences replaced by U+FFFD."""
+    return _call("make_valid_utf8", str)
+
+
+def validate_utf8(str: ColumnOrName) -> Column:  # noqa: A002
+    """The text, or ``INVALID_UTF8_STRING``."""
+    return _call("validate_utf8", str)
+
+
+def try_validate_utf8(str: ColumnOrName) -> Column:  # noqa: A002
+    """The text, or NULL where it is not valid UTF-8."""
+    return _call("try_validate_utf8", str)
+
+
+def array_insert(arr: ColumnOrName, pos: Any, value: Any) -> Column:
+    """``arr`` with ``value`` at 1-based ``pos`` (negative from the end)."""
+    return _call_mixed("array_insert", _c(arr), _l(pos), _l(value))
+
+
+def arrays_zip(*cols: ColumnOrName) -> Column:
+    """Structs of the i-th elements of each array, as long as the longest."""
+    return _call("arrays_zip", *cols)
+
+
+def map_contains_key(col: ColumnOrName, value: Any) -> Column:
+    """Whether the map has the key ``value``."""
+    return _call_mixed("map_contains_key", _c(col), _l(value))
+
+
+def width_bucket(v: ColumnOrName, min: ColumnOrName, max: ColumnOrName, numBucket: Any) -> Column:  # noqa: A002, N803
+    """Which of ``numBucket`` equal buckets between ``min`` and ``max`` holds ``v``."""
+    return _call_mixed("width_bucket", _c(v), _c(min), _c(max), _l(numBucket))
+
+
+def conv(col: ColumnOrName, fromBase: int, toBase: int) -> Column:  # noqa: N803
+    """The number written in ``fromBase`` rewritten in ``toBase`` (Spark's 64-bit rules)."""
+    return _call_mixed("conv", _c(col), lit(fromBase), lit(toBase))
+
+
+def bin(col: ColumnOrName) -> Column:  # noqa: A001 - Spark's name
+    """The two's complement bits of a BIGINT."""
+    return _call("bin", col)
+
+
+def typeof(col: ColumnOrName) -> Column:
+    """The Spark type name of the value (``int``, ``interval day``)."""
+    return _call("typeof", col)
+
+
+def make_timestamp(
+    years: ColumnOrName,
+    months: ColumnOrName,
+    days: ColumnOrName,
+    hours: ColumnOrName,
+    mins: ColumnOrName,
+    secs: ColumnOrName,
+    timezone: ColumnOrName | None = None,
+) -> Column:
+    """A timestamp from its fields (seconds with a fraction) in the session or given zone."""
+    args = [years, months, days, hours, mins, secs] + ([] if timezone is None else [timezone])
+    return _call("make_timestamp", *args)
+
+
+def make_ym_interval(years: ColumnOrName | None = None, months: ColumnOrName | None = None) -> Column:
+    """A year-month interval."""
+    return _call("make_ym_interval", *[a if a is not None else lit(0) for a in (years, months)])
+
+
+def make_dt_interval(
+    days: ColumnOrName | None = None,
+    hours: ColumnOrName | None = None,
+    mins: ColumnOrName | None = None,
+    secs: ColumnOrName | None = None,
+) -> Column:
+    """A day-time interval."""
+    return _call("make_dt_interval", *[a if a is not None else lit(0) for a in (days, hours, mins, secs)])
+
+
+def make_interval(
+    years: ColumnOrName | None = None,
+    months: ColumnOrName | None = None,
+    weeks: ColumnOrName | None = None,
+    days: ColumnOrName | None = None,
+    hours: ColumnOrName | None = None,
+    mins: ColumnOrName | None = None,
+    secs: ColumnOrName | None = None,
+) -> Column:
+    """Spark's calendar interval (months, days and microseconds kept apart)."""
+    fields = (years, months, weeks, days, hours, mins, secs)
+    return _call("make_interval", *[a if a is not None else lit(0) for a in fields])
+
+
+def raise_error(errMsg: Any) -> Column:  # noqa: N803
+    """``USER_RAISED_EXCEPTION`` with the message, on every row it is evaluated for."""
+    return _call_mixed("raise_error", _l(errMsg))
+
+
+def assert_true(col: ColumnOrName, errMsg: Any = None) -> Column:  # noqa: N803
+    """NULL where ``col`` is true, else ``USER_RAISED_EXCEPTION``."""
+    args = [_c(col)] + ([] if errMsg is None else [_l(errMsg)])
+    return _call_mixed("assert_true", *args)
+
+
 __all__ = [
+    "split_part",
+    "regexp_extract_all",
+    "regexp_count",
+    "regexp_substr",
+    "regexp_instr",
+    "is_valid_utf8",
+    "make_valid_utf8",
+    "validate_utf8",
+    "try_validate_utf8",
+    "array_insert",
+    "arrays_zip",
+    "map_contains_key",
+    "width_bucket",
+    "conv",
+    "bin",
+    "typeof",
+    "make_timestamp",
+    "make_ym_interval",
+    "make_dt_interval",
+    "make_interval",
+    "raise_error",
+    "assert_true",
     "hex",
     "unhex",
     "base64",
