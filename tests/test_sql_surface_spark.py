@@ -413,3 +413,13 @@ def test_new_functions_from_the_dataframe_api_match_spark(views):
     got = arrow_rows(s.table("emp").select(*columns(fs_f)).toArrow())
     expected = spark_rows(spark.table("emp").select(*columns(spark_f)))
     check_rows("dataframe functions", got, expected, ordered=False)
+
+
+def test_show_prints_intervals_as_spark_does(views):
+    s, spark = views
+    q = (
+        "SELECT id, INTERVAL '1-2' YEAR TO MONTH * id AS ym, make_dt_interval(id, 2, 3, 4.5) AS dt, "
+        "-make_dt_interval(0, 0, 0, id) AS neg, DATE '2020-03-01' - date(hired) AS d, "
+        "make_interval(0, id, 0, 2, 0, 0, 1.25) AS c FROM emp ORDER BY id"
+    )
+    assert s.sql(q)._show_string(20, False) == spark.sql(q)._jdf.showString(20, 0, False)

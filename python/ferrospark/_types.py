@@ -128,3 +128,64 @@ def _split_top(text: str, keyed: bool) -> list[tuple[str, str]]:
 def split_ddl(text: str) -> list[tuple[str, str]]:
     """``"a int, b decimal(10,2)"`` as ``[("a", "int"), ("b", "decimal(10,2)")]``."""
     return _split_top(text, keyed=True)
+
+
+def _seconds_text(micros: int) -> str:
+    whole, frac = divmod(micros, 1_000_000)
+    return f"{whole:02d}" + (f".{frac:06d}".rstrip("0") if frac else "")
+
+
+def interval_text(value: object, field: pa.Field) -> str | None:
+    """An interval value as Spark prints it (``INTERVAL '1-2' YEAR TO MONTH``,
+    ``INTERVAL '3' DAY``, ``INTERVAL '1 02:03:04.5' DAY TO SECOND``, ``1 years 2 months``);
+    ``None`` when ``field`` holds no interval."""
+    kind = spark_type_name(field)
+    if value is None or not kind.startswith("interval"):
+        return None
+    if kind == "interval year to month":
+        months = value.months  # type: ignore[attr-defined]
+        sign = "-" if months < 0 else ""
+        return f"INTERVAL '{sign}{abs(months) // 12}-{abs(months) % 12}' YEAR TO MONTH"
+    if kind == "interval":
+        return _calendar_text(value.months, value.days, value.nanoseconds // 1000)  # type: ignore[attr-defined]
+    td = value  # a datetime.timedelta
+    micros = td.days * 86_400_000_000 + td.seconds * 1_000_000 + td.microseconds  # type: ignore[attr-defined]
+    if kind == "interval day":
+        return f"INTERVAL '{micros // 86_400_000_000}' DAY"
+    sign = "-" if micros < 0 else ""
+    days, rest = divmod(abs(micros), 86_400_000_000)
+    hours, rest = divmod(rest, 3_600_000_000)
+    minutes, rest = divmod(rest, 60_000_000)
+    return f"INTERVAL '{sign}{days} {hours:02d}:{minutes:02d}:{_seconds_text(rest)}' DAY TO SECOND"
+
+
+def _calendar_text(months: int, days: int, micros: int) -> str:
+    """Spark's ``CalendarInterval.toString``."""
+    if months == 0 and days == 0 and micros == 0:
+        return "0 seconds"
+    parts: list[str] = []
+
+    def unit(v: int, name: str) -> None:
+        if v:
+            parts.append(f"{v} {name}")
+
+    def tdiv(a: int, b: int) -> int:
+        return -(-a // b) if a < 0 else a // b
+
+    if months:
+        unit(tdiv(months, 12), "years")
+        unit(months - 12 * tdiv(months, 12), "months")
+    unit(days, "days")
+    if micros:
+        hours = tdiv(micros, 3_600_000_000)
+        unit(hours, "hours")
+        rest = micros - hours * 3_600_000_000
+        minutes = tdiv(rest, 60_000_000)
+        unit(minutes, "minutes")
+        rest -= minutes * 60_000_000
+        if rest:
+            sign = "-" if rest < 0 else ""
+            whole, frac = divmod(abs(rest), 1_000_000)
+            text = f"{whole}" + (f".{frac:06d}".rstrip("0") if frac else "")
+            parts.append(f"{sign}{text} seconds")
+    return " ".join(parts)

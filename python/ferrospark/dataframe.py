@@ -480,15 +480,27 @@ class DataFrame(DataFrameExtras):
         t = self.limit(n + 1).toArrow()
         width = 20 if truncate is True else (int(truncate) if truncate else 0)
 
-        def cell(v: Any) -> str:
-            s = "NULL" if v is None else (str(v).lower() if isinstance(v, bool) else str(v))
+        from ._types import interval_text
+
+        fields = list(t.schema)
+
+        def cell(v: Any, field: Any) -> str:
+            shown = interval_text(v, field)
+            s = (
+                shown
+                if shown is not None
+                else "NULL"
+                if v is None
+                else (str(v).lower() if isinstance(v, bool) else str(v))
+            )
             if width and len(s) > width:
                 s = s[: width - 3] + "..." if width > 3 else s[:width]
             return s
 
         names = t.column_names
-        rows = [[cell(v) for v in r.values()] for r in t.slice(0, n).to_pylist()]
-        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(names)]
+        rows = [[cell(v, f) for v, f in zip(r.values(), fields)] for r in t.slice(0, n).to_pylist()]
+        # Spark's minimum column width is 3.
+        widths = [max([3, len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(names)]
         sep = "+" + "+".join("-" * w for w in widths) + "+"
         pad = (lambda s, w: s.rjust(w)) if width else (lambda s, w: s.ljust(w))
         out = [sep, "|" + "|".join(pad(h, w) for h, w in zip(names, widths)) + "|", sep]
