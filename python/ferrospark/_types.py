@@ -147,7 +147,7 @@ def interval_text(value: object, field: pa.Field) -> str | None:
         sign = "-" if months < 0 else ""
         return f"INTERVAL '{sign}{abs(months) // 12}-{abs(months) % 12}' YEAR TO MONTH"
     if kind == "interval":
-        return _calendar_text(value.months, value.days, value.nanoseconds // 1000)  # type: ignore[attr-defined]
+        return calendar_text(value.months, value.days, value.nanoseconds // 1000)  # type: ignore[attr-defined]
     td = value  # a datetime.timedelta
     micros = td.days * 86_400_000_000 + td.seconds * 1_000_000 + td.microseconds  # type: ignore[attr-defined]
     if kind == "interval day":
@@ -159,7 +159,7 @@ def interval_text(value: object, field: pa.Field) -> str | None:
     return f"INTERVAL '{sign}{days} {hours:02d}:{minutes:02d}:{_seconds_text(rest)}' DAY TO SECOND"
 
 
-def _calendar_text(months: int, days: int, micros: int) -> str:
+def calendar_text(months: int, days: int, micros: int) -> str:
     """Spark's ``CalendarInterval.toString``."""
     if months == 0 and days == 0 and micros == 0:
         return "0 seconds"

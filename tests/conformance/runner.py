@@ -134,34 +134,6 @@ def _day_time(td: dt.timedelta) -> str:
     return f"{sign}{days} {hours:02d}:{minutes:02d}:{seconds:02d}.{micros:06d}000"
 
 
-def _calendar(months: int, days: int, nanos: int) -> str:
-    """Spark's ``CalendarInterval.toString``."""
-    micros = int(nanos / 1000)
-    if months == 0 and days == 0 and micros == 0:
-        return "0 seconds"
-    parts = []
-
-    def unit(v: int, name: str) -> None:
-        if v != 0:
-            parts.append(f"{v} {name}")
-
-    if months != 0:
-        unit(int(months / 12), "years")
-        unit(months - 12 * int(months / 12), "months")
-    unit(days, "days")
-    if micros != 0:
-        hours = int(micros / 3_600_000_000)
-        unit(hours, "hours")
-        rest = micros - hours * 3_600_000_000
-        minutes = int(rest / 60_000_000)
-        unit(minutes, "minutes")
-        rest -= minutes * 60_000_000
-        if rest != 0:
-            secs = decimal.Decimal(rest).scaleb(-6).normalize()
-            parts.append(f"{format(secs, 'f')} seconds")
-    return " ".join(parts)
-
-
 def hive_string(value: object, typ: object, zone: object, nested: bool = False) -> str:
     """One value as Spark's ``HiveResult.toHiveString`` prints it (``typ`` a field or a type)."""
     import pyarrow as pa
@@ -210,7 +182,9 @@ def hive_string(value: object, typ: object, zone: object, nested: bool = False) 
         if spark_type == "interval year to month":
             sign = "-" if months < 0 else ""
             return f"{sign}{abs(months) // 12}-{abs(months) % 12}"
-        return _calendar(months, days, nanos)
+        from ferrospark._types import calendar_text
+
+        return calendar_text(months, days, nanos // 1000)
     return str(value)
 
 

@@ -4,53 +4,9 @@
 
 use arrow_schema::DataType;
 
-/// The catalog string of an Arrow type as Spark names it.
-pub fn catalog_string(dt: &DataType) -> String {
-    match dt {
-        DataType::Null => "void".into(),
-        DataType::Boolean => "boolean".into(),
-        DataType::Int8 => "tinyint".into(),
-        DataType::Int16 | DataType::UInt8 => "smallint".into(),
-        DataType::Int32 | DataType::UInt16 => "int".into(),
-        DataType::Int64 | DataType::UInt32 => "bigint".into(),
-        DataType::UInt64 => "decimal(20,0)".into(),
-        DataType::Float16 | DataType::Float32 => "float".into(),
-        DataType::Float64 => "double".into(),
-        DataType::Decimal32(p, s)
-        | DataType::Decimal64(p, s)
-        | DataType::Decimal128(p, s)
-        | DataType::Decimal256(p, s) => format!("decimal({p},{s})"),
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "string".into(),
-        DataType::Binary
-        | DataType::LargeBinary
-        | DataType::BinaryView
-        | DataType::FixedSizeBinary(_) => "binary".into(),
-        DataType::Date32 | DataType::Date64 => "date".into(),
-        DataType::Timestamp(_, Some(_)) => "timestamp".into(),
-        DataType::Timestamp(_, None) => "timestamp_ntz".into(),
-        DataType::Duration(_) => "interval day to second".into(),
-        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
-            format!("array<{}>", catalog_string(f.data_type()))
-        }
-        DataType::Struct(fields) => {
-            let inner: Vec<String> = fields
-                .iter()
-                .map(|f| format!("{}:{}", f.name(), catalog_string(f.data_type())))
-                .collect();
-            format!("struct<{}>", inner.join(","))
-        }
-        DataType::Map(f, _) => match f.data_type() {
-            DataType::Struct(kv) if kv.len() == 2 => format!(
-                "map<{},{}>",
-                catalog_string(kv[0].data_type()),
-                catalog_string(kv[1].data_type())
-            ),
-            _ => "map".into(),
-        },
-        DataType::Dictionary(_, v) => catalog_string(v),
-        other => other.to_string().to_lowercase(),
-    }
-}
+/// The catalog string of an Arrow type as Spark names it (one implementation, beside the
+/// other type names in `ferrospark-expr`; `typeof` prints it too).
+pub use ferrospark_expr::types::catalog_string;
 
 /// The type as `SHOW CREATE TABLE` writes it (`INT`, `STRING COLLATE UTF8_BINARY`).
 pub fn ddl_string(dt: &DataType) -> String {

@@ -123,7 +123,11 @@ pub fn spark_allows(from: &DataType, to: &DataType) -> bool {
         || (temporal(from) && to == &DataType::Boolean && date(from)))
 }
 
-fn overflow(value: impl std::fmt::Display, from: &DataType, to: &DataType) -> FerroError {
+pub(crate) fn overflow(
+    value: impl std::fmt::Display,
+    from: &DataType,
+    to: &DataType,
+) -> FerroError {
     FerroError::Arithmetic(format!(
         "[CAST_OVERFLOW] The value {value} of the type \"{}\" cannot be cast to \"{}\" due to an overflow. Use `try_cast` to tolerate overflow and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error.",
         crate::types::spark_type_name(from),
@@ -131,7 +135,7 @@ fn overflow(value: impl std::fmt::Display, from: &DataType, to: &DataType) -> Fe
     ))
 }
 
-fn invalid(value: &str, to: &DataType) -> FerroError {
+pub(crate) fn invalid(value: &str, to: &DataType) -> FerroError {
     FerroError::Arithmetic(format!(
         "[CAST_INVALID_INPUT] The value '{value}' of the type \"STRING\" cannot be cast to \"{}\" because it is malformed. Correct the value as per the syntax, or change its target type. Use `try_cast` to tolerate malformed input and return NULL instead.",
         crate::types::spark_type_name(to)

@@ -684,6 +684,13 @@ pub fn day_time_sql(micros: i64) -> String {
     )
 }
 
+/// Day intervals as day-time ones (microseconds).
+pub fn day_time_as_duration(a: &IntervalDayTimeArray) -> DurationMicrosecondArray {
+    a.iter()
+        .map(|v| v.map(|v| v.days as i64 * MICROS_PER_DAY + v.milliseconds as i64 * 1000))
+        .collect()
+}
+
 /// A calendar interval literal.
 pub fn calendar_literal(c: CalendarInterval) -> Literal {
     Literal::new(Arc::new(IntervalMonthDayNanoArray::from(vec![c.arrow()])))

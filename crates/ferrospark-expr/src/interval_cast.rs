@@ -21,6 +21,7 @@ use arrow_buffer::IntervalDayTime;
 use arrow_schema::{DataType, IntervalUnit, TimeUnit};
 use ferrospark_common::{FerroError, Result};
 
+use crate::cast::{invalid, overflow};
 use crate::interval::{
     day_sql, day_time_from_text, day_time_sql, parse_calendar, year_month_from_text,
     year_month_sql, AnsiInterval, CalendarInterval, Unit, MICROS_PER_DAY,
@@ -53,21 +54,6 @@ pub fn castable(from: &DataType, to: &DataType) -> Option<bool> {
             || (exact(from) && (to == &ym || to == &day || to == &dt))
             || (from == &day && (to == &dt || exact(to))),
     )
-}
-
-fn overflow(value: impl std::fmt::Display, from: &DataType, to: &DataType) -> FerroError {
-    FerroError::Arithmetic(format!(
-        "[CAST_OVERFLOW] The value {value} of the type \"{}\" cannot be cast to \"{}\" due to an overflow. Use `try_cast` to tolerate overflow and return NULL instead.",
-        spark_type_name(from),
-        spark_type_name(to)
-    ))
-}
-
-fn invalid(value: &str, to: &DataType) -> FerroError {
-    FerroError::Arithmetic(format!(
-        "[CAST_INVALID_INPUT] The value '{value}' of the type \"STRING\" cannot be cast to \"{}\" because it is malformed. Correct the value as per the syntax, or change its target type. Use `try_cast` to tolerate malformed input and return NULL instead.",
-        spark_type_name(to)
-    ))
 }
 
 /// The body of an ANSI interval text: `INTERVAL '1-2' YEAR TO MONTH` and `'1-2'` read as `1-2`.
@@ -112,10 +98,10 @@ fn parse_ansi(text: &str, to: &DataType) -> Option<AnsiInterval> {
 /// Decimal `unscaled / 10^scale * per` rounded half up to an integer.
 fn decimal_times(unscaled: i128, scale: i8, per: i128) -> Option<i128> {
     let p = 10i128.checked_pow(scale.max(0) as u32)?;
-    let v = unscaled.checked_mul(per)?;
-    let q = v / p;
-    let r = v % p;
-    Some(if r.abs() * 2 >= p { q + r.signum() } else { q })
+    Some(crate::functions::interval::div_half_up(
+        unscaled.checked_mul(per)?,
+        p,
+    ))
 }
 
 /// The casts involving intervals; `None` when neither side is one.
@@ -176,12 +162,9 @@ pub fn cast(a: &ArrayRef, to: &DataType, mode: CastMode) -> Result<Option<ArrayR
     }
     match (&from, to) {
         (DataType::Interval(IntervalUnit::DayTime), DataType::Duration(_)) => {
-            let d = a.as_primitive::<IntervalDayTimeType>();
-            let out: DurationMicrosecondArray = d
-                .iter()
-                .map(|v| v.map(|v| v.days as i64 * MICROS_PER_DAY + v.milliseconds as i64 * 1000))
-                .collect();
-            Ok(Some(Arc::new(out)))
+            Ok(Some(Arc::new(crate::interval::day_time_as_duration(
+                a.as_primitive::<IntervalDayTimeType>(),
+            ))))
         }
         (DataType::Interval(IntervalUnit::DayTime), t) if is_integral(t) || is_decimal(t) => {
             let d = a.as_primitive::<IntervalDayTimeType>();

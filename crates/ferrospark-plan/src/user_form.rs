@@ -17,9 +17,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{IntervalDayTimeType, IntervalYearMonthType};
-use arrow_array::{
-    make_array, Array, ArrayRef, DurationMicrosecondArray, IntervalMonthDayNanoArray, RecordBatch,
-};
+use arrow_array::{make_array, Array, ArrayRef, IntervalMonthDayNanoArray, RecordBatch};
 use arrow_buffer::IntervalMonthDayNano;
 use arrow_schema::{DataType, Field, FieldRef, IntervalUnit, Schema, SchemaRef, TimeUnit};
 use ferrospark_common::Result;
@@ -94,12 +92,9 @@ fn user_array(a: &ArrayRef) -> Result<ArrayRef> {
             Arc::new(out)
         }
         DataType::Interval(IntervalUnit::DayTime) => {
-            let out: DurationMicrosecondArray = a
-                .as_primitive::<IntervalDayTimeType>()
-                .iter()
-                .map(|v| v.map(|v| v.days as i64 * 86_400_000_000 + v.milliseconds as i64 * 1000))
-                .collect();
-            Arc::new(out)
+            Arc::new(ferrospark_expr::interval::day_time_as_duration(
+                a.as_primitive::<IntervalDayTimeType>(),
+            ))
         }
         t @ (DataType::List(_)
         | DataType::LargeList(_)

@@ -1057,7 +1057,7 @@ pub(crate) fn bind_datetime_arithmetic(
     // A string beside an interval is a timestamp (Spark's ANSI coercion).
     // Only a day-time interval makes a timestamp of a string; a year-month one is refused.
     let iv = |t: &DataType| {
-        super::interval::is_interval(t) && *t != DataType::Interval(IntervalUnit::YearMonth)
+        crate::types::is_ansi_interval(t) && *t != DataType::Interval(IntervalUnit::YearMonth)
     };
     let (l, lt) = if lt == DataType::Utf8 && iv(&rt) {
         let t = timestamp_type(ctx.session_tz);
@@ -1138,7 +1138,7 @@ pub(crate) fn bind_datetime_arithmetic(
         }
         match &e {
             PhysicalExpr::Literal(lit) => Ok(PhysicalExpr::Literal(negate_literal(lit)?)),
-            _ if super::interval::is_interval(&e.data_type()) => {
+            _ if crate::types::is_ansi_interval(&e.data_type()) => {
                 let t = e.data_type();
                 Ok(super::interval::node(
                     super::interval::IntervalFn::Negate,

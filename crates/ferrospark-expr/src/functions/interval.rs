@@ -25,7 +25,10 @@ use super::{Args, Bound, Call, ScalarFunction};
 use crate::bind::cast_to;
 use crate::interval::{overflow_error, CalendarInterval, MICROS_PER_DAY};
 use crate::physical::PhysicalExpr;
-use crate::types::{is_decimal, is_floating, is_integral, is_string, spark_equivalent};
+use crate::types::{
+    is_ansi_interval as is_interval, is_decimal, is_floating, is_integral, is_string,
+    spark_equivalent,
+};
 
 /// The interval functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,13 +156,10 @@ impl IntervalFn {
             }
             IntervalFn::Micros => {
                 let us: Int64Array = match a.data_type() {
-                    DataType::Interval(IntervalUnit::DayTime) => a
-                        .as_primitive::<IntervalDayTimeType>()
-                        .iter()
-                        .map(|v| {
-                            v.map(|v| v.days as i64 * MICROS_PER_DAY + v.milliseconds as i64 * 1000)
-                        })
-                        .collect(),
+                    DataType::Interval(IntervalUnit::DayTime) => {
+                        crate::interval::day_time_as_duration(a.as_primitive())
+                            .reinterpret_cast::<Int64Type>()
+                    }
                     _ => a
                         .as_primitive::<DurationMicrosecondType>()
                         .reinterpret_cast::<Int64Type>(),
@@ -321,7 +321,7 @@ fn build(vals: &[Option<i128>], t: &DataType) -> ArrayRef {
 }
 
 /// `x / d` rounded half up (away from zero at a half).
-fn div_half_up(x: i128, d: i128) -> i128 {
+pub(crate) fn div_half_up(x: i128, d: i128) -> i128 {
     let q = x / d;
     let r = x % d;
     if r.abs() * 2 >= d.abs() {
@@ -389,11 +389,6 @@ fn scale(f: IntervalFn, a: &ArrayRef, n: &ArrayRef) -> Result<ArrayRef> {
         ));
     }
     Ok(build(&out, &t))
-}
-
-/// Whether `t` is one of Spark's ANSI interval types.
-pub(crate) fn is_interval(t: &DataType) -> bool {
-    crate::types::is_ansi_interval(t)
 }
 
 /// The interval function node.
@@ -532,6 +527,19 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
                 .expect("valid decimal"),
         )))
     };
+    // A `make_*interval` call's `n` arguments, the missing ones 0, the last the seconds (a
+    // DECIMAL(18,6)) when `with_secs`.
+    let fields = |args: Vec<PhysicalExpr>, n: usize, with_secs: bool| -> Vec<PhysicalExpr> {
+        let mut given = args.into_iter();
+        (0..n)
+            .map(|i| match (given.next(), with_secs && i == n - 1) {
+                (Some(x), true) => secs(x),
+                (Some(x), false) => int(x),
+                (None, true) => zero_secs(),
+                (None, false) => zero(),
+            })
+            .collect()
+    };
     let e = match call.name {
         "abs" if on_interval => {
             call.arity(&args, 1, 1)?;
@@ -551,14 +559,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             );
             let t = crate::types::comparison_type(&lt, &rt)
                 .filter(is_interval)
-                .ok_or_else(|| {
-                    FerroError::Analysis(format!(
-                        "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES] Cannot resolve \"{}\" due to data type mismatch: the left and right operands of the binary operator have incompatible types (\"{}\" and \"{}\").",
-                        call.expr,
-                        crate::types::spark_type_name(&lt),
-                        crate::types::spark_type_name(&rt)
-                    ))
-                })?;
+                .ok_or_else(|| diff_types(call.expr, &lt, &rt))?;
             node(
                 IntervalFn::Div,
                 vec![cast_to(l, &t), cast_to(r, &t)],
@@ -567,49 +568,25 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         }
         "make_ym_interval" => {
             call.arity(&args, 0, 2)?;
-            let mut a: Vec<PhysicalExpr> = args.into_iter().map(int).collect();
-            while a.len() < 2 {
-                a.push(zero());
-            }
             node(
                 IntervalFn::MakeYm,
-                a,
+                fields(args, 2, false),
                 DataType::Interval(IntervalUnit::YearMonth),
             )
         }
         "make_dt_interval" => {
             call.arity(&args, 0, 4)?;
-            let mut a: Vec<PhysicalExpr> = Vec::new();
-            for (i, x) in args.into_iter().enumerate() {
-                a.push(if i == 3 { secs(x) } else { int(x) });
-            }
-            while a.len() < 3 {
-                a.push(zero());
-            }
-            if a.len() < 4 {
-                a.push(zero_secs());
-            }
             node(
                 IntervalFn::MakeDt,
-                a,
+                fields(args, 4, true),
                 DataType::Duration(TimeUnit::Microsecond),
             )
         }
         "make_interval" => {
             call.arity(&args, 0, 7)?;
-            let mut a: Vec<PhysicalExpr> = Vec::new();
-            for (i, x) in args.into_iter().enumerate() {
-                a.push(if i == 6 { secs(x) } else { int(x) });
-            }
-            while a.len() < 6 {
-                a.push(zero());
-            }
-            if a.len() < 7 {
-                a.push(zero_secs());
-            }
             node(
                 IntervalFn::MakeInterval,
-                a,
+                fields(args, 7, true),
                 DataType::Interval(IntervalUnit::MonthDayNano),
             )
         }

@@ -143,6 +143,8 @@ impl MiscFn {
                 let secs = cols[5].as_primitive::<arrow_array::types::Decimal128Type>();
                 let zones = cols.get(6).map(|z| z.as_string::<i32>().clone());
                 let session = super::datetime::zone(tz)?;
+                // A zone column usually repeats one zone: parsed once while it does.
+                let mut zone_of = super::LastCompiled::new(super::datetime::zone);
                 let mut out: Vec<Option<i64>> = Vec::with_capacity(a.len());
                 for i in 0..a.len() {
                     if ints.iter().any(|c| c.is_null(i))
@@ -153,7 +155,7 @@ impl MiscFn {
                         continue;
                     }
                     let zone = match &zones {
-                        Some(z) => super::datetime::zone(z.value(i))?,
+                        Some(z) => *zone_of.get(z.value(i))?,
                         None => session,
                     };
                     let v = |k: usize| ints[k].value(i);
@@ -310,7 +312,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             // Intervals count their months or microseconds.
             let number = |i: usize, a: PhysicalExpr| -> Result<PhysicalExpr> {
                 let t = spark_equivalent(&a.data_type());
-                if super::interval::is_interval(&t) {
+                if crate::types::is_ansi_interval(&t) {
                     let raw = match t {
                         DataType::Interval(arrow_schema::IntervalUnit::YearMonth) => {
                             super::interval::node(

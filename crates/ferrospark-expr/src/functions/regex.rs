@@ -67,11 +67,7 @@ impl RegexFn {
                 Ok(Arc::new(BooleanArray::from(out)))
             }
             RegexFn::Extract => {
-                let g = if a.len() > 2 {
-                    Some(a.prim::<Int32Type>(2)?)
-                } else {
-                    None
-                };
+                let g = optional_int(a, 2)?;
                 build_strings(n, |i, out| {
                     let (Some(v), Some(pat)) = (s.get(i), p.get(i)) else {
                         return Ok(false);
@@ -84,14 +80,9 @@ impl RegexFn {
                         None => 1,
                     };
                     let re = cache.get(pat)?;
-                    let groups = re.captures_len() as i32 - 1;
-                    if idx < 0 || idx > groups {
-                        return Err(FerroError::Analysis(format!(
-                            "[INVALID_PARAMETER_VALUE.REGEX_GROUP_INDEX] The value of parameter `idx` in `regexp_extract` is invalid: expects group index between 0 and {groups}, but got {idx}."
-                        )));
-                    }
+                    let idx = group_index(re, idx, "regexp_extract")?;
                     if let Some(c) = re.captures(v) {
-                        if let Some(m) = c.get(idx as usize) {
+                        if let Some(m) = c.get(idx) {
                             out.push_str(m.as_str());
                         }
                     }
@@ -129,11 +120,7 @@ impl RegexFn {
                 })
             }
             RegexFn::ExtractAll => {
-                let g = if a.len() > 2 {
-                    Some(a.prim::<Int32Type>(2)?)
-                } else {
-                    None
-                };
+                let g = optional_int(a, 2)?;
                 let mut b = ListBuilder::new(StringBuilder::new())
                     .with_field(Arc::new(Field::new("element", DataType::Utf8, true)));
                 for i in 0..n {
@@ -152,15 +139,10 @@ impl RegexFn {
                         None => 1,
                     };
                     let re = cache.get(pat)?;
-                    let groups = re.captures_len() as i32 - 1;
-                    if idx < 0 || idx > groups {
-                        return Err(FerroError::Analysis(format!(
-                            "[INVALID_PARAMETER_VALUE.REGEX_GROUP_INDEX] The value of parameter `idx` in `regexp_extract_all` is invalid: expects group index between 0 and {groups}, but got {idx}."
-                        )));
-                    }
-                    for c in java_find_all(re, v) {
+                    let idx = group_index(re, idx, "regexp_extract_all")?;
+                    for c in java_find_all(v, |at| re.captures_at(v, at), span) {
                         b.values()
-                            .append_value(c.get(idx as usize).map_or("", |m| m.as_str()));
+                            .append_value(c.get(idx).map_or("", |m| m.as_str()));
                     }
                     b.append(true);
                 }
@@ -175,7 +157,9 @@ impl RegexFn {
                     };
                     let re = cache.get(pat)?;
                     out.push(Some(if self == RegexFn::Count {
-                        java_find_all(re, v).len() as i32
+                        // Spans only: a count needs no capture groups.
+                        java_find_all(v, |at| re.find_at(v, at), |m| (m.start(), m.end())).len()
+                            as i32
                     } else {
                         re.find(v)
                             .map_or(0, |m| v[..m.start()].chars().count() as i32 + 1)
@@ -196,11 +180,7 @@ impl RegexFn {
                 }
             }),
             RegexFn::Split => {
-                let limit = if a.len() > 2 {
-                    Some(a.prim::<Int32Type>(2)?)
-                } else {
-                    None
-                };
+                let limit = optional_int(a, 2)?;
                 let mut b = ListBuilder::new(StringBuilder::new())
                     .with_field(Arc::new(Field::new("element", DataType::Utf8, false)));
                 for i in 0..n {
@@ -225,16 +205,21 @@ impl RegexFn {
 
 /// Every match as Java's `Matcher.find()` loop reports them: after an empty match the search
 /// moves one character on, and an empty match right after a non-empty one counts (the regex
-/// crate's iterator skips it).
-fn java_find_all<'t>(re: &Regex, v: &'t str) -> Vec<regex::Captures<'t>> {
+/// crate's iterator skips it). `search(at)` finds the next match at or after `at`, `bounds`
+/// gives its span.
+fn java_find_all<M>(
+    v: &str,
+    mut search: impl FnMut(usize) -> Option<M>,
+    bounds: impl Fn(&M) -> (usize, usize),
+) -> Vec<M> {
     let mut out = Vec::new();
     let mut start = 0;
     while start <= v.len() {
-        let Some(c) = re.captures_at(v, start) else {
+        let Some(m) = search(start) else {
             break;
         };
-        let (b, e) = c.get(0).map_or((start, start), |m| (m.start(), m.end()));
-        out.push(c);
+        let (b, e) = bounds(&m);
+        out.push(m);
         start = if e == b {
             match v[e..].chars().next() {
                 Some(ch) => e + ch.len_utf8(),
@@ -245,6 +230,27 @@ fn java_find_all<'t>(re: &Regex, v: &'t str) -> Vec<regex::Captures<'t>> {
         };
     }
     out
+}
+
+/// The span of a match's whole text.
+fn span(c: &regex::Captures<'_>) -> (usize, usize) {
+    c.get(0).map_or((0, 0), |m| (m.start(), m.end()))
+}
+
+/// Group `idx` of `re`, or Spark's `REGEX_GROUP_INDEX` refusal naming `function`.
+fn group_index(re: &Regex, idx: i32, function: &str) -> Result<usize> {
+    let groups = re.captures_len() as i32 - 1;
+    if idx < 0 || idx > groups {
+        return Err(FerroError::Analysis(format!(
+            "[INVALID_PARAMETER_VALUE.REGEX_GROUP_INDEX] The value of parameter `idx` in `{function}` is invalid: expects group index between 0 and {groups}, but got {idx}."
+        )));
+    }
+    Ok(idx as usize)
+}
+
+/// Argument `i` as integers when the call has it.
+fn optional_int(a: &Args, i: usize) -> Result<Option<super::PrimView<'_, Int32Type>>> {
+    (a.len() > i).then(|| a.prim::<Int32Type>(i)).transpose()
 }
 
 /// A Java regular expression compiled for the regex crate.

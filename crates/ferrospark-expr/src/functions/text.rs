@@ -76,22 +76,19 @@ impl TextFn {
                         ));
                     }
                     let (text, delim) = (s.value(i), d.value(i));
-                    let pieces: Vec<&str> = if delim.is_empty() {
-                        vec![text]
-                    } else {
-                        text.split(delim).collect()
+                    // A positive part is found without collecting the pieces. A negative one
+                    // counts the left-to-right pieces (`rsplit` would match an overlapping
+                    // delimiter differently).
+                    let k = n.unsigned_abs() as usize - 1;
+                    let piece = match (delim.is_empty(), n > 0) {
+                        (true, _) => (k == 0).then_some(text),
+                        (false, true) => text.split(delim).nth(k),
+                        (false, false) => {
+                            let pieces: Vec<&str> = text.split(delim).collect();
+                            pieces.len().checked_sub(k + 1).map(|j| pieces[j])
+                        }
                     };
-                    let idx = if n > 0 {
-                        (n - 1) as i64
-                    } else {
-                        pieces.len() as i64 + n as i64
-                    };
-                    out.push(Some(
-                        usize::try_from(idx)
-                            .ok()
-                            .and_then(|j| pieces.get(j))
-                            .map_or(String::new(), |p| (*p).to_string()),
-                    ));
+                    out.push(Some(piece.unwrap_or("").to_string()));
                 }
                 Ok(Arc::new(StringArray::from(out)))
             }
@@ -179,10 +176,8 @@ impl TextFn {
 fn bytes_of(a: &ArrayRef) -> GenericByteArray<GenericBinaryType<i32>> {
     match a.data_type() {
         DataType::Binary => a.as_binary::<i32>().clone(),
-        _ => {
-            let s = a.as_string::<i32>();
-            BinaryArray::from_iter(s.iter().map(|v| v.map(str::as_bytes)))
-        }
+        // Text is UTF-8 bytes already: the same buffers, read as binary.
+        _ => BinaryArray::from(a.as_string::<i32>().clone()),
     }
 }
 

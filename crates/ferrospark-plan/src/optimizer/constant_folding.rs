@@ -17,10 +17,16 @@ use crate::logical::LogicalPlan;
 pub struct ConstantFolding;
 
 fn foldable(e: &Expr) -> bool {
-    let mut ok = !matches!(
+    !matches!(
         e,
         Expr::Literal(_) | Expr::Alias { .. } | Expr::SortKey { .. }
-    );
+    ) && column_free(e)
+}
+
+/// Whether `e` reads no column, no aggregate and no value that changes per row or per call
+/// (`rand()`, the clock): a constant (a literal counts), as a PIVOT value must be.
+pub(crate) fn column_free(e: &Expr) -> bool {
+    let mut ok = true;
     e.visit(&mut |x| {
         ok &= !matches!(x, Expr::Column(_))
             && !is_aggregate_call(x)

@@ -6,7 +6,7 @@
 mod boolean_simplification;
 mod column_pruning;
 mod compute_current_time;
-mod constant_folding;
+pub(crate) mod constant_folding;
 mod eliminate_outer_join;
 mod eliminate_subquery_aliases;
 mod infer_filters_from_constraints;

@@ -74,9 +74,12 @@ impl SqlPlanner<'_> {
             aggs.push((e, a.alias.as_ref().map(|i| i.value.clone())));
         }
         // The columns the aggregates and the pivot read are not grouped by.
+        let aggs_resolved: Vec<Expr> = aggs
+            .iter()
+            .map(|(e, _)| resolve_expr(e, &scope))
+            .collect::<Result<_>>()?;
         let mut used: Vec<u64> = Vec::new();
-        for e in aggs.iter().map(|(e, _)| e).chain(pivot_cols.iter()) {
-            let r = resolve_expr(e, &scope)?;
+        for r in aggs_resolved.iter().chain(&pivot_resolved) {
             r.visit(&mut |x| {
                 if let Expr::Column(c) = x {
                     if let Some(a) = in_attrs.iter().find(|a| a.key() == *c) {
@@ -112,7 +115,10 @@ impl SqlPlanner<'_> {
                     pivot_resolved.len()
                 )));
             }
-            if !parts.iter().all(is_constant) {
+            if !parts
+                .iter()
+                .all(crate::optimizer::constant_folding::column_free)
+            {
                 // A name that is no column is that error first, as in Spark.
                 for p in &parts {
                     resolve_expr(p, &scope)?;
@@ -143,9 +149,8 @@ impl SqlPlanner<'_> {
                 Some(a) => a.value.clone(),
                 None => value_text(&parts),
             };
-            for (agg, agg_alias) in &aggs {
-                let resolved = resolve_expr(agg, &scope)?;
-                let only_here = ferrospark_expr::transform::transform_down(&resolved, &mut |x| {
+            for ((agg, agg_alias), resolved) in aggs.iter().zip(&aggs_resolved) {
+                let only_here = ferrospark_expr::transform::transform_down(resolved, &mut |x| {
                     if !is_aggregate_call(x) {
                         return Ok(None);
                     }
@@ -157,24 +162,8 @@ impl SqlPlanner<'_> {
                             Expr::Literal(Literal::null(&arrow_schema::DataType::Null)),
                         ],
                     };
-                    Ok(Some(match x {
-                        Expr::Function { name, args } => Expr::Function {
-                            name: name.clone(),
-                            args: args.iter().map(wrap).collect(),
-                        },
-                        Expr::Aggregate {
-                            name,
-                            args,
-                            distinct,
-                            ignore_nulls,
-                        } => Expr::Aggregate {
-                            name: name.clone(),
-                            args: args.iter().map(wrap).collect(),
-                            distinct: *distinct,
-                            ignore_nulls: *ignore_nulls,
-                        },
-                        other => other.clone(),
-                    }))
+                    // An aggregate call's children are its arguments.
+                    ferrospark_expr::transform::map_children(x, &mut |a| Ok(wrap(a))).map(Some)
                 })?;
                 results.push(only_here);
                 names.push(if aggs.len() == 1 {
@@ -217,16 +206,6 @@ impl SqlPlanner<'_> {
             None => Ok(plan),
         }
     }
-}
-
-fn is_constant(e: &Expr) -> bool {
-    let mut constant = true;
-    e.visit(&mut |x| {
-        if matches!(x, Expr::Column(_)) || is_aggregate_call(x) {
-            constant = false;
-        }
-    });
-    constant
 }
 
 /// Spark's name of a pivot value: a string's text, a number's digits, `{a, b}` for a tuple.
