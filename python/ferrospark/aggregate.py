@@ -199,6 +199,55 @@ def var_pop(c: ColumnOrName) -> AggColumn:
     return _fn("var_pop", c)
 
 
+def corr(col1: ColumnOrName, col2: ColumnOrName) -> AggColumn:
+    """``corr(col1, col2)``: Pearson's correlation of the pairs without a NULL."""
+    return AggColumn("corr", [_to_expr(col1), _to_expr(col2)])
+
+
+def covar_pop(col1: ColumnOrName, col2: ColumnOrName) -> AggColumn:
+    """``covar_pop(col1, col2)``: population covariance of the pairs without a NULL."""
+    return AggColumn("covar_pop", [_to_expr(col1), _to_expr(col2)])
+
+
+def covar_samp(col1: ColumnOrName, col2: ColumnOrName) -> AggColumn:
+    """``covar_samp(col1, col2)``: sample covariance (NULL for one pair)."""
+    return AggColumn("covar_samp", [_to_expr(col1), _to_expr(col2)])
+
+
+def regr_sxx(y: ColumnOrName, x: ColumnOrName) -> AggColumn:
+    """``regr_sxx(y, x)``: the sum of squares of ``x`` over the pairs without a NULL."""
+    return AggColumn("regr_sxx", [_to_expr(y), _to_expr(x)])
+
+
+def regr_syy(y: ColumnOrName, x: ColumnOrName) -> AggColumn:
+    """``regr_syy(y, x)``: the sum of squares of ``y`` over the pairs without a NULL."""
+    return AggColumn("regr_syy", [_to_expr(y), _to_expr(x)])
+
+
+def regr_slope(y: ColumnOrName, x: ColumnOrName) -> AggColumn:
+    """``regr_slope(y, x)``: the least-squares slope (NULL when ``x`` does not vary)."""
+    return AggColumn("regr_slope", [_to_expr(y), _to_expr(x)])
+
+
+def _counted(condition: _native.Expr, name: str) -> AggColumn:
+    """``count`` of the rows where ``condition`` holds, named ``name``."""
+    when = _native.Expr.parse(f"CASE WHEN {condition} THEN 1 END")
+    return AggColumn("count", [when], alias=name)
+
+
+def count_if(col: ColumnOrName) -> AggColumn:
+    """``count_if(col)``: the rows where ``col`` is true."""
+    c = _to_expr(col)
+    return _counted(c, f"count_if({c.output_name()})")
+
+
+def regr_count(y: ColumnOrName, x: ColumnOrName) -> AggColumn:
+    """``regr_count(y, x)``: the pairs without a NULL."""
+    ye, xe = _to_expr(y), _to_expr(x)
+    both = _native.Expr.parse(f"({ye}) IS NOT NULL AND ({xe}) IS NOT NULL")
+    return _counted(both, f"regr_count({ye.output_name()}, {xe.output_name()})")
+
+
 def bool_and(c: ColumnOrName) -> AggColumn:
     """``bool_and(c)``: true when every non-NULL value is true."""
     return _fn("bool_and", c)

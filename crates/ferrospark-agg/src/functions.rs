@@ -11,6 +11,7 @@ use ferrospark_expr::{aggregate_call_name, bind, BindContext, Expr, PhysicalExpr
 
 use crate::accumulators::bool_ops::BoolAccumulator;
 use crate::accumulators::collect::collect;
+use crate::accumulators::comoment::{CoMomentAccumulator, CoMomentKind};
 use crate::accumulators::count::CountAccumulator;
 use crate::accumulators::distinct::DistinctSetAccumulator;
 use crate::accumulators::first_last::FirstLastAccumulator;
@@ -99,6 +100,8 @@ pub enum AggregateFunction {
     },
     /// stddev / variance family
     Variance(VarianceKind),
+    /// `corr`, `covar_pop`, `covar_samp`, `regr_sxx`, `regr_syy`, `regr_slope`
+    CoMoment(CoMomentKind),
     /// `bool_and(x)` / `every(x)`
     BoolAnd,
     /// `bool_or(x)` / `some(x)` / `any(x)`
@@ -401,6 +404,27 @@ impl AggregateExpr {
                     vec![cast_to(e, &DataType::Float64)],
                 )
             }
+            "corr" | "covar_pop" | "covar_samp" | "regr_sxx" | "regr_syy" | "regr_slope" => {
+                let kind = CoMomentKind::from_name(&call.name)
+                    .ok_or_else(|| FerroError::Internal(format!("no statistic {}", call.name)))?;
+                let [a, b] = call.args.as_slice() else {
+                    return Err(FerroError::Analysis(format!(
+                        "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `{}` requires 2 parameters but the actual number is {}. SQLSTATE: 42605",
+                        call.name,
+                        call.args.len()
+                    )));
+                };
+                let mut both = Vec::with_capacity(2);
+                for e in [a, b] {
+                    let e = bind(e, &ctx)?;
+                    let dt = e.data_type();
+                    if !(is_numeric(&dt) || dt == DataType::Null || is_string(&dt)) {
+                        return Err(type_error(&e, "a numeric argument"));
+                    }
+                    both.push(cast_to(e, &DataType::Float64));
+                }
+                (AggregateFunction::CoMoment(kind), both)
+            }
             "bool_and" | "every" | "bool_or" | "some" | "any" => {
                 let e = one()?;
                 if !(matches!(e.data_type(), DataType::Boolean | DataType::Null)
@@ -510,7 +534,7 @@ impl AggregateExpr {
             | AggregateFunction::Max
             | AggregateFunction::First { .. }
             | AggregateFunction::Last { .. } => t.clone(),
-            AggregateFunction::Variance(_) => DataType::Float64,
+            AggregateFunction::Variance(_) | AggregateFunction::CoMoment(_) => DataType::Float64,
             AggregateFunction::BoolAnd | AggregateFunction::BoolOr => DataType::Boolean,
             AggregateFunction::CollectList | AggregateFunction::CollectSet => {
                 DataType::List(std::sync::Arc::new(Field::new_list_field(t.clone(), true)))
@@ -591,6 +615,12 @@ impl AggregateExpr {
                 f("avg", DataType::Float64),
                 f("m2", DataType::Float64),
             ],
+            AggregateFunction::CoMoment(_) => {
+                ["n", "xAvg", "yAvg", "ck", "xMk", "yMk", "xM2", "yM2"]
+                    .iter()
+                    .map(|n| f(n, DataType::Float64))
+                    .collect()
+            }
             AggregateFunction::BoolAnd | AggregateFunction::BoolOr => {
                 vec![f("value", DataType::Boolean)]
             }
@@ -660,6 +690,7 @@ impl AggregateExpr {
                 Box::new(FirstLastAccumulator::new(t, true, *ignore_nulls)?)
             }
             AggregateFunction::Variance(k) => Box::new(VarianceAccumulator::new(*k)),
+            AggregateFunction::CoMoment(k) => Box::new(CoMomentAccumulator::new(*k)),
             AggregateFunction::BoolAnd => Box::new(BoolAccumulator::new(false)),
             AggregateFunction::BoolOr => Box::new(BoolAccumulator::new(true)),
             AggregateFunction::CollectList => collect(t, false)?,

@@ -12,6 +12,7 @@ use ferrospark_common::Result;
 
 pub mod bool_ops;
 pub mod collect;
+pub mod comoment;
 pub mod count;
 pub mod distinct;
 pub mod first_last;
