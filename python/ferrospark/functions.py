@@ -7,6 +7,9 @@ window functions are those of :mod:`ferrospark.aggregate` and :mod:`ferrospark.w
 
 from __future__ import annotations
 
+import inspect
+import itertools
+from collections.abc import Callable
 from typing import Any
 
 from . import _native
@@ -18,8 +21,12 @@ from .aggregate import (
     bool_or,
     collect_list,
     collect_set,
+    corr,
     count,
     count_distinct,
+    count_if,
+    covar_pop,
+    covar_samp,
     first,
     last,
     max,
@@ -27,6 +34,10 @@ from .aggregate import (
     median,
     min,
     percentile,
+    regr_count,
+    regr_slope,
+    regr_sxx,
+    regr_syy,
     stddev,
     stddev_pop,
     stddev_samp,
@@ -37,6 +48,7 @@ from .aggregate import (
     variance,
 )
 from .column import Column, col, column, expr, lit
+from .errors import AnalysisError
 from .window import (
     cume_dist,
     dense_rank,
@@ -616,11 +628,6 @@ def map_values(col: ColumnOrName) -> Column:
     return _call("map_values", col)
 
 
-def count_if(c: ColumnOrName) -> AggColumn:
-    """Rows where ``c`` is true."""
-    return count(when(_c(c), lit(1)))
-
-
 # -- strings, regular expressions, arrays, intervals and misc (SQL names, PySpark signatures) --
 
 
@@ -760,7 +767,165 @@ def assert_true(col: ColumnOrName, errMsg: Any = None) -> Column:  # noqa: N803
     return _call_mixed("assert_true", *args)
 
 
+# Higher-order functions: a Python callable becomes a lambda over columns standing for its
+# parameters, as PySpark builds one.
+
+_LAMBDA_IDS = itertools.count()
+
+
+def _lambda(f: Callable[..., Column], most: int, least: int = 1) -> Column:
+    try:
+        params = [
+            p
+            for p in inspect.signature(f).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError) as e:
+        raise AnalysisError(f"a higher-order function needs a Python function, got {f!r}") from e
+    if not least <= len(params) <= most:
+        raise AnalysisError(
+            f"[INVALID_LAMBDA_FUNCTION_CALL.NUM_ARGS_MISMATCH] the function takes {len(params)} "
+            f"arguments; {least} to {most} expected"
+        )
+    names = [f"x_{next(_LAMBDA_IDS)}" for _ in params]
+    body = f(*[col(n) for n in names])
+    if not isinstance(body, Column):
+        raise AnalysisError(
+            f"[HIGHER_ORDER_FUNCTION_SHOULD_RETURN_COLUMN] the function should return a Column, "
+            f"got {type(body).__name__}"
+        )
+    return Column(_native.Expr.lambda_function(names, body._expr))
+
+
+def transform(col: ColumnOrName, f: Callable[..., Column]) -> Column:
+    """Each element of the array ``col`` through ``f(x)`` or ``f(x, i)`` (``i`` its 0-based
+    position)."""
+    return _call_mixed("transform", _c(col), _lambda(f, 2))
+
+
+def filter(col: ColumnOrName, f: Callable[..., Column]) -> Column:  # noqa: A001 - Spark's name
+    """The elements of ``col`` for which ``f(x)`` (or ``f(x, i)``) is true."""
+    return _call_mixed("filter", _c(col), _lambda(f, 2))
+
+
+def exists(col: ColumnOrName, f: Callable[[Column], Column]) -> Column:
+    """Whether ``f(x)`` holds for some element: NULL when none does and some test is NULL."""
+    return _call_mixed("exists", _c(col), _lambda(f, 1))
+
+
+def forall(col: ColumnOrName, f: Callable[[Column], Column]) -> Column:
+    """Whether ``f(x)`` holds for every element: NULL when none fails and some test is NULL."""
+    return _call_mixed("forall", _c(col), _lambda(f, 1))
+
+
+def aggregate(
+    col: ColumnOrName,
+    initialValue: ColumnOrName,  # noqa: N803 - PySpark's parameter name
+    merge: Callable[[Column, Column], Column],
+    finish: Callable[[Column], Column] | None = None,
+) -> Column:
+    """``merge(acc, x)`` folded over the elements from ``initialValue``, then ``finish(acc)``."""
+    args = [_c(col), _c(initialValue), _lambda(merge, 2, 2)]
+    if finish is not None:
+        args.append(_lambda(finish, 1))
+    return _call_mixed("aggregate", *args)
+
+
+def reduce(
+    col: ColumnOrName,
+    initialValue: ColumnOrName,  # noqa: N803 - PySpark's parameter name
+    merge: Callable[[Column, Column], Column],
+    finish: Callable[[Column], Column] | None = None,
+) -> Column:
+    """The same as :func:`aggregate`."""
+    return aggregate(col, initialValue, merge, finish)
+
+
+def zip_with(left: ColumnOrName, right: ColumnOrName, f: Callable[[Column, Column], Column]) -> Column:
+    """``f(x, y)`` over the arrays' elements pairwise, the shorter padded with NULLs."""
+    return _call_mixed("zip_with", _c(left), _c(right), _lambda(f, 2, 2))
+
+
+def transform_keys(col: ColumnOrName, f: Callable[[Column, Column], Column]) -> Column:
+    """The map with each key replaced by ``f(k, v)``."""
+    return _call_mixed("transform_keys", _c(col), _lambda(f, 2, 2))
+
+
+def transform_values(col: ColumnOrName, f: Callable[[Column, Column], Column]) -> Column:
+    """The map with each value replaced by ``f(k, v)``."""
+    return _call_mixed("transform_values", _c(col), _lambda(f, 2, 2))
+
+
+def map_filter(col: ColumnOrName, f: Callable[[Column, Column], Column]) -> Column:
+    """The entries of the map for which ``f(k, v)`` is true."""
+    return _call_mixed("map_filter", _c(col), _lambda(f, 2, 2))
+
+
+# Generators: in ``select`` / ``withColumn``, each input row is repeated once per row the
+# generator makes (one generator per select, as in Spark).
+
+
+def explode(col: ColumnOrName) -> Column:
+    """A row per element of the array (``col``) or entry of the map (``key``, ``value``);
+    none for a NULL or empty one."""
+    return _call("explode", col)
+
+
+def explode_outer(col: ColumnOrName) -> Column:
+    """As :func:`explode`, with one row of NULLs for a NULL or empty array or map."""
+    return _call("explode_outer", col)
+
+
+def posexplode(col: ColumnOrName) -> Column:
+    """As :func:`explode`, with each element's 0-based position first (``pos``)."""
+    return _call("posexplode", col)
+
+
+def posexplode_outer(col: ColumnOrName) -> Column:
+    """As :func:`posexplode`, with one row of NULLs for a NULL or empty array or map."""
+    return _call("posexplode_outer", col)
+
+
+def inline(col: ColumnOrName) -> Column:
+    """A row per struct of the array, its fields as columns."""
+    return _call("inline", col)
+
+
+def inline_outer(col: ColumnOrName) -> Column:
+    """As :func:`inline`, with one row of NULLs for a NULL or empty array."""
+    return _call("inline_outer", col)
+
+
+def stack(*cols: Any) -> Column:
+    """``stack(n, v1, ..., vk)``: ``n`` rows of ``ceil(k / n)`` columns ``col0``, ``col1``, ..."""
+    return _call_mixed("stack", *[_c(c) for c in cols])
+
+
 __all__ = [
+    "corr",
+    "covar_pop",
+    "covar_samp",
+    "regr_count",
+    "regr_slope",
+    "regr_sxx",
+    "regr_syy",
+    "explode",
+    "explode_outer",
+    "posexplode",
+    "posexplode_outer",
+    "inline",
+    "inline_outer",
+    "stack",
+    "aggregate",
+    "exists",
+    "filter",
+    "forall",
+    "map_filter",
+    "reduce",
+    "transform",
+    "transform_keys",
+    "transform_values",
+    "zip_with",
     "split_part",
     "regexp_extract_all",
     "regexp_count",

@@ -669,7 +669,7 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
             let otherwise = otherwise.as_deref().map(b).transpose()?;
             crate::functions::case(&call, branches, otherwise)?
         }
-        Expr::Alias { expr: e, .. } => b(e)?,
+        Expr::Alias { expr: e, .. } | Expr::Written { expr: e, .. } => b(e)?,
         Expr::Window { .. } => {
             return Err(FerroError::Analysis(format!(
                 "[UNSUPPORTED_EXPR_FOR_WINDOW] window function \"{expr}\" is only allowed in a SELECT list, select() or withColumn()"
@@ -680,8 +680,42 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
                 "a sort key (\"{expr}\") is only allowed where an ordering is expected"
             )))
         }
+        Expr::LambdaVariable(name) => {
+            let wanted = format!("{}{name}", crate::physical::LAMBDA_PREFIX);
+            let field = ctx
+                .schema
+                .fields()
+                .iter()
+                .rev()
+                .find(|f| f.name().eq_ignore_ascii_case(&wanted))
+                .ok_or_else(|| {
+                    FerroError::Internal(format!("lambda variable {name} outside its lambda"))
+                })?;
+            PhysicalExpr::LambdaVariable {
+                name: field.name().clone(),
+                data_type: field.data_type().clone(),
+            }
+        }
+        Expr::Lambda { .. } => {
+            return Err(FerroError::Analysis(format!(
+                "[INVALID_LAMBDA_FUNCTION_CALL.NON_HIGHER_ORDER_FUNCTION] Invalid lambda function call. A lambda function should only be used in a higher order function. However, its class is \"{expr}\", which is not a higher order function. SQLSTATE: 42K0D"
+            )))
+        }
         Expr::Function { name, args } => {
             let name = name.to_ascii_lowercase();
+            let call = crate::functions::Call {
+                expr,
+                name: &name,
+                ctx,
+            };
+            if let Some(bound) = crate::functions::higher_order::bind(&call, args, &bind_inner)? {
+                return Ok(bound);
+            }
+            if args.iter().any(|a| matches!(a, Expr::Lambda { .. })) {
+                return Err(FerroError::Analysis(format!(
+                    "[INVALID_LAMBDA_FUNCTION_CALL.NON_HIGHER_ORDER_FUNCTION] Invalid lambda function call. A lambda function should only be used in a higher order function. However, its class is \"{name}\", which is not a higher order function. SQLSTATE: 42K0D in \"{expr}\""
+                )));
+            }
             if matches!(name.as_str(), "date_part" | "datepart" | "extract") && args.len() == 2 {
                 if let Expr::Literal(l) = &args[0] {
                     if let Some(field) = l.array().as_any().downcast_ref::<arrow_array::StringArray>() {
@@ -710,7 +744,14 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
 fn fold_constants(e: PhysicalExpr) -> Result<PhysicalExpr> {
     let has_column = {
         let mut found = false;
-        e.walk(&mut |n| found |= matches!(n, PhysicalExpr::Column { .. }));
+        e.walk(&mut |n| {
+            found |= matches!(
+                n,
+                PhysicalExpr::Column { .. }
+                    | PhysicalExpr::LambdaVariable { .. }
+                    | PhysicalExpr::Lambda { .. }
+            )
+        });
         found
     };
     if !has_column && !matches!(e, PhysicalExpr::Literal(_)) {

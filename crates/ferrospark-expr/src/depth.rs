@@ -39,7 +39,9 @@ const MAX_BOUND: usize = MAX_PARSE_STACK / STACK_PER_LEVEL;
 fn push_children<'a>(e: &'a Expr, out: &mut Vec<(&'a Expr, usize)>, depth: usize) {
     let d = depth + 1;
     match e {
-        Expr::Column(_) | Expr::Literal(_) | Expr::TypedString { .. } => {}
+        Expr::Column(_) | Expr::Literal(_) | Expr::TypedString { .. } | Expr::LambdaVariable(_) => {
+        }
+        Expr::Lambda { body, .. } => out.push((body, d)),
         Expr::Field(c, _)
         | Expr::Not(c)
         | Expr::Negative(c)
@@ -48,6 +50,7 @@ fn push_children<'a>(e: &'a Expr, out: &mut Vec<(&'a Expr, usize)>, depth: usize
         | Expr::Cast { expr: c, .. }
         | Expr::TryCast { expr: c, .. }
         | Expr::Alias { expr: c, .. }
+        | Expr::Written { expr: c, .. }
         | Expr::SortKey { expr: c, .. } => out.push((c, d)),
         Expr::Window {
             func,

@@ -461,6 +461,9 @@ impl Dialect for SparkDialect {
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        if let Some(call) = exists_function(parser) {
+            return Some(call);
+        }
         crate::interval_syntax::parse_interval(parser)
     }
 
@@ -581,6 +584,29 @@ fn like_quantified(parser: &mut Parser, expr: &Expr) -> Option<Result<Expr, Pars
         })
         .expect("at least one pattern");
     Some(Ok(Expr::Nested(Box::new(combined))))
+}
+
+/// `exists(array, x -> ...)`: Spark's higher-order function, which sqlparser would read as an
+/// `EXISTS (subquery)` (a query starts with a keyword or a parenthesis; an array does not).
+fn exists_function(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+    let is_exists = matches!(&parser.peek_token_ref().token, Token::Word(w) if w.keyword == Keyword::EXISTS && w.quote_style.is_none());
+    if !is_exists || parser.peek_nth_token_ref(1).token != Token::LParen {
+        return None;
+    }
+    let query_start = match &parser.peek_nth_token_ref(2).token {
+        Token::LParen => true,
+        Token::Word(w) => matches!(
+            w.keyword,
+            Keyword::SELECT | Keyword::WITH | Keyword::VALUES | Keyword::FROM | Keyword::TABLE
+        ),
+        _ => false,
+    };
+    if query_start {
+        return None;
+    }
+    let name = parser.next_token();
+    let ident = sqlparser::ast::Ident::new(name.token.to_string());
+    Some(parser.parse_function(sqlparser::ast::ObjectName::from(vec![ident])))
 }
 
 #[cfg(test)]

@@ -222,6 +222,27 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
             ColumnarValue::from_result(Arc::new(out), scalar)
         }
         PhysicalExpr::Cast { expr, to, mode } => ev(expr)?.map(|a| cast_value(a, to, *mode))?,
+        PhysicalExpr::Function {
+            func: crate::functions::ScalarFunction::HigherOrder(f),
+            args,
+            ..
+        } => crate::functions::higher_order::evaluate_call(*f, args, batch)?,
+        PhysicalExpr::LambdaVariable { name, .. } => {
+            let at = batch
+                .schema()
+                .fields()
+                .iter()
+                .rposition(|f| f.name() == name)
+                .ok_or_else(|| {
+                    FerroError::Internal(format!("lambda variable {name} missing from batch"))
+                })?;
+            ColumnarValue::Array(batch.column(at).clone())
+        }
+        PhysicalExpr::Lambda { .. } => {
+            return Err(FerroError::Internal(format!(
+                "a lambda ({expr}) runs only inside its higher-order function"
+            )))
+        }
         PhysicalExpr::Function { func, args, .. } => {
             let vals: Vec<ColumnarValue> = args.iter().map(ev).collect::<Result<_>>()?;
             func.evaluate(&vals, n)?

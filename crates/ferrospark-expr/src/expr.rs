@@ -539,6 +539,113 @@ pub fn aggregate_call_name(name: &str, mut args: Vec<String>, distinct: bool) ->
     format!("{name}({d}{})", args.join(", "))
 }
 
+/// Spark's column name of a scalar call: the defaults Spark's analyzer fills in shown
+/// (`substring(s, 2, 2147483647)`, `split(s, ,, -1)`), its operator-like calls in their
+/// operator form (`(IF(c, a, b))`, `(a div b)`, `(+ x)`), the names Spark's expressions print
+/// in capitals (`CEIL(x)`, `SIGNUM(x)`).
+fn scalar_call_name(name: &str, mut args: Vec<String>) -> String {
+    let n = args.len();
+    match (name, n) {
+        ("if", 3) => return format!("(IF({}))", args.join(", ")),
+        ("div", 2) => return format!("({} div {})", args[0], args[1]),
+        ("positive", 1) => return format!("(+ {})", args[0]),
+        ("sort_array", 1) => args.push("true".into()),
+        ("replace", 2) => args.push(String::new()),
+        ("position" | "locate", 2) => args.push("1".into()),
+        ("split", 2) => args.push("-1".into()),
+        ("regexp_extract" | "regexp_extract_all", 2) => args.push("1".into()),
+        ("regexp_replace", 3) => args.push("1".into()),
+        ("regexp_instr", 2) => args.push("0".into()),
+        ("substring" | "substr", 2) => args.push(i32::MAX.to_string()),
+        ("make_interval", 1..=6) => {
+            args.resize(6, "0".into());
+            args.push("0.000000".into());
+        }
+        ("make_dt_interval", 1..=3) => {
+            args.resize(3, "0".into());
+            args.push("0.000000".into());
+        }
+        ("make_ym_interval", 1) => args.push("0".into()),
+        ("aggregate" | "reduce", 3) => {
+            args.push("lambdafunction(namedlambdavariable(), namedlambdavariable())".into())
+        }
+        ("sec" | "csc" | "cot" | "signum", 1)
+        | ("ceil" | "floor", 1)
+        | ("rlike" | "regexp_like" | "regexp", 2) => {
+            return format!("{}({})", name.to_ascii_uppercase(), args.join(", "))
+        }
+        _ => {}
+    }
+    format!("{name}({})", args.join(", "))
+}
+
+/// Spark's name of a constant where it differs from Arrow's text: doubles as Java prints
+/// them (`1.0E10`), bytes as `X'0A1B'`, dates as `DATE '2020-01-01'`.
+fn literal_spark_name(l: &Literal) -> Option<String> {
+    use arrow_array::cast::AsArray;
+    let a = l.array();
+    Some(match a.data_type() {
+        DataType::Float64 => crate::cast::java_double_string(
+            a.as_primitive::<arrow_array::types::Float64Type>().value(0),
+        ),
+        DataType::Binary => {
+            let b = a.as_binary::<i32>().value(0);
+            let hex: String = b.iter().map(|x| format!("{x:02X}")).collect();
+            format!("X'{hex}'")
+        }
+        DataType::Date32 => {
+            let days = a.as_primitive::<arrow_array::types::Date32Type>().value(0);
+            let date = chrono::NaiveDate::from_num_days_from_ce_opt(days + 719_163)?;
+            format!("DATE '{}'", date.format("%Y-%m-%d"))
+        }
+        _ => return None,
+    })
+}
+
+/// The text of a typed literal as Spark prints it back: `DATE '2019-01-01\t'` as
+/// `DATE '2019-01-01'`, `TIMESTAMP '2016-03-11 20:54:00.000'` as `TIMESTAMP '2016-03-11 20:54:00'`
+/// (text with its own zone is left as written).
+fn typed_literal_text(type_name: &str, value: &str) -> String {
+    let t = type_name.to_ascii_lowercase();
+    if t == "date" {
+        if let Some(days) = crate::cast::parse_spark_date(value) {
+            if let Some(d) = chrono::NaiveDate::from_num_days_from_ce_opt(days + 719_163) {
+                return d.format("%Y-%m-%d").to_string();
+            }
+        }
+    } else if t.starts_with("timestamp") {
+        if let Some(ts) = crate::timestamp_text::read_timestamp_text(value) {
+            if ts.zone.is_none() && !ts.just_time {
+                if let Some(local) = ts.local(|| chrono::NaiveDate::MIN) {
+                    let mut out = local.format("%Y-%m-%d %H:%M:%S").to_string();
+                    let us = local.and_utc().timestamp_subsec_micros();
+                    if us > 0 {
+                        let f = format!(".{us:06}");
+                        out.push_str(f.trim_end_matches('0'));
+                    }
+                    return out;
+                }
+            }
+        }
+    }
+    value.to_string()
+}
+
+/// A cast's target type as Spark prints it in a name: `LONG` as `BIGINT`, `decimal` as
+/// `DECIMAL(10,0)`, an interval's fields spelled out.
+fn sql_type_name(type_name: &str) -> String {
+    let upper = type_name.to_ascii_uppercase();
+    if upper.starts_with("INTERVAL") {
+        return upper.replace('_', " ");
+    }
+    if upper.contains("CHAR") {
+        return upper;
+    }
+    crate::types::parse_data_type(type_name, "UTC")
+        .map(|dt| spark_type_name(&dt).to_ascii_uppercase())
+        .unwrap_or(upper)
+}
+
 /// Spark's column name of a window call, as Spark names it once it has resolved the frame:
 /// each sort key's direction and the frame the call runs over spelled out, `RANK()` in
 /// capitals, lag's offset and default shown (`RANK() OVER (PARTITION BY k ORDER BY ts ASC
@@ -755,6 +862,26 @@ pub enum Expr {
         /// the frame, if written
         frame: Option<Box<FrameSpec>>,
     },
+    /// `x -> body` / `(x, i) -> body`: a lambda, valid only as an argument of a higher-order
+    /// function (`transform`, `filter`, `aggregate`, ...).
+    Lambda {
+        /// parameter names, as written
+        params: Vec<String>,
+        /// the body, its parameters as [`Expr::LambdaVariable`]s
+        body: Box<Expr>,
+    },
+    /// A lambda's parameter inside its body.
+    LambdaVariable(String),
+    /// A rewritten expression Spark names as the user wrote it: `count(x) FILTER (WHERE c)`
+    /// is computed as `count(CASE WHEN c THEN x END)`, `CAST(NULL AS INT)` as a typed NULL,
+    /// `+x` as `x`. The SQL parser adds it so that a generated column name is Spark's; the
+    /// query planner removes it ([`Expr::without_written`]) once the name is taken.
+    Written {
+        /// what is computed
+        expr: Box<Expr>,
+        /// Spark's name for what was written
+        name: String,
+    },
     /// `e AS name`
     Alias {
         /// the value
@@ -863,6 +990,29 @@ impl Expr {
         out
     }
 
+    /// The lambda `(params) -> body`: in `body`, columns named as a parameter read it.
+    pub fn lambda(params: Vec<String>, body: Expr) -> ferrospark_common::Result<Expr> {
+        let body = crate::parser::lambda_body(body, &params)?;
+        Ok(Expr::Lambda {
+            params,
+            body: Box::new(body),
+        })
+    }
+
+    /// The expression with every [`Expr::Written`] replaced by what it computes.
+    pub fn without_written(&self) -> Expr {
+        let mut has = false;
+        self.visit(&mut |e| has |= matches!(e, Expr::Written { .. }));
+        if !has {
+            return self.clone();
+        }
+        crate::transform::transform_up(self, &mut |e| match e {
+            Expr::Written { expr, .. } => Ok(*expr),
+            other => Ok(other),
+        })
+        .unwrap_or_else(|_| self.clone())
+    }
+
     /// Names of the top-level columns the expression reads, in first-use order.
     pub fn column_refs(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
@@ -880,7 +1030,11 @@ impl Expr {
     pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
         f(self);
         match self {
-            Expr::Column(_) | Expr::Literal(_) | Expr::TypedString { .. } => {}
+            Expr::Column(_)
+            | Expr::Literal(_)
+            | Expr::TypedString { .. }
+            | Expr::LambdaVariable(_) => {}
+            Expr::Lambda { body, .. } => body.visit(f),
             Expr::Field(e, _)
             | Expr::Not(e)
             | Expr::Negative(e)
@@ -889,6 +1043,7 @@ impl Expr {
             | Expr::Cast { expr: e, .. }
             | Expr::TryCast { expr: e, .. }
             | Expr::Alias { expr: e, .. }
+            | Expr::Written { expr: e, .. }
             | Expr::SortKey { expr: e, .. } => e.visit(f),
             Expr::Window {
                 func,
@@ -943,6 +1098,12 @@ impl Expr {
             Expr::Alias { name, .. } => name.clone(),
             Expr::Column(c) => c.clone(),
             Expr::Field(_, name) => name.clone(),
+            // Spark's ResolveAliases names a cast of a column after the column.
+            Expr::Cast { expr, .. } | Expr::TryCast { expr, .. }
+                if matches!(**expr, Expr::Column(_) | Expr::Field(..)) =>
+            {
+                expr.output_name()
+            }
             // Spark names the grouping column of a session window so, whatever its arguments.
             Expr::Function { name, .. } if name.eq_ignore_ascii_case("session_window") => {
                 "session_window".into()
@@ -968,18 +1129,31 @@ impl Expr {
                 if l.is_null() {
                     return "NULL".into();
                 }
+                if let Some(name) = literal_spark_name(l) {
+                    return name;
+                }
                 let opts = arrow_cast::display::FormatOptions::default();
                 arrow_cast::display::ArrayFormatter::try_new(l.array().as_ref(), &opts)
                     .map(|f| f.value(0).to_string())
                     .unwrap_or_else(|_| l.to_string())
             }
             Expr::TypedString { type_name, value } => {
-                format!("{} '{value}'", type_name.to_ascii_uppercase())
+                format!(
+                    "{} '{}'",
+                    type_name.to_ascii_uppercase(),
+                    typed_literal_text(type_name, value)
+                )
             }
             Expr::Not(e) => format!("(NOT {})", e.spark_name()),
             Expr::Negative(e) => format!("(- {})", e.spark_name()),
             Expr::IsNull(e) => format!("({} IS NULL)", e.spark_name()),
             Expr::IsNotNull(e) => format!("({} IS NOT NULL)", e.spark_name()),
+            // Spark's parser reads `a != b` as `NOT (a = b)`.
+            Expr::Binary {
+                left,
+                op: BinaryOp::NotEq,
+                right,
+            } => format!("(NOT ({} = {}))", left.spark_name(), right.spark_name()),
             Expr::Binary { left, op, right } => {
                 format!(
                     "({} {} {})",
@@ -1005,13 +1179,19 @@ impl Expr {
                 low,
                 high,
                 negated,
-            } => format!(
-                "({} {}BETWEEN {} AND {})",
-                expr.spark_name(),
-                if *negated { "NOT " } else { "" },
-                low.spark_name(),
-                high.spark_name()
-            ),
+            } => {
+                let call = format!(
+                    "between({}, {}, {})",
+                    expr.spark_name(),
+                    low.spark_name(),
+                    high.spark_name()
+                );
+                if *negated {
+                    format!("(NOT {call})")
+                } else {
+                    call
+                }
+            }
             Expr::Like {
                 expr,
                 pattern,
@@ -1036,14 +1216,14 @@ impl Expr {
                 format!(
                     "CAST({} AS {})",
                     expr.spark_name(),
-                    type_name.to_ascii_uppercase()
+                    sql_type_name(type_name)
                 )
             }
             Expr::TryCast { expr, type_name } => {
                 format!(
                     "TRY_CAST({} AS {})",
                     expr.spark_name(),
-                    type_name.to_ascii_uppercase()
+                    sql_type_name(type_name)
                 )
             }
             Expr::Case {
@@ -1066,8 +1246,14 @@ impl Expr {
                 order_by,
                 frame,
             } => window_spark_name(func, partition_by, order_by, frame.as_deref()),
-            Expr::Alias { name, .. } => name.clone(),
+            Expr::Alias { name, .. } | Expr::Written { name, .. } => name.clone(),
             Expr::SortKey { expr, .. } => expr.spark_name(),
+            Expr::LambdaVariable(_) => "namedlambdavariable()".into(),
+            Expr::Lambda { params, body } => format!(
+                "lambdafunction({}{})",
+                body.spark_name(),
+                ", namedlambdavariable()".repeat(params.len())
+            ),
             Expr::Function { name, args }
                 if name == crate::functions::collections::SUBSCRIPT_FN && args.len() == 2 =>
             {
@@ -1098,7 +1284,9 @@ impl Expr {
             {
                 aggregate_call_name(name, args.iter().map(Expr::spark_name).collect(), false)
             }
-            Expr::Function { name, args } => format!("{name}({})", list(args)),
+            Expr::Function { name, args } => {
+                scalar_call_name(name, args.iter().map(Expr::spark_name).collect())
+            }
             Expr::Aggregate {
                 name,
                 args,
@@ -1110,11 +1298,12 @@ impl Expr {
 
     fn precedence(&self) -> u8 {
         match self {
+            Expr::Written { expr, .. } => expr.precedence(),
             Expr::Binary { op, .. } => op.precedence(),
             Expr::Not(_) => 3,
             Expr::InList { .. } | Expr::Between { .. } | Expr::Like { .. } => 4,
             Expr::IsNull(_) | Expr::IsNotNull(_) => 5,
-            Expr::Alias { .. } | Expr::SortKey { .. } => 0,
+            Expr::Alias { .. } | Expr::SortKey { .. } | Expr::Lambda { .. } => 0,
             _ => 10,
         }
     }
@@ -1290,6 +1479,23 @@ impl fmt::Display for Expr {
                 branches,
                 otherwise,
             } => write_case(f, branches, otherwise.as_deref()),
+            Expr::Written { expr, .. } => write!(f, "{expr}"),
+            Expr::LambdaVariable(name) => quote_ident(name, f),
+            Expr::Lambda { params, body } => {
+                if params.len() == 1 {
+                    quote_ident(&params[0], f)?;
+                } else {
+                    f.write_str("(")?;
+                    for (i, p) in params.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(", ")?;
+                        }
+                        quote_ident(p, f)?;
+                    }
+                    f.write_str(")")?;
+                }
+                write!(f, " -> {body}")
+            }
             Expr::Alias { expr, name } => {
                 write!(f, "{} AS ", Child(expr, 1))?;
                 quote_ident(name, f)

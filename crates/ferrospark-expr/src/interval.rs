@@ -582,11 +582,125 @@ pub fn ansi_from_text(text: &str, what: &str) -> Result<AnsiInterval> {
     ansi_of_units(cal, &units, what)
 }
 
+/// The start and end fields of the ANSI interval type Spark gives a literal written with
+/// `units`: `2 years 4 months` is `YEAR TO MONTH`, `3 hours 5 seconds` `HOUR TO SECOND`
+/// (weeks count as days, milli- and microseconds as seconds).
+pub fn fields_of_units(units: &[Unit]) -> (Unit, Unit) {
+    let rank = |u: Unit| match u {
+        Unit::Year => 0,
+        Unit::Month => 1,
+        Unit::Week | Unit::Day => 2,
+        Unit::Hour => 3,
+        Unit::Minute => 4,
+        _ => 5,
+    };
+    let field = |r: u8| match r {
+        0 => Unit::Year,
+        1 => Unit::Month,
+        2 => Unit::Day,
+        3 => Unit::Hour,
+        4 => Unit::Minute,
+        _ => Unit::Second,
+    };
+    let lo = units.iter().map(|u| rank(*u)).min().unwrap_or(2);
+    let hi = units.iter().map(|u| rank(*u)).max().unwrap_or(5);
+    (field(lo), field(hi))
+}
+
+/// Spark's SQL text of an ANSI interval literal of the type `start TO end`, which is also
+/// the name of a column it makes (`INTERVAL '1-2' YEAR TO MONTH`, `INTERVAL '02' SECOND`,
+/// `INTERVAL '-1 01' DAY TO HOUR`): `IntervalUtils.toYearMonthIntervalString` /
+/// `toDayTimeIntervalString` in their ANSI style.
+pub fn ansi_literal_sql(iv: AnsiInterval, start: Unit, end: Unit) -> String {
+    let up = |u: Unit| u.name().to_ascii_uppercase();
+    let fields = if start == end {
+        up(start)
+    } else {
+        format!("{} TO {}", up(start), up(end))
+    };
+    let micros = match iv {
+        AnsiInterval::YearMonth(m) => {
+            let sign = if m < 0 { "-" } else { "" };
+            let a = (m as i64).unsigned_abs();
+            let text = match (start, end) {
+                (Unit::Year, Unit::Year) => format!("{sign}{}", a / 12),
+                (Unit::Year, _) => format!("{sign}{}-{}", a / 12, a % 12),
+                _ => format!("{sign}{a}"),
+            };
+            return format!("INTERVAL '{text}' {fields}");
+        }
+        AnsiInterval::Day(d) => d as i64 * MICROS_PER_DAY,
+        AnsiInterval::DayTime(us) => us,
+    };
+    const US_DAY: u64 = MICROS_PER_DAY as u64;
+    const US_HOUR: u64 = 3_600_000_000;
+    const US_MINUTE: u64 = 60_000_000;
+    let seconds = |us: u64| {
+        let lead = if us < 10_000_000 { "0" } else { "" };
+        let (whole, frac) = (us / 1_000_000, us % 1_000_000);
+        if frac == 0 {
+            format!("{lead}{whole}")
+        } else {
+            let f = format!("{frac:06}");
+            format!("{lead}{whole}.{}", f.trim_end_matches('0'))
+        }
+    };
+    let rank = |u: Unit| match u {
+        Unit::Day => 0,
+        Unit::Hour => 1,
+        Unit::Minute => 2,
+        _ => 3,
+    };
+    let (s, e) = (rank(start), rank(end));
+    let mut rest = micros.unsigned_abs();
+    let mut text = String::from(if micros < 0 { "-" } else { "" });
+    match s {
+        0 => {
+            text.push_str(&(rest / US_DAY).to_string());
+            rest %= US_DAY;
+        }
+        1 => {
+            text.push_str(&format!("{:02}", rest / US_HOUR));
+            rest %= US_HOUR;
+        }
+        2 => {
+            text.push_str(&format!("{:02}", rest / US_MINUTE));
+            rest %= US_MINUTE;
+        }
+        _ => text.push_str(&seconds(rest)),
+    }
+    if s < 1 && 1 <= e {
+        text.push_str(&format!(" {:02}", rest / US_HOUR));
+        rest %= US_HOUR;
+    }
+    if s < 2 && 2 <= e {
+        text.push_str(&format!(":{:02}", rest / US_MINUTE));
+        rest %= US_MINUTE;
+    }
+    if s < 3 && 3 <= e {
+        text.push(':');
+        text.push_str(&seconds(rest));
+    }
+    format!("INTERVAL '{text}' {fields}")
+}
+
+fn unit_of_field(f: &DateTimeField) -> Option<Unit> {
+    Some(match f {
+        DateTimeField::Year => Unit::Year,
+        DateTimeField::Month => Unit::Month,
+        DateTimeField::Day => Unit::Day,
+        DateTimeField::Hour => Unit::Hour,
+        DateTimeField::Minute => Unit::Minute,
+        DateTimeField::Second => Unit::Second,
+        _ => return None,
+    })
+}
+
 /// The literal of a sqlparser `INTERVAL` node. The dialect rewrites Spark's spellings into
 /// one `<number> MONTH | DAY | MICROSECOND` form (see `dialect.rs`); what it leaves to
 /// sqlparser is an interval of a non-literal value, which Spark reads as a call of a function
 /// named `interval`.
-pub fn interval_literal(iv: &ast::Interval, text: &str) -> Result<Literal> {
+pub fn interval_literal(iv: &ast::Interval, text: &str) -> Result<(Literal, String)> {
     let number = match iv.value.as_ref() {
         ast::Expr::Value(v) => match &v.value {
             ast::Value::Number(n, _) => Some(n.clone()),
@@ -595,23 +709,28 @@ pub fn interval_literal(iv: &ast::Interval, text: &str) -> Result<Literal> {
         _ => None,
     };
     let parsed = number.and_then(|n| n.parse::<i64>().ok());
-    let lit = match (parsed, &iv.leading_field, &iv.last_field) {
-        (Some(m), Some(DateTimeField::Month), None) => i32::try_from(m)
-            .ok()
-            .map(|m| AnsiInterval::YearMonth(m).literal()),
-        (Some(d), Some(DateTimeField::Day), None) => i32::try_from(d)
-            .ok()
-            .map(|d| AnsiInterval::Day(d).literal()),
-        (Some(us), Some(DateTimeField::Microsecond), None) => {
-            Some(AnsiInterval::DayTime(us).literal())
+    let start = iv.leading_field.as_ref().and_then(unit_of_field);
+    let end = iv.last_field.as_ref().and_then(unit_of_field).or(start);
+    let value = match (parsed, &iv.leading_field, start, end) {
+        (Some(us), Some(DateTimeField::Microsecond), _, _) => {
+            Some((AnsiInterval::DayTime(us), Unit::Day, Unit::Second))
         }
+        (Some(m), _, Some(s @ (Unit::Year | Unit::Month)), Some(e)) => i32::try_from(m)
+            .ok()
+            .map(|m| (AnsiInterval::YearMonth(m), s, e)),
+        (Some(d), _, Some(Unit::Day), Some(Unit::Day)) => i32::try_from(d)
+            .ok()
+            .map(|d| (AnsiInterval::Day(d), Unit::Day, Unit::Day)),
+        (Some(us), _, Some(s), Some(e)) => Some((AnsiInterval::DayTime(us), s, e)),
         _ => None,
     };
-    lit.ok_or_else(|| {
-        FerroError::Analysis(format!(
-            "[UNRESOLVED_ROUTINE] Cannot resolve routine `interval` on search path [`system`.`builtin`, `system`.`session`] in \"{text}\"."
-        ))
-    })
+    value
+        .map(|(iv, s, e)| (iv.literal(), ansi_literal_sql(iv, s, e)))
+        .ok_or_else(|| {
+            FerroError::Analysis(format!(
+                "[UNRESOLVED_ROUTINE] Cannot resolve routine `interval` on search path [`system`.`builtin`, `system`.`session`] in \"{text}\"."
+            ))
+        })
 }
 
 /// An interval string as Spark's cast to an interval reads it (`'10 minutes'`,

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! The value is computed here, with Spark's refusals, and handed to sqlparser's AST in one
-//! form: `INTERVAL <n> MONTH | DAY | MICROSECOND` (see [`crate::interval::interval_literal`]).
+//! form: `INTERVAL <n> <start field> [TO <end field>]` (see [`crate::interval::interval_literal`]).
 
 use sqlparser::ast::{self, DateTimeField, Expr};
 use sqlparser::keywords::Keyword;
@@ -16,8 +16,8 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
 use crate::interval::{
-    ansi_from_text, ansi_of_units, day_time_from_text, parse_calendar, year_month_from_text,
-    AnsiInterval, Unit,
+    ansi_from_text, ansi_of_units, day_time_from_text, fields_of_units, parse_calendar,
+    year_month_from_text, AnsiInterval, Unit,
 };
 
 /// One `[+|-]value` of the literal.
@@ -92,7 +92,11 @@ fn read(parser: &mut Parser) -> Result<Expr, ParserError> {
                     parser.next_token();
                     let iv = ansi_from_text(&value.text, &format!("'{}'", value.text))
                         .map_err(|e| ParserError::ParserError(e.to_string()))?;
-                    return Ok(literal(iv));
+                    let units = parse_calendar(&value.text)
+                        .map(|(_, units)| units)
+                        .unwrap_or_default();
+                    let (start, end) = fields_of_units(&units);
+                    return Ok(literal(iv, start, end));
                 }
                 return Err(error(
                     "PARSE_SYNTAX_ERROR",
@@ -131,7 +135,7 @@ fn read(parser: &mut Parser) -> Result<Expr, ParserError> {
                     return Err(single_from_to());
                 }
             }
-            return Ok(literal(iv));
+            return Ok(literal(iv, unit, to));
         }
         for _ in 0..n + 1 {
             parser.next_token();
@@ -187,21 +191,35 @@ fn multi_units(pairs: &[(Value, Unit, String)]) -> Result<Expr, ParserError> {
     })?;
     let iv = ansi_of_units(cal, &units, text.trim())
         .map_err(|e| ParserError::ParserError(e.to_string()))?;
-    Ok(literal(iv))
+    let (start, end) = fields_of_units(&units);
+    Ok(literal(iv, start, end))
 }
 
-/// The one AST form interval literals take.
-fn literal(iv: AnsiInterval) -> Expr {
-    let (n, field) = match iv {
-        AnsiInterval::YearMonth(m) => (m as i64, DateTimeField::Month),
-        AnsiInterval::Day(d) => (d as i64, DateTimeField::Day),
-        AnsiInterval::DayTime(us) => (us, DateTimeField::Microsecond),
+/// The one AST form interval literals take: the value in months, days (a `DAY` interval)
+/// or microseconds, and the type's start and end fields.
+fn literal(iv: AnsiInterval, start: Unit, end: Unit) -> Expr {
+    let field = |u: Unit| match u {
+        Unit::Year => DateTimeField::Year,
+        Unit::Month => DateTimeField::Month,
+        Unit::Day => DateTimeField::Day,
+        Unit::Hour => DateTimeField::Hour,
+        Unit::Minute => DateTimeField::Minute,
+        _ => DateTimeField::Second,
+    };
+    let (n, start, end) = match iv {
+        AnsiInterval::YearMonth(m) => (m as i64, start, end),
+        AnsiInterval::Day(d) => (d as i64, Unit::Day, Unit::Day),
+        // A day-time value under the fields of a day interval would read back as days.
+        AnsiInterval::DayTime(us) if start == Unit::Day && end == Unit::Day => {
+            (us, Unit::Day, Unit::Second)
+        }
+        AnsiInterval::DayTime(us) => (us, start, end),
     };
     Expr::Interval(ast::Interval {
         value: Box::new(Expr::value(ast::Value::Number(n.to_string(), false))),
-        leading_field: Some(field),
+        leading_field: Some(field(start)),
         leading_precision: None,
-        last_field: None,
+        last_field: (end != start).then(|| field(end)),
         fractional_seconds_precision: None,
     })
 }

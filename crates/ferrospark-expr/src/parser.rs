@@ -27,7 +27,7 @@ pub fn parse_expr(text: &str) -> Result<Expr> {
         .with_recursion_limit(crate::MAX_EXPR_DEPTH)
         .with_tokens_with_locations(tokens);
     let ast = parser.parse_expr().map_err(|e| fail(&e))?;
-    let mut expr = convert(&ast, text)?;
+    let mut expr = convert(&ast, text)?.without_written();
     // A trailing sort direction or alias, as columns print them (`a DESC NULLS LAST`, `a AS b`).
     if parser.parse_keyword(Keyword::ASC) || parser.peek_keyword(Keyword::DESC) {
         let ascending = !parser.parse_keyword(Keyword::DESC);
@@ -110,7 +110,53 @@ fn unsupported(what: impl std::fmt::Display, text: &str) -> FerroError {
 /// Converts one expression of a parsed SQL statement; `text` is the statement, for messages.
 /// The query planner calls this for every expression outside subqueries and window calls.
 pub fn convert_ast(e: &ast::Expr, text: &str) -> Result<Expr> {
-    convert(e, text)
+    Ok(convert(e, text)?.without_written())
+}
+
+/// A select-list item without an alias: converted as [`convert_ast`] does, under the name
+/// Spark generates from the text as written (an [`Expr::Alias`] where that name differs from
+/// the converted expression's: `count(x) FILTER (WHERE c)`, `CAST(NULL AS INT)`, `+x`).
+pub fn convert_ast_named(e: &ast::Expr, text: &str) -> Result<Expr> {
+    let written = convert(e, text)?;
+    let name = written.output_name();
+    let plain = written.without_written();
+    if plain.output_name() == name {
+        return Ok(plain);
+    }
+    Ok(Expr::Alias {
+        expr: Box::new(plain),
+        name,
+    })
+}
+
+/// A lambda's body with the names of its parameters read as them: `x` and `x.f` (a field of
+/// a struct parameter) where `x` is a parameter, whatever the columns outside are called
+/// (Spark resolves lambda variables first). Lambdas inside were read first, so their own
+/// parameters shadow these.
+pub(crate) fn lambda_body(body: Expr, params: &[String]) -> Result<Expr> {
+    crate::transform::transform_up(&body, &mut |e| {
+        Ok(match e {
+            Expr::Column(name) => {
+                let mut parts = name.split('.');
+                let first = parts.next().unwrap_or_default();
+                match params.iter().find(|p| p.eq_ignore_ascii_case(first)) {
+                    Some(p) => parts.fold(Expr::LambdaVariable(p.clone()), |acc, f| {
+                        Expr::Field(Box::new(acc), f.to_string())
+                    }),
+                    None => Expr::Column(name),
+                }
+            }
+            other => other,
+        })
+    })
+}
+
+/// `expr` named as Spark names what the user wrote.
+fn written(expr: Expr, name: String) -> Expr {
+    Expr::Written {
+        expr: Box::new(expr),
+        name,
+    }
 }
 
 fn boxed(e: &ast::Expr, text: &str) -> Result<Box<Expr>> {
@@ -189,8 +235,14 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
                 name: "~".into(),
                 args: vec![convert(expr, text)?],
             },
-            UnaryOperator::Plus => convert(expr, text)?,
-            UnaryOperator::Minus => negate(convert(expr, text)?),
+            UnaryOperator::Plus => {
+                let x = convert(expr, text)?;
+                let name = format!("(+ {})", x.spark_name());
+                written(x, name)
+            }
+            // Spark's parser reads `-5` as one literal, `-(5)` and `- -5` as negations.
+            UnaryOperator::Minus if matches!(**expr, A::Value(_)) => negate(convert(expr, text)?),
+            UnaryOperator::Minus => Expr::Negative(boxed(expr, text)?),
             other => return Err(unsupported(format!("operator {other}"), text)),
         },
         A::BinaryOp { left, op, right } => {
@@ -364,7 +416,18 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
                 otherwise: else_result.as_deref().map(|e| boxed(e, text)).transpose()?,
             }
         }
-        A::Interval(iv) => Expr::Literal(crate::interval::interval_literal(iv, text)?),
+        A::Lambda(l) => {
+            let params: Vec<String> = l.params.iter().map(|p| p.name.value.clone()).collect();
+            let body = lambda_body(convert(&l.body, text)?, &params)?;
+            Expr::Lambda {
+                params,
+                body: Box::new(body),
+            }
+        }
+        A::Interval(iv) => {
+            let (lit, name) = crate::interval::interval_literal(iv, text)?;
+            written(Expr::Literal(lit), name)
+        }
         A::Extract { field, expr, .. } => Expr::Function {
             name: "date_part".into(),
             args: vec![
@@ -376,7 +439,8 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
             expr,
             substring_from,
             substring_for,
-            ..
+            shorthand,
+            special,
         } => {
             let mut args = vec![convert(expr, text)?];
             if substring_from.is_none() && substring_for.is_none() {
@@ -391,9 +455,16 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
             if let Some(l) = substring_for {
                 args.push(convert(l, text)?);
             }
-            Expr::Function {
+            let call = Expr::Function {
                 name: "substring".into(),
                 args,
+            };
+            if *shorthand && *special {
+                // Spark names the call by the name it was made under.
+                let name = call.spark_name().replacen("substring", "substr", 1);
+                written(call, name)
+            } else {
+                call
             }
         }
         A::Trim {
@@ -408,16 +479,32 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
                 _ => "trim",
             };
             let mut args = vec![convert(expr, text)?];
+            let mut label = None;
             if let Some(w) = trim_what {
-                args.insert(0, convert(w, text)?);
+                let what = convert(w, text)?;
+                let side = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "LEADING",
+                    Some(ast::TrimWhereField::Trailing) => "TRAILING",
+                    _ => "BOTH",
+                };
+                label = Some(format!(
+                    "TRIM({side} {} FROM {})",
+                    what.spark_name(),
+                    args[0].spark_name()
+                ));
+                args.insert(0, what);
             } else if let Some(cs) = trim_characters {
                 for c in cs {
                     args.push(convert(c, text)?);
                 }
             }
-            Expr::Function {
+            let call = Expr::Function {
                 name: name.into(),
                 args,
+            };
+            match label {
+                Some(label) => written(call, label),
+                None => call,
             }
         }
         A::Position { expr, r#in } => Expr::Function {
@@ -526,7 +613,8 @@ fn fold_literal_cast(e: Expr) -> Expr {
             let schema = arrow_schema::Schema::empty();
             let folded = crate::bind::bind(&e, &crate::bind::BindContext::new(&schema));
             if let Ok(crate::PhysicalExpr::Literal(l)) = folded {
-                return Expr::Literal(l);
+                let name = e.spark_name();
+                return written(Expr::Literal(l), name);
             }
         }
     }
@@ -750,6 +838,7 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
     // rejects reach the aggregate as NULLs, which every aggregate taken here skips. Those that
     // keep NULLs (`first`, `last`, `any_value` without IGNORE NULLS) are refused rather than
     // answered wrong.
+    let mut filter_name = None;
     let args = match &f.filter {
         None => args,
         Some(cond) => {
@@ -764,13 +853,32 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
                 )));
             }
             let cond = convert(cond, text)?;
+            let call = if distinct || ignore_nulls {
+                Expr::Aggregate {
+                    name: name.clone(),
+                    args: args.clone(),
+                    distinct,
+                    ignore_nulls,
+                }
+            } else {
+                Expr::Function {
+                    name: name.clone(),
+                    args: args.clone(),
+                }
+            };
+            filter_name = Some(format!(
+                "{} FILTER (WHERE {})",
+                call.spark_name(),
+                cond.spark_name()
+            ));
             // Constant parameters (`first(x, true)`, `percentile(x, 0.5)`) stay as they are;
             // `count(*)`, all constants, has its one argument filtered.
-            let all_constant = args.iter().all(|a| matches!(a, Expr::Literal(_)));
+            let is_literal = |a: &Expr| matches!(a.without_written(), Expr::Literal(_));
+            let all_constant = args.iter().all(is_literal);
             args.into_iter()
                 .enumerate()
                 .map(|(i, a)| {
-                    if matches!(a, Expr::Literal(_)) && !(all_constant && i == 0) {
+                    if is_literal(&a) && !(all_constant && i == 0) {
                         return a;
                     }
                     Expr::Case {
@@ -781,6 +889,19 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
                 .collect()
         }
     };
+    if let Some(label) = filter_name {
+        let call = if distinct || ignore_nulls {
+            Expr::Aggregate {
+                name,
+                args,
+                distinct,
+                ignore_nulls,
+            }
+        } else {
+            Expr::Function { name, args }
+        };
+        return Ok(written(call, label));
+    }
     if distinct || ignore_nulls {
         return Ok(Expr::Aggregate {
             name,
@@ -798,6 +919,11 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
             ))),
         }
     };
+    let args_name = args
+        .iter()
+        .map(Expr::spark_name)
+        .collect::<Vec<_>>()
+        .join(", ");
     Ok(match name.as_str() {
         "try_cast" | "cast" => {
             return Err(unsupported(format!("{name} without AS"), text));
@@ -812,20 +938,23 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
             Expr::StringMatch { op, expr, pattern }
         }
         // Spark's shorthands: `nullifzero(x)` is `nullif(x, 0)`, `zeroifnull(x)` `nvl(x, 0)`.
-        "nullifzero" | "zeroifnull" if args.len() == 1 => Expr::Function {
-            name: if name == "nullifzero" {
-                "nullif"
-            } else {
-                "nvl"
-            }
-            .into(),
-            args: vec![
-                args.into_iter()
-                    .next()
-                    .expect("one argument, checked above"),
-                Expr::Literal(Literal::integer(0)),
-            ],
-        },
+        "nullifzero" | "zeroifnull" if args.len() == 1 => written(
+            Expr::Function {
+                name: if name == "nullifzero" {
+                    "nullif"
+                } else {
+                    "nvl"
+                }
+                .into(),
+                args: vec![
+                    args.into_iter()
+                        .next()
+                        .expect("one argument, checked above"),
+                    Expr::Literal(Literal::integer(0)),
+                ],
+            },
+            format!("{name}({})", args_name),
+        ),
         // Spark's cast aliases: `int(x)` is `CAST(x AS INT)`.
         "boolean" | "tinyint" | "smallint" | "int" | "bigint" | "float" | "double" | "decimal"
         | "string" | "binary" | "date" | "timestamp" | "timestamp_ntz"
@@ -836,14 +965,61 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
             } else {
                 name.clone()
             };
-            Expr::Cast {
-                expr: Box::new(
-                    args.into_iter()
-                        .next()
-                        .expect("one argument, checked above"),
-                ),
-                type_name,
-            }
+            // Spark shows only the casts written as CAST in a column name.
+            written(
+                Expr::Cast {
+                    expr: Box::new(
+                        args.into_iter()
+                            .next()
+                            .expect("one argument, checked above"),
+                    ),
+                    type_name,
+                },
+                args_name,
+            )
+        }
+        // `count_if(c)` counts the rows where `c` is true; `equal_null(a, b)` is `a <=> b`.
+        "count_if" if args.len() == 1 => {
+            let cond = args
+                .into_iter()
+                .next()
+                .expect("one argument, checked above");
+            written(
+                Expr::Function {
+                    name: "count".into(),
+                    args: vec![Expr::Case {
+                        branches: vec![(cond, Expr::Literal(Literal::integer(1)))],
+                        otherwise: None,
+                    }],
+                },
+                format!("count_if({args_name})"),
+            )
+        }
+        // `regr_count(y, x)` counts the pairs with neither value NULL.
+        "regr_count" if args.len() == 2 => {
+            let both = Expr::IsNotNull(Box::new(args[0].clone()))
+                .and(Expr::IsNotNull(Box::new(args[1].clone())));
+            written(
+                Expr::Function {
+                    name: "count".into(),
+                    args: vec![Expr::Case {
+                        branches: vec![(both, Expr::Literal(Literal::integer(1)))],
+                        otherwise: None,
+                    }],
+                },
+                format!("regr_count({args_name})"),
+            )
+        }
+        "equal_null" => {
+            let (l, r) = two(args)?;
+            written(
+                Expr::Binary {
+                    left: l,
+                    op: BinaryOp::EqNullSafe,
+                    right: r,
+                },
+                format!("equal_null({args_name})"),
+            )
         }
         "isnull" => Expr::IsNull(two_or_one(args, &name, text)?),
         "isnotnull" => Expr::IsNotNull(two_or_one(args, &name, text)?),
@@ -903,7 +1079,14 @@ fn timestamp_unit_call(name: &str, args: &[Expr], text: &str) -> Result<Option<E
             "{name}({unit}, ...): differences in months are not supported yet in \"{text}\"; use months_between"
         )));
     };
-    parse_expr(&sql).map(Some)
+    // Spark names every alias by the function it calls.
+    let call = if adding {
+        "timestampadd"
+    } else {
+        "timestampdiff"
+    };
+    let label = format!("{call}({unit}, {}, {})", a.spark_name(), b.spark_name());
+    Ok(Some(written(parse_expr(&sql)?, label)))
 }
 
 /// `f(...) OVER (...)`. A named window (`OVER w`) must have been replaced by its
@@ -1015,10 +1198,104 @@ mod tests {
         e
     }
 
+    /// The name Spark generates for `text` as an unaliased select item.
+    fn generated_name(text: &str) -> String {
+        let dialect = SparkDialect {};
+        let tokens = crate::dialect::tokenize(text).expect("tokenizes");
+        let ast = Parser::new(&dialect)
+            .with_tokens_with_locations(tokens)
+            .parse_expr()
+            .expect("parses");
+        convert_ast_named(&ast, text)
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+            .output_name()
+    }
+
+    #[test]
+    fn unaliased_items_take_the_names_spark_generates() {
+        for (text, name) in [
+            (
+                "count(a) FILTER (WHERE a = 1)",
+                "count(a) FILTER (WHERE (a = 1))",
+            ),
+            (
+                "sum(DISTINCT s) FILTER (WHERE id > 2)",
+                "sum(DISTINCT s) FILTER (WHERE (id > 2))",
+            ),
+            (
+                "INTERVAL '1-2' YEAR TO MONTH",
+                "INTERVAL '1-2' YEAR TO MONTH",
+            ),
+            ("interval 2 second", "INTERVAL '02' SECOND"),
+            ("interval 13.123456 seconds", "INTERVAL '13.123456' SECOND"),
+            ("interval '-59' minute", "INTERVAL '-59' MINUTE"),
+            (
+                "interval '20 15:40' day to minute",
+                "INTERVAL '20 15:40' DAY TO MINUTE",
+            ),
+            (
+                "interval '1 2:3:4.001' day to second",
+                "INTERVAL '1 02:03:04.001' DAY TO SECOND",
+            ),
+            ("interval 2 years", "INTERVAL '2' YEAR"),
+            ("interval -11 month", "INTERVAL '-11' MONTH"),
+            ("interval 1 day", "INTERVAL '1' DAY"),
+            ("CAST(NULL AS INT)", "CAST(NULL AS INT)"),
+            ("CAST(x AS long)", "x"),
+            ("CAST(x + 1 AS long)", "CAST((x + 1) AS BIGINT)"),
+            (
+                "CAST(x * 2 AS interval year to month)",
+                "CAST((x * 2) AS INTERVAL YEAR TO MONTH)",
+            ),
+            ("float(2.0)", "2.0"),
+            ("+key", "(+ key)"),
+            ("- -10", "(- -10)"),
+            ("-10", "-10"),
+            ("positive(1)", "(+ 1)"),
+            ("a != 1", "(NOT (a = 1))"),
+            ("if(a != 1, 1, 2)", "(IF((NOT (a = 1)), 1, 2))"),
+            ("5 div 2", "(5 div 2)"),
+            ("ceil(x)", "CEIL(x)"),
+            ("ceiling(x)", "ceiling(x)"),
+            ("trim(BOTH 'x' FROM s)", "TRIM(BOTH x FROM s)"),
+            ("trim(LEADING 'x' FROM s)", "TRIM(LEADING x FROM s)"),
+            ("substr('Spark SQL', 5)", "substr(Spark SQL, 5, 2147483647)"),
+            (
+                "substring('Spark SQL', 5)",
+                "substring(Spark SQL, 5, 2147483647)",
+            ),
+            ("split(s, ',')", "split(s, ,, -1)"),
+            ("sort_array(a)", "sort_array(a, true)"),
+            (
+                "make_interval(1, 2, 3)",
+                "make_interval(1, 2, 3, 0, 0, 0, 0.000000)",
+            ),
+            ("X'2379ACFE'", "X'2379ACFE'"),
+            ("1E10", "1.0E10"),
+            (
+                "TIMESTAMP '2016-03-11 20:54:00.000'",
+                "TIMESTAMP '2016-03-11 20:54:00'",
+            ),
+            (
+                "timestampadd(HOUR, -1, TIMESTAMP '2022-02-25 01:02:03')",
+                "timestampadd(HOUR, -1, TIMESTAMP '2022-02-25 01:02:03')",
+            ),
+            ("nullifzero(0)", "nullifzero(0)"),
+            (
+                "transform(a, x -> x + 1)",
+                "transform(a, lambdafunction((namedlambdavariable() + 1), namedlambdavariable()))",
+            ),
+        ] {
+            assert_eq!(generated_name(text), name, "{text}");
+        }
+    }
+
     #[test]
     fn parses_and_prints_back() {
         for t in [
             "a < 5 AND b IS NOT NULL",
+            "transform(a, x -> x + 1)",
+            "aggregate(a, 0, (acc, x) -> acc + x.f, acc -> acc * c)",
             "NOT (a = 1 OR b <> 2)",
             "x IN (1, 2, NULL)",
             "x NOT IN ('a', 'b''c')",

@@ -21,6 +21,10 @@ pub enum CastMode {
     Try,
 }
 
+/// How the columns holding a lambda's parameters are named while its body runs (no column
+/// of a table can be named so).
+pub const LAMBDA_PREFIX: &str = "\u{3bb}:";
+
 /// A typed, resolved expression ready to run over batches of one schema.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PhysicalExpr {
@@ -136,6 +140,23 @@ pub enum PhysicalExpr {
         /// result type
         data_type: DataType,
     },
+    /// A lambda, as an argument of a higher-order function: its body runs over a batch of the
+    /// elements, where the columns it reads are repeated for each element of their row and
+    /// each parameter is a column named [`LAMBDA_PREFIX`] + its name.
+    Lambda {
+        /// the parameters: column names and types
+        params: Vec<(String, DataType)>,
+        /// the body
+        body: Box<PhysicalExpr>,
+    },
+    /// A lambda's parameter: the last column of the batch so named (an inner lambda's
+    /// parameter shadows an outer one of the same name).
+    LambdaVariable {
+        /// [`LAMBDA_PREFIX`] + the parameter's name
+        name: String,
+        /// its type
+        data_type: DataType,
+    },
     /// A scalar function.
     Function {
         /// which
@@ -157,6 +178,8 @@ impl PhysicalExpr {
             | PhysicalExpr::Case { data_type, .. }
             | PhysicalExpr::Function { data_type, .. } => data_type.clone(),
             PhysicalExpr::Literal(l) => l.data_type().clone(),
+            PhysicalExpr::LambdaVariable { data_type, .. } => data_type.clone(),
+            PhysicalExpr::Lambda { body, .. } => body.data_type(),
             PhysicalExpr::Negative(e) => e.data_type(),
             PhysicalExpr::Cast { to, .. } => to.clone(),
             PhysicalExpr::Not(_)
@@ -189,8 +212,11 @@ impl PhysicalExpr {
     pub fn walk(&self, f: &mut impl FnMut(&PhysicalExpr)) {
         f(self);
         match self {
-            PhysicalExpr::Column { .. } | PhysicalExpr::Literal(_) => {}
-            PhysicalExpr::Field { input: e, .. }
+            PhysicalExpr::Column { .. }
+            | PhysicalExpr::Literal(_)
+            | PhysicalExpr::LambdaVariable { .. } => {}
+            PhysicalExpr::Lambda { body: e, .. }
+            | PhysicalExpr::Field { input: e, .. }
             | PhysicalExpr::Not(e)
             | PhysicalExpr::Negative(e)
             | PhysicalExpr::IsNull(e)
@@ -273,8 +299,12 @@ impl PhysicalExpr {
         }
         let r = |e: &PhysicalExpr| Box::new(e.transform(f));
         match self {
-            PhysicalExpr::Column { .. } => self.clone(),
+            PhysicalExpr::Column { .. } | PhysicalExpr::LambdaVariable { .. } => self.clone(),
             PhysicalExpr::Literal(l) => PhysicalExpr::Literal(l.clone()),
+            PhysicalExpr::Lambda { params, body } => PhysicalExpr::Lambda {
+                params: params.clone(),
+                body: r(body),
+            },
             PhysicalExpr::Field {
                 input,
                 index,
@@ -387,6 +417,16 @@ impl fmt::Display for PhysicalExpr {
             PhysicalExpr::Column { name, index, .. } => write!(f, "{name}#{index}"),
             PhysicalExpr::Field { input, name, .. } => write!(f, "{input}.{name}"),
             PhysicalExpr::Literal(l) => write!(f, "{l}"),
+            PhysicalExpr::LambdaVariable { name, .. } => {
+                f.write_str(name.strip_prefix(LAMBDA_PREFIX).unwrap_or(name))
+            }
+            PhysicalExpr::Lambda { params, body } => {
+                let names: Vec<&str> = params
+                    .iter()
+                    .map(|(n, _)| n.strip_prefix(LAMBDA_PREFIX).unwrap_or(n))
+                    .collect();
+                write!(f, "lambdafunction({body}, {})", names.join(", "))
+            }
             PhysicalExpr::Not(e) => write!(f, "NOT ({e})"),
             PhysicalExpr::Negative(e) => write!(f, "-({e})"),
             PhysicalExpr::IsNull(e) => write!(f, "isnull({e})"),

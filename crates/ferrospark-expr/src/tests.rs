@@ -610,3 +610,96 @@ fn arrays_and_maps_follow_spark() {
         assert!(err.contains(class), "{text}: {err}");
     }
 }
+
+/// Every row of `text`'s values, printed by Arrow.
+fn all_shown(text: &str) -> Vec<String> {
+    let v = values_of(text);
+    let f = arrow_cast::display::ArrayFormatter::try_new(v.as_ref(), &Default::default())
+        .expect("formats");
+    (0..v.len()).map(|i| f.value(i).to_string()).collect()
+}
+
+#[test]
+fn lambdas_run_over_every_element_with_the_columns_of_their_row() {
+    // `i` is 1, NULL, 3, -4, 5: each row's lambda sees its own row's value.
+    assert_eq!(
+        all_shown("transform(array(1, 2), x -> x * i)"),
+        ["[1, 2]", "[, ]", "[3, 6]", "[-4, -8]", "[5, 10]"]
+    );
+    assert_eq!(
+        first_shown("transform(array(10, 20), (x, k) -> x + k)"),
+        "[10, 21]"
+    );
+    assert_eq!(first_shown("transform(array(1, 2), 0)"), "[0, 0]");
+    // An inner lambda reads the outer one's parameter and shadows a name it reuses.
+    assert_eq!(
+        first_shown("transform(array(array(1, 2), array(3)), a -> transform(a, x -> x + size(a)))"),
+        "[[3, 4], [4]]"
+    );
+    assert_eq!(
+        first_shown("transform(array(1), x -> transform(array(5), x -> x))"),
+        "[[5]]"
+    );
+    assert_eq!(
+        first_shown("filter(array(1, NULL, 3, 4), x -> x > 2)"),
+        "[3, 4]"
+    );
+    assert_eq!(
+        first_shown("filter(array(5, 6, 7), (x, k) -> k != 1)"),
+        "[5, 7]"
+    );
+    // exists / forall are three-valued.
+    assert_eq!(first_shown("exists(array(1, NULL), x -> x > 1)"), "");
+    assert_eq!(first_shown("exists(array(1, NULL, 3), x -> x > 1)"), "true");
+    assert_eq!(first_shown("forall(array(1, NULL), x -> x > 1)"), "false");
+    assert_eq!(first_shown("forall(array(2, NULL), x -> x > 1)"), "");
+    assert_eq!(first_shown("forall(array(2, 3), x -> x > 1)"), "true");
+    assert_eq!(
+        all_shown("aggregate(array(1, 2, 3), 0, (acc, x) -> acc + x + i)"),
+        ["9", "", "15", "-6", "21"]
+    );
+    assert_eq!(
+        first_shown("aggregate(array(1, 2, 3), 0, (acc, x) -> acc + x, acc -> acc * 10)"),
+        "60"
+    );
+    assert_eq!(
+        first_shown("aggregate(CAST(NULL AS ARRAY<INT>), 0, (acc, x) -> acc + x)"),
+        ""
+    );
+    assert_eq!(first_shown("aggregate(array(), 5, (acc, x) -> acc)"), "5");
+    assert_eq!(
+        first_shown("zip_with(array(1, 2, 3), array('a'), (x, y) -> concat(y, x))"),
+        "[a1, , ]"
+    );
+    assert_eq!(
+        first_shown("transform_values(map(1, 10, 2, 20), (k, v) -> k + v)"),
+        "{1: 11, 2: 22}"
+    );
+    assert_eq!(
+        first_shown("transform_keys(map(1, 10, 2, 20), (k, v) -> k * 3)"),
+        "{3: 10, 6: 20}"
+    );
+    assert_eq!(
+        first_shown("map_filter(map(1, 10, 2, 20), (k, v) -> v > 15)"),
+        "{2: 20}"
+    );
+    for (text, class) in [
+        (
+            "upper(x -> x)",
+            "INVALID_LAMBDA_FUNCTION_CALL.NON_HIGHER_ORDER_FUNCTION",
+        ),
+        ("transform(array(1), (a, b, c) -> a)", "NUM_ARGS_MISMATCH"),
+        (
+            "transform_keys(map(1, 1, 2, 2), (k, v) -> 0)",
+            "DUPLICATED_MAP_KEY",
+        ),
+        ("filter(array(1), x -> x)", "UNEXPECTED_INPUT_TYPE"),
+        (
+            "aggregate(array(1), 0, (acc, x) -> acc + 1.5)",
+            "UNEXPECTED_INPUT_TYPE",
+        ),
+    ] {
+        let err = run_error(text);
+        assert!(err.contains(class), "{text}: {err}");
+    }
+}

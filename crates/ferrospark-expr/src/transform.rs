@@ -11,7 +11,13 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Expr>) -> Resul
         Ok(Box::new(f(x)?))
     };
     Ok(match e {
-        Expr::Column(_) | Expr::Literal(_) | Expr::TypedString { .. } => e.clone(),
+        Expr::Column(_) | Expr::Literal(_) | Expr::TypedString { .. } | Expr::LambdaVariable(_) => {
+            e.clone()
+        }
+        Expr::Lambda { params, body } => Expr::Lambda {
+            params: params.clone(),
+            body: b(body, f)?,
+        },
         Expr::Field(x, n) => Expr::Field(b(x, f)?, n.clone()),
         Expr::Not(x) => Expr::Not(b(x, f)?),
         Expr::Negative(x) => Expr::Negative(b(x, f)?),
@@ -91,6 +97,10 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Expr>) -> Resul
             },
         },
         Expr::Alias { expr, name } => Expr::Alias {
+            expr: b(expr, f)?,
+            name: name.clone(),
+        },
+        Expr::Written { expr, name } => Expr::Written {
             expr: b(expr, f)?,
             name: name.clone(),
         },

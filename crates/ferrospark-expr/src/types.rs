@@ -14,6 +14,9 @@ pub const MAX_DECIMAL_PRECISION: u8 = 38;
 ///
 /// `session_tz` is the zone `TIMESTAMP` (local-time-zone timestamps) carry.
 pub fn parse_data_type(name: &str, session_tz: &str) -> Result<DataType> {
+    if let Some(dt) = parse_nested_type(name.trim(), session_tz)? {
+        return Ok(dt);
+    }
     let t = name.trim().to_ascii_lowercase();
     let t = t.replace(' ', "");
     let dt = match t.as_str() {
@@ -76,6 +79,80 @@ pub fn parse_data_type(name: &str, session_tz: &str) -> Result<DataType> {
         }
     };
     Ok(dt)
+}
+
+/// `ARRAY<t>`, `MAP<k, v>`, `STRUCT<a: t, b t>` (field names keep their case), or `None`
+/// for a type that is not nested.
+fn parse_nested_type(t: &str, session_tz: &str) -> Result<Option<DataType>> {
+    let Some(open) = t.find('<') else {
+        return Ok(None);
+    };
+    let head = t[..open].trim().to_ascii_lowercase();
+    if !matches!(head.as_str(), "array" | "map" | "struct") {
+        return Ok(None);
+    }
+    let bad = || FerroError::Analysis(format!("[PARSE_SYNTAX_ERROR] invalid data type '{t}'"));
+    let inner = t[open + 1..].trim_end().strip_suffix('>').ok_or_else(bad)?;
+    let parts = split_top_level(inner);
+    let element = |s: &str| parse_data_type(s, session_tz);
+    Ok(Some(match head.as_str() {
+        "array" => match parts.as_slice() {
+            [e] => DataType::List(std::sync::Arc::new(arrow_schema::Field::new(
+                "element",
+                element(e)?,
+                true,
+            ))),
+            _ => return Err(bad()),
+        },
+        "map" => match parts.as_slice() {
+            [k, v] => DataType::Map(
+                std::sync::Arc::new(arrow_schema::Field::new(
+                    "entries",
+                    DataType::Struct(arrow_schema::Fields::from(vec![
+                        arrow_schema::Field::new("key", element(k)?, false),
+                        arrow_schema::Field::new("value", element(v)?, true),
+                    ])),
+                    false,
+                )),
+                false,
+            ),
+            _ => return Err(bad()),
+        },
+        _ => {
+            let mut fields = Vec::new();
+            for p in parts.iter().filter(|p| !p.trim().is_empty()) {
+                let p = p.trim();
+                let (name, rest) = if let Some(quoted) = p.strip_prefix('`') {
+                    let end = quoted.find('`').ok_or_else(bad)?;
+                    (quoted[..end].to_string(), &quoted[end + 1..])
+                } else {
+                    let end = p.find([':', ' ']).ok_or_else(bad)?;
+                    (p[..end].to_string(), &p[end..])
+                };
+                let ty = rest.trim_start().strip_prefix(':').unwrap_or(rest).trim();
+                fields.push(arrow_schema::Field::new(name, element(ty)?, true));
+            }
+            DataType::Struct(arrow_schema::Fields::from(fields))
+        }
+    }))
+}
+
+/// `s` split at its commas outside `<...>` and `(...)`.
+fn split_top_level(s: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut out) = (0i32, 0usize, Vec::new());
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
 }
 
 fn strip_call<'a>(t: &'a str, names: &[&str]) -> Option<&'a str> {

@@ -220,7 +220,7 @@ pub fn expr_nullable(e: &Expr, attrs: &[Attr]) -> bool {
             .find(|a| a.key() == *k)
             .is_none_or(|a| a.nullable),
         Expr::Literal(l) => l.is_null(),
-        Expr::Alias { expr, .. } => expr_nullable(expr, attrs),
+        Expr::Alias { expr, .. } | Expr::Written { expr, .. } => expr_nullable(expr, attrs),
         Expr::IsNull(_) | Expr::IsNotNull(_) => false,
         _ => true,
     }

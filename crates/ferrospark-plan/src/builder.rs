@@ -300,6 +300,21 @@ impl PlanBuilder {
     /// `SELECT items FROM input` (no aggregates; window calls are computed in `Window` nodes
     /// below the projection).
     pub fn project(&self, input: Arc<LogicalPlan>, items: &[Expr]) -> Result<Arc<LogicalPlan>> {
+        if items.iter().any(crate::generators::contains_generator) {
+            let scope = self.scope(&input);
+            let mut resolved = Vec::with_capacity(items.len());
+            for i in items {
+                let star = matches!(i, Expr::Column(c) | Expr::Field(_, c) if c == "*");
+                if star {
+                    let columns = self.project_items(std::slice::from_ref(i), &scope)?;
+                    resolved.extend(columns.into_iter().map(|(e, _)| e));
+                } else {
+                    resolved.push(resolve_expr(i, &scope)?);
+                }
+            }
+            let (input, items, _) = self.extract_generator(input, resolved)?;
+            return self.project(input, &items);
+        }
         let (input, items) = if items.iter().any(contains_window) {
             let scope = self.scope(&input);
             // `*` is the input's columns, not the window columns computed below it.

@@ -17,6 +17,7 @@ pub mod commands;
 pub mod conform;
 pub mod distributed;
 pub mod engine;
+mod generators;
 pub mod grouping_sets;
 pub mod logical;
 pub mod optimizer;

@@ -243,6 +243,11 @@ impl PyExpr {
             value: value.to_string(),
         })
     }
+    /// The lambda `(params) -> body` (columns of `body` named as a parameter read it).
+    #[staticmethod]
+    fn lambda_function(py: Python<'_>, params: Vec<String>, body: PyExpr) -> PyResult<Self> {
+        node(py, Expr::lambda(params, body.0).map_err(|e| to_py(py, e))?)
+    }
     /// A function call by Spark name.
     #[staticmethod]
     fn function(py: Python<'_>, name: &str, args: Vec<PyExpr>) -> PyResult<Self> {

@@ -15,6 +15,7 @@ pub mod bitwise;
 pub mod collections;
 pub mod datetime;
 mod format;
+pub mod higher_order;
 pub mod interval;
 pub mod math;
 pub mod misc;
@@ -79,6 +80,9 @@ pub enum ScalarFunction {
     Misc(MiscFn),
     /// `array_insert`, `arrays_zip`, `map_contains_key`.
     Arrays(ArraysFn),
+    /// `transform`, `filter`, `aggregate`, ...: evaluated over the batch, their lambdas over
+    /// the elements ([`higher_order`]).
+    HigherOrder(higher_order::HigherOrderFn),
 }
 
 impl ScalarFunction {
@@ -98,6 +102,7 @@ impl ScalarFunction {
             ScalarFunction::Text(f) => f.name(),
             ScalarFunction::Misc(f) => f.name(),
             ScalarFunction::Arrays(f) => f.name(),
+            ScalarFunction::HigherOrder(f) => f.name(),
         }
     }
 
@@ -117,6 +122,12 @@ impl ScalarFunction {
             ScalarFunction::Text(f) => f.evaluate(&args)?,
             ScalarFunction::Misc(f) => f.evaluate(&args)?,
             ScalarFunction::Arrays(f) => f.evaluate(&args)?,
+            ScalarFunction::HigherOrder(f) => {
+                return Err(FerroError::Internal(format!(
+                    "{} is evaluated over its batch, not its argument values",
+                    f.name()
+                )))
+            }
             ScalarFunction::Coalesce => {
                 let mut acc = args.full(0)?;
                 for i in 1..args.len() {

@@ -365,6 +365,7 @@ impl Cutter<'_> {
             LogicalPlan::Project { input, .. }
             | LogicalPlan::Filter { input, .. }
             | LogicalPlan::Expand { input, .. }
+            | LogicalPlan::Generate { input, .. }
             | LogicalPlan::SubqueryAlias { input, .. } => {
                 let child = self.visit(input)?;
                 let node = plan.with_children(vec![child.fragment.clone()]);

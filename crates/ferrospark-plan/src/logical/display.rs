@@ -180,6 +180,21 @@ pub fn node_text(plan: &LogicalPlan) -> String {
             if *all { " All" } else { "" }
         ),
         LogicalPlan::SubqueryAlias { alias, .. } => format!("SubqueryAlias {alias}"),
+        LogicalPlan::Generate {
+            kind,
+            args,
+            outer,
+            attrs,
+            ..
+        } => format!(
+            "Generate {}({}), {outer}, [{}]",
+            kind.name(),
+            args.iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            attrs.iter().map(Attr::key).collect::<Vec<_>>().join(", ")
+        ),
         LogicalPlan::Expand {
             projections, attrs, ..
         } => format!(

@@ -224,6 +224,55 @@ pub enum SetOpKind {
     Except,
 }
 
+/// A generator of [`LogicalPlan::Generate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum GeneratorKind {
+    /// `explode(array)` (`col`) / `explode(map)` (`key`, `value`)
+    Explode,
+    /// `posexplode`: `pos`, then what `explode` makes.
+    PosExplode,
+    /// `inline(array of structs)`: the structs' fields.
+    Inline,
+    /// `stack(n, v1, ..., vk)`: `n` rows of `ceil(k / n)` columns `col0`, `col1`, ...
+    Stack,
+}
+
+impl GeneratorKind {
+    /// The generator a function name calls (`explode_outer` is `explode`, outer).
+    pub fn from_name(name: &str) -> Option<(GeneratorKind, bool)> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "explode" => (GeneratorKind::Explode, false),
+            "explode_outer" => (GeneratorKind::Explode, true),
+            "posexplode" => (GeneratorKind::PosExplode, false),
+            "posexplode_outer" => (GeneratorKind::PosExplode, true),
+            "inline" => (GeneratorKind::Inline, false),
+            "inline_outer" => (GeneratorKind::Inline, true),
+            "stack" => (GeneratorKind::Stack, false),
+            _ => return None,
+        })
+    }
+
+    /// Spark's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            GeneratorKind::Explode => "explode",
+            GeneratorKind::PosExplode => "posexplode",
+            GeneratorKind::Inline => "inline",
+            GeneratorKind::Stack => "stack",
+        }
+    }
+
+    /// Whether the element's position comes first.
+    pub fn has_position(self) -> bool {
+        self == GeneratorKind::PosExplode
+    }
+
+    /// Whether each element is a struct spread into its fields.
+    pub fn is_inline(self) -> bool {
+        self == GeneratorKind::Inline
+    }
+}
+
 /// A logical plan node.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum LogicalPlan {
@@ -279,6 +328,20 @@ pub enum LogicalPlan {
         /// One expression list per grouping set, one expression per output attribute.
         projections: Vec<Vec<Expr>>,
         /// Output attributes (input attributes passed through keep their ids).
+        attrs: Vec<Attr>,
+    },
+    /// Each input row beside each row its generator makes (`explode`, `LATERAL VIEW`):
+    /// the input's columns, then `attrs`.
+    Generate {
+        /// Input.
+        input: Arc<LogicalPlan>,
+        /// Which generator.
+        kind: GeneratorKind,
+        /// Its arguments, over the input.
+        args: Vec<Expr>,
+        /// One row of NULLs for an input row that makes none.
+        outer: bool,
+        /// The generated columns.
         attrs: Vec<Attr>,
     },
     /// A join; the condition is over the left then the right attributes.
@@ -406,6 +469,11 @@ impl LogicalPlan {
                 out
             }
             LogicalPlan::Union { attrs, .. } | LogicalPlan::Expand { attrs, .. } => attrs.clone(),
+            LogicalPlan::Generate { input, attrs, .. } => {
+                let mut out = input.output();
+                out.extend(attrs.iter().cloned());
+                out
+            }
             LogicalPlan::SetOp { left, .. } => left.output(),
             LogicalPlan::SubqueryAlias { attrs, .. } => attrs.clone(),
         }
@@ -422,6 +490,7 @@ impl LogicalPlan {
             | LogicalPlan::Sort { input, .. }
             | LogicalPlan::Limit { input, .. }
             | LogicalPlan::Expand { input, .. }
+            | LogicalPlan::Generate { input, .. }
             | LogicalPlan::SubqueryAlias { input, .. } => vec![input],
             LogicalPlan::Join { left, right, .. } | LogicalPlan::SetOp { left, right, .. } => {
                 vec![left, right]
@@ -473,6 +542,19 @@ impl LogicalPlan {
             LogicalPlan::SubqueryAlias { alias, attrs, .. } => LogicalPlan::SubqueryAlias {
                 input: next(),
                 alias: alias.clone(),
+                attrs: attrs.clone(),
+            },
+            LogicalPlan::Generate {
+                kind,
+                args,
+                outer,
+                attrs,
+                ..
+            } => LogicalPlan::Generate {
+                input: next(),
+                kind: *kind,
+                args: args.clone(),
+                outer: *outer,
                 attrs: attrs.clone(),
             },
             LogicalPlan::Join {
@@ -547,6 +629,7 @@ impl LogicalPlan {
             }
             LogicalPlan::Sort { keys, .. } => keys.iter().map(|k| &k.expr).collect(),
             LogicalPlan::Expand { projections, .. } => projections.iter().flatten().collect(),
+            LogicalPlan::Generate { args, .. } => args.iter().collect(),
             _ => Vec::new(),
         }
     }
@@ -641,6 +724,19 @@ pub fn rewrite_expressions(
                 .iter()
                 .map(|p| all(p, f))
                 .collect::<ferrospark_common::Result<_>>()?,
+            attrs: attrs.clone(),
+        },
+        LogicalPlan::Generate {
+            input,
+            kind,
+            args,
+            outer,
+            attrs,
+        } => LogicalPlan::Generate {
+            input: input.clone(),
+            kind: *kind,
+            args: all(args, f)?,
+            outer: *outer,
             attrs: attrs.clone(),
         },
         _ => return Ok(node.clone()),

@@ -235,6 +235,26 @@ fn prune(plan: &Arc<LogicalPlan>, required: &HashSet<String>) -> Result<Arc<Logi
                 hint: *hint,
             })
         }
+        LogicalPlan::Generate {
+            input,
+            kind,
+            args,
+            outer,
+            attrs,
+        } => {
+            // The generated columns are made whether read or not; the input keeps what is
+            // read above and what the generator reads.
+            let mut need: HashSet<String> = refs(args.iter());
+            let input_keys: HashSet<String> = input.output().iter().map(Attr::key).collect();
+            need.extend(required.iter().filter(|k| input_keys.contains(*k)).cloned());
+            Arc::new(LogicalPlan::Generate {
+                input: prune(input, &need)?,
+                kind: *kind,
+                args: args.clone(),
+                outer: *outer,
+                attrs: attrs.clone(),
+            })
+        }
         LogicalPlan::Expand {
             input,
             projections,

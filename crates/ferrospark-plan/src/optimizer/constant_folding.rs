@@ -28,7 +28,7 @@ fn foldable(e: &Expr) -> bool {
 pub(crate) fn column_free(e: &Expr) -> bool {
     let mut ok = true;
     e.visit(&mut |x| {
-        ok &= !matches!(x, Expr::Column(_))
+        ok &= !matches!(x, Expr::Column(_) | Expr::LambdaVariable(_) | Expr::Lambda { .. })
             && !is_aggregate_call(x)
             && !matches!(x, Expr::Function { name, .. } if name.starts_with("__") || matches!(name.as_str(), "rand" | "randn" | "uuid" | "current_timestamp" | "now"));
     });

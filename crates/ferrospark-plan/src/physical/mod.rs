@@ -11,6 +11,7 @@ pub mod aggregate;
 pub mod basic;
 pub mod expand;
 pub mod file_scan;
+pub mod generate;
 pub mod join;
 pub mod key_equivalence;
 pub mod pipeline;

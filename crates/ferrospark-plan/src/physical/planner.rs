@@ -432,6 +432,19 @@ impl<'a> PhysicalPlanner<'a> {
                 self.create(input)?,
                 exprs.clone(),
             )),
+            LogicalPlan::Generate {
+                input,
+                kind,
+                args,
+                outer,
+                ..
+            } => Arc::new(super::generate::GenerateExec::new(
+                self.create(input)?,
+                *kind,
+                args.clone(),
+                *outer,
+                attrs_schema(&plan.output()),
+            )),
             LogicalPlan::Expand {
                 input, projections, ..
             } => Arc::new(super::expand::ExpandExec::new(

@@ -151,6 +151,10 @@ fn estimate(plan: &LogicalPlan, local: bool) -> u64 {
             .map(|i| size_in_bytes(i))
             .fold(0u64, u64::saturating_add),
         LogicalPlan::SetOp { left, .. } => size_in_bytes(left),
+        // A guess: each row makes a few.
+        LogicalPlan::Generate { input, .. } => {
+            scaled(size_in_bytes(input), &input.output(), &plan.output()).saturating_mul(4)
+        }
         LogicalPlan::Expand {
             input, projections, ..
         } => scaled(size_in_bytes(input), &input.output(), &plan.output())

@@ -10,6 +10,7 @@
 
 mod domain;
 mod hints;
+mod lateral;
 mod pivot;
 mod select;
 mod subquery;
@@ -828,6 +829,12 @@ impl<'a> SqlPlanner<'a> {
                 ..
             } => {
                 let fname = name.to_string().trim_matches('`').to_ascii_lowercase();
+                if let Some(plan) = self.generator_table(&fname, &args.args)? {
+                    return match alias {
+                        Some(a) => self.rename_columns(plan, a),
+                        None => Ok(plan),
+                    };
+                }
                 if fname != "range" {
                     return Err(FerroError::Analysis(format!(
                         "[UNRESOLVABLE_TABLE_VALUED_FUNCTION] Could not resolve `{fname}` to a table-valued function. Please make sure that `{fname}` is defined as a table-valued function and that all required parameters are provided correctly. SQLSTATE: 42883"

@@ -94,6 +94,9 @@ impl<'a> SqlPlanner<'a> {
             return Err(FerroError::Unsupported("GROUP BY ALL".into()));
         }
         let mut plan = self.from(&s.from, outer)?;
+        for lv in &s.lateral_views {
+            plan = self.lateral_view(plan, lv, outer)?;
+        }
         let from_attrs = plan.output();
 
         // WHERE: subquery conjuncts become semi / anti joins, the rest one filter.
@@ -107,7 +110,7 @@ impl<'a> SqlPlanner<'a> {
         for si in &s.projection {
             match si {
                 ast::SelectItem::UnnamedExpr(e) => items.push(Item {
-                    written: self.expr(e)?,
+                    written: ferrospark_expr::parser::convert_ast_named(e, self.text)?,
                 }),
                 ast::SelectItem::ExprWithAlias { expr, alias } => items.push(Item {
                     written: Expr::Alias {
@@ -174,6 +177,14 @@ impl<'a> SqlPlanner<'a> {
             || having.as_ref().is_some_and(contains_aggregate);
 
         let scope = self.scope_over(&plan, outer);
+        let items: Vec<Item> = items
+            .into_iter()
+            .map(|i| {
+                Ok(Item {
+                    written: self.name_subqueries(i.written, &scope)?,
+                })
+            })
+            .collect::<Result<_>>()?;
         // `session_window` names the grouping's session window (`session_window.start`).
         let (items, having, orders) = {
             let has_column = |n: &str| scope.resolve_name(None, n).ok().flatten().is_some();
@@ -352,6 +363,35 @@ impl<'a> SqlPlanner<'a> {
             items2
         } else {
             final_items
+        };
+
+        // A generator in the select list runs in a Generate node below the projection, its
+        // item replaced by the columns it makes.
+        let (final_items, items) = if final_items
+            .iter()
+            .any(crate::generators::contains_generator)
+        {
+            let (p2, generated, at) = self.builder.extract_generator(plan, final_items)?;
+            plan = p2;
+            let mut items = items;
+            if let Some((at, made)) = at {
+                items.splice(
+                    at..at + 1,
+                    generated[at..at + made]
+                        .iter()
+                        .map(|e| Item { written: e.clone() }),
+                );
+                for (r, _, _) in &mut order_refs {
+                    if let OrderRef::Output(i) = r {
+                        if *i > at {
+                            *i += made - 1;
+                        }
+                    }
+                }
+            }
+            (generated, items)
+        } else {
+            (final_items, items)
         };
 
         // Scalar subqueries in the select list join below the projection.

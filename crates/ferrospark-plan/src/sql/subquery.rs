@@ -66,6 +66,101 @@ impl<'a> SqlPlanner<'a> {
         }
     }
 
+    /// Spark's name for the subquery in `slot` as a value: `scalarsubquery(a, b)`, `exists(a)`,
+    /// `(x IN (listquery(a)))`, listing the outer columns it reads (each time it reads them,
+    /// in the order of its plan, the root's first).
+    fn subquery_name(
+        &self,
+        slot: usize,
+        value: Option<&Expr>,
+        scope: &Scope<'_>,
+    ) -> Option<String> {
+        let lifted = self.lifted_query(slot).ok()?;
+        let query = match &lifted {
+            Lifted::Scalar(q) | Lifted::Exists(q, _) | Lifted::In(q, _) => q,
+        };
+        let plan = self.query(query, Some(scope)).ok()?;
+        let outer = scope_keys(scope);
+        let mut refs: Vec<String> = Vec::new();
+        let mut stack = vec![plan];
+        while let Some(node) = stack.pop() {
+            for e in node.expressions() {
+                e.visit(&mut |x| {
+                    if let Expr::Column(k) = x {
+                        if outer.contains(k) {
+                            refs.push(crate::builder::strip_ids(k));
+                        }
+                    }
+                });
+            }
+            stack.extend(node.children().into_iter().rev().cloned());
+        }
+        let refs = refs.join(", ");
+        Some(match lifted {
+            Lifted::Scalar(_) => format!("scalarsubquery({refs})"),
+            Lifted::Exists(_, negated) => {
+                let e = format!("exists({refs})");
+                if negated {
+                    format!("(NOT {e})")
+                } else {
+                    e
+                }
+            }
+            Lifted::In(_, negated) => {
+                let v = value.map(Expr::spark_name).unwrap_or_default();
+                let e = format!("({v} IN (listquery({refs})))");
+                if negated {
+                    format!("(NOT {e})")
+                } else {
+                    e
+                }
+            }
+        })
+    }
+
+    /// A select-list item without an alias, named as Spark names the subqueries in it.
+    pub(crate) fn name_subqueries(&self, item: Expr, scope: &Scope<'_>) -> Result<Expr> {
+        if !item.to_string().contains(SUBQUERY_FN) {
+            return Ok(item);
+        }
+        // A name the parser generated (`avg(x) FILTER (WHERE EXISTS (...))`) holds the
+        // placeholders' text: each is replaced by the subquery's name.
+        if let Expr::Alias { expr, name } = &item {
+            if !name.contains(SUBQUERY_FN) {
+                return Ok(item);
+            }
+            let mut named = name.clone();
+            expr.visit(&mut |x| {
+                if let Some((slot, value)) = slot_of(x) {
+                    if let Some(sub) = self.subquery_name(slot, value, scope) {
+                        named = named.replace(&x.spark_name(), &sub);
+                    }
+                }
+            });
+            return Ok(Expr::Alias {
+                expr: expr.clone(),
+                name: named,
+            });
+        }
+        let named = transform_down(&item, &mut |x| {
+            Ok(slot_of(x).and_then(|(slot, value)| {
+                self.subquery_name(slot, value, scope)
+                    .map(|name| Expr::Written {
+                        expr: Box::new(x.clone()),
+                        name,
+                    })
+            }))
+        })?;
+        let name = named.output_name();
+        if name == item.output_name() {
+            return Ok(item);
+        }
+        Ok(Expr::Alias {
+            expr: Box::new(item),
+            name,
+        })
+    }
+
     fn lifted_query(&self, slot: usize) -> Result<Lifted> {
         self.lifted
             .borrow()
