@@ -152,6 +152,21 @@ QUERIES = {
     "pivot_sum_avg": "SELECT * FROM (SELECT dept, name, salary FROM emp WHERE salary = salary) PIVOT (sum(salary) AS s, count(name) AS n FOR dept IN (10 AS ten, 20, 40))",
     "pivot_strings": "SELECT * FROM (SELECT id % 2 AS odd, name, id FROM emp) PIVOT (max(id) FOR name IN ('ann', 'bö', '日本'))",
     "calendar_intervals_as_text": "SELECT id, CAST(make_interval(1, 2, 3, 4, 5, 6, 7.008009) AS STRING) AS a, CAST(CAST(concat(id, ' month ', dept, ' days') AS INTERVAL) AS STRING) AS b, CAST(CAST('- -1 second' AS INTERVAL) AS STRING) AS c, CAST(make_interval(0, id, 0, 0, 0, 0, bonus) AS STRING) AS d FROM emp",
+    "lambdas_transform_filter": "SELECT id, transform(array(id, dept, NULL), x -> x * 2 + id) AS a, transform(array(salary, 1.5), (x, i) -> x + i) AS b, filter(array(name, 'x', NULL), s -> s > 'b') AS c, filter(array(1, 2, 3, 4), (x, i) -> i % 2 = 0) AS d, transform(array(array(id), array(dept, 1)), a -> filter(a, e -> e > 5)) AS e, transform(array(1, 2), x -> aggregate(array(x, id), 0, (acc, y) -> acc + y)) AS f, transform(array(id), 0) AS g FROM emp",
+    "lambdas_exists_forall_aggregate": "SELECT id, exists(array(dept, NULL), x -> x > 15) AS a, forall(array(dept, id), x -> x > 5) AS b, aggregate(array(id, dept, 3), 0, (acc, x) -> acc + coalesce(x, 100)) AS c, aggregate(array(salary, 2.0D), CAST(0 AS DOUBLE), (acc, x) -> acc + x, acc -> acc / 2) AS d, reduce(array(name, 'z'), '', (acc, x) -> concat(acc, x)) AS e, aggregate(array(1, 2, id), named_struct('s', 0, 'n', 0), (acc, x) -> named_struct('s', acc.s + x, 'n', acc.n + 1), acc -> acc.s / acc.n) AS f, exists(CAST(NULL AS ARRAY<INT>), x -> x > 1) AS g FROM emp",
+    "lambdas_zip_and_maps": "SELECT id, zip_with(array(id, dept), array(name), (x, y) -> concat(y, x)) AS a, transform_values(map(id, salary), (k, v) -> v * k) AS b, transform_keys(map(id, name), (k, v) -> k + 100) AS c, map_filter(map(1, id, 2, dept), (k, v) -> v > 5) AS d, zip_with(array(bonus), array(1.5BD, 2BD), (x, y) -> x * y) AS e FROM emp",
+    "count_if_and_equal_null": "SELECT dept, count_if(salary > 60) AS a, count_if(name IS NULL) AS b, max(equal_null(bonus, 1.5)) AS c FROM emp GROUP BY dept",
+    "co_moments_grouped": "SELECT dept, corr(id, salary) AS a, covar_pop(id, bonus) AS b, covar_samp(id, salary) AS c, regr_sxx(salary, id) AS d, regr_syy(salary, id) AS e, regr_slope(salary, id) AS f, regr_count(salary, bonus) AS g FROM emp GROUP BY dept",
+    "co_moments_whole_table": "SELECT corr(id, dept) AS a, covar_pop(id * 1.5, dept) AS b, covar_samp(dept, id) AS c, regr_slope(dept, id) AS d, regr_sxx(dept, id) AS e, corr(id, id) AS f FROM emp",
+    "explode_in_select": "SELECT id, explode(array(id, dept, NULL)) AS x FROM emp",
+    "explode_outer_and_positions": "SELECT id, posexplode_outer(CASE WHEN id > 4 THEN array(name, 'q') END) FROM emp",
+    "explode_map": "SELECT id, explode(map(id, name, 100, 'x')) FROM emp",
+    "lateral_view_outer": "SELECT id, t.x FROM emp LATERAL VIEW OUTER explode(CASE WHEN id > 4 THEN array(id, id * 2) END) t AS x",
+    "lateral_views_chained": "SELECT id, p, v, w FROM emp LATERAL VIEW posexplode(array(name, 'q')) tt AS p, v LATERAL VIEW explode(array(p, dept)) uu AS w WHERE v IS NOT NULL",
+    "generators_in_from": "SELECT * FROM explode(array(1, NULL, 3)) UNION ALL SELECT a FROM inline(array(named_struct('a', 7, 'b', 'x'), named_struct('a', 8, 'b', CAST(NULL AS STRING))))",
+    "stack_rows": "SELECT id, stack(2, id, name, dept, 'q') FROM emp",
+    "explode_then_aggregate": "SELECT x, count(*) AS n FROM (SELECT explode(array(dept, dept, id)) AS x FROM emp) GROUP BY x",
+    "explode_an_aggregate": "SELECT dept, explode(collect_list(id)) AS x FROM emp GROUP BY dept",
 }
 
 
@@ -423,3 +438,110 @@ def test_show_prints_intervals_as_spark_does(views):
         "make_interval(0, id, 0, 2, 0, 0, 1.25) AS c FROM emp ORDER BY id"
     )
     assert s.sql(q)._show_string(20, False) == spark.sql(q)._jdf.showString(20, 0, False)
+
+
+def test_generated_column_names_match_spark(views):
+    """Unaliased select items are named as Spark names them: the FILTER clause, interval
+    literals with their fields, casts as written, the defaults Spark's analyzer fills in,
+    lambdas."""
+    s, spark = views
+    for q in [
+        "SELECT +id, - -10, -10, CAST(NULL AS INT), CAST(id AS long), float(2.0), id != 1, "
+        "if(id != 1, 1, 2), 5 div 2, ceil(salary), trim(BOTH 'x' FROM name), substr(name, 2), "
+        "split(name, ','), sort_array(array(id)), X'2379ACFE', 1E10, "
+        "TIMESTAMP '2016-03-11 20:54:00.000', DATE '2019-01-01', positive(id), nullifzero(id) FROM emp",
+        "SELECT INTERVAL 2 second, INTERVAL '1 2:3:4.001' DAY TO SECOND, INTERVAL '-11' MONTH, "
+        "INTERVAL '20 15:40' DAY TO MINUTE, INTERVAL 2 years, INTERVAL '1-2' YEAR TO MONTH, "
+        "INTERVAL 13.123456 seconds, CAST(id AS INTERVAL DAY), make_interval(1, 2) FROM emp",
+        "SELECT count(id) FILTER (WHERE id > 2), sum(DISTINCT salary) FILTER (WHERE dept = 10), "
+        "count(*) FILTER (WHERE name IS NULL) FROM emp",
+        "SELECT transform(array(id), x -> x + 1), aggregate(array(id), 0, (a, x) -> a + x), "
+        "filter(array(id), (x, i) -> i > 0) FROM emp",
+        "SELECT timestampadd(HOUR, id, hired), timestampdiff(SECOND, hired, hired) FROM emp",
+    ]:
+        assert s.sql(q).columns == spark.sql(q).columns, q
+
+
+def test_higher_order_functions_from_the_dataframe_api_match_spark(views):
+    """``transform``, ``filter``, ``exists``, ``forall``, ``aggregate``, ``zip_with`` and the
+    map ones, called with Python lambdas as PySpark calls them."""
+    from pyspark.sql import functions as spark_f
+
+    import ferrospark.functions as fs_f
+
+    s, spark = views
+
+    def columns(m):
+        arr = m.array(m.col("id"), m.col("dept"), m.lit(None).cast("int"))
+        mp = m.create_map(m.col("id"), m.col("salary"))
+        return [
+            m.col("id"),
+            m.transform(arr, lambda x: x * 2 + m.col("id")).alias("a"),
+            m.transform(arr, lambda x, i: x + i).alias("b"),
+            m.filter(arr, lambda x: x > 5).alias("c"),
+            m.exists(arr, lambda x: x > 15).alias("d"),
+            m.forall(arr, lambda x: x.isNotNull()).alias("e"),
+            m.aggregate(arr, m.lit(0), lambda acc, x: acc + m.coalesce(x, m.lit(1))).alias("f"),
+            m.aggregate(
+                arr, m.lit(0), lambda acc, x: acc + m.coalesce(x, m.lit(1)), lambda acc: acc * 10
+            ).alias("g"),
+            m.zip_with(arr, m.array(m.col("name")), lambda x, y: m.concat(y, x.cast("string"))).alias("h"),
+            m.transform_values(mp, lambda k, v: v * k).alias("i"),
+            m.transform_keys(mp, lambda k, v: k + 1).alias("j"),
+            m.map_filter(mp, lambda k, v: v > 60).alias("k"),
+            m.transform(m.array(arr), lambda a: m.transform(a, lambda x: x + m.size(a))).alias("l"),
+        ]
+
+    got = arrow_rows(s.table("emp").select(*columns(fs_f)).toArrow())
+    expected = spark_rows(spark.table("emp").select(*columns(spark_f)))
+    check_rows("higher-order functions", got, expected, ordered=False)
+
+
+def test_generators_from_the_dataframe_api_match_spark(views):
+    """``explode``, ``posexplode``, ``explode_outer`` and ``inline`` in ``select`` and
+    ``withColumn``, as PySpark calls them."""
+    from pyspark.sql import functions as spark_f
+
+    import ferrospark.functions as fs_f
+
+    s, spark = views
+
+    def frames(m, t):
+        arr = m.array(m.col("id"), m.col("dept"))
+        yield t.select("id", m.explode(arr).alias("x"))
+        yield t.withColumn("x", m.explode_outer(m.when(m.col("id") > 3, arr))).select("id", "x")
+        yield t.select(m.posexplode(m.create_map(m.col("id"), m.col("name"))), "dept")
+        yield t.select(
+            "id",
+            m.inline(m.array(m.struct(m.col("id").alias("a"), m.col("name").alias("b")))),
+        )
+
+    for got_df, exp_df in zip(frames(fs_f, s.table("emp")), frames(spark_f, spark.table("emp"))):
+        assert got_df.columns == exp_df.columns
+        check_rows("generators", arrow_rows(got_df.toArrow()), spark_rows(exp_df), ordered=False)
+
+
+def test_statistics_of_pairs_from_the_dataframe_api_match_spark(views):
+    """``corr``, ``covar_*``, ``regr_*`` and ``count_if`` as PySpark calls them, names too."""
+    from pyspark.sql import functions as spark_f
+
+    import ferrospark.functions as fs_f
+
+    s, spark = views
+
+    def aggs(m):
+        return [
+            m.corr("id", "dept"),
+            m.covar_pop("id", "bonus"),
+            m.covar_samp(m.col("id"), m.col("dept")),
+            m.regr_slope("dept", "id"),
+            m.regr_sxx("dept", "id"),
+            m.regr_syy("dept", "id"),
+            m.regr_count("dept", "bonus"),
+            m.count_if(m.col("id") > 3),
+        ]
+
+    got = s.table("emp").groupBy("dept").agg(*aggs(fs_f))
+    expected = spark.table("emp").groupBy("dept").agg(*aggs(spark_f))
+    assert got.columns == expected.columns
+    check_rows("pair statistics", arrow_rows(got.toArrow()), spark_rows(expected), ordered=False)
