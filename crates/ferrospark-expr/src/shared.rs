@@ -25,6 +25,19 @@ fn is_leaf(e: &PhysicalExpr) -> bool {
     matches!(e, PhysicalExpr::Column { .. } | PhysicalExpr::Literal(_))
 }
 
+/// Whether `e` reads a lambda's parameter: its value exists only over the lambda's elements,
+/// so it cannot be computed once over the input batch.
+fn reads_lambda(e: &PhysicalExpr) -> bool {
+    let mut found = false;
+    e.walk(&mut |n| {
+        found |= matches!(
+            n,
+            PhysicalExpr::LambdaVariable { .. } | PhysicalExpr::Lambda { .. }
+        )
+    });
+    found
+}
+
 fn size(e: &PhysicalExpr) -> usize {
     let mut n = 0;
     e.walk(&mut |_| n += 1);
@@ -37,7 +50,7 @@ impl SharedExprs {
         let mut seen: Vec<(PhysicalExpr, usize)> = Vec::new();
         for e in exprs {
             e.walk(&mut |node| {
-                if is_leaf(node) {
+                if is_leaf(node) || reads_lambda(node) {
                     return;
                 }
                 match seen.iter_mut().find(|(s, _)| s == node) {
@@ -113,6 +126,31 @@ mod tests {
     use crate::{bind, parse_expr, BindContext};
     use arrow_array::{Float64Array, Int64Array};
     use arrow_schema::DataType;
+
+    #[test]
+    fn lambda_parameters_are_never_shared() -> Result<()> {
+        let schema = Schema::new(vec![Field::new("p", DataType::Float64, true)]);
+        let batch = RecordBatch::try_new(
+            Arc::new(schema.clone()),
+            vec![Arc::new(Float64Array::from(vec![Some(1.5), None]))],
+        )?;
+        let ctx = BindContext::new(&schema);
+        // The default finish lambda reads `acc` as the merge lambda does.
+        let texts = [
+            "aggregate(array(p, 2D), 0D, (acc, x) -> acc + x)",
+            "transform(array(p), acc -> acc * 2)",
+        ];
+        let exprs: Vec<PhysicalExpr> = texts
+            .iter()
+            .map(|t| bind(&parse_expr(t)?, &ctx))
+            .collect::<Result<_>>()?;
+        let shared = SharedExprs::new(&exprs, 1).evaluate(&batch)?;
+        for (e, got) in exprs.iter().zip(shared) {
+            let alone = evaluate(e, &batch)?.into_array(2)?;
+            assert_eq!(got.to_data(), alone.to_data(), "{e}");
+        }
+        Ok(())
+    }
 
     #[test]
     fn shared_parts_are_computed_once_and_results_are_unchanged() -> Result<()> {
