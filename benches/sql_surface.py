@@ -78,6 +78,21 @@ QUERIES: dict[str, tuple[str, str | None]] = {
         "SELECT count(*) AS n, sum(length(o_comment) - length(replace(o_comment, 'ly', ''))) // 2 AS c, "
         "max(split_part(o_clerk, '#', 2)) AS k FROM orders WHERE strpos(o_comment, 'fur') > 0",
     ),
+    "lambdas_over_arrays": (
+        "SELECT o_orderstatus, sum(aggregate(transform(array(o_totalprice, o_custkey, o_shippriority), "
+        "x -> x * 2), 0D, (acc, x) -> acc + x)) AS s, "
+        "sum(size(filter(array(o_totalprice, o_custkey), x -> x > 100000))) AS n "
+        "FROM orders GROUP BY o_orderstatus",
+        "SELECT o_orderstatus, sum(list_sum(list_transform([o_totalprice, o_custkey, o_shippriority], "
+        "lambda x: x * 2))) AS s, sum(len(list_filter([o_totalprice, o_custkey], lambda x: x > 100000))) AS n "
+        "FROM orders GROUP BY o_orderstatus",
+    ),
+    "explode_and_count": (
+        "SELECT x, count(*) AS n FROM (SELECT explode(array(l_shipmode, l_shipinstruct)) AS x "
+        "FROM lineitem) GROUP BY x",
+        "SELECT x, count(*) AS n FROM (SELECT unnest([l_shipmode, l_shipinstruct]) AS x "
+        "FROM lineitem) GROUP BY x",
+    ),
     "using_join_hidden_key": (
         "SELECT count(*) AS n, count(o.o_custkey) AS m FROM customer c "
         "LEFT JOIN (SELECT o_custkey AS c_custkey, o_custkey FROM orders WHERE o_totalprice > 450000) o "
