@@ -151,6 +151,20 @@ pub(crate) fn lambda_body(body: Expr, params: &[String]) -> Result<Expr> {
     })
 }
 
+/// `count` of the rows where `cond` is true, named `name`.
+fn count_where(cond: Expr, name: String) -> Expr {
+    written(
+        Expr::Function {
+            name: "count".into(),
+            args: vec![Expr::Case {
+                branches: vec![(cond, Expr::Literal(Literal::integer(1)))],
+                otherwise: None,
+            }],
+        },
+        name,
+    )
+}
+
 /// `expr` named as Spark names what the user wrote.
 fn written(expr: Expr, name: String) -> Expr {
     Expr::Written {
@@ -984,31 +998,13 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
                 .into_iter()
                 .next()
                 .expect("one argument, checked above");
-            written(
-                Expr::Function {
-                    name: "count".into(),
-                    args: vec![Expr::Case {
-                        branches: vec![(cond, Expr::Literal(Literal::integer(1)))],
-                        otherwise: None,
-                    }],
-                },
-                format!("count_if({args_name})"),
-            )
+            count_where(cond, format!("count_if({args_name})"))
         }
         // `regr_count(y, x)` counts the pairs with neither value NULL.
         "regr_count" if args.len() == 2 => {
             let both = Expr::IsNotNull(Box::new(args[0].clone()))
                 .and(Expr::IsNotNull(Box::new(args[1].clone())));
-            written(
-                Expr::Function {
-                    name: "count".into(),
-                    args: vec![Expr::Case {
-                        branches: vec![(both, Expr::Literal(Literal::integer(1)))],
-                        otherwise: None,
-                    }],
-                },
-                format!("regr_count({args_name})"),
-            )
+            count_where(both, format!("regr_count({args_name})"))
         }
         "equal_null" => {
             let (l, r) = two(args)?;

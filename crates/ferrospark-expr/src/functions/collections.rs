@@ -156,7 +156,7 @@ pub(super) fn map_types(t: &DataType) -> Option<(DataType, DataType)> {
     }
 }
 
-fn map_type(k: &DataType, v: &DataType) -> DataType {
+pub(super) fn map_type(k: &DataType, v: &DataType) -> DataType {
     DataType::Map(
         Arc::new(Field::new(
             "entries",

@@ -33,7 +33,7 @@ use crate::eval::{evaluate, ColumnarValue};
 use crate::expr::Expr;
 use crate::physical::{PhysicalExpr, LAMBDA_PREFIX};
 
-use super::collections::{element_type, list_of, map_types};
+use super::collections::{element_type, list_of, map_type, map_types};
 use super::{Call, ScalarFunction};
 
 /// A higher-order function.
@@ -258,26 +258,12 @@ pub(crate) fn bind(
                     boolean(&l, 1)?;
                     first.data_type()
                 }
-                HigherOrderFn::TransformKeys => map_of(&l.data_type(), &v),
-                _ => map_of(&k, &l.data_type()),
+                HigherOrderFn::TransformKeys => map_type(&l.data_type(), &v),
+                _ => map_type(&k, &l.data_type()),
             };
             call.function(func, vec![first, l], out)
         }
     }))
-}
-
-fn map_of(k: &DataType, v: &DataType) -> DataType {
-    DataType::Map(
-        Arc::new(Field::new(
-            "entries",
-            DataType::Struct(Fields::from(vec![
-                Field::new("key", k.clone(), false),
-                Field::new("value", v.clone(), true),
-            ])),
-            false,
-        )),
-        false,
-    )
 }
 
 /// The same type up to the names of struct fields and nullability (Spark's

@@ -96,16 +96,7 @@ fn generated(
     let (offsets, elements): (Vec<(usize, usize)>, Vec<ArrayRef>) = match input.data_type() {
         DataType::List(_) => {
             let l = input.as_list::<i32>();
-            let o = l.value_offsets();
-            let ranges = (0..n)
-                .map(|r| {
-                    if l.is_null(r) {
-                        (o[r] as usize, o[r] as usize)
-                    } else {
-                        (o[r] as usize, o[r + 1] as usize)
-                    }
-                })
-                .collect();
+            let ranges = row_ranges(l.value_offsets(), l.nulls(), n);
             let values = l.values().clone();
             let cols = if kind.is_inline() {
                 let s = values.as_struct();
@@ -126,16 +117,7 @@ fn generated(
         }
         DataType::Map(..) => {
             let m = input.as_map();
-            let o = m.value_offsets();
-            let ranges = (0..n)
-                .map(|r| {
-                    if m.is_null(r) {
-                        (o[r] as usize, o[r] as usize)
-                    } else {
-                        (o[r] as usize, o[r + 1] as usize)
-                    }
-                })
-                .collect();
+            let ranges = row_ranges(m.value_offsets(), m.nulls(), n);
             (ranges, vec![m.keys().clone(), m.values().clone()])
         }
         DataType::Null => ((0..n).map(|_| (0, 0)).collect(), Vec::new()),
@@ -173,6 +155,24 @@ fn generated(
         cols.push(arrow_select::take::take(e, &picks, None)?);
     }
     Ok((UInt32Array::from(rows), cols))
+}
+
+/// Each row's range of elements (empty for a NULL row).
+fn row_ranges(
+    offsets: &[i32],
+    nulls: Option<&arrow_buffer::NullBuffer>,
+    n: usize,
+) -> Vec<(usize, usize)> {
+    (0..n)
+        .map(|r| {
+            let start = offsets[r] as usize;
+            if nulls.is_some_and(|b| b.is_null(r)) {
+                (start, start)
+            } else {
+                (start, offsets[r + 1] as usize)
+            }
+        })
+        .collect()
 }
 
 /// `stack(n, v1, ..., vk)`: `n` rows per input row, `ceil(k / n)` columns, filled row by row,
