@@ -831,14 +831,7 @@ def aggregate(
     return _call_mixed("aggregate", *args)
 
 
-def reduce(
-    col: ColumnOrName,
-    initialValue: ColumnOrName,  # noqa: N803 - PySpark's parameter name
-    merge: Callable[[Column, Column], Column],
-    finish: Callable[[Column], Column] | None = None,
-) -> Column:
-    """The same as :func:`aggregate`."""
-    return aggregate(col, initialValue, merge, finish)
+reduce = aggregate  # Spark's other name for it
 
 
 def zip_with(left: ColumnOrName, right: ColumnOrName, f: Callable[[Column, Column], Column]) -> Column:

@@ -588,16 +588,8 @@ fn literal_spark_name(l: &Literal) -> Option<String> {
         DataType::Float64 => crate::cast::java_double_string(
             a.as_primitive::<arrow_array::types::Float64Type>().value(0),
         ),
-        DataType::Binary => {
-            let b = a.as_binary::<i32>().value(0);
-            let hex: String = b.iter().map(|x| format!("{x:02X}")).collect();
-            format!("X'{hex}'")
-        }
-        DataType::Date32 => {
-            let days = a.as_primitive::<arrow_array::types::Date32Type>().value(0);
-            let date = chrono::NaiveDate::from_num_days_from_ce_opt(days + 719_163)?;
-            format!("DATE '{}'", date.format("%Y-%m-%d"))
-        }
+        // The literal's SQL text is Spark's name for these (`X'0A1B'`, `DATE '2020-01-01'`).
+        DataType::Binary | DataType::Date32 => l.to_string(),
         _ => return None,
     })
 }
@@ -609,7 +601,7 @@ fn typed_literal_text(type_name: &str, value: &str) -> String {
     let t = type_name.to_ascii_lowercase();
     if t == "date" {
         if let Some(days) = crate::cast::parse_spark_date(value) {
-            if let Some(d) = chrono::NaiveDate::from_num_days_from_ce_opt(days + 719_163) {
+            if let Some(d) = crate::functions::datetime::date_of(days) {
                 return d.format("%Y-%m-%d").to_string();
             }
         }

@@ -273,6 +273,26 @@ impl PlanBuilder {
         Ok(out)
     }
 
+    /// `items` with each `*` / `t.*` replaced by the columns it stands for in `scope`, the
+    /// other items through `each`.
+    fn stars_expanded(
+        &self,
+        items: &[Expr],
+        scope: &Scope<'_>,
+        each: impl Fn(&Expr) -> Result<Expr>,
+    ) -> Result<Vec<Expr>> {
+        let mut out = Vec::with_capacity(items.len());
+        for i in items {
+            if matches!(i, Expr::Column(c) | Expr::Field(_, c) if c == "*") {
+                let columns = self.project_items(std::slice::from_ref(i), scope)?;
+                out.extend(columns.into_iter().map(|(e, _)| e));
+            } else {
+                out.push(each(i)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// The output attribute of a resolved projection item (`item` as written names it).
     pub fn named(&self, item: &Expr, resolved: Expr, input: &[Attr]) -> Result<(Expr, Attr)> {
         let aliased = matches!(item, Expr::Alias { .. });
@@ -302,32 +322,14 @@ impl PlanBuilder {
     pub fn project(&self, input: Arc<LogicalPlan>, items: &[Expr]) -> Result<Arc<LogicalPlan>> {
         if items.iter().any(crate::generators::contains_generator) {
             let scope = self.scope(&input);
-            let mut resolved = Vec::with_capacity(items.len());
-            for i in items {
-                let star = matches!(i, Expr::Column(c) | Expr::Field(_, c) if c == "*");
-                if star {
-                    let columns = self.project_items(std::slice::from_ref(i), &scope)?;
-                    resolved.extend(columns.into_iter().map(|(e, _)| e));
-                } else {
-                    resolved.push(resolve_expr(i, &scope)?);
-                }
-            }
+            let resolved = self.stars_expanded(items, &scope, |i| resolve_expr(i, &scope))?;
             let (input, items, _) = self.extract_generator(input, resolved)?;
             return self.project(input, &items);
         }
         let (input, items) = if items.iter().any(contains_window) {
             let scope = self.scope(&input);
             // `*` is the input's columns, not the window columns computed below it.
-            let mut expanded = Vec::with_capacity(items.len());
-            for i in items {
-                let star = matches!(i, Expr::Column(c) | Expr::Field(_, c) if c == "*");
-                if star {
-                    let columns = self.project_items(std::slice::from_ref(i), &scope)?;
-                    expanded.extend(columns.into_iter().map(|(e, _)| e));
-                } else {
-                    expanded.push(i.clone());
-                }
-            }
+            let expanded = self.stars_expanded(items, &scope, |i| Ok(i.clone()))?;
             let resolved = expanded
                 .iter()
                 .map(|i| {

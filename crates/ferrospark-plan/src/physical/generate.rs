@@ -89,7 +89,7 @@ fn generated(
     let n = batch.num_rows();
     let value = |i: usize| -> Result<ArrayRef> { evaluate(&args[i], batch)?.into_array(n) };
     if kind == GeneratorKind::Stack {
-        return stack(batch, args, outer);
+        return stack(batch, args);
     }
     let input = value(0)?;
     // Each input row's range of elements, and the elements themselves.
@@ -177,11 +177,7 @@ fn row_ranges(
 
 /// `stack(n, v1, ..., vk)`: `n` rows per input row, `ceil(k / n)` columns, filled row by row,
 /// NULL past the last value.
-fn stack(
-    batch: &RecordBatch,
-    args: &[PhysicalExpr],
-    _outer: bool,
-) -> Result<(UInt32Array, Vec<ArrayRef>)> {
+fn stack(batch: &RecordBatch, args: &[PhysicalExpr]) -> Result<(UInt32Array, Vec<ArrayRef>)> {
     let n = batch.num_rows();
     let rows_per = match args.first() {
         Some(PhysicalExpr::Literal(l)) => {

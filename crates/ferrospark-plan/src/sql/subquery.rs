@@ -120,7 +120,9 @@ impl<'a> SqlPlanner<'a> {
 
     /// A select-list item without an alias, named as Spark names the subqueries in it.
     pub(crate) fn name_subqueries(&self, item: Expr, scope: &Scope<'_>) -> Result<Expr> {
-        if !item.to_string().contains(SUBQUERY_FN) {
+        let mut has_subquery = false;
+        item.visit(&mut |x| has_subquery |= slot_of(x).is_some());
+        if !has_subquery {
             return Ok(item);
         }
         // A name the parser generated (`avg(x) FILTER (WHERE EXISTS (...))`) holds the
