@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _native
+from ._function_args import ColumnOrName, _c, _call, _call_mixed, _l
 from .aggregate import (
     AggColumn,
     approx_count_distinct,
@@ -49,6 +50,37 @@ from .aggregate import (
 )
 from .column import Column, col, column, expr, lit
 from .errors import AnalysisError
+from .functions_aggregates import any_value, approxCountDistinct, array_agg, every, some, std
+from .functions_datetime import (
+    curdate,
+    date_diff,
+    date_from_unix_date,
+    date_part,
+    datepart,
+    localtimestamp,
+    make_timestamp_ltz,
+    now,
+    timestamp_add,
+    timestamp_diff,
+    timestamp_seconds,
+    to_char,
+    to_unix_timestamp,
+    to_varchar,
+    unix_micros,
+    unix_millis,
+    unix_seconds,
+)
+from .functions_math import (
+    bitwiseNOT,
+    negate,
+    shiftLeft,
+    shiftRight,
+    shiftRightUnsigned,
+    toDegrees,
+    toRadians,
+)
+from .functions_misc import call_function, equal_null
+from .functions_text import bit_length, contains, endswith, ilike, like, octet_length, startswith
 from .window import (
     cume_dist,
     dense_rank,
@@ -62,20 +94,6 @@ from .window import (
     rank,
     row_number,
 )
-
-ColumnOrName = Column | str
-
-
-def _c(x: Any) -> Column:
-    if isinstance(x, Column):
-        return x
-    if isinstance(x, str):
-        return col(x)
-    return lit(x)
-
-
-def _call(name: str, *args: Any) -> Column:
-    return Column(_native.Expr.function(name, [_c(a)._expr for a in args]))
 
 
 def grouping(c: ColumnOrName) -> Column:
@@ -267,16 +285,6 @@ nvl2 = _scalar("nvl2")
 left = _scalar("left")
 right = _scalar("right")
 replace = _scalar("replace")
-
-
-def _l(x: Any) -> Column:
-    """A literal unless already a column: PySpark's ``str`` arguments that are values
-    (patterns, formats, pad text), not column names."""
-    return x if isinstance(x, Column) else lit(x)
-
-
-def _call_mixed(name: str, *args: Any) -> Column:
-    return Column(_native.Expr.function(name, [a._expr for a in args]))
 
 
 def round(c: ColumnOrName, scale: int = 0) -> Column:  # noqa: A001 - Spark's name
@@ -895,6 +903,45 @@ def stack(*cols: Any) -> Column:
 
 
 __all__ = [
+    "any_value",
+    "approxCountDistinct",
+    "array_agg",
+    "every",
+    "some",
+    "std",
+    "curdate",
+    "date_diff",
+    "date_from_unix_date",
+    "date_part",
+    "datepart",
+    "localtimestamp",
+    "make_timestamp_ltz",
+    "now",
+    "timestamp_add",
+    "timestamp_diff",
+    "timestamp_seconds",
+    "to_char",
+    "to_unix_timestamp",
+    "to_varchar",
+    "unix_micros",
+    "unix_millis",
+    "unix_seconds",
+    "bitwiseNOT",
+    "negate",
+    "shiftLeft",
+    "shiftRight",
+    "shiftRightUnsigned",
+    "toDegrees",
+    "toRadians",
+    "call_function",
+    "equal_null",
+    "bit_length",
+    "contains",
+    "endswith",
+    "ilike",
+    "like",
+    "octet_length",
+    "startswith",
     "corr",
     "covar_pop",
     "covar_samp",

@@ -1,0 +1,53 @@
+"""Aggregate functions of ``pyspark.sql.functions`` under further names (``any_value``,
+``array_agg``, ``every`` / ``some``, ``std``, ``approxCountDistinct``), re-exported by
+:mod:`ferrospark.functions`."""
+
+from __future__ import annotations
+
+import warnings
+
+from .aggregate import AggColumn, _to_expr, approx_count_distinct
+from .column import Column, lit
+from .errors import AnalysisError
+
+ColumnOrName = Column | str
+
+
+def any_value(col: ColumnOrName, ignoreNulls: bool | Column | None = None) -> AggColumn:  # noqa: N803
+    """Some value of the group (the first one read); with ``ignoreNulls`` a non-NULL one
+    when the group has any."""
+    if ignoreNulls is None:
+        return AggColumn("any_value", [_to_expr(col)])
+    flag = ignoreNulls if isinstance(ignoreNulls, bool) else None
+    if isinstance(ignoreNulls, Column):
+        text = str(ignoreNulls).lower()
+        flag = {str(lit(True)).lower(): True, str(lit(False)).lower(): False}.get(text)
+    if flag is None:
+        raise AnalysisError(f"any_value: ignoreNulls must be a boolean literal, got {ignoreNulls!r}")
+    return AggColumn("any_value", [_to_expr(col)], ignore_nulls=flag)
+
+
+def array_agg(col: ColumnOrName) -> AggColumn:
+    """The non-NULL values of each group as an array, in input order (``collect_list``)."""
+    return AggColumn("collect_list", [_to_expr(col)])
+
+
+def approxCountDistinct(col: ColumnOrName, rsd: float | None = None) -> AggColumn:  # noqa: N802
+    """``approx_count_distinct``; deprecated in PySpark 2.1."""
+    warnings.warn("Deprecated in 2.1, use approx_count_distinct instead.", FutureWarning, stacklevel=2)
+    return approx_count_distinct(col, rsd)
+
+
+def every(col: ColumnOrName) -> AggColumn:
+    """True when every non-NULL value of the group is true (``bool_and``)."""
+    return AggColumn("every", [_to_expr(col)])
+
+
+def some(col: ColumnOrName) -> AggColumn:
+    """True when some value of the group is true (``bool_or``)."""
+    return AggColumn("some", [_to_expr(col)])
+
+
+def std(col: ColumnOrName) -> AggColumn:
+    """The sample standard deviation of the group (``stddev``; NULL for one value)."""
+    return AggColumn("std", [_to_expr(col)])

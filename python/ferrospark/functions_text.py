@@ -1,0 +1,62 @@
+"""String functions of ``pyspark.sql.functions`` (lengths, substring tests, LIKE), re-exported
+by :mod:`ferrospark.functions`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._function_args import ColumnOrName, _c, _call
+from .column import Column, lit
+from .errors import AnalysisError
+
+
+def bit_length(col: ColumnOrName) -> Column:
+    """The length of the string or bytes in bits (a string's UTF-8 bytes times 8)."""
+    return _call("bit_length", col)
+
+
+def octet_length(col: ColumnOrName) -> Column:
+    """The length of the string (its UTF-8 encoding) or of the bytes, in bytes."""
+    return _call("octet_length", col)
+
+
+def contains(left: ColumnOrName, right: ColumnOrName) -> Column:
+    """Whether ``right`` occurs in ``left`` (strings or bytes; NULL if either is NULL).
+    As in PySpark, a ``str`` is a column name: ``contains("s", lit("x"))``."""
+    return Column(_c(left)._expr.string_match("contains", _c(right)._expr))
+
+
+def startswith(str: ColumnOrName, prefix: ColumnOrName) -> Column:  # noqa: A002 - PySpark's name
+    """Whether ``str`` starts with ``prefix`` (strings or bytes; NULL if either is NULL)."""
+    return Column(_c(str)._expr.string_match("startswith", _c(prefix)._expr))
+
+
+def endswith(str: ColumnOrName, suffix: ColumnOrName) -> Column:  # noqa: A002 - PySpark's name
+    """Whether ``str`` ends with ``suffix`` (strings or bytes; NULL if either is NULL)."""
+    return Column(_c(str)._expr.string_match("endswith", _c(suffix)._expr))
+
+
+def _escape(escapeChar: Any) -> None:  # noqa: N803 - PySpark's name
+    """Only the default escape, a backslash, is supported: ``ESCAPE`` is not parsed yet."""
+    if escapeChar is None:
+        return
+    esc = lit(escapeChar) if isinstance(escapeChar, str) else escapeChar
+    if isinstance(esc, Column) and str(esc) == str(lit("\\")):
+        return
+    raise AnalysisError(
+        "[UNSUPPORTED_FEATURE] LIKE with an escape character other than '\\' is not supported "
+        "yet; write the pattern with '\\' as its escape"
+    )
+
+
+def like(str: ColumnOrName, pattern: ColumnOrName, escapeChar: Column | None = None) -> Column:  # noqa: A002, N803
+    """``str LIKE pattern``: ``_`` any character, ``%`` any run, ``\\`` escapes. ``pattern``
+    is a column (a ``str`` names one, as in PySpark: ``like("s", lit("a%"))``)."""
+    _escape(escapeChar)
+    return Column(_c(str)._expr.like(_c(pattern)._expr, False, False))
+
+
+def ilike(str: ColumnOrName, pattern: ColumnOrName, escapeChar: Column | None = None) -> Column:  # noqa: A002, N803
+    """``str ILIKE pattern``: :func:`like` ignoring case."""
+    _escape(escapeChar)
+    return Column(_c(str)._expr.like(_c(pattern)._expr, False, True))
