@@ -54,13 +54,6 @@ EXCLUDED_FAMILIES: dict[str, str] = {
     "vector_*": "vectors: Spark's ML vector functions",
     "collate": "collations: strings compare by their UTF-8 bytes only",
     "collation": "collations: strings compare by their UTF-8 bytes only",
-    # Python functions are provided by another part of ferrospark (ferrospark.functions' udf
-    # family is built separately); listed here so this test does not track them.
-    "udf": "Python functions: tracked with the UDF work",
-    "pandas_udf": "Python functions: tracked with the UDF work",
-    "call_udf": "Python functions: tracked with the UDF work",
-    "udtf": "Python functions: tracked with the UDF work",
-    "arrow_udtf": "Python functions: tracked with the UDF work",
 }
 
 #: Names ferrospark's SQL does not evaluate yet, so ``ferrospark.functions`` has no wrapper.
@@ -74,6 +67,8 @@ MISSING: frozenset[str] = frozenset(
     + "jaro_winkler_similarity mask overlay quote sentences substring_index str_to_map".split()
     + "url_decode url_encode try_url_decode parse_url try_parse_url to_number try_to_number".split()
     + "try_to_binary".split()
+    # Python table functions
+    + "udtf arrow_udtf".split()
     # JSON and CSV
     + "from_csv to_csv schema_of_csv from_json to_json schema_of_json get_json_object".split()
     + "json_array_length json_object_keys json_tuple".split()

@@ -1,5 +1,6 @@
 """Type stubs of the native extension (PyO3). Users import ``ferrospark``, not this."""
 
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -35,6 +36,15 @@ class Expr:
     def function(name: str, args: list[Expr]) -> Expr: ...
     @staticmethod
     def lambda_function(params: list[str], body: Expr) -> Expr: ...
+    @staticmethod
+    def udf(
+        name: str,
+        func: Callable[[pa.RecordBatch], pa.Array],
+        return_type: pa.DataType,
+        deterministic: bool,
+        aggregate: bool,
+        args: list[Expr],
+    ) -> Expr: ...
     @staticmethod
     def aggregate(name: str, args: list[Expr], distinct: bool, ignore_nulls: bool) -> Expr: ...
     @staticmethod
@@ -210,6 +220,14 @@ class Catalog:
     def list_columns(self, name: str) -> list[tuple[str, str | None, str, bool, bool]]: ...
     def list_user_functions(self) -> list[tuple[str, str | None, bool]]: ...
     def function_exists(self, name: str) -> bool: ...
+    def register_udf(
+        self,
+        name: str,
+        func: Callable[[pa.RecordBatch], pa.Array],
+        return_type: pa.DataType,
+        deterministic: bool,
+        aggregate: bool,
+    ) -> None: ...
     def drop_temp_view(self, name: str) -> bool: ...
     def drop_global_temp_view(self, name: str) -> bool: ...
     def refresh_table(self, name: str) -> None: ...

@@ -68,6 +68,12 @@ class InternalError(FerroError):
     """
 
 
+class PythonException(FerroError):
+    """A Python function the query called (a ``F.udf``, ``pandas_udf`` or one registered with
+    ``spark.udf.register``) raised. The message names the function and carries the Python
+    exception and its traceback; the session stays usable."""
+
+
 __all__ = [
     "AnalysisError",
     "ConfigError",
@@ -80,6 +86,7 @@ __all__ = [
     "StateStoreError",
     "ParquetError",
     "PathNotFoundError",
+    "PythonException",
     "SchemaError",
     "SparkArithmeticError",
     "UnsupportedError",

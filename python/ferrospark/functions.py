@@ -81,6 +81,7 @@ from .functions_math import (
 )
 from .functions_misc import call_function, equal_null
 from .functions_text import bit_length, contains, endswith, ilike, like, octet_length, startswith
+from .udf import PandasUDFType, UserDefinedFunction, call_udf, pandas_udf, udf
 from .window import (
     cume_dist,
     dense_rank,
@@ -1182,6 +1183,11 @@ __all__ = [
     "unix_date",
     "unix_timestamp",
     "upper",
+    "udf",
+    "call_udf",
+    "pandas_udf",
+    "PandasUDFType",
+    "UserDefinedFunction",
     "var_pop",
     "var_samp",
     "variance",

@@ -162,6 +162,14 @@ class Session:
         return self._query_engine.drop_view(viewName)
 
     @property
+    def udf(self) -> Any:
+        """``spark.udf``: ``register(name, f, returnType)`` makes a Python function callable
+        from this session's SQL."""
+        from .udf import UDFRegistration
+
+        return UDFRegistration(self)
+
+    @property
     def conf(self) -> RuntimeConfig:
         """PySpark's ``RuntimeConfig``: ``conf.set(k, v)``, ``conf.get(k[, default])``,
         ``conf.unset(k)``, ``conf.isModifiable(k)``, ``conf.getAll``; also a dict of the

@@ -14,6 +14,7 @@ use crate::external::{database_not_found, function_exists, table_not_found, Exte
 use crate::model::{CatalogDatabase, CatalogFunction, CatalogTable, TableIdent};
 use crate::names::{normalize, quote, validate};
 use crate::warehouse::{remove_managed, Warehouse};
+use ferrospark_expr::RegisteredUdf;
 
 /// The database holding global temporary views.
 pub const GLOBAL_TEMP_DATABASE: &str = "global_temp";
@@ -62,6 +63,7 @@ pub struct SessionCatalog<V> {
     temp_views: RwLock<BTreeMap<String, V>>,
     global_views: Arc<GlobalTempViews<V>>,
     temp_functions: RwLock<BTreeMap<String, CatalogFunction>>,
+    temp_udfs: RwLock<BTreeMap<String, RegisteredUdf>>,
     relation_cache: RwLock<HashMap<TableIdent, V>>,
 }
 
@@ -96,6 +98,7 @@ impl<V: Clone> SessionCatalog<V> {
             temp_views: RwLock::new(BTreeMap::new()),
             global_views,
             temp_functions: RwLock::new(BTreeMap::new()),
+            temp_udfs: RwLock::new(BTreeMap::new()),
             relation_cache: RwLock::new(HashMap::new()),
         }
     }
@@ -411,21 +414,56 @@ impl<V: Clone> SessionCatalog<V> {
     /// Registers a temporary SQL function.
     pub fn create_temp_function(&self, f: CatalogFunction, replace: bool) -> Result<()> {
         let mut fs = self.temp_functions.write().map_err(|_| poisoned())?;
-        if !replace && fs.contains_key(&f.name) {
+        let mut udfs = self.temp_udfs.write().map_err(|_| poisoned())?;
+        if !replace && (fs.contains_key(&f.name) || udfs.contains_key(&f.name)) {
             return Err(function_exists("session", &f.name));
         }
+        udfs.remove(&f.name);
         fs.insert(f.name.clone(), f);
         Ok(())
     }
 
-    /// Drops a temporary function; whether it existed.
+    /// Drops a temporary function (a SQL one or a registered Python one); whether it existed.
     pub fn drop_temp_function(&self, name: &str) -> Result<bool> {
-        Ok(self
+        let name = normalize(name);
+        let sql = self
             .temp_functions
             .write()
             .map_err(|_| poisoned())?
-            .remove(&normalize(name))
-            .is_some())
+            .remove(&name)
+            .is_some();
+        let udf = self
+            .temp_udfs
+            .write()
+            .map_err(|_| poisoned())?
+            .remove(&name)
+            .is_some();
+        Ok(sql || udf)
+    }
+
+    /// Registers a Python function under `name` for SQL (`spark.udf.register`), replacing a
+    /// temporary function of that name. Like Spark's, it shadows a built-in function of the
+    /// same name in this session.
+    pub fn register_udf(&self, name: &str, f: RegisteredUdf) -> Result<()> {
+        let name = normalize(name);
+        self.temp_functions
+            .write()
+            .map_err(|_| poisoned())?
+            .remove(&name);
+        self.temp_udfs
+            .write()
+            .map_err(|_| poisoned())?
+            .insert(name, f);
+        Ok(())
+    }
+
+    /// The Python function registered under `name`, if any.
+    pub fn udf(&self, name: &str) -> Result<Option<RegisteredUdf>> {
+        let udfs = self.temp_udfs.read().map_err(|_| poisoned())?;
+        if udfs.is_empty() {
+            return Ok(None);
+        }
+        Ok(udfs.get(&normalize(name)).cloned())
     }
 
     /// A SQL function by name: a temporary one, else one of the current database (or of
@@ -450,15 +488,25 @@ impl<V: Clone> SessionCatalog<V> {
         }
     }
 
-    /// Temporary function names, sorted.
+    /// Temporary function names (SQL and Python ones), sorted.
     pub fn temp_function_names(&self) -> Result<Vec<String>> {
-        Ok(self
+        let mut names: Vec<String> = self
             .temp_functions
             .read()
             .map_err(|_| poisoned())?
             .keys()
             .cloned()
-            .collect())
+            .collect();
+        names.extend(
+            self.temp_udfs
+                .read()
+                .map_err(|_| poisoned())?
+                .keys()
+                .cloned(),
+        );
+        names.sort();
+        names.dedup();
+        Ok(names)
     }
 
     /// The cached relation of a table.

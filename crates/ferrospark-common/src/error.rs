@@ -69,6 +69,10 @@ pub enum FerroError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A user-defined function (a Python UDF) raised; the message names the function and
+    /// carries its exception and traceback.
+    #[error("{0}")]
+    UserFunction(String),
     /// The query was cancelled (Ctrl-C, or its caller gave up) before it finished.
     #[error("query cancelled")]
     Cancelled,

@@ -732,6 +732,11 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
             let args: Vec<PhysicalExpr> = args.iter().map(b).collect::<Result<_>>()?;
             crate::functions::bind_call(expr, &name, args, ctx)?
         }
+        Expr::Udf { udf, args } => PhysicalExpr::Udf {
+            udf: udf.clone(),
+            args: args.iter().map(b).collect::<Result<_>>()?,
+            session_tz: ctx.session_tz.to_string(),
+        },
         Expr::Aggregate { name, .. } => {
             return Err(FerroError::Analysis(format!(
                 "aggregate function {name} is not allowed in \"{expr}\": aggregates belong in a SELECT list, HAVING or agg()"
@@ -750,6 +755,8 @@ fn fold_constants(e: PhysicalExpr) -> Result<PhysicalExpr> {
                 PhysicalExpr::Column { .. }
                     | PhysicalExpr::LambdaVariable { .. }
                     | PhysicalExpr::Lambda { .. }
+                    // a user's function runs where the rows are, never while planning
+                    | PhysicalExpr::Udf { .. }
             )
         });
         found

@@ -93,7 +93,7 @@ fn push_children<'a>(e: &'a Expr, out: &mut Vec<(&'a Expr, usize)>, depth: usize
             out.push((expr, d));
             out.push((pattern, d));
         }
-        Expr::Function { args, .. } | Expr::Aggregate { args, .. } => {
+        Expr::Function { args, .. } | Expr::Aggregate { args, .. } | Expr::Udf { args, .. } => {
             out.extend(args.iter().map(|c| (c, d)));
         }
     }

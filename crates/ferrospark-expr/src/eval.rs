@@ -247,6 +247,17 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
             let vals: Vec<ColumnarValue> = args.iter().map(ev).collect::<Result<_>>()?;
             func.evaluate(&vals, n)?
         }
+        PhysicalExpr::Udf {
+            udf,
+            args,
+            session_tz,
+        } => {
+            let arrays = args
+                .iter()
+                .map(|a| ev(a)?.into_array(n))
+                .collect::<Result<Vec<_>>>()?;
+            ColumnarValue::Array(udf.invoke(&arrays, n, session_tz)?)
+        }
     })
 }
 

@@ -897,6 +897,14 @@ pub enum Expr {
         /// arguments
         args: Vec<Expr>,
     },
+    /// A call of a user-defined function (a Python UDF): never folded, moved or evaluated
+    /// twice unless the function is deterministic.
+    Udf {
+        /// the function
+        udf: crate::udf::ScalarUdf,
+        /// arguments
+        args: Vec<Expr>,
+    },
     /// An aggregate call with Spark's modifiers (`count(DISTINCT x)`, `first(x) IGNORE NULLS`).
     /// Plain aggregate calls from SQL text parse as [`Expr::Function`]; the query planner
     /// treats both as aggregates. Not valid inside a scalar expression.
@@ -910,6 +918,22 @@ pub enum Expr {
         /// `IGNORE NULLS`
         ignore_nulls: bool,
     },
+}
+
+/// `name(a, b, ...)`, each argument as it displays.
+pub(crate) fn write_call<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    name: &str,
+    args: &[T],
+) -> fmt::Result {
+    write!(f, "{name}(")?;
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{a}")?;
+    }
+    f.write_str(")")
 }
 
 /// Builders, so Rust callers read like the Python API.
@@ -1078,7 +1102,7 @@ impl Expr {
                 expr.visit(f);
                 pattern.visit(f);
             }
-            Expr::Function { args, .. } | Expr::Aggregate { args, .. } => {
+            Expr::Function { args, .. } | Expr::Aggregate { args, .. } | Expr::Udf { args, .. } => {
                 args.iter().for_each(|e| e.visit(f))
             }
         }
@@ -1279,6 +1303,7 @@ impl Expr {
             Expr::Function { name, args } => {
                 scalar_call_name(name, args.iter().map(Expr::spark_name).collect())
             }
+            Expr::Udf { udf, args } => format!("{}({})", udf.name(), list(args)),
             Expr::Aggregate {
                 name,
                 args,
@@ -1518,16 +1543,8 @@ impl fmt::Display for Expr {
             {
                 write!(f, "({})[{}]", args[0], args[1])
             }
-            Expr::Function { name, args } => {
-                write!(f, "{name}(")?;
-                for (i, a) in args.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{a}")?;
-                }
-                f.write_str(")")
-            }
+            Expr::Udf { udf, args } => write_call(f, udf.name(), args),
+            Expr::Function { name, args } => write_call(f, name, args),
             Expr::Aggregate {
                 name,
                 args,

@@ -44,6 +44,7 @@ pub mod shared;
 mod timestamp_text;
 pub mod transform;
 pub mod types;
+pub mod udf;
 pub mod wire;
 
 #[cfg(test)]
@@ -63,3 +64,4 @@ pub use normalize::normalize_key;
 pub use parser::parse_expr;
 pub use physical::{CastMode, PhysicalExpr, ScalarFunction};
 pub use shared::SharedExprs;
+pub use udf::{RegisteredUdf, ScalarUdf, ScalarUdfImpl};

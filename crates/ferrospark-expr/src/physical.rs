@@ -166,6 +166,15 @@ pub enum PhysicalExpr {
         /// result type
         data_type: DataType,
     },
+    /// A user-defined function over its arguments' arrays.
+    Udf {
+        /// the function
+        udf: crate::udf::ScalarUdf,
+        /// arguments
+        args: Vec<PhysicalExpr>,
+        /// the session time zone it runs in
+        session_tz: String,
+    },
 }
 
 impl PhysicalExpr {
@@ -179,6 +188,7 @@ impl PhysicalExpr {
             | PhysicalExpr::Function { data_type, .. } => data_type.clone(),
             PhysicalExpr::Literal(l) => l.data_type().clone(),
             PhysicalExpr::LambdaVariable { data_type, .. } => data_type.clone(),
+            PhysicalExpr::Udf { udf, .. } => udf.return_type().clone(),
             PhysicalExpr::Lambda { body, .. } => body.data_type(),
             PhysicalExpr::Negative(e) => e.data_type(),
             PhysicalExpr::Cast { to, .. } => to.clone(),
@@ -248,7 +258,9 @@ impl PhysicalExpr {
                 expr.walk(f);
                 list.iter().for_each(|e| e.walk(f));
             }
-            PhysicalExpr::Function { args, .. } => args.iter().for_each(|e| e.walk(f)),
+            PhysicalExpr::Function { args, .. } | PhysicalExpr::Udf { args, .. } => {
+                args.iter().for_each(|e| e.walk(f))
+            }
             PhysicalExpr::Case {
                 branches,
                 otherwise,
@@ -395,6 +407,15 @@ impl PhysicalExpr {
                 args: args.iter().map(|e| e.transform(f)).collect(),
                 data_type: data_type.clone(),
             },
+            PhysicalExpr::Udf {
+                udf,
+                args,
+                session_tz,
+            } => PhysicalExpr::Udf {
+                udf: udf.clone(),
+                args: args.iter().map(|e| e.transform(f)).collect(),
+                session_tz: session_tz.clone(),
+            },
         }
     }
 
@@ -482,15 +503,9 @@ impl fmt::Display for PhysicalExpr {
                 ..
             } => crate::expr::write_case(f, branches, otherwise.as_deref()),
             PhysicalExpr::Function { func, args, .. } => {
-                write!(f, "{}(", func.name())?;
-                for (i, e) in args.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{e}")?;
-                }
-                f.write_str(")")
+                crate::expr::write_call(f, func.name(), args)
             }
+            PhysicalExpr::Udf { udf, args, .. } => crate::expr::write_call(f, udf.name(), args),
         }
     }
 }

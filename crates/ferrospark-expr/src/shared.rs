@@ -25,15 +25,16 @@ fn is_leaf(e: &PhysicalExpr) -> bool {
     matches!(e, PhysicalExpr::Column { .. } | PhysicalExpr::Literal(_))
 }
 
-/// Whether `e` reads a lambda's parameter: its value exists only over the lambda's elements,
-/// so it cannot be computed once over the input batch.
-fn reads_lambda(e: &PhysicalExpr) -> bool {
+/// Whether `e` reads a lambda's parameter (its value exists only over the lambda's elements,
+/// so it cannot be computed once over the input batch) or calls a non-deterministic
+/// user function (each occurrence is its own call).
+fn unshareable(e: &PhysicalExpr) -> bool {
     let mut found = false;
     e.walk(&mut |n| {
         found |= matches!(
             n,
             PhysicalExpr::LambdaVariable { .. } | PhysicalExpr::Lambda { .. }
-        )
+        ) || matches!(n, PhysicalExpr::Udf { udf, .. } if !udf.deterministic())
     });
     found
 }
@@ -50,7 +51,7 @@ impl SharedExprs {
         let mut seen: Vec<(PhysicalExpr, usize)> = Vec::new();
         for e in exprs {
             e.walk(&mut |node| {
-                if is_leaf(node) || reads_lambda(node) {
+                if is_leaf(node) || unshareable(node) {
                     return;
                 }
                 match seen.iter_mut().find(|(s, _)| s == node) {

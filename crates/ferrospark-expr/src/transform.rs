@@ -117,6 +117,10 @@ pub fn map_children(e: &Expr, f: &mut dyn FnMut(&Expr) -> Result<Expr>) -> Resul
             name: name.clone(),
             args: args.iter().map(&mut *f).collect::<Result<_>>()?,
         },
+        Expr::Udf { udf, args } => Expr::Udf {
+            udf: udf.clone(),
+            args: args.iter().map(&mut *f).collect::<Result<_>>()?,
+        },
         Expr::Aggregate {
             name,
             args,

@@ -415,6 +415,7 @@ impl PlanBuilder {
         {
             return Err(crate::grouping_sets::grouping_outside_analytics(&g));
         }
+        let group_udfs = check_group_udf_placement(results)?;
         let mut group_out: Vec<(Expr, Attr)> = Vec::new();
         for (item, g) in group_items.iter().zip(group) {
             let g = grouping_expr(&g)?;
@@ -423,6 +424,12 @@ impl PlanBuilder {
             }
             let named = self.named(&strip_alias_item(item), g, &in_attrs)?;
             group_out.push(named);
+        }
+        if group_out.is_empty() && group_udfs {
+            // Spark runs grouped-aggregate pandas UDFs as a grouped Python aggregation even
+            // without keys: no input rows, no output row (not one row of empty groups).
+            let key = Expr::Literal(ferrospark_expr::Literal::boolean(true));
+            group_out.push(self.named(&key, key.clone(), &in_attrs)?);
         }
         let mut aggs: Vec<(AggCall, Attr, Expr)> = Vec::new();
         for r in results {
@@ -1040,4 +1047,33 @@ fn shares_ids(left: &LogicalPlan, right: &LogicalPlan) -> bool {
     defined_ids(left, &mut l);
     defined_ids(right, &mut r);
     !l.is_disjoint(&r)
+}
+
+/// Spark's rule for grouped-aggregate `pandas_udf`s: they are evaluated apart from the other
+/// aggregates of a query (in Python, over each group's rows), so one query may not mix them.
+///
+/// Whether `results` call any grouped-aggregate `pandas_udf`.
+pub(crate) fn check_group_udf_placement(results: &[Expr]) -> Result<bool> {
+    let mut pandas: Vec<String> = Vec::new();
+    let (mut calls, mut aggregates) = (0, 0);
+    for r in results {
+        r.visit(&mut |e| {
+            if let Some(udf) = ferrospark_expr::udf::group_call(e) {
+                calls += 1;
+                if !pandas.iter().any(|n| n == udf.name()) {
+                    pandas.push(udf.name().to_string());
+                }
+            }
+            aggregates += crate::logical::expr_util::is_aggregate_call(e) as usize;
+        });
+    }
+    // each grouped-aggregate call holds one aggregate of its own (its rows' collect_list)
+    if pandas.is_empty() || aggregates == calls {
+        return Ok(!pandas.is_empty());
+    }
+    let names: Vec<String> = pandas.iter().map(|n| format!("`{n}`")).collect();
+    Err(FerroError::Analysis(format!(
+        "[INVALID_PANDAS_UDF_PLACEMENT] The group aggregate pandas UDF {} cannot be invoked together with as other, non-pandas aggregate functions. SQLSTATE: 0A000",
+        names.join(", ")
+    )))
 }

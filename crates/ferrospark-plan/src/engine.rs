@@ -7,6 +7,8 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use ferrospark_common::workers::WorkerPool;
 use ferrospark_common::{Config, FerroError, QueryProgress, Result};
 
+use ferrospark_expr::Expr;
+
 use crate::builder::PlanBuilder;
 use crate::logical::{explain_logical, LogicalPlan};
 use crate::optimizer::optimize;
@@ -55,6 +57,9 @@ impl TableProvider for QueryEngine {
         }
         self.catalog.lookup_function(parts)
     }
+    fn udf(&self, name: &str) -> Result<Option<ferrospark_expr::RegisteredUdf>> {
+        self.catalog.udf(name)
+    }
 }
 
 /// The warehouse `cfg` names (`spark.sql.warehouse.dir`, Spark's `spark-warehouse` in the
@@ -99,6 +104,12 @@ impl QueryEngine {
     /// The session catalog.
     pub fn catalog(&self) -> &Arc<Catalog> {
         &self.catalog
+    }
+
+    /// `e` with calls of this session's registered Python functions bound to them (the
+    /// DataFrame API's `F.call_udf` / `F.expr`; SQL binds them while planning).
+    pub fn with_udfs(&self, e: Expr) -> Result<Expr> {
+        crate::udfs::bind_registered(e, &|name| self.catalog.udf(name))
     }
 
     /// What `parts` names (a temp view, a global temp view, a table or view), if anything.

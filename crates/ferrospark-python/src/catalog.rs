@@ -217,7 +217,30 @@ impl PyCatalog {
 
     fn function_exists(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
         let parts = parse_multipart(name).py(py)?;
+        if let [one] = parts.as_slice() {
+            if self.0.udf(one).py(py)?.is_some() {
+                return Ok(true);
+            }
+        }
         Ok(self.0.lookup_function(&parts).py(py)?.is_some())
+    }
+
+    /// Registers the Python function `func` (batch of arguments in, `pyarrow.Array` out)
+    /// for SQL under `name` (`spark.udf.register`); with `aggregate`, called once per group.
+    #[pyo3(signature = (name, func, return_type, deterministic, aggregate))]
+    fn register_udf(
+        &self,
+        py: Python<'_>,
+        name: String,
+        func: Py<PyAny>,
+        return_type: pyo3_arrow::PyDataType,
+        deterministic: bool,
+        aggregate: bool,
+    ) -> PyResult<()> {
+        let udf = crate::udf::python_udf(name.clone(), func, return_type.into(), deterministic);
+        self.0
+            .register_udf(&name, ferrospark_expr::RegisteredUdf { udf, aggregate })
+            .py(py)
     }
 
     fn drop_temp_view(&self, py: Python<'_>, name: &str) -> PyResult<bool> {

@@ -29,6 +29,7 @@ mod plan;
 mod project;
 mod stages;
 mod streaming;
+mod udf;
 mod watch;
 mod window;
 
@@ -54,6 +55,7 @@ fn to_py(py: Python<'_>, e: FerroError) -> PyErr {
         FerroError::Internal(_) => "InternalError",
         FerroError::Metastore(_) => "MetastoreError",
         FerroError::StateStore { .. } => "StateStoreError",
+        FerroError::UserFunction(_) => "PythonException",
         FerroError::Cancelled => "FerroError",
     };
     let message = e.to_string();
@@ -247,6 +249,25 @@ impl PyExpr {
     #[staticmethod]
     fn lambda_function(py: Python<'_>, params: Vec<String>, body: PyExpr) -> PyResult<Self> {
         node(py, Expr::lambda(params, body.0).map_err(|e| to_py(py, e))?)
+    }
+    /// A call of the Python function `func` (batch of arguments in, `pyarrow.Array` out)
+    /// named `name`, returning `return_type`; with `aggregate`, called once per group.
+    #[staticmethod]
+    #[pyo3(signature = (name, func, return_type, deterministic, aggregate, args))]
+    fn udf(
+        py: Python<'_>,
+        name: String,
+        func: Py<PyAny>,
+        return_type: pyo3_arrow::PyDataType,
+        deterministic: bool,
+        aggregate: bool,
+        args: Vec<PyExpr>,
+    ) -> PyResult<Self> {
+        let f = udf::python_udf(name, func, return_type.into(), deterministic);
+        node(
+            py,
+            ferrospark_expr::udf::udf_call(&f, aggregate, args.into_iter().map(|a| a.0).collect()),
+        )
     }
     /// A function call by Spark name.
     #[staticmethod]

@@ -49,8 +49,15 @@ impl PyPlan {
     }
 }
 
-fn exprs(v: &[PyExpr]) -> Vec<Expr> {
-    v.iter().map(|e| e.0.clone()).collect()
+impl PyPlan {
+    /// The expressions, with calls of the session's registered Python functions bound.
+    fn exprs(&self, py: Python<'_>, v: &[PyExpr]) -> PyResult<Vec<Expr>> {
+        v.iter().map(|e| self.expr(py, e)).collect()
+    }
+
+    fn expr(&self, py: Python<'_>, e: &PyExpr) -> PyResult<Expr> {
+        self.engine.with_udfs(e.0.clone()).py(py)
+    }
 }
 
 fn explain_mode(mode: &str) -> Result<ExplainMode, FerroError> {
@@ -234,7 +241,7 @@ impl PyPlan {
     fn select(&self, py: Python<'_>, items: Vec<PyExpr>) -> PyResult<PyPlan> {
         let p = self
             .builder()
-            .project(self.plan.clone(), &exprs(&items))
+            .project(self.plan.clone(), &self.exprs(py, &items)?)
             .py(py)?;
         Ok(self.of(p))
     }
@@ -242,7 +249,7 @@ impl PyPlan {
     fn filter(&self, py: Python<'_>, predicate: PyExpr) -> PyResult<PyPlan> {
         let p = self
             .builder()
-            .filter(self.plan.clone(), &predicate.0)
+            .filter(self.plan.clone(), &self.expr(py, &predicate)?)
             .py(py)?;
         Ok(self.of(p))
     }
@@ -259,13 +266,14 @@ impl PyPlan {
     ) -> PyResult<PyPlan> {
         let b = self.builder();
         let scope = b.scope(&self.plan);
+        let (group, aggs) = (self.exprs(py, &group)?, self.exprs(py, &aggs)?);
         let run = || -> Result<Arc<LogicalPlan>, FerroError> {
-            let group_written = exprs(&group);
+            let group_written = group.clone();
             let group_resolved = group_written
                 .iter()
                 .map(|g| ferrospark_plan::analyzer::resolve_expr(g, &scope))
                 .collect::<Result<Vec<_>, _>>()?;
-            let agg_written = exprs(&aggs);
+            let agg_written = aggs.clone();
             let agg_resolved = agg_written
                 .iter()
                 .map(|a| ferrospark_plan::analyzer::resolve_expr(a, &scope))
@@ -312,7 +320,7 @@ impl PyPlan {
         let hint = hint.map(JoinStrategy::parse).transpose().py(py)?;
         let on = match (on, condition) {
             (Some(names), _) => JoinOn::Using(names),
-            (None, Some(c)) => JoinOn::Condition(c.0),
+            (None, Some(c)) => JoinOn::Condition(self.expr(py, &c)?),
             (None, None) => JoinOn::None,
         };
         let p = self
@@ -325,7 +333,7 @@ impl PyPlan {
     fn sort(&self, py: Python<'_>, keys: Vec<PyExpr>) -> PyResult<PyPlan> {
         let p = self
             .builder()
-            .sort(self.plan.clone(), &exprs(&keys))
+            .sort(self.plan.clone(), &self.exprs(py, &keys)?)
             .py(py)?;
         Ok(self.of(p))
     }

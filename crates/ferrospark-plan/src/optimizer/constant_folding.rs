@@ -28,7 +28,10 @@ fn foldable(e: &Expr) -> bool {
 pub(crate) fn column_free(e: &Expr) -> bool {
     let mut ok = true;
     e.visit(&mut |x| {
-        ok &= !matches!(x, Expr::Column(_) | Expr::LambdaVariable(_) | Expr::Lambda { .. })
+        ok &= !matches!(
+            x,
+            Expr::Column(_) | Expr::LambdaVariable(_) | Expr::Lambda { .. } | Expr::Udf { .. }
+        )
             && !is_aggregate_call(x)
             && !matches!(x, Expr::Function { name, .. } if name.starts_with("__") || matches!(name.as_str(), "rand" | "randn" | "uuid" | "current_timestamp" | "now"));
     });

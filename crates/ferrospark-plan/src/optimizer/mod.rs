@@ -33,7 +33,7 @@ pub use infer_filters_from_constraints::InferFiltersFromConstraints;
 pub use limit_push_down::LimitPushDown;
 pub(crate) use prune_file_source_partitions::list_catalog_scans;
 pub use prune_file_source_partitions::PruneFileSourcePartitions;
-pub(crate) use push_down_predicates::deterministic;
+pub(crate) use push_down_predicates::same_by_text;
 pub use push_down_predicates::PushDownPredicates;
 pub use push_extra_predicate_through_join::PushExtraPredicateThroughJoin;
 pub use reorder_join::ReorderJoin;

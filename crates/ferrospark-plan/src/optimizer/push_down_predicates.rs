@@ -24,13 +24,23 @@ fn within(e: &Expr, keys: &HashSet<String>) -> bool {
     column_keys(e).is_subset(keys)
 }
 
-/// No `rand()`-like call: evaluating it elsewhere or twice keeps its result.
+/// No `rand()`-like call (nor a user function marked non-deterministic): evaluating it elsewhere or twice keeps its result.
 pub(crate) fn deterministic(e: &Expr) -> bool {
     let mut ok = true;
     e.visit(&mut |x| {
-        ok &= !matches!(x, Expr::Function { name, .. } if matches!(name.as_str(), "rand" | "randn" | "uuid" | "monotonically_increasing_id"));
+        ok &= !matches!(x, Expr::Function { name, .. } if matches!(name.as_str(), "rand" | "randn" | "uuid" | "monotonically_increasing_id"))
+            && !matches!(x, Expr::Udf { udf, .. } if !udf.deterministic());
     });
     ok
+}
+
+/// Deterministic and free of user functions: two such expressions that print alike compute
+/// alike, so a plan holding only these can be compared by its text (two Python functions
+/// can share a name such as `<lambda>`).
+pub(crate) fn same_by_text(e: &Expr) -> bool {
+    let mut udf = false;
+    e.visit(&mut |x| udf |= matches!(x, Expr::Udf { .. }));
+    !udf && deterministic(e)
 }
 
 /// `plan` under a filter of `preds` (none: `plan` itself).

@@ -21,7 +21,7 @@ use ferrospark_common::{FerroError, MemoryReservation, MetricValue, MetricsSet, 
 
 use super::{collect_parallel, counted, metrics_with, BatchStream, ExecutionPlan, TaskContext};
 use crate::logical::{explain_logical, LogicalPlan, ScanSource};
-use crate::optimizer::deterministic;
+use crate::optimizer::same_by_text;
 
 /// A result kept for the occurrences that run after the first, with its memory.
 #[derive(Debug)]
@@ -75,7 +75,7 @@ fn canonical_text(plan: &LogicalPlan) -> Option<String> {
     let mut ok = true;
     let mut stack = vec![plan];
     while let Some(p) = stack.pop() {
-        ok &= p.expressions().into_iter().all(deterministic);
+        ok &= p.expressions().into_iter().all(same_by_text);
         if let LogicalPlan::Scan { source, .. } = p {
             match source {
                 ScanSource::Parquet { paths, .. } => sources.push(format!("{paths:?}")),

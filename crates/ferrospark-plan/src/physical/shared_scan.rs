@@ -29,7 +29,7 @@ use super::reuse::{Reusable, Slots};
 use super::TaskContext;
 use crate::logical::expr_util::{conjoin, replace_columns};
 use crate::logical::{attrs_schema, expr_text, Attr, LogicalPlan, ScanSource};
-use crate::optimizer::deterministic;
+use crate::optimizer::same_by_text;
 
 /// The most bytes of rows one scan keeps for the others.
 pub const MAX_SHARED_BYTES: u64 = 16 << 20;
@@ -251,7 +251,7 @@ pub fn find_shared_scans(
             // Columns no file has are filled in by each scan alone.
             let fills_nulls = partitions.as_ref().is_some_and(|p| !p.missing.is_empty());
             // A nondeterministic filter (`rand() < 0.5`) keeps different rows in each scan.
-            let fixed = filter.as_ref().is_none_or(deterministic);
+            let fixed = filter.as_ref().is_none_or(same_by_text);
             if !out.is_empty() && fixed && !fills_nulls {
                 let types: Vec<String> = attrs
                     .iter()

@@ -44,6 +44,11 @@ pub trait TableProvider {
         let _ = parts;
         Ok(None)
     }
+    /// The Python function registered under `name` (`spark.udf.register`), if one is.
+    fn udf(&self, name: &str) -> Result<Option<ferrospark_expr::RegisteredUdf>> {
+        let _ = name;
+        Ok(None)
+    }
 }
 
 /// What `EXPLAIN` asked for.
@@ -353,7 +358,13 @@ impl<'a> SqlPlanner<'a> {
 
     /// Converts an expression of the statement.
     pub(crate) fn expr(&self, e: &ast::Expr) -> Result<Expr> {
-        convert_ast(e, self.text)
+        self.with_udfs(convert_ast(e, self.text)?)
+    }
+
+    /// `e` with each call of a registered Python function (`spark.udf.register`) bound to
+    /// the function; such a name shadows a built-in one, as in Spark.
+    pub(crate) fn with_udfs(&self, e: Expr) -> Result<Expr> {
+        crate::udfs::bind_registered(e, &|name| self.tables.udf(name))
     }
 
     pub(crate) fn query(

@@ -110,7 +110,8 @@ impl<'a> SqlPlanner<'a> {
         for si in &s.projection {
             match si {
                 ast::SelectItem::UnnamedExpr(e) => items.push(Item {
-                    written: ferrospark_expr::parser::convert_ast_named(e, self.text)?,
+                    written: self
+                        .with_udfs(ferrospark_expr::parser::convert_ast_named(e, self.text)?)?,
                 }),
                 ast::SelectItem::ExprWithAlias { expr, alias } => items.push(Item {
                     written: Expr::Alias {
