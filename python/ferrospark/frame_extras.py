@@ -18,11 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from ._udf_values import name_of
 from .column import Column, col, lit
-from .errors import AnalysisError, UnsupportedError
+from .errors import AnalysisError, PythonException, UnsupportedError
 
 if TYPE_CHECKING:
     from .dataframe import DataFrame
+
+
+def _python_failure(func: Callable[..., Any], e: Exception) -> PythonException:
+    """The error for a user's Python function that raised (as a Python UDF's is)."""
+    return PythonException(f"[PYTHON_UDF_FAILED] the function {name_of(func)} raised {type(e).__name__}: {e}")
 
 
 def _names(cols: Any) -> list[str]:
@@ -359,8 +365,7 @@ class DataFrameExtras:
         except FerroError:
             raise
         except Exception as e:
-            name = getattr(func, "__name__", repr(func))
-            raise FerroError(f"[PYTHON_UDF_FAILED] the function {name} raised {type(e).__name__}: {e}") from e
+            raise _python_failure(func, e) from e
         table = (
             pa.concat_tables([t.select(target.names).cast(target) for t in out])
             if out
@@ -672,8 +677,7 @@ class GroupedDataExtras:
         except FerroError:
             raise
         except Exception as e:
-            name = getattr(func, "__name__", repr(func))
-            raise FerroError(f"[PYTHON_UDF_FAILED] the function {name} raised {type(e).__name__}: {e}") from e
+            raise _python_failure(func, e) from e
         result = pa.concat_tables(out) if out else target.empty_table()
         return df._session.createDataFrame(result)
 

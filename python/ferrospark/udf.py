@@ -86,7 +86,8 @@ class UserDefinedFunction:
         self.evalType = evalType
         self.deterministic = deterministic
         self._name = name or values.name_of(func)
-        self._arrow = _arrow_of(returnType)
+        # a grouped-map function's return type is a whole schema, used by applyInPandas
+        self._arrow = None if evalType == SQL_GROUPED_MAP_PANDAS_UDF else _arrow_of(returnType)
         functools.update_wrapper(self, func, updated=())  # type: ignore[arg-type]
 
     def __call__(self, *cols: Any) -> Column:
@@ -204,11 +205,6 @@ def _make_pandas_udf(f: Callable[..., Any], returnType: Any, functionType: int |
     if returnType is None:
         raise AnalysisError("[CANNOT_BE_NONE] pandas_udf needs a return type")
     kind = functionType if functionType is not None else _pandas_kind(f)
-    if kind == SQL_GROUPED_MAP_PANDAS_UDF:
-        udf_ = UserDefinedFunction.__new__(UserDefinedFunction)
-        udf_.func, udf_.returnType, udf_.evalType, udf_.deterministic = f, returnType, kind, True
-        udf_._name = values.name_of(f)
-        return udf_
     return UserDefinedFunction(f, returnType, evalType=kind)
 
 

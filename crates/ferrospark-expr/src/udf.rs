@@ -166,14 +166,12 @@ pub fn udf_call(udf: &ScalarUdf, aggregate: bool, args: Vec<Expr>) -> Expr {
             args,
         };
     }
-    let name = format!(
-        "{}({})",
-        udf.name(),
-        args.iter()
-            .map(Expr::spark_name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    // Spark names the call as written, not the collect_list it runs over.
+    let name = Expr::Udf {
+        udf: udf.clone(),
+        args: args.clone(),
+    }
+    .spark_name();
     let mut fields = Vec::with_capacity(args.len() * 2);
     for (i, a) in args.into_iter().enumerate() {
         fields.push(Expr::Literal(Literal::string(&aggregate_field_name(i))));

@@ -95,7 +95,6 @@ impl PlanBuilder {
         sets: &[Vec<usize>],
         results: &[Expr],
     ) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
-        let _ = crate::builder::check_group_udf_placement(results)?;
         let in_attrs = input.output();
         // Distinct grouping expressions, and each written position's index among them.
         let mut exprs: Vec<Expr> = Vec::new();
