@@ -4,6 +4,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SCALE  ?= 1
 PYTEST_ARGS ?=
+# pytest-xdist: two worker processes (each with its own Spark session; CI has two cores), whole
+# files to one worker so a file's module fixtures are built once. `make test PYTEST_XDIST=`
+# runs serially.
+PYTEST_XDIST ?= -n 2 --dist loadfile
 
 # Spark's Python workers must run the interpreter ferrospark is installed in.
 export PYSPARK_PYTHON := $(abspath $(PY))
@@ -35,7 +39,7 @@ test-rust:
 	cargo test --workspace --quiet
 
 test-python: build
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 test: test-rust test-python
 

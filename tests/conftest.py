@@ -52,11 +52,33 @@ def pytest_configure(config):
     )
 
 
+# The longest test files (minutes on a 2-core machine), run first: `make test` hands whole files
+# to two pytest-xdist workers in collection order, and a long file started last would leave one
+# worker idle while the other finishes it. Only the order changes; every file still runs.
+LONGEST_FILES = (
+    "test_spark_local_cluster.py",
+    "test_streaming_spark.py",
+    "test_aggregate.py",
+    "test_aggregate_spark.py",
+    "test_catalog_spark.py",
+    "test_join_spark.py",
+    "test_stream_sources.py",
+    "test_join_fss.py",
+    "test_aggregate_fss.py",
+    "test_spark_stages.py",
+    "test_conformance.py",
+    "test_streaming_exactly_once.py",
+    "test_query_spark.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
     # Any test that uses the `spark` fixture (directly or through another fixture) is a Spark test.
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("spark"):
             item.add_marker(pytest.mark.spark)
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: files stay whole
 
 
 # --------------------------------------------------------------------------------------------
@@ -65,8 +87,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def spark():
-    """A local[2] SparkSession in UTC, created lazily on first use."""
+def spark(tmp_path_factory):
+    """A local[2] SparkSession in UTC, created lazily on first use.
+
+    Its warehouse is a temporary directory, not ``./spark-warehouse``: under pytest-xdist
+    each worker process has a session of its own, and they must not share table files.
+    """
     from pyspark.sql import SparkSession
 
     session = (
@@ -74,6 +100,7 @@ def spark():
         .appName("ferrospark-tests")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         # Spark is the *semantic* oracle here, so its own Parquet pushdown is switched off:
@@ -99,6 +126,36 @@ def spark():
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
     yield session
     session.stop()
+
+
+# --------------------------------------------------------------------------------------------
+# TPC-H
+# --------------------------------------------------------------------------------------------
+
+
+def _run_temp_root(tmp_path_factory) -> Path:
+    """The temporary directory of the whole run: under pytest-xdist, the parent of every
+    worker's own (``.../pytest-N/popen-gw0``), so the workers can share files there."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def tpch_sf001(tmp_path_factory) -> dict[str, str]:
+    """{table: directory} of the eight TPC-H tables at scale 0.01 (one file each), generated
+    once per run and read by every test that needs them (no test writes there). xdist workers
+    take a lock, so one generates and the others find the finished tables."""
+    import fcntl
+
+    from ferrospark.tpch import TABLES, ensure_tpch
+
+    root = _run_temp_root(tmp_path_factory)
+    with open(root / "tpch-sf0.01.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return ensure_tpch(0.01, root / "tpch-sf0.01", tables=list(TABLES), parts=1, progress=False)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 # --------------------------------------------------------------------------------------------

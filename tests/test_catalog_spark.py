@@ -8,9 +8,19 @@ import re
 from decimal import Decimal
 
 import pyarrow as pa
+import pytest
 
 import ferrospark as fs
 from helpers import arrow_rows, norm_float_any, spark_rows
+
+
+@pytest.fixture
+def spark(spark):
+    """A SparkSession of its own over the shared SparkContext (the same catalog and
+    configuration): SHOW TABLES / listTables list temporary views, and other test files
+    register theirs on the shared session (TPC-H's tables, ...) in whatever order they run."""
+    return spark.newSession()
+
 
 # Cells that cannot agree: when and by what the table was made, sizes of files two Parquet
 # writers wrote.

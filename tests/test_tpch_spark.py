@@ -5,15 +5,13 @@ from __future__ import annotations
 import pytest
 
 import ferrospark as fs
-from ferrospark.tpch import TABLES, ensure_tpch
 from ferrospark.tpch_queries import QUERIES
 from helpers import arrow_rows, assert_same_rows, spark_rows
 
 
 @pytest.fixture(scope="module")
-def tpch_dirs(tmp_path_factory) -> dict[str, str]:
-    out = tmp_path_factory.mktemp("tpch")
-    return ensure_tpch(0.01, out, tables=list(TABLES), parts=1, progress=False)
+def tpch_dirs(tpch_sf001) -> dict[str, str]:
+    return tpch_sf001
 
 
 @pytest.fixture(scope="module")
