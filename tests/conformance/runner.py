@@ -120,7 +120,8 @@ def _fraction(micros: int) -> str:
 
 
 def _timestamp(v: dt.datetime) -> str:
-    return v.strftime("%Y-%m-%d %H:%M:%S") + _fraction(v.microsecond)
+    # Spark pads the year to four digits (`0001-01-01`); strftime's %Y does not on glibc.
+    return f"{v.year:04d}-{v:%m-%d %H:%M:%S}" + _fraction(v.microsecond)
 
 
 def _day_time(td: dt.timedelta) -> str:
