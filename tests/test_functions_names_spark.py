@@ -25,7 +25,7 @@ import pytest
 
 import ferrospark as fs
 from ferrospark import functions as F
-from ferrospark.errors import AnalysisError, UnsupportedError
+from ferrospark.errors import AnalysisError
 from helpers import arrow_rows, type_diff
 
 # --------------------------------------------------------------------------------------------
@@ -87,7 +87,7 @@ MISSING: frozenset[str] = frozenset(
     # dates, times and timestamps
     + "convert_timezone from_utc_timestamp to_utc_timestamp dayname monthname".split()
     + "make_timestamp_ntz try_make_timestamp try_make_timestamp_ltz try_make_timestamp_ntz".split()
-    + "try_make_interval timestamp_micros timestamp_millis timestamp_nanos unix_nanos".split()
+    + "try_make_interval timestamp_nanos unix_nanos".split()
     + "to_timestamp_ltz to_timestamp_ntz try_to_date try_to_timestamp window window_time".split()
     # the TIME type
     + "current_time make_time time_bucket time_diff time_from_micros time_from_millis".split()
@@ -349,15 +349,8 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
     "timestamp_add(HOUR)": ("name", _REWRITTEN),
     "timestamp_add(MONTH)": ("name", _REWRITTEN),
     "timestamp_add(day)": ("name", _REWRITTEN),
-    "timestamp_diff(DAY)": ("name", _REWRITTEN),
-    "timestamp_diff(HOUR)": ("name", _REWRITTEN),
-    "timestamp_diff(second)": ("name", _REWRITTEN),
     "make_timestamp_ltz": ("name", _LTZ),
     "make_timestamp_ltz(tz)": ("name", _LTZ),
-    "timestamp_seconds(fsecs)": (
-        "values",
-        "a DOUBLE's fraction of a second is dropped; Spark keeps microseconds",
-    ),
     "bit_length(bn)": ("values", _BYTES),
     "octet_length(bn)": ("values", _BYTES),
     "equal_null(x, y)": ("name", _EQUAL_NULL),
@@ -547,10 +540,3 @@ def test_timestamp_units_are_checked():
         F.timestamp_add("HOUR); DROP", "q", "ts")
     with pytest.raises(AnalysisError, match="DATETIME_UNIT"):
         F.timestamp_diff("", "ts", "ts")
-
-
-def test_timestamp_diff_in_months_is_refused(fdf):
-    """Differences in months, quarters and years are refused rather than answered by another
-    rule (known gap: Spark counts them on the calendar)."""
-    with pytest.raises(UnsupportedError, match="months"):
-        fdf.select(F.timestamp_diff("MONTH", "ts", "ts2")).toArrow()

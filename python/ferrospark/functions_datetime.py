@@ -51,6 +51,16 @@ def timestamp_seconds(col: ColumnOrName) -> Column:
     return _call("timestamp_seconds", col)
 
 
+def timestamp_millis(col: ColumnOrName) -> Column:
+    """Milliseconds since 1970-01-01 00:00:00 UTC (an integer) as a timestamp."""
+    return _call("timestamp_millis", col)
+
+
+def timestamp_micros(col: ColumnOrName) -> Column:
+    """Microseconds since 1970-01-01 00:00:00 UTC (an integer) as a timestamp."""
+    return _call("timestamp_micros", col)
+
+
 def unix_seconds(col: ColumnOrName) -> Column:
     """Whole seconds since 1970-01-01 00:00:00 UTC (rounded down), a BIGINT."""
     return _call("unix_seconds", col)

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
-use chrono::NaiveDate;
 
 use ferrospark_common::{FerroError, Result};
 
@@ -302,16 +301,10 @@ fn typed_string(type_name: &str, value: &str, tz: &str) -> Result<Literal> {
         ))
     };
     match type_name {
-        "DATE" => {
-            let t = value.trim();
-            let date_part = t.split(['T', ' ']).next().unwrap_or(t);
-            let d = NaiveDate::parse_from_str(date_part, "%Y-%m-%d")
-                .or_else(|_| NaiveDate::parse_from_str(&format!("{date_part}-01"), "%Y-%m-%d"))
-                .or_else(|_| NaiveDate::parse_from_str(&format!("{date_part}-01-01"), "%Y-%m-%d"))
-                .map_err(|_| bad("expected yyyy-MM-dd"))?;
-            let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).ok_or_else(|| bad("epoch"))?;
-            Ok(Literal::date((d - epoch).num_days() as i32))
-        }
+        // The text rule of a cast to DATE (a year of 4 to 7 digits: `DATE '015'` is refused).
+        "DATE" => crate::cast::parse_spark_date(value)
+            .map(Literal::date)
+            .ok_or_else(|| bad("expected yyyy-MM-dd")),
         "TIMESTAMP" | "TIMESTAMP_LTZ" => {
             let tzv: arrow_array::timezone::Tz = tz.parse().map_err(|e| {
                 FerroError::Config(format!("spark.sql.session.timeZone '{tz}': {e}"))
@@ -630,6 +623,15 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
                     spark_type_name(&from)
                 )));
             }
+            // A TIMESTAMP becomes a TIMESTAMP_NTZ on the session zone's clock, whatever zone
+            // its column carries.
+            let inner = match (&from, &to) {
+                (DataType::Timestamp(_, Some(_)), DataType::Timestamp(_, None)) => cast_to(
+                    inner,
+                    &crate::functions::datetime::timestamp_type(ctx.session_tz),
+                ),
+                _ => inner,
+            };
             if from == to {
                 inner
             } else {

@@ -142,6 +142,12 @@ pub(crate) fn invalid(value: &str, to: &DataType) -> FerroError {
     ))
 }
 
+fn overflow_micros(us: i64) -> ferrospark_common::FerroError {
+    ferrospark_common::FerroError::Arithmetic(format!(
+        "[DATETIME_OVERFLOW] The timestamp of {us} microseconds is out of the supported range."
+    ))
+}
+
 /// Spark's text-to-DATE rule: `[+-]yyyy[-m[m][-d[d]]]`, then optionally `T` or a space and
 /// anything (a time); surrounding white space ignored.
 pub fn parse_spark_date(s: &str) -> Option<i32> {
@@ -268,6 +274,27 @@ pub fn spark_cast(
     let from = a.data_type();
     let n = a.len();
     Ok(Some(match (from, to) {
+        // A TIMESTAMP to a TIMESTAMP_NTZ is its wall-clock time in its zone (Arrow's cast keeps
+        // the instant's UTC value instead).
+        (
+            DataType::Timestamp(TimeUnit::Microsecond, Some(zone)),
+            DataType::Timestamp(TimeUnit::Microsecond, None),
+        ) => {
+            let z: arrow_array::timezone::Tz = zone.parse()?;
+            let t = a.as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+            let mut out = Vec::with_capacity(n);
+            for v in t.iter() {
+                out.push(match v {
+                    None => None,
+                    Some(us) => Some(
+                        crate::functions::datetime::local(us, &z)
+                            .map(|l| l.and_utc().timestamp_micros())
+                            .ok_or_else(|| overflow_micros(us))?,
+                    ),
+                });
+            }
+            Arc::new(PrimitiveArray::<arrow_array::types::TimestampMicrosecondType>::from(out))
+        }
         // A date is its midnight in the zone. Arrow converts each row through the zone's
         // rules; a date column holds few distinct days, so each is converted once.
         (DataType::Date32, DataType::Timestamp(TimeUnit::Microsecond, tz)) => {

@@ -45,7 +45,31 @@ pub fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, TokenizerError> {
         }
         out.push(t);
     }
-    Ok(inline_tables(interval_types(out)))
+    Ok(inline_tables(interval_types(ltz_literals(out))))
+}
+
+/// `TIMESTAMP_LTZ '...'`: Spark's typed literal of its default timestamp type, which sqlparser
+/// does not know as a type name; read as `TIMESTAMP '...'` (the name Spark prints for it too).
+fn ltz_literals(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    for i in 0..tokens.len() {
+        let is_ltz = matches!(&tokens[i].token, Token::Word(w)
+            if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("TIMESTAMP_LTZ"));
+        if !is_ltz {
+            continue;
+        }
+        let next = tokens[i + 1..]
+            .iter()
+            .find(|t| !matches!(t.token, Token::Whitespace(_)));
+        if next.is_some_and(|t| {
+            matches!(
+                t.token,
+                Token::SingleQuotedString(_) | Token::DoubleQuotedString(_)
+            )
+        }) {
+            tokens[i].token = Token::make_keyword("TIMESTAMP");
+        }
+    }
+    tokens
 }
 
 /// `INTERVAL YEAR TO MONTH`, `INTERVAL DAY` ... where a type is written (after `AS` in a

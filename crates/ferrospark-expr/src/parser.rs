@@ -839,7 +839,7 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
         other => return Err(unsupported(format!("arguments {other}"), text)),
     };
     let args = within_group(f, &name, args, distinct, text)?;
-    if let Some(e) = timestamp_unit_call(&name, &args, text)? {
+    if let Some(e) = timestamp_unit_call(&name, &args)? {
         return Ok(e);
     }
     if name == "count" && args.is_empty() {
@@ -1023,25 +1023,61 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
     })
 }
 
-/// `timestampdiff(unit, a, b)` (also `datediff` / `date_diff` / `timestamp_diff` with a unit)
-/// for the units of a fixed length: the difference of the microseconds truncated to whole
-/// units, as Java's `ChronoUnit.between` counts them (in the session zone's wall clock, which
-/// differs from this by the hour a daylight-saving change adds or removes). The month-based
-/// differences are refused as not yet supported rather than answered by another rule.
-/// `timestampadd` (`dateadd` / `date_add` with a unit) adds an interval of the unit.
-fn timestamp_unit_call(name: &str, args: &[Expr], text: &str) -> Result<Option<Expr>> {
+/// `timestampdiff(unit, a, b)` (also `datediff` / `date_diff` / `timediff` /
+/// `timestamp_diff` with a unit): the native `timestampdiff` with the unit as a string
+/// literal, counting as Java's `ChronoUnit.between` does over the session zone's local times
+/// ([`crate::functions::datetime_units`]). `timestampadd` (`dateadd` / `date_add` with a
+/// unit) adds an interval of the unit. A unit written as a string (`'MINUTE'`) is Spark's
+/// `INVALID_PARAMETER_VALUE.DATETIME_UNIT`, raised by its parser.
+fn timestamp_unit_call(name: &str, args: &[Expr]) -> Result<Option<Expr>> {
     let adding = matches!(
         name,
         "timestampadd" | "dateadd" | "date_add" | "timestamp_add"
     );
     let diffing = matches!(
         name,
-        "timestampdiff" | "datediff" | "date_diff" | "timestamp_diff"
+        "timestampdiff" | "datediff" | "date_diff" | "timediff" | "timestamp_diff"
     );
-    let (true, [Expr::Column(unit), a, b]) = (adding || diffing, args) else {
+    if !(adding || diffing) {
+        return Ok(None);
+    }
+    if let [Expr::Literal(l), _, _] = args {
+        use arrow_array::{cast::AsArray, Array};
+        if let Some(s) = l.array().as_string_opt::<i32>().filter(|s| !s.is_null(0)) {
+            return Err(crate::functions::datetime_units::invalid_unit(
+                name,
+                &format!("'{}'", s.value(0)),
+            ));
+        }
+    }
+    let [Expr::Column(written_unit), a, b] = args else {
         return Ok(None);
     };
-    let unit = unit.to_ascii_uppercase();
+    let unit = written_unit.to_ascii_uppercase();
+    if !crate::functions::datetime_units::DATETIME_UNITS.contains(&unit.as_str()) {
+        return Ok(None);
+    }
+    // Spark names every alias by the function it calls.
+    let call = if adding {
+        "timestampadd"
+    } else {
+        "timestampdiff"
+    };
+    // The unit as written (Spark keeps its case in the name: `timestampdiff(second, a, b)`).
+    let shown = if diffing { written_unit } else { &unit };
+    let label = format!("{call}({shown}, {}, {})", a.spark_name(), b.spark_name());
+    if diffing {
+        let f = Expr::Function {
+            name: "timestampdiff".into(),
+            // The unit as written, which the column's name shows (the binder reads any case).
+            args: vec![
+                Expr::Literal(Literal::string(written_unit)),
+                a.clone(),
+                b.clone(),
+            ],
+        };
+        return Ok(Some(written(f, label)));
+    }
     // Microseconds per unit (0: a unit of months).
     let micros: i64 = match unit.as_str() {
         "MICROSECOND" => 1,
@@ -1051,37 +1087,19 @@ fn timestamp_unit_call(name: &str, args: &[Expr], text: &str) -> Result<Option<E
         "HOUR" => 3_600_000_000,
         "DAY" | "DAYOFYEAR" => 86_400_000_000,
         "WEEK" => 604_800_000_000,
-        "MONTH" | "QUARTER" | "YEAR" => 0,
-        _ => return Ok(None),
+        _ => 0,
     };
-    let sql = if adding {
-        let t = format!("CAST(({b}) AS TIMESTAMP)");
-        if micros > 0 {
-            format!("{t} + INTERVAL '{micros}' MICROSECOND * ({a})")
-        } else {
-            let k = match unit.as_str() {
-                "MONTH" => 1,
-                "QUARTER" => 3,
-                _ => 12,
-            };
-            format!("{t} + make_ym_interval(0, ({a}) * {k})")
-        }
-    } else if micros > 0 {
-        format!(
-            "(unix_micros(CAST(({b}) AS TIMESTAMP)) - unix_micros(CAST(({a}) AS TIMESTAMP))) DIV {micros}"
-        )
+    let t = format!("CAST(({b}) AS TIMESTAMP)");
+    let sql = if micros > 0 {
+        format!("{t} + INTERVAL '{micros}' MICROSECOND * ({a})")
     } else {
-        return Err(FerroError::Unsupported(format!(
-            "{name}({unit}, ...): differences in months are not supported yet in \"{text}\"; use months_between"
-        )));
+        let k = match unit.as_str() {
+            "MONTH" => 1,
+            "QUARTER" => 3,
+            _ => 12,
+        };
+        format!("{t} + make_ym_interval(0, ({a}) * {k})")
     };
-    // Spark names every alias by the function it calls.
-    let call = if adding {
-        "timestampadd"
-    } else {
-        "timestampdiff"
-    };
-    let label = format!("{call}({unit}, {}, {})", a.spark_name(), b.spark_name());
     Ok(Some(written(parse_expr(&sql)?, label)))
 }
 

@@ -703,3 +703,61 @@ fn lambdas_run_over_every_element_with_the_columns_of_their_row() {
         assert!(err.contains(class), "{text}: {err}");
     }
 }
+
+/// The error of parsing and binding `text` over [`batch`].
+fn bind_error(text: &str) -> String {
+    let b = batch();
+    match parse_expr(text) {
+        Err(e) => e.to_string(),
+        Ok(e) => bind(&e, &BindContext::new(&b.schema()))
+            .map(|_| ())
+            .expect_err(text)
+            .to_string(),
+    }
+}
+
+#[test]
+fn datetime_literals_and_operands_follow_spark() {
+    let all: Vec<usize> = (0..batch().num_rows()).collect();
+    for text in [
+        "timestamp_ltz'2011-11-11 12:12:12' = TIMESTAMP '2011-11-11 12:12:12'",
+        "timestamp_ltz \"2015-07-23 12:12:12\" = TIMESTAMP '2015-07-23 12:12:12'",
+        "date '2001-10-01' - '2001-09-28' = INTERVAL '3' DAY",
+        "'2001-10-01' - date '2001-09-28' = INTERVAL '3' DAY",
+        "(date '2001-09-28' - null) IS NULL",
+        "(null + date '2001-09-28') IS NULL",
+        "timestamp '2011-11-11 11:11:11' - '2011-11-11 11:11:10' = INTERVAL '1' SECOND",
+        "timestampdiff(MONTH, TIMESTAMP '2022-01-31 10:00:00', TIMESTAMP '2022-02-28 09:59:59') = 0",
+        "datediff(QUARTER, DATE '2022-02-25', DATE '2023-05-25') = 5",
+        "timediff(HOUR, TIMESTAMP '2022-02-14 01:02:03', TIMESTAMP '2022-02-14 12:00:03') = 10",
+        "timestamp_millis(1230219000123) = TIMESTAMP '2008-12-25 15:30:00.123'",
+        "timestamp_seconds(1.23) = TIMESTAMP '1970-01-01 00:00:01.23'",
+    ] {
+        assert_eq!(rows(text), all, "{text}");
+    }
+    for (text, class) in [
+        ("date'015'", "[INVALID_TYPED_LITERAL]"),
+        ("date '2011-11-11' + '1'", "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE]"),
+        ("date '2011-11-11' + 1L", "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE]"),
+        (
+            "timestamp '2011-11-11 11:11:11' + '1'",
+            "[DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE]",
+        ),
+        (
+            "timestampdiff('MINUTE', TIMESTAMP '2022-02-14 01:02:03', TIMESTAMP '2022-02-14 02:00:03')",
+            "[INVALID_PARAMETER_VALUE.DATETIME_UNIT]",
+        ),
+        (
+            "date_add('QUARTER', 5, DATE '2022-02-25')",
+            "[INVALID_PARAMETER_VALUE.DATETIME_UNIT]",
+        ),
+        ("timestamp_millis(1.5)", "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE]"),
+        (
+            "null + timestamp '2011-11-11 11:11:11'",
+            "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]",
+        ),
+    ] {
+        let e = bind_error(text);
+        assert!(e.contains(class), "{text}: {e}");
+    }
+}

@@ -137,6 +137,22 @@ pub enum DateFn {
     },
     /// `unix_date(d)`: days since the epoch
     UnixDate,
+    /// `timestamp_seconds` / `timestamp_millis` / `timestamp_micros`: a count of units of
+    /// `per` microseconds (BIGINT, DECIMAL or DOUBLE) as a timestamp in `tz`
+    /// ([`super::datetime_units`]).
+    EpochToTimestamp {
+        /// microseconds per unit
+        per: i64,
+        /// session zone
+        tz: String,
+    },
+    /// `timestampdiff(unit, start, end)`: whole units between the local times in `tz`.
+    TimestampDiff {
+        /// the unit, upper case (one of [`super::datetime_units::DATETIME_UNITS`])
+        unit: String,
+        /// session zone
+        tz: String,
+    },
 }
 
 impl DateFn {
@@ -177,6 +193,10 @@ impl DateFn {
             DateFn::MicrosToTimestamp { .. } => "timestamp_micros",
             DateFn::MakeDate { .. } => "make_date",
             DateFn::UnixDate => "unix_date",
+            DateFn::EpochToTimestamp { per: 1, .. } => "timestamp_micros",
+            DateFn::EpochToTimestamp { per: 1000, .. } => "timestamp_millis",
+            DateFn::EpochToTimestamp { .. } => "timestamp_seconds",
+            DateFn::TimestampDiff { .. } => "timestampdiff",
         }
     }
 
@@ -487,6 +507,12 @@ impl DateFn {
                 let d = a.prim::<Date32Type>(0)?;
                 build_prims::<Int32Type>(n, |i| Ok(d.get(i)))
             }
+            DateFn::EpochToTimestamp { per, tz } => {
+                super::datetime_units::epoch_to_timestamp(*per, tz, a)
+            }
+            DateFn::TimestampDiff { unit, tz } => {
+                super::datetime_units::timestamp_diff(unit, tz, a)
+            }
         }
     }
 }
@@ -708,6 +734,22 @@ pub(crate) fn timestamp_arg(
     }
 }
 
+/// The day count of `date_add` / `date_sub`: an INT, SMALLINT or TINYINT (a string parsed,
+/// as Spark's implicit cast); a BIGINT or a fractional number is refused, as in Spark.
+pub(crate) fn day_count_arg(
+    call: &Call<'_, '_>,
+    i: usize,
+    a: PhysicalExpr,
+) -> Result<PhysicalExpr> {
+    match spark_equivalent(&a.data_type()) {
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Null => {
+            Ok(cast_to(a, &DataType::Int32))
+        }
+        DataType::Utf8 => Ok(crate::bind::cast_in(a, &DataType::Int32, call.ctx)),
+        _ => Err(call.wrong_type(i, &a, "the (\"INT\" or \"SMALLINT\" or \"TINYINT\") type")),
+    }
+}
+
 const DEFAULT_FORMAT: &str = "yyyy-MM-dd HH:mm:ss";
 
 pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound> {
@@ -751,7 +793,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         "date_add" | "date_sub" | "dateadd" => {
             call.arity(&args, 2, 2)?;
             let d = date_arg(call, 0, args[0].clone())?;
-            let k = call.int_arg(1, args[1].clone(), &DataType::Int32)?;
+            let k = day_count_arg(call, 1, args[1].clone())?;
             let k = if call.name == "date_sub" {
                 PhysicalExpr::Negative(Box::new(k))
             } else {
@@ -837,6 +879,10 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         "to_timestamp" => {
             call.arity(&args, 1, 2)?;
             match args.get(1) {
+                // Without a pattern Spark's to_timestamp is a cast: a number counts seconds.
+                None if crate::types::is_numeric(&spark_equivalent(&args[0].data_type())) => {
+                    crate::bind::cast_in(args[0].clone(), &timestamp_type(&tz), call.ctx)
+                }
                 None => timestamp_arg(call, 0, args[0].clone())?,
                 Some(p) => {
                     let s = call.string_arg(0, args[0].clone())?;
@@ -897,16 +943,6 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             };
             call.function(f(DateFn::UnixUnits(per)), vec![t], DataType::Int64)
         }
-        "timestamp_seconds" => {
-            call.arity(&args, 1, 1)?;
-            let secs = cast_to(args[0].clone(), &DataType::Int64);
-            let t = call.function(
-                f(DateFn::SecondsToTimestamp),
-                vec![secs],
-                timestamp_type("UTC"),
-            );
-            cast_to(t, &timestamp_type(&tz))
-        }
         "date_from_unix_date" => {
             call.arity(&args, 1, 1)?;
             let d = call.int_arg(0, args[0].clone(), &DataType::Int32)?;
@@ -941,7 +977,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             call.arity(&args, 0, 0)?;
             PhysicalExpr::Literal(now_literal(&tz))
         }
-        _ => return Ok(Bound::NotMine(args)),
+        _ => return super::datetime_units::bind(call, args),
     }))
 }
 
@@ -1048,6 +1084,36 @@ pub(crate) fn bind_datetime_arithmetic(
             "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES] Cannot resolve \"{expr}\" due to data type mismatch: the left and right operands of the binary operator have incompatible types ({ln} and {rn})."
         ))
     };
+    // A string beside a date or timestamp is read as one (Spark's ANSI string promotion:
+    // `date - '2001-09-28'` subtracts dates, `date + '1'` is then refused as date_add's).
+    // A NULL is a day count beside a date (`date_add`, `date_sub`), else the other side's type.
+    let (l, r, lt, rt) = {
+        let datetime = |t: &DataType| matches!(t, DataType::Date32 | DataType::Timestamp(..));
+        let promote = |e: PhysicalExpr, t: &DataType, other: &DataType, left: bool| {
+            let to = match t {
+                DataType::Utf8 if datetime(other) => other.clone(),
+                DataType::Null if *other == DataType::Date32 => {
+                    // `null - date` subtracts dates; `date ± null`, `null + date` add days.
+                    if left && op == BinaryOp::Minus {
+                        DataType::Date32
+                    } else {
+                        DataType::Int32
+                    }
+                }
+                // `ts + null` is left to be refused as Spark refuses it.
+                DataType::Null
+                    if matches!(other, DataType::Timestamp(..)) && op == BinaryOp::Minus =>
+                {
+                    other.clone()
+                }
+                _ => return (e, t.clone()),
+            };
+            (crate::bind::cast_in(e, &to, ctx), to)
+        };
+        let (l2, lt2) = promote(l, &lt, &rt, true);
+        let (r2, rt2) = promote(r, &rt, &lt, false);
+        (l2, r2, lt2, rt2)
+    };
     if let Some(e) = super::interval::bind_arithmetic(expr, op, &l, &r, &lt, &rt)? {
         return Ok(Some(e));
     }
@@ -1072,16 +1138,24 @@ pub(crate) fn bind_datetime_arithmetic(
         (r, rt)
     };
     if op == BinaryOp::Minus {
+        // Spark subtracts timestamps as local date-times in the session zone (a date is its
+        // local midnight), so a daylight-saving change between them adds no hour: the
+        // microseconds of each side's TIMESTAMP_NTZ.
         let micros = |e: PhysicalExpr| -> Result<PhysicalExpr> {
             let call = Call {
                 expr,
                 name: "-",
                 ctx,
             };
-            let t = timestamp_arg(&call, 0, e)?;
+            let e = match e.data_type() {
+                DataType::Timestamp(_, Some(_)) => cast_to(e, &timestamp_type(ctx.session_tz)),
+                _ => e,
+            };
+            let local =
+                crate::bind::cast_in(e, &DataType::Timestamp(TimeUnit::Microsecond, None), ctx);
             Ok(call.function(
                 ScalarFunction::Date(DateFn::UnixUnits(1)),
-                vec![t],
+                vec![local],
                 DataType::Int64,
             ))
         };
@@ -1215,6 +1289,16 @@ pub(crate) fn bind_datetime_arithmetic(
                 vec![t, negate(r)?],
                 timestamp_type(&tz),
             )
+        }
+        // Spark's analyzer makes any other `date ± x` a date_add / date_sub, whose day count
+        // must be an INT, SMALLINT or TINYINT.
+        (DataType::Date32, _) => return Err(day_count_arg(&call, 1, r).err().unwrap_or_else(unsupported)),
+        // `ts + null` keeps Spark's BINARY_OP_DIFF_TYPES (below).
+        (DataType::Timestamp(..), t) if !minus && *t != DataType::Null => {
+            return Err(FerroError::Analysis(format!(
+                "[DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE] Cannot resolve \"{expr}\" due to data type mismatch: the binary operator requires the input type (\"NUMERIC\" or \"INTERVAL DAY TO SECOND\" or \"INTERVAL YEAR TO MONTH\" or \"INTERVAL\"), not \"{}\".",
+                crate::types::spark_type_name(&lt)
+            )))
         }
         _ => return Err(unsupported()),
     }))

@@ -112,6 +112,11 @@ impl Pattern {
                 if !"yMLdDHhkKmsSaEuQqzZXxVGe".contains(c) {
                     return Err(bad(&format!("unknown pattern letter '{c}'")));
                 }
+                // Spark refuses the narrow text forms (five letters, which Spark 2 read as the
+                // full name) and longer, and years of seven letters or more.
+                if ("GMLEQq".contains(c) && n >= 5) || (c == 'y' && n >= 7) {
+                    return Err(bad(&format!("too many pattern letters: {c}")));
+                }
                 tokens.push(Token::Field(c, n));
                 *i += n;
             } else {
@@ -278,10 +283,12 @@ struct Fields {
     minute: u32,
     second: u32,
     nanos: u32,
+    /// Whether an `S` field has been read (a second one must agree).
+    fraction_read: bool,
     hour12: bool,
     pm: Option<bool>,
     offset: Option<i32>,
-    /// A zone read by `VV`: the offset is its offset at the local date-time read.
+    /// A zone read by `VV` or `z`: the offset is its offset at the local date-time read.
     zone: Option<Tz>,
 }
 
@@ -296,6 +303,7 @@ impl Default for Fields {
             minute: 0,
             second: 0,
             nanos: 0,
+            fraction_read: false,
             hour12: false,
             pm: None,
             offset: None,
@@ -375,6 +383,33 @@ fn read_zone_id(s: &str, pos: &mut usize) -> Option<Tz> {
     Some(tz)
 }
 
+/// A zone as Java's `z` reads it in Spark's locale (US English): a short name of a US zone
+/// (`PST`, `CDT`: the region, so its offset is the one in force at the time read), `UTC` /
+/// `GMT`, or a zone id.
+fn read_zone_name(s: &str, pos: &mut usize) -> Option<Tz> {
+    let rest = &s[*pos..];
+    let word = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .map_or(rest, |n| &rest[..n]);
+    let region = match word {
+        "PST" | "PDT" | "PT" => Some("America/Los_Angeles"),
+        "MST" | "MDT" | "MT" => Some("America/Denver"),
+        "CST" | "CDT" | "CT" => Some("America/Chicago"),
+        "EST" | "EDT" | "ET" => Some("America/New_York"),
+        "AKST" | "AKDT" => Some("America/Anchorage"),
+        "HST" => Some("Pacific/Honolulu"),
+        "UTC" | "GMT" | "UT" | "Z" => Some("UTC"),
+        _ => None,
+    };
+    match region {
+        Some(r) => {
+            *pos += word.len();
+            r.parse().ok()
+        }
+        None => read_zone_id(s, pos),
+    }
+}
+
 /// Reads `tokens` from `pos` into `st`; `None` when the text does not follow them.
 fn read_tokens(tokens: &[Token], s: &str, pos: &mut usize, st: &mut Fields) -> Option<()> {
     let b = s.as_bytes();
@@ -438,7 +473,13 @@ fn read_tokens(tokens: &[Token], s: &str, pos: &mut usize, st: &mut Fields) -> O
                         let start = *pos;
                         let v = digits(b, pos, if next_is_number { n } else { 1 }, n)?;
                         let width = *pos - start;
-                        st.nanos = (v as u32) * 10u32.pow(9 - width.min(9) as u32);
+                        let nanos = (v as u32) * 10u32.pow(9 - width.min(9) as u32);
+                        // A fraction read twice must agree (Java refuses conflicting fields).
+                        if st.fraction_read && st.nanos != nanos {
+                            return None;
+                        }
+                        st.nanos = nanos;
+                        st.fraction_read = true;
                     }
                     'a' => {
                         let rest = s[*pos..].get(..2)?;
@@ -461,6 +502,7 @@ fn read_tokens(tokens: &[Token], s: &str, pos: &mut usize, st: &mut Fields) -> O
                     }
                     'X' | 'x' | 'Z' => st.offset = Some(read_offset(b, pos, *c, n)?),
                     'V' if n == 2 => st.zone = Some(read_zone_id(s, pos)?),
+                    'z' => st.zone = Some(read_zone_name(s, pos)?),
                     _ => return None,
                 }
             }
@@ -566,5 +608,41 @@ mod tests {
         assert_eq!(offset("2024-01-31 10:20 +05:30"), Some(19800));
         assert_eq!(p.parse_with_offset("2024-01-31 10:20 Nowhere/City"), None);
         assert_eq!(p.parse_with_offset("2024-01-31 10:20 Europe/Paris!"), None);
+    }
+
+    /// `z` reads US zone names as their regions (the offset in force then) and `UTC`; the
+    /// expectations are Spark's golden results in America/Los_Angeles.
+    #[test]
+    fn zone_names_give_their_regions_offset() {
+        let p = Pattern::new("yyyy-MM-dd HH:mm:ss[zzz]").expect("pattern");
+        let offset = |s: &str| p.parse_with_offset(s).and_then(|(_, o)| o);
+        assert_eq!(offset("2019-10-06 10:11:12UTC"), Some(0));
+        assert_eq!(offset("2019-10-06 10:11:12CST"), Some(-5 * 3600));
+        assert_eq!(offset("2019-12-06 10:11:12CST"), Some(-6 * 3600));
+        assert_eq!(offset("2019-10-06 10:11:12PST"), Some(-7 * 3600));
+        assert_eq!(offset("2019-10-06 10:11:12"), None);
+        let twice = Pattern::new("SSSSSS yyyy-MM-dd HH:mm:ss.SSSSSS[zzz]").expect("pattern");
+        assert!(twice
+            .parse("123456 2019-10-06 10:11:12.123456PST")
+            .is_some());
+        assert!(twice
+            .parse("223456 2019-10-06 10:11:12.123456PST")
+            .is_none());
+    }
+
+    /// Spark refuses the narrow text forms and over-long years at compile time.
+    #[test]
+    fn narrow_text_forms_are_refused() {
+        for p in [
+            "dd MM yyyy EEEEE",
+            "dd MM yyyy EEEEEE",
+            "dd/MMMMM/yyyy",
+            "yyyy GGGGG",
+            "yyyyyyy",
+        ] {
+            let e = Pattern::new(p).expect_err(p).to_string();
+            assert!(e.contains("DATETIME_PATTERN_RECOGNITION"), "{p}: {e}");
+        }
+        assert!(Pattern::new("EEEE MMMM yyyyyy GGGG").is_ok());
     }
 }

@@ -14,6 +14,7 @@ pub mod binary;
 pub mod bitwise;
 pub mod collections;
 pub mod datetime;
+pub mod datetime_units;
 mod format;
 pub mod higher_order;
 pub mod interval;
@@ -236,6 +237,9 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "lpad",
     "ltrim",
     "make_date",
+    "timestamp_seconds",
+    "timestamp_millis",
+    "timestamp_micros",
     "conv",
     "bin",
     "make_timestamp",
