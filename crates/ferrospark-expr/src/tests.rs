@@ -761,3 +761,16 @@ fn datetime_literals_and_operands_follow_spark() {
         assert!(e.contains(class), "{text}: {e}");
     }
 }
+
+/// `timestampdiff` keeps its unit as written in the name (`F.timestamp_diff("second", ...)`
+/// reaches the parser without the SQL text's name), and binds it in any case.
+#[test]
+fn timestampdiff_is_named_with_the_unit_as_written() {
+    let e = parse_expr("timestampdiff(second, ts_a, ts_b)").expect("parses");
+    assert_eq!(e.output_name(), "timestampdiff(second, ts_a, ts_b)");
+    let all: Vec<usize> = (0..batch().num_rows()).collect();
+    assert_eq!(
+        rows("timestampdiff(second, TIMESTAMP '2022-01-01 00:00:00', TIMESTAMP '2022-01-01 00:01:00') = 60"),
+        all
+    );
+}
