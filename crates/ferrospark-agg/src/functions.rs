@@ -292,6 +292,7 @@ impl AggregateExpr {
             session_tz: tz,
             ansi: true,
             legacy_coding: false,
+            legacy_charsets: false,
         };
         let name = call.output_name();
         let wrong_args = |n: &str| {

@@ -123,6 +123,7 @@ impl AggregatePlan {
             session_tz: tz,
             ansi,
             legacy_coding: false,
+            legacy_charsets: false,
         };
         let keys = by
             .iter()

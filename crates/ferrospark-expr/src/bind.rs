@@ -28,6 +28,9 @@ pub struct BindContext<'a> {
     /// `spark.sql.legacy.codingErrorAction`: `encode` / `decode` replace a character their
     /// charset cannot hold (`?`, U+FFFD) rather than raise.
     pub legacy_coding: bool,
+    /// `spark.sql.legacy.javaCharsets`: `encode` / `decode` accept Java's charset names
+    /// beyond the seven Spark 4 lists.
+    pub legacy_charsets: bool,
 }
 
 impl<'a> BindContext<'a> {
@@ -38,6 +41,7 @@ impl<'a> BindContext<'a> {
             session_tz: "UTC",
             ansi: true,
             legacy_coding: false,
+            legacy_charsets: false,
         }
     }
 
@@ -50,6 +54,9 @@ impl<'a> BindContext<'a> {
             ansi: cfg.ansi_enabled().unwrap_or(true),
             legacy_coding: cfg
                 .get_bool("spark.sql.legacy.codingErrorAction", false)
+                .unwrap_or(false),
+            legacy_charsets: cfg
+                .get_bool("spark.sql.legacy.javaCharsets", false)
                 .unwrap_or(false),
         }
     }
@@ -759,7 +766,7 @@ fn fold_constants(e: PhysicalExpr) -> Result<PhysicalExpr> {
                     | PhysicalExpr::Lambda { .. }
                     // a user's function runs where the rows are, never while planning
                     | PhysicalExpr::Udf { .. }
-            )
+            ) || matches!(n, PhysicalExpr::Function { func, .. } if !func.deterministic())
         });
         found
     };

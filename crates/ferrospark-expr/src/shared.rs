@@ -27,7 +27,7 @@ fn is_leaf(e: &PhysicalExpr) -> bool {
 
 /// Whether `e` reads a lambda's parameter (its value exists only over the lambda's elements,
 /// so it cannot be computed once over the input batch) or calls a non-deterministic
-/// user function (each occurrence is its own call).
+/// user function or `uuid()` (each occurrence is its own call).
 fn unshareable(e: &PhysicalExpr) -> bool {
     let mut found = false;
     e.walk(&mut |n| {
@@ -35,6 +35,7 @@ fn unshareable(e: &PhysicalExpr) -> bool {
             n,
             PhysicalExpr::LambdaVariable { .. } | PhysicalExpr::Lambda { .. }
         ) || matches!(n, PhysicalExpr::Udf { udf, .. } if !udf.deterministic())
+            || matches!(n, PhysicalExpr::Function { func, .. } if !func.deterministic())
     });
     found
 }

@@ -1,8 +1,8 @@
 //! Bytes and their text forms: `hex`, `unhex`, `to_binary` (`hex`, `utf-8`, `base64`),
-//! `encode` / `decode` (UTF-8, US-ASCII, ISO-8859-1), `base64` / `unbase64`, and `elt`, as
-//! Spark computes them (`hex` of an integer is its two's complement in upper-case digits;
-//! `unhex` of text that is not hex is NULL; a character a charset cannot hold is Spark 4's
-//! `MALFORMED_CHARACTER_CODING`).
+//! `encode` / `decode` (the charsets of [`super::charset`], constant or one per row),
+//! `base64` / `unbase64`, and `elt`, as Spark computes them (`hex` of an integer is its two's
+//! complement in upper-case digits; `unhex` of text that is not hex is NULL; base64 text is
+//! checked as Spark's `to_binary` checks it).
 
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use arrow_array::{Array, ArrayRef, BinaryArray, StringArray};
 use arrow_schema::DataType;
 use ferrospark_common::{FerroError, Result};
 
+use super::charset::{decode, encode, Charset};
 use super::{Args, Bound, Call, ScalarFunction};
 use crate::physical::PhysicalExpr;
 use crate::types::{is_integral, spark_equivalent};
@@ -27,11 +28,14 @@ pub enum BinaryFn {
     Unhex,
     /// `to_binary(s, fmt)` with a constant format
     ToBinary(TextForm),
-    /// `encode(s, charset, replace)` with a constant charset; `replace` writes `?` for a
-    /// character the charset cannot hold (Spark's legacy coding) instead of raising
-    Encode(Charset, bool),
-    /// `decode(b, charset, replace)`; `replace` reads a malformed byte as U+FFFD
-    Decode(Charset, bool),
+    /// `try_to_binary(s, fmt)`: NULL for malformed text
+    TryToBinary(TextForm),
+    /// `unbase64(s)`: base64 as Java's lenient decoder reads it
+    Unbase64,
+    /// `encode(s, charset)`
+    Encode(Coding),
+    /// `decode(b, charset)`
+    Decode(Coding),
     /// `base64(b)`
     Base64,
     /// `elt(n, s1, s2, ...)`: the n-th string (1-based)
@@ -52,15 +56,16 @@ pub enum TextForm {
     Base64,
 }
 
-/// Character sets of `encode` / `decode`.
+/// How `encode` / `decode` pick and apply their charset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Charset {
-    /// UTF-8
-    Utf8,
-    /// US-ASCII: other characters become `?`
-    Ascii,
-    /// ISO-8859-1: characters past U+00FF become `?`
-    Latin1,
+pub struct Coding {
+    /// The constant charset; `None` reads one per row from the second argument.
+    pub charset: Option<Charset>,
+    /// `spark.sql.legacy.codingErrorAction`: write `?` / read U+FFFD for what the charset
+    /// cannot code instead of raising
+    pub replace: bool,
+    /// `spark.sql.legacy.javaCharsets`: Java's other charset names are accepted
+    pub java_names: bool,
 }
 
 impl BinaryFn {
@@ -70,6 +75,8 @@ impl BinaryFn {
             BinaryFn::HexNumber | BinaryFn::HexBytes => "hex",
             BinaryFn::Unhex => "unhex",
             BinaryFn::ToBinary(_) => "to_binary",
+            BinaryFn::TryToBinary(_) => "try_to_binary",
+            BinaryFn::Unbase64 => "unbase64",
             BinaryFn::Encode(..) => "encode",
             BinaryFn::Decode(..) => "decode",
             BinaryFn::Base64 => "base64",
@@ -102,7 +109,7 @@ impl BinaryFn {
                 let out: BinaryArray = (0..n).map(|i| s.get(i).and_then(unhex)).collect();
                 Arc::new(out)
             }
-            BinaryFn::ToBinary(form) => {
+            BinaryFn::ToBinary(form) | BinaryFn::TryToBinary(form) => {
                 let s = args.str(0)?;
                 let mut out = Vec::with_capacity(n);
                 for i in 0..n {
@@ -113,10 +120,11 @@ impl BinaryFn {
                     let bytes = match form {
                         TextForm::Utf8 => Some(t.as_bytes().to_vec()),
                         TextForm::Hex => unhex(t),
-                        TextForm::Base64 => base64_decode(t),
+                        TextForm::Base64 => valid_base64(t).then(|| base64_decode(t)).flatten(),
                     };
                     match bytes {
                         Some(b) => out.push(Some(b)),
+                        None if matches!(self, BinaryFn::TryToBinary(_)) => out.push(None),
                         None => {
                             let fmt = match form {
                                 TextForm::Hex => "HEX",
@@ -131,18 +139,32 @@ impl BinaryFn {
                 }
                 Arc::new(BinaryArray::from_iter(out))
             }
-            BinaryFn::Encode(cs, replace) => {
+            BinaryFn::Unbase64 => {
                 let s = args.str(0)?;
+                let out: BinaryArray = (0..n).map(|i| s.get(i).and_then(base64_decode)).collect();
+                Arc::new(out)
+            }
+            BinaryFn::Encode(coding) => {
+                let s = args.str(0)?;
+                let names = charsets_of(args, coding, "encode")?;
                 let out = (0..n)
-                    .map(|i| s.get(i).map(|t| encode(t, cs, replace)).transpose())
+                    .map(|i| match (s.get(i), names[i.min(names.len() - 1)]) {
+                        (Some(t), Some(cs)) => encode(t, cs, coding.replace).map(Some),
+                        _ => Ok(None),
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 Arc::new(BinaryArray::from_iter(out))
             }
-            BinaryFn::Decode(cs, replace) => {
+            BinaryFn::Decode(coding) => {
                 let a = args.full(0)?;
+                let names = charsets_of(args, coding, "decode")?;
                 let out = bytes_of(&a)?
                     .into_iter()
-                    .map(|b| b.map(|b| decode(&b, cs, replace)).transpose())
+                    .enumerate()
+                    .map(|(i, b)| match (b, names[i.min(names.len() - 1)]) {
+                        (Some(b), Some(cs)) => decode(&b, cs, coding.replace).map(Some),
+                        _ => Ok(None),
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 Arc::new(StringArray::from(out))
             }
@@ -255,88 +277,118 @@ fn base64_decode(t: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-fn charset_name(cs: Charset) -> &'static str {
-    match cs {
-        Charset::Utf8 => "UTF-8",
-        Charset::Ascii => "US-ASCII",
-        Charset::Latin1 => "ISO-8859-1",
+/// The charset of each row (one entry when it is a constant); NULL names read as `None`.
+fn charsets_of(args: &Args, coding: Coding, function: &str) -> Result<Vec<Option<Charset>>> {
+    if let Some(cs) = coding.charset {
+        return Ok(vec![Some(cs)]);
     }
-}
-
-/// Spark 4 reports a character its charset cannot hold (its legacy mode wrote `?`).
-fn malformed(what: &str, cs: Charset) -> FerroError {
-    FerroError::Arithmetic(format!(
-        "[MALFORMED_CHARACTER_CODING] Invalid value found when performing `{what}` with {} SQLSTATE: 22000",
-        charset_name(cs)
-    ))
-}
-
-fn encode(t: &str, cs: Charset, replace: bool) -> Result<Vec<u8>> {
-    let limit = match cs {
-        Charset::Utf8 => return Ok(t.as_bytes().to_vec()),
-        Charset::Ascii => 128,
-        Charset::Latin1 => 256,
-    };
-    t.chars()
-        .map(|c| {
-            if (c as u32) < limit {
-                Ok(c as u32 as u8)
-            } else if replace {
-                Ok(b'?')
-            } else {
-                Err(malformed("encode", cs))
+    let names = args.str(1)?;
+    let rows = if args.is_scalar(1) { 1 } else { args.rows() };
+    let mut last: Option<(&str, Charset)> = None;
+    (0..rows.max(1))
+        .map(|i| {
+            let Some(name) = names.get(i) else {
+                return Ok(None);
+            };
+            if let Some((n, cs)) = last.filter(|(n, _)| *n == name) {
+                let _ = n;
+                return Ok(Some(cs));
             }
+            let cs = Charset::parse(name, coding.java_names, function)?;
+            last = Some((name, cs));
+            Ok(Some(cs))
         })
         .collect()
 }
 
-fn decode(b: &[u8], cs: Charset, replace: bool) -> Result<String> {
-    match cs {
-        Charset::Utf8 if replace => Ok(String::from_utf8_lossy(b).into_owned()),
-        Charset::Utf8 => String::from_utf8(b.to_vec()).map_err(|_| malformed("decode", cs)),
-        Charset::Ascii => b
-            .iter()
-            .map(|&x| {
-                if x < 128 {
-                    Ok(x as char)
-                } else if replace {
-                    Ok('\u{FFFD}')
-                } else {
-                    Err(malformed("decode", cs))
-                }
-            })
-            .collect(),
-        Charset::Latin1 => Ok(b.iter().map(|&x| x as char).collect()),
+/// Spark's check of base64 text before `to_binary` decodes it (RFC 4648 with whitespace
+/// allowed between the characters): padding ends the text, with nothing after it (not even
+/// whitespace) and completes a group of four; without padding a group may be cut short, but
+/// not to one character.
+fn valid_base64(t: &str) -> bool {
+    let mut chars = 0usize;
+    let mut pads = 0usize;
+    for c in t.chars() {
+        if c == '=' {
+            pads += 1;
+        } else if pads > 0 {
+            return false;
+        } else if c.is_ascii_alphanumeric() || c == '+' || c == '/' {
+            chars += 1;
+        } else if !c.is_ascii_whitespace() {
+            return false;
+        }
+    }
+    match pads {
+        0 => chars % 4 != 1,
+        1 | 2 => (chars + pads).is_multiple_of(4),
+        _ => false,
     }
 }
 
-fn constant_text(call: &Call<'_, '_>, a: &PhysicalExpr, what: &str) -> Result<String> {
-    let text = match a {
-        PhysicalExpr::Literal(l) if !l.is_null() => l
-            .array()
-            .as_string_opt::<i32>()
-            .map(|s| s.value(0).to_string()),
-        _ => None,
+/// The value of a foldable argument (no column, lambda variable or user function), computed
+/// now on one row; `None` when it depends on the rows.
+pub(crate) fn fold_argument(a: &PhysicalExpr) -> Result<Option<ArrayRef>> {
+    let mut rows = false;
+    a.walk(&mut |n| {
+        rows |= matches!(
+            n,
+            PhysicalExpr::Column { .. }
+                | PhysicalExpr::LambdaVariable { .. }
+                | PhysicalExpr::Lambda { .. }
+                | PhysicalExpr::Udf { .. }
+        ) || matches!(n, PhysicalExpr::Function { func, .. } if !func.deterministic());
+    });
+    if rows {
+        return Ok(None);
+    }
+    let schema = Arc::new(arrow_schema::Schema::empty());
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(1));
+    let batch = arrow_array::RecordBatch::try_new_with_options(schema, vec![], &options)?;
+    Ok(Some(crate::eval::evaluate(a, &batch)?.into_array(1)?))
+}
+
+/// A foldable argument's value as text (`None` for NULL); a non-foldable one is Spark's
+/// `DATATYPE_MISMATCH.NON_FOLDABLE_INPUT`.
+pub(crate) fn foldable_text(
+    call: &Call<'_, '_>,
+    a: &PhysicalExpr,
+    input: &str,
+) -> Result<Option<String>> {
+    let Some(value) = fold_argument(a)? else {
+        return Err(FerroError::Analysis(format!(
+            "[DATATYPE_MISMATCH.NON_FOLDABLE_INPUT] Cannot resolve \"{}\" due to data type mismatch: the input `{input}` should be a foldable \"STRING\" expression; however, got \"{a}\". SQLSTATE: 42K09",
+            call.expr
+        )));
     };
-    match text {
-        Some(t) => Ok(t),
-        None => Err(FerroError::Unsupported(format!(
-            "{}: the {what} must be a constant in \"{}\"",
-            call.name, call.expr
-        ))),
-    }
+    let text = arrow_cast::cast(&value, &DataType::Utf8)?;
+    let text = text.as_string::<i32>();
+    Ok(text.is_valid(0).then(|| text.value(0).to_string()))
 }
 
-fn charset(call: &Call<'_, '_>, a: &PhysicalExpr) -> Result<Charset> {
-    let name = constant_text(call, a, "charset")?;
-    match name.to_ascii_uppercase().replace('_', "-").as_str() {
-        "UTF-8" | "UTF8" => Ok(Charset::Utf8),
-        "US-ASCII" | "ASCII" => Ok(Charset::Ascii),
-        "ISO-8859-1" | "LATIN1" => Ok(Charset::Latin1),
-        _ => Err(FerroError::Analysis(format!(
-            "[INVALID_PARAMETER_VALUE.CHARSET] The value of parameter(s) `charset` in `{}` is invalid: expects one of the charsets 'US-ASCII', 'ISO-8859-1', 'UTF-8', but got {name}. SQLSTATE: 22023",
-            call.name
-        ))),
+/// The coding of `encode` / `decode`: a foldable charset is checked now, a column's per row.
+fn coding(call: &Call<'_, '_>, a: &PhysicalExpr) -> Result<(Coding, Option<PhysicalExpr>)> {
+    let mut coding = Coding {
+        charset: None,
+        replace: call.ctx.legacy_coding,
+        java_names: call.ctx.legacy_charsets,
+    };
+    match fold_argument(a)? {
+        Some(v) => {
+            let v = arrow_cast::cast(&v, &DataType::Utf8)?;
+            let v = v.as_string::<i32>();
+            if v.is_null(0) {
+                return Ok((
+                    coding,
+                    Some(PhysicalExpr::Literal(crate::expr::Literal::null(
+                        &DataType::Utf8,
+                    ))),
+                ));
+            }
+            coding.charset = Some(Charset::parse(v.value(0), coding.java_names, call.name)?);
+            Ok((coding, None))
+        }
+        None => Ok((coding, Some(call.string_arg(1, a.clone())?))),
     }
 }
 
@@ -375,33 +427,44 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             let s = call.string_arg(0, args[0].clone())?;
             call.function(f(BinaryFn::Unhex), vec![s], DataType::Binary)
         }
-        "to_binary" => {
+        // `try_to_binary` also gives NULL for a format it does not know.
+        "to_binary" | "try_to_binary" => {
             call.arity(&args, 1, 2)?;
+            let tolerant = call.name == "try_to_binary";
             let form = match args.get(1) {
-                None => TextForm::Hex,
-                Some(a) => match constant_text(call, a, "format")?.to_ascii_lowercase().as_str() {
-                    "hex" => TextForm::Hex,
-                    "utf-8" | "utf8" => TextForm::Utf8,
-                    "base64" => TextForm::Base64,
-                    other => {
-                        return Err(FerroError::Analysis(format!(
-                            "[INVALID_PARAMETER_VALUE.BINARY_FORMAT] The value of parameter(s) `format` in `to_binary` is invalid: expects one of binary formats 'base64', 'hex', 'utf-8', but got '{other}'. SQLSTATE: 22023"
-                        )))
-                    }
+                None => Some(TextForm::Hex),
+                Some(a) => match foldable_text(call, a, "fmt")? {
+                    None => None,
+                    Some(t) => match t.to_ascii_lowercase().as_str() {
+                        "hex" => Some(TextForm::Hex),
+                        "utf-8" | "utf8" => Some(TextForm::Utf8),
+                        "base64" => Some(TextForm::Base64),
+                        _ if tolerant => None,
+                        other => {
+                            return Err(FerroError::Analysis(format!(
+                                "[DATATYPE_MISMATCH.INVALID_ARG_VALUE] Cannot resolve \"{}\" due to data type mismatch: The fmt value must to be a case-insensitive \"STRING\" literal of 'hex', 'utf-8', 'utf8', or 'base64', but got '{other}'. SQLSTATE: 42K09",
+                                call.expr
+                            )))
+                        }
+                    },
                 },
             };
             let s = call.string_arg(0, args[0].clone())?;
-            call.function(f(BinaryFn::ToBinary(form)), vec![s], DataType::Binary)
+            match form {
+                Some(form) if tolerant => {
+                    call.function(f(BinaryFn::TryToBinary(form)), vec![s], DataType::Binary)
+                }
+                Some(form) => call.function(f(BinaryFn::ToBinary(form)), vec![s], DataType::Binary),
+                // A NULL format gives NULL.
+                None => PhysicalExpr::Literal(crate::expr::Literal::null(&DataType::Binary)),
+            }
         }
         "encode" => {
             call.arity(&args, 2, 2)?;
-            let cs = charset(call, &args[1])?;
+            let (coding, names) = coding(call, &args[1])?;
             let s = call.string_arg(0, args[0].clone())?;
-            call.function(
-                f(BinaryFn::Encode(cs, call.ctx.legacy_coding)),
-                vec![s],
-                DataType::Binary,
-            )
+            let args = std::iter::once(s).chain(names).collect();
+            call.function(f(BinaryFn::Encode(coding)), args, DataType::Binary)
         }
         // `decode(expr, search, result [, search, result]* [, default])`: Oracle's CASE, the
         // search values compared null-safely.
@@ -427,18 +490,15 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             super::case(call, branches, otherwise)?
         }
         "decode" if args.len() == 2 => {
-            let cs = charset(call, &args[1])?;
+            let (coding, names) = coding(call, &args[1])?;
             let t = spark_equivalent(&args[0].data_type());
             let b = if matches!(t, DataType::Binary) {
                 args[0].clone()
             } else {
                 call.string_arg(0, args[0].clone())?
             };
-            call.function(
-                f(BinaryFn::Decode(cs, call.ctx.legacy_coding)),
-                vec![b],
-                DataType::Utf8,
-            )
+            let args = std::iter::once(b).chain(names).collect();
+            call.function(f(BinaryFn::Decode(coding)), args, DataType::Utf8)
         }
         "base64" => {
             call.arity(&args, 1, 1)?;
@@ -453,11 +513,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         "unbase64" => {
             call.arity(&args, 1, 1)?;
             let s = call.string_arg(0, args[0].clone())?;
-            call.function(
-                f(BinaryFn::ToBinary(TextForm::Base64)),
-                vec![s],
-                DataType::Binary,
-            )
+            call.function(f(BinaryFn::Unbase64), vec![s], DataType::Binary)
         }
         "elt" => {
             call.arity(&args, 2, usize::MAX)?;

@@ -12,6 +12,7 @@
 pub mod arrays;
 pub mod binary;
 pub mod bitwise;
+pub mod charset;
 pub mod collections;
 pub mod datetime;
 pub mod datetime_units;
@@ -20,6 +21,8 @@ pub mod higher_order;
 pub mod interval;
 pub mod math;
 pub mod misc;
+mod number_format;
+mod printf;
 pub mod regex;
 pub mod string;
 mod structs;
@@ -105,6 +108,12 @@ impl ScalarFunction {
             ScalarFunction::Arrays(f) => f.name(),
             ScalarFunction::HigherOrder(f) => f.name(),
         }
+    }
+
+    /// Whether equal arguments always give equal results; a function that is not (`uuid`)
+    /// is never folded into a constant or computed once for two occurrences.
+    pub fn deterministic(&self) -> bool {
+        !matches!(self, ScalarFunction::Text(TextFn::Uuid))
     }
 
     /// Evaluates the function over its argument values for a batch of `n` rows.
@@ -365,6 +374,12 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "elt",
     "nullifzero",
     "zeroifnull",
+    "to_number",
+    "try_to_number",
+    "try_to_binary",
+    "format_string",
+    "printf",
+    "uuid",
 ];
 
 /// Binds a call of `name` over bound `args`; `expr` is the whole call, for messages.

@@ -493,6 +493,9 @@ fn left_right(call: &Call<'_, '_>, s: PhysicalExpr, k: PhysicalExpr) -> Physical
         return sub(vec![s, lit(1), k]);
     }
     let neg = PhysicalExpr::Negative(Box::new(k.clone()));
+    // Spark's `right` is `if(len <= 0, '', substring(s, -len, len))`: a NULL length fails
+    // the test and takes the substring, which is NULL.
+    let len_null = PhysicalExpr::IsNull(Box::new(k.clone()));
     let positive = PhysicalExpr::Compare {
         op: BinaryOp::Gt,
         left: Box::new(k),
@@ -503,6 +506,10 @@ fn left_right(call: &Call<'_, '_>, s: PhysicalExpr, k: PhysicalExpr) -> Physical
         branches: vec![
             (
                 is_null,
+                PhysicalExpr::Literal(Literal::null(&DataType::Utf8)),
+            ),
+            (
+                len_null,
                 PhysicalExpr::Literal(Literal::null(&DataType::Utf8)),
             ),
             (positive, sub(vec![s, neg, lit(i32::MAX as i64)])),

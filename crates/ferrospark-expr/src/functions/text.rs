@@ -1,6 +1,7 @@
 //! More of Spark's string functions: `split_part`, `luhn_check`, the UTF-8 checks
-//! (`is_valid_utf8`, `make_valid_utf8`, `validate_utf8`, `try_validate_utf8`), and `lpad` /
-//! `rpad` of bytes.
+//! (`is_valid_utf8`, `make_valid_utf8`, `validate_utf8`, `try_validate_utf8`), `lpad` /
+//! `rpad` of bytes, `to_number` / `try_to_number` ([`super::number_format`]),
+//! `format_string` / `printf` ([`super::printf`]) and `uuid`.
 
 use std::sync::Arc;
 
@@ -35,6 +36,16 @@ pub enum TextFn {
     LPadBytes,
     /// `rpad(bytes, n[, pad])`
     RPadBytes,
+    /// `to_number(s, fmt)` / `try_to_number(s, fmt)` with a folded format; `fail` raises on
+    /// text the format does not match (else NULL)
+    ToNumber {
+        /// `to_number` (true) or `try_to_number`
+        fail: bool,
+    },
+    /// `format_string(fmt, args...)` / `printf`: Java's `String.format`
+    FormatString,
+    /// `uuid()`: a random version-4 UUID per row; never folded or shared
+    Uuid,
 }
 
 impl TextFn {
@@ -49,11 +60,21 @@ impl TextFn {
             TextFn::TryValidateUtf8 => "try_validate_utf8",
             TextFn::LPadBytes => "lpad",
             TextFn::RPadBytes => "rpad",
+            TextFn::ToNumber { fail: true } => "to_number",
+            TextFn::ToNumber { fail: false } => "try_to_number",
+            TextFn::FormatString => "format_string",
+            TextFn::Uuid => "uuid",
         }
     }
 
     /// Evaluates over `args`.
     pub(crate) fn evaluate(self, args: &Args) -> Result<ArrayRef> {
+        match self {
+            TextFn::ToNumber { fail } => return super::number_format::to_number(args, fail),
+            TextFn::FormatString => return super::printf::format_string(args),
+            TextFn::Uuid => return Ok(uuids(args.rows())),
+            _ => {}
+        }
         let a = args.full(0)?;
         match self {
             TextFn::SplitPart => {
@@ -168,6 +189,9 @@ impl TextFn {
                 }
                 Ok(Arc::new(BinaryArray::from_iter(out)))
             }
+            TextFn::ToNumber { .. } | TextFn::FormatString | TextFn::Uuid => Err(
+                FerroError::Internal(format!("{} evaluated above", self.name())),
+            ),
         }
     }
 }
@@ -207,9 +231,79 @@ fn luhn(s: &str) -> bool {
     sum.is_multiple_of(10)
 }
 
+/// `n` random version-4 UUIDs. The generator is seeded from the process's random hash keys
+/// and the clock, and advances on every call, so no two calls share values.
+fn uuids(n: usize) -> ArrayRef {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    h.write_u64(nanos);
+    let mut state = h.finish();
+    // splitmix64: small, fast and well mixed, enough for identifiers.
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let out: StringArray = (0..n)
+        .map(|_| {
+            let hi = (next() & !0xF000) | 0x4000;
+            let lo = (next() & !(0xC000_u64 << 48)) | (0x8000_u64 << 48);
+            Some(format!(
+                "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+                hi >> 32,
+                (hi >> 16) & 0xFFFF,
+                hi & 0xFFFF,
+                lo >> 48,
+                lo & 0xFFFF_FFFF_FFFF
+            ))
+        })
+        .collect();
+    Arc::new(out)
+}
+
+/// Binds `to_number` / `try_to_number`: the format must fold to a constant, which fixes the
+/// result type; a NULL format gives NULL as DECIMAL(10,0).
+fn bind_to_number(call: &Call<'_, '_>, args: Vec<PhysicalExpr>, fail: bool) -> Result<Bound> {
+    call.arity(&args, 2, 2)?;
+    let Some(fmt) = super::binary::foldable_text(call, &args[1], "format")? else {
+        let t = DataType::Decimal128(10, 0);
+        return Ok(Bound::Done(PhysicalExpr::Literal(
+            crate::expr::Literal::null(&t),
+        )));
+    };
+    let format = super::number_format::NumberFormat::parse(&fmt)?;
+    let s = call.string_arg(0, args[0].clone())?;
+    let f = PhysicalExpr::Literal(crate::expr::Literal::string(&fmt));
+    Ok(Bound::Done(call.function(
+        ScalarFunction::Text(TextFn::ToNumber { fail }),
+        vec![s, f],
+        format.data_type(),
+    )))
+}
+
 /// Binds this family's functions.
 pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound> {
     let f = match call.name {
+        "to_number" => return bind_to_number(call, args, true),
+        "try_to_number" => return bind_to_number(call, args, false),
+        "format_string" | "printf" => return super::printf::bind(call, args),
+        "uuid" => {
+            call.arity(&args, 0, 0)?;
+            return Ok(Bound::Done(call.function(
+                ScalarFunction::Text(TextFn::Uuid),
+                Vec::new(),
+                DataType::Utf8,
+            )));
+        }
         "split_part" => TextFn::SplitPart,
         "luhn_check" => TextFn::LuhnCheck,
         "is_valid_utf8" => TextFn::IsValidUtf8,

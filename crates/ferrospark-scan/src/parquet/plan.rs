@@ -401,6 +401,7 @@ impl ParquetScan {
                     session_tz: &options.session_tz,
                     ansi: true,
                     legacy_coding: false,
+                    legacy_charsets: false,
                 };
                 Some(bind_predicate(e, &ctx)?)
             }
