@@ -63,10 +63,9 @@ MISSING: frozenset[str] = frozenset(
     "acosh asinh atanh cosh sinh tanh hypot factorial".split()
     # strings, bytes, hashes, encodings
     + "aes_decrypt aes_encrypt try_aes_decrypt char chr crc32 md5 sha sha1 sha2 hash xxhash64 hmac".split()
-    + "find_in_set format_number format_string printf from_base32 to_base32 levenshtein soundex".split()
+    + "find_in_set format_number from_base32 to_base32 levenshtein soundex".split()
     + "jaro_winkler_similarity mask overlay quote sentences substring_index str_to_map".split()
-    + "url_decode url_encode try_url_decode parse_url try_parse_url to_number try_to_number".split()
-    + "try_to_binary".split()
+    + "url_decode url_encode try_url_decode parse_url try_parse_url".split()
     # Python table functions
     + "udtf arrow_udtf".split()
     # JSON and CSV
@@ -240,6 +239,17 @@ TEXT: dict[str, Build] = {
     "like(s, p, escape)": lambda F: F.like("s", "p", F.lit("\\")),
     "ilike(s, p)": lambda F: F.ilike("s", "p"),
     "ilike(s, lit)": lambda F: F.ilike("s", F.lit("a%")),
+    "try_to_binary(s, base64)": lambda F: F.try_to_binary("s", F.lit("base64")),
+    "try_to_binary(s)": lambda F: F.try_to_binary(F.col("s")),
+    "to_number(q, S9)": lambda F: F.to_number(F.col("q").cast("string"), F.lit("S9999999999")),
+    "to_number(lit, PR)": lambda F: F.to_number(F.lit("<12,454.8>"), F.lit("99,999.9PR")),
+    "try_to_number(s, 9,999)": lambda F: F.try_to_number("s", F.lit("9,999")),
+    "try_to_number(l, $)": lambda F: F.try_to_number(
+        F.concat(F.lit("$"), F.col("l")), F.lit("$9999999999999D99")
+    ),
+    "format_string(s, q, x, l)": lambda F: F.format_string("%s|%5d|%.2f|%x|%-4s|", "s", "q", "x", "l", "b"),
+    "format_string(index)": lambda F: F.format_string("%2$s %1$s %<s %3$,d", "s", "t", "l"),
+    "printf(lit, t, b, k)": lambda F: F.printf(F.lit("%S-%b-%c-%08.3e"), "t", "b", F.col("k") + 65, "y"),
 }
 
 MATH: dict[str, Build] = {

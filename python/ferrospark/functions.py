@@ -82,7 +82,19 @@ from .functions_math import (
     toRadians,
 )
 from .functions_misc import call_function, equal_null
-from .functions_text import bit_length, contains, endswith, ilike, like, octet_length, startswith
+from .functions_text import (
+    bit_length,
+    contains,
+    endswith,
+    format_string,
+    ilike,
+    like,
+    octet_length,
+    printf,
+    startswith,
+    to_number,
+    try_to_number,
+)
 from .udf import PandasUDFType, UserDefinedFunction, call_udf, pandas_udf, udf
 from .window import (
     cume_dist,
@@ -506,8 +518,16 @@ def to_binary(col: ColumnOrName, format: Any = None) -> Column:  # noqa: A002 - 
     return _call_mixed("to_binary", _c(col), _l(format))
 
 
+def try_to_binary(col: ColumnOrName, format: Any = None) -> Column:  # noqa: A002 - PySpark's name
+    """:func:`to_binary`, NULL for malformed text or an unknown format."""
+    if format is None:
+        return _call("try_to_binary", col)
+    return _call_mixed("try_to_binary", _c(col), _l(format))
+
+
 def encode(col: ColumnOrName, charset: str) -> Column:
-    """Text as bytes in ``charset`` (UTF-8, US-ASCII, ISO-8859-1)."""
+    """Text as bytes in ``charset`` (UTF-8, US-ASCII, ISO-8859-1, UTF-16, UTF-16BE, UTF-16LE,
+    UTF-32; Java's other names under ``spark.sql.legacy.javaCharsets``)."""
     return _call_mixed("encode", _c(col), lit(charset))
 
 
@@ -947,6 +967,10 @@ __all__ = [
     "like",
     "octet_length",
     "startswith",
+    "format_string",
+    "printf",
+    "to_number",
+    "try_to_number",
     "corr",
     "covar_pop",
     "covar_samp",
@@ -1000,6 +1024,7 @@ __all__ = [
     "nullifzero",
     "zeroifnull",
     "to_binary",
+    "try_to_binary",
     "encode",
     "decode",
     "elt",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import _native
 from ._function_args import ColumnOrName, _c, _call
 from .column import Column, lit
 from .errors import AnalysisError
@@ -60,3 +61,27 @@ def ilike(str: ColumnOrName, pattern: ColumnOrName, escapeChar: Column | None = 
     """``str ILIKE pattern``: :func:`like` ignoring case."""
     _escape(escapeChar)
     return Column(_c(str)._expr.like(_c(pattern)._expr, False, True))
+
+
+def to_number(col: ColumnOrName, format: ColumnOrName) -> Column:  # noqa: A002 - PySpark's name
+    """Text read as a DECIMAL by a Spark number format (``'S$999,999.99MI'``: ``0``/``9``
+    digits, ``.``/``D``, ``,``/``G``, ``$``, ``S``, ``MI``, ``PR``); text that does not match
+    raises ``INVALID_FORMAT.MISMATCH_INPUT``. As in PySpark, a ``str`` format is a column name:
+    pass ``lit('999')``."""
+    return _call("to_number", col, format)
+
+
+def try_to_number(col: ColumnOrName, format: ColumnOrName) -> Column:  # noqa: A002 - PySpark's name
+    """:func:`to_number`, NULL for text that does not match the format."""
+    return _call("try_to_number", col, format)
+
+
+def format_string(format: str, *cols: ColumnOrName) -> Column:  # noqa: A002 - PySpark's name
+    """Java's ``String.format`` over the columns (``%s %d %x %f %e %g %c %b %%``, with
+    argument indexes, flags, widths and precisions)."""
+    return Column(_native.Expr.function("format_string", [lit(format)._expr] + [_c(c)._expr for c in cols]))
+
+
+def printf(format: ColumnOrName, *cols: ColumnOrName) -> Column:  # noqa: A002 - PySpark's name
+    """:func:`format_string` with the format a column (a ``str`` is a column name)."""
+    return _call("printf", format, *cols)
