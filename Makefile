@@ -5,9 +5,10 @@ PY     := $(VENV)/bin/python
 SCALE  ?= 1
 PYTEST_ARGS ?=
 # pytest-xdist: two worker processes (each with its own Spark session; CI has two cores), whole
-# files to one worker so a file's module fixtures are built once. `make test PYTEST_XDIST=`
+# files to one worker so a file's module fixtures are built once, in collection order (longest
+# files first, tests/conftest.py), not xdist's most-tests-first. `make test PYTEST_XDIST=`
 # runs serially.
-PYTEST_XDIST ?= -n 2 --dist loadfile
+PYTEST_XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 # Spark's Python workers must run the interpreter ferrospark is installed in.
 export PYSPARK_PYTHON := $(abspath $(PY))
