@@ -52,23 +52,27 @@ def pytest_configure(config):
     )
 
 
-# The longest test files (minutes on a 2-core machine), run first: `make test` hands whole files
-# to two pytest-xdist workers in collection order, and a long file started last would leave one
+# The longest test files (minutes each on a 2-core machine, longest first as measured in one
+# run under pytest-xdist) run first: `make test` hands whole files to two pytest-xdist workers
+# in collection order (--no-loadscope-reorder), and a long file started last would leave one
 # worker idle while the other finishes it. Only the order changes; every file still runs.
 LONGEST_FILES = (
-    "test_spark_local_cluster.py",
     "test_streaming_spark.py",
-    "test_aggregate.py",
-    "test_aggregate_spark.py",
-    "test_catalog_spark.py",
     "test_join_spark.py",
-    "test_stream_sources.py",
-    "test_join_fss.py",
-    "test_aggregate_fss.py",
-    "test_spark_stages.py",
+    "test_parquet_filter_spark.py",
+    "test_spark_local_cluster.py",
+    "test_aggregate.py",
+    "test_functions_spark.py",
+    "test_catalog_spark.py",
     "test_conformance.py",
-    "test_streaming_exactly_once.py",
+    "test_join_fss.py",
     "test_query_spark.py",
+    "test_stream_sources.py",
+    "test_spark_stages.py",
+    "test_aggregate_spark.py",
+    "test_catalog.py",
+    "test_window_spark.py",
+    "test_expr.py",
 )
 
 

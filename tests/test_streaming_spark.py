@@ -383,8 +383,23 @@ def test_fss_batches_on_batch_does_not_read_whole_still_move_the_state(spark, tm
     compare_batches(theirs, got)
 
 
+def _descends_from_this_process(pid: int) -> bool:
+    """Whether ``pid`` is this process or one it started (through its JVM, ...)."""
+    me = os.getpid()
+    while pid > 1:
+        if pid == me:
+            return True
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rpartition(")")[2].split()[1])  # the parent's pid
+    return False
+
+
 def _spark_hosts() -> dict[int, int]:
-    """The state hosts serving Spark's Python daemons on this machine: host pid by executor pid."""
+    """The state hosts serving this test process's Spark's Python daemons: host pid by
+    executor pid. Not other processes' (another pytest-xdist worker's Spark on the machine)."""
     from ferrospark import state_host
 
     out = {}
@@ -395,7 +410,7 @@ def _spark_hosts() -> dict[int, int]:
             out[executor] = int(pid_file.read_text())
         except (OSError, ValueError):
             continue
-        if b"pyspark" not in cmdline:
+        if b"pyspark" not in cmdline or not _descends_from_this_process(executor):
             del out[executor]
     return out
 
