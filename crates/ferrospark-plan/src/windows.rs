@@ -12,6 +12,29 @@ use crate::logical::expr_util::{contains_window, transform_down};
 use crate::logical::{Attr, LogicalPlan, SortExpr, WindowCallExpr};
 use crate::physical::window::window_call_field;
 
+/// The name of a window function that has no meaning over an unordered window (Spark's
+/// `WindowFunction`s: ranking, offsets and `nth_value`; aggregates such as `first_value`
+/// run over any frame).
+fn needs_order(func: &Expr) -> Option<&str> {
+    let name = match func {
+        Expr::Function { name, .. } | Expr::Aggregate { name, .. } => name.as_str(),
+        _ => return None,
+    };
+    matches!(
+        name,
+        "row_number"
+            | "rank"
+            | "dense_rank"
+            | "percent_rank"
+            | "cume_dist"
+            | "ntile"
+            | "lag"
+            | "lead"
+            | "nth_value"
+    )
+    .then_some(name)
+}
+
 impl PlanBuilder {
     /// Replaces every (resolved) window call in `exprs` by a column computed in `Window`
     /// nodes stacked on `input`. A bare window item keeps the call's name.
@@ -46,6 +69,13 @@ impl PlanBuilder {
                         "[NESTED_WINDOW_FUNCTION] It is not allowed to use a window function inside another window function: {}",
                         strip_ids(&x.to_string())
                     )));
+                }
+                if order_by.is_empty() {
+                    if let Some(name) = needs_order(func) {
+                        return Err(FerroError::Analysis(format!(
+                            "[WINDOW_FUNCTION_FRAME_NOT_ORDERED] Window function {name} requires the window to be ordered. You need to add an ORDER BY clause. For example: SELECT {name}() OVER (PARTITION BY window_partition ORDER BY window_ordering) FROM table. SQLSTATE: 42601"
+                        )));
+                    }
                 }
                 let call = WindowCallExpr {
                     func: (**func).clone(),

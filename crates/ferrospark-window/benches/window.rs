@@ -203,7 +203,11 @@ fn benches(c: &mut Criterion) {
     g.bench_function("min over a 30-minute range", |b| {
         let frame = WindowFrame {
             unit: FrameUnit::Range,
-            start: FrameBound::Preceding(FrameOffset::Int(30 * 60_000_000)),
+            start: FrameBound::Preceding(FrameOffset::Interval {
+                months: 0,
+                days: 0,
+                micros: 30 * 60_000_000,
+            }),
             end: FrameBound::CurrentRow,
         };
         b.iter(|| {

@@ -91,8 +91,18 @@ impl WideOutput {
         let mut columns = batch.columns()[self.num_keys..].to_vec();
         columns.extend(self.computed.iter().map(|c| c.slice(self.at, n)));
         self.at += n;
-        Ok(Some(RecordBatch::try_new(schema.clone(), columns)?))
+        Ok(Some(batch_of(schema.clone(), columns, n)?))
     }
+}
+
+/// A batch of `rows` rows; `COUNT(*) OVER ()` over a relation whose columns were all pruned
+/// has no column to carry the count.
+fn batch_of(schema: SchemaRef, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
+    Ok(RecordBatch::try_new_with_options(
+        schema,
+        columns,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
+    )?)
 }
 
 impl WindowExec {
@@ -299,7 +309,7 @@ impl WindowExec {
         sorted_keys: &[ArrayRef],
     ) -> Result<RecordBatch> {
         let columns = self.evaluate_columns(sorted, sorted_keys)?;
-        Ok(RecordBatch::try_new(self.output_schema.clone(), columns)?)
+        batch_of(self.output_schema.clone(), columns, sorted.num_rows())
     }
 
     /// The columns of [`Self::evaluate_sorted`] (input columns that no function reads may be
@@ -374,7 +384,7 @@ impl WindowExec {
         let mut columns = keys;
         columns.extend(sorted.columns().iter().cloned());
         let schema = self.run_schema();
-        let keyed = RecordBatch::try_new(schema.clone(), columns)?;
+        let keyed = batch_of(schema.clone(), columns, sorted.num_rows())?;
         let file = write_run(&self.spill_dir, &schema, &[keyed], self.batch_size)?;
         self.metrics.add("spill_count", 1);
         self.metrics.add("spilled_rows", file.rows() as u64);
@@ -470,9 +480,10 @@ impl WindowExec {
             match merged.next_partitions(&mut self.reservation)? {
                 Some(Piece::Rows(keyed)) => {
                     let keys = keyed.columns()[..nk].to_vec();
-                    let input = RecordBatch::try_new(
+                    let input = batch_of(
                         self.input_schema.clone(),
                         keyed.columns()[nk..].to_vec(),
+                        keyed.num_rows(),
                     )?;
                     let out = self.evaluate_sorted(&input, &keys)?;
                     self.queue(&out);
@@ -481,9 +492,10 @@ impl WindowExec {
                     self.metrics.add("wide_partitions", 1);
                     let keys = narrow.columns()[..nk].to_vec();
                     let fields: Vec<_> = narrow.schema().fields()[nk..].to_vec();
-                    let input = RecordBatch::try_new(
+                    let input = batch_of(
                         Arc::new(Schema::new(fields)),
                         narrow.columns()[nk..].to_vec(),
+                        narrow.num_rows(),
                     )?;
                     let computed =
                         self.evaluate_columns(&input, &keys)?[input.num_columns()..].to_vec();

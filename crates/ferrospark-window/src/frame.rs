@@ -3,6 +3,7 @@
 //! as the row does).
 
 use arrow_array::cast::AsArray;
+use arrow_array::timezone::Tz;
 use arrow_array::types::{
     Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
     TimestampMicrosecondType,
@@ -10,6 +11,7 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 use ferrospark_common::{FerroError, Result};
+use ferrospark_expr::functions::datetime::{add_months, date_of, days_of, from_local, local, zone};
 
 /// How a frame's bounds count: rows, or values of the order key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +29,17 @@ pub enum FrameOffset {
     Int(i64),
     /// A fractional value (floating order keys).
     Float(f64),
+    /// An interval over a DATE or TIMESTAMP key, as Spark's interval literals give it:
+    /// `INTERVAL '1-1' YEAR TO MONTH` is 13 months, `INTERVAL '5' DAY` 5 days,
+    /// `INTERVAL '1 2:3:4' DAY TO SECOND` microseconds. Signed as written.
+    Interval {
+        /// Calendar months (YEAR-MONTH intervals).
+        months: i32,
+        /// Whole days (day-only intervals, the only day-time ones a DATE key takes).
+        days: i32,
+        /// Microseconds (DAY TO SECOND intervals).
+        micros: i64,
+    },
 }
 
 impl FrameOffset {
@@ -34,11 +47,53 @@ impl FrameOffset {
         match self {
             FrameOffset::Int(v) => v as f64,
             FrameOffset::Float(v) => v,
+            // Only compared against other bounds of the same kind (see `validate`).
+            FrameOffset::Interval {
+                months,
+                days,
+                micros,
+            } => months as f64 * 31.0 * 86_400e6 + days as f64 * 86_400e6 + micros as f64,
         }
     }
 
     fn is_negative(self) -> bool {
         self.as_f64() < 0.0
+    }
+
+    /// The offset the other way.
+    pub fn negated(self) -> Self {
+        match self {
+            FrameOffset::Int(v) => FrameOffset::Int(-v),
+            FrameOffset::Float(v) => FrameOffset::Float(-v),
+            FrameOffset::Interval {
+                months,
+                days,
+                micros,
+            } => FrameOffset::Interval {
+                months: -months,
+                days: -days,
+                micros: -micros,
+            },
+        }
+    }
+
+    /// Whether this offset can move an ORDER BY key of type `key` (Spark's rule: numbers
+    /// move numbers, days and year-month intervals move dates, intervals move timestamps).
+    fn moves(self, key: &DataType) -> bool {
+        use DataType as D;
+        match (self, key) {
+            (
+                FrameOffset::Int(_),
+                D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::Float32 | D::Float64 | D::Date32,
+            ) => true,
+            (FrameOffset::Float(_), D::Float32 | D::Float64) => true,
+            (FrameOffset::Interval { micros, .. }, D::Date32) => micros == 0,
+            (
+                FrameOffset::Interval { .. },
+                D::Timestamp(arrow_schema::TimeUnit::Microsecond, _),
+            ) => true,
+            _ => false,
+        }
     }
 }
 
@@ -83,6 +138,23 @@ fn offset_text(o: FrameOffset) -> String {
     match o {
         FrameOffset::Int(v) => v.to_string(),
         FrameOffset::Float(v) => v.to_string(),
+        FrameOffset::Interval {
+            months,
+            days,
+            micros,
+        } => {
+            let mut parts = Vec::new();
+            if months != 0 {
+                parts.push(format!("{months} months"));
+            }
+            if days != 0 {
+                parts.push(format!("{days} days"));
+            }
+            if micros != 0 || parts.is_empty() {
+                parts.push(format!("{micros} microseconds"));
+            }
+            format!("INTERVAL '{}'", parts.join(" "))
+        }
     }
 }
 
@@ -130,83 +202,180 @@ impl WindowFrame {
     }
 
     /// Whether a bound is a value offset (RANGE only).
-    fn has_value_offset(&self) -> bool {
+    pub(crate) fn has_value_offset(&self) -> bool {
         self.unit == FrameUnit::Range
             && [self.start, self.end]
                 .iter()
                 .any(|b| matches!(b, FrameBound::Preceding(_) | FrameBound::Following(_)))
     }
 
-    /// Refuses what Spark's analyzer refuses; `order_types` are the ORDER BY key types.
+    /// Refuses what Spark's analyzer refuses, with its error classes; `order_types` are the
+    /// ORDER BY key types.
     pub fn validate(&self, order_types: &[DataType]) -> Result<()> {
-        let bad = |why: String| Err(FerroError::Analysis(format!("{}: {why}", self.text())));
+        let bad = |class: &str, why: String| {
+            Err(FerroError::Analysis(format!(
+                "[DATATYPE_MISMATCH.{class}] Cannot resolve \"{}\" due to data type mismatch: {why}",
+                self.text()
+            )))
+        };
         if self.start == FrameBound::UnboundedFollowing {
-            return bad("a frame cannot start at UNBOUNDED FOLLOWING".into());
+            return bad(
+                "SPECIFIED_WINDOW_FRAME_INVALID_BOUND",
+                "Window frame upper bound \"UNBOUNDED FOLLOWING\" does not follow the lower bound: a frame cannot start at UNBOUNDED FOLLOWING".into(),
+            );
         }
         if self.end == FrameBound::UnboundedPreceding {
-            return bad("a frame cannot end at UNBOUNDED PRECEDING".into());
+            return bad(
+                "SPECIFIED_WINDOW_FRAME_INVALID_BOUND",
+                "a frame cannot end at UNBOUNDED PRECEDING".into(),
+            );
         }
         for b in [self.start, self.end] {
             if let FrameBound::Preceding(o) | FrameBound::Following(o) = b {
-                if o.is_negative() {
-                    return bad("a frame offset cannot be negative".into());
+                if self.unit == FrameUnit::Rows && !matches!(o, FrameOffset::Int(_)) {
+                    return bad(
+                        "SPECIFIED_WINDOW_FRAME_UNACCEPTED_TYPE",
+                        format!(
+                            "The data type of a ROWS frame bound must be INT, got {}",
+                            offset_text(o)
+                        ),
+                    );
                 }
-                if self.unit == FrameUnit::Rows && matches!(o, FrameOffset::Float(_)) {
-                    return bad("a ROWS frame counts whole rows".into());
+                if !matches!(o, FrameOffset::Interval { .. }) && o.is_negative() {
+                    return bad(
+                        "SPECIFIED_WINDOW_FRAME_WRONG_COMPARISON",
+                        "a frame offset cannot be negative".into(),
+                    );
                 }
             }
         }
-        if let (Some(s), Some(e)) = (self.start.signed(), self.end.signed()) {
+        let is_interval = |b: FrameBound| {
+            matches!(
+                b,
+                FrameBound::Preceding(FrameOffset::Interval { .. })
+                    | FrameBound::Following(FrameOffset::Interval { .. })
+            )
+        };
+        // Interval bounds of different units do not order; Spark compares numbers only.
+        let comparable = !is_interval(self.start) && !is_interval(self.end);
+        if let (Some(s), Some(e), true) = (self.start.signed(), self.end.signed(), comparable) {
             if s > e {
                 return bad(
-                    "the lower bound of a window frame must be less than or equal to the upper bound"
-                        .into(),
+                    "SPECIFIED_WINDOW_FRAME_WRONG_COMPARISON",
+                    "The lower bound of a window frame must be less than or equal to the upper bound".into(),
                 );
             }
         }
         if self.has_value_offset() {
-            let [t] = order_types else {
-                return bad(format!(
-                    "a RANGE frame with a value offset needs exactly one ORDER BY key, got {}",
-                    order_types.len()
-                ));
+            let t = match order_types {
+                [] => {
+                    return bad(
+                        "RANGE_FRAME_WITHOUT_ORDER",
+                        "A range window frame cannot be used in an unordered window specification".into(),
+                    )
+                }
+                [t] => t,
+                _ => {
+                    return bad(
+                        "RANGE_FRAME_MULTI_ORDER",
+                        format!(
+                            "A range window frame with value boundaries cannot be used in a window specification with multiple order by expressions: {} keys",
+                            order_types.len()
+                        ),
+                    )
+                }
             };
-            if RangeKeys::kind(t).is_none() {
-                return bad(format!(
-                    "a RANGE frame with a value offset needs a numeric, date or timestamp ORDER BY key, got {t}"
-                ));
+            for b in [self.start, self.end] {
+                if let FrameBound::Preceding(o) | FrameBound::Following(o) = b {
+                    if !o.moves(t) {
+                        return bad(
+                            "RANGE_FRAME_INVALID_TYPE",
+                            format!(
+                                "The data type {t} used in the order specification does not match the data type of the frame offset {}",
+                                offset_text(o)
+                            ),
+                        );
+                    }
+                }
             }
         }
         Ok(())
     }
 }
 
+/// How an interval offset moves an integral key: not at all (plain numbers), in days
+/// (DATE), or in microseconds with months counted in a time zone (TIMESTAMP, NTZ in UTC).
+pub(crate) enum Calendar {
+    /// Numbers.
+    Plain,
+    /// Days since the epoch.
+    Date,
+    /// Microseconds since the epoch; months move the local date in this zone.
+    Timestamp(Tz),
+}
+
+impl Calendar {
+    /// `v` moved by `offset` (Spark's `DateAddInterval` / `timestampAddInterval`: months on
+    /// the local date, clamped to the month's last day, then days, then microseconds).
+    fn shift(&self, v: i64, offset: FrameOffset) -> Option<i64> {
+        let FrameOffset::Interval {
+            months,
+            days,
+            micros,
+        } = offset
+        else {
+            return match offset {
+                FrameOffset::Int(d) => v.checked_add(d),
+                FrameOffset::Float(d) => v.checked_add(d as i64),
+                FrameOffset::Interval { .. } => None,
+            };
+        };
+        match self {
+            Calendar::Plain => None,
+            Calendar::Date => {
+                let d = add_months(date_of(i32::try_from(v).ok()?)?, months)?;
+                Some(i64::from(days_of(d)) + i64::from(days))
+            }
+            Calendar::Timestamp(tz) => {
+                let moved = if months == 0 {
+                    v
+                } else {
+                    let l = local(v, tz)?;
+                    from_local(&add_months(l.date(), months)?.and_time(l.time()), tz)?
+                };
+                moved
+                    .checked_add(i64::from(days).checked_mul(86_400_000_000)?)?
+                    .checked_add(micros)
+            }
+        }
+    }
+}
+
 /// The order key of a RANGE frame with value offsets, as numbers that ascend with the sort
 /// order (descending keys negated); `None` for NULL keys.
 pub(crate) enum RangeKeys {
-    /// Integral, date and timestamp keys.
-    Int(Vec<Option<i128>>),
+    /// Integral, date and timestamp keys, negated when `descending`.
+    Int {
+        /// The keys.
+        keys: Vec<Option<i128>>,
+        /// What an interval offset means for them.
+        calendar: Calendar,
+        /// Whether the keys were negated.
+        descending: bool,
+    },
     /// Floating keys (-0.0 as 0.0, NaN above everything).
     Float(Vec<Option<f64>>),
 }
 
 impl RangeKeys {
-    fn kind(t: &DataType) -> Option<bool> {
-        use DataType as D;
-        match t {
-            D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::Date32 => Some(true),
-            D::Timestamp(arrow_schema::TimeUnit::Microsecond, _) => Some(true),
-            D::Float32 | D::Float64 => Some(false),
-            _ => None,
-        }
-    }
-
     /// The key values of `key` (sorted rows), negated when `descending`.
     pub(crate) fn new(key: &ArrayRef, descending: bool) -> Result<Self> {
         use DataType as D;
         let sign = if descending { -1 } else { 1 };
-        let ints = |v: Vec<Option<i64>>| {
-            RangeKeys::Int(v.into_iter().map(|x| x.map(|x| x as i128 * sign)).collect())
+        let ints = |v: Vec<Option<i64>>, calendar: Calendar| RangeKeys::Int {
+            keys: v.into_iter().map(|x| x.map(|x| x as i128 * sign)).collect(),
+            calendar,
+            descending,
         };
         Ok(match key.data_type() {
             D::Int8 => ints(
@@ -214,30 +383,38 @@ impl RangeKeys {
                     .iter()
                     .map(|v| v.map(i64::from))
                     .collect(),
+                Calendar::Plain,
             ),
             D::Int16 => ints(
                 key.as_primitive::<Int16Type>()
                     .iter()
                     .map(|v| v.map(i64::from))
                     .collect(),
+                Calendar::Plain,
             ),
             D::Int32 => ints(
                 key.as_primitive::<Int32Type>()
                     .iter()
                     .map(|v| v.map(i64::from))
                     .collect(),
+                Calendar::Plain,
             ),
-            D::Int64 => ints(key.as_primitive::<Int64Type>().iter().collect()),
+            D::Int64 => ints(
+                key.as_primitive::<Int64Type>().iter().collect(),
+                Calendar::Plain,
+            ),
             D::Date32 => ints(
                 key.as_primitive::<Date32Type>()
                     .iter()
                     .map(|v| v.map(i64::from))
                     .collect(),
+                Calendar::Date,
             ),
-            D::Timestamp(arrow_schema::TimeUnit::Microsecond, _) => ints(
+            D::Timestamp(arrow_schema::TimeUnit::Microsecond, tz) => ints(
                 key.as_primitive::<TimestampMicrosecondType>()
                     .iter()
                     .collect(),
+                Calendar::Timestamp(zone(tz.as_deref().unwrap_or("UTC"))?),
             ),
             D::Float32 | D::Float64 => {
                 let vals: Vec<Option<f64>> = if key.data_type() == &D::Float32 {
@@ -276,7 +453,7 @@ impl RangeKeys {
 
     fn is_null(&self, i: usize) -> bool {
         match self {
-            RangeKeys::Int(v) => v[i].is_none(),
+            RangeKeys::Int { keys, .. } => keys[i].is_none(),
             RangeKeys::Float(v) => v[i].is_none(),
         }
     }
@@ -284,14 +461,28 @@ impl RangeKeys {
     /// Whether the key at `j` is below (`strict`) or at most the key at `i` moved by `delta`.
     fn before(&self, j: usize, i: usize, delta: FrameOffset, strict: bool) -> bool {
         match self {
-            RangeKeys::Int(v) => {
-                let (Some(a), Some(b)) = (v[j], v[i]) else {
+            RangeKeys::Int {
+                keys,
+                calendar,
+                descending,
+            } => {
+                let (Some(a), Some(b)) = (keys[j], keys[i]) else {
                     return false;
                 };
-                let target = b + match delta {
-                    FrameOffset::Int(d) => d as i128,
-                    FrameOffset::Float(d) => d as i128,
+                // Moved on the key's own scale: a descending key moves the other way.
+                let target = if *descending {
+                    calendar
+                        .shift(-b as i64, delta.negated())
+                        .map(|t| -(t as i128))
+                } else {
+                    calendar.shift(b as i64, delta).map(i128::from)
                 };
+                // Past the type's range: every key is before it (or none, moving down).
+                let target = target.unwrap_or(if delta.is_negative() {
+                    i128::MIN
+                } else {
+                    i128::MAX
+                });
                 if strict {
                     a < target
                 } else {
@@ -327,10 +518,7 @@ pub(crate) fn frame_bounds(
     lo: &mut [u32],
     hi: &mut [u32],
 ) {
-    let signed = |o: FrameOffset, negative: bool| match o {
-        FrameOffset::Int(v) => FrameOffset::Int(if negative { -v } else { v }),
-        FrameOffset::Float(v) => FrameOffset::Float(if negative { -v } else { v }),
-    };
+    let signed = |o: FrameOffset, negative: bool| if negative { o.negated() } else { o };
     // The NULL-keyed rows of a RANGE frame with offsets: their own peer group.
     let mut a = start;
     let mut b = end;
@@ -369,6 +557,7 @@ pub(crate) fn frame_bounds(
                         let d = match o {
                             FrameOffset::Int(v) => v,
                             FrameOffset::Float(v) => v as i64,
+                            FrameOffset::Interval { .. } => 0,
                         };
                         let at = if neg { i as i64 - d } else { i as i64 + d };
                         at.clamp(start as i64, end as i64) as usize
@@ -399,6 +588,7 @@ pub(crate) fn frame_bounds(
                         let d = match o {
                             FrameOffset::Int(v) => v,
                             FrameOffset::Float(v) => v as i64,
+                            FrameOffset::Interval { .. } => 0,
                         };
                         let at = if neg { i as i64 - d } else { i as i64 + d } + 1;
                         at.clamp(start as i64, end as i64) as usize

@@ -536,7 +536,11 @@ fn sessions(start: &ArrayRef, stop: &ArrayRef, layout: &Layout, end: bool) -> Re
 /// Every row's frame `[lo, hi)` over the sorted rows of `layout`.
 fn frames(frame: &WindowFrame, layout: &Layout, n: usize) -> Result<(Vec<u32>, Vec<u32>)> {
     let keys = match (&layout.range_key, frame.unit) {
-        (Some((k, desc)), FrameUnit::Range) => Some(RangeKeys::new(k, *desc)?),
+        // Only value offsets read the key: CURRENT ROW and UNBOUNDED bounds go by peers, so a
+        // BOOLEAN or STRING key is fine there.
+        (Some((k, desc)), FrameUnit::Range) if frame.has_value_offset() => {
+            Some(RangeKeys::new(k, *desc)?)
+        }
         _ => None,
     };
     let (mut lo, mut hi) = (vec![0u32; n], vec![0u32; n]);

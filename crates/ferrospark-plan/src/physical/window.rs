@@ -68,21 +68,103 @@ fn literal_i64(e: &Expr, what: &str) -> Result<i64> {
     match literal_number(e, what)? {
         FrameOffset::Int(v) => Ok(v),
         FrameOffset::Float(v) if v.fract() == 0.0 => Ok(v as i64),
-        FrameOffset::Float(_) => Err(FerroError::Analysis(format!(
+        FrameOffset::Float(_) | FrameOffset::Interval { .. } => Err(FerroError::Analysis(format!(
             "{what} must be an integer, got {e}"
         ))),
     }
 }
 
+/// A frame bound's offset: a number literal, or an interval literal (RANGE frames over DATE
+/// and TIMESTAMP keys). Spark refuses a bound that is not a literal at parse time
+/// (`_LEGACY_ERROR_TEMP_0064`) and one of another type in the analyzer; ROWS bounds must be
+/// INT.
+fn frame_offset(e: &Expr, rows: bool) -> Result<FrameOffset> {
+    use arrow_schema::IntervalUnit;
+    // An interval literal keeps its text as written (`INTERVAL '1' MONTH`) for its name.
+    let e = &e.without_written();
+    let (lit, negate) = match e {
+        Expr::Literal(l) => (l, false),
+        Expr::Negative(inner) => match inner.as_ref() {
+            Expr::Literal(l) => (l, true),
+            _ => return literal_number(e, "a window frame bound"),
+        },
+        _ => {
+            return Err(FerroError::Analysis(format!(
+                "[_LEGACY_ERROR_TEMP_0064] Frame bound value must be a literal, got {e}"
+            )))
+        }
+    };
+    let a = lit.array();
+    let unaccepted = || {
+        FerroError::Analysis(format!(
+            "[DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_UNACCEPTED_TYPE] Cannot resolve the window frame bound {e}: a {} frame bound must be {}, got {}",
+            if rows { "ROWS" } else { "RANGE" },
+            if rows { "an INT" } else { "a number or an interval" },
+            ferrospark_expr::types::spark_type_name(a.data_type())
+        ))
+    };
+    let offset = match a.data_type() {
+        DataType::Int8 | DataType::Int16 | DataType::Int32 => {
+            literal_number(e, "a window frame bound")?
+        }
+        // The DataFrame API's `rowsBetween` passes Python ints; Spark takes those that fit
+        // an INT, and SQL's BIGINT literals past it are refused.
+        DataType::Int64 if rows => match literal_number(e, "a window frame bound")? {
+            FrameOffset::Int(v) if i32::try_from(v).is_ok() => FrameOffset::Int(v),
+            _ => return Err(unaccepted()),
+        },
+        DataType::Int64 | DataType::Float32 | DataType::Float64 | DataType::Decimal128(..)
+            if !rows =>
+        {
+            literal_number(e, "a window frame bound")?
+        }
+        DataType::Interval(IntervalUnit::YearMonth) if !rows && a.is_valid(0) => {
+            FrameOffset::Interval {
+                months: a
+                    .as_primitive::<arrow_array::types::IntervalYearMonthType>()
+                    .value(0),
+                days: 0,
+                micros: 0,
+            }
+        }
+        DataType::Interval(IntervalUnit::DayTime) if !rows && a.is_valid(0) => {
+            let v = a
+                .as_primitive::<arrow_array::types::IntervalDayTimeType>()
+                .value(0);
+            FrameOffset::Interval {
+                months: 0,
+                days: v.days,
+                micros: i64::from(v.milliseconds) * 1000,
+            }
+        }
+        DataType::Duration(arrow_schema::TimeUnit::Microsecond) if !rows && a.is_valid(0) => {
+            FrameOffset::Interval {
+                months: 0,
+                days: 0,
+                micros: a
+                    .as_primitive::<arrow_array::types::DurationMicrosecondType>()
+                    .value(0),
+            }
+        }
+        _ => return Err(unaccepted()),
+    };
+    Ok(match offset {
+        FrameOffset::Interval { .. } if negate => offset.negated(),
+        _ => offset,
+    })
+}
+
 /// A frame edge as the window operator's bound. Offsets are signed as written: the
 /// DataFrame API's `rowsBetween(-1, 1)` arrives as `-1 FOLLOWING`, which is `1 PRECEDING`.
-fn bound_of(edge: &FrameEdge) -> Result<FrameBound> {
+fn bound_of(edge: &FrameEdge, rows: bool) -> Result<FrameBound> {
     // The offset as a signed distance after the current row.
     let after = |e: &Expr, preceding: bool| -> Result<FrameBound> {
-        let offset = literal_number(e, "a window frame bound")?;
+        let offset = frame_offset(e, rows)?;
         let (before, offset) = match offset {
             FrameOffset::Int(v) => (preceding != (v < 0), FrameOffset::Int(v.abs())),
             FrameOffset::Float(v) => (preceding != (v < 0.0), FrameOffset::Float(v.abs())),
+            // Intervals keep their sign: only numbers are compared against zero.
+            interval => (preceding, interval),
         };
         Ok(match offset {
             FrameOffset::Int(0) | FrameOffset::Float(0.0) => FrameBound::CurrentRow,
@@ -110,8 +192,8 @@ pub fn frame_of(spec: Option<&FrameSpec>, ordered: bool) -> Result<WindowFrame> 
         } else {
             FrameUnit::Range
         },
-        start: bound_of(&f.start)?,
-        end: bound_of(&f.end)?,
+        start: bound_of(&f.start, f.rows)?,
+        end: bound_of(&f.end, f.rows)?,
     })
 }
 
@@ -215,7 +297,9 @@ pub fn window_function(
             ignore_nulls: ignore_arg(2)?,
             frame: frame()?,
         },
-        "first_value" | "first" | "last_value" | "last" => WindowFunction::Nth {
+        // Spark's `any_value` is `first`: the frame's first value (first non-NULL with
+        // IGNORE NULLS or a true second argument).
+        "first_value" | "first" | "any_value" | "last_value" | "last" => WindowFunction::Nth {
             input: arg(0)?,
             n: 1,
             from_end: name.starts_with("last"),
@@ -259,7 +343,11 @@ pub fn window_function(
         other => match FrameAggregate::from_name(other) {
             Some(agg) => WindowFunction::Aggregate {
                 agg,
-                input: if args.is_empty() { None } else { Some(arg(0)?) },
+                input: if args.is_empty() {
+                    None
+                } else {
+                    Some(numeric_input(agg, arg(0)?))
+                },
                 frame: frame()?,
             },
             None => {
@@ -269,6 +357,27 @@ pub fn window_function(
             }
         },
     })
+}
+
+/// A numeric aggregate's input as Spark coerces it: NULL as DOUBLE, and a timestamp's mean
+/// over its seconds (`avg(ts)` is a DOUBLE, as in a grouped aggregate).
+fn numeric_input(agg: FrameAggregate, input: PhysicalExpr) -> PhysicalExpr {
+    let numeric = matches!(
+        agg,
+        FrameAggregate::Sum
+            | FrameAggregate::Avg
+            | FrameAggregate::VarSamp
+            | FrameAggregate::VarPop
+            | FrameAggregate::StddevSamp
+            | FrameAggregate::StddevPop
+    );
+    match input.data_type() {
+        DataType::Null if numeric => ferrospark_expr::bind::cast_to(input, &DataType::Float64),
+        DataType::Timestamp(..) if agg == FrameAggregate::Avg => {
+            ferrospark_expr::bind::cast_to(input, &DataType::Float64)
+        }
+        _ => input,
+    }
 }
 
 /// The output field (type, nullability) of a window call over `input`, for the analyzer.
