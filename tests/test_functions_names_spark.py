@@ -77,8 +77,8 @@ MISSING: frozenset[str] = frozenset(
     + "flatten sequence shuffle slice map_concat map_entries map_from_arrays map_from_entries".split()
     + "map_zip_with".split()
     # aggregates
-    + "approx_percentile percentile_approx bit_and bit_or bit_xor collect_union".split()
-    + "histogram_numeric kurtosis skewness listagg listagg_distinct string_agg".split()
+    + "approx_percentile percentile_approx collect_union".split()
+    + "listagg listagg_distinct string_agg".split()
     + "string_agg_distinct max_by min_by mode product try_avg try_sum".split()
     + "regr_avgx regr_avgy regr_intercept regr_r2 regr_sxy".split()
     # arithmetic that tolerates errors
@@ -324,6 +324,13 @@ AGGREGATES: dict[str, Build] = {
     "some(b)": lambda F: F.some(F.col("b")),
     "std(x)": lambda F: F.std("x"),
     "std(q)": lambda F: F.std("q"),
+    "skewness(q)": lambda F: F.skewness("q"),
+    "skewness(x)": lambda F: F.skewness(F.col("x")),
+    "kurtosis(q)": lambda F: F.kurtosis("q"),
+    "histogram_numeric(q, 3)": lambda F: F.histogram_numeric("q", F.lit(3)),
+    "bit_and(l)": lambda F: F.bit_and("l"),
+    "bit_or(q)": lambda F: F.bit_or(F.col("q")),
+    "bit_xor(cst)": lambda F: F.bit_xor("cst"),
 }
 
 FAMILIES: dict[str, dict[str, Build]] = {

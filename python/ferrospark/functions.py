@@ -50,7 +50,20 @@ from .aggregate import (
 )
 from .column import Column, col, column, expr, lit
 from .errors import AnalysisError
-from .functions_aggregates import any_value, approxCountDistinct, array_agg, every, some, std
+from .functions_aggregates import (
+    any_value,
+    approxCountDistinct,
+    array_agg,
+    bit_and,
+    bit_or,
+    bit_xor,
+    every,
+    histogram_numeric,
+    kurtosis,
+    skewness,
+    some,
+    std,
+)
 from .functions_datetime import (
     curdate,
     date_diff,
@@ -929,7 +942,13 @@ __all__ = [
     "any_value",
     "approxCountDistinct",
     "array_agg",
+    "bit_and",
+    "bit_or",
+    "bit_xor",
     "every",
+    "histogram_numeric",
+    "kurtosis",
+    "skewness",
     "some",
     "std",
     "curdate",

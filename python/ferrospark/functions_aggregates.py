@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 
 from .aggregate import AggColumn, _to_expr, approx_count_distinct
-from .column import Column, lit
+from .column import Column, _literal, lit
 from .errors import AnalysisError
 
 ColumnOrName = Column | str
@@ -25,6 +25,44 @@ def any_value(col: ColumnOrName, ignoreNulls: bool | Column | None = None) -> Ag
     if flag is None:
         raise AnalysisError(f"any_value: ignoreNulls must be a boolean literal, got {ignoreNulls!r}")
     return AggColumn("any_value", [_to_expr(col)], ignore_nulls=flag)
+
+
+def histogram_numeric(col: ColumnOrName, nBins: int | Column) -> AggColumn:  # noqa: N803
+    """An approximate histogram of ``nBins`` bins (at least 2) over a numeric, date,
+    timestamp or interval column: an array of ``struct<x, y>``, ``x`` a bin's centre in the
+    column's type and ``y`` its count; NULL for a group without values."""
+    if isinstance(nBins, Column):
+        return AggColumn("histogram_numeric", [_to_expr(col), _to_expr(nBins)])
+    if not isinstance(nBins, int) or isinstance(nBins, bool):
+        raise AnalysisError(f"histogram_numeric: nBins must be an integer, got {nBins!r}")
+    return AggColumn("histogram_numeric", [_to_expr(col), _literal(nBins)])
+
+
+def bit_and(col: ColumnOrName) -> AggColumn:
+    """The bitwise AND of the group's non-NULL integers (NULL without values)."""
+    return AggColumn("bit_and", [_to_expr(col)])
+
+
+def bit_or(col: ColumnOrName) -> AggColumn:
+    """The bitwise OR of the group's non-NULL integers (NULL without values)."""
+    return AggColumn("bit_or", [_to_expr(col)])
+
+
+def bit_xor(col: ColumnOrName) -> AggColumn:
+    """The bitwise XOR of the group's non-NULL integers (NULL without values)."""
+    return AggColumn("bit_xor", [_to_expr(col)])
+
+
+def skewness(col: ColumnOrName) -> AggColumn:
+    """The skewness of the group's values (Spark's central moments; NaN when they are all
+    equal, NULL without values)."""
+    return AggColumn("skewness", [_to_expr(col)])
+
+
+def kurtosis(col: ColumnOrName) -> AggColumn:
+    """The excess kurtosis of the group's values (``n * m4 / m2² - 3``; NaN when they are
+    all equal, NULL without values)."""
+    return AggColumn("kurtosis", [_to_expr(col)])
 
 
 def array_agg(col: ColumnOrName) -> AggColumn:

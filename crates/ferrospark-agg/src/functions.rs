@@ -9,14 +9,19 @@ use ferrospark_expr::bind::cast_to;
 use ferrospark_expr::types::{is_decimal, is_integral, is_numeric, is_string, spark_type_name};
 use ferrospark_expr::{aggregate_call_name, bind, BindContext, Expr, PhysicalExpr};
 
+use crate::accumulators::bits::{BitAccumulator, BitOp};
 use crate::accumulators::bool_ops::BoolAccumulator;
 use crate::accumulators::collect::collect;
 use crate::accumulators::comoment::{CoMomentAccumulator, CoMomentKind};
 use crate::accumulators::count::CountAccumulator;
 use crate::accumulators::distinct::DistinctSetAccumulator;
 use crate::accumulators::first_last::FirstLastAccumulator;
+use crate::accumulators::histogram::{
+    histogram_input, histogram_state_type, histogram_type, HistogramAccumulator,
+};
 use crate::accumulators::hll_acc::HllAccumulator;
 use crate::accumulators::min_max::min_max;
+use crate::accumulators::moments::{MomentAccumulator, MomentKind};
 use crate::accumulators::percentile::{PercentileAccumulator, PercentileKind};
 use crate::accumulators::sum_avg::{DecimalSumAccumulator, FloatSumAccumulator, SumIntAccumulator};
 use crate::accumulators::variance::{VarianceAccumulator, VarianceKind};
@@ -119,6 +124,15 @@ pub enum AggregateFunction {
         /// `percentile_cont` / `percentile_disc` and their ordering
         kind: PercentileKind,
     },
+    /// `skewness(x)`, `kurtosis(x)`
+    Moment(MomentKind),
+    /// `bit_and(x)`, `bit_or(x)`, `bit_xor(x)`
+    Bits(BitOp),
+    /// `histogram_numeric(x, nb)`
+    HistogramNumeric {
+        /// the number of bins, at least 2
+        bins: usize,
+    },
     /// `approx_count_distinct(x, rsd)`
     ApproxCountDistinct {
         /// relative standard deviation
@@ -135,6 +149,7 @@ impl AggregateFunction {
             AggregateFunction::CollectList
                 | AggregateFunction::CollectSet
                 | AggregateFunction::Percentile { .. }
+                | AggregateFunction::HistogramNumeric { .. }
                 | AggregateFunction::ApproxCountDistinct { .. }
         )
     }
@@ -277,6 +292,27 @@ fn casts_to_double(dt: &DataType) -> bool {
     is_string(dt) || matches!(dt, DataType::Timestamp(_, _))
 }
 
+/// Whether a percentile reads `dt` as an interval: YEAR-MONTH months or DAY-TIME
+/// microseconds, its result an interval of the same type.
+fn percentile_interval(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Interval(
+            arrow_schema::IntervalUnit::YearMonth | arrow_schema::IntervalUnit::DayTime
+        ) | DataType::Duration(arrow_schema::TimeUnit::Microsecond)
+    )
+}
+
+/// A percentile's input: intervals as they are (the accumulator counts their units), anything
+/// else as a DOUBLE.
+fn percentile_input(e: PhysicalExpr) -> PhysicalExpr {
+    if percentile_interval(&e.data_type()) {
+        e
+    } else {
+        cast_to(e, &DataType::Float64)
+    }
+}
+
 fn orderable(dt: &DataType) -> bool {
     !matches!(
         dt,
@@ -310,7 +346,7 @@ impl AggregateExpr {
         };
         let type_error = |e: &PhysicalExpr, expected: &str| {
             FerroError::Analysis(format!(
-                "[DATATYPE_MISMATCH] cannot resolve {call}: the argument {} is {}, but {} expects {expected}",
+                "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] cannot resolve {call}: the argument {} is {}, but {} expects {expected}",
                 e,
                 spark_type_name(&e.data_type()),
                 call.name
@@ -444,7 +480,10 @@ impl AggregateExpr {
             "collect_set" => (AggregateFunction::CollectSet, vec![one()?]),
             "percentile" => {
                 let e = one()?;
-                if !(is_numeric(&e.data_type()) || is_string(&e.data_type())) {
+                if !(is_numeric(&e.data_type())
+                    || is_string(&e.data_type())
+                    || percentile_interval(&e.data_type()))
+                {
                     return Err(type_error(&e, "a numeric argument"));
                 }
                 let p = call.args.get(1).ok_or_else(|| wrong_args("2"))?;
@@ -455,12 +494,12 @@ impl AggregateExpr {
                         as_array,
                         kind: PercentileKind::default(),
                     },
-                    vec![cast_to(e, &DataType::Float64)],
+                    vec![percentile_input(e)],
                 )
             }
             "percentile_cont" | "percentile_disc" | "median" => {
                 let e = one()?;
-                if !is_numeric(&e.data_type()) {
+                if !(is_numeric(&e.data_type()) || percentile_interval(&e.data_type())) {
                     return Err(type_error(&e, "a numeric argument"));
                 }
                 let (percentages, kind) = ordered_percentile(&call.name, &call.args)?;
@@ -470,7 +509,64 @@ impl AggregateExpr {
                         as_array: false,
                         kind,
                     },
+                    vec![percentile_input(e)],
+                )
+            }
+            "bit_and" | "bit_or" | "bit_xor" => {
+                let e = one()?;
+                if !is_integral(&e.data_type()) {
+                    return Err(type_error(&e, "an integral argument"));
+                }
+                let op = match call.name.as_str() {
+                    "bit_and" => BitOp::And,
+                    "bit_or" => BitOp::Or,
+                    _ => BitOp::Xor,
+                };
+                (AggregateFunction::Bits(op), vec![e])
+            }
+            "skewness" | "kurtosis" => {
+                let e = one()?;
+                if !(is_numeric(&e.data_type())
+                    || is_string(&e.data_type())
+                    || e.data_type() == DataType::Null)
+                {
+                    return Err(type_error(&e, "a numeric argument"));
+                }
+                let kind = if call.name == "skewness" {
+                    MomentKind::Skewness
+                } else {
+                    MomentKind::Kurtosis
+                };
+                (
+                    AggregateFunction::Moment(kind),
                     vec![cast_to(e, &DataType::Float64)],
+                )
+            }
+            "histogram_numeric" => {
+                // A string reads as a DOUBLE (Spark's implicit cast, refusing text that is no
+                // number).
+                let e = match one()? {
+                    e if is_string(&e.data_type()) => cast_to(e, &DataType::Float64),
+                    e => e,
+                };
+                if !histogram_input(&e.data_type()) {
+                    return Err(FerroError::Analysis(format!(
+                        "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve \"{call}\" due to data type mismatch: the first parameter requires a numeric, date, timestamp or interval type, however {e} has the type {}",
+                        spark_type_name(&e.data_type())
+                    )));
+                }
+                let nb = call.args.get(1).ok_or_else(|| wrong_args("2"))?;
+                let bins = literal_f64(nb, "histogram_numeric's number of bins")?;
+                if bins < 2.0 || bins.fract() != 0.0 {
+                    return Err(FerroError::Analysis(format!(
+                        "[DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE] Cannot resolve \"{call}\" due to data type mismatch: histogram_numeric needs nBins to be at least 2, but you supplied {bins}"
+                    )));
+                }
+                (
+                    AggregateFunction::HistogramNumeric {
+                        bins: bins as usize,
+                    },
+                    vec![e],
                 )
             }
             "approx_count_distinct" => {
@@ -483,12 +579,14 @@ impl AggregateExpr {
             }
             other => {
                 return Err(FerroError::Analysis(format!(
-                    "[UNRESOLVED_ROUTINE] unknown aggregate function `{other}`; supported: count, sum, avg, min, max, first, last, stddev, stddev_pop, variance, var_pop, bool_and, bool_or, collect_list, collect_set, percentile, approx_count_distinct"
+                    "[UNRESOLVED_ROUTINE] unknown aggregate function `{other}`; supported: count, sum, avg, min, max, first, last, stddev, stddev_pop, variance, var_pop, bool_and, bool_or, collect_list, collect_set, percentile, histogram_numeric, skewness, kurtosis, bit_and, bit_or, bit_xor, approx_count_distinct"
                 )))
             }
         };
         let input_type = args.first().map_or(DataType::Null, PhysicalExpr::data_type);
-        let input_type = if input_type == DataType::Null {
+        let input_type = if input_type == DataType::Null
+            && !matches!(func, AggregateFunction::HistogramNumeric { .. })
+        {
             DataType::Float64
         } else {
             input_type
@@ -534,20 +632,27 @@ impl AggregateExpr {
             AggregateFunction::Min
             | AggregateFunction::Max
             | AggregateFunction::First { .. }
-            | AggregateFunction::Last { .. } => t.clone(),
-            AggregateFunction::Variance(_) | AggregateFunction::CoMoment(_) => DataType::Float64,
+            | AggregateFunction::Last { .. }
+            | AggregateFunction::Bits(_) => t.clone(),
+            AggregateFunction::Variance(_)
+            | AggregateFunction::CoMoment(_)
+            | AggregateFunction::Moment(_) => DataType::Float64,
             AggregateFunction::BoolAnd | AggregateFunction::BoolOr => DataType::Boolean,
             AggregateFunction::CollectList | AggregateFunction::CollectSet => {
                 DataType::List(std::sync::Arc::new(Field::new_list_field(t.clone(), true)))
             }
+            AggregateFunction::HistogramNumeric { .. } => histogram_type(t),
             AggregateFunction::Percentile { as_array, .. } => {
-                if *as_array {
-                    DataType::List(std::sync::Arc::new(Field::new_list_field(
-                        DataType::Float64,
-                        true,
-                    )))
+                // An interval's percentile is an interval of its type (Spark truncates).
+                let one = if percentile_interval(t) {
+                    t.clone()
                 } else {
                     DataType::Float64
+                };
+                if *as_array {
+                    DataType::List(std::sync::Arc::new(Field::new_list_field(one, true)))
+                } else {
+                    one
                 }
             }
         }
@@ -616,6 +721,11 @@ impl AggregateExpr {
                 f("avg", DataType::Float64),
                 f("m2", DataType::Float64),
             ],
+            AggregateFunction::Bits(_) => vec![f("bits", DataType::Int64)],
+            AggregateFunction::Moment(_) => ["n", "avg", "m2", "m3", "m4"]
+                .iter()
+                .map(|n| f(n, DataType::Float64))
+                .collect(),
             AggregateFunction::CoMoment(_) => {
                 ["n", "xAvg", "yAvg", "ck", "xMk", "yMk", "xM2", "yM2"]
                     .iter()
@@ -638,6 +748,7 @@ impl AggregateExpr {
             AggregateFunction::ApproxCountDistinct { .. } => {
                 vec![f("registers", DataType::Binary)]
             }
+            AggregateFunction::HistogramNumeric { .. } => vec![f("bins", histogram_state_type())],
         }
     }
 
@@ -691,6 +802,8 @@ impl AggregateExpr {
                 Box::new(FirstLastAccumulator::new(t, true, *ignore_nulls)?)
             }
             AggregateFunction::Variance(k) => Box::new(VarianceAccumulator::new(*k)),
+            AggregateFunction::Moment(k) => Box::new(MomentAccumulator::new(*k)),
+            AggregateFunction::Bits(op) => Box::new(BitAccumulator::new(*op, t.clone())),
             AggregateFunction::CoMoment(k) => Box::new(CoMomentAccumulator::new(*k)),
             AggregateFunction::BoolAnd => Box::new(BoolAccumulator::new(false)),
             AggregateFunction::BoolOr => Box::new(BoolAccumulator::new(true)),
@@ -700,13 +813,15 @@ impl AggregateExpr {
                 percentages,
                 as_array,
                 kind,
-            } => Box::new(PercentileAccumulator::new(
-                percentages.clone(),
-                *as_array,
-                *kind,
-            )),
+            } => Box::new(
+                PercentileAccumulator::new(percentages.clone(), *as_array, *kind)
+                    .of_intervals(percentile_interval(t).then(|| t.clone())),
+            ),
             AggregateFunction::ApproxCountDistinct { relative_sd } => {
                 Box::new(HllAccumulator::new(*relative_sd)?)
+            }
+            AggregateFunction::HistogramNumeric { bins } => {
+                Box::new(HistogramAccumulator::new(*bins, t.clone()))
             }
         })
     }

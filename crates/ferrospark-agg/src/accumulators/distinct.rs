@@ -60,7 +60,12 @@ impl GroupsAccumulator for DistinctSetAccumulator {
             owner.extend(std::iter::repeat_n(g as u32, n));
         }
         let mut acc = self.inner.create_accumulator()?;
-        acc.update_batch(&[values], &owner, lists.len())?;
+        // A tuple of several arguments (`corr(DISTINCT x, y)`) goes back in as its parts.
+        let args = match values.as_struct_opt() {
+            Some(tuples) if self.inner.args.len() > 1 => tuples.columns().to_vec(),
+            _ => vec![values],
+        };
+        acc.update_batch(&args, &owner, lists.len())?;
         acc.evaluate(EmitTo::All)
     }
 

@@ -10,15 +10,18 @@ use arrow_array::{Array, ArrayRef};
 use arrow_buffer::NullBuffer;
 use ferrospark_common::Result;
 
+pub mod bits;
 pub mod bool_ops;
 pub mod collect;
 pub mod comoment;
 pub mod count;
 pub mod distinct;
 pub mod first_last;
+pub mod histogram;
 pub mod hll;
 pub mod hll_acc;
 pub mod min_max;
+pub mod moments;
 pub mod percentile;
 pub mod sum_avg;
 pub mod variance;

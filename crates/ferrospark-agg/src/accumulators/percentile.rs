@@ -8,6 +8,7 @@ use arrow_array::builder::{Float64Builder, ListBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
 use arrow_array::{Array, ArrayRef, Float64Array};
+use arrow_schema::{DataType, IntervalUnit, TimeUnit};
 use ferrospark_common::Result;
 
 use super::min_max::f64_order_key;
@@ -65,6 +66,8 @@ pub struct PercentileAccumulator {
     as_array: bool,
     kind: PercentileKind,
     groups: usize,
+    /// The interval type the values are units of (months, microseconds), when they are.
+    interval: Option<DataType>,
 }
 
 impl PercentileAccumulator {
@@ -76,7 +79,14 @@ impl PercentileAccumulator {
             as_array,
             kind,
             groups: 0,
+            interval: None,
         }
+    }
+
+    /// The same over intervals of type `interval` (`None`: doubles).
+    pub fn of_intervals(mut self, interval: Option<DataType>) -> Self {
+        self.interval = interval;
+        self
     }
 
     fn add(&mut self, values: &Float64Array, groups: impl Fn(usize) -> u32, total: usize) {
@@ -85,6 +95,30 @@ impl PercentileAccumulator {
         let entries = &mut self.entries;
         let rows: Vec<u32> = (0..values.len()).map(&groups).collect();
         for_each_valid(values.nulls(), &rows, |r, g| entries.push((g as u32, v[r])));
+    }
+
+    /// The percentiles of the emitted groups as doubles (a list per group for an array).
+    fn evaluate_doubles(&mut self, emit: EmitTo) -> Result<ArrayRef> {
+        let groups = self.split(emit);
+        if self.as_array {
+            let mut b = ListBuilder::new(Float64Builder::new());
+            for v in &groups {
+                if v.is_empty() {
+                    b.append_null();
+                } else {
+                    for &p in &self.percentages {
+                        b.values().append_value(percentile_of(v, p, self.kind));
+                    }
+                    b.append(true);
+                }
+            }
+            return Ok(Arc::new(b.finish()));
+        }
+        let p = self.percentages.first().copied().unwrap_or(0.5);
+        let kind = self.kind;
+        Ok(Arc::new(Float64Array::from_iter(groups.iter().map(|v| {
+            (!v.is_empty()).then(|| percentile_of(v, p, kind))
+        }))))
     }
 
     /// Sorted values per emitted group, and what remains.
@@ -111,6 +145,45 @@ impl PercentileAccumulator {
     }
 }
 
+/// An interval column as the doubles a percentile ranks (months, or microseconds; a day
+/// interval's days as microseconds); `None` for a column of doubles.
+fn interval_units(a: &ArrayRef) -> Option<ArrayRef> {
+    use arrow_array::types::{DurationMicrosecondType, IntervalDayTimeType, IntervalYearMonthType};
+    let out: Float64Array = match a.data_type() {
+        DataType::Interval(IntervalUnit::YearMonth) => {
+            a.as_primitive::<IntervalYearMonthType>().unary(f64::from)
+        }
+        DataType::Interval(IntervalUnit::DayTime) => a
+            .as_primitive::<IntervalDayTimeType>()
+            .unary(|v| f64::from(v.days) * 86_400e6 + f64::from(v.milliseconds) * 1e3),
+        DataType::Duration(TimeUnit::Microsecond) => a
+            .as_primitive::<DurationMicrosecondType>()
+            .unary(|v| v as f64),
+        _ => return None,
+    };
+    Some(Arc::new(out))
+}
+
+/// Percentiles (in units) back as intervals of type `t`, truncated as Spark's `toInt` /
+/// `toLong` do.
+fn intervals_of(v: &Float64Array, t: &DataType) -> ArrayRef {
+    match t {
+        DataType::Interval(IntervalUnit::YearMonth) => {
+            Arc::new(v.unary::<_, arrow_array::types::IntervalYearMonthType>(|x| x as i32))
+        }
+        DataType::Interval(IntervalUnit::DayTime) => {
+            Arc::new(v.unary::<_, arrow_array::types::IntervalDayTimeType>(|x| {
+                let us = x as i64;
+                arrow_buffer::IntervalDayTime::new(
+                    (us / 86_400_000_000) as i32,
+                    ((us % 86_400_000_000) / 1000) as i32,
+                )
+            }))
+        }
+        _ => Arc::new(v.unary::<_, arrow_array::types::DurationMicrosecondType>(|x| x as i64)),
+    }
+}
+
 /// Spark's `getPercentile` over sorted values.
 fn percentile_of(sorted: &[f64], p: f64, kind: PercentileKind) -> f64 {
     kind.percentile(
@@ -123,11 +196,9 @@ fn percentile_of(sorted: &[f64], p: f64, kind: PercentileKind) -> f64 {
 
 impl GroupsAccumulator for PercentileAccumulator {
     fn update_batch(&mut self, values: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
-        self.add(
-            values[0].as_primitive::<Float64Type>(),
-            |r| groups[r],
-            total,
-        );
+        let units = interval_units(&values[0]);
+        let doubles = units.as_ref().unwrap_or(&values[0]);
+        self.add(doubles.as_primitive::<Float64Type>(), |r| groups[r], total);
         Ok(())
     }
 
@@ -146,26 +217,20 @@ impl GroupsAccumulator for PercentileAccumulator {
     }
 
     fn evaluate(&mut self, emit: EmitTo) -> Result<ArrayRef> {
-        let groups = self.split(emit);
-        if self.as_array {
-            let mut b = ListBuilder::new(Float64Builder::new());
-            for v in &groups {
-                if v.is_empty() {
-                    b.append_null();
-                } else {
-                    for &p in &self.percentages {
-                        b.values().append_value(percentile_of(v, p, self.kind));
-                    }
-                    b.append(true);
-                }
+        let out = self.evaluate_doubles(emit)?;
+        match &self.interval {
+            None => Ok(out),
+            Some(t) if self.as_array => {
+                let l = out.as_list::<i32>();
+                Ok(Arc::new(arrow_array::ListArray::try_new(
+                    Arc::new(arrow_schema::Field::new_list_field(t.clone(), true)),
+                    l.offsets().clone(),
+                    intervals_of(l.values().as_primitive::<Float64Type>(), t),
+                    l.nulls().cloned(),
+                )?))
             }
-            return Ok(Arc::new(b.finish()));
+            Some(t) => Ok(intervals_of(out.as_primitive::<Float64Type>(), t)),
         }
-        let p = self.percentages.first().copied().unwrap_or(0.5);
-        let kind = self.kind;
-        Ok(Arc::new(Float64Array::from_iter(groups.iter().map(|v| {
-            (!v.is_empty()).then(|| percentile_of(v, p, kind))
-        }))))
     }
 
     fn state(&mut self, emit: EmitTo) -> Result<Vec<ArrayRef>> {

@@ -84,6 +84,12 @@ pub fn is_aggregate_name(name: &str) -> bool {
             | "percentile_disc"
             | "median"
             | "approx_count_distinct"
+            | "histogram_numeric"
+            | "skewness"
+            | "kurtosis"
+            | "bit_and"
+            | "bit_or"
+            | "bit_xor"
             | "count_distinct"
             | "sum_distinct"
     )
