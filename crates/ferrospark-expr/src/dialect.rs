@@ -14,7 +14,12 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, TokenizerError};
 /// `Token::Number` whose text keeps its suffix (`"6S"`, `"1.5BD"`; `1L` as sqlparser's long
 /// number), for `Parser::with_tokens_with_locations`.
 pub fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, TokenizerError> {
-    let tokens = Tokenizer::new(&SparkDialect, text).tokenize_with_location()?;
+    // Strings come raw and are unescaped by Spark's rules (`spark_strings`).
+    let tokens = spark_strings(
+        Tokenizer::new(&SparkDialect, text)
+            .with_unescape(false)
+            .tokenize_with_location()?,
+    );
     let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
     for t in tokens {
         if let Token::Word(w) = &t.token {
@@ -45,7 +50,154 @@ pub fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, TokenizerError> {
         }
         out.push(t);
     }
-    Ok(inline_tables(interval_types(ltz_literals(out))))
+    Ok(inline_tables(interval_types(ltz_literals(bang_not(out)))))
+}
+
+/// A string literal's text as Spark's `unescapeSQLString` reads it: `\uXXXX` and three-digit
+/// octal (`\110`) characters, `\n` and the other C escapes, `\%` and `\_` kept with their
+/// backslash (LIKE patterns read them), any other escaped character as itself. A doubled
+/// quote is no escape in Spark: `'it''s'` is the two literals `'it'` and `'s'`, joined.
+pub fn spark_unescape(raw: &str, quote: char) -> String {
+    let c: Vec<char> = raw.chars().collect();
+    let mut out = String::with_capacity(raw.len());
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        if ch == quote {
+            // Spark 4 reads a doubled quote as one (`'it''s'` is `it's`).
+            if c.get(i + 1) == Some(&quote) {
+                out.push(quote);
+                i += 2;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
+        if ch != '\\' || i + 1 >= c.len() {
+            out.push(ch);
+            i += 1;
+            continue;
+        }
+        let hex4 = (c.get(i + 1) == Some(&'u') && i + 5 < c.len())
+            .then(|| c[i + 2..i + 6].iter().collect::<String>())
+            .and_then(|h| u32::from_str_radix(&h, 16).ok())
+            .and_then(char::from_u32);
+        if let Some(u) = hex4 {
+            out.push(u);
+            i += 6;
+            continue;
+        }
+        let octal = (i + 3 < c.len()
+            && matches!(c[i + 1], '0'..='1')
+            && matches!(c[i + 2], '0'..='7')
+            && matches!(c[i + 3], '0'..='7'))
+        .then(|| {
+            let d = |k: usize| c[i + k] as u32 - '0' as u32;
+            (d(1) << 6) + (d(2) << 3) + d(3)
+        })
+        .and_then(char::from_u32);
+        if let Some(o) = octal {
+            out.push(o);
+            i += 4;
+            continue;
+        }
+        match c[i + 1] {
+            '0' => out.push('\0'),
+            'b' => out.push('\u{8}'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'Z' => out.push('\u{1a}'),
+            '%' => out.push_str("\\%"),
+            '_' => out.push_str("\\_"),
+            other => out.push(other),
+        }
+        i += 2;
+    }
+    out
+}
+
+/// String literals unescaped as Spark does, and adjacent ones joined (`'a' 'b'` is `'ab'`,
+/// Spark's `stringLit+`).
+fn spark_strings(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    for mut t in tokens {
+        let (text, double) = match &t.token {
+            Token::SingleQuotedString(s) => (spark_unescape(s, '\''), false),
+            Token::DoubleQuotedString(s) => (spark_unescape(s, '"'), true),
+            _ => {
+                out.push(t);
+                continue;
+            }
+        };
+        // The previous token that is not whitespace: joined when it is a string too.
+        let prev = out
+            .iter()
+            .rposition(|p| !matches!(p.token, Token::Whitespace(_)));
+        if let Some(k) = prev {
+            if let Token::SingleQuotedString(before) | Token::DoubleQuotedString(before) =
+                &mut out[k].token
+            {
+                before.push_str(&text);
+                out[k].span.end = t.span.end;
+                out.truncate(k + 1);
+                continue;
+            }
+        }
+        t.token = if double {
+            Token::DoubleQuotedString(text)
+        } else {
+            Token::SingleQuotedString(text)
+        };
+        out.push(t);
+    }
+    out
+}
+
+/// Whether `text` writes `!` for NOT before a predicate keyword (`1 ! BETWEEN 0 AND 2`), which
+/// Spark 4 refuses unless `spark.sql.legacy.bangEqualsNot` is set.
+pub fn bang_before_predicate(text: &str) -> bool {
+    match Tokenizer::new(&SparkDialect, text).tokenize_with_location() {
+        Ok(tokens) => bang_positions(&tokens).next().is_some(),
+        Err(_) => false,
+    }
+}
+
+fn bang_positions(tokens: &[TokenWithSpan]) -> impl Iterator<Item = usize> + '_ {
+    (0..tokens.len()).filter(move |&i| {
+        if tokens[i].token != Token::ExclamationMark {
+            return false;
+        }
+        let next = tokens[i + 1..]
+            .iter()
+            .find(|t| !matches!(t.token, Token::Whitespace(_)));
+        matches!(next.map(|t| &t.token), Some(Token::Word(w)) if w.quote_style.is_none()
+            && matches!(
+                w.keyword,
+                Keyword::BETWEEN
+                    | Keyword::IN
+                    | Keyword::LIKE
+                    | Keyword::ILIKE
+                    | Keyword::RLIKE
+                    | Keyword::REGEXP
+                    | Keyword::NULL
+                    | Keyword::TRUE
+                    | Keyword::FALSE
+                    | Keyword::UNKNOWN
+                    | Keyword::DISTINCT
+            ))
+    })
+}
+
+/// Spark's legacy `!` for NOT before a predicate keyword: `1 ! BETWEEN 0 AND 2`, `x ! IN
+/// (...)`, `s ! LIKE p`, `x IS ! NULL` (the SQL planner refuses it first unless
+/// `spark.sql.legacy.bangEqualsNot` is set, as Spark 4 does).
+fn bang_not(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let at: Vec<usize> = bang_positions(&tokens).collect();
+    for i in at {
+        tokens[i].token = Token::make_keyword("NOT");
+    }
+    tokens
 }
 
 /// `TIMESTAMP_LTZ '...'`: Spark's typed literal of its default timestamp type, which sqlparser
@@ -296,7 +448,9 @@ fn values_rows(
                         && ends_rows(w, &tokens[last?].token) =>
                 {
                     close(&mut rows, start, last);
-                    return Some((rows, Some(k)));
+                    // The next clause (`FROM VALUES (1), (2) GROUP BY col1`): no alias.
+                    let alias = (!starts_clause(w)).then_some(k);
+                    return Some((rows, alias));
                 }
                 _ => {}
             }
@@ -312,6 +466,44 @@ fn values_rows(
     }
     close(&mut rows, start, last);
     (!rows.is_empty()).then_some((rows, None))
+}
+
+/// Whether `w` starts a clause of the query rather than naming a table.
+fn starts_clause(w: &sqlparser::tokenizer::Word) -> bool {
+    use Keyword as K;
+    matches!(
+        w.keyword,
+        K::WHERE
+            | K::GROUP
+            | K::HAVING
+            | K::ORDER
+            | K::LIMIT
+            | K::OFFSET
+            | K::WINDOW
+            | K::QUALIFY
+            | K::CLUSTER
+            | K::DISTRIBUTE
+            | K::SORT
+            | K::UNION
+            | K::INTERSECT
+            | K::EXCEPT
+            | K::MINUS
+            | K::JOIN
+            | K::INNER
+            | K::LEFT
+            | K::RIGHT
+            | K::FULL
+            | K::CROSS
+            | K::NATURAL
+            | K::SEMI
+            | K::ANTI
+            | K::ON
+            | K::USING
+            | K::LATERAL
+            | K::PIVOT
+            | K::UNPIVOT
+            | K::TABLESAMPLE
+    )
 }
 
 /// Whether word `w`, after `prev` (the end of a row), starts what follows the rows: a table
@@ -635,6 +827,42 @@ fn exists_function(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn strings_unescape_as_sparks_and_adjacent_ones_join() {
+        let lit = |sql: &str| -> Vec<String> {
+            tokenize(sql)
+                .expect("tokenizes")
+                .into_iter()
+                .filter_map(|t| match t.token {
+                    Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Some(s),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(
+            lit(r"SELECT 'pattern\%', 'no-pattern\%'"),
+            [r"pattern\%", r"no-pattern\%"]
+        );
+        assert_eq!(lit(r"SELECT 'pattern\\%', '\_'"), [r"pattern\%", r"\_"]);
+        assert_eq!(lit(r"SELECT '\110\145\154\154\157\041'"), ["Hello!"]);
+        assert_eq!(lit(r"SELECT '\u0057\u006F\u0072ld'"), ["World"]);
+        assert_eq!(
+            lit(r"SELECT '\'', '\n\t\Z', '\d'"),
+            ["'", "\n\t\u{1a}", "d"]
+        );
+        assert_eq!(
+            lit("SELECT 'hello' 'world', 'a'  \"b\" 'c'"),
+            ["helloworld", "abc"]
+        );
+        assert_eq!(lit("SELECT 'it''s'"), ["it's"]);
+        assert_eq!(
+            expr("1 ! BETWEEN 0 AND 2").expect("parses"),
+            "1 NOT BETWEEN 0 AND 2"
+        );
+        assert_eq!(expr("x IS ! NULL").expect("parses"), "x IS NOT NULL");
+        assert_eq!(expr("!x").expect("parses"), "!x");
+    }
+
     use super::*;
 
     fn text(sql: &str) -> String {
@@ -691,6 +919,11 @@ mod tests {
         assert_eq!(
             text("FROM VALUES INTERVAL '1' DAY x"),
             "FROM VALUES (INTERVAL '1' DAY) AS x"
+        );
+        // The next clause is no alias.
+        assert_eq!(
+            text("SELECT col1 FROM VALUES (1), (-2) GROUP BY col1"),
+            "SELECT col1 FROM VALUES (1), (-2)  GROUP BY col1"
         );
     }
 

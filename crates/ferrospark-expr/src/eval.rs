@@ -227,6 +227,11 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
             args,
             ..
         } => crate::functions::higher_order::evaluate_call(*f, args, batch)?,
+        PhysicalExpr::Function {
+            func: crate::functions::ScalarFunction::Coalesce,
+            args,
+            ..
+        } if args.len() > 1 => coalesce(args, batch)?,
         PhysicalExpr::LambdaVariable { name, .. } => {
             let at = batch
                 .schema()
@@ -1123,6 +1128,45 @@ fn case_when(
     Ok(ColumnarValue::Array(arrow_select::interleave::interleave(
         &refs, &pos,
     )?))
+}
+
+/// `coalesce(a, b, ...)` as Spark evaluates it: an argument only for the rows every earlier
+/// one left NULL, so `coalesce(1, 1 / 0)` is 1 under ANSI rather than DIVIDE_BY_ZERO.
+fn coalesce(args: &[PhysicalExpr], batch: &RecordBatch) -> Result<ColumnarValue> {
+    let n = batch.num_rows();
+    let first = evaluate(&args[0], batch)?;
+    if first.is_scalar() && n > 0 {
+        let one = first.clone().into_array(1)?;
+        if one.is_valid(0) {
+            return Ok(first);
+        }
+    }
+    let mut acc = first.into_array(n)?;
+    for e in &args[1..] {
+        let open: Vec<usize> = (0..n).filter(|&r| acc.is_null(r)).collect();
+        if open.is_empty() {
+            break;
+        }
+        let values = if open.len() == n {
+            evaluate(e, batch)?.into_array(n)?
+        } else {
+            let part = evaluate(e, &take_rows(batch, &open)?)?.into_array(open.len())?;
+            // Back to the batch's rows: row `open[j]` takes `part[j]`, the others NULL.
+            let mut at = vec![None; n];
+            for (j, &r) in open.iter().enumerate() {
+                at[r] = Some(j as u32);
+            }
+            arrow_select::take::take(part.as_ref(), &arrow_array::UInt32Array::from(at), None)?
+        };
+        let values = if values.data_type() != acc.data_type() {
+            cast_with_options(&values, acc.data_type(), &CastOptions::default())?
+        } else {
+            values
+        };
+        let keep = arrow_arith::boolean::is_not_null(&acc)?;
+        acc = arrow_select::zip::zip(&keep, &acc, &values)?;
+    }
+    Ok(ColumnarValue::Array(acc))
 }
 
 fn take_rows(batch: &RecordBatch, rows: &[usize]) -> Result<RecordBatch> {

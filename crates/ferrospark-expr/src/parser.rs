@@ -190,6 +190,19 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
             }
         }
         A::Identifier(id) => Expr::Column(id.value.clone()),
+        // `(a, b)` as a value is `struct(a, b)` (fields named after the columns).
+        A::Tuple(items) => Expr::Function {
+            name: "struct".into(),
+            args: items
+                .iter()
+                .map(|v| convert(v, text))
+                .collect::<Result<_>>()?,
+        },
+        // `struct(a + 1 AS x)`: the field's name.
+        A::Named { expr, name } => Expr::Alias {
+            expr: Box::new(convert(expr, text)?),
+            name: name.value.clone(),
+        },
         A::Struct { values, .. } => Expr::Function {
             name: "struct".into(),
             args: values
@@ -249,13 +262,23 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
                 name: "~".into(),
                 args: vec![convert(expr, text)?],
             },
-            UnaryOperator::Plus => {
-                let x = convert(expr, text)?;
-                let name = format!("(+ {})", x.spark_name());
-                written(x, name)
-            }
+            // `positive(x)`, named `(+ x)`: Spark checks its type (numbers and intervals).
+            UnaryOperator::Plus => Expr::Function {
+                name: "positive".into(),
+                args: vec![convert(expr, text)?],
+            },
             // Spark's parser reads `-5` as one literal, `-(5)` and `- -5` as negations.
-            UnaryOperator::Minus if matches!(**expr, A::Value(_)) => negate(convert(expr, text)?),
+            // The sign belongs to the literal, so `-128Y` and `-9223372036854775808L` are in
+            // range.
+            UnaryOperator::Minus if matches!(**expr, A::Value(_)) => match &**expr {
+                A::Value(v) => match &v.value {
+                    Value::Number(n, long) => {
+                        Expr::Literal(number_literal(&format!("-{n}"), *long, text)?)
+                    }
+                    _ => negate(convert(expr, text)?),
+                },
+                _ => negate(convert(expr, text)?),
+            },
             UnaryOperator::Minus => Expr::Negative(boxed(expr, text)?),
             other => return Err(unsupported(format!("operator {other}"), text)),
         },
@@ -671,7 +694,9 @@ fn number_literal(n: &str, long_suffix: bool, text: &str) -> Result<Literal> {
         return integer(&lower, "bigint", i64::MIN, i64::MAX).map(Literal::bigint);
     }
     if let Some(d) = lower.strip_suffix("bd") {
-        return Literal::decimal_from_str(&plain_decimal(d).ok_or_else(bad)?).ok_or_else(bad);
+        let plain = plain_decimal(d).ok_or_else(bad)?;
+        return Literal::decimal_from_str(&plain)
+            .ok_or_else(|| too_precise(&plain).unwrap_or_else(bad));
     }
     if let Some(d) = lower.strip_suffix('s') {
         let v = integer(d, "smallint", i16::MIN as i64, i16::MAX as i64)?;
@@ -706,14 +731,36 @@ fn number_literal(n: &str, long_suffix: bool, text: &str) -> Result<Literal> {
         return Ok(Literal::double(v));
     }
     if lower.contains('e') {
-        return lower.parse::<f64>().map(Literal::double).map_err(|_| bad());
+        let v = lower.parse::<f64>().map_err(|_| bad())?;
+        if v.is_infinite() {
+            return Err(FerroError::Analysis(format!(
+                "[INVALID_NUMERIC_LITERAL_RANGE] Numeric literal {n} is outside the valid range for double with minimum value of -1.7976931348623157E308 and maximum value of 1.7976931348623157E308. Please adjust the value accordingly. SQLSTATE: 22003"
+            )));
+        }
+        return Ok(Literal::double(v));
     }
     if !lower.contains('.') {
         if let Ok(v) = lower.parse::<i64>() {
             return Ok(Literal::integer(v));
         }
     }
-    Literal::decimal_from_str(&lower).ok_or_else(bad)
+    Literal::decimal_from_str(&lower).ok_or_else(|| too_precise(&lower).unwrap_or_else(bad))
+}
+
+/// Spark's refusal of a decimal literal of more than 38 digits (before or after the point).
+fn too_precise(digits: &str) -> Option<FerroError> {
+    let body = digits.trim_start_matches(['-', '+']);
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let precision = int.trim_start_matches('0').len() + frac.len();
+    (precision > 38 || frac.len() > 38).then(|| {
+        FerroError::Analysis(format!(
+            "[DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION] Decimal precision {} exceeds max precision 38. SQLSTATE: 22003",
+            precision.max(frac.len())
+        ))
+    })
 }
 
 /// `percentile_cont(p) WITHIN GROUP (ORDER BY v [DESC])` (and `percentile_disc`) as the
@@ -855,6 +902,11 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
     let mut filter_name = None;
     let args = match &f.filter {
         None => args,
+        Some(_) if f.over.is_some() => {
+            return Err(FerroError::Analysis(format!(
+                "[_LEGACY_ERROR_TEMP_1030] Window aggregate function with filter predicate is not supported yet in \"{text}\""
+            )));
+        }
         Some(cond) => {
             let keeps_nulls = matches!(
                 name.as_str(),

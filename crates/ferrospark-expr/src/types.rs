@@ -420,6 +420,9 @@ pub fn comparison_type(l: &DataType, r: &DataType) -> Option<DataType> {
             a.clone().or_else(|| b.clone()),
         )),
         (D::Date32, t @ D::Timestamp(..)) | (t @ D::Timestamp(..), D::Date32) => Some(t.clone()),
+        // A string beside a decimal compares as a DOUBLE (`1.5 = '1.51'` is false, and
+        // `'1.5' > 0.5` needs no DECIMAL(1,1) to hold 1.5), as Spark coerces it.
+        (D::Utf8, D::Decimal128(..)) | (D::Decimal128(..), D::Utf8) => Some(D::Float64),
         (D::Utf8, other) | (other, D::Utf8)
             if matches!(other, D::Date32 | D::Timestamp(..) | D::Boolean) || is_numeric(other) =>
         {

@@ -307,7 +307,11 @@ impl PlanBuilder {
             if let Expr::Column(k) = &body {
                 if let Some(a) = input.iter().find(|a| a.key() == *k) {
                     if matches!(item, Expr::Column(_)) || a.name == name {
-                        return Ok((body, a.clone()));
+                        // A column named on purpose is a column of the result, also one a
+                        // USING join hid (`SELECT nt2.k FROM nt1 JOIN nt2 USING (k)`).
+                        let mut a = a.clone();
+                        a.hidden = false;
+                        return Ok((body, a));
                     }
                 }
             }
@@ -417,6 +421,7 @@ impl PlanBuilder {
         }
         let group_udfs = check_group_udf_placement(results)?;
         let mut group_out: Vec<(Expr, Attr)> = Vec::new();
+        let global = group.is_empty();
         for (item, g) in group_items.iter().zip(group) {
             let g = grouping_expr(&g)?;
             if group_out.iter().any(|(e, _)| *e == g) {
@@ -478,6 +483,12 @@ impl PlanBuilder {
                     }
                 });
                 if let Some(k) = missing {
+                    if global {
+                        return Err(FerroError::Analysis(format!(
+                            "[MISSING_GROUP_BY] The query does not include a GROUP BY clause, but reads `{}` outside an aggregate. Add GROUP BY or turn it into the window functions using OVER clauses. SQLSTATE: 42803",
+                            strip_ids(&k)
+                        )));
+                    }
                     return Err(FerroError::Analysis(format!(
                         "[MISSING_AGGREGATION] The non-aggregating expression `{}` is based on columns which are not participating in the GROUP BY clause. Add the columns or the expression to the GROUP BY, aggregate the expression, or use `any_value({})`",
                         strip_ids(&k),

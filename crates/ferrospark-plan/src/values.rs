@@ -22,8 +22,11 @@ pub fn values_plan(builder: &PlanBuilder, rows: &[Vec<Expr>]) -> Result<Arc<Logi
     let (empty, one) = crate::optimizer::one_row()?;
     let ctx = BindContext::for_session(&empty, &builder.cfg);
     let mut cells: Vec<Vec<ArrayRef>> = vec![Vec::new(); width];
+    // Every row reads one clock: `VALUES now(), now()` is one instant twice.
+    let mut clock = crate::optimizer::QueryClock::default();
     for row in rows {
         for (i, e) in row.iter().enumerate() {
+            let e = &clock.fix(e, &builder.cfg)?;
             let p = bind(e, &ctx).map_err(|err| {
                 FerroError::Analysis(format!(
                     "[INVALID_INLINE_TABLE.CANNOT_EVALUATE_EXPRESSION_IN_INLINE_TABLE] {e}: {err}"

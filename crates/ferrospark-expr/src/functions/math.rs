@@ -39,6 +39,8 @@ pub enum MathFn {
         scale: i32,
         /// banker's rounding
         half_even: bool,
+        /// an integer rounded past its type's range is ARITHMETIC_OVERFLOW (else it wraps)
+        ansi: bool,
     },
     /// `floor(x, d)` or `ceil(x, d)`: DECIMAL rounded toward -inf / +inf at `d` digits.
     FloorCeilScale {
@@ -69,6 +71,8 @@ pub enum MathFn {
     IntDiv {
         /// ANSI: division by zero raises
         ansi: bool,
+        /// the operands are decimals of one scale (else BIGINTs)
+        decimal: bool,
     },
     /// `greatest(...)` or `least(...)`
     Extreme {
@@ -232,7 +236,11 @@ impl MathFn {
                     (0..f.len()).map(|i| Some(f.is_valid(i) && f.value(i).is_nan())),
                 )))
             }
-            MathFn::Round { scale, half_even } => round(&a.full(0)?, scale, half_even),
+            MathFn::Round {
+                scale,
+                half_even,
+                ansi,
+            } => round(&a.full(0)?, scale, half_even, ansi),
             MathFn::FloorCeil { ceil } => floor_ceil(&a.full(0)?, ceil),
             MathFn::FloorCeilScale { scale, ceil } => decimal_floor_ceil(&a.full(0)?, scale, ceil),
             MathFn::Unary(u) => {
@@ -255,7 +263,14 @@ impl MathFn {
                 })
             }
             MathFn::Pmod { ansi } => pmod(&a.full(0)?, &a.full(1)?, ansi),
-            MathFn::IntDiv { ansi } => int_div(&a.full(0)?, &a.full(1)?, ansi),
+            MathFn::IntDiv {
+                ansi,
+                decimal: false,
+            } => int_div(&a.full(0)?, &a.full(1)?, ansi),
+            MathFn::IntDiv {
+                ansi,
+                decimal: true,
+            } => decimal_int_div(&a.full(0)?, &a.full(1)?, ansi),
             MathFn::Extreme { greatest } => {
                 let mut acc = a.full(0)?;
                 for i in 1..a.len() {
@@ -408,27 +423,38 @@ pub fn round_decimal_type(p: u8, s: i8, scale: i32) -> DataType {
     }
 }
 
-fn round(a: &ArrayRef, scale: i32, half_even: bool) -> Result<ArrayRef> {
+fn round(a: &ArrayRef, scale: i32, half_even: bool, ansi: bool) -> Result<ArrayRef> {
     macro_rules! int_round {
-        ($t:ty) => {{
+        ($t:ty, $name:expr) => {{
             if scale >= 0 {
                 return Ok(a.clone());
             }
             // An integer is a decimal of scale 0, rounded to `scale` and scaled back up; past
-            // 10^38 every integer rounds to 0.
+            // 10^38 every integer rounds to 0. A result past the type's range wraps as
+            // Spark's legacy mode does, or is refused under ANSI.
             let d = pow10_i128((-scale) as u32).unwrap_or(0);
-            let out: PrimitiveArray<$t> = a
+            let out = a
                 .as_primitive::<$t>()
                 .iter()
                 .map(|v| {
                     v.map(|v| {
-                        (round_unscaled(v as i128, 0, scale, half_even).unwrap_or(0) * d) as _
+                        let r = round_unscaled(v as i128, 0, scale, half_even).unwrap_or(0) * d;
+                        match <<$t as arrow_array::ArrowPrimitiveType>::Native>::try_from(r) {
+                            Ok(x) => Ok(x),
+                            Err(_) if ansi => Err(FerroError::Arithmetic(format!(
+                                "[ARITHMETIC_OVERFLOW] Overflow in {}({v}, {scale}). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22003",
+                                $name
+                            ))),
+                            Err(_) => Ok(r as _),
+                        }
                     })
+                    .transpose()
                 })
-                .collect();
+                .collect::<Result<PrimitiveArray<$t>>>()?;
             Arc::new(out) as ArrayRef
         }};
     }
+    let name = if half_even { "bround" } else { "round" };
     Ok(match a.data_type() {
         DataType::Float64 => Arc::new(
             a.as_primitive::<Float64Type>()
@@ -438,10 +464,10 @@ fn round(a: &ArrayRef, scale: i32, half_even: bool) -> Result<ArrayRef> {
             a.as_primitive::<Float32Type>()
                 .unary::<_, Float32Type>(|v| round_f64(v as f64, scale, half_even) as f32),
         ),
-        DataType::Int8 => int_round!(Int8Type),
-        DataType::Int16 => int_round!(Int16Type),
-        DataType::Int32 => int_round!(Int32Type),
-        DataType::Int64 => int_round!(Int64Type),
+        DataType::Int8 => int_round!(Int8Type, name),
+        DataType::Int16 => int_round!(Int16Type, name),
+        DataType::Int32 => int_round!(Int32Type, name),
+        DataType::Int64 => int_round!(Int64Type, name),
         DataType::Decimal128(p, s) => {
             let out_t = round_decimal_type(*p, *s, scale);
             let DataType::Decimal128(op, os) = out_t else {
@@ -628,6 +654,39 @@ fn pmod(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
     }
 }
 
+/// `a div b` of decimals on one scale: the unscaled quotient, truncated, as a BIGINT.
+fn decimal_int_div(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
+    let (x, y) = (
+        a.as_primitive::<Decimal128Type>(),
+        b.as_primitive::<Decimal128Type>(),
+    );
+    let mut out = Vec::with_capacity(x.len());
+    for i in 0..x.len() {
+        if x.is_null(i) || y.is_null(i) {
+            out.push(None);
+            continue;
+        }
+        let (v, d) = (x.value(i), y.value(i));
+        if d == 0 {
+            if ansi {
+                return Err(divide_by_zero());
+            }
+            out.push(None);
+            continue;
+        }
+        match i64::try_from(v / d) {
+            Ok(q) => out.push(Some(q)),
+            Err(_) if ansi => {
+                return Err(FerroError::Arithmetic(
+                    "[ARITHMETIC_OVERFLOW] Overflow in integral divide. Use 'try_divide' to tolerate overflow and return NULL instead.".into(),
+                ))
+            }
+            Err(_) => out.push(Some((v / d) as i64)),
+        }
+    }
+    Ok(Arc::new(PrimitiveArray::<Int64Type>::from(out)))
+}
+
 fn int_div(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
     let (x, y) = (a.as_primitive::<Int64Type>(), b.as_primitive::<Int64Type>());
     let mut out = Vec::with_capacity(x.len());
@@ -730,6 +789,19 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         call.arity(&args, 2, 2)?;
         let x = call.double_arg(0, args[0].clone())?;
         let y = call.double_arg(1, args[1].clone())?;
+        if f == MathFn::NanVl {
+            // `y` only where `x` is NaN, as Spark evaluates it: `nanvl(1, 1 / 0)` is 1.
+            let nan = call.function(
+                ScalarFunction::Math(MathFn::IsNan),
+                vec![x.clone()],
+                DataType::Boolean,
+            );
+            return Ok(Bound::Done(PhysicalExpr::Case {
+                branches: vec![(nan, y)],
+                otherwise: Some(Box::new(x)),
+                data_type: DataType::Float64,
+            }));
+        }
         return Ok(Bound::Done(call.function(
             ScalarFunction::Math(f),
             vec![x, y],
@@ -762,6 +834,13 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         }
         "positive" => {
             call.arity(&args, 1, 1)?;
+            // `+x` is `x` for numbers and intervals; Spark refuses it on other types.
+            if matches!(
+                args[0].data_type(),
+                DataType::Interval(_) | DataType::Duration(_)
+            ) {
+                return Ok(Bound::Done(args[0].clone()));
+            }
             let t = numeric(0, &args[0])?;
             cast_to(args[0].clone(), &t)
         }
@@ -789,6 +868,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
                 ScalarFunction::Math(MathFn::Round {
                     scale,
                     half_even: call.name == "bround",
+                    ansi,
                 }),
                 vec![cast_to(args[0].clone(), &t)],
                 out,
@@ -876,18 +956,36 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         }
         "div" => {
             call.arity(&args, 2, 2)?;
+            // Integers and decimals (a NULL as either), the quotient truncated to a BIGINT.
+            let mut scale = None;
             for (i, a) in args.iter().enumerate() {
-                let t = numeric(i, a)?;
-                if !is_integral(&t) && t != DataType::Null {
-                    return Err(call.wrong_type(i, a, "the \"BIGINT\" type"));
+                match spark_equivalent(&a.data_type()) {
+                    DataType::Null => {}
+                    DataType::Decimal128(_, s) => scale = Some(scale.unwrap_or(0).max(s)),
+                    t if is_integral(&t) => {}
+                    _ => return Err(call.wrong_type(i, a, "the \"BIGINT\" type")),
                 }
             }
+            // Decimals divide on one scale: both as DECIMAL(38, s), their unscaled values.
+            let (t, f) = match scale {
+                Some(s) => (
+                    DataType::Decimal128(38, s),
+                    MathFn::IntDiv {
+                        ansi,
+                        decimal: true,
+                    },
+                ),
+                None => (
+                    DataType::Int64,
+                    MathFn::IntDiv {
+                        ansi,
+                        decimal: false,
+                    },
+                ),
+            };
             call.function(
-                ScalarFunction::Math(MathFn::IntDiv { ansi }),
-                vec![
-                    cast_to(args[0].clone(), &DataType::Int64),
-                    cast_to(args[1].clone(), &DataType::Int64),
-                ],
+                ScalarFunction::Math(f),
+                vec![cast_to(args[0].clone(), &t), cast_to(args[1].clone(), &t)],
                 DataType::Int64,
             )
         }

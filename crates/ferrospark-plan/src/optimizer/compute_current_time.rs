@@ -27,16 +27,19 @@ const CLOCK_FUNCTIONS: &[&str] = &[
     "curdate",
 ];
 
-impl OptimizerRule for ComputeCurrentTime {
-    fn name(&self) -> &'static str {
-        "ComputeCurrentTime"
-    }
-    fn apply(&self, plan: &Arc<LogicalPlan>, cfg: &Config) -> Result<Arc<LogicalPlan>> {
-        let (empty, one) = super::constant_folding::one_row()?;
-        let ctx = BindContext::for_session(&empty, cfg);
+/// One reading of the clock per current-time function, shared by every call rewritten
+/// through it.
+#[derive(Default)]
+pub(crate) struct QueryClock {
+    values: HashMap<String, Expr>,
+}
+
+impl QueryClock {
+    /// `e` with its current-time calls replaced by this clock's literals.
+    pub(crate) fn fix(&mut self, e: &Expr, cfg: &Config) -> Result<Expr> {
+        let values = RefCell::new(&mut self.values);
         // current_timestamp and now read the clock once between them; current_date is then
         // read right after, in the same query.
-        let values: RefCell<HashMap<String, Expr>> = RefCell::new(HashMap::new());
         let value_of = |name: &str| -> Result<Expr> {
             let key = match name {
                 "now" => "current_timestamp",
@@ -46,6 +49,8 @@ impl OptimizerRule for ComputeCurrentTime {
             if let Some(v) = values.borrow().get(key) {
                 return Ok(v.clone());
             }
+            let (empty, one) = super::constant_folding::one_row()?;
+            let ctx = BindContext::for_session(&empty, cfg);
             let call = Expr::Function {
                 name: key.to_string(),
                 args: vec![],
@@ -55,17 +60,25 @@ impl OptimizerRule for ComputeCurrentTime {
             values.borrow_mut().insert(key.to_string(), lit.clone());
             Ok(lit)
         };
+        transform_down(e, &mut |x| match x {
+            Expr::Function { name, args }
+                if args.is_empty() && CLOCK_FUNCTIONS.contains(&name.as_str()) =>
+            {
+                value_of(name).map(Some)
+            }
+            _ => Ok(None),
+        })
+    }
+}
+
+impl OptimizerRule for ComputeCurrentTime {
+    fn name(&self) -> &'static str {
+        "ComputeCurrentTime"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>, cfg: &Config) -> Result<Arc<LogicalPlan>> {
+        let clock = RefCell::new(QueryClock::default());
         plan.transform_up(&mut |node| {
-            rewrite_expressions(&node, &mut |e| {
-                transform_down(e, &mut |x| match x {
-                    Expr::Function { name, args }
-                        if args.is_empty() && CLOCK_FUNCTIONS.contains(&name.as_str()) =>
-                    {
-                        value_of(name).map(Some)
-                    }
-                    _ => Ok(None),
-                })
-            })
+            rewrite_expressions(&node, &mut |e| clock.borrow_mut().fix(e, cfg))
         })
     }
 }

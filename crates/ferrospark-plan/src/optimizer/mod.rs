@@ -25,6 +25,7 @@ use ferrospark_common::{Config, FerroError, Result};
 pub use boolean_simplification::BooleanSimplification;
 pub use column_pruning::ColumnPruning;
 pub use compute_current_time::ComputeCurrentTime;
+pub(crate) use compute_current_time::QueryClock;
 pub use constant_folding::ConstantFolding;
 pub(crate) use constant_folding::{fold, one_row};
 pub use eliminate_outer_join::EliminateOuterJoin;

@@ -91,6 +91,16 @@ pub fn plan_sql(
             text.trim()
         ))
     };
+    let legacy_bang = builder
+        .cfg
+        .get("spark.sql.legacy.bangEqualsNot")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    if !legacy_bang && ferrospark_expr::dialect::bang_before_predicate(body) {
+        return Err(FerroError::Analysis(format!(
+            "[SYNTAX_DISCONTINUED.BANG_EQUALS_NOT] Support of the clause or keyword: ! has been discontinued in this context. The '!' keyword is only supported as an alias for the prefix operator 'NOT'. Use the 'NOT' keyword instead for infix clauses such as `NOT LIKE`, `NOT IN`, `NOT BETWEEN`, etc. To re-enable the '!' keyword, set \"spark.sql.legacy.bangEqualsNot\" to \"true\". SQLSTATE: 42601\n== SQL ==\n{}",
+            text.trim()
+        )));
+    }
     let mut statements = ferrospark_expr::dialect::tokenize(body)
         .map_err(ParserError::from)
         .and_then(|tokens| {
@@ -280,6 +290,8 @@ pub(crate) enum Lifted {
 
 /// Placeholder function names the lifted parts leave behind.
 pub(crate) const SUBQUERY_FN: &str = "__subquery";
+/// The values of `(a, b) IN (SELECT ...)`, as the placeholder's argument.
+pub(crate) const TUPLE_FN: &str = "__tuple";
 
 pub(crate) struct SqlPlanner<'a> {
     pub(crate) builder: &'a PlanBuilder,
@@ -348,7 +360,28 @@ impl<'a> SqlPlanner<'a> {
                     negated,
                 } => {
                     lifted.push(Lifted::In(*subquery, negated));
-                    placeholder(SUBQUERY_FN, slot, Some(*expr))
+                    // `(a, b) IN (SELECT x, y ...)`: the tuple travels as a call of its own,
+                    // taken apart where the subquery is planned.
+                    let value = match *expr {
+                        ast::Expr::Tuple(items) => {
+                            let mut call = placeholder(TUPLE_FN, 0, None);
+                            if let ast::Expr::Function(f) = &mut call {
+                                f.args = ast::FunctionArguments::List(ast::FunctionArgumentList {
+                                    duplicate_treatment: None,
+                                    args: items
+                                        .into_iter()
+                                        .map(|e| {
+                                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))
+                                        })
+                                        .collect(),
+                                    clauses: vec![],
+                                });
+                            }
+                            call
+                        }
+                        other => other,
+                    };
+                    placeholder(SUBQUERY_FN, slot, Some(value))
                 }
                 other => other,
             };
@@ -683,24 +716,44 @@ impl<'a> SqlPlanner<'a> {
                             }
                             kept = Some(visible.iter().map(|a| a.id).collect());
                             for c in with {
-                                let on_side = |side: &Arc<LogicalPlan>| {
-                                    let scope = self.scope_over(side, outer);
-                                    let resolved = crate::analyzer::resolve_expr(&c, &scope)?;
-                                    self.scalar_subqueries(side.clone(), resolved, &scope)
-                                };
-                                match on_side(&plan) {
-                                    Ok((p, e)) => {
-                                        plan = p;
-                                        conds.push(e);
+                                // Each subquery becomes a column of the side it reads; the
+                                // rest of the conjunct (`x1 = y1 OR EXISTS (...)`) stays a
+                                // condition over both sides.
+                                let mut slots = Vec::new();
+                                c.visit(&mut |x| {
+                                    if matches!(x, Expr::Function { name, .. } if name == SUBQUERY_FN)
+                                        && !slots.contains(x)
+                                    {
+                                        slots.push(x.clone());
                                     }
-                                    Err(left_err) => match on_side(&right) {
+                                });
+                                let mut cond = c.clone();
+                                for slot in slots {
+                                    let on_side = |side: &Arc<LogicalPlan>| {
+                                        let scope = self.scope_over(side, outer);
+                                        let resolved =
+                                            crate::analyzer::resolve_expr(&slot, &scope)?;
+                                        self.scalar_subqueries(side.clone(), resolved, &scope)
+                                    };
+                                    let value = match on_side(&plan) {
                                         Ok((p, e)) => {
-                                            right = p;
-                                            conds.push(e);
+                                            plan = p;
+                                            e
                                         }
-                                        Err(_) => return Err(left_err),
-                                    },
+                                        Err(left_err) => match on_side(&right) {
+                                            Ok((p, e)) => {
+                                                right = p;
+                                                e
+                                            }
+                                            Err(_) => return Err(left_err),
+                                        },
+                                    };
+                                    cond = crate::logical::expr_util::transform_down(
+                                        &cond,
+                                        &mut |x| Ok((x == &slot).then(|| value.clone())),
+                                    )?;
                                 }
+                                conds.push(cond);
                             }
                         }
                         match crate::logical::expr_util::conjoin(conds) {

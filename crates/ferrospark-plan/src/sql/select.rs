@@ -41,10 +41,20 @@ impl<'a> SqlPlanner<'a> {
         if let Some(p) = crate::logical::expr_util::conjoin(rest) {
             let scope = self.scope_over(&plan, outer);
             let resolved = resolve_expr(&p, &scope)?;
+            let before = plan.output();
             let (p2, resolved) = self.scalar_subqueries(plan, resolved, &scope)?;
+            let joined = p2.output().len() != before.len();
             plan = self
                 .builder
                 .filter_resolved(p2, resolved, &scope.outer_attrs())?;
+            if joined {
+                // The subqueries' columns served the filter only: names read above it (the
+                // select list, ORDER BY) see the relation as it was.
+                plan = crate::builder::PlanBuilder::project_resolved(
+                    plan,
+                    before.iter().map(|a| (a.column(), a.clone())).collect(),
+                );
+            }
         }
         Ok(plan)
     }
@@ -175,7 +185,13 @@ impl<'a> SqlPlanner<'a> {
         let is_agg = !group_written.is_empty()
             || grouping_sets.is_some()
             || items.iter().any(|i| contains_aggregate(&i.written))
-            || having.as_ref().is_some_and(contains_aggregate);
+            // HAVING without GROUP BY aggregates the whole input (one group), as in Spark,
+            // unless `spark.sql.legacy.parser.havingWithoutGroupByAsWhere` makes it a WHERE.
+            || (having.is_some() && !self
+                    .builder
+                    .cfg
+                    .get_bool("spark.sql.legacy.parser.havingWithoutGroupByAsWhere", false)
+                    .unwrap_or(false));
 
         let scope = self.scope_over(&plan, outer);
         let items: Vec<Item> = items
@@ -584,6 +600,15 @@ fn named_windows_inlined(s: &ast::Select) -> Result<ast::Select> {
                     ))
                 })?,
         };
+        if defs
+            .iter()
+            .any(|(d, _)| d.eq_ignore_ascii_case(&name.value))
+        {
+            return Err(FerroError::Analysis(format!(
+                "[INVALID_SQL_SYNTAX.REPETITIVE_WINDOW_DEFINITION] Invalid SQL syntax: The definition of window `{}` is repetitive.",
+                name.value
+            )));
+        }
         defs.push((name.value.clone(), spec));
     }
     let mut out = s.clone();

@@ -17,7 +17,7 @@ use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::Expr;
 use ferrospark_join::JoinType;
 
-use super::{literal_i64, Lifted, SqlPlanner, SUBQUERY_FN};
+use super::{literal_i64, Lifted, SqlPlanner, SUBQUERY_FN, TUPLE_FN};
 use crate::analyzer::{resolve_expr, Scope};
 use crate::logical::expr_util::{column_keys, conjoin, split_conjuncts, transform_down};
 use crate::logical::{Attr, LogicalPlan};
@@ -163,6 +163,19 @@ impl<'a> SqlPlanner<'a> {
         })
     }
 
+    /// Spark's legacy answer for EXISTS / IN over a correlated global aggregate (a row only
+    /// where inner rows matched), under
+    /// `spark.sql.optimizer.decorrelateExistsSubqueryLegacyIncorrectCountHandling.enabled`.
+    fn legacy_count_handling(&self) -> bool {
+        self.builder
+            .cfg
+            .get_bool(
+                "spark.sql.optimizer.decorrelateExistsSubqueryLegacyIncorrectCountHandling.enabled",
+                false,
+            )
+            .unwrap_or(false)
+    }
+
     fn lifted_query(&self, slot: usize) -> Result<Lifted> {
         self.lifted
             .borrow()
@@ -192,6 +205,13 @@ impl<'a> SqlPlanner<'a> {
             Lifted::Scalar(_) => return Ok(None),
         };
         let sub = self.query(&query, Some(scope))?;
+        if one_row_per_outer_row(&sub)
+            && !self.legacy_count_handling()
+            && super::domain::reads_outer(&sub, &scope_keys(scope))
+        {
+            // Answered per outer row as a value (`exists_value`, `in_value`).
+            return Ok(None);
+        }
         // The select list's width, before correlation carries inner columns up beside it.
         let selected = sub.output();
         let outer_keys = scope_keys(scope);
@@ -205,6 +225,42 @@ impl<'a> SqlPlanner<'a> {
         if is_in {
             let value = value.ok_or_else(|| FerroError::Internal("IN without a value".into()))?;
             let v = resolve_expr(value, scope)?;
+            if let Expr::Function { name, args } = &v {
+                if name == TUPLE_FN {
+                    if args.len() != selected.len() {
+                        return Err(FerroError::Analysis(format!(
+                            "[DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH] The number of columns in the left hand side of an IN subquery does not match the number of columns in the output of subquery. Left hand side columns(length: {}): [{}], right hand side columns(length: {}): [{}]",
+                            args.len(),
+                            args.iter().map(|a| crate::builder::strip_ids(&a.spark_name())).collect::<Vec<_>>().join(", "),
+                            selected.len(),
+                            selected.iter().map(|a| format!("`{}`", a.name)).collect::<Vec<_>>().join(", "),
+                        )));
+                    }
+                    // Each pair compared on its own; NOT IN drops an outer row when some
+                    // subquery row has no pair known to differ (Spark's rewrite of a
+                    // multi-column NOT IN, which has no null-aware join).
+                    let eqs = args
+                        .iter()
+                        .zip(&selected)
+                        .map(|(a, s)| {
+                            let eq = a.clone().eq(s.column());
+                            if negated {
+                                eq.clone().or(Expr::IsNull(Box::new(eq)))
+                            } else {
+                                eq
+                            }
+                        })
+                        .collect::<Vec<_>>();
+                    conds.splice(0..0, eqs);
+                    return Ok(Some(Arc::new(LogicalPlan::Join {
+                        left: plan.clone(),
+                        right: sub,
+                        join_type,
+                        condition: conjoin(conds),
+                        hint: None,
+                    })));
+                }
+            }
             if selected.len() != 1 {
                 return Err(FerroError::Analysis(format!(
                     "[INVALID_SUBQUERY_EXPRESSION] The IN subquery returns {} columns; it must return one",
@@ -282,47 +338,8 @@ impl<'a> SqlPlanner<'a> {
                 }
             };
             let sub = self.query(&query, Some(scope))?;
-            let n = sub.output().len();
-            let empty_value = value_over_no_rows(&sub);
-            let (sub, correlated) = self.decorrelated(&sub, &base, &outer_keys, true)?;
-            if n != 1 {
-                return Err(FerroError::Analysis(format!(
-                    "[INVALID_SUBQUERY_EXPRESSION.SCALAR_SUBQUERY_RETURN_MORE_THAN_ONE_OUTPUT_COLUMN] A scalar subquery returns {n} columns; it must return one"
-                )));
-            }
-            let mut value = sub.output()[0].column();
-            // The count bug: an outer row no inner group matches gets the aggregate's value
-            // over no rows (`count` 0), not the outer join's NULL. A marker column tells a
-            // matched row from a padded one.
-            let sub = match empty_value {
-                Some(default) if !correlated.is_empty() => {
-                    let marker =
-                        self.builder
-                            .attr("__matched", arrow_schema::DataType::Boolean, false);
-                    let mut exprs: Vec<(Expr, Attr)> = sub
-                        .output()
-                        .iter()
-                        .map(|a| (a.column(), a.clone()))
-                        .collect();
-                    exprs.push((
-                        Expr::Literal(ferrospark_expr::Literal::boolean(true)),
-                        marker.clone(),
-                    ));
-                    value = Expr::Case {
-                        branches: vec![(Expr::IsNull(Box::new(marker.column())), default)],
-                        otherwise: Some(Box::new(value)),
-                    };
-                    crate::builder::PlanBuilder::project_resolved(sub, exprs)
-                }
-                _ => sub,
-            };
-            plan = Arc::new(LogicalPlan::Join {
-                left: plan,
-                right: sub,
-                join_type: JoinType::LeftOuter,
-                condition: conjoin(correlated),
-                hint: None,
-            });
+            let (p, value) = self.scalar_join(plan, &base, sub, &outer_keys)?;
+            plan = p;
             replaced = transform_down(&replaced, &mut |x| {
                 Ok(match slot_of(x) {
                     Some((s, None)) if s == slot => Some(value.clone()),
@@ -331,6 +348,59 @@ impl<'a> SqlPlanner<'a> {
             })?;
         }
         Ok((plan, replaced))
+    }
+
+    /// A scalar subquery `sub` (planned) joined to `plan` with a left outer join, decorrelated
+    /// over `base`; returns the joined plan and the subquery's value for each row.
+    fn scalar_join(
+        &self,
+        plan: Arc<LogicalPlan>,
+        base: &Arc<LogicalPlan>,
+        sub: Arc<LogicalPlan>,
+        outer_keys: &HashSet<String>,
+    ) -> Result<(Arc<LogicalPlan>, Expr)> {
+        let n = sub.output().len();
+        let empty_value = value_over_no_rows(&sub);
+        let (sub, correlated) = self.decorrelated(&sub, base, outer_keys, true)?;
+        if n != 1 {
+            return Err(FerroError::Analysis(format!(
+                "[INVALID_SUBQUERY_EXPRESSION.SCALAR_SUBQUERY_RETURN_MORE_THAN_ONE_OUTPUT_COLUMN] A scalar subquery returns {n} columns; it must return one"
+            )));
+        }
+        let mut value = sub.output()[0].column();
+        // The count bug: an outer row no inner group matches gets the aggregate's value
+        // over no rows (`count` 0), not the outer join's NULL. A marker column tells a
+        // matched row from a padded one.
+        let sub = match empty_value {
+            Some(default) if !correlated.is_empty() => {
+                let marker = self
+                    .builder
+                    .attr("__matched", arrow_schema::DataType::Boolean, false);
+                let mut exprs: Vec<(Expr, Attr)> = sub
+                    .output()
+                    .iter()
+                    .map(|a| (a.column(), a.clone()))
+                    .collect();
+                exprs.push((
+                    Expr::Literal(ferrospark_expr::Literal::boolean(true)),
+                    marker.clone(),
+                ));
+                value = Expr::Case {
+                    branches: vec![(Expr::IsNull(Box::new(marker.column())), default)],
+                    otherwise: Some(Box::new(value)),
+                };
+                crate::builder::PlanBuilder::project_resolved(sub, exprs)
+            }
+            _ => sub,
+        };
+        let plan = Arc::new(LogicalPlan::Join {
+            left: plan,
+            right: sub,
+            join_type: JoinType::LeftOuter,
+            condition: conjoin(correlated),
+            hint: None,
+        });
+        Ok((plan, value))
     }
 }
 
@@ -365,6 +435,10 @@ impl SqlPlanner<'_> {
         outer_keys: &HashSet<String>,
     ) -> Result<(Arc<LogicalPlan>, Expr)> {
         let sub = self.query(query, Some(scope))?;
+        if one_row_per_outer_row(&sub) && !self.legacy_count_handling() {
+            // A global aggregate has its one row for every outer row, matched or not.
+            return Ok((plan, Expr::Literal(ferrospark_expr::Literal::boolean(true))));
+        }
         let (sub, domain, conds) = self.per_outer_row(&sub, outer_plan, outer_keys)?;
         let mark = self
             .builder
@@ -407,8 +481,29 @@ impl SqlPlanner<'_> {
         outer_keys: &HashSet<String>,
     ) -> Result<(Arc<LogicalPlan>, Expr)> {
         use ferrospark_expr::Literal;
+        if matches!(&x, Expr::Function { name, .. } if name == TUPLE_FN) {
+            return Err(FerroError::Unsupported(
+                "(a, b) IN (SELECT ...) as a value (inside OR, CASE or a select list): write it as a WHERE conjunct of its own, or as EXISTS".into(),
+            ));
+        }
         // Matches: the distinct (value, domain) pairs.
-        let sub = self.query(query, Some(scope))?;
+        let planned = self.query(query, Some(scope))?;
+        if one_row_per_outer_row(&planned)
+            && planned.output().len() == 1
+            && !self.legacy_count_handling()
+        {
+            // One value for every outer row (a global aggregate, the count bug's `count` 0
+            // where no inner row matches): IN is that value's equality, unknown as false.
+            let (plan, v) = self.scalar_join(plan, outer_plan, planned, outer_keys)?;
+            let eq = x.eq(v);
+            let test = if negated { Expr::Not(Box::new(eq)) } else { eq };
+            let value = Expr::Function {
+                name: "coalesce".into(),
+                args: vec![test, Expr::Literal(Literal::boolean(false))],
+            };
+            return Ok((plan, value));
+        }
+        let sub = planned.clone();
         let selected = sub.output();
         if selected.len() != 1 {
             return Err(FerroError::Analysis(format!(
@@ -436,11 +531,13 @@ impl SqlPlanner<'_> {
             hint: None,
         });
         let matched = Expr::IsNotNull(Box::new(mark.column()));
+        // Spark plans IN as a value through an existence join: its value is never NULL, so a
+        // comparison left unknown reads as no match, and NOT IN is false then too.
         if !negated {
             return Ok((plan, matched));
         }
-        // Counts: the subquery planned again (its own ids), rows and NULLs per domain value.
-        let sub = self.query(query, Some(scope))?;
+        // Counts: the same subquery under fresh ids, rows and NULLs per domain value.
+        let sub = self.builder.fresh_ids(&planned)?;
         let v2 = sub.output()[0].clone();
         let (sub, domain, conds) = self.per_outer_row(&sub, outer_plan, outer_keys)?;
         let rows = self
@@ -491,6 +588,21 @@ impl SqlPlanner<'_> {
         let exprs = keys.iter().map(|a| (a.column(), a.clone())).collect();
         self.builder
             .distinct(crate::builder::PlanBuilder::project_resolved(plan, exprs))
+    }
+}
+
+/// Whether `plan` has exactly one row whatever it reads: a global aggregate (no GROUP BY, no
+/// HAVING), under projections, sorts and limits of at least one row.
+fn one_row_per_outer_row(plan: &LogicalPlan) -> bool {
+    match plan {
+        LogicalPlan::SubqueryAlias { input, .. }
+        | LogicalPlan::Project { input, .. }
+        | LogicalPlan::Sort { input, .. } => one_row_per_outer_row(input),
+        LogicalPlan::Limit { input, skip, fetch } => {
+            *skip == 0 && fetch.is_none_or(|f| f >= 1) && one_row_per_outer_row(input)
+        }
+        LogicalPlan::Aggregate { group, .. } => group.is_empty(),
+        _ => false,
     }
 }
 
