@@ -172,20 +172,20 @@ fn bang_positions(tokens: &[TokenWithSpan]) -> impl Iterator<Item = usize> + '_ 
             .iter()
             .find(|t| !matches!(t.token, Token::Whitespace(_)));
         matches!(next.map(|t| &t.token), Some(Token::Word(w)) if w.quote_style.is_none()
-            && matches!(
-                w.keyword,
-                Keyword::BETWEEN
-                    | Keyword::IN
-                    | Keyword::LIKE
-                    | Keyword::ILIKE
-                    | Keyword::RLIKE
-                    | Keyword::REGEXP
-                    | Keyword::NULL
-                    | Keyword::TRUE
-                    | Keyword::FALSE
-                    | Keyword::UNKNOWN
-                    | Keyword::DISTINCT
-            ))
+        && matches!(
+            w.keyword,
+            Keyword::BETWEEN
+                | Keyword::IN
+                | Keyword::LIKE
+                | Keyword::ILIKE
+                | Keyword::RLIKE
+                | Keyword::REGEXP
+                | Keyword::NULL
+                | Keyword::TRUE
+                | Keyword::FALSE
+                | Keyword::UNKNOWN
+                | Keyword::DISTINCT
+        ))
     })
 }
 
