@@ -186,7 +186,7 @@ pub fn hash_partition_by(
         for (p, rows) in idx.into_iter().enumerate() {
             if !rows.is_empty() {
                 let take = UInt32Array::from(rows);
-                out[p].push(arrow_select::take::take_record_batch(b, &take)?);
+                out[p].push(ferrospark_common::take_batch(b, &take)?);
             }
         }
     }

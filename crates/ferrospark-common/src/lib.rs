@@ -5,6 +5,7 @@
 //! one Python exception class, so the error a user sees is decided here, once.
 
 pub mod atomic_file;
+pub mod batch;
 pub mod config;
 pub mod decimal;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod spark_bits;
 pub mod spill;
 pub mod workers;
 
+pub use batch::{batch_with_rows, take_batch};
 pub use config::{parse_byte_size, Config};
 pub use error::{FerroError, Result};
 pub use memory::{batch_bytes, MemoryPool, MemoryReservation};

@@ -154,7 +154,7 @@ fn spark_strings(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     out
 }
 
-/// Whether `text` writes `!` for NOT before a predicate keyword (`1 ! BETWEEN 0 AND 2`), which
+/// Whether `text` writes an infix `!` for NOT (`1 ! BETWEEN 0 AND 2`, `x IS ! NULL`), which
 /// Spark 4 refuses unless `spark.sql.legacy.bangEqualsNot` is set.
 pub fn bang_before_predicate(text: &str) -> bool {
     match Tokenizer::new(&SparkDialect, text).tokenize_with_location() {
@@ -163,29 +163,52 @@ pub fn bang_before_predicate(text: &str) -> bool {
     }
 }
 
+/// Where `tokens` hold an infix `!` for NOT: after an operand before BETWEEN / IN / LIKE
+/// (and the regex forms), or after IS before NULL / TRUE / FALSE / UNKNOWN / DISTINCT. A
+/// prefix `!` (`! true`) is sqlparser's own NOT and not among them.
 fn bang_positions(tokens: &[TokenWithSpan]) -> impl Iterator<Item = usize> + '_ {
-    (0..tokens.len()).filter(move |&i| {
-        if tokens[i].token != Token::ExclamationMark {
-            return false;
+    let significant: Vec<usize> = (0..tokens.len())
+        .filter(|&k| !matches!(tokens[k].token, Token::Whitespace(_)))
+        .collect();
+    (1..significant.len().saturating_sub(1)).filter_map(move |s| {
+        let at = significant[s];
+        if tokens[at].token != Token::ExclamationMark {
+            return None;
         }
-        let next = tokens[i + 1..]
-            .iter()
-            .find(|t| !matches!(t.token, Token::Whitespace(_)));
-        matches!(next.map(|t| &t.token), Some(Token::Word(w)) if w.quote_style.is_none()
-        && matches!(
-            w.keyword,
+        let (prev, next) = (
+            &tokens[significant[s - 1]].token,
+            &tokens[significant[s + 1]].token,
+        );
+        let Token::Word(next) = next else {
+            return None;
+        };
+        if next.quote_style.is_some() {
+            return None;
+        }
+        let infix = match next.keyword {
+            Keyword::NULL
+            | Keyword::TRUE
+            | Keyword::FALSE
+            | Keyword::UNKNOWN
+            | Keyword::DISTINCT => {
+                matches!(prev, Token::Word(w) if w.keyword == Keyword::IS)
+            }
             Keyword::BETWEEN
-                | Keyword::IN
-                | Keyword::LIKE
-                | Keyword::ILIKE
-                | Keyword::RLIKE
-                | Keyword::REGEXP
-                | Keyword::NULL
-                | Keyword::TRUE
-                | Keyword::FALSE
-                | Keyword::UNKNOWN
-                | Keyword::DISTINCT
-        ))
+            | Keyword::IN
+            | Keyword::LIKE
+            | Keyword::ILIKE
+            | Keyword::RLIKE
+            | Keyword::REGEXP => matches!(
+                prev,
+                Token::Number(..)
+                    | Token::SingleQuotedString(_)
+                    | Token::DoubleQuotedString(_)
+                    | Token::RParen
+                    | Token::Word(_)
+            ),
+            _ => false,
+        };
+        infix.then_some(at)
     })
 }
 
@@ -861,6 +884,9 @@ mod tests {
         );
         assert_eq!(expr("x IS ! NULL").expect("parses"), "x IS NOT NULL");
         assert_eq!(expr("!x").expect("parses"), "!x");
+        assert!(bang_before_predicate("SELECT a ! IN (1) FROM t"));
+        assert!(bang_before_predicate("SELECT a IS ! TRUE"));
+        assert!(!bang_before_predicate("SELECT ! true, !(a IN (1))"));
     }
 
     use super::*;

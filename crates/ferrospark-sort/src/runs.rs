@@ -72,7 +72,7 @@ pub fn sort_by_keys(
     num_keys: usize,
 ) -> Result<RecordBatch> {
     let idx = sort_indices(&batch.columns()[..num_keys], converter)?;
-    Ok(arrow_select::take::take_record_batch(batch, &idx)?)
+    ferrospark_common::take_batch(batch, &idx)
 }
 
 /// The permutation that sorts rows by `keys`, in the row format's order. The sort is stable: rows with equal keys keep their arrival order, so `collect_list`,

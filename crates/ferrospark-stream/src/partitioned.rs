@@ -129,7 +129,7 @@ impl Splitter {
         }
         try_run_each(parts, "splitting a batch by key", |rows| {
             let idx = UInt32Array::from(rows);
-            Ok(arrow_select::take::take_record_batch(batch, &idx)?)
+            ferrospark_common::take_batch(batch, &idx)
         })
     }
 }

@@ -91,18 +91,12 @@ impl WideOutput {
         let mut columns = batch.columns()[self.num_keys..].to_vec();
         columns.extend(self.computed.iter().map(|c| c.slice(self.at, n)));
         self.at += n;
-        Ok(Some(batch_of(schema.clone(), columns, n)?))
+        Ok(Some(ferrospark_common::batch_with_rows(
+            schema.clone(),
+            columns,
+            n,
+        )?))
     }
-}
-
-/// A batch of `rows` rows; `COUNT(*) OVER ()` over a relation whose columns were all pruned
-/// has no column to carry the count.
-fn batch_of(schema: SchemaRef, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
-    Ok(RecordBatch::try_new_with_options(
-        schema,
-        columns,
-        &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
-    )?)
 }
 
 impl WindowExec {
@@ -286,7 +280,7 @@ impl WindowExec {
             }
         };
         let order = arrow_array::UInt32Array::from(order);
-        let sorted = arrow_select::take::take_record_batch(batch, &order)?;
+        let sorted = ferrospark_common::take_batch(batch, &order)?;
         // A key that is an input column as it is (not computed, not normalised) is that
         // column sorted already.
         let sorted_keys = all_keys
@@ -309,7 +303,7 @@ impl WindowExec {
         sorted_keys: &[ArrayRef],
     ) -> Result<RecordBatch> {
         let columns = self.evaluate_columns(sorted, sorted_keys)?;
-        batch_of(self.output_schema.clone(), columns, sorted.num_rows())
+        ferrospark_common::batch_with_rows(self.output_schema.clone(), columns, sorted.num_rows())
     }
 
     /// The columns of [`Self::evaluate_sorted`] (input columns that no function reads may be
@@ -384,7 +378,7 @@ impl WindowExec {
         let mut columns = keys;
         columns.extend(sorted.columns().iter().cloned());
         let schema = self.run_schema();
-        let keyed = batch_of(schema.clone(), columns, sorted.num_rows())?;
+        let keyed = ferrospark_common::batch_with_rows(schema.clone(), columns, sorted.num_rows())?;
         let file = write_run(&self.spill_dir, &schema, &[keyed], self.batch_size)?;
         self.metrics.add("spill_count", 1);
         self.metrics.add("spilled_rows", file.rows() as u64);
@@ -480,7 +474,7 @@ impl WindowExec {
             match merged.next_partitions(&mut self.reservation)? {
                 Some(Piece::Rows(keyed)) => {
                     let keys = keyed.columns()[..nk].to_vec();
-                    let input = batch_of(
+                    let input = ferrospark_common::batch_with_rows(
                         self.input_schema.clone(),
                         keyed.columns()[nk..].to_vec(),
                         keyed.num_rows(),
@@ -492,7 +486,7 @@ impl WindowExec {
                     self.metrics.add("wide_partitions", 1);
                     let keys = narrow.columns()[..nk].to_vec();
                     let fields: Vec<_> = narrow.schema().fields()[nk..].to_vec();
-                    let input = batch_of(
+                    let input = ferrospark_common::batch_with_rows(
                         Arc::new(Schema::new(fields)),
                         narrow.columns()[nk..].to_vec(),
                         narrow.num_rows(),

@@ -47,7 +47,8 @@ impl FrameOffset {
         match self {
             FrameOffset::Int(v) => v as f64,
             FrameOffset::Float(v) => v,
-            // Only compared against other bounds of the same kind (see `validate`).
+            // Interval bounds are never compared with each other (see `validate`); this
+            // only gives their direction.
             FrameOffset::Interval {
                 months,
                 days,

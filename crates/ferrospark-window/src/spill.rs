@@ -214,10 +214,10 @@ impl MergedPartitions {
         // A slice of a merged batch holds the batch's buffers: copy the kept columns out.
         let kept = arrow_select::concat::concat_batches(
             &self.narrow_schema,
-            &[RecordBatch::try_new_with_options(
+            &[ferrospark_common::batch_with_rows(
                 self.narrow_schema.clone(),
                 columns,
-                &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.num_rows())),
+                rows.num_rows(),
             )?],
         )?;
         if !reservation.try_grow(kept.get_array_memory_size() as u64) {

@@ -94,11 +94,7 @@ impl GroupsAccumulator for BitAccumulator {
     fn update_batch(&mut self, values: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
         self.grow(total);
         let v = Self::widened(&values[0])?;
-        let mut rows = Vec::new();
-        for_each_valid(v.nulls(), groups, |r, g| rows.push((r, g)));
-        for (r, g) in rows {
-            self.add(g, v.value(r));
-        }
+        for_each_valid(v.nulls(), groups, |r, g| self.add(g, v.value(r)));
         Ok(())
     }
 

@@ -99,18 +99,14 @@ impl GroupsAccumulator for MomentAccumulator {
     fn update_batch(&mut self, values: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
         self.grow(total);
         let v = values[0].as_primitive::<Float64Type>();
-        let x = v.values().clone();
-        let mut rows = Vec::new();
-        for_each_valid(v.nulls(), groups, |r, g| rows.push((r, g)));
-        for (r, g) in rows {
-            self.add(g, x[r]);
-        }
+        let x = v.values();
+        for_each_valid(v.nulls(), groups, |r, g| self.add(g, x[r]));
         Ok(())
     }
 
     fn merge_batch(&mut self, states: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
         self.grow(total);
-        let col = |k: usize| states[k].as_primitive::<Float64Type>().values().clone();
+        let col = |k: usize| states[k].as_primitive::<Float64Type>().values();
         let (n, avg, m2, m3, m4) = (col(0), col(1), col(2), col(3), col(4));
         for (r, &g) in groups.iter().enumerate() {
             self.merge(g as usize, n[r], avg[r], m2[r], m3[r], m4[r]);

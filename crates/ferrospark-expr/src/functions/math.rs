@@ -362,22 +362,8 @@ fn round_f64_signed(x: f64, scale: i32, half_even: bool) -> f64 {
         first_dropped >= 5
     };
     let mut carry_exp = exp;
-    if up {
-        let mut k = kept.len();
-        loop {
-            if k == 0 {
-                kept.insert(0, 1);
-                carry_exp += 1;
-                break;
-            }
-            k -= 1;
-            if kept[k] == 9 {
-                kept[k] = 0;
-            } else {
-                kept[k] += 1;
-                break;
-            }
-        }
+    if up && add_one_ulp(&mut kept) {
+        carry_exp += 1;
     }
     if kept.is_empty() {
         return 0.0 * sign;
@@ -387,6 +373,21 @@ fn round_f64_signed(x: f64, scale: i32, half_even: bool) -> f64 {
         .parse()
         .unwrap_or(x.abs());
     value * sign
+}
+
+/// Adds one to the last of the decimal `digits`, carrying leftwards; true when the carry
+/// left a new leading 1 (`999` -> `1000`), which moves the decimal point.
+pub(crate) fn add_one_ulp(digits: &mut Vec<u8>) -> bool {
+    for d in digits.iter_mut().rev() {
+        if *d == 9 {
+            *d = 0;
+        } else {
+            *d += 1;
+            return false;
+        }
+    }
+    digits.insert(0, 1);
+    true
 }
 
 fn pow10_i128(k: u32) -> Option<i128> {
@@ -654,19 +655,39 @@ fn pmod(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
     }
 }
 
-/// `a div b` of decimals on one scale: the unscaled quotient, truncated, as a BIGINT.
+/// `a div b` of BIGINTs.
+fn int_div(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
+    let (x, y) = (a.as_primitive::<Int64Type>(), b.as_primitive::<Int64Type>());
+    quotients(
+        (0..x.len()).map(|i| {
+            (x.is_valid(i) && y.is_valid(i)).then(|| (x.value(i).into(), y.value(i).into()))
+        }),
+        ansi,
+    )
+}
+
+/// `a div b` of decimals on one scale: their unscaled values divide.
 fn decimal_int_div(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
     let (x, y) = (
         a.as_primitive::<Decimal128Type>(),
         b.as_primitive::<Decimal128Type>(),
     );
-    let mut out = Vec::with_capacity(x.len());
-    for i in 0..x.len() {
-        if x.is_null(i) || y.is_null(i) {
+    quotients(
+        (0..x.len()).map(|i| (x.is_valid(i) && y.is_valid(i)).then(|| (x.value(i), y.value(i)))),
+        ansi,
+    )
+}
+
+/// The BIGINT quotients (truncated) of `(dividend, divisor)` pairs, NULL where either is:
+/// a zero divisor is DIVIDE_BY_ZERO and a quotient past BIGINT ARITHMETIC_OVERFLOW under
+/// ANSI; otherwise NULL and the quotient's low 64 bits (Java's `Long.MIN_VALUE / -1`).
+fn quotients(pairs: impl Iterator<Item = Option<(i128, i128)>>, ansi: bool) -> Result<ArrayRef> {
+    let mut out = Vec::with_capacity(pairs.size_hint().0);
+    for pair in pairs {
+        let Some((v, d)) = pair else {
             out.push(None);
             continue;
-        }
-        let (v, d) = (x.value(i), y.value(i));
+        };
         if d == 0 {
             if ansi {
                 return Err(divide_by_zero());
@@ -674,43 +695,15 @@ fn decimal_int_div(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
             out.push(None);
             continue;
         }
-        match i64::try_from(v / d) {
+        let q = v / d;
+        match i64::try_from(q) {
             Ok(q) => out.push(Some(q)),
             Err(_) if ansi => {
                 return Err(FerroError::Arithmetic(
                     "[ARITHMETIC_OVERFLOW] Overflow in integral divide. Use 'try_divide' to tolerate overflow and return NULL instead.".into(),
                 ))
             }
-            Err(_) => out.push(Some((v / d) as i64)),
-        }
-    }
-    Ok(Arc::new(PrimitiveArray::<Int64Type>::from(out)))
-}
-
-fn int_div(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
-    let (x, y) = (a.as_primitive::<Int64Type>(), b.as_primitive::<Int64Type>());
-    let mut out = Vec::with_capacity(x.len());
-    for i in 0..x.len() {
-        if x.is_null(i) || y.is_null(i) {
-            out.push(None);
-            continue;
-        }
-        let (v, d) = (x.value(i), y.value(i));
-        if d == 0 {
-            if ansi {
-                return Err(divide_by_zero());
-            }
-            out.push(None);
-            continue;
-        }
-        match v.checked_div(d) {
-            Some(q) => out.push(Some(q)),
-            None if ansi => {
-                return Err(FerroError::Arithmetic(
-                    "[ARITHMETIC_OVERFLOW] Overflow in integral divide. Use 'try_divide' to tolerate overflow and return NULL instead.".into(),
-                ))
-            }
-            None => out.push(Some(v.wrapping_div(d))),
+            Err(_) => out.push(Some(q as i64)),
         }
     }
     Ok(Arc::new(PrimitiveArray::<Int64Type>::from(out)))

@@ -59,7 +59,7 @@ impl Value {
             Value::Int(v, _) => v.to_string(),
             Value::Float(v, true) => java_float(*v as f32),
             Value::Float(v, false) => crate::cast::java_double_string(*v),
-            Value::Decimal(v, s) => decimal_text(*v, *s),
+            Value::Decimal(v, s) => crate::expr::format_decimal(*v, *s),
             Value::Bool(b) => b.to_string(),
             Value::Str(s) => s.clone(),
         }
@@ -74,28 +74,6 @@ fn java_float(v: f32) -> String {
     match s.split_once('E') {
         Some((m, e)) if !m.contains('.') => format!("{m}.0E{e}"),
         _ => s,
-    }
-}
-
-fn decimal_text(v: i128, scale: i8) -> String {
-    let neg = v < 0;
-    let digits = v.unsigned_abs().to_string();
-    let scale = scale.max(0) as usize;
-    let body = if scale == 0 {
-        digits
-    } else if digits.len() > scale {
-        format!(
-            "{}.{}",
-            &digits[..digits.len() - scale],
-            &digits[digits.len() - scale..]
-        )
-    } else {
-        format!("0.{}{digits}", "0".repeat(scale - digits.len()))
-    };
-    if neg {
-        format!("-{body}")
-    } else {
-        body
     }
 }
 
@@ -290,22 +268,8 @@ fn round_half_up(digits: &[u8], point: i32, keep: i32) -> (Vec<u8>, i32) {
     let mut kept: Vec<u8> = (0..keep)
         .map(|k| digits.get(k).copied().unwrap_or(0))
         .collect();
-    if digits.get(keep).is_some_and(|&d| d >= 5) {
-        let mut k = kept.len();
-        loop {
-            if k == 0 {
-                kept.insert(0, 1);
-                point += 1;
-                break;
-            }
-            k -= 1;
-            if kept[k] == 9 {
-                kept[k] = 0;
-            } else {
-                kept[k] += 1;
-                break;
-            }
-        }
+    if digits.get(keep).is_some_and(|&d| d >= 5) && super::math::add_one_ulp(&mut kept) {
+        point += 1;
     }
     (kept, point)
 }

@@ -245,7 +245,7 @@ fn write_files(
                     let part = if rows.len() == data.num_rows() {
                         data.clone()
                     } else {
-                        arrow_select::take::take_record_batch(&data, &UInt32Array::from(rows))?
+                        ferrospark_common::take_batch(&data, &UInt32Array::from(rows))?
                     };
                     // A directory always goes to the same thread: one file per directory.
                     let t = dir

@@ -87,7 +87,7 @@ impl SortExec {
             }
             _ => idx.sort_unstable_by(cmp),
         }
-        let sorted = arrow_select::take::take_record_batch(&all, &UInt32Array::from(idx))?;
+        let sorted = ferrospark_common::take_batch(&all, &UInt32Array::from(idx))?;
         self.metrics.add_elapsed("elapsed_compute_ns", t);
         let bs = ctx.batch_size.max(1);
         Ok((0..sorted.num_rows())

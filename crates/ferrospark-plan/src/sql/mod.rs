@@ -71,42 +71,6 @@ pub enum SqlStatement {
     Explain(Arc<LogicalPlan>, ExplainMode),
 }
 
-/// Whether `text` writes `!` for an infix NOT (`1 ! BETWEEN 0 AND 2`, `x ! IN (...)`, `x IS !
-/// NULL`), which Spark 4 refuses; `! x` as a prefix NOT stays Spark's.
-fn infix_bang(text: &str) -> bool {
-    use sqlparser::keywords::Keyword as K;
-    use sqlparser::tokenizer::{Token, Tokenizer};
-    let Ok(tokens) = Tokenizer::new(&SparkDialect {}, text).tokenize() else {
-        return false;
-    };
-    let t: Vec<&Token> = tokens
-        .iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_)))
-        .collect();
-    (1..t.len().saturating_sub(1)).any(|i| {
-        if *t[i] != Token::ExclamationMark {
-            return false;
-        }
-        let Token::Word(next) = t[i + 1] else {
-            return false;
-        };
-        match next.keyword {
-            K::NULL | K::TRUE | K::FALSE | K::UNKNOWN | K::DISTINCT => {
-                matches!(t[i - 1], Token::Word(w) if w.keyword == K::IS)
-            }
-            K::BETWEEN | K::IN | K::LIKE | K::ILIKE | K::RLIKE | K::REGEXP => matches!(
-                t[i - 1],
-                Token::Number(..)
-                    | Token::SingleQuotedString(_)
-                    | Token::DoubleQuotedString(_)
-                    | Token::RParen
-                    | Token::Word(_)
-            ),
-            _ => false,
-        }
-    })
-}
-
 /// Plans one SQL statement.
 pub fn plan_sql(
     text: &str,
@@ -131,7 +95,7 @@ pub fn plan_sql(
         .cfg
         .get("spark.sql.legacy.bangEqualsNot")
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    if !legacy_bang && infix_bang(body) {
+    if !legacy_bang && ferrospark_expr::dialect::bang_before_predicate(body) {
         return Err(FerroError::Analysis(format!(
             "[SYNTAX_DISCONTINUED.BANG_EQUALS_NOT] Support of the clause or keyword: ! has been discontinued in this context. The '!' keyword is only supported as an alias for the prefix operator 'NOT'. Use the 'NOT' keyword instead for infix clauses such as `NOT LIKE`, `NOT IN`, `NOT BETWEEN`, etc. To re-enable the '!' keyword, set \"spark.sql.legacy.bangEqualsNot\" to \"true\". SQLSTATE: 42601\n== SQL ==\n{}",
             text.trim()
