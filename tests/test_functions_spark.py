@@ -32,7 +32,6 @@ KNOWN_GAPS = {
     "concat_ws(' ', split(s, ' '))": "concat_ws over ARRAY arguments (arrays as values are not built)",
     "trim(BOTH FROM s)": "sqlparser does not parse TRIM(BOTH FROM s) without characters",
     "pmod(dec, 1)": "pmod of decimals runs in DOUBLE; Spark keeps DECIMAL",
-    "dec div 1": "div of decimals",
     "try_cast(m AS DECIMAL(5,1))": "decimal text with an exponent ('1e3') to DECIMAL",
     "ansi off: CAST(m AS DECIMAL(5,1))": "decimal text with an exponent ('1e3') to DECIMAL",
     "SELECT floor(x) FROM t": "floor / ceil of NaN or infinity under ANSI (Spark raises ARITHMETIC_OVERFLOW)",

@@ -440,12 +440,21 @@ def passing_ids(scores: list[FileScore]) -> set[str]:
     return {f"{s.file}#{r.index}" for s in scores for r in s.results if r.passed}
 
 
+#: Blocks where PySpark 4.3 (the oracle of the tests against PySpark) answers otherwise than
+#: the golden files, which come from an older Spark; ferrospark follows PySpark 4.3 there, so
+#: these blocks leave the ratchet.
+CHANGED_SINCE_GOLDEN = {
+    "timestamp.sql.out#80": "timestamp + NULL is a NULL TIMESTAMP in Spark 4.3, not BINARY_OP_DIFF_TYPES",
+    "timestamp.sql.out#81": "NULL + timestamp is a NULL TIMESTAMP in Spark 4.3, not BINARY_OP_DIFF_TYPES",
+}
+
+
 def read_ratchet() -> set[str]:
     if not RATCHET.exists():
         return set()
     return {
         line.strip() for line in RATCHET.read_text().splitlines() if line.strip() and not line.startswith("#")
-    }
+    } - CHANGED_SINCE_GOLDEN.keys()
 
 
 def write_ratchet(ids: set[str]) -> None:

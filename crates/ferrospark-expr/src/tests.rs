@@ -726,6 +726,9 @@ fn datetime_literals_and_operands_follow_spark() {
         "'2001-10-01' - date '2001-09-28' = INTERVAL '3' DAY",
         "(date '2001-09-28' - null) IS NULL",
         "(null + date '2001-09-28') IS NULL",
+        // Spark 4.3: a NULL timestamp, no longer BINARY_OP_DIFF_TYPES.
+        "(null + timestamp '2011-11-11 11:11:11') IS NULL",
+        "(timestamp '2011-11-11 11:11:11' + null) IS NULL",
         "timestamp '2011-11-11 11:11:11' - '2011-11-11 11:11:10' = INTERVAL '1' SECOND",
         "timestampdiff(MONTH, TIMESTAMP '2022-01-31 10:00:00', TIMESTAMP '2022-02-28 09:59:59') = 0",
         "datediff(QUARTER, DATE '2022-02-25', DATE '2023-05-25') = 5",
@@ -753,9 +756,14 @@ fn datetime_literals_and_operands_follow_spark() {
         ),
         ("timestamp_millis(1.5)", "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE]"),
         (
-            "null + timestamp '2011-11-11 11:11:11'",
+            "CAST(null AS INT) + timestamp '2011-11-11 11:11:11'",
             "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]",
         ),
+        (
+            "timestamp '2011-11-11 11:11:11' + true",
+            "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]",
+        ),
+
     ] {
         let e = bind_error(text);
         assert!(e.contains(class), "{text}: {e}");

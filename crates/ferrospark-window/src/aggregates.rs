@@ -225,8 +225,10 @@ fn prefix_counts(values: &ArrayRef) -> Vec<i64> {
     let mut prefix = Vec::with_capacity(values.len() + 1);
     let mut c = 0i64;
     prefix.push(0);
+    // Logical nulls: a NULL literal's NullArray has no validity buffer, yet every row is NULL.
+    let nulls = values.logical_nulls();
     for r in 0..values.len() {
-        c += i64::from(values.is_valid(r));
+        c += i64::from(nulls.as_ref().is_none_or(|n| n.is_valid(r)));
         prefix.push(c);
     }
     prefix

@@ -1193,12 +1193,12 @@ pub(crate) fn bind_datetime_arithmetic(
         }
     }
     // `interval + date` reads as `date + interval`.
-    let (l, r, lt, rt) =
-        if op == BinaryOp::Plus && !matches!(lt, DataType::Date32 | DataType::Timestamp(..)) {
-            (r, l, rt, lt)
-        } else {
-            (l, r, lt, rt)
-        };
+    let swapped = op == BinaryOp::Plus && !matches!(lt, DataType::Date32 | DataType::Timestamp(..));
+    let (l, r, lt, rt) = if swapped {
+        (r, l, rt, lt)
+    } else {
+        (l, r, lt, rt)
+    };
     let minus = op == BinaryOp::Minus;
     let call = Call {
         expr,
@@ -1293,8 +1293,14 @@ pub(crate) fn bind_datetime_arithmetic(
         // Spark's analyzer makes any other `date ± x` a date_add / date_sub, whose day count
         // must be an INT, SMALLINT or TINYINT.
         (DataType::Date32, _) => return Err(day_count_arg(&call, 1, r).err().unwrap_or_else(unsupported)),
-        // `ts + null` keeps Spark's BINARY_OP_DIFF_TYPES (below).
-        (DataType::Timestamp(..), t) if !minus && *t != DataType::Null => {
+        // Spark 4.3 makes `ts + NULL` a NULL of the timestamp's type (the golden files, from an
+        // older Spark, still show BINARY_OP_DIFF_TYPES).
+        (DataType::Timestamp(..), DataType::Null) if !minus => {
+            PhysicalExpr::Literal(Literal::null(&lt))
+        }
+        // Two timestamps (`ts + '1'` reads the string as one) are refused by `+` itself;
+        // `1 + ts` and `ts + true` are BINARY_OP_DIFF_TYPES (below).
+        (DataType::Timestamp(..), DataType::Timestamp(..)) if !minus && !swapped => {
             return Err(FerroError::Analysis(format!(
                 "[DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE] Cannot resolve \"{expr}\" due to data type mismatch: the binary operator requires the input type (\"NUMERIC\" or \"INTERVAL DAY TO SECOND\" or \"INTERVAL YEAR TO MONTH\" or \"INTERVAL\"), not \"{}\".",
                 crate::types::spark_type_name(&lt)
