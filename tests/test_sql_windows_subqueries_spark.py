@@ -150,6 +150,7 @@ WINDOWS = {
     "timestamp_ntz_keys": "SELECT id, count(*) OVER (ORDER BY CAST(ts AS TIMESTAMP_NTZ) RANGE BETWEEN CURRENT ROW AND INTERVAL '1' MONTH FOLLOWING) AS c FROM events",
     "any_value_and_first": "SELECT id, any_value(name) OVER (PARTITION BY k ORDER BY id) AS a, any_value(name) IGNORE NULLS OVER (PARTITION BY k ORDER BY id DESC) AS b, any_value(name, true) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS c, first_value(name) OVER (PARTITION BY k ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS f FROM events",
     "boolean_order_default_frame": "SELECT id, bool_and(flag) OVER (PARTITION BY k ORDER BY flag) AS a, count(*) OVER (ORDER BY flag DESC NULLS LAST) AS c, max(name) OVER (ORDER BY name) AS m FROM events",
+    "count_star_over_nothing": "SELECT COUNT(*) OVER () AS c, COUNT(NULL) OVER () AS n FROM events",
     "avg_of_timestamp_and_null": "SELECT id, avg(ts) OVER (PARTITION BY k ORDER BY ts) AS a, avg(NULL) OVER (PARTITION BY k) AS n, sum(NULL) OVER () AS s FROM events",
 }
 
@@ -183,8 +184,7 @@ def _error_class(text: str) -> str | None:
     return m.group(1) if m else None
 
 
-@pytest.mark.parametrize("sql", ERRORS)
-def test_refusals_carry_sparks_error_class(views, sql):
+def _refused_as_spark(views, sql):
     s, spark = views
     with pytest.raises(Exception) as spark_err:
         spark.sql(sql).collect()
@@ -213,12 +213,6 @@ HISTOGRAMS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(HISTOGRAMS))
-def test_histogram_numeric_matches_spark(views, name):
-    got, expected = _both(views, HISTOGRAMS[name])
-    check_rows(name, got, expected, ordered=False)
-
-
 def test_histogram_numeric_of_nan_has_sparks_shape(views):
     # NaN compares unlike any number in the bins' search; both engines still count every row.
     s, _ = views
@@ -244,12 +238,6 @@ SUBQUERIES = {
     "using_hidden_key_in_derived_table": "SELECT k FROM (SELECT nt2.k FROM nt1 JOIN nt2 USING (k))",
     "natural_hidden_key_outer": "SELECT * FROM (SELECT nt2.k, nt1.k AS k1 FROM nt1 NATURAL FULL OUTER JOIN nt2)",
 }
-
-
-@pytest.mark.parametrize("name", sorted(SUBQUERIES))
-def test_subquery_forms_match_spark(views, name):
-    got, expected = _both(views, SUBQUERIES[name])
-    check_rows(name, got, expected, ordered=False)
 
 
 def test_histogram_numeric_from_the_dataframe_api(views):
@@ -297,9 +285,13 @@ MORE = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(MORE))
-def test_more_forms_match_spark(views, name):
-    got, expected = _both(views, MORE[name])
+#: Every query compared in the session zone UTC: the histograms, the subquery forms, the rest.
+QUERIES = {**HISTOGRAMS, **SUBQUERIES, **MORE}
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_queries_match_spark(views, name):
+    got, expected = _both(views, QUERIES[name])
     check_rows(name, got, expected, ordered=False)
 
 
@@ -320,6 +312,36 @@ MORE_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("sql", MORE_ERRORS)
-def test_more_refusals_carry_sparks_error_class(views, sql):
-    test_refusals_carry_sparks_error_class(views, sql)
+@pytest.mark.parametrize("sql", ERRORS + MORE_ERRORS)
+def test_refusals_carry_sparks_error_class(views, sql):
+    _refused_as_spark(views, sql)
+
+
+@pytest.mark.parametrize("legacy", ["false", "true"])
+def test_null_in_empty_subquery_under_the_legacy_setting(views, legacy):
+    """``NULL [NOT] IN (SELECT ...)`` over no rows is false (true for NOT IN); under
+    ``spark.sql.legacy.nullInEmptyListBehavior`` it is NULL, as before Spark 4."""
+    s, spark = views
+    key = "spark.sql.legacy.nullInEmptyListBehavior"
+    sql = (
+        "SELECT NULL IN (SELECT a2 FROM rp WHERE false) AS a, NULL NOT IN (SELECT a2 FROM rp WHERE false) AS b, "
+        "NULL IN (SELECT a2 FROM rp WHERE a2 IS NOT NULL) AS c, 1 IN (SELECT a2 FROM rp WHERE false) AS d"
+    )
+    # A NULL column goes through Spark's existence join: never NULL, in either setting.
+    columns = (
+        "SELECT k, k IN (SELECT k FROM nt2 WHERE false) AS e, k IN (SELECT k FROM nt2) AS f, "
+        "k NOT IN (SELECT k FROM nt2 WHERE false) AS g FROM nt1"
+    )
+    s.conf.set(key, legacy)
+    spark.conf.set(key, legacy)
+    try:
+        for q in (sql, columns):
+            check_rows(
+                f"legacy={legacy}: {q}",
+                arrow_rows(s.sql(q).toArrow()),
+                spark_rows(spark.sql(q)),
+                ordered=False,
+            )
+    finally:
+        s.conf.unset(key)
+        spark.conf.unset(key)

@@ -481,6 +481,45 @@ impl SqlPlanner<'_> {
         outer_keys: &HashSet<String>,
     ) -> Result<(Arc<LogicalPlan>, Expr)> {
         use ferrospark_expr::Literal;
+        if !matches!(&x, Expr::Literal(l) if l.is_null()) {
+            return self.in_value_exact(plan, outer_plan, query, x, negated, scope, outer_keys);
+        }
+        // `NULL [NOT] IN (SELECT ...)`, folded as Spark's NullPropagation folds it: unknown
+        // when the subquery has rows, else false (true for NOT IN); always unknown under
+        // spark.sql.legacy.nullInEmptyListBehavior. A NULL column instead goes through the
+        // existence join, whose value is never NULL.
+        let unknown = Expr::Literal(Literal::null(&arrow_schema::DataType::Boolean));
+        let legacy = self
+            .builder
+            .cfg
+            .get_bool("spark.sql.legacy.nullInEmptyListBehavior", false)
+            .unwrap_or(false);
+        if legacy {
+            return Ok((plan, unknown));
+        }
+        // NOT IN of a NULL is true exactly when the subquery has no rows.
+        let (plan, no_rows) =
+            self.in_value_exact(plan, outer_plan, query, x, true, scope, outer_keys)?;
+        let value = Expr::Case {
+            branches: vec![(no_rows, Expr::Literal(Literal::boolean(negated)))],
+            otherwise: Some(Box::new(unknown)),
+        };
+        Ok((plan, value))
+    }
+
+    /// [`Self::in_value`] by Spark 4's rules: `NULL IN (no rows)` is false.
+    #[allow(clippy::too_many_arguments)]
+    fn in_value_exact(
+        &self,
+        plan: Arc<LogicalPlan>,
+        outer_plan: &Arc<LogicalPlan>,
+        query: &sqlparser::ast::Query,
+        x: Expr,
+        negated: bool,
+        scope: &Scope<'_>,
+        outer_keys: &HashSet<String>,
+    ) -> Result<(Arc<LogicalPlan>, Expr)> {
+        use ferrospark_expr::Literal;
         if matches!(&x, Expr::Function { name, .. } if name == TUPLE_FN) {
             return Err(FerroError::Unsupported(
                 "(a, b) IN (SELECT ...) as a value (inside OR, CASE or a select list): write it as a WHERE conjunct of its own, or as EXISTS".into(),
