@@ -7,7 +7,8 @@ The shapes Spark's golden tests exercise and TPC-H does not: EXISTS inside OR, a
 subquery under UNION ALL (decorrelated through a domain join), IN as a value in a select list,
 percentile_cont / percentile_disc WITHIN GROUP, LIKE ANY, a USING join read through its
 hidden key, interval arithmetic (date and timestamp differences, year-month and day intervals),
-PIVOT, and the regular expression and split_part functions. Each engine runs each query once to warm up, then ``--reps`` times (the median is
+PIVOT, the regular expression and split_part functions, skewness / kurtosis / bit aggregates,
+histogram_numeric, RANGE frames moved by an interval, and (a, b) IN (SELECT ...). Each engine runs each query once to warm up, then ``--reps`` times (the median is
 printed), in one process per engine; results are checked against PySpark's when it runs.
 Polars' SQL has no correlated subqueries, so it is not among the engines.
 """
@@ -97,6 +98,30 @@ QUERIES: dict[str, tuple[str, str | None]] = {
         "SELECT count(*) AS n, count(o.o_custkey) AS m FROM customer c "
         "LEFT JOIN (SELECT o_custkey AS c_custkey, o_custkey FROM orders WHERE o_totalprice > 450000) o "
         "USING (c_custkey)",
+        None,
+    ),
+    "moments_and_bit_aggregates": (
+        "SELECT l_returnflag, skewness(l_extendedprice) AS sk, kurtosis(l_discount) AS ku, "
+        "bit_xor(l_partkey) AS bx, bit_and(l_suppkey) AS ba, bit_or(l_linenumber) AS bo "
+        "FROM lineitem GROUP BY l_returnflag",
+        "SELECT l_returnflag, skewness(l_extendedprice) AS sk, kurtosis_pop(l_discount) AS ku, "
+        "bit_xor(l_partkey) AS bx, bit_and(l_suppkey) AS ba, bit_or(l_linenumber) AS bo "
+        "FROM lineitem GROUP BY l_returnflag",
+    ),
+    # DuckDB has no streaming histogram; its exact histogram of the same column stands in.
+    "histogram_numeric": (
+        "SELECT l_returnflag, size(histogram_numeric(l_quantity, 10)) AS bins FROM lineitem GROUP BY l_returnflag",
+        "SELECT l_returnflag, cardinality(histogram(l_quantity)) AS bins FROM lineitem GROUP BY l_returnflag",
+    ),
+    "range_window_by_interval": (
+        "SELECT count(*) AS n FROM (SELECT sum(o_totalprice) OVER (PARTITION BY o_custkey ORDER BY o_orderdate "
+        "RANGE BETWEEN INTERVAL '3' MONTH PRECEDING AND CURRENT ROW) AS s FROM orders) WHERE s > 400000",
+        "SELECT count(*) AS n FROM (SELECT sum(o_totalprice) OVER (PARTITION BY o_custkey ORDER BY o_orderdate "
+        "RANGE BETWEEN INTERVAL 3 MONTH PRECEDING AND CURRENT ROW) AS s FROM orders) WHERE s > 400000",
+    ),
+    "tuple_in_subquery": (
+        "SELECT count(*) AS n FROM orders WHERE (o_custkey, o_orderstatus) IN "
+        "(SELECT c_custkey, 'F' FROM customer WHERE c_acctbal > 5000)",
         None,
     ),
 }
