@@ -345,3 +345,38 @@ def test_null_in_empty_subquery_under_the_legacy_setting(views, legacy):
     finally:
         s.conf.unset(key)
         spark.conf.unset(key)
+
+
+#: Scalar subqueries with at most one row per outer row whatever their form (grouped by the
+#: correlation key, a LIMIT 1, a filter over a global aggregate), each through Spark's single
+#: join check where their form does not prove it.
+ONE_ROW_SUBQUERIES = {
+    "grouped_by_the_correlation_key": "SELECT id, (SELECT count(*) FROM emp e WHERE e.dept_id = o.dept_id GROUP BY e.dept_id) AS c FROM emp o",
+    "limit_one": "SELECT id, (SELECT e.id FROM emp e WHERE e.dept_id = o.dept_id AND e.id <> o.id ORDER BY e.id LIMIT 1) AS c FROM emp o",
+    "one_row_uncorrelated": "SELECT id, (SELECT id FROM emp WHERE id = 300) AS c FROM emp",
+    "no_rows_uncorrelated": "SELECT id, (SELECT id FROM emp WHERE id = 0) AS c FROM emp",
+    "no_rows_correlated": "SELECT id, (SELECT e.id FROM emp e WHERE e.dept_id = o.dept_id AND e.id > 1000) AS c FROM emp o",
+    "one_row_each_by_inequality": "SELECT id, (SELECT max(e.id) FROM emp e WHERE e.id < o.id GROUP BY e.dept_id HAVING e.dept_id = 20) AS c FROM emp o",
+    "in_where": "SELECT id FROM emp o WHERE (SELECT e.id FROM emp e WHERE e.id = o.id + 100) > 200",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_ROW_SUBQUERIES))
+def test_scalar_subqueries_of_one_row_match_spark(views, name):
+    got, expected = _both(views, ONE_ROW_SUBQUERIES[name])
+    check_rows(name, got, expected, ordered=False)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT (SELECT id FROM emp) AS c",
+        "SELECT id, (SELECT e.id FROM emp e WHERE e.dept_id = o.dept_id) AS c FROM emp o",
+        "SELECT id FROM emp o WHERE (SELECT count(*) FROM emp e WHERE e.id > o.id GROUP BY e.dept_id) = 1",
+        "SELECT id, (SELECT e.id FROM emp e WHERE e.id > o.id) AS c FROM emp o",
+    ],
+)
+def test_scalar_subquery_of_many_rows_is_refused_as_in_spark(views, sql):
+    """More than one row for an outer row: SCALAR_SUBQUERY_TOO_MANY_ROWS, not duplicated
+    outer rows."""
+    _refused_as_spark(views, sql)

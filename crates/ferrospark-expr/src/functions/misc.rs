@@ -32,6 +32,9 @@ pub enum MiscFn {
     },
     /// `bin(n)`: the two's complement bits of a BIGINT
     Bin,
+    /// A scalar subquery's value from its row count and one of its rows:
+    /// `SCALAR_SUBQUERY_TOO_MANY_ROWS` where the count is over one (Spark's single join)
+    SingleValue,
     /// `make_timestamp(y, mo, d, h, mi, sec[, zone])` in the session zone
     MakeTimestamp {
         /// the session zone
@@ -51,6 +54,7 @@ impl MiscFn {
             MiscFn::Conv { .. } => "conv",
             MiscFn::Bin => "bin",
             MiscFn::MakeTimestamp { .. } => "make_timestamp",
+            MiscFn::SingleValue => "scalarsubquery",
         }
     }
 
@@ -75,6 +79,15 @@ impl MiscFn {
                     })
                     .collect();
                 Ok(Arc::new(out))
+            }
+            MiscFn::SingleValue => {
+                let counts = a.as_primitive::<Int64Type>();
+                if counts.iter().any(|c| c.is_some_and(|c| c > 1)) {
+                    return Err(FerroError::Arithmetic(
+                        "[SCALAR_SUBQUERY_TOO_MANY_ROWS] More than one row returned by a subquery used as an expression. SQLSTATE: 21000".into(),
+                    ));
+                }
+                args.full(1)
             }
             MiscFn::RaiseError => {
                 let msg = a.as_string::<i32>();
@@ -397,6 +410,16 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
                 }),
                 a,
                 super::datetime::timestamp_type(&tz),
+            )
+        }
+        super::SINGLE_VALUE_FN => {
+            call.arity(&args, 2, 2)?;
+            let t = args[1].data_type();
+            let n = crate::bind::cast_in(args[0].clone(), &DataType::Int64, call.ctx);
+            call.function(
+                ScalarFunction::Misc(MiscFn::SingleValue),
+                vec![n, args[1].clone()],
+                t,
             )
         }
         "raise_error" => {

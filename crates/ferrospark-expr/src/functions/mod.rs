@@ -179,6 +179,10 @@ impl<T> LastCompiled<T> {
     }
 }
 
+/// The internal function a scalar subquery's value goes through when the subquery may have
+/// more than one row for an outer row (`SCALAR_SUBQUERY_TOO_MANY_ROWS` then).
+pub const SINGLE_VALUE_FN: &str = "__single_value";
+
 /// The names [`bind_call`] knows, for "did you mean" messages.
 pub const FUNCTION_NAMES: &[&str] = &[
     "abs",
@@ -316,6 +320,8 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "tan",
     "to_date",
     "to_timestamp",
+    "to_timestamp_ltz",
+    "to_timestamp_ntz",
     "translate",
     "trim",
     "trunc",

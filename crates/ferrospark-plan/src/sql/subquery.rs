@@ -360,13 +360,23 @@ impl<'a> SqlPlanner<'a> {
         outer_keys: &HashSet<String>,
     ) -> Result<(Arc<LogicalPlan>, Expr)> {
         let n = sub.output().len();
-        let empty_value = value_over_no_rows(&sub);
-        let (sub, correlated) = self.decorrelated(&sub, base, outer_keys, true)?;
         if n != 1 {
             return Err(FerroError::Analysis(format!(
                 "[INVALID_SUBQUERY_EXPRESSION.SCALAR_SUBQUERY_RETURN_MORE_THAN_ONE_OUTPUT_COLUMN] A scalar subquery returns {n} columns; it must return one"
             )));
         }
+        // Without Spark's single join (`spark.sql.optimizer.scalarSubqueryUseSingleJoin`
+        // false, with its legacy companion setting) the rows join as they come, as in Spark.
+        let single_join = self
+            .builder
+            .cfg
+            .get_bool("spark.sql.optimizer.scalarSubqueryUseSingleJoin", true)
+            .unwrap_or(true);
+        if single_join && !at_most_one_row_per_outer_row(&sub) {
+            return self.single_value_join(plan, base, sub, outer_keys);
+        }
+        let empty_value = value_over_no_rows(&sub);
+        let (sub, correlated) = self.decorrelated(&sub, base, outer_keys, true)?;
         let mut value = sub.output()[0].column();
         // The count bug: an outer row no inner group matches gets the aggregate's value
         // over no rows (`count` 0), not the outer join's NULL. A marker column tells a
@@ -405,6 +415,57 @@ impl<'a> SqlPlanner<'a> {
 }
 
 impl SqlPlanner<'_> {
+    /// A scalar subquery that may have more than one row for an outer row (no aggregate or
+    /// `LIMIT 1` at its top), as Spark's single join runs it: its rows counted per outer row
+    /// (per domain value when correlated), one of them taken, and
+    /// `SCALAR_SUBQUERY_TOO_MANY_ROWS` raised where there are more.
+    fn single_value_join(
+        &self,
+        plan: Arc<LogicalPlan>,
+        base: &Arc<LogicalPlan>,
+        sub: Arc<LogicalPlan>,
+        outer_keys: &HashSet<String>,
+    ) -> Result<(Arc<LogicalPlan>, Expr)> {
+        use ferrospark_expr::Literal;
+        let v = sub.output()[0].clone();
+        let (sub, domain, conds) = self.per_outer_row(&sub, base, outer_keys)?;
+        let rows = self
+            .builder
+            .hidden_attr("__rows", arrow_schema::DataType::Int64, false);
+        let one = self
+            .builder
+            .hidden_attr("__value", v.data_type.clone(), true);
+        let call = |name: &str, args: Vec<Expr>| crate::logical::AggCall {
+            name: name.into(),
+            args,
+            distinct: false,
+            ignore_nulls: false,
+        };
+        let right = Arc::new(LogicalPlan::Aggregate {
+            input: sub,
+            group: domain.iter().map(|a| (a.column(), a.clone())).collect(),
+            aggs: vec![
+                (
+                    call("count", vec![Expr::Literal(Literal::integer(1))]),
+                    rows.clone(),
+                ),
+                (call("any_value", vec![v.column()]), one.clone()),
+            ],
+        });
+        let plan = Arc::new(LogicalPlan::Join {
+            left: plan,
+            right,
+            join_type: JoinType::LeftOuter,
+            condition: conjoin(conds),
+            hint: None,
+        });
+        let value = Expr::Function {
+            name: ferrospark_expr::functions::SINGLE_VALUE_FN.into(),
+            args: vec![rows.column(), one.column()],
+        };
+        Ok((plan, value))
+    }
+
     /// `sub` as seen by each row of `plan`: decorrelated through a domain join (its own
     /// columns, then the domain's) with the conditions joining it, or as it is when it reads
     /// no outer column.
@@ -639,6 +700,22 @@ fn one_row_per_outer_row(plan: &LogicalPlan) -> bool {
         | LogicalPlan::Sort { input, .. } => one_row_per_outer_row(input),
         LogicalPlan::Limit { input, skip, fetch } => {
             *skip == 0 && fetch.is_none_or(|f| f >= 1) && one_row_per_outer_row(input)
+        }
+        LogicalPlan::Aggregate { group, .. } => group.is_empty(),
+        _ => false,
+    }
+}
+
+/// Whether a scalar subquery has at most one row for each outer row whatever the data: it
+/// ends in a global aggregate (under a HAVING, projections or a sort) or a `LIMIT` of one.
+fn at_most_one_row_per_outer_row(plan: &LogicalPlan) -> bool {
+    match plan {
+        LogicalPlan::SubqueryAlias { input, .. }
+        | LogicalPlan::Project { input, .. }
+        | LogicalPlan::Sort { input, .. }
+        | LogicalPlan::Filter { input, .. } => at_most_one_row_per_outer_row(input),
+        LogicalPlan::Limit { input, fetch, .. } => {
+            fetch.is_some_and(|f| f <= 1) || at_most_one_row_per_outer_row(input)
         }
         LogicalPlan::Aggregate { group, .. } => group.is_empty(),
         _ => false,
