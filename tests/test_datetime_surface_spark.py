@@ -48,6 +48,14 @@ VALUES = [
     "'2011-11-11 11:11:11' - timestamp'2011-11-11 11:11:10'",
     "timestamp'2011-11-11 11:11:11' - null",
     "null - timestamp'2011-11-11 11:11:11'",
+    # to_timestamp_ntz / to_timestamp_ltz: a cast without a pattern, a parse with one
+    "to_timestamp_ntz('2016-12-31 00:12:00')",
+    "to_timestamp_ntz('2016-12-31', 'yyyy-MM-dd')",
+    "to_timestamp_ntz(timestamp'2019-11-03 01:30:00')",
+    "to_timestamp_ntz(NULL)",
+    "to_timestamp_ltz('2016-12-31 00:12:00')",
+    "to_timestamp_ltz('31/12/2016 10', 'dd/MM/yyyy HH')",
+    "to_timestamp_ltz(timestamp_ntz'2019-03-10 12:00:00')",
     # Spark 4.3: a NULL timestamp (Spark's golden files, from an older Spark, show an error)
     "timestamp'2011-11-11 11:11:11' + null",
     "null + timestamp'2011-11-11 11:11:11'",
@@ -204,6 +212,28 @@ def test_error_matches_spark(engines, sql, error):
     if error is not None:
         assert _error_class(str(spark_error.value)) == error, str(spark_error.value)
         assert _error_class(str(ours.value)) == error, str(ours.value)
+
+
+def test_to_timestamp_ntz_and_ltz_functions_match_spark(engines):
+    """``F.to_timestamp_ntz`` / ``F.to_timestamp_ltz`` over a column with NULLs, the pattern a
+    column (PySpark reads a ``str`` format as a column name)."""
+    s, spark = engines
+    from pyspark.sql import functions as SF
+
+    rows = [("2016-12-31 00:12:00", "2016-12-31", "yyyy-MM-dd"), (None, "2019-11-03", "yyyy-MM-dd")]
+    schema = "t string, d string, f string"
+    outs = []
+    for mod, session in ((F, s), (SF, spark)):
+        df = session.createDataFrame(rows, schema)
+        out = df.select(
+            mod.to_timestamp_ntz("t").alias("a"),
+            mod.to_timestamp_ntz("d", "f").alias("b"),
+            mod.to_timestamp_ltz(mod.col("t")).alias("c"),
+            mod.to_timestamp_ltz("d", mod.lit("yyyy-MM-dd")).alias("e"),
+        )
+        outs.append(out)
+    got, expected = arrow_rows(outs[0].toArrow()), spark_rows(outs[1])
+    assert sorted(got, key=repr) == sorted(expected, key=repr)
 
 
 def test_dataframe_functions_match_spark(engines):

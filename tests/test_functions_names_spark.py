@@ -87,7 +87,7 @@ MISSING: frozenset[str] = frozenset(
     + "convert_timezone from_utc_timestamp to_utc_timestamp dayname monthname".split()
     + "make_timestamp_ntz try_make_timestamp try_make_timestamp_ltz try_make_timestamp_ntz".split()
     + "try_make_interval timestamp_nanos unix_nanos".split()
-    + "to_timestamp_ltz to_timestamp_ntz try_to_date try_to_timestamp window window_time".split()
+    + "try_to_date try_to_timestamp window window_time".split()
     # the TIME type
     + "current_time make_time time_bucket time_diff time_from_micros time_from_millis".split()
     + "time_from_seconds time_to_micros time_to_millis time_to_seconds time_trunc".split()

@@ -124,3 +124,19 @@ def make_timestamp_ltz(
     """A timestamp (with the session's local time zone) from its fields, as ``make_timestamp``."""
     args = [years, months, days, hours, mins, secs] + ([] if timezone is None else [timezone])
     return _call("make_timestamp", *args)
+
+
+def to_timestamp_ntz(timestamp: ColumnOrName, format: ColumnOrName | None = None) -> Column:  # noqa: A002
+    """A TIMESTAMP_NTZ: text parsed (by ``format`` when given), a timestamp's wall clock in
+    the session time zone."""
+    if format is None:
+        return _call("to_timestamp_ntz", timestamp)
+    return _call("to_timestamp_ntz", timestamp, format)
+
+
+def to_timestamp_ltz(timestamp: ColumnOrName, format: ColumnOrName | None = None) -> Column:  # noqa: A002
+    """A TIMESTAMP (local time zone): text parsed (by ``format`` when given), a
+    TIMESTAMP_NTZ read in the session time zone."""
+    if format is None:
+        return _call("to_timestamp_ltz", timestamp)
+    return _call("to_timestamp_ltz", timestamp, format)

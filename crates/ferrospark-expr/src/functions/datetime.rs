@@ -892,6 +892,27 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
                 }
             }
         }
+        // Spark's ParseToTimestamp into the other two timestamp types: without a pattern a
+        // cast (TIMESTAMP to TIMESTAMP_NTZ keeps the session zone's wall clock), with one the
+        // text parsed in the session zone, then cast.
+        "to_timestamp_ntz" | "to_timestamp_ltz" => {
+            call.arity(&args, 1, 2)?;
+            let to = if call.name == "to_timestamp_ntz" {
+                DataType::Timestamp(TimeUnit::Microsecond, None)
+            } else {
+                timestamp_type(&tz)
+            };
+            let t = match args.get(1) {
+                None => args[0].clone(),
+                Some(p) => {
+                    let s = call.string_arg(0, args[0].clone())?;
+                    let p = call.string_arg(1, p.clone())?;
+                    let out = timestamp_type(&tz);
+                    call.function(f(DateFn::ParseTimestamp { tz, ansi }), vec![s, p], out)
+                }
+            };
+            crate::bind::cast_in(t, &to, call.ctx)
+        }
         "unix_timestamp" | "to_unix_timestamp" => {
             call.arity(&args, 0, 2)?;
             let t = match args.first() {
