@@ -333,6 +333,8 @@ impl Calendar {
         };
         match self {
             Calendar::Plain => None,
+            // Days only (the common `INTERVAL n DAYS`): no calendar arithmetic per comparison.
+            Calendar::Date if months == 0 => v.checked_add(i64::from(days)),
             Calendar::Date => {
                 let d = add_months(date_of(i32::try_from(v).ok()?)?, months)?;
                 Some(i64::from(days_of(d)) + i64::from(days))
