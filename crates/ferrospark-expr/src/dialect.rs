@@ -198,14 +198,7 @@ fn bang_positions(tokens: &[TokenWithSpan]) -> impl Iterator<Item = usize> + '_ 
             | Keyword::LIKE
             | Keyword::ILIKE
             | Keyword::RLIKE
-            | Keyword::REGEXP => matches!(
-                prev,
-                Token::Number(..)
-                    | Token::SingleQuotedString(_)
-                    | Token::DoubleQuotedString(_)
-                    | Token::RParen
-                    | Token::Word(_)
-            ),
+            | Keyword::REGEXP => ends_operand(prev),
             _ => false,
         };
         infix.then_some(at)
@@ -572,14 +565,7 @@ fn ends_rows(w: &sqlparser::tokenizer::Word, prev: &Token) -> bool {
             | K::MICROSECONDS
             | K::COLLATE
     );
-    let after_operand = matches!(
-        prev,
-        Token::Number(..)
-            | Token::SingleQuotedString(_)
-            | Token::DoubleQuotedString(_)
-            | Token::RParen
-            | Token::Word(_)
-    );
+    let after_operand = ends_operand(prev);
     // A word after an operator keyword (`x AND y`) is an operand.
     let prev_is_operator_word = matches!(prev, Token::Word(p) if matches!(
         p.keyword,
@@ -846,6 +832,19 @@ fn exists_function(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
     let name = parser.next_token();
     let ident = sqlparser::ast::Ident::new(name.token.to_string());
     Some(parser.parse_function(sqlparser::ast::ObjectName::from(vec![ident])))
+}
+
+/// Whether `t` can end an operand (a number, a string, `)` or a word), so that what follows
+/// it is an infix operator.
+fn ends_operand(t: &Token) -> bool {
+    matches!(
+        t,
+        Token::Number(..)
+            | Token::SingleQuotedString(_)
+            | Token::DoubleQuotedString(_)
+            | Token::RParen
+            | Token::Word(_)
+    )
 }
 
 #[cfg(test)]

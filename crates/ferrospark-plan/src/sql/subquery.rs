@@ -426,7 +426,6 @@ impl SqlPlanner<'_> {
         sub: Arc<LogicalPlan>,
         outer_keys: &HashSet<String>,
     ) -> Result<(Arc<LogicalPlan>, Expr)> {
-        use ferrospark_expr::Literal;
         let v = sub.output()[0].clone();
         let (sub, domain, conds) = self.per_outer_row(&sub, base, outer_keys)?;
         let rows = self
@@ -435,23 +434,12 @@ impl SqlPlanner<'_> {
         let one = self
             .builder
             .hidden_attr("__value", v.data_type.clone(), true);
-        let call = |name: &str, args: Vec<Expr>| crate::logical::AggCall {
-            name: name.into(),
-            args,
-            distinct: false,
-            ignore_nulls: false,
-        };
-        let right = Arc::new(LogicalPlan::Aggregate {
-            input: sub,
-            group: domain.iter().map(|a| (a.column(), a.clone())).collect(),
-            aggs: vec![
-                (
-                    call("count", vec![Expr::Literal(Literal::integer(1))]),
-                    rows.clone(),
-                ),
-                (call("any_value", vec![v.column()]), one.clone()),
-            ],
-        });
+        let right = rows_per_domain(
+            sub,
+            &domain,
+            &rows,
+            (agg_call("any_value", vec![v.column()]), one.clone()),
+        );
         let plan = Arc::new(LogicalPlan::Join {
             left: plan,
             right,
@@ -646,26 +634,15 @@ impl SqlPlanner<'_> {
         let nulls = self
             .builder
             .hidden_attr("__nulls", arrow_schema::DataType::Boolean, true);
-        let call = |name: &str, args: Vec<Expr>| crate::logical::AggCall {
-            name: name.into(),
-            args,
-            distinct: false,
-            ignore_nulls: false,
-        };
-        let stats = Arc::new(LogicalPlan::Aggregate {
-            input: sub,
-            group: domain.iter().map(|a| (a.column(), a.clone())).collect(),
-            aggs: vec![
-                (
-                    call("count", vec![Expr::Literal(Literal::integer(1))]),
-                    rows.clone(),
-                ),
-                (
-                    call("bool_or", vec![Expr::IsNull(Box::new(v2.column()))]),
-                    nulls.clone(),
-                ),
-            ],
-        });
+        let stats = rows_per_domain(
+            sub,
+            &domain,
+            &rows,
+            (
+                agg_call("bool_or", vec![Expr::IsNull(Box::new(v2.column()))]),
+                nulls.clone(),
+            ),
+        );
         let plan = Arc::new(LogicalPlan::Join {
             left: plan,
             right: stats,
@@ -704,6 +681,35 @@ fn one_row_per_outer_row(plan: &LogicalPlan) -> bool {
         LogicalPlan::Aggregate { group, .. } => group.is_empty(),
         _ => false,
     }
+}
+
+/// An aggregate call of `name` over `args`, neither DISTINCT nor ignoring NULLs.
+fn agg_call(name: &str, args: Vec<Expr>) -> crate::logical::AggCall {
+    crate::logical::AggCall {
+        name: name.into(),
+        args,
+        distinct: false,
+        ignore_nulls: false,
+    }
+}
+
+/// `sub` grouped by its `domain` columns (one row overall without them): its row count as
+/// `rows`, beside one more aggregate.
+fn rows_per_domain(
+    sub: Arc<LogicalPlan>,
+    domain: &[Attr],
+    rows: &Attr,
+    other: (crate::logical::AggCall, Attr),
+) -> Arc<LogicalPlan> {
+    let count = agg_call(
+        "count",
+        vec![Expr::Literal(ferrospark_expr::Literal::integer(1))],
+    );
+    Arc::new(LogicalPlan::Aggregate {
+        input: sub,
+        group: domain.iter().map(|a| (a.column(), a.clone())).collect(),
+        aggs: vec![(count, rows.clone()), other],
+    })
 }
 
 /// Whether a scalar subquery has at most one row for each outer row whatever the data: it
