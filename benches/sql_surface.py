@@ -8,7 +8,8 @@ subquery under UNION ALL (decorrelated through a domain join), IN as a value in 
 percentile_cont / percentile_disc WITHIN GROUP, LIKE ANY, a USING join read through its
 hidden key, interval arithmetic (date and timestamp differences, year-month and day intervals),
 PIVOT, the regular expression and split_part functions, skewness / kurtosis / bit aggregates,
-histogram_numeric, RANGE frames moved by an interval, and (a, b) IN (SELECT ...). Each engine runs each query once to warm up, then ``--reps`` times (the median is
+histogram_numeric, RANGE frames moved by an interval, (a, b) IN (SELECT ...), hashes and
+digests, array set functions and string edits (levenshtein, soundex, substring_index). Each engine runs each query once to warm up, then ``--reps`` times (the median is
 printed), in one process per engine; results are checked against PySpark's when it runs.
 Polars' SQL has no correlated subqueries, so it is not among the engines.
 """
@@ -123,6 +124,28 @@ QUERIES: dict[str, tuple[str, str | None]] = {
         "SELECT count(*) AS n FROM orders WHERE (o_custkey, o_orderstatus) IN "
         "(SELECT c_custkey, 'F' FROM customer WHERE c_acctbal > 5000)",
         None,
+    ),
+    # DuckDB's hash() is its own; md5 of the same text is the common ground.
+    "hashes_and_digests": (
+        "SELECT sum(hash(o_orderkey, o_comment) % 1000) AS h, sum(xxhash64(o_custkey) % 1000) AS x, "
+        "count(DISTINCT substring(md5(o_comment), 1, 2)) AS m FROM orders",
+        "SELECT sum(hash(o_orderkey, o_comment) % 1000) AS h, sum(hash(o_custkey) % 1000) AS x, "
+        "count(DISTINCT substring(md5(o_comment), 1, 2)) AS m FROM orders",
+    ),
+    "array_sets": (
+        "SELECT sum(size(array_union(array(l_partkey % 7, l_suppkey % 7, l_linenumber), "
+        "array(l_linenumber, 3)))) AS u, sum(size(array_distinct(array(l_partkey % 5, l_suppkey % 5, "
+        "l_linenumber % 5)))) AS d FROM lineitem",
+        "SELECT sum(len(list_distinct(list_concat([l_partkey % 7, l_suppkey % 7, l_linenumber], "
+        "[l_linenumber, 3])))) AS u, sum(len(list_distinct([l_partkey % 5, l_suppkey % 5, "
+        "l_linenumber % 5]))) AS d FROM lineitem",
+    ),
+    # DuckDB has no soundex or substring_index: an equality and split_part stand in.
+    "string_edits": (
+        "SELECT count(*) AS n FROM customer WHERE levenshtein(c_name, 'Customer#000012345') < 3 "
+        "OR soundex(c_mktsegment) = 'B200' OR substring_index(c_address, ' ', 1) = 'IVhzIApeRb'",
+        "SELECT count(*) AS n FROM customer WHERE levenshtein(c_name, 'Customer#000012345') < 3 "
+        "OR c_mktsegment = 'BUILDING' OR split_part(c_address, ' ', 1) = 'IVhzIApeRb'",
     ),
 }
 

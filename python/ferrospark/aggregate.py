@@ -389,3 +389,62 @@ __all__ = [
     "var_samp",
     "variance",
 ]
+
+
+def regr_intercept(y: ColumnOrName, x: ColumnOrName) -> AggColumn:
+    """``regr_intercept(y, x)``: the least-squares intercept (NULL when ``x`` does not vary)."""
+    return AggColumn("regr_intercept", [_to_expr(y), _to_expr(x)])
+
+
+def regr_sxy(y: ColumnOrName, x: ColumnOrName) -> AggColumn:
+    """``regr_sxy(y, x)``: the sum of the products of the deviations, over the pairs
+    without a NULL."""
+    return AggColumn("regr_sxy", [_to_expr(y), _to_expr(x)])
+
+
+def regr_r2(y: ColumnOrName, x: ColumnOrName) -> AggColumn:
+    """``regr_r2(y, x)``: the coefficient of determination (NULL when ``y`` does not vary,
+    1 when ``x`` does not)."""
+    return AggColumn("regr_r2", [_to_expr(y), _to_expr(x)])
+
+
+def _avg_of_pairs(y: ColumnOrName, x: ColumnOrName, name: str, take_x: bool) -> AggColumn:
+    ye, xe = _to_expr(y), _to_expr(x)
+    value = xe if take_x else ye
+    when = _native.Expr.parse(f"CASE WHEN ({ye}) IS NOT NULL AND ({xe}) IS NOT NULL THEN ({value}) END")
+    return AggColumn("avg", [when], alias=f"{name}({ye.output_name()}, {xe.output_name()})")
+
+
+def regr_avgx(y: ColumnOrName, x: ColumnOrName) -> AggColumn:
+    """``regr_avgx(y, x)``: the average of ``x`` over the pairs without a NULL."""
+    return _avg_of_pairs(y, x, "regr_avgx", True)
+
+
+def regr_avgy(y: ColumnOrName, x: ColumnOrName) -> AggColumn:
+    """``regr_avgy(y, x)``: the average of ``y`` over the pairs without a NULL."""
+    return _avg_of_pairs(y, x, "regr_avgy", False)
+
+
+def _no_k(name: str, k: int | None) -> None:
+    if k is not None:
+        from .errors import UnsupportedError
+
+        raise UnsupportedError(f"{name}(col, ord, k): the top-k form is not supported yet; call it without k")
+
+
+def max_by(col: ColumnOrName, ord: ColumnOrName, k: int | None = None) -> AggColumn:  # noqa: A002
+    """``max_by(col, ord)``: ``col`` of the row with the greatest ``ord`` (of equal ones, the
+    last seen, as Spark; rows whose ``ord`` is NULL are skipped)."""
+    _no_k("max_by", k)
+    return AggColumn("max_by", [_to_expr(col), _to_expr(ord)])
+
+
+def min_by(col: ColumnOrName, ord: ColumnOrName, k: int | None = None) -> AggColumn:  # noqa: A002
+    """``min_by(col, ord)``: ``col`` of the row with the least ``ord``."""
+    _no_k("min_by", k)
+    return AggColumn("min_by", [_to_expr(col), _to_expr(ord)])
+
+
+def product(col: ColumnOrName) -> AggColumn:
+    """``product(col)``: the product of the non-NULL values, a DOUBLE."""
+    return _fn("product", col)

@@ -1,4 +1,5 @@
-"""``df.write``: PySpark's ``DataFrameWriter`` for Parquet tables and files."""
+"""``df.write``: PySpark's ``DataFrameWriter`` for tables and files (Parquet, JSON, CSV,
+text)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ if TYPE_CHECKING:
 
 
 class DataFrameWriter:
-    """Writes a DataFrame's rows: ``saveAsTable``, ``insertInto``, ``parquet``, ``save``.
+    """Writes a DataFrame's rows: ``saveAsTable``, ``insertInto``, ``parquet``, ``json``,
+    ``csv``, ``text``, ``save``.
 
-    Rows are written as snappy Parquet into a hidden staging directory and renamed into
-    place once all are written, then the catalog changes in one transaction: a write that
-    fails (or is killed) leaves what readers see unchanged.
+    Rows are written (snappy Parquet, or JSON Lines / CSV / text as Spark writes them) into
+    a hidden staging directory and renamed into place once all are written, then the catalog
+    changes in one transaction: a write that fails (or is killed) leaves what readers see
+    unchanged.
     """
 
     def __init__(self, df: DataFrame) -> None:
@@ -81,6 +84,11 @@ class DataFrameWriter:
         ow = self._mode == "overwrite" if overwrite is None else overwrite
         _native.insert_into(self._df._plan, tableName, ow)
 
+    def _write_path(self, path: str, fmt: str, mode: str | None, **options: Any) -> None:
+        self.mode(mode)
+        self.options(**{k: v for k, v in options.items() if v is not None})
+        _native.write_path(self._df._plan, str(path), self._mode, fmt, self._partition_by, self._options)
+
     def parquet(
         self,
         path: str,
@@ -89,25 +97,118 @@ class DataFrameWriter:
         compression: str | None = None,
     ) -> None:
         """Writes Parquet files under ``path`` (snappy), outside any catalog."""
-        self.mode(mode)
         if partitionBy is not None:
             self.partitionBy(partitionBy)
         if compression not in (None, "snappy"):
             from .errors import UnsupportedError
 
             raise UnsupportedError(f"compression {compression!r}: ferrospark writes snappy Parquet")
-        _native.write_parquet(self._df._plan, str(path), self._mode, self._partition_by)
+        self._write_path(path, "parquet", mode)
 
-    def save(
-        self, path: str | None = None, format: str | None = None, mode: str | None = None, **options: Any
+    def json(
+        self,
+        path: str,
+        mode: str | None = None,
+        compression: str | None = None,
+        dateFormat: str | None = None,  # noqa: N803 - PySpark's names
+        timestampFormat: str | None = None,  # noqa: N803
+        lineSep: str | None = None,  # noqa: N803
+        encoding: str | None = None,
+        ignoreNullFields: bool | str | None = None,  # noqa: N803
     ) -> None:
-        """Writes Parquet files under ``path``."""
-        fmt = (format or self._format or "parquet").lower()
-        if fmt != "parquet" or path is None:
+        """Writes JSON Lines files under ``path``, one object per row, as Spark writes them
+        (NULL fields left out unless ``ignoreNullFields=False``)."""
+        _utf8(encoding)
+        self._write_path(
+            path,
+            "json",
+            mode,
+            compression=compression,
+            dateFormat=dateFormat,
+            timestampFormat=timestampFormat,
+            lineSep=lineSep,
+            ignoreNullFields=ignoreNullFields,
+        )
+
+    def csv(
+        self,
+        path: str,
+        mode: str | None = None,
+        compression: str | None = None,
+        sep: str | None = None,
+        quote: str | None = None,
+        escape: str | None = None,
+        header: bool | str | None = None,
+        nullValue: str | None = None,  # noqa: N803 - PySpark's names
+        escapeQuotes: bool | str | None = None,  # noqa: N803
+        quoteAll: bool | str | None = None,  # noqa: N803
+        dateFormat: str | None = None,  # noqa: N803
+        timestampFormat: str | None = None,  # noqa: N803
+        ignoreLeadingWhiteSpace: bool | str | None = None,  # noqa: N803
+        ignoreTrailingWhiteSpace: bool | str | None = None,  # noqa: N803
+        charToEscapeQuoteEscaping: str | None = None,  # noqa: N803
+        encoding: str | None = None,
+        emptyValue: str | None = None,  # noqa: N803
+        lineSep: str | None = None,  # noqa: N803
+    ) -> None:
+        """Writes CSV files under ``path`` with Spark's options (no header by default, values
+        trimmed, quoted when they hold the separator, a quote or a line break)."""
+        _utf8(encoding)
+        if charToEscapeQuoteEscaping is not None:
             from .errors import UnsupportedError
 
-            raise UnsupportedError(f"save to format {fmt!r}: ferrospark writes Parquet files to a path")
-        self.parquet(path, mode=mode)
+            raise UnsupportedError("the CSV option charToEscapeQuoteEscaping is not supported")
+        self._write_path(
+            path,
+            "csv",
+            mode,
+            compression=compression,
+            sep=sep,
+            quote=quote,
+            escape=escape,
+            header=header,
+            nullValue=nullValue,
+            escapeQuotes=escapeQuotes,
+            quoteAll=quoteAll,
+            dateFormat=dateFormat,
+            timestampFormat=timestampFormat,
+            ignoreLeadingWhiteSpace=ignoreLeadingWhiteSpace,
+            ignoreTrailingWhiteSpace=ignoreTrailingWhiteSpace,
+            emptyValue=emptyValue,
+            lineSep=lineSep,
+        )
+
+    def text(self, path: str, compression: str | None = None, lineSep: str | None = None) -> None:  # noqa: N803
+        """Writes the one string column as lines of text files under ``path``."""
+        self._write_path(path, "text", None, compression=compression, lineSep=lineSep)
+
+    def save(
+        self,
+        path: str | None = None,
+        format: str | None = None,  # noqa: A002 - PySpark's name
+        mode: str | None = None,
+        partitionBy: str | list[str] | None = None,  # noqa: N803
+        **options: Any,
+    ) -> None:
+        """Writes files of the format (``parquet`` by default; ``json``, ``csv``, ``text``)
+        under ``path``."""
+        fmt = (format or self._format or "parquet").lower()
+        if path is None:
+            from .errors import UnsupportedError
+
+            raise UnsupportedError(
+                "save() without a path: ferrospark writes files to a path or tables by name"
+            )
+        if partitionBy is not None:
+            self.partitionBy(partitionBy)
+        self._write_path(path, fmt, mode, **options)
+
+
+def _utf8(encoding: str | None) -> None:
+    if encoding is not None and encoding.replace("-", "").lower() != "utf8":
+        from .errors import UnsupportedError
+
+        raise UnsupportedError(f"encoding {encoding!r}: ferrospark writes UTF-8")
 
 
 class DataFrameWriterV2:

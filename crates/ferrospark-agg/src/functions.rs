@@ -15,6 +15,7 @@ use crate::accumulators::collect::collect;
 use crate::accumulators::comoment::{CoMomentAccumulator, CoMomentKind};
 use crate::accumulators::count::CountAccumulator;
 use crate::accumulators::distinct::DistinctSetAccumulator;
+use crate::accumulators::extreme_by::{ExtremeByAccumulator, ProductAccumulator};
 use crate::accumulators::first_last::FirstLastAccumulator;
 use crate::accumulators::histogram::{
     histogram_input, histogram_state_type, histogram_type, HistogramAccumulator,
@@ -138,6 +139,15 @@ pub enum AggregateFunction {
         /// relative standard deviation
         relative_sd: f64,
     },
+    /// `max_by(x, ord)` / `min_by(x, ord)`
+    ExtremeBy {
+        /// `max_by`
+        max: bool,
+        /// the ordering's type
+        ord: DataType,
+    },
+    /// `product(x)` over doubles
+    Product,
 }
 
 impl AggregateFunction {
@@ -441,7 +451,8 @@ impl AggregateExpr {
                     vec![cast_to(e, &DataType::Float64)],
                 )
             }
-            "corr" | "covar_pop" | "covar_samp" | "regr_sxx" | "regr_syy" | "regr_slope" => {
+            "corr" | "covar_pop" | "covar_samp" | "regr_sxx" | "regr_syy" | "regr_slope"
+            | "regr_intercept" | "regr_sxy" | "regr_r2" => {
                 let kind = CoMomentKind::from_name(&call.name)
                     .ok_or_else(|| FerroError::Internal(format!("no statistic {}", call.name)))?;
                 let [a, b] = call.args.as_slice() else {
@@ -569,6 +580,31 @@ impl AggregateExpr {
                     vec![e],
                 )
             }
+            "max_by" | "min_by" => {
+                let [v, o] = call.args.as_slice() else {
+                    return Err(wrong_args("2"));
+                };
+                let (v, o) = (bind(v, &ctx)?, bind(o, &ctx)?);
+                if !orderable(&o.data_type()) {
+                    return Err(type_error(&o, "an orderable argument"));
+                }
+                let ord = o.data_type();
+                (
+                    AggregateFunction::ExtremeBy {
+                        max: call.name == "max_by",
+                        ord,
+                    },
+                    vec![v, o],
+                )
+            }
+            "product" => {
+                let e = one()?;
+                let dt = e.data_type();
+                if !(is_numeric(&dt) || dt == DataType::Null || is_string(&dt)) {
+                    return Err(type_error(&e, "a numeric argument"));
+                }
+                (AggregateFunction::Product, vec![cast_to(e, &DataType::Float64)])
+            }
             "approx_count_distinct" => {
                 let e = one()?;
                 let relative_sd = match call.args.get(1) {
@@ -633,7 +669,9 @@ impl AggregateExpr {
             | AggregateFunction::Max
             | AggregateFunction::First { .. }
             | AggregateFunction::Last { .. }
+            | AggregateFunction::ExtremeBy { .. }
             | AggregateFunction::Bits(_) => t.clone(),
+            AggregateFunction::Product => DataType::Float64,
             AggregateFunction::Variance(_)
             | AggregateFunction::CoMoment(_)
             | AggregateFunction::Moment(_) => DataType::Float64,
@@ -749,6 +787,10 @@ impl AggregateExpr {
                 vec![f("registers", DataType::Binary)]
             }
             AggregateFunction::HistogramNumeric { .. } => vec![f("bins", histogram_state_type())],
+            AggregateFunction::ExtremeBy { ord, .. } => {
+                vec![f("value", t.clone()), f("ord", ord.clone())]
+            }
+            AggregateFunction::Product => vec![f("product", DataType::Float64)],
         }
     }
 
@@ -823,6 +865,10 @@ impl AggregateExpr {
             AggregateFunction::HistogramNumeric { bins } => {
                 Box::new(HistogramAccumulator::new(*bins, t.clone()))
             }
+            AggregateFunction::ExtremeBy { max, ord } => {
+                Box::new(ExtremeByAccumulator::new(t, ord, *max)?)
+            }
+            AggregateFunction::Product => Box::new(ProductAccumulator::default()),
         })
     }
 }

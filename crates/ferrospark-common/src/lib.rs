@@ -18,6 +18,7 @@ pub mod progress;
 pub mod spark_bits;
 pub mod spill;
 pub mod workers;
+pub mod xxhash64;
 
 pub use batch::{batch_with_rows, take_batch};
 pub use config::{parse_byte_size, Config};

@@ -725,6 +725,11 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
                     "[INVALID_LAMBDA_FUNCTION_CALL.NON_HIGHER_ORDER_FUNCTION] Invalid lambda function call. A lambda function should only be used in a higher order function. However, its class is \"{name}\", which is not a higher order function. SQLSTATE: 42K0D in \"{expr}\""
                 )));
             }
+            if let Some(inner) = try_form(&name, args, expr)? {
+                // Spark's `TryEval` over the ANSI form: NULL where a row's value raises.
+                let ansi = ctx.with_ansi(true);
+                return Ok(PhysicalExpr::Try(Box::new(bind_inner(&inner, &ansi)?)));
+            }
             if matches!(name.as_str(), "date_part" | "datepart" | "extract") && args.len() == 2 {
                 if let Expr::Literal(l) = &args[0] {
                     if let Some(field) = l.array().as_any().downcast_ref::<arrow_array::StringArray>() {
@@ -837,3 +842,40 @@ fn fold_constants(e: PhysicalExpr) -> Result<PhysicalExpr> {
 
 /// The unit Spark computes timestamps in.
 pub const SPARK_TIME_UNIT: TimeUnit = TimeUnit::Microsecond;
+
+/// The ANSI expression a `try_` function evaluates under Spark's `TryEval`: `try_add(a, b)`
+/// is `a + b`, `try_to_timestamp(s)` is `to_timestamp(s)`, ...; `None` for other names.
+fn try_form(name: &str, args: &[Expr], expr: &Expr) -> Result<Option<Expr>> {
+    let op = match name {
+        "try_add" => Some(BinaryOp::Plus),
+        "try_subtract" => Some(BinaryOp::Minus),
+        "try_multiply" => Some(BinaryOp::Multiply),
+        "try_mod" => Some(BinaryOp::Modulo),
+        _ => None,
+    };
+    if let Some(op) = op {
+        if args.len() != 2 {
+            return Err(FerroError::Analysis(format!(
+                "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `{name}` requires 2 parameters but the actual number is {} in \"{expr}\".",
+                args.len()
+            )));
+        }
+        return Ok(Some(Expr::Binary {
+            left: Box::new(args[0].clone()),
+            op,
+            right: Box::new(args[1].clone()),
+        }));
+    }
+    let inner = match name {
+        "try_to_timestamp" => "to_timestamp",
+        "try_to_date" => "to_date",
+        "try_make_timestamp" => "make_timestamp",
+        "try_make_timestamp_ltz" => "make_timestamp",
+        "try_make_interval" => "make_interval",
+        _ => return Ok(None),
+    };
+    Ok(Some(Expr::Function {
+        name: inner.into(),
+        args: args.to_vec(),
+    }))
+}

@@ -98,6 +98,26 @@ fn expand_scalar(a: ArrayRef, n: usize) -> Result<ArrayRef> {
     Ok(arrow_select::take::take(&a, &idx, None)?)
 }
 
+/// `expr` over each row of `batch` alone, NULL where it raises an ANSI error: Spark's
+/// `TryEval` is per row, and only a batch that raised somewhere comes here.
+fn try_rows(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValue> {
+    let mut parts: Vec<ArrayRef> = Vec::with_capacity(batch.num_rows());
+    let t = expr.data_type();
+    for i in 0..batch.num_rows() {
+        let row = batch.slice(i, 1);
+        parts.push(match evaluate(expr, &row) {
+            Ok(v) => v.into_array(1)?,
+            Err(FerroError::Arithmetic(_)) => arrow_array::new_null_array(&t, 1),
+            Err(other) => return Err(other),
+        });
+    }
+    if parts.is_empty() {
+        return Ok(ColumnarValue::Array(arrow_array::new_empty_array(&t)));
+    }
+    let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+    Ok(ColumnarValue::Array(arrow_select::concat::concat(&refs)?))
+}
+
 /// Evaluates `expr` over `batch`.
 pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValue> {
     let n = batch.num_rows();
@@ -113,6 +133,11 @@ pub fn evaluate(expr: &PhysicalExpr, batch: &RecordBatch) -> Result<ColumnarValu
         PhysicalExpr::Literal(l) => ColumnarValue::Scalar(Scalar::new(l.array().clone())),
         PhysicalExpr::Not(e) => ev(e)?.map(|a| Ok(Arc::new(not(a.as_boolean())?)))?,
         PhysicalExpr::Negative(e) => ev(e)?.map(|a| Ok(numeric::neg(a)?))?,
+        PhysicalExpr::Try(e) => match ev(e) {
+            Ok(v) => v,
+            Err(FerroError::Arithmetic(_)) => try_rows(e, batch)?,
+            Err(other) => return Err(other),
+        },
         PhysicalExpr::IsNull(e) => ev(e)?.map(|a| Ok(Arc::new(is_null(a)?)))?,
         PhysicalExpr::IsNotNull(e) => ev(e)?.map(|a| Ok(Arc::new(is_not_null(a)?)))?,
         PhysicalExpr::And(l, r) => {

@@ -569,7 +569,12 @@ fn scalar_call_name(name: &str, mut args: Vec<String>) -> String {
         ("aggregate" | "reduce", 3) => {
             args.push("lambdafunction(namedlambdavariable(), namedlambdavariable())".into())
         }
+        ("convert_timezone", 2) => args.insert(0, "current_timezone()".into()),
+        // Spark's name leaves the time zone out.
+        ("try_make_timestamp", 7) => args.truncate(6),
         ("sec" | "csc" | "cot" | "signum", 1)
+        | ("sinh" | "cosh" | "tanh" | "asinh" | "acosh" | "atanh", 1)
+        | ("hypot", 2)
         | ("ceil" | "floor", 1)
         | ("rlike" | "regexp_like" | "regexp", 2) => {
             return format!("{}({})", name.to_ascii_uppercase(), args.join(", "))

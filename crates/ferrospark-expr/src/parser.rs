@@ -504,6 +504,24 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
                 call
             }
         }
+        // `OVERLAY(s PLACING r FROM p [FOR l])`: Spark's call with -1 as the default length.
+        A::Overlay {
+            expr,
+            overlay_what,
+            overlay_from,
+            overlay_for,
+        } => Expr::Function {
+            name: "overlay".into(),
+            args: vec![
+                convert(expr, text)?,
+                convert(overlay_what, text)?,
+                convert(overlay_from, text)?,
+                match overlay_for {
+                    Some(l) => convert(l, text)?,
+                    None => Expr::Literal(Literal::integer(-1)),
+                },
+            ],
+        },
         A::Trim {
             trim_where,
             trim_what,
@@ -1057,6 +1075,27 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
             let both = Expr::IsNotNull(Box::new(args[0].clone()))
                 .and(Expr::IsNotNull(Box::new(args[1].clone())));
             count_where(both, format!("regr_count({args_name})"))
+        }
+        // `regr_avgx(y, x)` / `regr_avgy(y, x)`: the average of `x` / `y` over the pairs with
+        // neither value NULL (Spark's replacement).
+        "regr_avgx" | "regr_avgy" if args.len() == 2 => {
+            let both = Expr::IsNotNull(Box::new(args[0].clone()))
+                .and(Expr::IsNotNull(Box::new(args[1].clone())));
+            let value = if name == "regr_avgx" {
+                &args[1]
+            } else {
+                &args[0]
+            };
+            written(
+                Expr::Function {
+                    name: "avg".into(),
+                    args: vec![Expr::Case {
+                        branches: vec![(both, value.clone())],
+                        otherwise: None,
+                    }],
+                },
+                format!("{name}({args_name})"),
+            )
         }
         "equal_null" => {
             let (l, r) = two(args)?;

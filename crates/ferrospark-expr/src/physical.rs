@@ -54,6 +54,9 @@ pub enum PhysicalExpr {
     Not(Box<PhysicalExpr>),
     /// Checked negation.
     Negative(Box<PhysicalExpr>),
+    /// Spark's `TryEval` (`try_add`, `try_to_date`, ...): the child's value, NULL on the rows
+    /// where computing it raises an ANSI error.
+    Try(Box<PhysicalExpr>),
     /// IS NULL
     IsNull(Box<PhysicalExpr>),
     /// IS NOT NULL
@@ -190,7 +193,7 @@ impl PhysicalExpr {
             PhysicalExpr::LambdaVariable { data_type, .. } => data_type.clone(),
             PhysicalExpr::Udf { udf, .. } => udf.return_type().clone(),
             PhysicalExpr::Lambda { body, .. } => body.data_type(),
-            PhysicalExpr::Negative(e) => e.data_type(),
+            PhysicalExpr::Negative(e) | PhysicalExpr::Try(e) => e.data_type(),
             PhysicalExpr::Cast { to, .. } => to.clone(),
             PhysicalExpr::Not(_)
             | PhysicalExpr::IsNull(_)
@@ -229,6 +232,7 @@ impl PhysicalExpr {
             | PhysicalExpr::Field { input: e, .. }
             | PhysicalExpr::Not(e)
             | PhysicalExpr::Negative(e)
+            | PhysicalExpr::Try(e)
             | PhysicalExpr::IsNull(e)
             | PhysicalExpr::IsNotNull(e)
             | PhysicalExpr::InSet { expr: e, .. }
@@ -330,6 +334,7 @@ impl PhysicalExpr {
             },
             PhysicalExpr::Not(e) => PhysicalExpr::Not(r(e)),
             PhysicalExpr::Negative(e) => PhysicalExpr::Negative(r(e)),
+            PhysicalExpr::Try(e) => PhysicalExpr::Try(r(e)),
             PhysicalExpr::IsNull(e) => PhysicalExpr::IsNull(r(e)),
             PhysicalExpr::IsNotNull(e) => PhysicalExpr::IsNotNull(r(e)),
             PhysicalExpr::And(a, b) => PhysicalExpr::And(r(a), r(b)),
@@ -450,6 +455,7 @@ impl fmt::Display for PhysicalExpr {
             }
             PhysicalExpr::Not(e) => write!(f, "NOT ({e})"),
             PhysicalExpr::Negative(e) => write!(f, "-({e})"),
+            PhysicalExpr::Try(e) => write!(f, "try({e})"),
             PhysicalExpr::IsNull(e) => write!(f, "isnull({e})"),
             PhysicalExpr::IsNotNull(e) => write!(f, "isnotnull({e})"),
             PhysicalExpr::And(a, b) => write!(f, "({a} AND {b})"),

@@ -139,6 +139,13 @@ impl<'a> Scope<'a> {
         names.sort_by_key(|n| edit_distance(&n.replace('`', "").to_ascii_lowercase(), &wanted));
         names.dedup();
         names.truncate(5);
+        if names.is_empty() {
+            // Nothing to suggest (a relation without columns): Spark's other sub-class.
+            return FerroError::Analysis(format!(
+                "[UNRESOLVED_COLUMN.WITHOUT_SUGGESTION] A column, variable, or function parameter with name `{}` cannot be resolved. SQLSTATE: 42703",
+                display_name(q, name)
+            ));
+        }
         FerroError::Analysis(format!(
             "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `{}` cannot be resolved. Did you mean one of the following? [{}].",
             display_name(q, name),

@@ -301,18 +301,20 @@ pub(crate) fn insert_into(
         .py(py)
 }
 
-/// `df.write.mode(mode).partitionBy(...).parquet(path)`.
+/// `df.write.mode(mode).partitionBy(...).format(format).options(...).save(path)`.
 #[pyfunction]
-#[pyo3(signature = (plan, path, mode, partition_by=Vec::new()))]
-pub(crate) fn write_parquet(
+#[pyo3(signature = (plan, path, mode, format="parquet", partition_by=Vec::new(), options=BTreeMap::new()))]
+pub(crate) fn write_path(
     py: Python<'_>,
     plan: &PyPlan,
     path: &str,
     mode: &str,
+    format: &str,
     partition_by: Vec<String>,
+    options: BTreeMap<String, String>,
 ) -> PyResult<()> {
     let mode = SaveMode::parse(mode).py(py)?;
     let (engine, p) = plan.parts();
-    py.run_detached(|| write::write_parquet_path(&engine, p, path, mode, partition_by))
+    py.run_detached(|| write::write_path(&engine, p, path, mode, partition_by, format, &options))
         .py(py)
 }

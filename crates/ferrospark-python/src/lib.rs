@@ -632,7 +632,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(streaming::write_file_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::save_as_table, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::insert_into, m)?)?;
-    m.add_function(wrap_pyfunction!(catalog::write_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::write_path, m)?)?;
     m.add_class::<plan::PyPlan>()?;
     m.add_class::<stages::PyStagePlan>()?;
     m.add_class::<stages::PyStageTask>()?;

@@ -13,6 +13,7 @@ pub mod json;
 pub mod listing;
 pub mod parquet;
 pub mod text;
+pub mod write;
 
 pub use formats::{FileBatches, FileFormat, FileScan};
 pub use listing::{

@@ -30,6 +30,12 @@ pub enum CoMomentKind {
     RegrSyy,
     /// `regr_slope(y, x)`
     RegrSlope,
+    /// `regr_intercept(y, x)`
+    RegrIntercept,
+    /// `regr_sxy(y, x)`
+    RegrSxy,
+    /// `regr_r2(y, x)`
+    RegrR2,
 }
 
 impl CoMomentKind {
@@ -42,6 +48,9 @@ impl CoMomentKind {
             "regr_sxx" => CoMomentKind::RegrSxx,
             "regr_syy" => CoMomentKind::RegrSyy,
             "regr_slope" => CoMomentKind::RegrSlope,
+            "regr_intercept" => CoMomentKind::RegrIntercept,
+            "regr_sxy" => CoMomentKind::RegrSxy,
+            "regr_r2" => CoMomentKind::RegrR2,
             _ => return None,
         })
     }
@@ -155,8 +164,8 @@ impl GroupsAccumulator for CoMomentAccumulator {
 
     fn evaluate(&mut self, emit: EmitTo) -> Result<ArrayRef> {
         let n = emit.take(&mut self.n);
-        emit.take(&mut self.x_avg);
-        emit.take(&mut self.y_avg);
+        let x_avg = emit.take(&mut self.x_avg);
+        let y_avg = emit.take(&mut self.y_avg);
         let ck = emit.take(&mut self.ck);
         let x_mk = emit.take(&mut self.x_mk);
         let y_mk = emit.take(&mut self.y_mk);
@@ -182,6 +191,21 @@ impl GroupsAccumulator for CoMomentAccumulator {
                     // Spark's `covar_pop / var_pop`, each divided by `n` first.
                     CoMomentKind::RegrSlope if y_m2[i] / n[i] == 0.0 => None,
                     CoMomentKind::RegrSlope => Some((ck[i] / n[i]) / (y_m2[i] / n[i])),
+                    // Spark's `covarPop.yAvg - covarPop / varPop * covarPop.xAvg`, the
+                    // averages of `y` (first) and `x` (second).
+                    CoMomentKind::RegrIntercept if y_m2[i] / n[i] == 0.0 => None,
+                    CoMomentKind::RegrIntercept => {
+                        Some(x_avg[i] - (ck[i] / n[i]) / (y_m2[i] / n[i]) * y_avg[i])
+                    }
+                    CoMomentKind::RegrSxy => Some(ck[i]),
+                    // As Spark answers: NULL when `x` (the second) does not vary, 1 when `y`
+                    // does not.
+                    CoMomentKind::RegrR2 if y_mk[i] == 0.0 => None,
+                    CoMomentKind::RegrR2 if x_mk[i] == 0.0 => Some(1.0),
+                    CoMomentKind::RegrR2 => {
+                        let corr = ck[i] / (x_mk[i] * y_mk[i]).sqrt();
+                        Some(corr * corr)
+                    }
                 }
             };
             out.push(v.unwrap_or(0.0));

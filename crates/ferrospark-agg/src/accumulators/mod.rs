@@ -16,6 +16,7 @@ pub mod collect;
 pub mod comoment;
 pub mod count;
 pub mod distinct;
+pub mod extreme_by;
 pub mod first_last;
 pub mod histogram;
 pub mod hll;

@@ -331,7 +331,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
     }))
 }
 
-fn list_parts(a: &ArrayRef) -> Result<&ListArray> {
+pub(crate) fn list_parts(a: &ArrayRef) -> Result<&ListArray> {
     a.as_list_opt::<i32>()
         .ok_or_else(|| FerroError::Internal(format!("an array function over {}", a.data_type())))
 }
@@ -551,7 +551,11 @@ fn contains(arr: &ArrayRef, value: &ArrayRef) -> Result<ArrayRef> {
 
 /// A list with `list`'s field and nulls whose row `r` holds the elements `rows[r]` of
 /// `values` (`None` for a NULL element).
-fn rebuild(list: &ListArray, values: &ArrayRef, rows: Vec<Vec<Option<u32>>>) -> Result<ArrayRef> {
+pub(crate) fn rebuild(
+    list: &ListArray,
+    values: &ArrayRef,
+    rows: Vec<Vec<Option<u32>>>,
+) -> Result<ArrayRef> {
     let lengths = rows.iter().map(Vec::len);
     let offsets = OffsetBuffer::from_lengths(lengths);
     let take: UInt32Array = rows.into_iter().flatten().collect();

@@ -60,6 +60,10 @@ pub enum MathFn {
     Pow,
     /// `atan2(y, x)`
     Atan2,
+    /// `hypot(a, b)`
+    Hypot,
+    /// `factorial(n)`: a BIGINT, NULL outside 0..=20
+    Factorial,
     /// `log(base, x)`: NULL when either is not positive.
     LogBase,
     /// `pmod(a, b)`
@@ -130,6 +134,18 @@ pub enum UnaryFn {
     Csc,
     /// `cot`: 1 / tan
     Cot,
+    /// `sinh`
+    Sinh,
+    /// `cosh`
+    Cosh,
+    /// `tanh`
+    Tanh,
+    /// `asinh`
+    Asinh,
+    /// `acosh`
+    Acosh,
+    /// `atanh`
+    Atanh,
 }
 
 impl UnaryFn {
@@ -158,6 +174,13 @@ impl UnaryFn {
             UnaryFn::Sec => 1.0 / x.cos(),
             UnaryFn::Csc => 1.0 / x.sin(),
             UnaryFn::Cot => 1.0 / x.tan(),
+            UnaryFn::Sinh => x.sinh(),
+            UnaryFn::Cosh => x.cosh(),
+            UnaryFn::Tanh => x.tanh(),
+            UnaryFn::Asinh => x.asinh(),
+            UnaryFn::Acosh => x.acosh(),
+            // Spark's formula: its bits differ from libm's atanh in the last place.
+            UnaryFn::Atanh => 0.5 * (x.ln_1p() - (-x).ln_1p()),
             UnaryFn::Rint => {
                 let r = x.round();
                 // Java's rint rounds half to even.
@@ -192,6 +215,12 @@ impl UnaryFn {
             UnaryFn::Sec => "sec",
             UnaryFn::Csc => "csc",
             UnaryFn::Cot => "cot",
+            UnaryFn::Sinh => "sinh",
+            UnaryFn::Cosh => "cosh",
+            UnaryFn::Tanh => "tanh",
+            UnaryFn::Asinh => "asinh",
+            UnaryFn::Acosh => "acosh",
+            UnaryFn::Atanh => "atanh",
         }
     }
 }
@@ -214,6 +243,8 @@ impl MathFn {
             MathFn::Unary(u) => u.name(),
             MathFn::Pow => "power",
             MathFn::Atan2 => "atan2",
+            MathFn::Hypot => "hypot",
+            MathFn::Factorial => "factorial",
             MathFn::LogBase => "log",
             MathFn::Pmod { .. } => "pmod",
             MathFn::IntDiv { .. } => "div",
@@ -247,7 +278,15 @@ impl MathFn {
                 let x = a.prim::<Float64Type>(0)?;
                 build_prims::<Float64Type>(n, |i| Ok(x.get(i).and_then(|v| u.apply(v))))
             }
-            MathFn::Pow | MathFn::Atan2 | MathFn::LogBase => {
+            MathFn::Factorial => {
+                let x = a.prim::<arrow_array::types::Int32Type>(0)?;
+                build_prims::<arrow_array::types::Int64Type>(n, |i| {
+                    Ok(x.get(i)
+                        .filter(|v| (0..=20).contains(v))
+                        .map(|v| (1..=i64::from(v)).product::<i64>()))
+                })
+            }
+            MathFn::Pow | MathFn::Atan2 | MathFn::LogBase | MathFn::Hypot => {
                 let x = a.prim::<Float64Type>(0)?;
                 let y = a.prim::<Float64Type>(1)?;
                 build_prims::<Float64Type>(n, |i| {
@@ -255,6 +294,7 @@ impl MathFn {
                         (Some(x), Some(y)) => match self {
                             MathFn::Pow => Some(x.powf(y)),
                             MathFn::Atan2 => Some(x.atan2(y + 0.0)),
+                            MathFn::Hypot => Some(hypot(x, y)),
                             _ if x <= 0.0 || y <= 0.0 => None,
                             _ => Some(y.ln() / x.ln()),
                         },
@@ -725,6 +765,18 @@ fn literal_int(call: &Call<'_, '_>, e: &PhysicalExpr) -> Result<i32> {
     )))
 }
 
+/// `sqrt(x² + y²)` while the squares neither overflow nor vanish (libm's `hypot` and Java's
+/// `StrictMath.hypot` may round the last bit differently; this form gave Spark's bits on the
+/// tested values), `f64::hypot` (no intermediate overflow) for the others.
+fn hypot(x: f64, y: f64) -> f64 {
+    let s = x * x + y * y;
+    if s.is_finite() && s > f64::MIN_POSITIVE {
+        s.sqrt()
+    } else {
+        x.hypot(y)
+    }
+}
+
 pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound> {
     let ansi = call.ctx.ansi;
     let numeric = |i: usize, a: &PhysicalExpr| -> Result<DataType> {
@@ -759,6 +811,12 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         "sec" => unary(UnaryFn::Sec),
         "csc" => unary(UnaryFn::Csc),
         "cot" => unary(UnaryFn::Cot),
+        "sinh" => unary(UnaryFn::Sinh),
+        "cosh" => unary(UnaryFn::Cosh),
+        "tanh" => unary(UnaryFn::Tanh),
+        "asinh" => unary(UnaryFn::Asinh),
+        "acosh" => unary(UnaryFn::Acosh),
+        "atanh" => unary(UnaryFn::Atanh),
         "signum" | "sign" => Some(MathFn::Signum),
         _ => None,
     };
@@ -771,9 +829,19 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             DataType::Float64,
         )));
     }
+    if call.name == "factorial" {
+        call.arity(&args, 1, 1)?;
+        let x = call.int_arg(0, args[0].clone(), &DataType::Int32)?;
+        return Ok(Bound::Done(call.function(
+            ScalarFunction::Math(MathFn::Factorial),
+            vec![x],
+            DataType::Int64,
+        )));
+    }
     let two_doubles = match call.name {
         "pow" | "power" => Some(MathFn::Pow),
         "atan2" => Some(MathFn::Atan2),
+        "hypot" => Some(MathFn::Hypot),
         "log" => Some(MathFn::LogBase),
         "nanvl" => Some(MathFn::NanVl),
         _ => None,

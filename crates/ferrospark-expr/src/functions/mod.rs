@@ -9,6 +9,7 @@
 //! Arguments arrive as [`ColumnarValue`]s; [`Args`] gives each function row-wise typed views
 //! in which a literal argument reads as the same value on every row.
 
+pub mod array_sets;
 pub mod arrays;
 pub mod binary;
 pub mod bitwise;
@@ -17,6 +18,7 @@ pub mod collections;
 pub mod datetime;
 pub mod datetime_units;
 mod format;
+pub mod hashing;
 pub mod higher_order;
 pub mod interval;
 pub mod math;
@@ -25,8 +27,10 @@ mod number_format;
 mod printf;
 pub mod regex;
 pub mod string;
+pub mod string_edits;
 mod structs;
 pub mod text;
+pub mod zones;
 
 use std::sync::Arc;
 
@@ -48,11 +52,13 @@ pub use bitwise::BitwiseFn;
 pub use collections::CollectionFn;
 pub use datetime::DateFn;
 pub use format::Pattern as DateTimePattern;
+pub use hashing::HashFn;
 pub use interval::IntervalFn;
 pub use math::MathFn;
 pub use misc::MiscFn;
 pub use regex::RegexFn;
 pub use string::StringFn;
+pub use string_edits::EditFn;
 pub use text::TextFn;
 
 /// Scalar functions ferrospark evaluates natively.
@@ -87,6 +93,14 @@ pub enum ScalarFunction {
     /// `transform`, `filter`, `aggregate`, ...: evaluated over the batch, their lambdas over
     /// the elements ([`higher_order`]).
     HigherOrder(higher_order::HigherOrderFn),
+    /// `hash`, `xxhash64`, `md5`, `sha1`, `sha2`, `crc32`.
+    Hash(HashFn),
+    /// `find_in_set`, `levenshtein`, `soundex`, `substring_index`, `overlay`, `mask`, URLs.
+    Edit(EditFn),
+    /// `from_utc_timestamp`, `to_utc_timestamp`, `convert_timezone`.
+    Zone(zones::ZoneFn),
+    /// `array_distinct`, `array_union`, `array_position`, `slice`, `flatten`, ...
+    ArraySet(array_sets::ArraySetFn),
 }
 
 impl ScalarFunction {
@@ -107,6 +121,10 @@ impl ScalarFunction {
             ScalarFunction::Misc(f) => f.name(),
             ScalarFunction::Arrays(f) => f.name(),
             ScalarFunction::HigherOrder(f) => f.name(),
+            ScalarFunction::Hash(f) => f.name(),
+            ScalarFunction::Edit(f) => f.name(),
+            ScalarFunction::Zone(f) => f.name(),
+            ScalarFunction::ArraySet(f) => f.name(),
         }
     }
 
@@ -132,6 +150,10 @@ impl ScalarFunction {
             ScalarFunction::Text(f) => f.evaluate(&args)?,
             ScalarFunction::Misc(f) => f.evaluate(&args)?,
             ScalarFunction::Arrays(f) => f.evaluate(&args)?,
+            ScalarFunction::Hash(f) => f.evaluate(&args)?,
+            ScalarFunction::Edit(f) => f.evaluate(&args)?,
+            ScalarFunction::Zone(f) => f.evaluate(&args)?,
+            ScalarFunction::ArraySet(f) => f.evaluate(&args)?,
             ScalarFunction::HigherOrder(f) => {
                 return Err(FerroError::Internal(format!(
                     "{} is evaluated over its batch, not its argument values",
@@ -386,6 +408,60 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "format_string",
     "printf",
     "uuid",
+    "hash",
+    "xxhash64",
+    "md5",
+    "sha",
+    "sha1",
+    "sha2",
+    "crc32",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "hypot",
+    "factorial",
+    "find_in_set",
+    "levenshtein",
+    "soundex",
+    "substring_index",
+    "overlay",
+    "quote",
+    "mask",
+    "chr",
+    "char",
+    "url_encode",
+    "url_decode",
+    "try_url_decode",
+    "try_add",
+    "try_subtract",
+    "try_multiply",
+    "try_mod",
+    "try_to_timestamp",
+    "try_to_date",
+    "try_make_timestamp",
+    "try_make_timestamp_ltz",
+    "try_make_interval",
+    "from_utc_timestamp",
+    "to_utc_timestamp",
+    "convert_timezone",
+    "dayname",
+    "monthname",
+    "array_distinct",
+    "array_union",
+    "array_intersect",
+    "array_except",
+    "arrays_overlap",
+    "array_position",
+    "array_remove",
+    "array_max",
+    "array_min",
+    "array_join",
+    "slice",
+    "flatten",
+    "array_repeat",
 ];
 
 /// Binds a call of `name` over bound `args`; `expr` is the whole call, for messages.
@@ -408,6 +484,22 @@ pub fn bind_call(
         return call.coalesce(args);
     }
     let bound = match structs::bind(&call, args)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match hashing::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match string_edits::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match zones::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match array_sets::bind(&call, bound)? {
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
     };

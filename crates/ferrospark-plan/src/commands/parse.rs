@@ -599,6 +599,11 @@ fn create(p: &mut Parser<'_>, tz: &str) -> Result<Command> {
     if p.eat_kw("VIEW") {
         let if_not_exists = p.eat_kws(&["IF", "NOT", "EXISTS"]);
         let name = p.multipart()?;
+        if temporary {
+            if let Some(view) = temp_view_using(p, &name, replace, global, tz)? {
+                return Ok(view);
+            }
+        }
         let columns = if p.peek() == Some(&Tok::Punct('(')) {
             p.name_list()?
         } else {
@@ -729,6 +734,78 @@ fn type_text(p: &Parser<'_>, start: usize) -> String {
     let from = p.toks[start].1;
     let to = p.toks.get(p.pos).map(|(_, at)| *at).unwrap_or(p.text.len());
     p.text[from..to].trim().to_ascii_uppercase()
+}
+
+/// `CREATE [OR REPLACE] [GLOBAL] TEMPORARY VIEW v [(col type, ...)] USING fmt [OPTIONS
+/// (...)]`: a view over the files at the `path` option, or an empty relation of the columns
+/// given when there is none. `None` (the parser where it was) for a view over a query.
+fn temp_view_using(
+    p: &mut Parser<'_>,
+    name: &[String],
+    replace: bool,
+    global: bool,
+    tz: &str,
+) -> Result<Option<Command>> {
+    let start = p.pos;
+    let columns = if p.peek() == Some(&Tok::Punct('(')) {
+        match p.column_defs(tz) {
+            Ok(c) => Some(c),
+            Err(_) => {
+                p.pos = start;
+                return Ok(None);
+            }
+        }
+    } else {
+        None
+    };
+    if !p.eat_kw("USING") {
+        p.pos = start;
+        return Ok(None);
+    }
+    let provider = p.ident()?.to_ascii_lowercase();
+    let options = if p.eat_kw("OPTIONS") {
+        p.properties()?
+    } else {
+        BTreeMap::new()
+    };
+    p.expect_end()?;
+    let quote = |n: &str| format!("`{}`", n.replace('`', "``"));
+    let query = match (options.get("path"), &columns) {
+        (Some(path), _) => format!("SELECT * FROM {provider}.{}", quote(path)),
+        (None, Some(cols)) if !cols.is_empty() => {
+            let items: Vec<String> = cols
+                .iter()
+                .map(|c| {
+                    format!(
+                        "CAST(NULL AS {}) AS {}",
+                        ferrospark_expr::types::catalog_string(&c.data_type),
+                        quote(&c.name)
+                    )
+                })
+                .collect();
+            format!("SELECT {} LIMIT 0", items.join(", "))
+        }
+        _ => {
+            return Err(FerroError::Analysis(format!(
+                "[UNABLE_TO_INFER_SCHEMA] Unable to infer schema for {}. It must be specified manually. SQLSTATE: 42KD9",
+                provider.to_uppercase()
+            )))
+        }
+    };
+    Ok(Some(Command::CreateView(Box::new(ViewDef {
+        name: name.to_vec(),
+        replace,
+        if_not_exists: false,
+        kind: if global {
+            ViewKind::GlobalTemp
+        } else {
+            ViewKind::Temp
+        },
+        columns: Vec::new(),
+        query,
+        comment: None,
+        properties: BTreeMap::new(),
+    }))))
 }
 
 fn drop(p: &mut Parser<'_>) -> Result<Command> {

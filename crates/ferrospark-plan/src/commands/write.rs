@@ -1,11 +1,12 @@
 //! Writes: `INSERT INTO / OVERWRITE` (static and dynamic partitions), `CREATE TABLE AS
-//! SELECT`, `df.write.saveAsTable / insertInto / parquet`, as Spark's commit protocol does
-//! them: rows go to Parquet files in a hidden staging directory, the files are renamed into
-//! place, then the catalog changes in one transaction.
+//! SELECT`, `df.write.saveAsTable / insertInto / parquet / json / csv / text`, as Spark's
+//! commit protocol does them: rows go to files in a hidden staging directory, the files are
+//! renamed into place, then the catalog changes in one transaction.
 //!
 //! ```text
 //!  query ─execute─▶ batches ─split by partition values─▶ writer threads (one file per
-//!        thread and directory, snappy Parquet) ─close─▶ staging ─commit─▶ table ─▶ catalog
+//!        thread and directory: snappy Parquet, or JSON / CSV / text by
+//!        ferrospark_scan::write) ─close─▶ staging ─commit─▶ table ─▶ catalog
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
@@ -23,6 +24,7 @@ use ferrospark_catalog::warehouse::{location_uri, resolve_location, StagedWrite}
 use ferrospark_catalog::{CatalogPartition, CatalogTable, PartitionSpec, TableIdent, TableType};
 use ferrospark_common::{FerroError, Result};
 use ferrospark_expr::{Expr, Literal};
+use ferrospark_scan::write::{RowFileWriter, WriteFormat};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -91,12 +93,20 @@ fn write_error(path: &Path, e: parquet::errors::ParquetError) -> FerroError {
     }
 }
 
+/// An open file of a write.
+enum OpenFile {
+    Parquet(ArrowWriter<BufWriter<File>>),
+    Row(RowFileWriter),
+}
+
 /// One writer thread's open files, by partition directory.
-struct ThreadFiles {
+struct ThreadFiles<'a> {
     task: usize,
     partitioned: bool,
     schema: SchemaRef,
-    open: HashMap<String, ArrowWriter<BufWriter<File>>>,
+    format: &'a WriteFormat,
+    session_tz: &'a str,
+    open: HashMap<String, OpenFile>,
     /// Files already closed per directory, for the next name's `c000` counter.
     closed: HashMap<String, usize>,
 }
@@ -105,7 +115,7 @@ struct ThreadFiles {
 /// go on in new files (`c001`, ...).
 const MAX_OPEN_FILES: usize = 256;
 
-impl ThreadFiles {
+impl ThreadFiles<'_> {
     fn write(&mut self, staged: &StagedWrite, dir: &str, batch: &RecordBatch) -> Result<()> {
         if !self.open.contains_key(dir) {
             if self.open.len() >= MAX_OPEN_FILES {
@@ -114,8 +124,10 @@ impl ThreadFiles {
             let n = self.closed.get(dir).copied().unwrap_or(0);
             let sep = if self.partitioned { '.' } else { '-' };
             let name = format!(
-                "part-{:05}-{}{sep}c{n:03}.snappy.parquet",
-                self.task, staged.job
+                "part-{:05}-{}{sep}c{n:03}.{}",
+                self.task,
+                staged.job,
+                self.format.extension()
             );
             let folder = if dir.is_empty() {
                 staged.staging.clone()
@@ -124,25 +136,44 @@ impl ThreadFiles {
             };
             std::fs::create_dir_all(&folder).map_err(|e| FerroError::io(&folder, e))?;
             let path = folder.join(name);
-            let file = File::create(&path).map_err(|e| FerroError::io(&path, e))?;
-            let w = ArrowWriter::try_new(
-                BufWriter::with_capacity(1 << 20, file),
-                self.schema.clone(),
-                Some(writer_props()),
-            )
-            .map_err(|e| write_error(&path, e))?;
+            let w = if *self.format == WriteFormat::Parquet {
+                let file = File::create(&path).map_err(|e| FerroError::io(&path, e))?;
+                OpenFile::Parquet(
+                    ArrowWriter::try_new(
+                        BufWriter::with_capacity(1 << 20, file),
+                        self.schema.clone(),
+                        Some(writer_props()),
+                    )
+                    .map_err(|e| write_error(&path, e))?,
+                )
+            } else {
+                OpenFile::Row(RowFileWriter::create(
+                    &path,
+                    self.schema.clone(),
+                    self.format,
+                    self.session_tz,
+                )?)
+            };
             self.open.insert(dir.to_string(), w);
         }
-        if let Some(w) = self.open.get_mut(dir) {
-            w.write(batch)
-                .map_err(|e| write_error(&staged.staging.join(dir), e))?;
+        match self.open.get_mut(dir) {
+            Some(OpenFile::Parquet(w)) => w
+                .write(batch)
+                .map_err(|e| write_error(&staged.staging.join(dir), e))?,
+            Some(OpenFile::Row(w)) => w.write(batch)?,
+            None => {}
         }
         Ok(())
     }
 
     fn close_all(&mut self) -> Result<()> {
         for (dir, w) in self.open.drain() {
-            w.close().map_err(|e| write_error(Path::new(&dir), e))?;
+            match w {
+                OpenFile::Parquet(w) => {
+                    w.close().map_err(|e| write_error(Path::new(&dir), e))?;
+                }
+                OpenFile::Row(w) => w.close()?,
+            }
             *self.closed.entry(dir).or_default() += 1;
         }
         Ok(())
@@ -150,7 +181,7 @@ impl ThreadFiles {
 }
 
 fn writer_thread(
-    mut files: ThreadFiles,
+    mut files: ThreadFiles<'_>,
     staged: &StagedWrite,
     rx: Receiver<(String, RecordBatch)>,
 ) -> Result<()> {
@@ -182,14 +213,19 @@ fn partition_dirs(cols: &[(String, ArrayRef)], rows: usize) -> Result<Vec<String
     Ok(out)
 }
 
-/// Runs `plan` (data columns then `partition_columns`) and writes its rows into `staged`.
+/// Runs `plan` (data columns then `partition_columns`) and writes its rows into `staged`
+/// in `format`.
 fn write_files(
     engine: &QueryEngine,
     plan: &Arc<LogicalPlan>,
     data_schema: SchemaRef,
     partition_columns: &[String],
     staged: &StagedWrite,
+    format: &WriteFormat,
 ) -> Result<Written> {
+    format.check_schema(&data_schema)?;
+    let session_tz = engine.config().session_time_zone().to_string();
+    let session_tz = session_tz.as_str();
     let result = engine.execute_streaming(plan)?;
     let n_data = data_schema.fields().len();
     let threads = engine.config().scan_threads()?.clamp(1, 8);
@@ -205,6 +241,8 @@ fn write_files(
                 task,
                 partitioned,
                 schema: data_schema.clone(),
+                format,
+                session_tz,
                 open: HashMap::new(),
                 closed: HashMap::new(),
             };
@@ -265,7 +303,7 @@ fn write_files(
         for h in handles {
             let r = h
                 .join()
-                .map_err(|_| FerroError::Internal("a Parquet writer thread panicked".into()))?;
+                .map_err(|_| FerroError::Internal("a file writer thread panicked".into()))?;
             if let Err(e) = r {
                 first_err.get_or_insert(e);
             }
@@ -287,11 +325,19 @@ fn stage(
     input: &Arc<LogicalPlan>,
     data_schema: SchemaRef,
     partition_columns: &[String],
+    format: &WriteFormat,
 ) -> Result<StagedWrite> {
     recover_writes(engine, location, table)?;
     std::fs::create_dir_all(location).map_err(|e| FerroError::io(location, e))?;
     let staged = StagedWrite::begin(location)?;
-    match write_files(engine, input, data_schema, partition_columns, &staged) {
+    match write_files(
+        engine,
+        input,
+        data_schema,
+        partition_columns,
+        &staged,
+        format,
+    ) {
         Ok(_) => Ok(staged),
         Err(e) => {
             staged.abort();
@@ -516,13 +562,7 @@ fn write_into_table(
     static_spec: PartitionSpec,
 ) -> Result<()> {
     let cat = engine.catalog();
-    if t.provider.as_deref() != Some("parquet") {
-        return Err(FerroError::Unsupported(format!(
-            "writing into {} table {}: ferrospark writes Parquet tables; create the table USING parquet",
-            t.provider.as_deref().unwrap_or("a"),
-            t.ident.quoted()
-        )));
-    }
+    let format = table_format(t)?;
     let loc = table_location(t)?;
     let data_schema = Arc::new(Schema::new(
         t.data_fields()
@@ -537,6 +577,7 @@ fn write_into_table(
         &input,
         data_schema,
         &t.partition_columns,
+        &format,
     )?;
     let dynamic = engine
         .config()
@@ -639,11 +680,7 @@ pub(crate) fn create_table_as(
         ));
     }
     let provider = provider_of(engine, c.provider.as_deref())?;
-    if provider != "parquet" {
-        return Err(FerroError::Unsupported(format!(
-            "CREATE TABLE ... USING {provider} AS SELECT: ferrospark writes Parquet tables; use USING parquet"
-        )));
-    }
+    WriteFormat::parse(&provider, &c.options)?;
     let (location, table_type) = new_table_location(engine, ident, c.location.as_deref())?;
     let fields = nullable_fields(&plan);
     let (schema, partition_columns) = table_schema(ident, fields, &c.partition_by)?;
@@ -720,6 +757,7 @@ fn write_new(
         &input,
         data_schema,
         &t.partition_columns,
+        &table_format(t)?,
     )?;
     let moved = staged.commit(&[String::new()], creates_table)?;
     let parts = partitions_of(t, location, &moved.dirs());
@@ -820,14 +858,26 @@ pub fn insert_into(
     insert_sql(engine, &parts, plan, overwrite, Vec::new(), Vec::new())
 }
 
-/// `df.write.mode(mode).partitionBy(...).parquet(path)`: files outside any catalog.
-pub fn write_parquet_path(
+/// The format a table's files are written in: its provider with its options.
+fn table_format(t: &CatalogTable) -> Result<WriteFormat> {
+    WriteFormat::parse(
+        t.provider.as_deref().unwrap_or("parquet"),
+        &t.storage_options,
+    )
+}
+
+/// `df.write.mode(mode).partitionBy(...).format(format).options(...).save(path)` (and
+/// `.parquet / .json / .csv / .text(path)`): files outside any catalog.
+pub fn write_path(
     engine: &QueryEngine,
     plan: Arc<LogicalPlan>,
     path: &str,
     mode: SaveMode,
     partition_by: Vec<String>,
+    format: &str,
+    options: &BTreeMap<String, String>,
 ) -> Result<()> {
+    let format = WriteFormat::parse(&format.to_ascii_lowercase(), options)?;
     let location = resolve_location(path)?;
     let exists = location.exists();
     if exists {
@@ -859,6 +909,7 @@ pub fn write_parquet_path(
         &input,
         Arc::new(Schema::new(data)),
         &partition_columns,
+        &format,
     )?;
     let replaced = if mode == SaveMode::Overwrite {
         vec![String::new()]
