@@ -78,7 +78,6 @@ MISSING: frozenset[str] = frozenset(
     + "listagg listagg_distinct string_agg".split()
     + "string_agg_distinct mode try_avg try_sum".split()
     # dates, times and timestamps
-    + "make_timestamp_ntz try_make_timestamp_ntz".split()
     + "timestamp_nanos unix_nanos".split()
     + "window window_time".split()
     # the TIME type
@@ -88,11 +87,11 @@ MISSING: frozenset[str] = frozenset(
     # partition transforms (DataFrameWriterV2.partitionedBy)
     + "bucket days hours months years".split()
     # session and environment
-    + "current_catalog current_database current_schema current_path current_timezone".split()
-    + "current_user session_user user version input_file_name input_file_block_length".split()
+    + "current_database current_schema current_path".split()
+    + "version input_file_name input_file_block_length".split()
     + "input_file_block_start spark_partition_id monotonically_increasing_id".split()
     # random values
-    + "rand randn random randstr uniform uuid".split()
+    + "rand randn random randstr uniform".split()
     # other
     + "counter_diff unwrap_udt".split()
 )
@@ -411,6 +410,17 @@ ZONES: dict[str, Build] = {
     ),
     "convert_timezone(None, Tokyo, ts2)": lambda F: F.convert_timezone(None, F.lit("Asia/Tokyo"), "ts2"),
     "dayname(d)": lambda F: F.dayname("d"),
+    "current_timezone()": lambda F: F.current_timezone(),
+    "current_catalog()": lambda F: F.current_catalog(),
+    "current_user()": lambda F: F.current_user(),
+    "user()": lambda F: F.user(),
+    "session_user()": lambda F: F.session_user(),
+    "make_timestamp_ntz": lambda F: F.make_timestamp_ntz(
+        F.lit(2024), F.col("k") + 1, F.col("k") + 27, F.lit(1), F.lit(2), F.lit(3.25)
+    ),
+    "try_make_timestamp_ntz": lambda F: F.try_make_timestamp_ntz(
+        F.lit(2023), F.lit(2), F.col("k") + 26, "k", F.lit(59), F.lit(59.5)
+    ),
     "dayname(ts)": lambda F: F.dayname("ts"),
     "monthname(d2)": lambda F: F.monthname("d2"),
 }
@@ -705,6 +715,18 @@ def test_like_with_another_escape_is_refused(fdf):
         F.like("s", "p", F.lit("!"))
     with pytest.raises(AnalysisError, match="escape"):
         F.ilike("s", F.lit("a!%"), F.lit("!"))
+
+
+def test_uuid_is_random_and_well_formed(fdf):
+    import re as _re
+
+    rows = fdf.select(F.uuid().alias("u")).collect()
+    values = [r["u"] for r in rows]
+    assert len(set(values)) == len(values)
+    assert all(
+        _re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", v)
+        for v in values
+    )
 
 
 def test_sha2_lengths_are_checked_as_pysparks():

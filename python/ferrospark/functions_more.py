@@ -295,3 +295,66 @@ def slice(x: ColumnOrName, start: ColumnOrName | int, length: ColumnOrName | int
 def array_repeat(col: ColumnOrName, count: ColumnOrName | int) -> Column:
     """An array of ``count`` copies of ``col``."""
     return _call_mixed("array_repeat", _c(col), _c(count))
+
+
+def _constant(name: str, doc: str):  # type: ignore[no-untyped-def]
+    def f() -> Column:
+        return _call_mixed(name)
+
+    f.__name__ = name
+    f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+current_timezone = _constant("current_timezone", "The session time zone (``spark.sql.session.timeZone``).")
+current_catalog = _constant("current_catalog", "The current catalog: ``spark_catalog``.")
+current_user = _constant("current_user", "The user running the session (``SPARK_USER``, else the login).")
+user = _constant("user", ":func:`current_user`.")
+session_user = _constant("session_user", ":func:`current_user`.")
+
+
+def _timestamp_fields(name: str, fields: list, date: object, time: object) -> Column:
+    if date is not None or time is not None:
+        from .errors import AnalysisError
+
+        raise AnalysisError(f"[UNSUPPORTED_FEATURE] {name}(date, time): the TIME type is not supported")
+    return _call_mixed(name, *[lit(0) if a is None else _c(a) for a in fields])
+
+
+def make_timestamp_ntz(
+    years: ColumnOrName | None = None,
+    months: ColumnOrName | None = None,
+    days: ColumnOrName | None = None,
+    hours: ColumnOrName | None = None,
+    mins: ColumnOrName | None = None,
+    secs: ColumnOrName | None = None,
+    date: ColumnOrName | None = None,
+    time: ColumnOrName | None = None,
+) -> Column:
+    """A TIMESTAMP_NTZ from its fields (seconds with a fraction)."""
+    return _timestamp_fields("make_timestamp_ntz", [years, months, days, hours, mins, secs], date, time)
+
+
+def try_make_timestamp_ntz(
+    years: ColumnOrName | None = None,
+    months: ColumnOrName | None = None,
+    days: ColumnOrName | None = None,
+    hours: ColumnOrName | None = None,
+    mins: ColumnOrName | None = None,
+    secs: ColumnOrName | None = None,
+    date: ColumnOrName | None = None,
+    time: ColumnOrName | None = None,
+) -> Column:
+    """:func:`make_timestamp_ntz`, NULL for fields that make no timestamp."""
+    return _timestamp_fields("try_make_timestamp_ntz", [years, months, days, hours, mins, secs], date, time)
+
+
+def uuid(seed: Column | int | None = None) -> Column:
+    """A random version-4 UUID per row. A seed (Spark's reproducible sequence) is not
+    supported."""
+    if seed is not None:
+        from .errors import UnsupportedError
+
+        raise UnsupportedError("uuid(seed): Spark's seeded sequence is not reproduced; call uuid()")
+    return _call_mixed("uuid")

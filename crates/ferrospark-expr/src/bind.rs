@@ -871,6 +871,7 @@ fn try_form(name: &str, args: &[Expr], expr: &Expr) -> Result<Option<Expr>> {
         "try_to_date" => "to_date",
         "try_make_timestamp" => "make_timestamp",
         "try_make_timestamp_ltz" => "make_timestamp",
+        "try_make_timestamp_ntz" => "make_timestamp_ntz",
         "try_make_interval" => "make_interval",
         _ => return Ok(None),
     };

@@ -146,8 +146,8 @@ mod tests {
             ExtremeByAccumulator::new(&DataType::Utf8, &DataType::Int32, true).expect("test");
         let v: ArrayRef = Arc::new(StringArray::from(vec![
             Some("a"),
+            Some("b"),
             None,
-            Some("c"),
             Some("d"),
         ]));
         let o: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), Some(3), Some(3), None]));
@@ -156,7 +156,7 @@ mod tests {
         let out = out.as_string::<i32>();
         assert!(
             out.is_null(0),
-            "the value of the first row with ord 3 is NULL"
+            "the value of the last row with ord 3 is NULL"
         );
         assert!(out.is_null(1), "a group whose orderings are all NULL");
     }

@@ -270,9 +270,11 @@ impl Elements {
         items: impl Iterator<Item = usize>,
         mut keep: impl FnMut(usize) -> bool,
     ) -> Vec<Option<u32>> {
-        let mut seen: HashSet<arrow_row::Row<'_>> = HashSet::new();
+        // Arrays are mostly short: a scan of the kept elements costs less than a hash set
+        // per row; past `SMALL` elements the set takes over.
+        let mut seen: Option<HashSet<arrow_row::Row<'_>>> = None;
         let mut null_seen = false;
-        let mut out = Vec::new();
+        let mut out: Vec<Option<u32>> = Vec::new();
         for i in items {
             if !keep(i) {
                 continue;
@@ -282,12 +284,62 @@ impl Elements {
                     null_seen = true;
                     out.push(Some(i as u32));
                 }
-            } else if seen.insert(self.rows.row(i)) {
+                continue;
+            }
+            let row = self.rows.row(i);
+            let new = match &mut seen {
+                Some(set) => set.insert(row),
+                None => {
+                    let dup = out
+                        .iter()
+                        .flatten()
+                        .any(|&j| self.valid(j as usize) && self.rows.row(j as usize) == row);
+                    if !dup && out.len() >= SMALL {
+                        let mut set: HashSet<arrow_row::Row<'_>> = out
+                            .iter()
+                            .flatten()
+                            .filter(|&&j| self.valid(j as usize))
+                            .map(|&j| self.rows.row(j as usize))
+                            .collect();
+                        set.insert(row);
+                        seen = Some(set);
+                    }
+                    !dup
+                }
+            };
+            if new {
                 out.push(Some(i as u32));
             }
         }
         out
     }
+
+    /// Whether a valid element equal to element `i` is among `items`.
+    fn contains(&self, items: &Members<'_>, i: usize) -> bool {
+        match items {
+            Members::Few(v) => v.iter().any(|&j| self.rows.row(j) == self.rows.row(i)),
+            Members::Many(set) => set.contains(&self.rows.row(i)),
+        }
+    }
+
+    /// The valid elements of `items`, to look elements up in.
+    fn members(&self, items: impl Iterator<Item = usize>) -> Members<'_> {
+        let valid: Vec<usize> = items.filter(|&j| self.valid(j)).collect();
+        if valid.len() <= SMALL {
+            Members::Few(valid)
+        } else {
+            Members::Many(valid.iter().map(|&j| self.rows.row(j)).collect())
+        }
+    }
+}
+
+/// Up to this many elements, membership is a scan rather than a hash set.
+const SMALL: usize = 16;
+
+/// The valid elements of one array side, for membership tests.
+enum Members<'a> {
+    Few(Vec<usize>),
+    Many(HashSet<arrow_row::Row<'a>>),
 }
 
 /// `array_union` / `array_intersect` / `array_except` over two arrays of one element type.
@@ -310,15 +362,11 @@ fn set_operation(op: ArraySetFn, a: &ArrayRef, b: &ArrayRef) -> Result<ArrayRef>
             match op {
                 ArraySetFn::Union => e.distinct(left.chain(right), |_| true),
                 _ => {
-                    let other: HashSet<arrow_row::Row<'_>> = right
-                        .clone()
-                        .filter(|&i| e.valid(i))
-                        .map(|i| e.rows.row(i))
-                        .collect();
+                    let other = e.members(right.clone());
                     let other_null = right.clone().any(|i| !e.valid(i));
                     let inside = |i: usize| {
                         if e.valid(i) {
-                            other.contains(&e.rows.row(i))
+                            e.contains(&other, i)
                         } else {
                             other_null
                         }
@@ -343,15 +391,12 @@ fn overlap(a: &ArrayRef, b: &ArrayRef) -> Result<ArrayRef> {
             if la.is_null(r) || lb.is_null(r) {
                 return None;
             }
-            let left: HashSet<arrow_row::Row<'_>> = range(la, r)
-                .filter(|&i| e.valid(i))
-                .map(|i| e.rows.row(i))
-                .collect();
+            let left = e.members(range(la, r));
             let mut has_null = range(la, r).any(|i| !e.valid(i));
             for i in range(lb, r).map(|i| i + shift) {
                 if !e.valid(i) {
                     has_null = true;
-                } else if left.contains(&e.rows.row(i)) {
+                } else if e.contains(&left, i) {
                     return Some(true);
                 }
             }

@@ -392,6 +392,29 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             let n = cast_to(args[0].clone(), &DataType::Int64);
             call.function(ScalarFunction::Misc(MiscFn::Bin), vec![n], DataType::Utf8)
         }
+        // The fields taken as a UTC wall clock, then read as a TIMESTAMP_NTZ.
+        "make_timestamp_ntz" => {
+            call.arity(&args, 6, 6)?;
+            let mut a = Vec::with_capacity(args.len());
+            for (i, x) in args.into_iter().enumerate() {
+                a.push(match i {
+                    5 => cast_to(x, &DataType::Decimal128(16, 6)),
+                    _ => call.int_arg(i, x, &DataType::Int32)?,
+                });
+            }
+            let ts = call.function(
+                ScalarFunction::Misc(MiscFn::MakeTimestamp {
+                    tz: "UTC".into(),
+                    ansi: call.ctx.ansi,
+                }),
+                a,
+                super::datetime::timestamp_type("UTC"),
+            );
+            cast_to(
+                ts,
+                &DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, None),
+            )
+        }
         "make_timestamp" => {
             call.arity(&args, 6, 7)?;
             let mut a = Vec::with_capacity(args.len());

@@ -449,6 +449,13 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "convert_timezone",
     "dayname",
     "monthname",
+    "current_timezone",
+    "current_catalog",
+    "current_user",
+    "user",
+    "session_user",
+    "make_timestamp_ntz",
+    "try_make_timestamp_ntz",
     "array_distinct",
     "array_union",
     "array_intersect",
@@ -482,6 +489,10 @@ pub fn bind_call(
     }
     if matches!(name, "coalesce" | "nvl" | "ifnull") {
         return call.coalesce(args);
+    }
+    if let Some(value) = session_constant(name, ctx) {
+        call.arity(&args, 0, 0)?;
+        return Ok(PhysicalExpr::Literal(Literal::string(&value)));
     }
     let bound = match structs::bind(&call, args)? {
         Bound::Done(e) => return Ok(e),
@@ -547,6 +558,20 @@ pub fn bind_call(
         Bound::Done(e) => Ok(e),
         Bound::NotMine(_) => Err(unknown_function(name, expr)),
     }
+}
+
+/// The session's constants Spark reads without arguments: the time zone, the catalog's name
+/// and the user (`SPARK_USER`, else the login name, as Spark's `Utils.getCurrentUserName`).
+fn session_constant(name: &str, ctx: &BindContext<'_>) -> Option<String> {
+    Some(match name {
+        "current_timezone" => ctx.session_tz.to_string(),
+        "current_catalog" => "spark_catalog".to_string(),
+        "current_user" | "user" | "session_user" => ["SPARK_USER", "USER", "LOGNAME"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+            .unwrap_or_else(|| "root".to_string()),
+        _ => return None,
+    })
 }
 
 fn unknown_function(name: &str, expr: &Expr) -> FerroError {
