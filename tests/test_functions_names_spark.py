@@ -485,6 +485,8 @@ AGGREGATES: dict[str, Build] = {
     "regr_r2(q, cst)": lambda F: F.regr_r2("q", "cst"),
     "regr_r2(cst, q)": lambda F: F.regr_r2("cst", "q"),
     "max_by(s, q)": lambda F: F.max_by("s", "q"),
+    "max_by(id, x * 0)": lambda F: F.max_by("id", F.col("x") * 0),
+    "min_by(id, x * 0)": lambda F: F.min_by("id", F.col("x") * 0),
     "max_by(av, cst)": lambda F: F.max_by("av", F.col("cst")),
     "min_by(ts, x)": lambda F: F.min_by("ts", "x"),
     "min_by(q, s)": lambda F: F.min_by(F.col("q"), "s"),

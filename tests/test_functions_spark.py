@@ -745,6 +745,8 @@ CASTS = [
 
 # Run under spark.sql.ansi.enabled=false in both engines.
 NON_ANSI = [
+    "try_add(CAST(l AS INT), 0)",
+    "try_multiply(i * 1000000, 1)",
     "1 / 0",
     "i / 0",
     "i % 0",
@@ -1307,3 +1309,11 @@ def test_select_expr_matches_spark(frames):
             [r[0] for r in expected],
             [r[k] for r in expected],
         )
+
+
+def test_array_repeat_past_sparks_size_limit_is_refused_as_spark_refuses_it(fss, sp):
+    text = "SELECT array_repeat('a', 2147483640)"
+    with pytest.raises(Exception, match=r"COLLECTION_SIZE_LIMIT_EXCEEDED\.PARAMETER"):
+        sp.sql(text).collect()
+    with pytest.raises(fs.FerroError, match=r"COLLECTION_SIZE_LIMIT_EXCEEDED\.PARAMETER"):
+        fss.sql(text).collect()

@@ -726,9 +726,20 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
                 )));
             }
             if let Some(inner) = try_form(&name, args, expr)? {
-                // Spark's `TryEval` over the ANSI form: NULL where a row's value raises.
+                // Spark's `TryEval` over the operation in its ANSI form: NULL where a row's
+                // value raises. The arguments keep the session's mode.
                 let ansi = ctx.with_ansi(true);
-                return Ok(PhysicalExpr::Try(Box::new(bind_inner(&inner, &ansi)?)));
+                let bound = match &inner {
+                    Expr::Binary { left, op, right } => {
+                        arithmetic(&inner, *op, b(left)?, b(right)?, &ansi, true)?
+                    }
+                    Expr::Function { name, args } => {
+                        let args: Vec<PhysicalExpr> = args.iter().map(b).collect::<Result<_>>()?;
+                        crate::functions::bind_call(&inner, name, args, &ansi)?
+                    }
+                    other => bind_inner(other, &ansi)?,
+                };
+                return Ok(PhysicalExpr::Try(Box::new(bound)));
             }
             if matches!(name.as_str(), "date_part" | "datepart" | "extract") && args.len() == 2 {
                 if let Expr::Literal(l) = &args[0] {

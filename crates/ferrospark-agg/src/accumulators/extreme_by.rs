@@ -41,7 +41,9 @@ impl ExtremeByAccumulator {
         self.values.resize(total);
         self.ords.resize(total);
         let value_rows = self.values.rows(value)?;
-        let ord_rows = self.ords.rows(ord)?;
+        // Spark's comparison holds -0.0 = 0.0 and NaN = NaN; the row encoding orders them
+        // apart unless normalised first.
+        let ord_rows = self.ords.rows(&ferrospark_expr::normalize_key(ord))?;
         let nulls = ord.logical_nulls();
         for (r, &g) in groups.iter().enumerate() {
             if nulls.as_ref().is_some_and(|n| n.is_null(r)) {

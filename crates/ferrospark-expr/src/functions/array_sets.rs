@@ -81,7 +81,7 @@ impl ArraySetFn {
             ArraySetFn::Distinct => {
                 let a = args.full(0)?;
                 let list = list_parts(&a)?;
-                let values = normalize_floats(list.values())?;
+                let values = crate::normalize::normalize_key(list.values());
                 let e = Elements::of(&values)?;
                 let rows = (0..list.len())
                     .map(|r| e.distinct(range(list, r), |_| true))
@@ -98,7 +98,11 @@ impl ArraySetFn {
                 let both = arrow_select::concat::concat(&[list.values().as_ref(), v.as_ref()])?;
                 let e = Elements::of(&both)?;
                 let base = list.values().len();
-                let wanted = |r: usize| (!v.is_null(r)).then_some(base + r);
+                // A NULL-typed value has no validity buffer: its nulls are logical.
+                let v_nulls = v.logical_nulls();
+                let wanted = |r: usize| {
+                    (!v_nulls.as_ref().is_some_and(|n| n.is_null(r))).then_some(base + r)
+                };
                 if self == ArraySetFn::Position {
                     let out: Int64Array = (0..list.len())
                         .map(|r| {
@@ -208,45 +212,9 @@ struct Elements {
     nulls: Option<NullBuffer>,
 }
 
-/// `values` with every `-0.0` as `0.0` (and every NaN as one NaN): Spark's set functions keep
-/// floating-point elements normalised so (`NormalizeFloatingNumbers`), and its equality holds
-/// `-0.0 = 0.0`.
-fn normalize_floats(values: &ArrayRef) -> Result<ArrayRef> {
-    use arrow_array::types::{Float32Type, Float64Type};
-    Ok(match values.data_type() {
-        DataType::Float64 => Arc::new(
-            values
-                .as_primitive::<Float64Type>()
-                .unary::<_, Float64Type>(|v| {
-                    if v == 0.0 {
-                        0.0
-                    } else if v.is_nan() {
-                        f64::NAN
-                    } else {
-                        v
-                    }
-                }),
-        ),
-        DataType::Float32 => Arc::new(
-            values
-                .as_primitive::<Float32Type>()
-                .unary::<_, Float32Type>(|v| {
-                    if v == 0.0 {
-                        0.0
-                    } else if v.is_nan() {
-                        f32::NAN
-                    } else {
-                        v
-                    }
-                }),
-        ),
-        _ => values.clone(),
-    })
-}
-
 impl Elements {
     fn of(values: &ArrayRef) -> Result<Self> {
-        let values = &normalize_floats(values)?;
+        let values = &crate::normalize::normalize_key(values);
         let converter = RowConverter::new(vec![SortField::new(values.data_type().clone())])?;
         let rows = converter.convert_columns(std::slice::from_ref(values))?;
         Ok(Self {
@@ -333,6 +301,9 @@ impl Elements {
     }
 }
 
+/// Spark's `ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH`: the most elements an array holds.
+const MAX_ARRAY_LENGTH: i32 = i32::MAX - 15;
+
 /// Up to this many elements, membership is a scan rather than a hash set.
 const SMALL: usize = 16;
 
@@ -346,7 +317,7 @@ enum Members<'a> {
 fn set_operation(op: ArraySetFn, a: &ArrayRef, b: &ArrayRef) -> Result<ArrayRef> {
     let (la, lb) = (list_parts(a)?, list_parts(b)?);
     let values = arrow_select::concat::concat(&[la.values().as_ref(), lb.values().as_ref()])?;
-    let values = normalize_floats(&values)?;
+    let values = crate::normalize::normalize_key(&values);
     let e = Elements::of(&values)?;
     let shift = la.values().len();
     let mut valid = Vec::with_capacity(la.len());
@@ -523,6 +494,11 @@ fn repeat(v: &ArrayRef, args: &Args) -> Result<ArrayRef> {
                 lengths.push(0);
             }
             Some(c) => {
+                if c > MAX_ARRAY_LENGTH || take.len() + c.max(0) as usize > i32::MAX as usize {
+                    return Err(FerroError::Arithmetic(format!(
+                        "[COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER] Can't create array with {c} elements which exceeding the array size limit {MAX_ARRAY_LENGTH}. SQLSTATE: 54000"
+                    )));
+                }
                 let c = c.max(0) as usize;
                 valid.push(true);
                 lengths.push(c);
