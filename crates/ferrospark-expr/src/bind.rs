@@ -256,14 +256,32 @@ fn common_comparison_type(expr: &Expr, l: &PhysicalExpr, r: &PhysicalExpr) -> Re
 }
 
 fn is_orderable(dt: &DataType) -> bool {
-    !matches!(
-        dt,
-        DataType::Struct(_)
-            | DataType::List(_)
-            | DataType::LargeList(_)
-            | DataType::FixedSizeList(..)
-            | DataType::Map(..)
-    )
+    match dt {
+        DataType::Struct(fields) => fields.iter().all(|f| is_orderable(f.data_type())),
+        DataType::List(f) => is_orderable(f.data_type()),
+        DataType::LargeList(_) | DataType::FixedSizeList(..) | DataType::Map(..) => false,
+        _ => true,
+    }
+}
+
+/// `item` as a struct of `value`'s field names when both are structs of one width: `IN`
+/// compares structs by position whatever their names (Spark's `equalsStructurally`), so
+/// `(a, b) IN ((2, 3.0))` reads `(2, 3.0)` as a struct of `a` and `b`.
+fn in_item_named_as(value: &DataType, item: PhysicalExpr) -> PhysicalExpr {
+    match (value, item.data_type()) {
+        (DataType::Struct(names), DataType::Struct(fields))
+            if names.len() == fields.len()
+                && names.iter().zip(fields.iter()).any(|(n, f)| n.name() != f.name()) =>
+        {
+            let renamed: arrow_schema::Fields = names
+                .iter()
+                .zip(fields.iter())
+                .map(|(n, f)| f.as_ref().clone().with_name(n.name()))
+                .collect();
+            cast_to(item, &DataType::Struct(renamed))
+        }
+        _ => item,
+    }
 }
 
 fn require_boolean(expr: &Expr, e: PhysicalExpr, what: &str) -> Result<PhysicalExpr> {
@@ -542,7 +560,10 @@ fn bind_inner(expr: &Expr, ctx: &BindContext<'_>) -> Result<PhysicalExpr> {
             negated,
         } => {
             let value = b(e)?;
-            let items: Vec<PhysicalExpr> = list.iter().map(b).collect::<Result<_>>()?;
+            let items: Vec<PhysicalExpr> = list
+                .iter()
+                .map(|i| Ok(in_item_named_as(&value.data_type(), b(i)?)))
+                .collect::<Result<_>>()?;
             let mut t = spark_equivalent(&value.data_type());
             for item in &items {
                 let probe = PhysicalExpr::Literal(Literal::null(&t));

@@ -689,6 +689,9 @@ impl Dialect for SparkDialect {
         if let Some(call) = exists_function(parser) {
             return Some(call);
         }
+        if let Some(value) = struct_of_named_fields(parser) {
+            return Some(value);
+        }
         crate::interval_syntax::parse_interval(parser)
     }
 
@@ -832,6 +835,104 @@ fn exists_function(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
     let name = parser.next_token();
     let ident = sqlparser::ast::Ident::new(name.token.to_string());
     Some(parser.parse_function(sqlparser::ast::ObjectName::from(vec![ident])))
+}
+
+/// `STRUCT(s.*, x AS name)` (a struct column's or a relation's fields spread in) and
+/// `(a AS x, b AS y)` (Spark's struct of named fields), which sqlparser's struct literal and
+/// tuple do not read: each item `prefix.*` or `expr [AS name]`. Other forms are left to
+/// sqlparser.
+fn struct_of_named_fields(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+    let is_struct = matches!(&parser.peek_token_ref().token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("struct"))
+        && parser.peek_nth_token_ref(1).token == Token::LParen;
+    let open = if is_struct { 1 } else { 0 };
+    if !is_struct && parser.peek_token_ref().token != Token::LParen {
+        return None;
+    }
+    // Scan the parenthesis' top level: a star after a period (struct), or an AS beside a
+    // comma (tuple), marks the forms taken here.
+    let (mut depth, mut i, mut star, mut named, mut comma) = (0usize, open, false, false, false);
+    if !is_struct {
+        if let Token::Word(w) = &parser.peek_nth_token_ref(1).token {
+            if matches!(w.keyword, Keyword::SELECT | Keyword::WITH | Keyword::VALUES | Keyword::FROM) {
+                return None;
+            }
+        }
+    }
+    loop {
+        let t = &parser.peek_nth_token_ref(i).token;
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            Token::EOF => return None,
+            Token::Mul if depth == 1 => {
+                star |= parser.peek_nth_token_ref(i - 1).token == Token::Period
+            }
+            Token::Comma if depth == 1 => comma = true,
+            Token::Word(w) if depth == 1 && w.keyword == Keyword::AS => named = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    let wanted = if is_struct { star } else { named && comma };
+    if !wanted {
+        return None;
+    }
+    if is_struct {
+        parser.next_token();
+    }
+    Some(struct_items(parser))
+}
+
+fn struct_items(parser: &mut Parser) -> Result<Expr, ParserError> {
+    parser.expect_token(&Token::LParen)?;
+    let mut values = Vec::new();
+    loop {
+        // `a.b.*`: words joined by periods, then a star.
+        let mut k = 0;
+        while matches!(parser.peek_nth_token_ref(k).token, Token::Word(_))
+            && parser.peek_nth_token_ref(k + 1).token == Token::Period
+        {
+            k += 2;
+        }
+        if k > 0 && parser.peek_nth_token_ref(k).token == Token::Mul {
+            let mut parts = Vec::new();
+            for _ in 0..k / 2 {
+                let word = parser.next_token();
+                if let Token::Word(w) = word.token {
+                    parts.push(w.into_ident(word.span));
+                }
+                parser.next_token();
+            }
+            let star = parser.next_token();
+            values.push(Expr::QualifiedWildcard(
+                sqlparser::ast::ObjectName::from(parts),
+                sqlparser::ast::helpers::attached_token::AttachedToken(star),
+            ));
+        } else {
+            let e = parser.parse_expr()?;
+            values.push(if parser.parse_keyword(Keyword::AS) {
+                Expr::Named {
+                    expr: Box::new(e),
+                    name: parser.parse_identifier()?,
+                }
+            } else {
+                e
+            });
+        }
+        if !parser.consume_token(&Token::Comma) {
+            break;
+        }
+    }
+    parser.expect_token(&Token::RParen)?;
+    Ok(Expr::Struct {
+        values,
+        fields: Vec::new(),
+    })
 }
 
 /// Whether `t` can end an operand (a number, a string, `)` or a word), so that what follows

@@ -551,6 +551,18 @@ fn same_values(a: &DataType, b: &DataType) -> bool {
 
 fn cmp_datum(op: BinaryOp, l: &ColumnarValue, r: &ColumnarValue) -> Result<ColumnarValue> {
     use arrow_ord::cmp;
+    if crate::nested_cmp::is_nested(l.datum().get().0.data_type()) {
+        let n = match (l, r) {
+            (ColumnarValue::Array(a), _) | (_, ColumnarValue::Array(a)) => a.len(),
+            _ => 1,
+        };
+        let (la, ra) = (l.clone().into_array(n)?, r.clone().into_array(n)?);
+        let out = crate::nested_cmp::compare_nested(op, &la, &ra)?;
+        return Ok(ColumnarValue::from_result(
+            out,
+            l.is_scalar() && r.is_scalar(),
+        ));
+    }
     let (a, b) = (l.datum(), r.datum());
     let out = match op {
         BinaryOp::Eq => cmp::eq(a, b)?,
@@ -975,6 +987,27 @@ pub(crate) fn cast_value(
     if to == &DataType::Utf8 {
         if let Some(text) = crate::cast::to_spark_string(a)? {
             return Ok(text);
+        }
+    }
+    if let (DataType::Struct(_), DataType::Struct(fields)) = (a.data_type(), to) {
+        // Spark casts a struct field by field in order, whatever the names (Arrow's cast
+        // matches differing names by name).
+        let s = a.as_struct();
+        if s.num_columns() == fields.len() {
+            let cols = s
+                .columns()
+                .iter()
+                .zip(fields.iter())
+                .map(|(c, f)| cast_value(c, f.data_type(), mode))
+                .collect::<Result<Vec<_>>>()?;
+            let fields: arrow_schema::Fields = fields
+                .iter()
+                .zip(&cols)
+                .map(|(f, c)| {
+                    Arc::new(f.as_ref().clone().with_nullable(f.is_nullable() || c.null_count() > 0))
+                })
+                .collect();
+            return Ok(Arc::new(StructArray::try_new(fields, cols, s.nulls().cloned())?));
         }
     }
     if let Some(done) = crate::cast::spark_cast(a, to, mode)? {

@@ -37,6 +37,7 @@ pub mod interval;
 mod interval_cast;
 mod interval_syntax;
 mod like_pieces;
+mod nested_cmp;
 mod normalize;
 pub mod parser;
 pub mod physical;

@@ -177,6 +177,10 @@ fn boxed(e: &ast::Expr, text: &str) -> Result<Box<Expr>> {
     convert(e, text).map(Box::new)
 }
 
+/// The marker of `prefix.*` inside `struct(...)`, whose one argument is the prefix as a
+/// dotted column name.
+pub const STAR_FN: &str = "__star";
+
 fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
     use ast::Expr as A;
     Ok(match e {
@@ -197,6 +201,19 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
                 .iter()
                 .map(|v| convert(v, text))
                 .collect::<Result<_>>()?,
+        },
+        // `struct(s.*)`: expanded by the analyzer over the struct's fields or the relation's
+        // columns.
+        A::QualifiedWildcard(prefix, _) => Expr::Function {
+            name: STAR_FN.into(),
+            args: vec![Expr::Column(
+                prefix
+                    .0
+                    .iter()
+                    .map(|p| p.to_string().trim_matches('`').to_string())
+                    .collect::<Vec<_>>()
+                    .join("."),
+            )],
         },
         // `struct(a + 1 AS x)`: the field's name.
         A::Named { expr, name } => Expr::Alias {

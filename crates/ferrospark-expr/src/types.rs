@@ -431,6 +431,32 @@ pub fn comparison_type(l: &DataType, r: &DataType) -> Option<DataType> {
         (D::Utf8, D::Binary) | (D::Binary, D::Utf8) => Some(D::Binary),
         (D::Interval(IntervalUnit::DayTime), d @ D::Duration(_))
         | (d @ D::Duration(_), D::Interval(IntervalUnit::DayTime)) => Some(d.clone()),
+        // Structs of the same field names (in any case) compare field by field; arrays
+        // element by element.
+        (D::Struct(a), D::Struct(b))
+            if a.len() == b.len()
+                && a.iter()
+                    .zip(b.iter())
+                    .all(|(x, y)| x.name().eq_ignore_ascii_case(y.name())) =>
+        {
+            let fields = a
+                .iter()
+                .zip(b.iter())
+                .map(|(x, y)| {
+                    comparison_type(x.data_type(), y.data_type())
+                        .map(|t| arrow_schema::Field::new(x.name(), t, true))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(D::Struct(fields.into()))
+        }
+        (D::List(a), D::List(b)) => {
+            let t = comparison_type(a.data_type(), b.data_type())?;
+            Some(D::List(std::sync::Arc::new(arrow_schema::Field::new(
+                a.name(),
+                t,
+                true,
+            ))))
+        }
         _ => None,
     }
 }

@@ -192,6 +192,24 @@ pub fn resolve_expr(e: &Expr, scope: &Scope<'_>) -> Result<Expr> {
                     None => return Err(scope.unresolved(None, name)),
                 }
             }
+            Expr::Function { name, args }
+                if name.eq_ignore_ascii_case("struct") && args.iter().any(|a| star_prefix(a).is_some()) =>
+            {
+                let mut spread = Vec::with_capacity(args.len());
+                for a in args {
+                    match star_prefix(a) {
+                        Some(prefix) => spread.extend(expand_star(prefix, scope)?),
+                        None => spread.push(a.clone()),
+                    }
+                }
+                Some(resolve_expr(
+                    &Expr::Function {
+                        name: name.clone(),
+                        args: spread,
+                    },
+                    scope,
+                )?)
+            }
             Expr::Field(inner, field) => match inner.as_ref() {
                 // `t.col`: a qualified column first, a struct field otherwise.
                 Expr::Column(q) => match scope.resolve_name(Some(q), field)? {
@@ -210,6 +228,81 @@ pub fn resolve_expr(e: &Expr, scope: &Scope<'_>) -> Result<Expr> {
             _ => None,
         })
     })
+}
+
+/// The prefix of `prefix.*` inside `struct(...)`.
+fn star_prefix(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Function { name, args } if name == ferrospark_expr::parser::STAR_FN => {
+            match args.as_slice() {
+                [Expr::Column(p)] => Some(p),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `prefix.*` spread: a relation's columns when `prefix` qualifies some, else a struct
+/// column's fields, each named as it is.
+fn expand_star(prefix: &str, scope: &Scope<'_>) -> Result<Vec<Expr>> {
+    let parts: Vec<&str> = prefix.split('.').collect();
+    if parts.len() == 1 {
+        let of_relation: Vec<Expr> = scope
+            .attrs
+            .iter()
+            .filter(|a| {
+                !a.hidden
+                    && a.qualifier
+                        .as_deref()
+                        .is_some_and(|q| q.eq_ignore_ascii_case(parts[0]))
+            })
+            .map(|a| a.column())
+            .collect();
+        if !of_relation.is_empty() {
+            return Ok(of_relation);
+        }
+    }
+    let unresolvable = || {
+        FerroError::Analysis(format!(
+            "[CANNOT_RESOLVE_STAR_EXPAND] Cannot resolve `{prefix}`.* given input columns {}",
+            scope
+                .attrs
+                .iter()
+                .filter(|a| !a.hidden)
+                .map(|a| format!("`{}`", a.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    };
+    let (mut expr, mut data_type, rest) = match scope.resolve_name(None, parts[0])? {
+        Some(a) => (a.column(), a.data_type.clone(), &parts[1..]),
+        None if parts.len() > 1 => match scope.resolve_name(Some(parts[0]), parts[1])? {
+            Some(a) => (a.column(), a.data_type.clone(), &parts[2..]),
+            None => return Err(unresolvable()),
+        },
+        None => return Err(unresolvable()),
+    };
+    for part in rest {
+        let DataType::Struct(fields) = &data_type else {
+            return Err(unresolvable());
+        };
+        let Some(f) = fields.iter().find(|f| f.name().eq_ignore_ascii_case(part)) else {
+            return Err(unresolvable());
+        };
+        expr = Expr::Field(Box::new(expr), f.name().clone());
+        data_type = f.data_type().clone();
+    }
+    let DataType::Struct(fields) = &data_type else {
+        return Err(unresolvable());
+    };
+    Ok(fields
+        .iter()
+        .map(|f| Expr::Alias {
+            expr: Box::new(Expr::Field(Box::new(expr.clone()), f.name().clone())),
+            name: f.name().clone(),
+        })
+        .collect())
 }
 
 /// Type and nullability of a resolved expression over `attrs`.
@@ -242,6 +335,16 @@ pub fn substitute(e: &Expr, pairs: &[(Expr, Expr)]) -> Result<Expr> {
 
 /// Strips aliases nested below the top of an expression (Spark's `CleanupAliases`).
 pub fn strip_inner_aliases(e: &Expr) -> Result<Expr> {
+    // `struct(x AS name)`: the alias names the field.
+    if matches!(e, Expr::Function { name, .. } if name.eq_ignore_ascii_case("struct")) {
+        return map_children(e, &mut |c| match c {
+            Expr::Alias { expr, name } => Ok(Expr::Alias {
+                expr: Box::new(strip_inner_aliases(expr)?),
+                name: name.clone(),
+            }),
+            other => strip_inner_aliases(other),
+        });
+    }
     map_children(e, &mut |c| {
         let inner = match c {
             Expr::Alias { expr, .. } => expr.as_ref(),

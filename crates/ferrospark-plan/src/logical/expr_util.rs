@@ -34,6 +34,41 @@ pub fn split_conjuncts(e: &Expr) -> Vec<Expr> {
     e.conjuncts().into_iter().cloned().collect()
 }
 
+/// `e` with NOT pushed through AND / OR (De Morgan's laws, which hold in SQL's three-valued
+/// logic) and double negations removed, as Catalyst's `BooleanSimplification` leaves a
+/// predicate before `RewritePredicateSubquery` reads it: `NOT (a > 5 OR a IN (subquery))`
+/// becomes the conjunct `NOT (a IN (subquery))`, a null-aware anti join.
+pub fn push_not_down(e: &Expr) -> Expr {
+    fn negated(e: &Expr) -> Expr {
+        match e {
+            Expr::Not(x) => push_not_down(x),
+            Expr::Binary { left, op, right } if matches!(op, BinaryOp::And | BinaryOp::Or) => {
+                Expr::Binary {
+                    left: Box::new(negated(left)),
+                    op: if *op == BinaryOp::And {
+                        BinaryOp::Or
+                    } else {
+                        BinaryOp::And
+                    },
+                    right: Box::new(negated(right)),
+                }
+            }
+            other => Expr::Not(Box::new(other.clone())),
+        }
+    }
+    match e {
+        Expr::Not(x) => negated(x),
+        Expr::Binary { left, op, right } if matches!(op, BinaryOp::And | BinaryOp::Or) => {
+            Expr::Binary {
+                left: Box::new(push_not_down(left)),
+                op: *op,
+                right: Box::new(push_not_down(right)),
+            }
+        }
+        other => other.clone(),
+    }
+}
+
 /// `a AND b AND ...`, or `None` for no conjuncts.
 pub fn conjoin(parts: impl IntoIterator<Item = Expr>) -> Option<Expr> {
     parts.into_iter().reduce(|a, b| Expr::Binary {

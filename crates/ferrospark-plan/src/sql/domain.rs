@@ -155,6 +155,81 @@ impl Decorrelator<'_> {
         ))
     }
 
+    /// A correlated global aggregate (`SELECT count(*) .. WHERE inner.k = outer.k`, under a
+    /// HAVING, a join or a derived table) with one row for every domain value, as Catalyst's
+    /// `DecorrelateInnerQuery` fixes the count bug: the aggregate grouped by the domain, then a
+    /// fresh domain left-joined to it (null-safely), where a value without rows gets what the
+    /// aggregate gives over no rows (0 for a count, NULL otherwise).
+    ///
+    /// ```text
+    ///  Aggregate [] [count(*)]        ->  Project [d', CASE WHEN m IS NULL THEN 0 ELSE c END]
+    ///    <correlated input>                 D' LEFT JOIN Project [d, c, true AS m]
+    ///                                                      Aggregate [d] [count(*) AS c]
+    /// ```
+    /// `None` when an aggregate's value over no rows is not a literal (`collect_list`).
+    fn global_aggregate_per_domain_value(&self, node: &Arc<LogicalPlan>) -> Result<Option<Rewritten>> {
+        let LogicalPlan::Aggregate { aggs, .. } = node.as_ref() else {
+            return Ok(None);
+        };
+        let mut defaults = Vec::with_capacity(aggs.len());
+        for (call, attr) in aggs {
+            defaults.push(match call.name.as_str() {
+                "count" | "count_if" | "approx_count_distinct" | "regr_count" => {
+                    ferrospark_expr::Literal::bigint(0)
+                }
+                "collect_list" | "collect_set" | "array_agg" => return Ok(None),
+                _ => ferrospark_expr::Literal::null(&attr.data_type),
+            });
+        }
+        let (grouped, cols) = self.node(node, true)?;
+        let Some(cols) = cols else {
+            return Ok(None);
+        };
+        // The grouped aggregate's values under fresh names, and a mark of a matched value.
+        let mark = self.hidden_attr("__matched", DataType::Boolean, false);
+        let mut inner: Vec<(Expr, Attr)> = cols.iter().map(|a| (a.column(), a.clone())).collect();
+        let fresh: Vec<Attr> = aggs
+            .iter()
+            .map(|(_, a)| self.hidden_attr(&a.name, a.data_type.clone(), true))
+            .collect();
+        inner.extend(aggs.iter().zip(&fresh).map(|((_, a), f)| (a.column(), f.clone())));
+        inner.push((
+            Expr::Literal(ferrospark_expr::Literal::boolean(true)),
+            mark.clone(),
+        ));
+        let matched = PlanBuilder::project_resolved(grouped, inner);
+        let (domain, dcols) = self.domain()?;
+        let joined = Arc::new(LogicalPlan::Join {
+            left: domain,
+            right: matched,
+            join_type: JoinType::LeftOuter,
+            condition: conjoin(
+                dcols
+                    .iter()
+                    .zip(&cols)
+                    .map(|(d, c)| d.column().eq_null_safe(c.column())),
+            ),
+            hint: None,
+        });
+        let mut out: Vec<(Expr, Attr)> = aggs
+            .iter()
+            .zip(&fresh)
+            .zip(defaults)
+            .map(|(((_, a), f), default)| {
+                let value = Expr::Case {
+                    branches: vec![(
+                        Expr::IsNull(Box::new(mark.column())),
+                        Expr::Literal(default),
+                    )],
+                    otherwise: Some(Box::new(f.column())),
+                };
+                (value, a.clone())
+            })
+            .collect();
+        out.extend(dcols.iter().map(|a| (a.column(), a.clone())));
+        Ok(Some((PlanBuilder::project_resolved(joined, out), Some(dcols))))
+    }
+
     /// `plan` crossed with a fresh domain.
     fn join_domain(&self, plan: Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Attr>)> {
         let (domain, cols) = self.domain()?;
@@ -223,8 +298,13 @@ impl Decorrelator<'_> {
                     && !global_aggregate_ok
                 {
                     // Over no rows a global aggregate still gives a row; grouped by the
-                    // domain it would give none.
-                    return unsupported("a global aggregate inside EXISTS / IN or a derived table");
+                    // domain it would give none: every domain value gets its row back.
+                    return match self.global_aggregate_per_domain_value(node)? {
+                        Some(done) => Ok(done),
+                        None => unsupported(
+                            "a global aggregate of collect_list / collect_set inside EXISTS / IN or a derived table",
+                        ),
+                    };
                 }
                 // A projection or alias at the top passes the permission down to an aggregate.
                 let pass_down = global_aggregate_ok

@@ -31,7 +31,12 @@ impl<'a> SqlPlanner<'a> {
         outer: Option<&Scope<'_>>,
     ) -> Result<Arc<LogicalPlan>> {
         let mut rest = Vec::new();
-        for c in split_conjuncts(pred) {
+        let pred = if pred.to_string().contains(super::SUBQUERY_FN) {
+            crate::logical::expr_util::push_not_down(pred)
+        } else {
+            pred.clone()
+        };
+        for c in split_conjuncts(&pred) {
             let scope = self.scope_over(&plan, outer);
             match self.predicate_subquery(&plan, &c, &scope)? {
                 Some(joined) => plan = joined,

@@ -55,6 +55,12 @@ impl<'a> SqlPlanner<'a> {
         outer_keys: &HashSet<String>,
         scalar: bool,
     ) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
+        if !self.legacy_count_handling() && inner_global_aggregate_reads_outer(sub, outer_keys, false)
+        {
+            // Pulled up, the correlation would group the aggregate: no row where no inner row
+            // matched, the count bug. The domain join gives those values their row.
+            return super::domain::decorrelate(self.builder, sub, outer_plan, outer_keys, scalar);
+        }
         match pull_correlated(sub, outer_keys) {
             Ok((pulled, conds)) if !super::domain::reads_outer(&pulled, outer_keys) => {
                 Ok((pulled, conds))
@@ -467,8 +473,15 @@ impl SqlPlanner<'_> {
             return Ok((sub.clone(), Vec::new(), Vec::new()));
         }
         let own = sub.output().len();
-        let (decorrelated, conds) =
-            super::domain::decorrelate(self.builder, sub, plan, outer_keys, false)?;
+        // Under Spark's legacy count handling a global aggregate has rows only for the outer
+        // values its input matched: grouped by the domain.
+        let (decorrelated, conds) = super::domain::decorrelate(
+            self.builder,
+            sub,
+            plan,
+            outer_keys,
+            self.legacy_count_handling(),
+        )?;
         let domain = decorrelated.output()[own..].to_vec();
         Ok((decorrelated, domain, conds))
     }
@@ -488,7 +501,18 @@ impl SqlPlanner<'_> {
             // A global aggregate has its one row for every outer row, matched or not.
             return Ok((plan, Expr::Literal(ferrospark_expr::Literal::boolean(true))));
         }
-        let (sub, domain, conds) = self.per_outer_row(&sub, outer_plan, outer_keys)?;
+        self.exists_value_of(plan, outer_plan, &sub, outer_keys)
+    }
+
+    /// [`Self::exists_value`] of a planned subquery.
+    fn exists_value_of(
+        &self,
+        plan: Arc<LogicalPlan>,
+        outer_plan: &Arc<LogicalPlan>,
+        sub: &Arc<LogicalPlan>,
+        outer_keys: &HashSet<String>,
+    ) -> Result<(Arc<LogicalPlan>, Expr)> {
+        let (sub, domain, conds) = self.per_outer_row(sub, outer_plan, outer_keys)?;
         let mark = self
             .builder
             .hidden_attr("__exists", arrow_schema::DataType::Boolean, false);
@@ -569,13 +593,13 @@ impl SqlPlanner<'_> {
         outer_keys: &HashSet<String>,
     ) -> Result<(Arc<LogicalPlan>, Expr)> {
         use ferrospark_expr::Literal;
-        if matches!(&x, Expr::Function { name, .. } if name == TUPLE_FN) {
-            return Err(FerroError::Unsupported(
-                "(a, b) IN (SELECT ...) as a value (inside OR, CASE or a select list): write it as a WHERE conjunct of its own, or as EXISTS".into(),
-            ));
+        let planned = self.query(query, Some(scope))?;
+        if let Expr::Function { name, args } = &x {
+            if name == TUPLE_FN {
+                return self.tuple_in_value(plan, outer_plan, planned, args, negated, outer_keys);
+            }
         }
         // Matches: the distinct (value, domain) pairs.
-        let planned = self.query(query, Some(scope))?;
         if one_row_per_outer_row(&planned)
             && planned.output().len() == 1
             && !self.legacy_count_handling()
@@ -660,6 +684,49 @@ impl SqlPlanner<'_> {
         Ok((plan, Expr::Not(Box::new(matched.or(unknown)))))
     }
 
+    /// `(a, b, ..) [NOT] IN (query)` as a boolean column, as Spark's existence join answers it:
+    /// IN is whether some subquery row equals the tuple in every column; NOT IN is false
+    /// when some subquery row has no column known to differ (each equality true or NULL).
+    /// Both read the subquery as an EXISTS correlated on the tuple's columns.
+    fn tuple_in_value(
+        &self,
+        plan: Arc<LogicalPlan>,
+        outer_plan: &Arc<LogicalPlan>,
+        planned: Arc<LogicalPlan>,
+        values: &[Expr],
+        negated: bool,
+        outer_keys: &HashSet<String>,
+    ) -> Result<(Arc<LogicalPlan>, Expr)> {
+        let selected = planned.output();
+        if values.len() != selected.len() {
+            return Err(FerroError::Analysis(format!(
+                "[DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH] The number of columns in the left hand side of an IN subquery does not match the number of columns in the output of subquery. Left hand side columns(length: {}): [{}], right hand side columns(length: {}): [{}]",
+                values.len(),
+                values.iter().map(|a| crate::builder::strip_ids(&a.spark_name())).collect::<Vec<_>>().join(", "),
+                selected.len(),
+                selected.iter().map(|a| format!("`{}`", a.name)).collect::<Vec<_>>().join(", "),
+            )));
+        }
+        let tests = values.iter().zip(&selected).map(|(a, s)| {
+            let eq = a.clone().eq(s.column());
+            if negated {
+                eq.clone().or(Expr::IsNull(Box::new(eq)))
+            } else {
+                eq
+            }
+        });
+        let filtered = Arc::new(LogicalPlan::Filter {
+            input: planned,
+            predicate: conjoin(tests).expect("an IN tuple has columns"),
+        });
+        let mut keys = outer_keys.clone();
+        for v in values {
+            keys.extend(crate::logical::expr_util::column_keys(v));
+        }
+        let (plan, exists) = self.exists_value_of(plan, outer_plan, &filtered, &keys)?;
+        Ok((plan, if negated { Expr::Not(Box::new(exists)) } else { exists }))
+    }
+
     /// The distinct rows of `plan` over `keys`.
     fn distinct_of(&self, plan: Arc<LogicalPlan>, keys: &[Attr]) -> Result<Arc<LogicalPlan>> {
         let exprs = keys.iter().map(|a| (a.column(), a.clone())).collect();
@@ -680,6 +747,31 @@ fn one_row_per_outer_row(plan: &LogicalPlan) -> bool {
         }
         LogicalPlan::Aggregate { group, .. } => group.is_empty(),
         _ => false,
+    }
+}
+
+/// Whether `plan` has a global aggregate over correlated rows below a node that is not a
+/// projection, alias, sort or limit (a HAVING, a join, another aggregate): there its one row
+/// over no inner rows matters to what the subquery gives. `below`: such a node was passed.
+fn inner_global_aggregate_reads_outer(
+    plan: &LogicalPlan,
+    outer: &HashSet<String>,
+    below: bool,
+) -> bool {
+    match plan {
+        LogicalPlan::SubqueryAlias { input, .. }
+        | LogicalPlan::Project { input, .. }
+        | LogicalPlan::Sort { input, .. }
+        | LogicalPlan::Limit { input, .. } => inner_global_aggregate_reads_outer(input, outer, below),
+        LogicalPlan::Aggregate { group, input, .. }
+            if group.is_empty() && below && super::domain::reads_outer(input, outer) =>
+        {
+            true
+        }
+        other => other
+            .children()
+            .iter()
+            .any(|c| inner_global_aggregate_reads_outer(c, outer, true)),
     }
 }
 
