@@ -89,9 +89,9 @@ MISSING: frozenset[str] = frozenset(
     # session and environment
     + "current_database current_schema current_path".split()
     + "version input_file_name input_file_block_length".split()
-    + "input_file_block_start spark_partition_id monotonically_increasing_id".split()
+    + "input_file_block_start".split()
     # random values
-    + "rand randn random randstr uniform".split()
+    + "randstr uniform".split()
     # other
     + "counter_diff unwrap_udt".split()
 )
@@ -741,3 +741,59 @@ def test_timestamp_units_are_checked():
         F.timestamp_add("HOUR); DROP", "q", "ts")
     with pytest.raises(AnalysisError, match="DATETIME_UNIT"):
         F.timestamp_diff("", "ts", "ts")
+
+
+def test_seeded_random_values_are_sparks_on_one_partition(fdf, sdf, spark):
+    """``rand`` / ``random`` / ``randn`` with a seed draw Spark's own sequence (its
+    XORShiftRandom, bit for bit), and ``monotonically_increasing_id`` / ``spark_partition_id``
+    number one partition's rows as Spark does; names and types too."""
+    import pyspark.sql.functions as P
+
+    def build(m, df):
+        return df.orderBy("id").select(
+            "id",
+            m.rand(42),
+            m.random(-7),
+            m.randn(0),
+            m.randn(2**40).alias("big_seed"),
+            m.monotonically_increasing_id(),
+            m.spark_partition_id(),
+        )
+
+    want = build(P, sdf).toArrow()
+    got = build(F, fdf).toArrow()
+    assert got.schema.names == want.schema.names
+    assert [str(t) for t in got.schema.types] == [str(t) for t in want.schema.types]
+    assert arrow_rows(got) == arrow_rows(want)
+    sql = "SELECT id, rand(0) AS r, randn(123L) AS n, random(NULL) AS z FROM range(0, 40, 1, 1)"
+    fs_rows = arrow_rows(fs.Session().sql(sql).toArrow())
+    assert fs_rows == arrow_rows(spark.sql(sql).toArrow())
+
+
+def test_unseeded_random_picks_one_seed_per_call(fdf):
+    """Without a seed, a seed is chosen once per call (Spark's analyzer does so): values in
+    [0, 1), the name shows the seed, and two calls differ."""
+    out = fdf.select(F.rand().alias("a"), F.rand().alias("b")).collect()
+    a, b = [r["a"] for r in out], [r["b"] for r in out]
+    assert all(0.0 <= x < 1.0 for x in a + b)
+    assert a != b
+    name = fdf.select(F.rand()).columns[0]
+    assert name.startswith("rand(") and name[5:-1].lstrip("-").isdigit()
+    s = fs.Session()
+    twice = s.sql("WITH q AS (SELECT random() AS r FROM range(4)) SELECT count(*) AS n FROM (SELECT * FROM q UNION SELECT * FROM q)")
+    assert twice.collect()[0]["n"] == 4
+
+
+@pytest.mark.parametrize(
+    ("sql", "error_class"),
+    [
+        ("SELECT rand(id) FROM range(3)", "SEED_EXPRESSION_IS_UNFOLDABLE"),
+        ("SELECT rand(1.5)", "UNEXPECTED_INPUT_TYPE"),
+        ("SELECT count(id) FILTER (WHERE rand(1) > 0.5) FROM range(3)", "INVALID_AGGREGATE_FILTER.NON_DETERMINISTIC"),
+    ],
+)
+def test_random_refusals_carry_sparks_error_class(spark, sql, error_class):
+    with pytest.raises(AnalysisError, match=error_class):
+        fs.Session().sql(sql).collect()
+    with pytest.raises(Exception, match=error_class):
+        spark.sql(sql).collect()

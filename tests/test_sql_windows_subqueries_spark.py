@@ -285,8 +285,26 @@ MORE = {
 }
 
 
+#: NOT over subquery predicates, tuple IN as a value, the count bug below a HAVING or a
+#: derived table, struct stars and comparisons of structs and arrays.
+NESTED = {
+    "not_over_or_with_in": "SELECT * FROM lp WHERE NOT (g > 20 OR a1 IN (SELECT a2 FROM rp))",
+    "not_over_and_with_not_in": "SELECT * FROM lp WHERE NOT (g > 20 AND a1 NOT IN (SELECT a2 FROM rp))",
+    "not_over_and_with_in": "SELECT * FROM lp WHERE NOT (g > 20 AND a1 IN (SELECT a2 FROM rp WHERE a2 IS NOT NULL))",
+    "tuple_not_in_inside_or": "SELECT * FROM lp WHERE g = 10 OR (a1, b1) NOT IN (SELECT a2, b2 FROM rp)",
+    "tuple_in_as_values": "SELECT a1, b1, (a1, b1) IN (SELECT a2, b2 FROM rp) AS i, (a1, b1) NOT IN (SELECT a2, b2 FROM rp WHERE g2 > 10) AS n FROM lp",
+    "count_bug_under_having": "SELECT * FROM lp WHERE a1 IN (SELECT 1 FROM rp WHERE rp.g2 = lp.g HAVING count(*) = 0)",
+    "count_bug_not_in_under_having": "SELECT * FROM lp WHERE a1 NOT IN (SELECT 1 FROM rp WHERE rp.g2 = lp.g HAVING count(*) = 0)",
+    "count_bug_scalar_having": "SELECT g, (SELECT count(*) FROM rp WHERE rp.g2 = lp.g HAVING count(*) > -1) AS c FROM lp",
+    "count_bug_nested": "SELECT g, (SELECT sum(cnt) FROM (SELECT count(*) cnt FROM rp WHERE rp.g2 = lp.g)) AS s, (SELECT count(*) FROM (SELECT count(*) cnt FROM rp WHERE rp.g2 = lp.g)) AS n FROM lp",
+    "struct_star_and_field_names": "SELECT STRUCT(x.*) AS s, STRUCT(x.*, g AS h) AS t, STRUCT(x.p AS pp, x.q AS qq).qq AS q FROM (SELECT named_struct('p', a1, 'q', b1) AS x, g FROM lp)",
+    "struct_and_array_comparisons": "SELECT a1, b1, (a1, b1) IN ((1, 'x'), (4, 'z')) AS i, named_struct('a', a1, 'b', b1) < named_struct('a', 2, 'b', 'y') AS lt, named_struct('a', a1, 'b', b1) <=> named_struct('a', CAST(NULL AS INT), 'b', 'x') AS ns, array(a1, g) = array(1, 10) AS ae, array(a1) < array(2) AS al, array(CAST(a1 AS DOUBLE)) = array(-0.0D) AS z FROM lp",
+    "tuple_of_named_fields_in_subquery": "SELECT count(*) AS n FROM lp WHERE named_struct('a', a1, 'b', b1) IN (SELECT (a2 AS a, b2 AS b) FROM rp)",
+}
+
+
 #: Every query compared in the session zone UTC: the histograms, the subquery forms, the rest.
-QUERIES = {**HISTOGRAMS, **SUBQUERIES, **MORE}
+QUERIES = {**HISTOGRAMS, **SUBQUERIES, **MORE, **NESTED}
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))

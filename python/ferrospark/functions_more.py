@@ -358,3 +358,39 @@ def uuid(seed: Column | int | None = None) -> Column:
 
         raise UnsupportedError("uuid(seed): Spark's seeded sequence is not reproduced; call uuid()")
     return _call_mixed("uuid")
+
+
+def _seed(seed: int | None) -> Column:
+    """A seed as Spark's analyzer fixes it: one drawn now when none is given, so every use of
+    the column draws the same values (and its name shows the seed, as Spark's does)."""
+    import random as _random
+
+    chosen = _random.getrandbits(63) - (1 << 62) if seed is None else int(seed)
+    return lit(chosen)
+
+
+def rand(seed: int | None = None) -> Column:
+    """Uniform values in [0, 1), Spark's seeded sequence (``rand(0)`` gives Spark's values on one
+    partition)."""
+    return _call_mixed("rand", _seed(seed))
+
+
+def random(seed: int | None = None) -> Column:
+    """``rand``: uniform values in [0, 1)."""
+    return _call_mixed("rand", _seed(seed))
+
+
+def randn(seed: int | None = None) -> Column:
+    """Standard normal values, Spark's seeded sequence."""
+    return _call_mixed("randn", _seed(seed))
+
+
+def monotonically_increasing_id() -> Column:
+    """Increasing 64-bit ids: Spark's ``partition << 33 | row``, every row in partition 0
+    here (rows numbered as they are drawn)."""
+    return _call_mixed("monotonically_increasing_id")
+
+
+def spark_partition_id() -> Column:
+    """The partition a row is in: 0, since one query's rows form one partition here."""
+    return _call_mixed("spark_partition_id")

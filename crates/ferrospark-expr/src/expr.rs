@@ -575,6 +575,7 @@ fn scalar_call_name(name: &str, mut args: Vec<String>) -> String {
         ("sec" | "csc" | "cot" | "signum", 1)
         | ("sinh" | "cosh" | "tanh" | "asinh" | "acosh" | "atanh", 1)
         | ("hypot", 2)
+        | ("spark_partition_id", 0)
         | ("ceil" | "floor", 1)
         | ("rlike" | "regexp_like" | "regexp", 2) => {
             return format!("{}({})", name.to_ascii_uppercase(), args.join(", "))

@@ -920,7 +920,12 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
         }
         other => return Err(unsupported(format!("arguments {other}"), text)),
     };
-    let args = within_group(f, &name, args, distinct, text)?;
+    let mut args = within_group(f, &name, args, distinct, text)?;
+    if args.is_empty() && matches!(name.as_str(), "rand" | "random" | "randn") {
+        // Spark picks the seed when it analyses the call: every copy of the call (a CTE read
+        // twice) draws the same values, and the column is named after it.
+        args.push(Expr::Literal(Literal::bigint(crate::functions::random::fresh_seed())));
+    }
     if let Some(e) = timestamp_unit_call(&name, &args)? {
         return Ok(e);
     }
@@ -954,6 +959,15 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
                 )));
             }
             let cond = convert(cond, text)?;
+            let mut random = false;
+            cond.visit(&mut |x| {
+                random |= matches!(x, Expr::Function { name, .. } if matches!(name.as_str(), "rand" | "random" | "randn" | "uuid" | "shuffle"));
+            });
+            if random {
+                return Err(FerroError::Analysis(format!(
+                    "[INVALID_AGGREGATE_FILTER.NON_DETERMINISTIC] The FILTER expression \"{cond}\" in an aggregate function is invalid. Expected a FILTER expression without any non-deterministic functions. in \"{text}\""
+                )));
+            }
             let call = if distinct || ignore_nulls {
                 Expr::Aggregate {
                     name: name.clone(),

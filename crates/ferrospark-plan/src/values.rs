@@ -27,6 +27,11 @@ pub fn values_plan(builder: &PlanBuilder, rows: &[Vec<Expr>]) -> Result<Arc<Logi
     for row in rows {
         for (i, e) in row.iter().enumerate() {
             let e = &clock.fix(e, &builder.cfg)?;
+            if !crate::optimizer::push_down_predicates::deterministic(e) {
+                return Err(FerroError::Analysis(format!(
+                    "[INVALID_INLINE_TABLE.CANNOT_EVALUATE_EXPRESSION_IN_INLINE_TABLE] Invalid inline table. Cannot evaluate the expression \"{e}\" in inline table definition: it is not deterministic."
+                )));
+            }
             let p = bind(e, &ctx).map_err(|err| {
                 FerroError::Analysis(format!(
                     "[INVALID_INLINE_TABLE.CANNOT_EVALUATE_EXPRESSION_IN_INLINE_TABLE] {e}: {err}"

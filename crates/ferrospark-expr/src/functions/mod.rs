@@ -10,6 +10,7 @@
 //! in which a literal argument reads as the same value on every row.
 
 pub mod array_sets;
+pub mod random;
 pub mod arrays;
 pub mod binary;
 pub mod bitwise;
@@ -101,6 +102,10 @@ pub enum ScalarFunction {
     Zone(zones::ZoneFn),
     /// `array_distinct`, `array_union`, `array_position`, `slice`, `flatten`, ...
     ArraySet(array_sets::ArraySetFn),
+    /// `rand` / `random`, `randn`: Spark's seeded generator.
+    Random(random::RandomFn),
+    /// `monotonically_increasing_id`.
+    RowId(random::RowIdFn),
 }
 
 impl ScalarFunction {
@@ -125,13 +130,20 @@ impl ScalarFunction {
             ScalarFunction::Edit(f) => f.name(),
             ScalarFunction::Zone(f) => f.name(),
             ScalarFunction::ArraySet(f) => f.name(),
+            ScalarFunction::Random(f) => f.name(),
+            ScalarFunction::RowId(_) => "monotonically_increasing_id",
         }
     }
 
     /// Whether equal arguments always give equal results; a function that is not (`uuid`)
     /// is never folded into a constant or computed once for two occurrences.
     pub fn deterministic(&self) -> bool {
-        !matches!(self, ScalarFunction::Text(TextFn::Uuid))
+        !matches!(
+            self,
+            ScalarFunction::Text(TextFn::Uuid)
+                | ScalarFunction::Random(_)
+                | ScalarFunction::RowId(_)
+        )
     }
 
     /// Evaluates the function over its argument values for a batch of `n` rows.
@@ -154,6 +166,8 @@ impl ScalarFunction {
             ScalarFunction::Edit(f) => f.evaluate(&args)?,
             ScalarFunction::Zone(f) => f.evaluate(&args)?,
             ScalarFunction::ArraySet(f) => f.evaluate(&args)?,
+            ScalarFunction::Random(f) => f.evaluate(&args)?,
+            ScalarFunction::RowId(f) => f.evaluate(&args)?,
             ScalarFunction::HigherOrder(f) => {
                 return Err(FerroError::Internal(format!(
                     "{} is evaluated over its batch, not its argument values",
@@ -408,6 +422,11 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "format_string",
     "printf",
     "uuid",
+    "rand",
+    "random",
+    "randn",
+    "monotonically_increasing_id",
+    "spark_partition_id",
     "hash",
     "xxhash64",
     "md5",
@@ -494,7 +513,11 @@ pub fn bind_call(
         call.arity(&args, 0, 0)?;
         return Ok(PhysicalExpr::Literal(Literal::string(&value)));
     }
-    let bound = match structs::bind(&call, args)? {
+    let bound = match random::bind(&call, args)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match structs::bind(&call, bound)? {
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
     };

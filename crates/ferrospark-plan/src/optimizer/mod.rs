@@ -12,7 +12,7 @@ mod eliminate_subquery_aliases;
 mod infer_filters_from_constraints;
 mod limit_push_down;
 mod prune_file_source_partitions;
-mod push_down_predicates;
+pub(crate) mod push_down_predicates;
 mod push_extra_predicate_through_join;
 mod reorder_join;
 #[cfg(test)]

@@ -656,6 +656,21 @@ impl<'a> SqlPlanner<'a> {
     ) -> Result<Arc<LogicalPlan>> {
         let mut plan: Option<Arc<LogicalPlan>> = None;
         for twj in from {
+            if let (Some(left), TableFactor::Derived { lateral: true, subquery, alias, .. }) =
+                (&plan, &twj.relation)
+            {
+                // `FROM a, LATERAL (...) s`: the subquery reads the items before it.
+                let joined = self.lateral_join(
+                    left.clone(),
+                    subquery,
+                    alias.as_ref(),
+                    JoinType::Inner,
+                    None,
+                    outer,
+                )?;
+                plan = Some(self.joins_onto(joined, twj, outer)?);
+                continue;
+            }
             let item = self.table_with_joins(twj, outer)?;
             plan = Some(match plan {
                 None => item,
@@ -674,10 +689,48 @@ impl<'a> SqlPlanner<'a> {
         twj: &ast::TableWithJoins,
         outer: Option<&Scope<'_>>,
     ) -> Result<Arc<LogicalPlan>> {
-        let mut plan = self.table_factor(&twj.relation, outer)?;
+        let plan = self.table_factor(&twj.relation, outer)?;
+        self.joins_onto(plan, twj, outer)
+    }
+
+    /// `plan` (the relation of `twj`, planned) with `twj`'s joins applied in order.
+    fn joins_onto(
+        &self,
+        mut plan: Arc<LogicalPlan>,
+        twj: &ast::TableWithJoins,
+        outer: Option<&Scope<'_>>,
+    ) -> Result<Arc<LogicalPlan>> {
         for j in &twj.joins {
-            let right = self.table_factor(&j.relation, outer)?;
             use ast::JoinOperator as J;
+            if let TableFactor::Derived {
+                lateral: true,
+                subquery,
+                alias,
+                ..
+            } = &j.relation
+            {
+                let (jt, c) = match &j.join_operator {
+                    J::Join(c) | J::Inner(c) => (JoinType::Inner, Some(c)),
+                    J::Left(c) | J::LeftOuter(c) => (JoinType::LeftOuter, Some(c)),
+                    J::CrossJoin(c) => (JoinType::Cross, Some(c)),
+                    J::Right(c) | J::RightOuter(c) => (JoinType::RightOuter, Some(c)),
+                    J::FullOuter(c) => (JoinType::FullOuter, Some(c)),
+                    _ => (JoinType::LeftSemi, None),
+                };
+                let on = match c {
+                    Some(ast::JoinConstraint::On(e)) => Some(self.expr(e)?),
+                    Some(ast::JoinConstraint::None) => None,
+                    _ => {
+                        return Err(FerroError::Unsupported(format!(
+                            "a LATERAL subquery joined with `{:?}`: write the condition with ON",
+                            j.join_operator
+                        )))
+                    }
+                };
+                plan = self.lateral_join(plan, subquery, alias.as_ref(), jt, on, outer)?;
+                continue;
+            }
+            let right = self.table_factor(&j.relation, outer)?;
             let (jt, c) = match &j.join_operator {
                 J::Join(c) | J::Inner(c) => (JoinType::Inner, c),
                 J::Left(c) | J::LeftOuter(c) => (JoinType::LeftOuter, c),

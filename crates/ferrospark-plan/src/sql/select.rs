@@ -426,9 +426,16 @@ impl<'a> SqlPlanner<'a> {
             final_resolved.push(r2);
         }
         let mut input_attrs = plan.output();
+        let own = input_attrs.len();
         input_attrs.extend(scope.outer_attrs());
         for (item, r) in items.iter().zip(final_resolved) {
-            projected.push(self.builder.named(&item.written, r, &input_attrs)?);
+            let (e, mut a) = self.builder.named(&item.written, r, &input_attrs)?;
+            if input_attrs[own..].iter().any(|o| o.id == a.id) {
+                // `SELECT outer.x` defines a column of its own: the outer query's attribute
+                // stays the outer query's (a lateral join's two sides share no column).
+                a = self.builder.attr(&a.name, a.data_type.clone(), a.nullable);
+            }
+            projected.push((e, a));
         }
         let visible = projected.len();
 

@@ -23,7 +23,7 @@ use crate::logical::expr_util::{column_keys, conjoin, split_conjuncts, transform
 use crate::logical::{Attr, LogicalPlan};
 
 /// Every attribute key visible in `scope` and the scopes around it.
-fn scope_keys(scope: &Scope<'_>) -> HashSet<String> {
+pub(crate) fn scope_keys(scope: &Scope<'_>) -> HashSet<String> {
     let mut out: HashSet<String> = scope.attrs.iter().map(Attr::key).collect();
     if let Some(o) = scope.outer {
         out.extend(scope_keys(o));
@@ -942,6 +942,21 @@ pub(crate) fn pull_correlated(
                         "a correlated predicate that is not an equality ({}) inside an aggregating subquery",
                         crate::logical::expr_text(p)
                     )));
+                }
+                // Grouping by the inner columns an expression reads (`a + b = outer.c`)
+                // would split a group the predicate joins whole: only a bare inner column
+                // becomes a grouping key; the domain join takes the rest.
+                if let Expr::Binary { left, right, .. } = p {
+                    let inner_side = if reads_outer(left) { right } else { left };
+                    if !matches!(inner_side.as_ref(), Expr::Column(_))
+                        && !reads_outer(inner_side)
+                        && !column_keys(inner_side).is_empty()
+                    {
+                        return Err(FerroError::Unsupported(format!(
+                            "a correlated equality over an inner expression ({}) inside an aggregating subquery",
+                            crate::logical::expr_text(p)
+                        )));
+                    }
                 }
             }
             for k in inner_keys(&preds) {
