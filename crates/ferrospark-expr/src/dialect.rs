@@ -50,7 +50,68 @@ pub fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, TokenizerError> {
         }
         out.push(t);
     }
-    Ok(inline_tables(interval_types(ltz_literals(bang_not(out)))))
+    Ok(cross_join_on(inline_tables(interval_types(ltz_literals(
+        bang_not(out),
+    )))))
+}
+
+/// `a CROSS JOIN b ON cond`, which Spark reads as an inner join on `cond` (sqlparser takes no
+/// ON after CROSS JOIN): the CROSS becomes INNER when an ON follows the joined relation.
+fn cross_join_on(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let word = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    let significant: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    for (n, &i) in significant.iter().enumerate() {
+        if !word(&tokens[i].token, Keyword::CROSS)
+            || !significant
+                .get(n + 1)
+                .is_some_and(|&j| word(&tokens[j].token, Keyword::JOIN))
+        {
+            continue;
+        }
+        let mut depth = 0i32;
+        for &j in &significant[n + 2..] {
+            let t = &tokens[j].token;
+            match t {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth -= 1;
+                    if depth < 0 {
+                        break;
+                    }
+                }
+                Token::Comma | Token::SemiColon | Token::EOF if depth == 0 => break,
+                Token::Word(w) if depth == 0 && w.quote_style.is_none() => {
+                    if w.keyword == Keyword::ON {
+                        tokens[i].token = Token::make_keyword("INNER");
+                        break;
+                    }
+                    if matches!(
+                        w.keyword,
+                        Keyword::JOIN
+                            | Keyword::WHERE
+                            | Keyword::GROUP
+                            | Keyword::ORDER
+                            | Keyword::LIMIT
+                            | Keyword::UNION
+                            | Keyword::HAVING
+                            | Keyword::CROSS
+                            | Keyword::LEFT
+                            | Keyword::RIGHT
+                            | Keyword::FULL
+                            | Keyword::INNER
+                            | Keyword::NATURAL
+                            | Keyword::USING
+                    ) {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    tokens
 }
 
 /// A string literal's text as Spark's `unescapeSQLString` reads it: `\uXXXX` and three-digit

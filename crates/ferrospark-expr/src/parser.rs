@@ -910,9 +910,32 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
                 .iter()
                 .map(|a| match a {
                     FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => convert(e, text),
+                    // count(DISTINCT *): the distinct rows of every column.
+                    FunctionArg::Unnamed(FunctionArgExpr::Wildcard)
+                        if name == "count" && distinct =>
+                    {
+                        Ok(Expr::Function {
+                            name: STAR_FN.into(),
+                            args: vec![Expr::Column("*".into())],
+                        })
+                    }
                     // count(*) counts rows: the same as count() here.
                     FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if name == "count" => {
                         Ok(Expr::Literal(Literal::integer(1)))
+                    }
+                    // `f(t.*)`: the relation's (or struct's) columns, spread by the analyzer.
+                    FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(prefix)) => {
+                        Ok(Expr::Function {
+                            name: STAR_FN.into(),
+                            args: vec![Expr::Column(
+                                prefix
+                                    .0
+                                    .iter()
+                                    .map(|p| p.to_string().trim_matches('`').to_string())
+                                    .collect::<Vec<_>>()
+                                    .join("."),
+                            )],
+                        })
                     }
                     other => Err(unsupported(format!("argument {other}"), text)),
                 })

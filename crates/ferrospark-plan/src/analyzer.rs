@@ -192,9 +192,7 @@ pub fn resolve_expr(e: &Expr, scope: &Scope<'_>) -> Result<Expr> {
                     None => return Err(scope.unresolved(None, name)),
                 }
             }
-            Expr::Function { name, args }
-                if name.eq_ignore_ascii_case("struct") && args.iter().any(|a| star_prefix(a).is_some()) =>
-            {
+            Expr::Function { name, args } if args.iter().any(|a| star_prefix(a).is_some()) => {
                 let mut spread = Vec::with_capacity(args.len());
                 for a in args {
                     match star_prefix(a) {
@@ -206,6 +204,29 @@ pub fn resolve_expr(e: &Expr, scope: &Scope<'_>) -> Result<Expr> {
                     &Expr::Function {
                         name: name.clone(),
                         args: spread,
+                    },
+                    scope,
+                )?)
+            }
+            Expr::Aggregate {
+                name,
+                args,
+                distinct,
+                ignore_nulls,
+            } if args.iter().any(|a| star_prefix(a).is_some()) => {
+                let mut spread = Vec::with_capacity(args.len());
+                for a in args {
+                    match star_prefix(a) {
+                        Some(prefix) => spread.extend(expand_star(prefix, scope)?),
+                        None => spread.push(a.clone()),
+                    }
+                }
+                Some(resolve_expr(
+                    &Expr::Aggregate {
+                        name: name.clone(),
+                        args: spread,
+                        distinct: *distinct,
+                        ignore_nulls: *ignore_nulls,
                     },
                     scope,
                 )?)
@@ -246,6 +267,14 @@ fn star_prefix(e: &Expr) -> Option<&str> {
 /// `prefix.*` spread: a relation's columns when `prefix` qualifies some, else a struct
 /// column's fields, each named as it is.
 fn expand_star(prefix: &str, scope: &Scope<'_>) -> Result<Vec<Expr>> {
+    if prefix == "*" {
+        return Ok(scope
+            .attrs
+            .iter()
+            .filter(|a| !a.hidden)
+            .map(|a| a.column())
+            .collect());
+    }
     let parts: Vec<&str> = prefix.split('.').collect();
     if parts.len() == 1 {
         let of_relation: Vec<Expr> = scope

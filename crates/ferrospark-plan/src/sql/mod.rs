@@ -397,7 +397,48 @@ impl<'a> SqlPlanner<'a> {
     /// `e` with each call of a registered Python function (`spark.udf.register`) bound to
     /// the function; such a name shadows a built-in one, as in Spark.
     pub(crate) fn with_udfs(&self, e: Expr) -> Result<Expr> {
+        self.check_count_of_relation_star(&e)?;
         crate::udfs::bind_registered(e, &|name| self.tables.udf(name))
+    }
+
+    /// `count(t.*)` alone is refused unless
+    /// `spark.sql.legacy.allowStarWithSingleTableIdentifierInCount` is set, as in Spark (it
+    /// reads as `count(*)` but counts the rows with no NULL column).
+    fn check_count_of_relation_star(&self, e: &Expr) -> Result<()> {
+        let star = ferrospark_expr::parser::STAR_FN;
+        let mut found = None;
+        e.visit(&mut |x| {
+            if let Expr::Function { name, args } = x {
+                if name == "count" {
+                    if let [Expr::Function { name: s, args: p }] = args.as_slice() {
+                        if s == star {
+                            if let [Expr::Column(prefix)] = p.as_slice() {
+                                if prefix != "*" && !prefix.contains('.') {
+                                    found = Some(prefix.clone());
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        let Some(prefix) = found else {
+            return Ok(());
+        };
+        let legacy = self
+            .builder
+            .cfg
+            .get_bool(
+                "spark.sql.legacy.allowStarWithSingleTableIdentifierInCount",
+                false,
+            )
+            .unwrap_or(false);
+        if legacy {
+            return Ok(());
+        }
+        Err(FerroError::Analysis(format!(
+            "[_LEGACY_ERROR_TEMP_1021] count({prefix}.*) is not allowed. Please use count(*) or expand the columns manually, e.g. count(col1, col2)."
+        )))
     }
 
     pub(crate) fn query(
