@@ -300,6 +300,14 @@ NESTED = {
     "struct_star_and_field_names": "SELECT STRUCT(x.*) AS s, STRUCT(x.*, g AS h) AS t, STRUCT(x.p AS pp, x.q AS qq).qq AS q FROM (SELECT named_struct('p', a1, 'q', b1) AS x, g FROM lp)",
     "struct_and_array_comparisons": "SELECT a1, b1, (a1, b1) IN ((1, 'x'), (4, 'z')) AS i, named_struct('a', a1, 'b', b1) < named_struct('a', 2, 'b', 'y') AS lt, named_struct('a', a1, 'b', b1) <=> named_struct('a', CAST(NULL AS INT), 'b', 'x') AS ns, array(a1, g) = array(1, 10) AS ae, array(a1) < array(2) AS al, array(CAST(a1 AS DOUBLE)) = array(-0.0D) AS z FROM lp",
     "tuple_of_named_fields_in_subquery": "SELECT count(*) AS n FROM lp WHERE named_struct('a', a1, 'b', b1) IN (SELECT (a2 AS a, b2 AS b) FROM rp)",
+    "lateral_after_comma": "SELECT lp.a1, lp.g, s.* FROM lp, LATERAL (SELECT count(*) AS n, max(g2) AS m FROM rp WHERE rp.a2 = lp.a1) s",
+    "lateral_left_join_on": "SELECT lp.a1, lp.g, s.b2 FROM lp LEFT JOIN LATERAL (SELECT b2 FROM rp WHERE rp.g2 > lp.g) s ON lp.a1 IS NOT NULL",
+    "lateral_selecting_outer_columns": "SELECT * FROM lp, LATERAL (SELECT lp.g * 2 AS gg, lp.b1) s(x, y)",
+    "lateral_with_limit": "SELECT lp.a1, lp.g, s.a2 FROM lp JOIN LATERAL (SELECT a2 FROM rp WHERE rp.g2 >= lp.g ORDER BY a2 NULLS LAST LIMIT 1) s",
+    "correlated_count_over_inner_expressions": "SELECT a1, g, (SELECT count(*) FROM rp WHERE a2 + g2 = lp.g + 1) AS n, (SELECT count(*) FROM rp WHERE lp.b1 = substring(rp.b2, 1, 1)) AS m FROM lp",
+    "count_of_relation_star_and_distinct_star": "SELECT count(lp.*, rp.*) AS a, count(DISTINCT *) AS b, count(DISTINCT lp.*, rp.g2) AS c FROM lp JOIN rp ON lp.a1 = rp.a2",
+    "count_distinct_null_beside_others": "SELECT count(DISTINCT 1) AS a, count(DISTINCT NULL) AS b, count(DISTINCT a1) AS c, count(DISTINCT (a1, b1)) AS d FROM lp",
+    "cross_join_with_on": "SELECT * FROM lp CROSS JOIN rp ON (lp.a1 > rp.a2)",
 }
 
 

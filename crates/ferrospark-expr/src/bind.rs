@@ -271,7 +271,10 @@ fn in_item_named_as(value: &DataType, item: PhysicalExpr) -> PhysicalExpr {
     match (value, item.data_type()) {
         (DataType::Struct(names), DataType::Struct(fields))
             if names.len() == fields.len()
-                && names.iter().zip(fields.iter()).any(|(n, f)| n.name() != f.name()) =>
+                && names
+                    .iter()
+                    .zip(fields.iter())
+                    .any(|(n, f)| n.name() != f.name()) =>
         {
             let renamed: arrow_schema::Fields = names
                 .iter()

@@ -914,7 +914,10 @@ fn struct_of_named_fields(parser: &mut Parser) -> Option<Result<Expr, ParserErro
     let (mut depth, mut i, mut star, mut named, mut comma) = (0usize, open, false, false, false);
     if !is_struct {
         if let Token::Word(w) = &parser.peek_nth_token_ref(1).token {
-            if matches!(w.keyword, Keyword::SELECT | Keyword::WITH | Keyword::VALUES | Keyword::FROM) {
+            if matches!(
+                w.keyword,
+                Keyword::SELECT | Keyword::WITH | Keyword::VALUES | Keyword::FROM
+            ) {
                 return None;
             }
         }

@@ -1004,10 +1004,18 @@ pub(crate) fn cast_value(
                 .iter()
                 .zip(&cols)
                 .map(|(f, c)| {
-                    Arc::new(f.as_ref().clone().with_nullable(f.is_nullable() || c.null_count() > 0))
+                    Arc::new(
+                        f.as_ref()
+                            .clone()
+                            .with_nullable(f.is_nullable() || c.null_count() > 0),
+                    )
                 })
                 .collect();
-            return Ok(Arc::new(StructArray::try_new(fields, cols, s.nulls().cloned())?));
+            return Ok(Arc::new(StructArray::try_new(
+                fields,
+                cols,
+                s.nulls().cloned(),
+            )?));
         }
     }
     if let Some(done) = crate::cast::spark_cast(a, to, mode)? {

@@ -947,7 +947,9 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
     if args.is_empty() && matches!(name.as_str(), "rand" | "random" | "randn") {
         // Spark picks the seed when it analyses the call: every copy of the call (a CTE read
         // twice) draws the same values, and the column is named after it.
-        args.push(Expr::Literal(Literal::bigint(crate::functions::random::fresh_seed())));
+        args.push(Expr::Literal(Literal::bigint(
+            crate::functions::random::fresh_seed(),
+        )));
     }
     if let Some(e) = timestamp_unit_call(&name, &args)? {
         return Ok(e);

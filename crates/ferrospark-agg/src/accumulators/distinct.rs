@@ -29,7 +29,10 @@ impl DistinctSetAccumulator {
 impl GroupsAccumulator for DistinctSetAccumulator {
     fn update_batch(&mut self, values: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
         if values.len() < 2 {
-            if values.first().is_some_and(|v| v.data_type() == &DataType::Null) {
+            if values
+                .first()
+                .is_some_and(|v| v.data_type() == &DataType::Null)
+            {
                 // `count(DISTINCT NULL)`: NULLs never enter the set; the groups still exist.
                 let empty = arrow_array::new_empty_array(&self.inner.input_type);
                 return self.set.update_batch(&[empty], &[], total);

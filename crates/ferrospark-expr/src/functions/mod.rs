@@ -10,7 +10,6 @@
 //! in which a literal argument reads as the same value on every row.
 
 pub mod array_sets;
-pub mod random;
 pub mod arrays;
 pub mod binary;
 pub mod bitwise;
@@ -26,6 +25,7 @@ pub mod math;
 pub mod misc;
 mod number_format;
 mod printf;
+pub mod random;
 pub mod regex;
 pub mod string;
 pub mod string_edits;

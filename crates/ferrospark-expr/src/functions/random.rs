@@ -20,8 +20,14 @@ use crate::physical::PhysicalExpr;
 /// Scala's `MurmurHash3.bytesHash`: MurmurHash3 x86 32-bit over little-endian words.
 fn murmur3_bytes(data: &[u8], seed: u32) -> u32 {
     fn mix(h: u32, k: u32) -> u32 {
-        let k = k.wrapping_mul(0xcc9e_2d51).rotate_left(15).wrapping_mul(0x1b87_3593);
-        (h ^ k).rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64)
+        let k = k
+            .wrapping_mul(0xcc9e_2d51)
+            .rotate_left(15)
+            .wrapping_mul(0x1b87_3593);
+        (h ^ k)
+            .rotate_left(13)
+            .wrapping_mul(5)
+            .wrapping_add(0xe654_6b64)
     }
     let mut h = seed;
     let chunks = data.chunks_exact(4);
@@ -34,7 +40,10 @@ fn murmur3_bytes(data: &[u8], seed: u32) -> u32 {
         for (i, b) in tail.iter().enumerate() {
             k ^= u32::from(*b) << (8 * i);
         }
-        h ^= k.wrapping_mul(0xcc9e_2d51).rotate_left(15).wrapping_mul(0x1b87_3593);
+        h ^= k
+            .wrapping_mul(0xcc9e_2d51)
+            .rotate_left(15)
+            .wrapping_mul(0x1b87_3593);
     }
     h ^= data.len() as u32;
     h ^= h >> 16;
@@ -76,7 +85,11 @@ fn strict_log(x: f64) -> f64 {
     let dk = f64::from(k);
     if (0x000f_ffff & (2 + hx)) < 3 {
         if f == 0.0 {
-            return if k == 0 { 0.0 } else { dk * LN2_HI + dk * LN2_LO };
+            return if k == 0 {
+                0.0
+            } else {
+                dk * LN2_HI + dk * LN2_LO
+            };
         }
         let r = f * f * (0.5 - 0.333_333_333_333_333_33 * f);
         return if k == 0 {
@@ -329,7 +342,10 @@ mod tests {
         let g = XorShiftRandom::new(1).next_gaussian();
         assert!(g.is_finite());
         // StrictMath.log(0.6636222299967433), one unit below the correctly rounded value.
-        assert_eq!(strict_log(0.663_622_229_996_743_3), -0.410_042_222_135_996_5);
+        assert_eq!(
+            strict_log(0.663_622_229_996_743_3),
+            -0.410_042_222_135_996_5
+        );
         for v in [0.1, 0.5, 0.999, 1e-300, 0.75] {
             assert!((strict_log(v) - v.ln()).abs() <= v.ln().abs() * 1e-15);
         }

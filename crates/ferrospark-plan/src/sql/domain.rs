@@ -167,7 +167,10 @@ impl Decorrelator<'_> {
     ///                                                      Aggregate [d] [count(*) AS c]
     /// ```
     /// `None` when an aggregate's value over no rows is not a literal (`collect_list`).
-    fn global_aggregate_per_domain_value(&self, node: &Arc<LogicalPlan>) -> Result<Option<Rewritten>> {
+    fn global_aggregate_per_domain_value(
+        &self,
+        node: &Arc<LogicalPlan>,
+    ) -> Result<Option<Rewritten>> {
         let LogicalPlan::Aggregate { aggs, .. } = node.as_ref() else {
             return Ok(None);
         };
@@ -192,7 +195,11 @@ impl Decorrelator<'_> {
             .iter()
             .map(|(_, a)| self.hidden_attr(&a.name, a.data_type.clone(), true))
             .collect();
-        inner.extend(aggs.iter().zip(&fresh).map(|((_, a), f)| (a.column(), f.clone())));
+        inner.extend(
+            aggs.iter()
+                .zip(&fresh)
+                .map(|((_, a), f)| (a.column(), f.clone())),
+        );
         inner.push((
             Expr::Literal(ferrospark_expr::Literal::boolean(true)),
             mark.clone(),
@@ -227,7 +234,10 @@ impl Decorrelator<'_> {
             })
             .collect();
         out.extend(dcols.iter().map(|a| (a.column(), a.clone())));
-        Ok(Some((PlanBuilder::project_resolved(joined, out), Some(dcols))))
+        Ok(Some((
+            PlanBuilder::project_resolved(joined, out),
+            Some(dcols),
+        )))
     }
 
     /// `plan` crossed with a fresh domain.

@@ -16,9 +16,9 @@ use sqlparser::ast;
 
 use super::SqlPlanner;
 use crate::analyzer::{resolve_expr, Scope};
+use crate::builder::JoinOn;
 use crate::builder::PlanBuilder;
 use crate::generators::generator_call;
-use crate::builder::JoinOn;
 use crate::logical::{GeneratorKind, LogicalPlan};
 use ferrospark_expr::Expr;
 use ferrospark_join::JoinType;
@@ -95,7 +95,10 @@ impl SqlPlanner<'_> {
         on: Option<Expr>,
         outer: Option<&Scope<'_>>,
     ) -> Result<Arc<LogicalPlan>> {
-        if !matches!(join_type, JoinType::Inner | JoinType::LeftOuter | JoinType::Cross) {
+        if !matches!(
+            join_type,
+            JoinType::Inner | JoinType::LeftOuter | JoinType::Cross
+        ) {
             return Err(FerroError::Analysis(format!(
                 "[INVALID_LATERAL_JOIN_TYPE] The {join_type:?} JOIN with LATERAL correlation is not allowed because an OUTER subquery cannot correlate to its join partner. Remove the LATERAL correlation or use an INNER JOIN, or LEFT OUTER JOIN instead. SQLSTATE: 42613"
             )));

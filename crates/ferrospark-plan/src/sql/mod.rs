@@ -408,7 +408,7 @@ impl<'a> SqlPlanner<'a> {
         let star = ferrospark_expr::parser::STAR_FN;
         let mut found = None;
         e.visit(&mut |x| {
-            if let Expr::Function { name, args } = x {
+            if let Expr::Function { name, args } | Expr::Aggregate { name, args, .. } = x {
                 if name == "count" {
                     if let [Expr::Function { name: s, args: p }] = args.as_slice() {
                         if s == star {
@@ -697,8 +697,15 @@ impl<'a> SqlPlanner<'a> {
     ) -> Result<Arc<LogicalPlan>> {
         let mut plan: Option<Arc<LogicalPlan>> = None;
         for twj in from {
-            if let (Some(left), TableFactor::Derived { lateral: true, subquery, alias, .. }) =
-                (&plan, &twj.relation)
+            if let (
+                Some(left),
+                TableFactor::Derived {
+                    lateral: true,
+                    subquery,
+                    alias,
+                    ..
+                },
+            ) = (&plan, &twj.relation)
             {
                 // `FROM a, LATERAL (...) s`: the subquery reads the items before it.
                 let joined = self.lateral_join(

@@ -55,7 +55,8 @@ impl<'a> SqlPlanner<'a> {
         outer_keys: &HashSet<String>,
         scalar: bool,
     ) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
-        if !self.legacy_count_handling() && inner_global_aggregate_reads_outer(sub, outer_keys, false)
+        if !self.legacy_count_handling()
+            && inner_global_aggregate_reads_outer(sub, outer_keys, false)
         {
             // Pulled up, the correlation would group the aggregate: no row where no inner row
             // matched, the count bug. The domain join gives those values their row.
@@ -724,7 +725,14 @@ impl SqlPlanner<'_> {
             keys.extend(crate::logical::expr_util::column_keys(v));
         }
         let (plan, exists) = self.exists_value_of(plan, outer_plan, &filtered, &keys)?;
-        Ok((plan, if negated { Expr::Not(Box::new(exists)) } else { exists }))
+        Ok((
+            plan,
+            if negated {
+                Expr::Not(Box::new(exists))
+            } else {
+                exists
+            },
+        ))
     }
 
     /// The distinct rows of `plan` over `keys`.
@@ -762,7 +770,9 @@ fn inner_global_aggregate_reads_outer(
         LogicalPlan::SubqueryAlias { input, .. }
         | LogicalPlan::Project { input, .. }
         | LogicalPlan::Sort { input, .. }
-        | LogicalPlan::Limit { input, .. } => inner_global_aggregate_reads_outer(input, outer, below),
+        | LogicalPlan::Limit { input, .. } => {
+            inner_global_aggregate_reads_outer(input, outer, below)
+        }
         LogicalPlan::Aggregate { group, input, .. }
             if group.is_empty() && below && super::domain::reads_outer(input, outer) =>
         {
