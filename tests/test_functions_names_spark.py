@@ -780,7 +780,9 @@ def test_unseeded_random_picks_one_seed_per_call(fdf):
     name = fdf.select(F.rand()).columns[0]
     assert name.startswith("rand(") and name[5:-1].lstrip("-").isdigit()
     s = fs.Session()
-    twice = s.sql("WITH q AS (SELECT random() AS r FROM range(4)) SELECT count(*) AS n FROM (SELECT * FROM q UNION SELECT * FROM q)")
+    twice = s.sql(
+        "WITH q AS (SELECT random() AS r FROM range(4)) SELECT count(*) AS n FROM (SELECT * FROM q UNION SELECT * FROM q)"
+    )
     assert twice.collect()[0]["n"] == 4
 
 
@@ -789,7 +791,10 @@ def test_unseeded_random_picks_one_seed_per_call(fdf):
     [
         ("SELECT rand(id) FROM range(3)", "SEED_EXPRESSION_IS_UNFOLDABLE"),
         ("SELECT rand(1.5)", "UNEXPECTED_INPUT_TYPE"),
-        ("SELECT count(id) FILTER (WHERE rand(1) > 0.5) FROM range(3)", "INVALID_AGGREGATE_FILTER.NON_DETERMINISTIC"),
+        (
+            "SELECT count(id) FILTER (WHERE rand(1) > 0.5) FROM range(3)",
+            "INVALID_AGGREGATE_FILTER.NON_DETERMINISTIC",
+        ),
     ],
 )
 def test_random_refusals_carry_sparks_error_class(spark, sql, error_class):

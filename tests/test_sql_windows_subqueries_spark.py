@@ -308,6 +308,8 @@ NESTED = {
     "count_of_relation_star_and_distinct_star": "SELECT count(lp.*, rp.*) AS a, count(DISTINCT *) AS b, count(DISTINCT lp.*, rp.g2) AS c FROM lp JOIN rp ON lp.a1 = rp.a2",
     "count_distinct_null_beside_others": "SELECT count(DISTINCT 1) AS a, count(DISTINCT NULL) AS b, count(DISTINCT a1) AS c, count(DISTINCT (a1, b1)) AS d FROM lp",
     "cross_join_with_on": "SELECT * FROM lp CROSS JOIN rp ON (lp.a1 > rp.a2)",
+    "group_by_exists": "SELECT count(*) AS n, sum(g) AS s FROM lp GROUP BY EXISTS (SELECT 1 FROM rp WHERE rp.a2 = lp.a1)",
+    "dates_past_year_9999_as_text": "SELECT CAST(DATE '999999-03-18' AS STRING) AS a, CAST(DATE '-0001-1-28' AS STRING) AS b, CAST(make_date(-1, 1, 28) AS STRING) AS c, CAST(DATE '0015' AS STRING) AS d, CAST(make_date(999999, 12, 31) AS STRING) AS e",
 }
 
 

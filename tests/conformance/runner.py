@@ -33,6 +33,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -189,15 +190,44 @@ def hive_string(value: object, typ: object, zone: object, nested: bool = False) 
     return str(value)
 
 
-def hive_rows(table: object, zone: object) -> list[str]:
-    """Each row of an Arrow table as Spark's runner prints it."""
+def hive_rows(table: object, zone: object, as_text: Callable[[object], list] | None = None) -> list[str]:
+    """Each row of an Arrow table as Spark's runner prints it. A date or timestamp column
+    Python's calendar cannot hold (years after 9999 or before 1) is printed by ``as_text``
+    (the engine's own CAST to STRING, which prints Spark's `+99999-03-18`)."""
+    import pyarrow as pa
+
     cols = table.columns  # type: ignore[attr-defined]
     types = list(table.schema)  # type: ignore[attr-defined]
-    values = [c.to_pylist() for c in cols]
+    values = []
+    text_cols = set()
+    for k, c in enumerate(cols):
+        try:
+            values.append(c.to_pylist())
+        except (OverflowError, ValueError):
+            if as_text is None or not (pa.types.is_date(c.type) or pa.types.is_timestamp(c.type)):
+                raise
+            values.append(as_text(c))
+            text_cols.add(k)
+
+    def cell(c: int, r: int) -> str:
+        v = values[c][r]
+        if c in text_cols:
+            return "NULL" if v is None else str(v)
+        return hive_string(v, types[c], zone)
+
     return [
-        "\t".join(hive_string(values[c][r], types[c], zone) for c in range(len(cols)))
+        "\t".join(cell(c, r) for c in range(len(cols)))
         for r in range(table.num_rows)  # type: ignore[attr-defined]
     ]
+
+
+def _engine_text(session: object, column: object) -> list:
+    """``column`` cast to STRING by ferrospark in the session's zone."""
+    import pyarrow as pa
+
+    session.createDataFrame(pa.table({"v": column})).createOrReplaceTempView("__runner_text")  # type: ignore[attr-defined]
+    out = session.sql("SELECT CAST(v AS STRING) AS v FROM __runner_text").toArrow()  # type: ignore[attr-defined]
+    return out.column(0).to_pylist()
 
 
 def schema_line(schema: object) -> str:
@@ -357,7 +387,7 @@ def _run_block(session: object, block: Block, zone: object) -> Result:
         res.passed = True
         return res
     try:
-        rows = hive_rows(table, zone) if table is not None else []
+        rows = hive_rows(table, zone, lambda c: _engine_text(session, c)) if table is not None else []
         schema = schema_line(table.schema) if table is not None else "struct<>"
     except Exception as e:
         res.got = f"formatting the result failed: {type(e).__name__}: {e}"

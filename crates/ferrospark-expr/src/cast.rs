@@ -49,6 +49,17 @@ fn java_float_text(v: f64, plain: impl Fn(f64) -> String, sci: impl Fn(f64) -> S
 pub fn to_spark_string(a: &ArrayRef) -> Result<Option<ArrayRef>> {
     let n = a.len();
     Ok(Some(match a.data_type() {
+        // Every year a DATE holds, also past chrono's (`+999999-03-18`).
+        DataType::Date32 => {
+            let days = a.as_primitive::<arrow_array::types::Date32Type>();
+            build_strings(n, |i, out| {
+                if days.is_null(i) {
+                    return Ok(false);
+                }
+                out.push_str(&crate::functions::datetime::date_text(days.value(i)));
+                Ok(true)
+            })?
+        }
         DataType::Float64 => {
             let f = a.as_primitive::<Float64Type>();
             build_strings(n, |i, out| {
@@ -179,9 +190,9 @@ pub fn parse_spark_date(s: &str) -> Option<i32> {
     if parts.next().is_some() {
         return None;
     }
-    let y: i32 = y.parse().ok()?;
+    let y: i64 = y.parse().ok()?;
     let y = if neg { -y } else { y };
-    chrono::NaiveDate::from_ymd_opt(y, m, d).map(crate::functions::datetime::days_of)
+    crate::functions::datetime::civil_days(y, m, d)
 }
 
 /// The micros of day `day`'s midnight in `zone` (UTC without one).

@@ -913,16 +913,28 @@ fn struct_of_named_fields(parser: &mut Parser) -> Option<Result<Expr, ParserErro
     // comma (tuple), marks the forms taken here.
     let (mut depth, mut i, mut star, mut named, mut comma) = (0usize, open, false, false, false);
     if !is_struct {
-        if let Token::Word(w) = &parser.peek_nth_token_ref(1).token {
-            if matches!(
-                w.keyword,
-                Keyword::SELECT | Keyword::WITH | Keyword::VALUES | Keyword::FROM
-            ) {
-                return None;
+        match &parser.peek_nth_token_ref(1).token {
+            Token::Word(w)
+                if matches!(
+                    w.keyword,
+                    Keyword::SELECT | Keyword::WITH | Keyword::VALUES | Keyword::FROM
+                ) =>
+            {
+                return None
             }
+            // `((...` is a nested expression, never a struct of named fields here; the scan
+            // below would otherwise run once per level (quadratic on hostile nesting).
+            Token::LParen => return None,
+            _ => {}
         }
     }
+    // The scan is bounded so that a long or deeply nested expression costs no more than
+    // this per parenthesis (a named struct's text is short).
+    const SCAN_LIMIT: usize = 2048;
     loop {
+        if i > SCAN_LIMIT {
+            return None;
+        }
         let t = &parser.peek_nth_token_ref(i).token;
         match t {
             Token::LParen => depth += 1,

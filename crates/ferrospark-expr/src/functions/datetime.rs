@@ -491,8 +491,10 @@ impl DateFn {
                         out.push(None);
                         continue;
                     };
-                    match NaiveDate::from_ymd_opt(y, m.max(0) as u32, d.max(0) as u32) {
-                        Some(date) => out.push(Some(days_of(date))),
+                    match civil_days(i64::from(y), m.max(0) as u32, d.max(0) as u32)
+                        .filter(|_| (-999_999_999..=999_999_999).contains(&y))
+                    {
+                        Some(days) => out.push(Some(days)),
                         None if *ansi => {
                             return Err(FerroError::Arithmetic(format!(
                                 "[DATETIME_FIELD_OUT_OF_BOUNDS] Invalid date: year {y}, month {m}, day {d}. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
@@ -560,6 +562,59 @@ const EPOCH_DAYS_FROM_CE: i32 = 719_163;
 /// The date of a day number.
 pub fn date_of(days: i32) -> Option<NaiveDate> {
     NaiveDate::from_num_days_from_ce_opt(days.checked_add(EPOCH_DAYS_FROM_CE)?)
+}
+
+/// The day number (days since 1970-01-01) of a proleptic Gregorian date of any year a DATE
+/// holds, also beyond chrono's (Spark's `LocalDate` reaches year 999,999,999; a DATE's day
+/// number, an `i32`, about year 5,879,610). `None` for a month or day that does not exist.
+pub fn civil_days(y: i64, m: u32, d: u32) -> Option<i32> {
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if d == 0 || d > month_days {
+        return None;
+    }
+    // Days from civil (Hinnant): years counted from March, so the leap day ends a year.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    i32::try_from(era * 146_097 + doe - 719_468).ok()
+}
+
+/// The (year, month, day) of a day number: the inverse of [`civil_days`].
+pub fn civil_date(days: i32) -> (i64, u32, u32) {
+    let z = i64::from(days) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// A day number as Spark prints a DATE: `yyyy-MM-dd`, a year past 9999 with `+`, a year before
+/// 0 with `-` (ISO years: `-0001` is 2 BC).
+pub fn date_text(days: i32) -> String {
+    let (y, m, d) = civil_date(days);
+    let sign = if y > 9999 {
+        "+"
+    } else if y < 0 {
+        "-"
+    } else {
+        ""
+    };
+    format!("{sign}{:04}-{m:02}-{d:02}", y.unsigned_abs())
 }
 
 /// The day number of a date.
@@ -1366,6 +1421,30 @@ mod tests {
 
     fn d(s: &str) -> NaiveDate {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("test date")
+    }
+
+    #[test]
+    fn civil_days_reach_past_chronos_years() {
+        for (y, m, d) in [
+            (1970, 1, 1),
+            (2000, 2, 29),
+            (-1, 1, 28),
+            (999_999, 3, 18),
+            (1, 1, 1),
+        ] {
+            let days = civil_days(y, m, d).unwrap();
+            assert_eq!(civil_date(days), (y, m, d));
+            if let Some(c) = NaiveDate::from_ymd_opt(y as i32, m, d) {
+                assert_eq!(days, days_of(c));
+            }
+        }
+        assert_eq!(civil_days(1900, 2, 29), None);
+        assert_eq!(
+            date_text(civil_days(999_999, 3, 18).unwrap()),
+            "+999999-03-18"
+        );
+        assert_eq!(date_text(civil_days(-1, 1, 28).unwrap()), "-0001-01-28");
+        assert_eq!(date_text(civil_days(15, 1, 1).unwrap()), "0015-01-01");
     }
 
     #[test]

@@ -53,7 +53,7 @@ impl ZoneFn {
             ZoneFn::FromUtc { tz } | ZoneFn::ToUtc { tz } => {
                 let ts = args.prim::<TimestampMicrosecondType>(0)?;
                 let zones = args.str(1)?;
-                let mut cache = ZoneCache::default();
+                let mut cache = super::LastCompiled::new(parse_zone);
                 let utc = utc()?;
                 let mut out = Vec::with_capacity(n);
                 for i in 0..n {
@@ -61,7 +61,7 @@ impl ZoneFn {
                         out.push(None);
                         continue;
                     };
-                    let zone = cache.get(name)?;
+                    let zone = *cache.get(name)?;
                     out.push(match self {
                         ZoneFn::FromUtc { .. } => convert(us, &utc, &zone),
                         _ => convert(us, &zone, &utc),
@@ -74,7 +74,8 @@ impl ZoneFn {
             ZoneFn::Convert => {
                 let (from, to) = (args.str(0)?, args.str(1)?);
                 let ts = args.prim::<TimestampMicrosecondType>(2)?;
-                let (mut from_cache, mut to_cache) = (ZoneCache::default(), ZoneCache::default());
+                let mut from_cache = super::LastCompiled::new(parse_zone);
+                let mut to_cache = super::LastCompiled::new(parse_zone);
                 let utc = utc()?;
                 let mut out = Vec::with_capacity(n);
                 for i in 0..n {
@@ -82,7 +83,7 @@ impl ZoneFn {
                         out.push(None);
                         continue;
                     };
-                    let (f, t) = (from_cache.get(f)?, to_cache.get(t)?);
+                    let (f, t) = (*from_cache.get(f)?, *to_cache.get(t)?);
                     // The NTZ value is a wall-clock time in `f`: its instant, seen in `t`.
                     let instant = from_local(&local(us, &utc).unwrap_or_default(), &f);
                     out.push(
@@ -106,25 +107,6 @@ fn utc() -> Result<Tz> {
 /// `convertTz(us, from, to)`: the wall-clock time of `us` in `to`, as an instant in `from`.
 fn convert(us: i64, from: &Tz, to: &Tz) -> Option<i64> {
     from_local(&local(us, to)?, from)
-}
-
-/// The last zone parsed, reused while rows name the same zone.
-#[derive(Default)]
-struct ZoneCache {
-    last: Option<(String, Tz)>,
-}
-
-impl ZoneCache {
-    fn get(&mut self, name: &str) -> Result<Tz> {
-        if let Some((n, z)) = &self.last {
-            if n == name {
-                return Ok(*z);
-            }
-        }
-        let z = parse_zone(name)?;
-        self.last = Some((name.to_string(), z));
-        Ok(z)
-    }
 }
 
 /// A zone as Spark's `getZoneId` reads it: region ids, `UTC` / `GMT` / `Z`, fixed offsets.

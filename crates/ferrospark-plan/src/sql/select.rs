@@ -316,6 +316,20 @@ impl<'a> SqlPlanner<'a> {
                 .iter()
                 .map(|g| resolve_expr(g, &scope))
                 .collect::<Result<_>>()?;
+            // A grouping key with a subquery (`GROUP BY EXISTS (SELECT ..)`): the subquery's
+            // value joins the rows below the aggregate, and the key reads it.
+            let mut plan = plan;
+            let group_resolved: Vec<Expr> = group_resolved
+                .into_iter()
+                .map(|g| {
+                    if !g.to_string().contains(super::SUBQUERY_FN) {
+                        return Ok(g);
+                    }
+                    let (p, g2) = self.scalar_subqueries(plan.clone(), g, &scope)?;
+                    plan = p;
+                    Ok(g2)
+                })
+                .collect::<Result<_>>()?;
             let mut results: Vec<Expr> = resolved_items.clone();
             let nh = resolved_having.is_some();
             results.extend(resolved_having.clone());
