@@ -125,6 +125,19 @@ QUERIES: dict[str, tuple[str, str | None]] = {
         "(SELECT c_custkey, 'F' FROM customer WHERE c_acctbal > 5000)",
         None,
     ),
+    # A correlated aggregate per customer through LATERAL (the domain join), a count-bug
+    # subquery under HAVING, and NOT over an IN subquery (a null-aware anti join).
+    "lateral_per_customer": (
+        "SELECT count(*) AS n, sum(s.total) AS t FROM customer c, LATERAL "
+        "(SELECT count(*) AS k, sum(o_totalprice) AS total FROM orders o WHERE o.o_custkey = c.c_custkey) s "
+        "WHERE s.k > 10",
+        None,
+    ),
+    "not_over_in_subquery": (
+        "SELECT count(*) AS n FROM orders WHERE NOT (o_totalprice > 400000 OR o_custkey IN "
+        "(SELECT c_custkey FROM customer WHERE c_mktsegment = 'BUILDING'))",
+        None,
+    ),
     # DuckDB's hash() is its own; md5 of the same text is the common ground.
     "hashes_and_digests": (
         "SELECT sum(hash(o_orderkey, o_comment) % 1000) AS h, sum(xxhash64(o_custkey) % 1000) AS x, "
@@ -217,7 +230,16 @@ def main() -> int:
     ap.add_argument("--scale", type=float, default=1)
     ap.add_argument("--engines", default="ferrospark,duckdb,pyspark")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated query names (default: all)")
     args = ap.parse_args()
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - set(QUERIES)
+        if unknown:
+            ap.error(f"unknown queries: {sorted(unknown)}")
+        for name in list(QUERIES):
+            if name not in wanted:
+                del QUERIES[name]
     dirs = ensure_tpch(args.scale, ROOT / "data" / f"tpch-sf{args.scale:g}", tables=TABLES)
     engines = args.engines.split(",")
     results = {e: run_engine(e, dirs, args.reps) for e in engines}

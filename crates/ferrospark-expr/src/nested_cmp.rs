@@ -36,8 +36,8 @@ pub(crate) fn compare_nested(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result
         l.data_type().clone(),
         options,
     )])?;
-    let lr = converter.convert_columns(&[l.clone()])?;
-    let rr = converter.convert_columns(&[r.clone()])?;
+    let lr = converter.convert_columns(std::slice::from_ref(&l))?;
+    let rr = converter.convert_columns(std::slice::from_ref(&r))?;
     let out: BooleanArray = (0..l.len())
         .map(|i| {
             let (ln, rn) = (l.is_null(i), r.is_null(i));
@@ -102,14 +102,20 @@ mod tests {
             vec![Some(2), Some(2), Some(1), Some(1)],
             vec![Some(3.0), Some(3.0), Some(f64::NAN), Some(0.0)],
         );
-        let eq = compare_nested(BinaryOp::Eq, &l, &r).unwrap();
-        let eq = eq.as_any().downcast_ref::<BooleanArray>().unwrap();
+        let eq = compare_nested(BinaryOp::Eq, &l, &r).expect("structs compare");
+        let eq = eq
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .expect("booleans");
         assert_eq!(
             eq.iter().collect::<Vec<_>>(),
             vec![Some(false), Some(true), Some(true), Some(true)]
         );
-        let lt = compare_nested(BinaryOp::Lt, &l, &r).unwrap();
-        let lt = lt.as_any().downcast_ref::<BooleanArray>().unwrap();
+        let lt = compare_nested(BinaryOp::Lt, &l, &r).expect("structs compare");
+        let lt = lt
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .expect("booleans");
         assert!(lt.value(0), "a NULL field sorts before a value");
     }
 }

@@ -1432,7 +1432,7 @@ mod tests {
             (999_999, 3, 18),
             (1, 1, 1),
         ] {
-            let days = civil_days(y, m, d).unwrap();
+            let days = civil_days(y, m, d).expect("a real date");
             assert_eq!(civil_date(days), (y, m, d));
             if let Some(c) = NaiveDate::from_ymd_opt(y as i32, m, d) {
                 assert_eq!(days, days_of(c));
@@ -1440,11 +1440,17 @@ mod tests {
         }
         assert_eq!(civil_days(1900, 2, 29), None);
         assert_eq!(
-            date_text(civil_days(999_999, 3, 18).unwrap()),
+            date_text(civil_days(999_999, 3, 18).expect("a real date")),
             "+999999-03-18"
         );
-        assert_eq!(date_text(civil_days(-1, 1, 28).unwrap()), "-0001-01-28");
-        assert_eq!(date_text(civil_days(15, 1, 1).unwrap()), "0015-01-01");
+        assert_eq!(
+            date_text(civil_days(-1, 1, 28).expect("a real date")),
+            "-0001-01-28"
+        );
+        assert_eq!(
+            date_text(civil_days(15, 1, 1).expect("a real date")),
+            "0015-01-01"
+        );
     }
 
     #[test]

@@ -57,6 +57,8 @@ fn murmur3_bytes(data: &[u8], seed: u32) -> u32 {
 /// bits of `nextGaussian`: the platform's `ln` is correctly rounded where fdlibm's is at times
 /// one unit off, and Spark's values are fdlibm's. Only the positive normal arguments
 /// `nextGaussian` passes (0 < s < 1) are taken.
+// fdlibm's constants as it publishes them (each literal is the f64 fdlibm uses).
+#[allow(clippy::excessive_precision)]
 fn strict_log(x: f64) -> f64 {
     const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-01;
     const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
