@@ -408,3 +408,21 @@ def test_scalar_subquery_of_many_rows_is_refused_as_in_spark(views, sql):
     """More than one row for an outer row: SCALAR_SUBQUERY_TOO_MANY_ROWS, not duplicated
     outer rows."""
     _refused_as_spark(views, sql)
+
+
+def test_parameterless_count_under_the_legacy_setting(views):
+    """``count()`` is refused (``WRONG_NUM_ARGS``) unless
+    ``spark.sql.legacy.allowParameterlessCount`` is set; then it counts nothing, as Spark."""
+    s, spark = views
+    sql = "SELECT count() AS n FROM lp"
+    with pytest.raises(fs.AnalysisError, match="WRONG_NUM_ARGS"):
+        s.sql(sql).collect()
+    for engine in (s, spark):
+        engine.conf.set("spark.sql.legacy.allowParameterlessCount", "true")
+    try:
+        got = arrow_rows(s.sql(sql).toArrow())
+        expected = spark_rows(spark.sql(sql))
+    finally:
+        for engine in (s, spark):
+            engine.conf.set("spark.sql.legacy.allowParameterlessCount", "false")
+    check_rows("count()", got, expected, ordered=False)

@@ -101,8 +101,19 @@ pub fn plan_sql(
             text.trim()
         )));
     }
+    let parameterless_count = builder
+        .cfg
+        .get_bool("spark.sql.legacy.allowParameterlessCount", false)
+        .unwrap_or(false);
     let mut statements = ferrospark_expr::dialect::tokenize(body)
         .map_err(ParserError::from)
+        .map(|tokens| {
+            if parameterless_count {
+                count_of_nothing(tokens)
+            } else {
+                tokens
+            }
+        })
         .and_then(|tokens| {
             Parser::new(&dialect)
                 .with_recursion_limit(512)
@@ -1132,4 +1143,34 @@ pub(crate) fn sort_key(e: Expr, o: &ast::OrderByOptions) -> Expr {
         ascending,
         nulls_first: o.nulls_first.unwrap_or(ascending),
     }
+}
+
+/// Spark's `spark.sql.legacy.allowParameterlessCount`: `count()` counts no expression, so
+/// every row is skipped (0), read as `count(NULL)`.
+fn count_of_nothing(
+    tokens: Vec<sqlparser::tokenizer::TokenWithSpan>,
+) -> Vec<sqlparser::tokenizer::TokenWithSpan> {
+    use sqlparser::tokenizer::Token;
+    let mut out = Vec::with_capacity(tokens.len());
+    let significant = |t: &Token| !matches!(t, Token::Whitespace(_));
+    for t in tokens {
+        if t.token == Token::RParen {
+            let mut seen = out
+                .iter()
+                .rev()
+                .filter(|x: &&sqlparser::tokenizer::TokenWithSpan| significant(&x.token));
+            let paren = seen.next().is_some_and(|x| x.token == Token::LParen);
+            let count = seen.next().is_some_and(|x| {
+                matches!(&x.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("count"))
+            });
+            if paren && count {
+                out.push(sqlparser::tokenizer::TokenWithSpan::new(
+                    Token::make_keyword("NULL"),
+                    t.span,
+                ));
+            }
+        }
+        out.push(t);
+    }
+    out
 }
