@@ -181,6 +181,21 @@ fn boxed(e: &ast::Expr, text: &str) -> Result<Box<Expr>> {
 /// dotted column name.
 pub const STAR_FN: &str = "__star";
 
+/// The [`STAR_FN`] marker of `prefix.*`: the prefix's parts joined by periods.
+fn star_marker(prefix: &ast::ObjectName) -> Expr {
+    Expr::Function {
+        name: STAR_FN.into(),
+        args: vec![Expr::Column(
+            prefix
+                .0
+                .iter()
+                .map(|p| p.to_string().trim_matches('`').to_string())
+                .collect::<Vec<_>>()
+                .join("."),
+        )],
+    }
+}
+
 fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
     use ast::Expr as A;
     Ok(match e {
@@ -204,17 +219,7 @@ fn convert(e: &ast::Expr, text: &str) -> Result<Expr> {
         },
         // `struct(s.*)`: expanded by the analyzer over the struct's fields or the relation's
         // columns.
-        A::QualifiedWildcard(prefix, _) => Expr::Function {
-            name: STAR_FN.into(),
-            args: vec![Expr::Column(
-                prefix
-                    .0
-                    .iter()
-                    .map(|p| p.to_string().trim_matches('`').to_string())
-                    .collect::<Vec<_>>()
-                    .join("."),
-            )],
-        },
+        A::QualifiedWildcard(prefix, _) => star_marker(prefix),
         // `struct(a + 1 AS x)`: the field's name.
         A::Named { expr, name } => Expr::Alias {
             expr: Box::new(convert(expr, text)?),
@@ -925,17 +930,7 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
                     }
                     // `f(t.*)`: the relation's (or struct's) columns, spread by the analyzer.
                     FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(prefix)) => {
-                        Ok(Expr::Function {
-                            name: STAR_FN.into(),
-                            args: vec![Expr::Column(
-                                prefix
-                                    .0
-                                    .iter()
-                                    .map(|p| p.to_string().trim_matches('`').to_string())
-                                    .collect::<Vec<_>>()
-                                    .join("."),
-                            )],
-                        })
+                        Ok(star_marker(prefix))
                     }
                     other => Err(unsupported(format!("argument {other}"), text)),
                 })

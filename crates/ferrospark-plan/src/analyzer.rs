@@ -193,17 +193,10 @@ pub fn resolve_expr(e: &Expr, scope: &Scope<'_>) -> Result<Expr> {
                 }
             }
             Expr::Function { name, args } if args.iter().any(|a| star_prefix(a).is_some()) => {
-                let mut spread = Vec::with_capacity(args.len());
-                for a in args {
-                    match star_prefix(a) {
-                        Some(prefix) => spread.extend(expand_star(prefix, scope)?),
-                        None => spread.push(a.clone()),
-                    }
-                }
                 Some(resolve_expr(
                     &Expr::Function {
                         name: name.clone(),
-                        args: spread,
+                        args: spread_stars(args, scope)?,
                     },
                     scope,
                 )?)
@@ -213,24 +206,15 @@ pub fn resolve_expr(e: &Expr, scope: &Scope<'_>) -> Result<Expr> {
                 args,
                 distinct,
                 ignore_nulls,
-            } if args.iter().any(|a| star_prefix(a).is_some()) => {
-                let mut spread = Vec::with_capacity(args.len());
-                for a in args {
-                    match star_prefix(a) {
-                        Some(prefix) => spread.extend(expand_star(prefix, scope)?),
-                        None => spread.push(a.clone()),
-                    }
-                }
-                Some(resolve_expr(
-                    &Expr::Aggregate {
-                        name: name.clone(),
-                        args: spread,
-                        distinct: *distinct,
-                        ignore_nulls: *ignore_nulls,
-                    },
-                    scope,
-                )?)
-            }
+            } if args.iter().any(|a| star_prefix(a).is_some()) => Some(resolve_expr(
+                &Expr::Aggregate {
+                    name: name.clone(),
+                    args: spread_stars(args, scope)?,
+                    distinct: *distinct,
+                    ignore_nulls: *ignore_nulls,
+                },
+                scope,
+            )?),
             Expr::Field(inner, field) => match inner.as_ref() {
                 // `t.col`: a qualified column first, a struct field otherwise.
                 Expr::Column(q) => match scope.resolve_name(Some(q), field)? {
@@ -262,6 +246,18 @@ fn star_prefix(e: &Expr) -> Option<&str> {
         }
         _ => None,
     }
+}
+
+/// A call's arguments with each `prefix.*` replaced by what it stands for.
+fn spread_stars(args: &[Expr], scope: &Scope<'_>) -> Result<Vec<Expr>> {
+    let mut spread = Vec::with_capacity(args.len());
+    for a in args {
+        match star_prefix(a) {
+            Some(prefix) => spread.extend(expand_star(prefix, scope)?),
+            None => spread.push(a.clone()),
+        }
+    }
+    Ok(spread)
 }
 
 /// `prefix.*` spread: a relation's columns when `prefix` qualifies some, else a struct

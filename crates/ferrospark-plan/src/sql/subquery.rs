@@ -234,15 +234,7 @@ impl<'a> SqlPlanner<'a> {
             let v = resolve_expr(value, scope)?;
             if let Expr::Function { name, args } = &v {
                 if name == TUPLE_FN {
-                    if args.len() != selected.len() {
-                        return Err(FerroError::Analysis(format!(
-                            "[DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH] The number of columns in the left hand side of an IN subquery does not match the number of columns in the output of subquery. Left hand side columns(length: {}): [{}], right hand side columns(length: {}): [{}]",
-                            args.len(),
-                            args.iter().map(|a| crate::builder::strip_ids(&a.spark_name())).collect::<Vec<_>>().join(", "),
-                            selected.len(),
-                            selected.iter().map(|a| format!("`{}`", a.name)).collect::<Vec<_>>().join(", "),
-                        )));
-                    }
+                    check_in_width(args, &selected)?;
                     // Each pair compared on its own; NOT IN drops an outer row when some
                     // subquery row has no pair known to differ (Spark's rewrite of a
                     // multi-column NOT IN, which has no null-aware join).
@@ -699,15 +691,7 @@ impl SqlPlanner<'_> {
         outer_keys: &HashSet<String>,
     ) -> Result<(Arc<LogicalPlan>, Expr)> {
         let selected = planned.output();
-        if values.len() != selected.len() {
-            return Err(FerroError::Analysis(format!(
-                "[DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH] The number of columns in the left hand side of an IN subquery does not match the number of columns in the output of subquery. Left hand side columns(length: {}): [{}], right hand side columns(length: {}): [{}]",
-                values.len(),
-                values.iter().map(|a| crate::builder::strip_ids(&a.spark_name())).collect::<Vec<_>>().join(", "),
-                selected.len(),
-                selected.iter().map(|a| format!("`{}`", a.name)).collect::<Vec<_>>().join(", "),
-            )));
-        }
+        check_in_width(values, &selected)?;
         let tests = values.iter().zip(&selected).map(|(a, s)| {
             let eq = a.clone().eq(s.column());
             if negated {
@@ -756,6 +740,20 @@ fn one_row_per_outer_row(plan: &LogicalPlan) -> bool {
         LogicalPlan::Aggregate { group, .. } => group.is_empty(),
         _ => false,
     }
+}
+
+/// `IN_SUBQUERY_LENGTH_MISMATCH` unless the tuple `values` is as wide as the subquery.
+fn check_in_width(values: &[Expr], selected: &[Attr]) -> Result<()> {
+    if values.len() == selected.len() {
+        return Ok(());
+    }
+    Err(FerroError::Analysis(format!(
+        "[DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH] The number of columns in the left hand side of an IN subquery does not match the number of columns in the output of subquery. Left hand side columns(length: {}): [{}], right hand side columns(length: {}): [{}]",
+        values.len(),
+        values.iter().map(|a| crate::builder::strip_ids(&a.spark_name())).collect::<Vec<_>>().join(", "),
+        selected.len(),
+        selected.iter().map(|a| format!("`{}`", a.name)).collect::<Vec<_>>().join(", "),
+    )))
 }
 
 /// Whether `plan` has a global aggregate over correlated rows below a node that is not a
