@@ -9,7 +9,9 @@ percentile_cont / percentile_disc WITHIN GROUP, LIKE ANY, a USING join read thro
 hidden key, interval arithmetic (date and timestamp differences, year-month and day intervals),
 PIVOT, the regular expression and split_part functions, skewness / kurtosis / bit aggregates,
 histogram_numeric, RANGE frames moved by an interval, (a, b) IN (SELECT ...), hashes and
-digests, array set functions and string edits (levenshtein, soundex, substring_index). Each engine runs each query once to warm up, then ``--reps`` times (the median is
+digests, array set functions and string edits (levenshtein, soundex, substring_index),
+percentile_approx, listagg WITHIN GROUP with mode, sliding time windows, and map builders with
+sequence and a comparator array_sort. Each engine runs each query once to warm up, then ``--reps`` times (the median is
 printed), in one process per engine; results are checked against PySpark's when it runs.
 Polars' SQL has no correlated subqueries, so it is not among the engines.
 """
@@ -159,6 +161,36 @@ QUERIES: dict[str, tuple[str, str | None]] = {
         "OR soundex(c_mktsegment) = 'B200' OR substring_index(c_address, ' ', 1) = 'IVhzIApeRb'",
         "SELECT count(*) AS n FROM customer WHERE levenshtein(c_name, 'Customer#000012345') < 3 "
         "OR c_mktsegment = 'BUILDING' OR split_part(c_address, ' ', 1) = 'IVhzIApeRb'",
+    ),
+    # percentile_approx's answer is one of the values (Spark's GK summary); DuckDB's
+    # approx_quantile is a t-digest, so its answers differ slightly.
+    "percentile_approx": (
+        "SELECT l_returnflag, percentile_approx(l_extendedprice, 0.5) AS p50, "
+        "percentile_approx(l_quantity, array(0.1, 0.9), 100) AS p FROM lineitem GROUP BY l_returnflag",
+        "SELECT l_returnflag, approx_quantile(l_extendedprice, 0.5) AS p50, "
+        "approx_quantile(l_quantity, [0.1, 0.9]) AS p FROM lineitem GROUP BY l_returnflag",
+    ),
+    "listagg_and_mode": (
+        "SELECT o_orderpriority, length(listagg(o_orderstatus, ',') WITHIN GROUP (ORDER BY o_orderkey)) AS l, "
+        "mode(o_custkey % 100) AS m FROM orders GROUP BY o_orderpriority",
+        "SELECT o_orderpriority, length(string_agg(o_orderstatus, ',' ORDER BY o_orderkey)) AS l, "
+        "mode(o_custkey % 100) AS m FROM orders GROUP BY o_orderpriority",
+    ),
+    "time_windows": (
+        "SELECT window.start AS s, count(*) AS n, sum(o_totalprice) AS t FROM orders "
+        "GROUP BY window(CAST(o_orderdate AS TIMESTAMP), '30 days', '10 days')",
+        "SELECT w AS s, count(*) AS n, sum(o_totalprice) AS t FROM (SELECT o_totalprice, "
+        "unnest(generate_series(time_bucket(INTERVAL 10 DAY, CAST(o_orderdate AS TIMESTAMP), TIMESTAMP '1970-01-01') "
+        "- INTERVAL 20 DAY, time_bucket(INTERVAL 10 DAY, CAST(o_orderdate AS TIMESTAMP), TIMESTAMP '1970-01-01'), "
+        "INTERVAL 10 DAY)) AS w FROM orders) GROUP BY w",
+    ),
+    "maps_and_sequences": (
+        "SELECT sum(size(map_concat(map_from_arrays(sequence(1, l_linenumber), sequence(1, l_linenumber)), "
+        "map(100, l_quantity)))) AS n, sum(size(array_sort(array(l_partkey, l_suppkey, l_linenumber), "
+        "(a, b) -> CASE WHEN a < b THEN 1 WHEN a > b THEN -1 ELSE 0 END))) AS s FROM lineitem",
+        "SELECT sum(cardinality(map_concat(map_from_entries(list_transform(range(1, l_linenumber + 1), "
+        "x -> {'k': x, 'v': x})), MAP {100: l_quantity}))) AS n, sum(len(list_sort([l_partkey, l_suppkey, "
+        "l_linenumber], 'DESC'))) AS s FROM lineitem",
     ),
 }
 

@@ -60,38 +60,22 @@ EXCLUDED_FAMILIES: dict[str, str] = {
 #: This list may only shrink: the test fails when one of them appears in ferrospark.functions.
 MISSING: frozenset[str] = frozenset(
     # strings, bytes, hashes, encodings
-    "aes_decrypt aes_encrypt try_aes_decrypt hmac".split()
-    + "format_number from_base32 to_base32".split()
-    + "jaro_winkler_similarity sentences str_to_map".split()
-    + "parse_url try_parse_url".split()
+    "aes_decrypt aes_encrypt try_aes_decrypt sentences".split()
     # Python table functions
     + "udtf arrow_udtf".split()
     # JSON and CSV
     + "from_csv to_csv schema_of_csv from_json to_json schema_of_json get_json_object".split()
     + "json_array_length json_object_keys json_tuple".split()
-    # arrays and maps
-    + "array_sort".split()
-    + "sequence shuffle map_concat map_entries map_from_arrays map_from_entries".split()
-    + "map_zip_with".split()
-    # aggregates
-    + "approx_percentile percentile_approx collect_union".split()
-    + "listagg listagg_distinct string_agg".split()
-    + "string_agg_distinct mode try_avg try_sum".split()
     # dates, times and timestamps
     + "timestamp_nanos unix_nanos".split()
-    + "window window_time".split()
     # the TIME type
     + "current_time make_time time_bucket time_diff time_from_micros time_from_millis".split()
     + "time_from_seconds time_to_micros time_to_millis time_to_seconds time_trunc".split()
     + "to_time try_to_time".split()
     # partition transforms (DataFrameWriterV2.partitionedBy)
     + "bucket days hours months years".split()
-    # session and environment
-    + "current_database current_schema current_path".split()
-    + "version input_file_name input_file_block_length".split()
-    + "input_file_block_start".split()
-    # random values
-    + "randstr uniform".split()
+    # input files
+    + "input_file_name input_file_block_length input_file_block_start".split()
     # other
     + "counter_diff unwrap_udt".split()
 )
@@ -492,6 +476,157 @@ AGGREGATES: dict[str, Build] = {
     "min_by(q, s)": lambda F: F.min_by(F.col("q"), "s"),
     "product(q)": lambda F: F.product("q"),
     "product(x)": lambda F: F.product("x"),
+    "try_sum(q)": lambda F: F.try_sum("q"),
+    "try_sum(overflow)": lambda F: F.try_sum(F.col("l") * 0 + F.lit(2**62)),
+    "try_sum(x)": lambda F: F.try_sum("x"),
+    "try_sum(decimal)": lambda F: F.try_sum(F.col("q").cast("decimal(12,2)")),
+    "try_avg(q)": lambda F: F.try_avg("q"),
+    "try_avg(decimal)": lambda F: F.try_avg(F.col("l").cast("decimal(20,1)")),
+    "mode(cst)": lambda F: F.mode("cst"),
+    "mode(s, True)": lambda F: F.mode("s", True),
+    "mode(x, True)": lambda F: F.mode(F.col("x"), deterministic=True),
+    "listagg(s)": lambda F: F.listagg("s"),
+    "listagg(s, sep)": lambda F: F.listagg("s", ", "),
+    "string_agg(t, lit)": lambda F: F.string_agg("t", F.lit("|")),
+    "string_agg(bn, bytes)": lambda F: F.string_agg("bn", b"\x00"),
+    "listagg(q)": lambda F: F.listagg(F.col("q").cast("string"), "+"),
+    "string_agg_distinct(k)": lambda F: F.string_agg_distinct(F.col("k").cast("string")),
+    "percentile_approx(q, 0.5)": lambda F: F.percentile_approx("q", 0.5),
+    "percentile_approx(x, list, 100)": lambda F: F.percentile_approx("x", [0.1, 0.9], 100),
+    "approx_percentile(d, 0.5)": lambda F: F.approx_percentile("d", 0.5),
+    "percentile_approx(ts, 0.25)": lambda F: F.percentile_approx("ts", 0.25),
+    # Spark's order is its hash set's: compared sorted.
+    "collect_union": lambda F: F.sort_array(F.collect_union(F.array("q", "cst"))),
+    "collect_union(null arrays)": lambda F: F.sort_array(
+        F.collect_union(F.when(F.col("k") > 1, F.array("k", "av")))
+    ),
+    "percentile_approx(decimal)": lambda F: F.percentile_approx(
+        F.col("l").cast("decimal(20,1)"), F.lit(0.75)
+    ),
+}
+
+MAPS: dict[str, Build] = {
+    "map_from_arrays": lambda F: F.map_from_arrays(F.array("k", F.col("k") + 10), F.array("s", "t")),
+    "map_from_arrays(null)": lambda F: F.map_from_arrays(
+        F.array("k"), F.when(F.col("k") > 1, F.array("x")).otherwise(F.lit(None))
+    ),
+    "map_from_entries": lambda F: F.map_from_entries(
+        F.array(
+            F.struct(F.col("k").alias("a"), F.col("s").alias("b")),
+            F.struct((F.col("k") + 100).alias("a"), F.col("t").alias("b")),
+        )
+    ),
+    "map_from_entries(null entry)": lambda F: F.map_from_entries(
+        F.array(
+            F.struct(F.col("k").alias("a"), F.col("x").alias("b")),
+            F.when(F.col("k") > 2, F.struct((F.col("k") + 1).alias("a"), F.col("y").alias("b"))),
+        )
+    ),
+    "map_entries": lambda F: F.map_entries(F.create_map("k", "s")),
+    "map_entries(x)": lambda F: F.map_entries(F.create_map(F.col("id"), F.col("x"), F.col("id") + 100, "y")),
+    "map_concat": lambda F: F.map_concat(F.create_map("k", "s"), F.create_map(F.col("k") + 10, "t")),
+    "map_concat(list)": lambda F: F.map_concat(
+        [F.create_map("id", "d"), F.create_map(F.col("id") + 20, "d2")]
+    ),
+    "map_concat(null)": lambda F: F.map_concat(
+        F.create_map("k", "s"), F.when(F.col("k") > 1, F.create_map(F.col("k") + 10, "t"))
+    ),
+    "map_concat(widen)": lambda F: F.map_concat(
+        F.create_map("k", "q"), F.create_map(F.col("id") * 1000 + 1000, F.col("id"))
+    ),
+    "str_to_map(tss)": lambda F: F.str_to_map("tss", F.lit(" "), F.lit("-")),
+    "str_to_map(ds)": lambda F: F.str_to_map("ds"),
+    "str_to_map(s)": lambda F: F.str_to_map(F.concat(F.lit("k:"), "s", F.lit(",v:1"))),
+    "str_to_map(regex)": lambda F: F.str_to_map(F.lit("a1b22c"), F.lit("[0-9]+"), F.lit("x")),
+    "sequence(k, cst)": lambda F: F.sequence("k", "cst"),
+    "sequence(k, cst, 2)": lambda F: F.sequence(F.col("k") * 2, F.col("k") * 2 + 5, F.lit(2)),
+    "sequence(tinyint)": lambda F: F.sequence(F.col("k").cast("tinyint"), F.lit(2).cast("smallint")),
+    "sequence(l, l)": lambda F: F.sequence("l", "l"),
+    "sequence(d, d + k)": lambda F: F.sequence("d", F.date_add("d", F.col("k"))),
+    "sequence(d + k, d)": lambda F: F.sequence(F.date_add("d", F.col("k")), "d"),
+    "sequence(d, months)": lambda F: F.sequence(
+        "d", F.add_months("d", F.col("k")), F.expr("interval 1 month")
+    ),
+    "sequence(d, 3 days)": lambda F: F.sequence("d", F.date_add("d", 9), F.expr("interval 3 days")),
+    "sequence(ts, 30 minutes)": lambda F: F.sequence(
+        "ts", F.col("ts") + F.expr("make_dt_interval(0, k)"), F.expr("interval 30 minutes")
+    ),
+    "sequence(ts2, 1 day)": lambda F: F.sequence("ts2", F.col("ts2") + F.expr("interval 2 days")),
+    "array_sort(x)": lambda F: F.array_sort(F.array("x", "y", F.lit(-1.0))),
+    "array_sort(s)": lambda F: F.array_sort(F.array("s", "t", "p")),
+    "array_sort(desc)": lambda F: F.array_sort(
+        F.array("q", "k", "cst", "av"),
+        lambda a, b: F.when(a.isNull(), 1).when(b.isNull(), -1).when(a < b, 1).when(a > b, -1).otherwise(0),
+    ),
+    "array_sort(by length)": lambda F: F.array_sort(
+        F.array("s", "t", F.lit("xy")),
+        lambda a, b: F.coalesce(F.length(a), F.lit(-1)) - F.coalesce(F.length(b), F.lit(-1)),
+    ),
+    "array_sort(outer column)": lambda F: F.array_sort(
+        F.array("q", "k", "cst"),
+        lambda a, b: F.coalesce(
+            F.when(a < b, -F.col("k")).when(a > b, F.col("k")).otherwise(F.lit(0)), F.lit(0)
+        ),
+    ),
+    "map_zip_with": lambda F: F.map_zip_with(
+        F.create_map("k", "s"),
+        F.create_map(F.col("k") + F.col("id") % 2, "t"),
+        lambda k, v1, v2: F.concat(F.coalesce(v1, F.lit("-")), F.coalesce(v2, F.lit("-"))),
+    ),
+    "map_zip_with(widen)": lambda F: F.map_zip_with(
+        F.create_map("k", "x"),
+        F.create_map(F.coalesce("l", F.lit(0)), "q"),
+        lambda k, a, b: F.coalesce(a, b * 1.0),
+    ),
+}
+
+CODINGS: dict[str, Build] = {
+    "try_parse_url(s, PATH)": lambda F: F.try_parse_url(F.concat(F.lit("http://h.com/"), "s"), F.lit("PATH")),
+    "try_parse_url(s, HOST)": lambda F: F.try_parse_url(
+        F.concat(F.lit("http://"), "s", F.lit("/x")), F.lit("HOST")
+    ),
+    "try_parse_url(s, AUTHORITY)": lambda F: F.try_parse_url(
+        F.concat(F.lit("ftp://"), "t", F.lit("@"), "s", F.lit(":21/")), F.lit("AUTHORITY")
+    ),
+    "parse_url(QUERY, k)": lambda F: F.parse_url(
+        F.concat(F.lit("http://h.com/p?k="), "k", F.lit("&x=2")), F.lit("QUERY"), F.lit("k")
+    ),
+    "parse_url(parts)": lambda F: F.parse_url(
+        F.lit("https://user:pw@spark.apache.org:8080/a/b%20c?q=1&r=%41#frag"),
+        F.element_at(
+            F.array(*[F.lit(p) for p in ["HOST", "PATH", "QUERY", "REF", "PROTOCOL"]]), F.col("k") + 1
+        ),
+    ),
+    "parse_url(more parts)": lambda F: F.parse_url(
+        F.lit("https://user:pw@spark.apache.org:8080/a/b%20c?q=1&r=%41#frag"),
+        F.element_at(
+            F.array(*[F.lit(p) for p in ["FILE", "AUTHORITY", "USERINFO", "XX", "host"]]), F.col("k") + 1
+        ),
+    ),
+    "parse_url(no query)": lambda F: F.parse_url(F.lit("http://a.com"), F.lit("QUERY")),
+    "parse_url(relative)": lambda F: F.parse_url(F.lit("a/b?c=1"), F.lit("PATH")),
+    "to_base32(s)": lambda F: F.to_base32("s"),
+    "to_base32(bn)": lambda F: F.to_base32("bn"),
+    "from_base32(to_base32(s))": lambda F: F.from_base32(F.to_base32("s")),
+    "from_base32(lower)": lambda F: F.from_base32(F.lower(F.to_base32("t"))),
+    "hmac(s, t)": lambda F: F.hmac(F.concat(F.lit("k"), "s"), "t"),
+    "hmac(bn, s, SHA-512)": lambda F: F.hmac(F.concat(F.lit(b"k"), "bn"), "s", F.lit("SHA-512")),
+    "hmac(s, t, MD5)": lambda F: F.hmac(F.concat("s", F.lit("-")), "t", F.lit("MD5")),
+    "hmac(t, s, SHA-1)": lambda F: F.hmac(F.concat("t", F.lit("-")), "s", F.lit("SHA-1")),
+    "hmac(long key)": lambda F: F.hmac(F.repeat(F.concat(F.lit("k"), "s"), 40), "t", F.lit("SHA-384")),
+    "jaro_winkler_similarity(s, t)": lambda F: F.jaro_winkler_similarity("s", "t"),
+    "jaro_winkler_similarity(s, p)": lambda F: F.jaro_winkler_similarity("s", "p"),
+    "jaro_winkler_similarity(tss, ds)": lambda F: F.jaro_winkler_similarity("tss", "ds"),
+    "format_number(x, 2)": lambda F: F.format_number("x", 2),
+    "format_number(q, 0)": lambda F: F.format_number("q", 0),
+    "format_number(l, 3)": lambda F: F.format_number("l", 3),
+    "format_number(fsecs, 4)": lambda F: F.format_number("fsecs", 4),
+    "format_number(fsecs, 0)": lambda F: F.format_number("fsecs", 0),
+    "format_number(decimal, 3)": lambda F: F.format_number(F.col("q").cast("decimal(12,2)") / 7, 3),
+    "format_number(x, -1)": lambda F: F.format_number("x", -1),
+    "current_database()": lambda F: F.current_database(),
+    "current_schema()": lambda F: F.current_schema(),
+    "current_path()": lambda F: F.current_path(),
 }
 
 FAMILIES: dict[str, dict[str, Build]] = {
@@ -506,6 +641,8 @@ FAMILIES: dict[str, dict[str, Build]] = {
     "try_forms": TRY_FORMS,
     "zones": ZONES,
     "array_sets": ARRAY_SETS,
+    "maps": MAPS,
+    "codings": CODINGS,
 }
 
 #: The names this file's families test (with the clock functions tested below).
@@ -523,7 +660,13 @@ _BYTES = "bytes that are not UTF-8 are measured as text, after U+FFFD replaced t
 _ILIKE = "the native printer names ILIKE `s ilike p`; Spark's name is `ilike(s, p)`"
 _LTZ = "make_timestamp_ltz is bound as make_timestamp, and named after it"
 
+_INTERVAL_EXPR = "F.expr('interval 1 month') is named as a calendar interval ('0 years 1 mons') and `ts + i` in parentheses; Spark's names are INTERVAL '1' MONTH and `ts + i`"
+
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
+    "sequence(d, months)": ("name", _INTERVAL_EXPR),
+    "sequence(d, 3 days)": ("name", _INTERVAL_EXPR),
+    "sequence(ts, 30 minutes)": ("name", _INTERVAL_EXPR),
+    "sequence(ts2, 1 day)": ("name", _INTERVAL_EXPR),
     "ilike(s, p)": ("name", _ILIKE),
     "ilike(s, lit)": ("name", _ILIKE),
     "toDegrees(x)": ("name", "Spark names degrees `DEGREES(x)`; the native name is lower case"),
@@ -744,8 +887,9 @@ def test_timestamp_units_are_checked():
 
 
 def test_seeded_random_values_are_sparks_on_one_partition(fdf, sdf, spark):
-    """``rand`` / ``random`` / ``randn`` with a seed draw Spark's own sequence (its
-    XORShiftRandom, bit for bit), and ``monotonically_increasing_id`` / ``spark_partition_id``
+    """``rand`` / ``random`` / ``randn`` / ``uniform`` / ``randstr`` with a seed draw Spark's own
+    sequence (its XORShiftRandom, bit for bit), ``shuffle`` Spark's permutations (its
+    MersenneTwister), and ``monotonically_increasing_id`` / ``spark_partition_id``
     number one partition's rows as Spark does; names and types too."""
     import pyspark.sql.functions as P
 
@@ -758,6 +902,11 @@ def test_seeded_random_values_are_sparks_on_one_partition(fdf, sdf, spark):
             m.randn(2**40).alias("big_seed"),
             m.monotonically_increasing_id(),
             m.spark_partition_id(),
+            m.shuffle(m.array("q", "k", "cst", "av", "id"), 7),
+            m.uniform(0, 100, 3),
+            m.uniform(m.lit(1.5), m.lit(2.0).cast("decimal(3,1)"), 5),
+            m.uniform(-1.0, 1.0, 9),
+            m.randstr(6, 11),
         )
 
     want = build(P, sdf).toArrow()
@@ -765,7 +914,10 @@ def test_seeded_random_values_are_sparks_on_one_partition(fdf, sdf, spark):
     assert got.schema.names == want.schema.names
     assert [str(t) for t in got.schema.types] == [str(t) for t in want.schema.types]
     assert arrow_rows(got) == arrow_rows(want)
-    sql = "SELECT id, rand(0) AS r, randn(123L) AS n, random(NULL) AS z FROM range(0, 40, 1, 1)"
+    sql = (
+        "SELECT id, rand(0) AS r, randn(123L) AS n, random(NULL) AS z, shuffle(sequence(0, id % 9), 3) AS p, "
+        "uniform(10, 20L, 0) AS u, randstr(3, 1) AS t FROM range(0, 40, 1, 1)"
+    )
     fs_rows = arrow_rows(fs.Session().sql(sql).toArrow())
     assert fs_rows == arrow_rows(spark.sql(sql).toArrow())
 
@@ -779,6 +931,15 @@ def test_unseeded_random_picks_one_seed_per_call(fdf):
     assert a != b
     name = fdf.select(F.rand()).columns[0]
     assert name.startswith("rand(") and name[5:-1].lstrip("-").isdigit()
+    # Spark keeps an unwritten seed out of these names.
+    assert fdf.select(F.shuffle(F.array("k")), F.uniform(1, 2), F.randstr(3)).columns == [
+        "shuffle(array(k))",
+        "uniform(1, 2)",
+        "randstr(3)",
+    ]
+    named = fs.Session().sql("SELECT shuffle(array(1)), uniform(1, 2), randstr(3), rand() IS NOT NULL")
+    assert named.columns[:3] == ["shuffle(array(1))", "uniform(1, 2)", "randstr(3)"]
+    assert len(named.collect()) == 1
     s = fs.Session()
     twice = s.sql(
         "WITH q AS (SELECT random() AS r FROM range(4)) SELECT count(*) AS n FROM (SELECT * FROM q UNION SELECT * FROM q)"
@@ -802,3 +963,109 @@ def test_random_refusals_carry_sparks_error_class(spark, sql, error_class):
         fs.Session().sql(sql).collect()
     with pytest.raises(Exception, match=error_class):
         spark.sql(sql).collect()
+
+
+@pytest.mark.parametrize(
+    ("sql", "error_class"),
+    [
+        ("SELECT map_from_arrays(array(1, NULL), array('a', 'b'))", "NULL_MAP_KEY"),
+        ("SELECT map_from_arrays(array(1, 1), array('a', 'b'))", "DUPLICATED_MAP_KEY"),
+        ("SELECT map_concat(map(1, 'a'), map(1, 'b'))", "DUPLICATED_MAP_KEY"),
+        ("SELECT map_from_entries(array(struct(NULL, 'a')))", "NULL_MAP_KEY"),
+        ("SELECT str_to_map('a:1,a:2')", "DUPLICATED_MAP_KEY"),
+        ("SELECT map_concat(map(1, 'a'), NULL)", "MAP_CONCAT_DIFF_TYPES"),
+        ("SELECT hmac('', 'x')", "HMAC_CRYPTO_ERROR"),
+        ("SELECT parse_url('inva lid://spark.apache.org/path?query=1', 'QUERY')", "INVALID_URL"),
+        ("SELECT sequence(1, 5, 0)", "Illegal sequence boundaries: 1 to 5 by 0"),
+        ("SELECT sequence(5, 1, 1)", "Illegal sequence boundaries: 5 to 1 by 1"),
+        ("SELECT sequence(1, 'a')", "CAST_INVALID_INPUT"),
+        ("SELECT sequence(1, DATE'2024-01-01')", "SEQUENCE_WRONG_INPUT_TYPES"),
+        ("SELECT map_from_arrays(array(1, 2), array('a'))", "must have the same length"),
+    ],
+)
+def test_map_and_sequence_refusals_are_sparks(spark, sql, error_class):
+    """The refusals of the map builders, ``sequence`` and ``parse_url``, with Spark's error
+    class (or Spark's message where its error has no class)."""
+    with pytest.raises(Exception, match=error_class):
+        spark.sql(sql).collect()
+    with pytest.raises(fs.FerroError, match=error_class):
+        fs.Session().sql(sql).collect()
+
+
+def test_map_builders_and_sequences_in_sql_match_pyspark(spark):
+    """The SQL forms: empty ``map_concat()``, an empty sequence of one element, timestamps
+    with a DATE start, leap-day month steps, and NULLs."""
+    sql = (
+        "SELECT map_concat() AS e, typeof(map_concat()) AS te, sequence(5, 5) AS one, "
+        "sequence(DATE'2024-01-31', DATE'2024-05-01', INTERVAL 1 MONTH) AS months, "
+        "sequence(DATE'2024-01-01', TIMESTAMP'2024-01-02 00:00:00', INTERVAL 12 HOUR) AS mixed, "
+        "sequence(1, NULL) AS n, shuffle(CAST(NULL AS ARRAY<INT>), 1) AS sn, "
+        "map_entries(map_from_entries(array(struct(1, 'x')))) AS round_trip, "
+        "str_to_map('') AS empty_text, str_to_map(NULL) AS null_text, "
+        "format_number(CAST(-0.0 AS DOUBLE), 1) AS negzero, format_number(1e20D, 1) AS big, "
+        "format_number(CAST('NaN' AS DOUBLE), 2) AS nan, format_number(0.125D, 2) AS tie, "
+        "format_number(1234.5D, '#,###.00') AS pattern, format_number(7L, '0000.00') AS padded, "
+        "format_number(-1234567.891D, '') AS plain"
+    )
+    got = fs.Session().sql(sql).toArrow()
+    want = spark.sql(sql).toArrow()
+    assert got.schema.names == want.schema.names
+    assert arrow_rows(got) == arrow_rows(want)
+
+
+def test_version_names_sparks_release():
+    """``version()``: the Spark release whose answers ferrospark gives, then ferrospark's own
+    build where Spark puts its revision."""
+    v = fs.Session().sql("SELECT version()").collect()[0][0]
+    assert v.startswith("4.3.0 ferrospark-"), v
+
+
+def test_ordered_and_collected_aggregates_in_sql_match_pyspark(spark):
+    """``listagg`` / ``string_agg`` with WITHIN GROUP (each direction and NULL order), DISTINCT,
+    FILTER and over a window; ``mode`` with its WITHIN GROUP forms (Spark names them with the
+    opposite direction); ``try_sum`` / ``try_avg`` overflowing; ``percentile_approx`` of dates,
+    timestamps and intervals, and a coarse accuracy."""
+    queries = [
+        "SELECT listagg(x, ',') WITHIN GROUP (ORDER BY y), listagg(x) WITHIN GROUP (ORDER BY y DESC NULLS FIRST), "
+        "listagg(x, ';') WITHIN GROUP (ORDER BY y) FILTER (WHERE y > 0), "
+        "string_agg(x, '-') WITHIN GROUP (ORDER BY y NULLS LAST), listagg(DISTINCT x, '|') WITHIN GROUP (ORDER BY x) "
+        "FROM VALUES ('a', 2), ('b', 1), ('c', NULL), (NULL, 3), ('a', 0) t(x, y)",
+        "SELECT listagg(x) FILTER (WHERE x > 'a'), listagg(x, 5), listagg(y) FROM VALUES ('a', 1), ('b', 2), ('c', 3) t(x, y)",
+        "SELECT k, listagg(x, ',') WITHIN GROUP (ORDER BY x) OVER (PARTITION BY k) AS w FROM VALUES (1, 'b'), (1, 'a'), (2, 'c') t(k, x) ORDER BY k, w",
+        "SELECT mode(x), mode(x, false), mode(x, true), mode() WITHIN GROUP (ORDER BY x), "
+        "mode() WITHIN GROUP (ORDER BY x DESC) FROM VALUES (1), (2), (2), (1), (3), (NULL) t(x)",
+        "SELECT g, mode(s), mode(d) FROM VALUES (1, 'b', 1.5), (1, 'a', 1.5), (1, 'b', 2.5), (2, NULL, NULL) t(g, s, d) GROUP BY g ORDER BY g",
+        "SELECT try_sum(x), try_avg(x) FROM VALUES (9223372036854775807L), (1L) t(x)",
+        "SELECT try_sum(x), try_avg(x) FROM VALUES (CAST(99999999999999999999999999999999999999 AS DECIMAL(38,0))), "
+        "(CAST(99999999999999999999999999999999999999 AS DECIMAL(38,0))) t(x)",
+        "SELECT percentile_approx(d, 0.5), percentile_approx(t, array(0.0, 1.0)), percentile_approx(x, 0.5) FROM VALUES "
+        "(DATE'2024-01-01', TIMESTAMP'2024-01-01 00:00:00', INTERVAL 3 DAY), (DATE'2024-01-03', TIMESTAMP'2024-01-02 00:00:00', INTERVAL 1 DAY) t(d, t, x)",
+        "SELECT percentile_approx(id, 0.5), percentile_approx(id, array(0.1, 0.25, 0.9), 100), approx_percentile(id * 1.5, 0.33, 50) "
+        "FROM range(1, 1001, 1, 1)",
+        "SELECT percentile_approx(x, 0.5) FROM VALUES (CAST(NULL AS INT)) t(x)",
+    ]
+    session = fs.Session()
+    for sql in queries:
+        got = session.sql(sql).toArrow()
+        want = spark.sql(sql).toArrow()
+        assert got.schema.names == want.schema.names, sql
+        assert [str(t) for t in got.schema.types] == [str(t) for t in want.schema.types], sql
+        assert arrow_rows(got) == arrow_rows(want), sql
+
+
+@pytest.mark.parametrize(
+    ("sql", "error_class"),
+    [
+        ("SELECT listagg(x, y) FROM VALUES ('a', ',') t(x, y)", "NON_FOLDABLE_INPUT"),
+        (
+            "SELECT listagg(DISTINCT x) WITHIN GROUP (ORDER BY y) FROM VALUES ('b', 1) t(x, y)",
+            "MISMATCH_WITH_DISTINCT_INPUT",
+        ),
+        ("SELECT percentile_approx(x, 0.5, 0) FROM VALUES (1) t(x)", "VALUE_OUT_OF_RANGE"),
+    ],
+)
+def test_collected_aggregate_refusals_are_sparks(spark, sql, error_class):
+    with pytest.raises(Exception, match=error_class):
+        spark.sql(sql).collect()
+    with pytest.raises(fs.FerroError, match=error_class):
+        fs.Session().sql(sql).collect()

@@ -130,7 +130,8 @@ class Column:
         return Column(self._expr.not_())
 
     def __neg__(self) -> Column:
-        return Column(self._expr.negative())
+        # PySpark's `-col` calls `negative`, and Spark names it so (`negative(k)`).
+        return Column(_native.Expr.function("negative", [self._expr]))
 
     def __bool__(self) -> bool:
         raise TypeError(

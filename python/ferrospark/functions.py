@@ -60,17 +60,27 @@ from .column import Column, col, column, expr, lit
 from .errors import AnalysisError
 from .functions_aggregates import (
     any_value,
+    approx_percentile,
     approxCountDistinct,
     array_agg,
     bit_and,
     bit_or,
     bit_xor,
+    collect_union,
     every,
     histogram_numeric,
     kurtosis,
+    listagg,
+    listagg_distinct,
+    mode,
+    percentile_approx,
     skewness,
     some,
     std,
+    string_agg,
+    string_agg_distinct,
+    try_avg,
+    try_sum,
 )
 from .functions_datetime import (
     curdate,
@@ -94,6 +104,17 @@ from .functions_datetime import (
     unix_micros,
     unix_millis,
     unix_seconds,
+    window,
+    window_time,
+)
+from .functions_maps import (
+    map_concat,
+    map_entries,
+    map_from_arrays,
+    map_from_entries,
+    sequence,
+    shuffle,
+    str_to_map,
 )
 from .functions_math import (
     bitwiseNOT,
@@ -104,7 +125,16 @@ from .functions_math import (
     toDegrees,
     toRadians,
 )
-from .functions_misc import call_function, equal_null
+from .functions_misc import (
+    call_function,
+    current_database,
+    current_path,
+    current_schema,
+    equal_null,
+    randstr,
+    uniform,
+    version,
+)
 from .functions_more import (
     acosh,
     array_distinct,
@@ -178,13 +208,20 @@ from .functions_text import (
     bit_length,
     contains,
     endswith,
+    format_number,
     format_string,
+    from_base32,
+    hmac,
     ilike,
+    jaro_winkler_similarity,
     like,
     octet_length,
+    parse_url,
     printf,
     startswith,
+    to_base32,
     to_number,
+    try_parse_url,
     try_to_number,
 )
 from .udf import PandasUDFType, UserDefinedFunction, call_udf, pandas_udf, udf
@@ -967,6 +1004,22 @@ def transform_keys(col: ColumnOrName, f: Callable[[Column, Column], Column]) -> 
     return _call_mixed("transform_keys", _c(col), _lambda(f, 2, 2))
 
 
+def array_sort(col: ColumnOrName, comparator: Callable[[Column, Column], Column] | None = None) -> Column:
+    """The array sorted ascending with NULLs last, or by ``comparator(l, r)`` (an INT: negative,
+    0 or positive), stably."""
+    if comparator is None:
+        return _call("array_sort", col)
+    return _call_mixed("array_sort", _c(col), _lambda(comparator, 2, 2))
+
+
+def map_zip_with(
+    col1: ColumnOrName, col2: ColumnOrName, f: Callable[[Column, Column, Column], Column]
+) -> Column:
+    """A map of every key of either map to ``f(k, v1, v2)``, a value NULL where its map lacks
+    the key (the first map's keys first)."""
+    return _call_mixed("map_zip_with", _c(col1), _c(col2), _lambda(f, 3, 3))
+
+
 def transform_values(col: ColumnOrName, f: Callable[[Column, Column], Column]) -> Column:
     """The map with each value replaced by ``f(k, v)``."""
     return _call_mixed("transform_values", _c(col), _lambda(f, 2, 2))
@@ -1399,4 +1452,38 @@ __all__ = [
     "weekofyear",
     "when",
     "year",
+    "map_concat",
+    "map_entries",
+    "map_from_arrays",
+    "map_from_entries",
+    "sequence",
+    "shuffle",
+    "str_to_map",
+    "current_database",
+    "current_path",
+    "current_schema",
+    "randstr",
+    "uniform",
+    "version",
+    "format_number",
+    "from_base32",
+    "hmac",
+    "jaro_winkler_similarity",
+    "parse_url",
+    "to_base32",
+    "try_parse_url",
+    "try_sum",
+    "try_avg",
+    "mode",
+    "listagg",
+    "listagg_distinct",
+    "string_agg",
+    "string_agg_distinct",
+    "percentile_approx",
+    "approx_percentile",
+    "array_sort",
+    "map_zip_with",
+    "window",
+    "window_time",
+    "collect_union",
 ]

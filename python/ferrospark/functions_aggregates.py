@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import warnings
 
+from . import _native
+from ._function_args import _c, _call, _call_mixed, _l
 from .aggregate import AggColumn, _to_expr, approx_count_distinct
 from .column import Column, _literal, lit
 from .errors import AnalysisError
@@ -89,3 +91,81 @@ def some(col: ColumnOrName) -> AggColumn:
 def std(col: ColumnOrName) -> AggColumn:
     """The sample standard deviation of the group (``stddev``; NULL for one value)."""
     return AggColumn("std", [_to_expr(col)])
+
+
+def try_sum(col: ColumnOrName) -> Column:
+    """``sum``, NULL where it overflows (a BIGINT or DECIMAL sum) instead of failing."""
+    return _call("try_sum", col)
+
+
+def try_avg(col: ColumnOrName) -> Column:
+    """``avg``, NULL where a DECIMAL sum overflows instead of failing."""
+    return _call("try_avg", col)
+
+
+def mode(col: ColumnOrName, deterministic: bool = False) -> Column:
+    """The most frequent non-NULL value of the group (among equally frequent ones, the
+    smallest); NULL without values."""
+    if deterministic:
+        return _call_mixed("mode", _c(col), lit(True))
+    return _call("mode", col)
+
+
+def _listagg(name: str, col: ColumnOrName, delimiter: Column | str | bytes | None) -> Column:
+    if delimiter is None:
+        return _call(name, col)
+    return _call_mixed(name, _c(col), _l(delimiter))
+
+
+def listagg(col: ColumnOrName, delimiter: Column | str | bytes | None = None) -> Column:
+    """The group's non-NULL strings (or bytes) joined with ``delimiter``, in input order;
+    NULL without values."""
+    return _listagg("listagg", col, delimiter)
+
+
+def listagg_distinct(col: ColumnOrName, delimiter: Column | str | bytes | None = None) -> Column:
+    """:func:`listagg` of the distinct values, each where it first appears."""
+    return _listagg("listagg_distinct", col, delimiter)
+
+
+def string_agg(col: ColumnOrName, delimiter: Column | str | bytes | None = None) -> Column:
+    """:func:`listagg` under its other name."""
+    return _listagg("string_agg", col, delimiter)
+
+
+def string_agg_distinct(col: ColumnOrName, delimiter: Column | str | bytes | None = None) -> Column:
+    """:func:`listagg_distinct` under its other name."""
+    return _listagg("string_agg_distinct", col, delimiter)
+
+
+def _percentage(percentage: Column | float | list[float] | tuple[float, ...]) -> Column:
+    if isinstance(percentage, Column):
+        return percentage
+    if isinstance(percentage, (list, tuple)):
+        return Column(_native.Expr.function("array", [lit(float(p))._expr for p in percentage]))
+    return lit(float(percentage))
+
+
+def percentile_approx(
+    col: ColumnOrName,
+    percentage: Column | float | list[float] | tuple[float, ...],
+    accuracy: Column | int = 10000,
+) -> Column:
+    """The approximate percentile(s) of a numeric, date, timestamp or interval column, a value
+    of the column (Spark's Greenwald-Khanna summary, relative error ``1 / accuracy``)."""
+    return _call_mixed("percentile_approx", _c(col), _percentage(percentage), _l(accuracy))
+
+
+def approx_percentile(
+    col: ColumnOrName,
+    percentage: Column | float | list[float] | tuple[float, ...],
+    accuracy: Column | int = 10000,
+) -> Column:
+    """:func:`percentile_approx` under its other name."""
+    return _call_mixed("approx_percentile", _c(col), _percentage(percentage), _l(accuracy))
+
+
+def collect_union(col: ColumnOrName) -> Column:
+    """The distinct non-NULL elements of the group's arrays (NULL arrays skipped); Spark's
+    order is its hash set's, this one the order of first appearance."""
+    return _call("collect_union", col)

@@ -140,3 +140,25 @@ def to_timestamp_ltz(timestamp: ColumnOrName, format: ColumnOrName | None = None
     if format is None:
         return _call("to_timestamp_ltz", timestamp)
     return _call("to_timestamp_ltz", timestamp, format)
+
+
+def window(
+    timeColumn: ColumnOrName,  # noqa: N803 - PySpark's names
+    windowDuration: str,  # noqa: N803
+    slideDuration: str | None = None,  # noqa: N803
+    startTime: str | None = None,  # noqa: N803
+) -> Column:
+    """The time windows (``struct<start, end>``) a timestamp falls in, as a grouping key:
+    ``windowDuration`` long, one starting every ``slideDuration`` (tumbling by default),
+    shifted by ``startTime``; rows without a time are dropped, as Spark drops them."""
+    args = [_c(timeColumn), lit(windowDuration)]
+    if slideDuration is not None or startTime is not None:
+        args.append(lit(slideDuration if slideDuration is not None else windowDuration))
+    if startTime is not None:
+        args.append(lit(startTime))
+    return _call_mixed("window", *args)
+
+
+def window_time(windowColumn: ColumnOrName) -> Column:  # noqa: N803 - PySpark's name
+    """The last microsecond of a time window (its end less one microsecond)."""
+    return _call("window_time", windowColumn)

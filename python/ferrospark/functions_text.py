@@ -85,3 +85,53 @@ def format_string(format: str, *cols: ColumnOrName) -> Column:  # noqa: A002 - P
 def printf(format: ColumnOrName, *cols: ColumnOrName) -> Column:  # noqa: A002 - PySpark's name
     """:func:`format_string` with the format a column (a ``str`` is a column name)."""
     return _call("printf", format, *cols)
+
+
+def parse_url(
+    url: ColumnOrName,
+    partToExtract: ColumnOrName,  # noqa: N803 - PySpark's name
+    key: ColumnOrName | None = None,
+) -> Column:
+    """A part of the URL (``HOST``, ``PATH``, ``QUERY``, ``REF``, ``PROTOCOL``, ``FILE``,
+    ``AUTHORITY``, ``USERINFO``; ``QUERY`` with ``key``: that key's value) as
+    ``java.net.URI`` reads it; an invalid URL fails (``INVALID_URL``)."""
+    args = [url, partToExtract] + ([] if key is None else [key])
+    return _call("parse_url", *args)
+
+
+def try_parse_url(
+    url: ColumnOrName,
+    partToExtract: ColumnOrName,  # noqa: N803 - PySpark's name
+    key: ColumnOrName | None = None,
+) -> Column:
+    """:func:`parse_url`, NULL for an invalid URL."""
+    args = [url, partToExtract] + ([] if key is None else [key])
+    return _call("try_parse_url", *args)
+
+
+def to_base32(col: ColumnOrName) -> Column:
+    """The bytes (text as UTF-8) in RFC 4648 base32, padded."""
+    return _call("to_base32", col)
+
+
+def from_base32(col: ColumnOrName) -> Column:
+    """The bytes of base32 text (either case)."""
+    return _call("from_base32", col)
+
+
+def hmac(key: ColumnOrName, message: ColumnOrName, algorithm: ColumnOrName | None = None) -> Column:
+    """The HMAC of ``message`` under ``key`` (``SHA-256``; also ``SHA-512``, ``SHA-384``,
+    ``SHA-224``, ``SHA-1``, ``MD5``), as bytes."""
+    args = [key, message] + ([] if algorithm is None else [algorithm])
+    return _call("hmac", *args)
+
+
+def jaro_winkler_similarity(left: ColumnOrName, right: ColumnOrName) -> Column:
+    """The Jaro-Winkler similarity of two strings, from 0 to 1."""
+    return _call("jaro_winkler_similarity", left, right)
+
+
+def format_number(col: ColumnOrName, d: int | str) -> Column:
+    """The number with thousands separators and ``d`` decimal places (HALF_EVEN), or in a
+    ``DecimalFormat`` pattern of ``#``, ``0``, ``,`` and ``.``; NULL for a negative ``d``."""
+    return Column(_native.Expr.function("format_number", [_c(col)._expr, lit(d)._expr]))

@@ -9,6 +9,7 @@ use ferrospark_expr::bind::cast_to;
 use ferrospark_expr::types::{is_decimal, is_integral, is_numeric, is_string, spark_type_name};
 use ferrospark_expr::{aggregate_call_name, bind, BindContext, Expr, PhysicalExpr};
 
+use crate::accumulators::approx_percentile::ApproxPercentileAccumulator;
 use crate::accumulators::bits::{BitAccumulator, BitOp};
 use crate::accumulators::bool_ops::BoolAccumulator;
 use crate::accumulators::collect::collect;
@@ -148,6 +149,19 @@ pub enum AggregateFunction {
     },
     /// `product(x)` over doubles
     Product,
+    /// `percentile_approx(x, p, accuracy)` / `approx_percentile`: Spark's GK summary
+    ApproxPercentile {
+        /// percentages in [0, 1]
+        percentages: Vec<f64>,
+        /// result is an array
+        as_array: bool,
+        /// `accuracy`: the relative error is its inverse
+        accuracy: i64,
+        /// the input's type, which the result takes
+        out: DataType,
+    },
+    /// `try_sum(x)` of integral input: NULL where the bigint sum overflows
+    TrySumInt,
 }
 
 impl AggregateFunction {
@@ -161,6 +175,7 @@ impl AggregateFunction {
                 | AggregateFunction::Percentile { .. }
                 | AggregateFunction::HistogramNumeric { .. }
                 | AggregateFunction::ApproxCountDistinct { .. }
+                | AggregateFunction::ApproxPercentile { .. }
         )
     }
 }
@@ -372,10 +387,10 @@ impl AggregateExpr {
                     .collect::<Result<Vec<_>>>()?;
                 (AggregateFunction::Count, args)
             }
-            "sum" | "avg" | "mean" => {
+            "sum" | "avg" | "mean" | "try_sum" | "try_avg" => {
                 let e = one()?;
                 let dt = e.data_type();
-                let is_avg = call.name != "sum";
+                let is_avg = !matches!(call.name.as_str(), "sum" | "try_sum");
                 let target = if is_decimal(&dt) {
                     dt.clone()
                 } else if is_integral(&dt) && !is_avg {
@@ -392,6 +407,8 @@ impl AggregateExpr {
                 };
                 let f = if is_avg {
                     AggregateFunction::Avg
+                } else if call.name == "try_sum" && target == DataType::Int64 {
+                    AggregateFunction::TrySumInt
                 } else {
                     AggregateFunction::Sum
                 };
@@ -605,6 +622,44 @@ impl AggregateExpr {
                 }
                 (AggregateFunction::Product, vec![cast_to(e, &DataType::Float64)])
             }
+            "percentile_approx" | "approx_percentile" => {
+                // Text reads as a DOUBLE (Spark's implicit cast, refusing text that is no
+                // number).
+                let e = match one()? {
+                    e if is_string(&e.data_type()) => cast_to(e, &DataType::Float64),
+                    e => e,
+                };
+                let out = e.data_type();
+                let numeric_like = is_numeric(&out)
+                    || matches!(out, DataType::Date32 | DataType::Timestamp(..))
+                    || percentile_interval(&out);
+                if !numeric_like {
+                    return Err(type_error(
+                        &e,
+                        "a numeric, date, timestamp or interval argument",
+                    ));
+                }
+                let p = call.args.get(1).ok_or_else(|| wrong_args("2 or 3"))?;
+                let (percentages, as_array) = percentages(p)?;
+                let accuracy = match call.args.get(2) {
+                    Some(a) => literal_f64(a, "percentile_approx's accuracy")?,
+                    None => 10_000.0,
+                };
+                if !(accuracy > 0.0 && accuracy <= f64::from(i32::MAX)) || accuracy.fract() != 0.0 {
+                    return Err(FerroError::Analysis(format!(
+                        "[DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE] Cannot resolve \"{call}\" due to data type mismatch: The accuracy must be between (0, 2147483647] (current value = {accuracy}). SQLSTATE: 42K09"
+                    )));
+                }
+                (
+                    AggregateFunction::ApproxPercentile {
+                        percentages,
+                        as_array,
+                        accuracy: accuracy as i64,
+                        out,
+                    },
+                    vec![e],
+                )
+            }
             "approx_count_distinct" => {
                 let e = one()?;
                 let relative_sd = match call.args.get(1) {
@@ -619,6 +674,8 @@ impl AggregateExpr {
                 )))
             }
         };
+        // `try_sum` / `try_avg` give NULL where `sum` / `avg` raise (decimal overflow).
+        let ansi = ansi && !matches!(call.name.as_str(), "try_sum" | "try_avg");
         let input_type = args.first().map_or(DataType::Null, PhysicalExpr::data_type);
         let input_type = if input_type == DataType::Null
             && !matches!(func, AggregateFunction::HistogramNumeric { .. })
@@ -672,6 +729,19 @@ impl AggregateExpr {
             | AggregateFunction::ExtremeBy { .. }
             | AggregateFunction::Bits(_) => t.clone(),
             AggregateFunction::Product => DataType::Float64,
+            AggregateFunction::TrySumInt => DataType::Int64,
+            AggregateFunction::ApproxPercentile { as_array, out, .. } => {
+                if *as_array {
+                    // Spark's `array<t>` without NULL elements.
+                    DataType::List(std::sync::Arc::new(Field::new(
+                        "element",
+                        out.clone(),
+                        false,
+                    )))
+                } else {
+                    out.clone()
+                }
+            }
             AggregateFunction::Variance(_)
             | AggregateFunction::CoMoment(_)
             | AggregateFunction::Moment(_) => DataType::Float64,
@@ -791,6 +861,11 @@ impl AggregateExpr {
                 vec![f("value", t.clone()), f("ord", ord.clone())]
             }
             AggregateFunction::Product => vec![f("product", DataType::Float64)],
+            AggregateFunction::TrySumInt => vec![
+                f("sum", DataType::Int64),
+                f("overflowed", DataType::Boolean),
+            ],
+            AggregateFunction::ApproxPercentile { .. } => vec![f("summary", DataType::Binary)],
         }
     }
 
@@ -869,6 +944,18 @@ impl AggregateExpr {
                 Box::new(ExtremeByAccumulator::new(t, ord, *max)?)
             }
             AggregateFunction::Product => Box::new(ProductAccumulator::default()),
+            AggregateFunction::TrySumInt => Box::new(SumIntAccumulator::try_sum()),
+            AggregateFunction::ApproxPercentile {
+                percentages,
+                as_array,
+                accuracy,
+                out,
+            } => Box::new(ApproxPercentileAccumulator::new(
+                percentages.clone(),
+                *as_array,
+                *accuracy,
+                out.clone(),
+            )),
         })
     }
 }

@@ -532,6 +532,7 @@ pub fn aggregate_call_name(name: &str, mut args: Vec<String>, distinct: bool) ->
         }
         "count" if args.is_empty() => args.push("1".into()),
         "percentile" if args.len() == 2 => args.push("1".into()),
+        "percentile_approx" | "approx_percentile" if args.len() == 2 => args.push("10000".into()),
         "approx_count_distinct" => args.truncate(1),
         _ => {}
     }
@@ -566,6 +567,18 @@ fn scalar_call_name(name: &str, mut args: Vec<String>) -> String {
             args.push("0.000000".into());
         }
         ("make_ym_interval", 1) => args.push("0".into()),
+        ("hmac", 2) => args.push("SHA-256".into()),
+        // Spark names `array_sort(a)` with its default comparator written out.
+        ("array_sort", 1) => args.push(
+            "lambdafunction((IF(((namedlambdavariable() IS NULL) AND (namedlambdavariable() IS NULL)), 0, (IF((namedlambdavariable() IS NULL), 1, (IF((namedlambdavariable() IS NULL), -1, (IF((namedlambdavariable() < namedlambdavariable()), -1, (IF((namedlambdavariable() > namedlambdavariable()), 1, 0)))))))))), namedlambdavariable(), namedlambdavariable())".into(),
+        ),
+        ("percentile_approx" | "approx_percentile", 2) => args.push("10000".into()),
+        ("listagg" | "string_agg", 1) => args.push("NULL".into()),
+        ("str_to_map", 1) => {
+            args.push(",".into());
+            args.push(":".into());
+        }
+        ("str_to_map", 2) => args.push(":".into()),
         ("aggregate" | "reduce", 3) => {
             args.push("lambdafunction(namedlambdavariable(), namedlambdavariable())".into())
         }
@@ -1126,10 +1139,12 @@ impl Expr {
             {
                 expr.output_name()
             }
-            // Spark names the grouping column of a session window so, whatever its arguments.
+            // Spark names the grouping column of a session or time window so, whatever its
+            // arguments.
             Expr::Function { name, .. } if name.eq_ignore_ascii_case("session_window") => {
                 "session_window".into()
             }
+            Expr::Function { name, .. } if name.eq_ignore_ascii_case("window") => "window".into(),
             other => other.spark_name(),
         }
     }
@@ -1284,6 +1299,10 @@ impl Expr {
             Expr::Function { name, args } if name == "grouping__id" && args.is_empty() => {
                 name.clone()
             }
+            // Spark keeps `shuffle`'s seed out of its children, so out of its name.
+            Expr::Function { name, args } if name == "shuffle" && args.len() == 2 => {
+                format!("shuffle({})", args[0].spark_name())
+            }
             Expr::Function { name, args } if name == "~" && args.len() == 1 => {
                 format!("~{}", args[0].spark_name())
             }
@@ -1306,6 +1325,17 @@ impl Expr {
             {
                 aggregate_call_name(name, args.iter().map(Expr::spark_name).collect(), false)
             }
+            // `struct(k AS a)`: an alias inside a struct names its field, and Spark shows it.
+            Expr::Function { name, args } if name == "struct" => format!(
+                "struct({})",
+                args.iter()
+                    .map(|a| match a {
+                        Expr::Alias { expr, name } => format!("{} AS {name}", expr.spark_name()),
+                        other => other.spark_name(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Expr::Function { name, args } => {
                 scalar_call_name(name, args.iter().map(Expr::spark_name).collect())
             }

@@ -27,6 +27,7 @@
 
 pub mod bind;
 mod cast;
+pub mod collected;
 mod depth;
 pub mod dialect;
 pub mod eval;

@@ -812,7 +812,7 @@ fn within_group(
     args: Vec<Expr>,
     distinct: bool,
     text: &str,
-) -> Result<Vec<Expr>> {
+) -> Result<(Vec<Expr>, Option<crate::collected::WithinGroup>)> {
     let ordered = matches!(name, "percentile_cont" | "percentile_disc");
     let invalid =
         |class: &str, what: String| FerroError::Analysis(format!("[{class}] {what} in \"{text}\""));
@@ -823,7 +823,24 @@ fn within_group(
                 format!("The function `{name}` requires the WITHIN GROUP (ORDER BY ...) clause"),
             ));
         }
-        return Ok(args);
+        return Ok((args, None));
+    }
+    if matches!(name, "mode" | "listagg" | "string_agg") {
+        let [order] = &f.within_group[..] else {
+            return Err(invalid(
+                "INVALID_WITHIN_GROUP_EXPRESSION.WRONG_NUM_ORDERINGS",
+                format!(
+                    "The function `{name}` requires 1 orderings in WITHIN GROUP but got {}",
+                    f.within_group.len()
+                ),
+            ));
+        };
+        let order = crate::collected::WithinGroup {
+            key: convert(&order.expr, text)?,
+            descending: matches!(order.options.sort, Some(ast::OrderBySort::Desc)),
+            nulls_first: order.options.nulls_first,
+        };
+        return Ok((args, Some(order)));
     }
     if !ordered {
         return Err(invalid(
@@ -859,7 +876,7 @@ fn within_group(
     let mut args = args;
     args.insert(0, convert(&order.expr, text)?);
     args.push(Expr::Literal(Literal::boolean(descending)));
-    Ok(args)
+    Ok((args, None))
 }
 
 /// `1.5e2` as plain decimal text (`150`), as Java's `BigDecimal` reads it before Spark's
@@ -938,13 +955,33 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
         }
         other => return Err(unsupported(format!("arguments {other}"), text)),
     };
-    let mut args = within_group(f, &name, args, distinct, text)?;
-    if args.is_empty() && matches!(name.as_str(), "rand" | "random" | "randn") {
+    let (mut args, order) = within_group(f, &name, args, distinct, text)?;
+    let unseeded = match name.as_str() {
+        "rand" | "random" | "randn" => args.is_empty(),
+        "shuffle" | "randstr" => args.len() == 1,
+        "uniform" => args.len() == 2,
+        _ => false,
+    };
+    if unseeded {
         // Spark picks the seed when it analyses the call: every copy of the call (a CTE read
-        // twice) draws the same values, and the column is named after it.
+        // twice) draws the same values, and the column is named after it (`uniform` and
+        // `randstr` hide a seed not written).
+        let hidden = matches!(name.as_str(), "uniform" | "randstr").then(|| {
+            Expr::Function {
+                name: name.clone(),
+                args: args.clone(),
+            }
+            .spark_name()
+        });
         args.push(Expr::Literal(Literal::bigint(
             crate::functions::random::fresh_seed(),
         )));
+        if let Some(hidden) = hidden {
+            return Ok(Expr::Written {
+                expr: Box::new(Expr::Function { name, args }),
+                name: hidden,
+            });
+        }
     }
     if let Some(e) = timestamp_unit_call(&name, &args)? {
         return Ok(e);
@@ -960,6 +997,8 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
     // keep NULLs (`first`, `last`, `any_value` without IGNORE NULLS) are refused rather than
     // answered wrong.
     let mut filter_name = None;
+    let mut filter_cond = None;
+    let written_args = args.clone();
     let args = match &f.filter {
         None => args,
         Some(_) if f.over.is_some() => {
@@ -981,7 +1020,7 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
             let cond = convert(cond, text)?;
             let mut random = false;
             cond.visit(&mut |x| {
-                random |= matches!(x, Expr::Function { name, .. } if matches!(name.as_str(), "rand" | "random" | "randn" | "uuid" | "shuffle"));
+                random |= matches!(x, Expr::Function { name, .. } if crate::functions::random::draws_per_row(name));
             });
             if random {
                 return Err(FerroError::Analysis(format!(
@@ -1006,6 +1045,7 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
                 call.spark_name(),
                 cond.spark_name()
             ));
+            filter_cond = Some(cond.clone());
             // Constant parameters (`first(x, true)`, `percentile(x, 0.5)`) stay as they are;
             // `count(*)`, all constants, has its one argument filtered.
             let is_literal = |a: &Expr| matches!(a.without_written(), Expr::Literal(_));
@@ -1024,6 +1064,41 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
                 .collect()
         }
     };
+    if crate::collected::is_collected(&name) {
+        // A FILTER reaches the WITHIN GROUP key too (`mode`'s value is its key).
+        let written_order = order.clone();
+        let not_collected = || FerroError::Internal(format!("{name} is not collected"));
+        let Some(c) = filter_cond else {
+            return crate::collected::rewrite(&name, args, distinct, order)?
+                .ok_or_else(not_collected);
+        };
+        // Named after the call as written, before the FILTER reached its arguments.
+        let shown = match crate::collected::rewrite(&name, written_args, distinct, written_order)? {
+            Some(Expr::Written { name, .. }) => name,
+            _ => return Err(not_collected()),
+        };
+        let order = match (order, &c) {
+            (Some(mut o), c) => {
+                o.key = Expr::Case {
+                    branches: vec![(c.clone(), o.key)],
+                    otherwise: None,
+                };
+                Some(o)
+            }
+            (None, _) => None,
+        };
+        let call =
+            crate::collected::rewrite(&name, args, distinct, order)?.ok_or_else(not_collected)?;
+        return Ok(Expr::Written {
+            expr: Box::new(call.without_written()),
+            name: format!("{shown} FILTER (WHERE {})", c.spark_name()),
+        });
+    }
+    if order.is_some() {
+        return Err(FerroError::Internal(format!(
+            "a WITHIN GROUP left on {name}"
+        )));
+    }
     if let Some(label) = filter_name {
         let call = if distinct || ignore_nulls {
             Expr::Aggregate {
@@ -1323,12 +1398,7 @@ fn windowed(f: &ast::Function, text: &str) -> Result<Expr> {
             }))
         }
     };
-    Ok(Expr::Window {
-        func: Box::new(func),
-        partition_by,
-        order_by,
-        frame,
-    })
+    Ok(crate::collected::over(func, partition_by, order_by, frame))
 }
 
 fn two_or_one(args: Vec<Expr>, name: &str, text: &str) -> Result<Box<Expr>> {

@@ -412,6 +412,9 @@ impl PlanBuilder {
         if let Some(w) = self.session_windowing(&input, group_items, &group, results)? {
             return self.aggregate(w.input, &w.group_items, w.group, &w.results);
         }
+        if let Some(w) = self.time_windowing(&input, group_items, &group, results)? {
+            return self.aggregate(w.input, &w.group_items, w.group, &w.results);
+        }
         let in_attrs = input.output();
         if let Some(g) = results
             .iter()

@@ -60,6 +60,9 @@ impl TableProvider for QueryEngine {
     fn udf(&self, name: &str) -> Result<Option<ferrospark_expr::RegisteredUdf>> {
         self.catalog.udf(name)
     }
+    fn current_database(&self) -> String {
+        self.catalog.current_database()
+    }
 }
 
 /// The warehouse `cfg` names (`spark.sql.warehouse.dir`, Spark's `spark-warehouse` in the
@@ -109,6 +112,7 @@ impl QueryEngine {
     /// `e` with calls of this session's registered Python functions bound to them (the
     /// DataFrame API's `F.call_udf` / `F.expr`; SQL binds them while planning).
     pub fn with_udfs(&self, e: Expr) -> Result<Expr> {
+        let e = crate::udfs::bind_session_names(e, &self.catalog.current_database())?;
         crate::udfs::bind_registered(e, &|name| self.catalog.udf(name))
     }
 

@@ -25,6 +25,7 @@ pub mod physical;
 mod session_windows;
 pub mod setops;
 pub mod sql;
+mod time_windows;
 pub mod udfs;
 pub mod user_form;
 pub mod values;

@@ -39,6 +39,38 @@ pub fn bind_registered(
     })
 }
 
+/// `e` with the calls that read the session's current database (`current_database()`,
+/// `current_schema()`, `current_path()`) replaced by their values, `db` being the current
+/// database, and named as Spark names them (`current_database()` is `current_schema()`).
+pub fn bind_session_names(e: Expr, db: &str) -> Result<Expr> {
+    let mut found = false;
+    e.visit(&mut |x| {
+        found |= matches!(x, Expr::Function { name, args } if args.is_empty() && matches!(name.as_str(), "current_database" | "current_schema" | "current_path"));
+    });
+    if !found {
+        return Ok(e);
+    }
+    ferrospark_expr::transform::transform_up(&e, &mut |x| {
+        Ok(match x {
+            Expr::Function { name, args } if args.is_empty() => {
+                let (value, written) = match name.as_str() {
+                    "current_database" | "current_schema" => (db.to_string(), "current_schema()"),
+                    "current_path" => (
+                        format!("system.builtin,system.session,spark_catalog.{db}"),
+                        "current_path()",
+                    ),
+                    _ => return Ok(Expr::Function { name, args }),
+                };
+                Expr::Written {
+                    expr: Box::new(Expr::Literal(ferrospark_expr::Literal::string(&value))),
+                    name: written.to_string(),
+                }
+            }
+            other => other,
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

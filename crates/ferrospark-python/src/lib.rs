@@ -184,12 +184,12 @@ impl PyExpr {
         };
         node(
             py,
-            Expr::Window {
-                func: Box::new(func.0),
-                partition_by: partition_by.into_iter().map(|a| a.0).collect(),
-                order_by: order_by.into_iter().map(|a| a.0).collect(),
+            ferrospark_expr::collected::over(
+                func.0,
+                partition_by.into_iter().map(|a| a.0).collect(),
+                order_by.into_iter().map(|a| a.0).collect(),
                 frame,
-            },
+            ),
         )
     }
 
@@ -272,13 +272,15 @@ impl PyExpr {
     /// A function call by Spark name.
     #[staticmethod]
     fn function(py: Python<'_>, name: &str, args: Vec<PyExpr>) -> PyResult<Self> {
-        node(
-            py,
-            Expr::Function {
-                name: name.to_ascii_lowercase(),
-                args: args.into_iter().map(|a| a.0).collect(),
-            },
-        )
+        let name = name.to_ascii_lowercase();
+        let args: Vec<Expr> = args.into_iter().map(|a| a.0).collect();
+        let call = match ferrospark_expr::collected::rewrite(&name, args.clone(), false, None)
+            .map_err(|e| to_py(py, e))?
+        {
+            Some(e) => e,
+            None => Expr::Function { name, args },
+        };
+        node(py, call)
     }
 
     fn binary(&self, py: Python<'_>, op: &str, other: &PyExpr) -> PyResult<Self> {

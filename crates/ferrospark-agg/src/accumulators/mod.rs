@@ -10,6 +10,7 @@ use arrow_array::{Array, ArrayRef};
 use arrow_buffer::NullBuffer;
 use ferrospark_common::Result;
 
+pub mod approx_percentile;
 pub mod bits;
 pub mod bool_ops;
 pub mod collect;

@@ -23,12 +23,24 @@ fn long_overflow() -> FerroError {
     )
 }
 
+/// What an integral sum does on overflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnOverflow {
+    /// raise `ARITHMETIC_OVERFLOW` (`sum` under ANSI, Spark 4's default)
+    Raise,
+    /// wrap around (`sum` with ANSI off)
+    Wrap,
+    /// give NULL for the group (`try_sum`); the state carries an `overflowed` flag
+    Null,
+}
+
 /// `sum` of integral input in bigint.
 #[derive(Debug)]
 pub struct SumIntAccumulator {
     sums: Vec<i64>,
     seen: Vec<bool>,
-    ansi: bool,
+    overflowed: Vec<bool>,
+    on_overflow: OnOverflow,
 }
 
 impl SumIntAccumulator {
@@ -37,7 +49,20 @@ impl SumIntAccumulator {
         Self {
             sums: Vec::new(),
             seen: Vec::new(),
-            ansi,
+            overflowed: Vec::new(),
+            on_overflow: if ansi {
+                OnOverflow::Raise
+            } else {
+                OnOverflow::Wrap
+            },
+        }
+    }
+
+    /// `try_sum`: a group whose sum overflows is NULL.
+    pub fn try_sum() -> Self {
+        Self {
+            on_overflow: OnOverflow::Null,
+            ..Self::new(true)
         }
     }
 
@@ -45,7 +70,16 @@ impl SumIntAccumulator {
         self.sums.resize(total, 0);
         self.seen.resize(total, false);
         let (sums, seen, vals) = (&mut self.sums, &mut self.seen, values.values());
-        if self.ansi {
+        if self.on_overflow == OnOverflow::Null {
+            self.overflowed.resize(total, false);
+            let over = &mut self.overflowed;
+            for_each_valid(values.nulls(), groups, |r, g| {
+                let (s, o) = sums[g].overflowing_add(vals[r]);
+                sums[g] = s;
+                over[g] |= o;
+                seen[g] = true;
+            });
+        } else if self.on_overflow == OnOverflow::Raise {
             let mut overflow = false;
             for_each_valid(values.nulls(), groups, |r, g| {
                 let (s, o) = sums[g].overflowing_add(vals[r]);
@@ -72,17 +106,42 @@ impl GroupsAccumulator for SumIntAccumulator {
     }
 
     fn merge_batch(&mut self, states: &[ArrayRef], groups: &[u32], total: usize) -> Result<()> {
-        self.add(states[0].as_primitive::<Int64Type>(), groups, total)
+        self.add(states[0].as_primitive::<Int64Type>(), groups, total)?;
+        if let Some(flags) = states.get(1) {
+            let flags = flags.as_boolean();
+            for (r, &g) in groups.iter().enumerate() {
+                if flags.is_valid(r) && flags.value(r) {
+                    self.overflowed[g as usize] = true;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn evaluate(&mut self, emit: EmitTo) -> Result<ArrayRef> {
-        let seen = emit.take(&mut self.seen);
+        let mut seen = emit.take(&mut self.seen);
         let sums = emit.take(&mut self.sums);
+        if self.on_overflow == OnOverflow::Null {
+            let over = emit.take(&mut self.overflowed);
+            for (s, o) in seen.iter_mut().zip(over) {
+                *s &= !o;
+            }
+        }
         Ok(Arc::new(Int64Array::new(sums.into(), nulls_from(&seen))))
     }
 
     fn state(&mut self, emit: EmitTo) -> Result<Vec<ArrayRef>> {
-        Ok(vec![self.evaluate(emit)?])
+        if self.on_overflow != OnOverflow::Null {
+            return Ok(vec![self.evaluate(emit)?]);
+        }
+        let seen = emit.take(&mut self.seen);
+        let sums = emit.take(&mut self.sums);
+        let mut over = emit.take(&mut self.overflowed);
+        over.resize(seen.len(), false);
+        Ok(vec![
+            Arc::new(Int64Array::new(sums.into(), nulls_from(&seen))),
+            Arc::new(arrow_array::BooleanArray::from(over)),
+        ])
     }
 
     fn size(&self) -> usize {

@@ -38,6 +38,12 @@ pub enum BinaryFn {
     Decode(Coding),
     /// `base64(b)`
     Base64,
+    /// `concat(b1, b2, ...)` of bytes: bytes, NULL when one is
+    ConcatBytes,
+    /// `to_base32(b)`: RFC 4648 base32, padded
+    ToBase32,
+    /// `from_base32(s)`: either case, characters outside the alphabet skipped
+    FromBase32,
     /// `elt(n, s1, s2, ...)`: the n-th string (1-based)
     Elt {
         /// an index out of range is an error (else NULL)
@@ -80,6 +86,9 @@ impl BinaryFn {
             BinaryFn::Encode(..) => "encode",
             BinaryFn::Decode(..) => "decode",
             BinaryFn::Base64 => "base64",
+            BinaryFn::ConcatBytes => "concat",
+            BinaryFn::ToBase32 => "to_base32",
+            BinaryFn::FromBase32 => "from_base32",
             BinaryFn::Elt { .. } => "elt",
         }
     }
@@ -174,6 +183,39 @@ impl BinaryFn {
                     .into_iter()
                     .map(|b| b.map(|b| base64_encode(&b)))
                     .collect();
+                Arc::new(out)
+            }
+            BinaryFn::ConcatBytes => {
+                let cols = (0..args.len())
+                    .map(|i| args.full(i))
+                    .collect::<Result<Vec<_>>>()?;
+                let cols: Vec<&BinaryArray> = cols.iter().map(|c| c.as_binary::<i32>()).collect();
+                let mut out = arrow_array::builder::BinaryBuilder::with_capacity(n, n * 8);
+                let mut buf = Vec::new();
+                for i in 0..n {
+                    if cols.iter().any(|c| c.is_null(i)) {
+                        out.append_null();
+                        continue;
+                    }
+                    buf.clear();
+                    for c in &cols {
+                        buf.extend_from_slice(c.value(i));
+                    }
+                    out.append_value(&buf);
+                }
+                Arc::new(out.finish())
+            }
+            BinaryFn::ToBase32 => {
+                let a = args.full(0)?;
+                let out: StringArray = bytes_of(&a)?
+                    .into_iter()
+                    .map(|b| b.map(|b| base32_encode(&b)))
+                    .collect();
+                Arc::new(out)
+            }
+            BinaryFn::FromBase32 => {
+                let s = args.str(0)?;
+                let out: BinaryArray = (0..n).map(|i| s.get(i).map(base32_decode)).collect();
                 Arc::new(out)
             }
             BinaryFn::Elt { ansi } => {
@@ -500,7 +542,26 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             let args = std::iter::once(b).chain(names).collect();
             call.function(f(BinaryFn::Decode(coding)), args, DataType::Utf8)
         }
-        "base64" => {
+        // `concat` of bytes only is bytes (any text among them makes it text, bound elsewhere).
+        "concat"
+            if !args.is_empty()
+                && args.iter().all(|a| {
+                    matches!(
+                        spark_equivalent(&a.data_type()),
+                        DataType::Binary | DataType::Null
+                    )
+                })
+                && args
+                    .iter()
+                    .any(|a| spark_equivalent(&a.data_type()) == DataType::Binary) =>
+        {
+            let args = args
+                .into_iter()
+                .map(|a| crate::bind::cast_to(a, &DataType::Binary))
+                .collect();
+            call.function(f(BinaryFn::ConcatBytes), args, DataType::Binary)
+        }
+        "base64" | "to_base32" => {
             call.arity(&args, 1, 1)?;
             let t = spark_equivalent(&args[0].data_type());
             let b = if matches!(t, DataType::Binary) {
@@ -508,12 +569,22 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             } else {
                 call.string_arg(0, args[0].clone())?
             };
-            call.function(f(BinaryFn::Base64), vec![b], DataType::Utf8)
+            let func = if call.name == "base64" {
+                BinaryFn::Base64
+            } else {
+                BinaryFn::ToBase32
+            };
+            call.function(f(func), vec![b], DataType::Utf8)
         }
-        "unbase64" => {
+        "unbase64" | "from_base32" => {
             call.arity(&args, 1, 1)?;
             let s = call.string_arg(0, args[0].clone())?;
-            call.function(f(BinaryFn::Unbase64), vec![s], DataType::Binary)
+            let func = if call.name == "unbase64" {
+                BinaryFn::Unbase64
+            } else {
+                BinaryFn::FromBase32
+            };
+            call.function(f(func), vec![s], DataType::Binary)
         }
         "elt" => {
             call.arity(&args, 2, usize::MAX)?;
@@ -531,4 +602,51 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         }
         _ => return Ok(Bound::NotMine(args)),
     }))
+}
+
+const BASE32_ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+/// RFC 4648 base32 with `=` padding to a multiple of eight characters.
+fn base32_encode(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len().div_ceil(5) * 8);
+    for chunk in b.chunks(5) {
+        let mut buf = [0u8; 5];
+        buf[..chunk.len()].copy_from_slice(chunk);
+        let bits = buf.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x));
+        let chars = (chunk.len() * 8).div_ceil(5);
+        for i in 0..8 {
+            if i < chars {
+                let v = (bits >> (35 - 5 * i)) & 31;
+                out.push(char::from(BASE32_ALPHABET[v as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Base32 text to bytes as commons-codec's `Base32` decodes it for Spark: either case, other
+/// characters skipped, `=` ending the text, a partial last byte dropped.
+fn base32_decode(s: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() * 5 / 8);
+    let (mut acc, mut bits) = (0u64, 0u32);
+    for c in s.bytes() {
+        if c == b'=' {
+            break;
+        }
+        let v = match c.to_ascii_uppercase() {
+            c @ b'A'..=b'Z' => c - b'A',
+            c @ b'2'..=b'7' => c - b'2' + 26,
+            _ => continue,
+        };
+        acc = (acc << 5) | u64::from(v);
+        bits += 5;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
 }

@@ -10,9 +10,7 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{
-    Array, ArrayRef, BooleanArray, Int32Array, ListArray, MapArray, StructArray, UInt32Array,
-};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int32Array, ListArray, MapArray, UInt32Array};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, Field, Fields};
@@ -384,42 +382,8 @@ fn make_map(args: &Args, out_type: &DataType) -> Result<ArrayRef> {
             .collect();
         Ok(arrow_select::interleave::interleave(&refs, &idx)?)
     };
-    let keys = pick(0)?;
-    let values = pick(1)?;
-    if keys.logical_null_count() > 0 {
-        return Err(FerroError::Arithmetic(
-            "[NULL_MAP_KEY] Cannot use null as map key. SQLSTATE: 2200E".into(),
-        ));
-    }
-    let converter = RowConverter::new(vec![SortField::new(keys.data_type().clone())])?;
-    let key_rows = converter.convert_columns(std::slice::from_ref(&keys))?;
-    for r in 0..rows {
-        let start = r * pairs;
-        for i in start..start + pairs {
-            for j in start..i {
-                if key_rows.row(i) == key_rows.row(j) {
-                    let shown = arrow_cast::display::ArrayFormatter::try_new(
-                        keys.as_ref(),
-                        &Default::default(),
-                    )
-                    .map(|f| f.value(i).to_string())
-                    .unwrap_or_default();
-                    return Err(FerroError::Arithmetic(format!(
-                        "[DUPLICATED_MAP_KEY] Duplicate map key {shown} was found, please check the input data. If you want to remove the duplicated keys, you can set \"spark.sql.mapKeyDedupPolicy\" to \"LAST_WIN\" so that the key inserted at last takes precedence. SQLSTATE: 23505"
-                    )));
-                }
-            }
-        }
-    }
-    let entries_array = StructArray::try_new(kv.clone(), vec![keys, values], None)?;
-    let offsets = OffsetBuffer::from_lengths(std::iter::repeat_n(pairs, rows));
-    Ok(Arc::new(MapArray::try_new(
-        entries.clone(),
-        offsets,
-        entries_array,
-        None,
-        false,
-    )?))
+    let offsets = (0..=rows).map(|r| (r * pairs) as i32).collect();
+    super::maps::map_of(pick(0)?, pick(1)?, offsets, None, out_type)
 }
 
 fn size(a: &ArrayRef, legacy_null: bool) -> Result<ArrayRef> {

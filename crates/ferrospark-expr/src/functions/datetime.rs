@@ -1009,6 +1009,56 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             );
             call.function(f(DateFn::DateFormat { tz }), vec![t, p], DataType::Utf8)
         }
+        // The last microsecond of a time window (`window(...)`'s struct): its end less 1 µs.
+        "window_time" => {
+            call.arity(&args, 1, 1)?;
+            let t = args[0].data_type();
+            let end = match &t {
+                DataType::Struct(fields) => fields
+                    .iter()
+                    .position(|f| f.name() == "end")
+                    .filter(|&i| matches!(fields[i].data_type(), DataType::Timestamp(..)))
+                    .map(|i| (i, fields[i].data_type().clone())),
+                _ => None,
+            };
+            let Some((index, end_type)) = end else {
+                return Err(FerroError::Analysis(format!(
+                    "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve \"{}\" due to data type mismatch: the first parameter requires a time window (the struct `window(...)` makes), however \"{}\" has the type {}.",
+                    call.expr,
+                    args[0],
+                    crate::types::spark_type_name(&t)
+                )));
+            };
+            let tz = match &end_type {
+                DataType::Timestamp(_, Some(z)) => z.to_string(),
+                _ => call.ctx.session_tz.to_string(),
+            };
+            let end = PhysicalExpr::Field {
+                input: Box::new(args[0].clone()),
+                index,
+                name: "end".into(),
+                data_type: end_type,
+            };
+            let us = call.function(f(DateFn::UnixUnits(1)), vec![end], DataType::Int64);
+            let before = PhysicalExpr::Arithmetic {
+                op: crate::expr::BinaryOp::Minus,
+                left: Box::new(us),
+                right: Box::new(PhysicalExpr::Literal(Literal::bigint(1))),
+                data_type: DataType::Int64,
+                fail_on_error: true,
+            };
+            call.function(
+                f(DateFn::MicrosToTimestamp { tz: tz.clone() }),
+                vec![before],
+                timestamp_type(&tz),
+            )
+        }
+        "window" => {
+            return Err(FerroError::Analysis(format!(
+                "[UNSUPPORTED_EXPR_FOR_OPERATOR] \"{}\": a time window groups rows: use it as a grouping key (`GROUP BY window(ts, '10 minutes')`, `groupBy(F.window(\"ts\", \"10 minutes\"))`).",
+                call.expr
+            )))
+        }
         "unix_seconds" | "unix_millis" | "unix_micros" => {
             call.arity(&args, 1, 1)?;
             let t = timestamp_arg(call, 0, args[0].clone())?;

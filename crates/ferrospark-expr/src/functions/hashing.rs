@@ -44,6 +44,8 @@ pub enum HashFn {
     Sha2,
     /// `crc32(b)`: a BIGINT
     Crc32,
+    /// `hmac(key, message, algorithm)`: RFC 2104 over MD5, SHA-1 or SHA-2, the bytes
+    Hmac,
 }
 
 impl HashFn {
@@ -56,6 +58,7 @@ impl HashFn {
             HashFn::Sha1 => "sha1",
             HashFn::Sha2 => "sha2",
             HashFn::Crc32 => "crc32",
+            HashFn::Hmac => "hmac",
         }
     }
 
@@ -107,6 +110,23 @@ impl HashFn {
                     .collect();
                 Arc::new(out)
             }
+            HashFn::Hmac => {
+                let (k, m) = (args.full(0)?, args.full(1)?);
+                let (k, m) = (k.as_binary::<i32>(), m.as_binary::<i32>());
+                let algorithm = args.str(2)?;
+                let mut out = arrow_array::builder::BinaryBuilder::with_capacity(n, n * 32);
+                for i in 0..n {
+                    match (
+                        k.is_valid(i).then(|| k.value(i)),
+                        m.is_valid(i).then(|| m.value(i)),
+                        algorithm.get(i),
+                    ) {
+                        (Some(k), Some(m), Some(a)) => out.append_value(hmac(k, m, a)?),
+                        _ => out.append_null(),
+                    }
+                }
+                Arc::new(out.finish())
+            }
             HashFn::Crc32 => {
                 let a = args.full(0)?;
                 let bytes = a.as_binary::<i32>();
@@ -118,6 +138,41 @@ impl HashFn {
             }
         })
     }
+}
+
+/// RFC 2104's HMAC of `message` under `key` with the digest Spark's `algorithm` names.
+fn hmac(key: &[u8], message: &[u8], algorithm: &str) -> Result<Vec<u8>> {
+    let (digest, block): (fn(&[u8]) -> Vec<u8>, usize) =
+        match algorithm.to_ascii_uppercase().as_str() {
+            "MD5" => (|b| md5::Md5::digest(b).to_vec(), 64),
+            "SHA-1" | "SHA1" => (|b| sha1::Sha1::digest(b).to_vec(), 64),
+            "SHA-224" => (|b| sha2::Sha224::digest(b).to_vec(), 64),
+            "SHA-256" => (|b| sha2::Sha256::digest(b).to_vec(), 64),
+            "SHA-384" => (|b| sha2::Sha384::digest(b).to_vec(), 128),
+            "SHA-512" => (|b| sha2::Sha512::digest(b).to_vec(), 128),
+            other => {
+                return Err(FerroError::Arithmetic(format!(
+                    "[INVALID_PARAMETER_VALUE.HMAC_ALGORITHM] The value of parameter(s) `algorithm` in `hmac` is invalid: '{other}'; expected one of 'MD5', 'SHA-1', 'SHA-224', 'SHA-256', 'SHA-384', 'SHA-512'."
+                )))
+            }
+        };
+    if key.is_empty() {
+        return Err(FerroError::Arithmetic(
+            "[INVALID_PARAMETER_VALUE.HMAC_CRYPTO_ERROR] The value of parameter(s) `key` in `hmac` is invalid: detail message: Empty key SQLSTATE: 22023".into(),
+        ));
+    }
+    let mut k = if key.len() > block {
+        digest(key)
+    } else {
+        key.to_vec()
+    };
+    k.resize(block, 0);
+    let pad = |x: u8| k.iter().map(|b| b ^ x).collect::<Vec<u8>>();
+    let mut inner = pad(0x36);
+    inner.extend_from_slice(message);
+    let mut outer = pad(0x5c);
+    outer.extend_from_slice(&digest(&inner));
+    Ok(digest(&outer))
 }
 
 fn full_args(args: &Args) -> Result<Vec<ArrayRef>> {
@@ -311,6 +366,20 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             };
             let b = binary_arg(call, 0, args[0].clone())?;
             call.function(f(func), vec![b], t)
+        }
+        "hmac" => {
+            call.arity(&args, 2, 3)?;
+            let key = binary_arg(call, 0, args[0].clone())?;
+            let message = binary_arg(call, 1, args[1].clone())?;
+            let algorithm = match args.get(2) {
+                Some(a) => call.string_arg(2, a.clone())?,
+                None => PhysicalExpr::Literal(crate::expr::Literal::string("SHA-256")),
+            };
+            call.function(
+                f(HashFn::Hmac),
+                vec![key, message, algorithm],
+                DataType::Binary,
+            )
         }
         "sha2" => {
             call.arity(&args, 2, 2)?;

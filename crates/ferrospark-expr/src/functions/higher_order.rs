@@ -57,6 +57,10 @@ pub enum HigherOrderFn {
     TransformKeys,
     /// `transform_values(map, (k, v) -> v2)`
     TransformValues,
+    /// `array_sort(array[, (l, r) -> int])`: NULLs last by default
+    ArraySort,
+    /// `map_zip_with(m1, m2, (k, v1, v2) -> v)`
+    MapZipWith,
 }
 
 impl HigherOrderFn {
@@ -72,6 +76,8 @@ impl HigherOrderFn {
             HigherOrderFn::MapFilter => "map_filter",
             HigherOrderFn::TransformKeys => "transform_keys",
             HigherOrderFn::TransformValues => "transform_values",
+            HigherOrderFn::ArraySort => "array_sort",
+            HigherOrderFn::MapZipWith => "map_zip_with",
         }
     }
 
@@ -87,6 +93,8 @@ impl HigherOrderFn {
             "map_filter" => HigherOrderFn::MapFilter,
             "transform_keys" => HigherOrderFn::TransformKeys,
             "transform_values" => HigherOrderFn::TransformValues,
+            "array_sort" => HigherOrderFn::ArraySort,
+            "map_zip_with" => HigherOrderFn::MapZipWith,
             _ => return None,
         })
     }
@@ -159,7 +167,8 @@ pub(crate) fn bind(
     };
     let (lo, hi) = match f {
         HigherOrderFn::Aggregate => (3, 4),
-        HigherOrderFn::ZipWith => (3, 3),
+        HigherOrderFn::ZipWith | HigherOrderFn::MapZipWith => (3, 3),
+        HigherOrderFn::ArraySort => (1, 2),
         _ => (2, 2),
     };
     if !(lo..=hi).contains(&args.len()) {
@@ -246,6 +255,44 @@ pub(crate) fn bind(
             let l = lambda(&args[2], &[a, b], 2)?;
             let out = list_of(&l.data_type());
             call.function(func, vec![first, second, l], out)
+        }
+        HigherOrderFn::ArraySort => {
+            let t = array_of(&first, 0)?;
+            let out = first.data_type();
+            let Some(cmp) = args.get(1) else {
+                return Ok(Some(call.function(func, vec![first], out)));
+            };
+            let l = lambda(cmp, &[t.clone(), t], 2)?;
+            if l.data_type() != DataType::Int32 {
+                return Err(FerroError::Analysis(format!(
+                    "[DATATYPE_MISMATCH.UNEXPECTED_RETURN_TYPE] Cannot resolve \"{}\" due to data type mismatch: The `lambdafunction` requires return \"INT\" type, but the actual is \"{}\" type. SQLSTATE: 42K09",
+                    call.expr,
+                    crate::types::spark_type_name(&l.data_type()).to_uppercase()
+                )));
+            }
+            call.function(func, vec![first, l], out)
+        }
+        HigherOrderFn::MapZipWith => {
+            let (k1, v1) = map_types(&first.data_type())
+                .ok_or_else(|| call.wrong_type(0, &first, "\"MAP\""))?;
+            let second = bind_expr(&args[1], ctx)?;
+            let (k2, v2) = map_types(&second.data_type())
+                .ok_or_else(|| call.wrong_type(1, &second, "\"MAP\""))?;
+            let k = super::higher_order_pairs::zip_key_type(&k1, &k2).ok_or_else(|| {
+                FerroError::Analysis(format!(
+                    "[DATATYPE_MISMATCH.MAP_ZIP_WITH_DIFF_TYPES] Cannot resolve \"{}\" due to data type mismatch: Input to the `map_zip_with` should have been two maps with compatible key types, but it's [\"{}\", \"{}\"]. SQLSTATE: 42K09",
+                    call.expr,
+                    crate::types::spark_type_name(&k1).to_uppercase(),
+                    crate::types::spark_type_name(&k2).to_uppercase()
+                ))
+            })?;
+            let l = lambda(&args[2], &[k.clone(), v1.clone(), v2.clone()], 3)?;
+            let (a, b) = (
+                crate::bind::cast_to(first, &map_type(&k, &v1)),
+                crate::bind::cast_to(second, &map_type(&k, &v2)),
+            );
+            let out = map_type(&k, &l.data_type());
+            call.function(func, vec![a, b, l], out)
         }
         HigherOrderFn::MapFilter
         | HigherOrderFn::TransformKeys
@@ -439,6 +486,18 @@ pub(crate) fn evaluate_call(
         HigherOrderFn::MapFilter
         | HigherOrderFn::TransformKeys
         | HigherOrderFn::TransformValues => map_call(f, &value(0)?, &args[1], batch)?,
+        HigherOrderFn::ArraySort => {
+            let list = value(0)?;
+            let list = list.as_list::<i32>();
+            match args.get(1) {
+                None => super::higher_order_pairs::sort_default(list)?,
+                Some(cmp) => super::higher_order_pairs::sort_with(list, cmp, batch)?,
+            }
+        }
+        HigherOrderFn::MapZipWith => {
+            let (a, b) = (value(0)?, value(1)?);
+            super::higher_order_pairs::map_zip_with(a.as_map(), b.as_map(), &args[2], batch)?
+        }
     };
     Ok(ColumnarValue::Array(out))
 }
@@ -613,7 +672,7 @@ fn map_call(
                     "[NULL_MAP_KEY] Cannot use null as map key. SQLSTATE: 2200E".into(),
                 ));
             }
-            check_unique_keys(&out, &rebased)?;
+            super::maps::check_unique_keys(&out, &rebased)?;
             (out, values, rebased)
         }
         _ => (keys, out, rebased),
@@ -634,28 +693,4 @@ fn map_call(
         map.nulls().cloned(),
         false,
     )?))
-}
-
-/// Spark's default `spark.sql.mapKeyDedupPolicy=EXCEPTION`: a key twice in one map fails.
-fn check_unique_keys(keys: &ArrayRef, offsets: &[i32]) -> Result<()> {
-    let converter =
-        arrow_row::RowConverter::new(vec![arrow_row::SortField::new(keys.data_type().clone())])?;
-    let rows = converter.convert_columns(std::slice::from_ref(keys))?;
-    for w in offsets.windows(2) {
-        let mut seen = std::collections::HashSet::new();
-        for i in w[0] as usize..w[1] as usize {
-            if !seen.insert(rows.row(i)) {
-                let text = arrow_cast::display::ArrayFormatter::try_new(
-                    keys.as_ref(),
-                    &Default::default(),
-                )
-                .map(|f| f.value(i).to_string())
-                .unwrap_or_default();
-                return Err(FerroError::Arithmetic(format!(
-                    "[DUPLICATED_MAP_KEY] Duplicate map key {text} was found, please check the input data. If you want to remove the duplicated keys, you can set \"spark.sql.mapKeyDedupPolicy\" to \"LAST_WIN\" so that the key inserted at last takes precedence. SQLSTATE: 23505"
-                )));
-            }
-        }
-    }
-    Ok(())
 }

@@ -14,23 +14,29 @@ pub mod arrays;
 pub mod binary;
 pub mod bitwise;
 pub mod charset;
+pub mod collected;
 pub mod collections;
 pub mod datetime;
 pub mod datetime_units;
 mod format;
+mod format_number;
 pub mod hashing;
 pub mod higher_order;
+mod higher_order_pairs;
 pub mod interval;
+pub mod maps;
 pub mod math;
 pub mod misc;
 mod number_format;
 mod printf;
 pub mod random;
 pub mod regex;
+pub mod sequence;
 pub mod string;
 pub mod string_edits;
 mod structs;
 pub mod text;
+pub mod urls;
 pub mod zones;
 
 use std::sync::Arc;
@@ -106,6 +112,17 @@ pub enum ScalarFunction {
     Random(random::RandomFn),
     /// `monotonically_increasing_id`.
     RowId(random::RowIdFn),
+    /// `map_from_arrays`, `map_from_entries`, `map_entries`, `map_concat`, `str_to_map`, with
+    /// the map type they build.
+    Maps(maps::MapsFn, DataType),
+    /// `sequence(start, stop[, step])`.
+    Sequence(sequence::SequenceFn),
+    /// `parse_url`, `try_parse_url`.
+    Url(urls::ParseUrlFn),
+    /// `format_number(x, d)`.
+    FormatNumber(format_number::FormatNumberFn),
+    /// `__mode`, `__listagg`: the finishing steps of `mode` and `listagg`.
+    Collected(collected::CollectedFn),
 }
 
 impl ScalarFunction {
@@ -132,6 +149,11 @@ impl ScalarFunction {
             ScalarFunction::ArraySet(f) => f.name(),
             ScalarFunction::Random(f) => f.name(),
             ScalarFunction::RowId(_) => "monotonically_increasing_id",
+            ScalarFunction::Maps(f, _) => f.name(),
+            ScalarFunction::Sequence(_) => "sequence",
+            ScalarFunction::Url(f) => f.name(),
+            ScalarFunction::FormatNumber(_) => "format_number",
+            ScalarFunction::Collected(f) => f.name(),
         }
     }
 
@@ -148,7 +170,9 @@ impl ScalarFunction {
 
     /// Evaluates the function over its argument values for a batch of `n` rows.
     pub fn evaluate(&self, args: &[ColumnarValue], n: usize) -> Result<ColumnarValue> {
-        let args = Args::new(args, n)?;
+        // Constant arguments give one value for every row, but not to a function that draws
+        // a new value per row (`uniform(1, 2, 0)`).
+        let args = Args::new(args, n, self.deterministic())?;
         let out = match self {
             ScalarFunction::Math(f) => f.evaluate(&args)?,
             ScalarFunction::Str(f) => f.evaluate(&args)?,
@@ -168,6 +192,11 @@ impl ScalarFunction {
             ScalarFunction::ArraySet(f) => f.evaluate(&args)?,
             ScalarFunction::Random(f) => f.evaluate(&args)?,
             ScalarFunction::RowId(f) => f.evaluate(&args)?,
+            ScalarFunction::Maps(f, out) => f.evaluate(&args, out)?,
+            ScalarFunction::Sequence(f) => f.evaluate(&args)?,
+            ScalarFunction::Url(f) => f.evaluate(&args)?,
+            ScalarFunction::FormatNumber(f) => f.evaluate(&args)?,
+            ScalarFunction::Collected(f) => f.evaluate(&args)?,
             ScalarFunction::HigherOrder(f) => {
                 return Err(FerroError::Internal(format!(
                     "{} is evaluated over its batch, not its argument values",
@@ -488,6 +517,27 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "slice",
     "flatten",
     "array_repeat",
+    "map_from_arrays",
+    "map_from_entries",
+    "map_entries",
+    "map_concat",
+    "str_to_map",
+    "sequence",
+    "shuffle",
+    "uniform",
+    "randstr",
+    "parse_url",
+    "try_parse_url",
+    "to_base32",
+    "from_base32",
+    "hmac",
+    "jaro_winkler_similarity",
+    "current_database",
+    "current_schema",
+    "current_path",
+    "version",
+    "format_number",
+    "window_time",
 ];
 
 /// Binds a call of `name` over bound `args`; `expr` is the whole call, for messages.
@@ -557,6 +607,26 @@ pub fn bind_call(
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
     };
+    let bound = match collected::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match format_number::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match urls::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match sequence::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match maps::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
     let bound = match arrays::bind(&call, bound)? {
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
@@ -589,6 +659,9 @@ fn session_constant(name: &str, ctx: &BindContext<'_>) -> Option<String> {
     Some(match name {
         "current_timezone" => ctx.session_tz.to_string(),
         "current_catalog" => "spark_catalog".to_string(),
+        // The Spark version whose answers ferrospark gives, then its own build in place of
+        // Spark's revision.
+        "version" => format!("4.3.0 ferrospark-{}", env!("CARGO_PKG_VERSION")),
         "current_user" | "user" | "session_user" => ["SPARK_USER", "USER", "LOGNAME"]
             .iter()
             .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
@@ -831,8 +904,8 @@ pub struct Args {
 }
 
 impl Args {
-    fn new(vals: &[ColumnarValue], n: usize) -> Result<Self> {
-        let all_scalar = !vals.is_empty() && vals.iter().all(ColumnarValue::is_scalar);
+    fn new(vals: &[ColumnarValue], n: usize, collapse: bool) -> Result<Self> {
+        let all_scalar = collapse && !vals.is_empty() && vals.iter().all(ColumnarValue::is_scalar);
         let mut arrays = Vec::with_capacity(vals.len());
         let mut scalar = Vec::with_capacity(vals.len());
         for v in vals {

@@ -1,6 +1,6 @@
-//! `rand` / `random` and `randn` (Spark's seeded generator, bit for bit),
-//! `monotonically_increasing_id` and `spark_partition_id`: the functions whose values depend
-//! on the rows drawn before.
+//! `rand` / `random`, `randn`, `uniform`, `randstr` and `shuffle` (Spark's seeded generator,
+//! bit for bit), `monotonically_increasing_id` and `spark_partition_id`: the functions whose
+//! values depend on the rows drawn before.
 //!
 //! Spark draws from `XORShiftRandom` (a xorshift generator behind `java.util.Random`'s
 //! `nextDouble` and `nextGaussian`), seeded with the seed hashed by Scala's MurmurHash3. Written
@@ -10,7 +10,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use arrow_array::{ArrayRef, Float64Array};
+use arrow_array::types::{Float64Type, Int32Type};
+use arrow_array::{Array, ArrayRef, Float64Array};
 use arrow_schema::DataType;
 use ferrospark_common::{FerroError, Result};
 
@@ -149,6 +150,18 @@ impl XorShiftRandom {
         i64::from((s & ((1i64 << bits) - 1)) as i32)
     }
 
+    /// `ExpressionImplUtils.randStr`: `n` characters of `0-9a-zA-Z`, one draw each.
+    fn chars(&mut self, n: usize, out: &mut String) {
+        for _ in 0..n {
+            let v = (self.next(32) as i32 % 62).unsigned_abs() as u8;
+            out.push(char::from(match v {
+                0..=9 => b'0' + v,
+                10..=35 => b'a' + (v - 10),
+                _ => b'A' + (v - 36),
+            }));
+        }
+    }
+
     fn next_double(&mut self) -> f64 {
         let hi = self.next(26);
         let lo = self.next(27);
@@ -173,15 +186,76 @@ impl XorShiftRandom {
     }
 }
 
-/// A seeded draw: uniform in [0, 1) (`rand`) or standard normal (`randn`), from one generator
-/// per bound expression.
+/// Spark's `RandomIndicesGenerator` (for `shuffle`): commons-math's `MersenneTwister` seeded
+/// by a long (its two halves as the init key, high half first), drawing `nextInt(bound)` as
+/// commons-math's `BitsStreamGenerator` does.
+#[derive(Debug)]
+struct IndicesGenerator(rand_mt::Mt);
+
+impl IndicesGenerator {
+    fn new(seed: i64) -> Self {
+        let key = [((seed as u64) >> 32) as u32, seed as u32];
+        Self(rand_mt::Mt::new_with_key(key))
+    }
+
+    fn next_int_below(&mut self, bound: i32) -> i32 {
+        let mut next31 = || (self.0.next_u32() >> 1) as i32;
+        if bound & bound.wrapping_neg() == bound {
+            return ((i64::from(bound) * i64::from(next31())) >> 31) as i32;
+        }
+        loop {
+            let bits = next31();
+            let val = bits % bound;
+            if bits.wrapping_sub(val).wrapping_add(bound - 1) >= 0 {
+                return val;
+            }
+        }
+    }
+
+    /// `getNextIndices`: a permutation of `0..n` by the inside-out Fisher-Yates shuffle.
+    fn permutation(&mut self, n: usize) -> Vec<u32> {
+        let mut out = vec![0u32; n];
+        for i in 0..n {
+            let j = self.next_int_below(i as i32 + 1) as usize;
+            if j != i {
+                out[i] = out[j];
+            }
+            out[j] = i as u32;
+        }
+        out
+    }
+}
+
+/// A generator as each function draws from it.
+#[derive(Debug)]
+enum Generator {
+    XorShift(XorShiftRandom),
+    Indices(IndicesGenerator),
+}
+
+/// What a seeded function draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Draw {
+    /// `rand`: uniform in [0, 1).
+    Double,
+    /// `randn`: standard normal.
+    Gaussian,
+    /// `uniform(min, max)`: `min + (max - min) * rand`, over DOUBLE arguments.
+    Between,
+    /// `randstr(n)`: `n` characters of `0-9a-zA-Z`.
+    Chars,
+    /// `shuffle(array)`: a random permutation of each array.
+    Shuffle,
+}
+
+/// A seeded draw from one generator per bound expression.
 #[derive(Debug, Clone)]
 pub struct RandomFn {
-    /// `randn`: normal draws.
-    pub gaussian: bool,
+    /// What it draws.
+    pub draw: Draw,
     /// The seed as written (or chosen when none was).
     pub seed: i64,
-    generator: Arc<Mutex<XorShiftRandom>>,
+    generator: Arc<Mutex<Generator>>,
 }
 
 impl PartialEq for RandomFn {
@@ -191,39 +265,93 @@ impl PartialEq for RandomFn {
 }
 
 impl RandomFn {
-    fn new(gaussian: bool, seed: i64) -> Self {
+    fn new(draw: Draw, seed: i64) -> Self {
         Self {
-            gaussian,
+            draw,
             seed,
-            generator: Arc::new(Mutex::new(XorShiftRandom::new(seed))),
+            generator: Arc::new(Mutex::new(match draw {
+                Draw::Shuffle => Generator::Indices(IndicesGenerator::new(seed)),
+                _ => Generator::XorShift(XorShiftRandom::new(seed)),
+            })),
         }
     }
 
     /// The function's Spark name.
     pub fn name(&self) -> &'static str {
-        if self.gaussian {
-            "randn"
-        } else {
-            "rand"
+        match self.draw {
+            Draw::Double => "rand",
+            Draw::Gaussian => "randn",
+            Draw::Between => "uniform",
+            Draw::Chars => "randstr",
+            Draw::Shuffle => "shuffle",
         }
     }
 
     pub(crate) fn evaluate(&self, args: &Args) -> Result<ArrayRef> {
-        let mut g = self
+        let mut generator = self
             .generator
             .lock()
             .map_err(|_| FerroError::Internal("a random generator was poisoned".into()))?;
-        let values: Float64Array = (0..args.rows())
-            .map(|_| {
-                Some(if self.gaussian {
-                    g.next_gaussian()
-                } else {
-                    g.next_double()
-                })
-            })
-            .collect();
-        Ok(Arc::new(values))
+        let n = args.rows();
+        let g = match &mut *generator {
+            Generator::XorShift(g) => g,
+            Generator::Indices(g) => return shuffle(g, args),
+        };
+        Ok(match self.draw {
+            Draw::Double | Draw::Gaussian => {
+                let values: Float64Array = (0..n)
+                    .map(|_| {
+                        Some(if self.draw == Draw::Gaussian {
+                            g.next_gaussian()
+                        } else {
+                            g.next_double()
+                        })
+                    })
+                    .collect();
+                Arc::new(values)
+            }
+            Draw::Between => {
+                let (lo, hi) = (args.prim::<Float64Type>(0)?, args.prim::<Float64Type>(1)?);
+                let values: Float64Array = (0..n)
+                    .map(|i| {
+                        let r = g.next_double();
+                        Some(lo.get(i)? + (hi.get(i)? - lo.get(i)?) * r)
+                    })
+                    .collect();
+                Arc::new(values)
+            }
+            Draw::Chars => {
+                let len = args.prim::<Int32Type>(0)?;
+                super::build_strings(n, |i, out| {
+                    g.chars(len.get(i).unwrap_or(0).max(0) as usize, out);
+                    Ok(true)
+                })?
+            }
+            Draw::Shuffle => {
+                return Err(FerroError::Internal("shuffle without its generator".into()))
+            }
+        })
     }
+}
+
+/// `shuffle(array)`: each array in the order of a fresh permutation; a NULL array draws none.
+fn shuffle(g: &mut IndicesGenerator, args: &Args) -> Result<ArrayRef> {
+    let arr = args.full(0)?;
+    let list = super::collections::list_parts(&arr)?;
+    let o = list.value_offsets();
+    let rows: Vec<Vec<Option<u32>>> = (0..args.rows())
+        .map(|r| {
+            if list.is_null(r) {
+                return Vec::new();
+            }
+            let start = o[r] as u32;
+            g.permutation((o[r + 1] - o[r]) as usize)
+                .into_iter()
+                .map(|k| Some(start + k))
+                .collect()
+        })
+        .collect();
+    super::collections::rebuild(list, list.values(), rows)
 }
 
 /// `monotonically_increasing_id()`: Spark's `partition index << 33 | row number`, with every
@@ -254,6 +382,22 @@ impl RowIdFn {
     }
 }
 
+/// Whether a call of `name` may give another value per row or per evaluation (Spark's
+/// `Nondeterministic`): never folded, moved across a filter or computed once for two uses.
+pub fn draws_per_row(name: &str) -> bool {
+    matches!(
+        name,
+        "rand"
+            | "random"
+            | "randn"
+            | "uniform"
+            | "randstr"
+            | "shuffle"
+            | "uuid"
+            | "monotonically_increasing_id"
+    )
+}
+
 /// A seed for a call written without one, as Spark picks one at analysis.
 pub fn fresh_seed() -> i64 {
     use std::hash::{BuildHasher, Hasher};
@@ -269,9 +413,12 @@ pub fn fresh_seed() -> i64 {
 
 /// Binds `rand`, `random` and `randn`; other names are not this family's.
 pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound> {
-    let gaussian = match call.name {
-        "rand" | "random" => false,
-        "randn" => true,
+    let (draw, values) = match call.name {
+        "rand" | "random" => (Draw::Double, 0),
+        "randn" => (Draw::Gaussian, 0),
+        "uniform" => (Draw::Between, 2),
+        "randstr" => (Draw::Chars, 1),
+        "shuffle" => (Draw::Shuffle, 1),
         "monotonically_increasing_id" => {
             call.arity(&args, 0, 0)?;
             return Ok(Bound::Done(call.function(
@@ -290,12 +437,12 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         }
         _ => return Ok(Bound::NotMine(args)),
     };
-    call.arity(&args, 0, 1)?;
-    let seed = match args.first() {
+    call.arity(&args, values, values + 1)?;
+    let seed = match args.get(values) {
         None => fresh_seed(),
         Some(PhysicalExpr::Literal(l)) => {
             use arrow_array::cast::AsArray;
-            use arrow_array::types::{Int32Type, Int64Type};
+            use arrow_array::types::Int64Type;
             let a = l.array();
             match a.data_type() {
                 _ if l.is_null() => 0,
@@ -308,18 +455,79 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             return Err(FerroError::Analysis(format!(
                 "[SEED_EXPRESSION_IS_UNFOLDABLE] The seed expression \"{}\" of the expression \"{}\" must be foldable.",
                 match call.expr {
-                    crate::expr::Expr::Function { args, .. } => args[0].to_string(),
+                    crate::expr::Expr::Function { args, .. } => args[values].to_string(),
                     other => other.to_string(),
                 },
                 call.expr,
             )))
         }
     };
-    Ok(Bound::Done(call.function(
-        ScalarFunction::Random(RandomFn::new(gaussian, seed)),
-        Vec::new(),
-        DataType::Float64,
-    )))
+    let mut args = args;
+    args.truncate(values);
+    let f = ScalarFunction::Random(RandomFn::new(draw, seed));
+    Ok(Bound::Done(match draw {
+        Draw::Double | Draw::Gaussian => call.function(f, args, DataType::Float64),
+        Draw::Between => {
+            let out = uniform_type(call, &args)?;
+            let args = args
+                .into_iter()
+                .map(|a| crate::bind::cast_to(a, &DataType::Float64))
+                .collect();
+            crate::bind::cast_to(call.function(f, args, DataType::Float64), &out)
+        }
+        Draw::Chars => {
+            let len = &args[0];
+            let t = crate::types::spark_equivalent(&len.data_type());
+            if !matches!(t, DataType::Int32 | DataType::Int16 | DataType::Int8) {
+                return Err(call.wrong_type(0, len, "the \"INT\" or \"SMALLINT\" type"));
+            }
+            if !matches!(len, PhysicalExpr::Literal(_)) {
+                return Err(FerroError::Analysis(format!(
+                    "[DATATYPE_MISMATCH.NON_FOLDABLE_INPUT] Cannot resolve \"{}\" due to data type mismatch: the input `length` should be a foldable \"INT\" expression; however, got \"{len}\".",
+                    call.expr
+                )));
+            }
+            let len = crate::bind::cast_to(len.clone(), &DataType::Int32);
+            call.function(f, vec![len], DataType::Utf8)
+        }
+        Draw::Shuffle => {
+            let t = args[0].data_type();
+            if super::collections::element_type(&t).is_none() {
+                return Err(call.wrong_type(0, &args[0], "the \"ARRAY\" type"));
+            }
+            call.function(f, args, t)
+        }
+    }))
+}
+
+/// `uniform`'s result type: an integral type when both bounds are integral (the wider), else
+/// DOUBLE, FLOAT or the bounds' DECIMAL, as Spark's `Uniform.dataType`.
+fn uniform_type(call: &Call<'_, '_>, args: &[PhysicalExpr]) -> Result<DataType> {
+    use crate::types::{is_decimal, is_integral, spark_equivalent};
+    let (a, b) = (
+        spark_equivalent(&args[0].data_type()),
+        spark_equivalent(&args[1].data_type()),
+    );
+    for (i, t) in [&a, &b].into_iter().enumerate() {
+        if !crate::types::is_numeric(t) && *t != DataType::Null {
+            return Err(call.wrong_type(i, &args[i], "the \"NUMERIC\" type"));
+        }
+    }
+    Ok(if a == DataType::Null || b == DataType::Null {
+        DataType::Null
+    } else if is_integral(&a) && is_integral(&b) {
+        crate::types::wider_numeric(&a, &b).unwrap_or(DataType::Int64)
+    } else if a == DataType::Float64 || b == DataType::Float64 {
+        DataType::Float64
+    } else if a == DataType::Float32 || b == DataType::Float32 {
+        DataType::Float32
+    } else if is_decimal(&a) {
+        a
+    } else if is_decimal(&b) {
+        b
+    } else {
+        DataType::Float64
+    })
 }
 
 fn bad_seed(call: &Call<'_, '_>, got: &str) -> FerroError {
@@ -351,5 +559,20 @@ mod tests {
         for v in [0.1, 0.5, 0.999, 1e-300, 0.75] {
             assert!((strict_log(v) - v.ln()).abs() <= v.ln().abs() * 1e-15);
         }
+    }
+
+    /// Spark 4.3's answers: `shuffle(array(1..10), 42)`, `randstr(5, 0)`, `randstr(10, 42)`.
+    #[test]
+    fn shuffles_and_strings_draw_as_spark_does() {
+        let p = IndicesGenerator::new(42).permutation(10);
+        let shuffled: Vec<u32> = p.iter().map(|i| i + 1).collect();
+        assert_eq!(shuffled, [6, 8, 2, 1, 4, 7, 9, 3, 5, 10]);
+        assert_eq!(IndicesGenerator::new(0).permutation(4), [3, 0, 1, 2]);
+        let mut s = String::new();
+        XorShiftRandom::new(0).chars(5, &mut s);
+        assert_eq!(s, "ceV0P");
+        s.clear();
+        XorShiftRandom::new(42).chars(10, &mut s);
+        assert_eq!(s, "pll6YOIJNn");
     }
 }

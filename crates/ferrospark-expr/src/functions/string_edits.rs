@@ -41,6 +41,8 @@ pub enum EditFn {
     Chr,
     /// `url_encode(s)`
     UrlEncode,
+    /// `jaro_winkler_similarity(a, b)`: a DOUBLE in [0, 1]
+    JaroWinkler,
     /// `url_decode(s)` (`fail`) / `try_url_decode(s)`
     UrlDecode {
         /// malformed text raises `CANNOT_DECODE_URL` (else NULL)
@@ -61,6 +63,7 @@ impl EditFn {
             EditFn::Mask => "mask",
             EditFn::Chr => "chr",
             EditFn::UrlEncode => "url_encode",
+            EditFn::JaroWinkler => "jaro_winkler_similarity",
             EditFn::UrlDecode { fail: true } => "url_decode",
             EditFn::UrlDecode { fail: false } => "try_url_decode",
         }
@@ -73,6 +76,13 @@ impl EditFn {
                 let (s, list) = (args.str(0)?, args.str(1)?);
                 let out: Int32Array = (0..n)
                     .map(|i| Some(find_in_set(s.get(i)?, list.get(i)?)))
+                    .collect();
+                Ok(Arc::new(out))
+            }
+            EditFn::JaroWinkler => {
+                let (a, b) = (args.str(0)?, args.str(1)?);
+                let out: arrow_array::Float64Array = (0..n)
+                    .map(|i| Some(jaro_winkler(a.get(i)?, b.get(i)?)))
                     .collect();
                 Ok(Arc::new(out))
             }
@@ -232,6 +242,62 @@ fn find_in_set(s: &str, list: &str) -> i32 {
 }
 
 /// The edit distance between `a` and `b`, in characters.
+/// The Jaro-Winkler similarity as Spark computes it (over UTF-16 units, a match window of half
+/// the longer length less one, and the prefix bonus of 0.1 per common leading unit up to
+/// four whatever the Jaro similarity: Spark applies no 0.7 threshold).
+fn jaro_winkler(a: &str, b: &str) -> f64 {
+    if a == b {
+        return 1.0;
+    }
+    let (first, second): (Vec<u16>, Vec<u16>) =
+        (a.encode_utf16().collect(), b.encode_utf16().collect());
+    let (max, min) = if first.len() > second.len() {
+        (&first, &second)
+    } else {
+        (&second, &first)
+    };
+    let range = (max.len() / 2).saturating_sub(1);
+    let mut match_index = vec![usize::MAX; min.len()];
+    let mut matched = vec![false; max.len()];
+    let mut matches = 0usize;
+    for (mi, &c) in min.iter().enumerate() {
+        for xi in mi.saturating_sub(range)..(mi + range + 1).min(max.len()) {
+            if !matched[xi] && max[xi] == c {
+                match_index[mi] = xi;
+                matched[xi] = true;
+                matches += 1;
+                break;
+            }
+        }
+    }
+    if matches == 0 {
+        return 0.0;
+    }
+    let ms1 = min
+        .iter()
+        .zip(&match_index)
+        .filter(|(_, &i)| i != usize::MAX)
+        .map(|(c, _)| *c);
+    let ms2 = max
+        .iter()
+        .zip(&matched)
+        .filter(|(_, &m)| m)
+        .map(|(c, _)| *c);
+    let half_transpositions = ms1.zip(ms2).filter(|(x, y)| x != y).count();
+    let prefix = first
+        .iter()
+        .zip(&second)
+        .take(4.min(min.len()))
+        .take_while(|(x, y)| x == y)
+        .count();
+    let m = matches as f64;
+    let j = (m / first.len() as f64
+        + m / second.len() as f64
+        + (m - half_transpositions as f64 / 2.0) / m)
+        / 3.0;
+    j + 0.1 * prefix as f64 * (1.0 - j)
+}
+
 fn levenshtein(a: &str, b: &str) -> i32 {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
@@ -417,6 +483,11 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             let a = vec![text(0, &args)?, text(1, &args)?];
             call.function(f(EditFn::FindInSet), a, DataType::Int32)
         }
+        "jaro_winkler_similarity" => {
+            call.arity(&args, 2, 2)?;
+            let a = vec![text(0, &args)?, text(1, &args)?];
+            call.function(f(EditFn::JaroWinkler), a, DataType::Float64)
+        }
         "levenshtein" => {
             call.arity(&args, 2, 3)?;
             let mut a = vec![text(0, &args)?, text(1, &args)?];
@@ -522,5 +593,18 @@ mod tests {
         assert_eq!(url_decode(&s).as_deref(), Some("a b/ü*"));
         assert_eq!(url_decode("%G1"), None);
         assert_eq!(url_decode("100%"), None);
+    }
+}
+
+#[cfg(test)]
+mod jaro_tests {
+    /// Spark 4.3's answers.
+    #[test]
+    fn jaro_winkler_as_spark() {
+        assert_eq!(super::jaro_winkler("kitten", "sitting"), 0.746031746031746);
+        assert_eq!(super::jaro_winkler("", ""), 1.0);
+        assert_eq!(super::jaro_winkler("abc", ""), 0.0);
+        assert_eq!(super::jaro_winkler("MARTHA", "MARHTA"), 0.9611111111111111);
+        assert_eq!(super::jaro_winkler("abc", "a%"), 0.6499999999999999);
     }
 }

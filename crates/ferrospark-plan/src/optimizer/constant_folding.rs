@@ -33,7 +33,7 @@ pub(crate) fn column_free(e: &Expr) -> bool {
             Expr::Column(_) | Expr::LambdaVariable(_) | Expr::Lambda { .. } | Expr::Udf { .. }
         )
             && !is_aggregate_call(x)
-            && !matches!(x, Expr::Function { name, .. } if name.starts_with("__") || matches!(name.as_str(), "rand" | "random" | "randn" | "uuid" | "monotonically_increasing_id" | "current_timestamp" | "now"));
+            && !matches!(x, Expr::Function { name, .. } if name.starts_with("__") || ferrospark_expr::functions::random::draws_per_row(name) || matches!(name.as_str(), "current_timestamp" | "now"));
     });
     ok
 }

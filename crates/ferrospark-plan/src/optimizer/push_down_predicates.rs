@@ -28,7 +28,7 @@ fn within(e: &Expr, keys: &HashSet<String>) -> bool {
 pub(crate) fn deterministic(e: &Expr) -> bool {
     let mut ok = true;
     e.visit(&mut |x| {
-        ok &= !matches!(x, Expr::Function { name, .. } if matches!(name.as_str(), "rand" | "random" | "randn" | "uuid" | "monotonically_increasing_id"))
+        ok &= !matches!(x, Expr::Function { name, .. } if ferrospark_expr::functions::random::draws_per_row(name))
             && !matches!(x, Expr::Udf { udf, .. } if !udf.deterministic());
     });
     ok

@@ -49,6 +49,10 @@ pub trait TableProvider {
         let _ = name;
         Ok(None)
     }
+    /// The session's current database (`USE db`), which `current_database()` reads.
+    fn current_database(&self) -> String {
+        "default".to_string()
+    }
 }
 
 /// What `EXPLAIN` asked for.
@@ -409,6 +413,7 @@ impl<'a> SqlPlanner<'a> {
     /// the function; such a name shadows a built-in one, as in Spark.
     pub(crate) fn with_udfs(&self, e: Expr) -> Result<Expr> {
         self.check_count_of_relation_star(&e)?;
+        let e = crate::udfs::bind_session_names(e, &self.tables.current_database())?;
         crate::udfs::bind_registered(e, &|name| self.tables.udf(name))
     }
 

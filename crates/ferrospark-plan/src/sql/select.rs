@@ -211,7 +211,12 @@ impl<'a> SqlPlanner<'a> {
         let (items, having, orders) = {
             let has_column = |n: &str| scope.resolve_name(None, n).ok().flatten().is_some();
             let refs = |e: &Expr| {
-                crate::session_windows::session_window_references(e, &group_written, has_column)
+                let e = crate::session_windows::session_window_references(
+                    e,
+                    &group_written,
+                    has_column,
+                )?;
+                crate::time_windows::time_window_references(&e, &group_written, has_column)
             };
             (
                 items
@@ -316,6 +321,7 @@ impl<'a> SqlPlanner<'a> {
                 .iter()
                 .map(|g| resolve_expr(g, &scope))
                 .collect::<Result<_>>()?;
+            check_no_outer_grouping(&group_resolved, &scope)?;
             // A grouping key with a subquery (`GROUP BY EXISTS (SELECT ..)`): the subquery's
             // value joins the rows below the aggregate, and the key reads it.
             let mut plan = plan;
@@ -679,4 +685,27 @@ fn named_windows_inlined(s: &ast::Select) -> Result<ast::Select> {
         )));
     }
     Ok(out)
+}
+
+/// A subquery's GROUP BY may not read the outer query (Spark's `CORRELATED_REFERENCE`).
+fn check_no_outer_grouping(group: &[Expr], scope: &Scope<'_>) -> Result<()> {
+    let Some(outer) = scope.outer else {
+        return Ok(());
+    };
+    let own: std::collections::HashSet<String> =
+        scope.attrs.iter().map(crate::logical::Attr::key).collect();
+    let outer_keys = super::subquery::scope_keys(outer);
+    for g in group {
+        let reads: Vec<String> = crate::logical::expr_util::column_keys(g)
+            .into_iter()
+            .filter(|k| outer_keys.contains(k) && !own.contains(k))
+            .collect();
+        if let Some(k) = reads.first() {
+            return Err(FerroError::Analysis(format!(
+                "[UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.CORRELATED_REFERENCE] Unsupported subquery expression: Expressions referencing the outer query are not supported outside of WHERE/HAVING clauses: {}. SQLSTATE: 0A000",
+                crate::builder::strip_ids(k)
+            )));
+        }
+    }
+    Ok(())
 }

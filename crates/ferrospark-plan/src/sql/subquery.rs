@@ -374,6 +374,17 @@ impl<'a> SqlPlanner<'a> {
         if single_join && !at_most_one_row_per_outer_row(&sub) {
             return self.single_value_join(plan, base, sub, outer_keys);
         }
+        let legacy = self
+            .builder
+            .cfg
+            .get_bool(
+                "spark.sql.legacy.scalarSubqueryAllowGroupByNonEqualityCorrelatedPredicate",
+                false,
+            )
+            .unwrap_or(false);
+        if !legacy {
+            check_correlated_grouping(&sub, outer_keys)?;
+        }
         let empty_value = value_over_no_rows(&sub);
         let (sub, correlated) = self.decorrelated(&sub, base, outer_keys, true)?;
         let mut value = sub.output()[0].column();
@@ -1048,4 +1059,110 @@ pub(crate) fn pull_correlated(
         }
         _ => (plan.clone(), Vec::new()),
     })
+}
+
+/// Spark's check of a correlated scalar subquery's GROUP BY: each grouping column must be
+/// tied to the outer query by equalities (`WHERE y1 = x1 ... GROUP BY y1`, also through
+/// `y2 = y1`); another one could give several rows per outer row, which Spark refuses
+/// (`NON_CORRELATED_COLUMNS_IN_GROUP_BY`).
+fn check_correlated_grouping(sub: &LogicalPlan, outer_keys: &HashSet<String>) -> Result<()> {
+    use crate::logical::expr_util::{column_keys, split_conjuncts};
+    let mut node = sub;
+    let (group, mut below) = loop {
+        match node {
+            LogicalPlan::Aggregate { input, group, .. } => break (group, input.as_ref()),
+            LogicalPlan::Project { input, .. }
+            | LogicalPlan::Filter { input, .. }
+            | LogicalPlan::SubqueryAlias { input, .. } => node = input,
+            _ => return Ok(()),
+        }
+    };
+    if group.is_empty() {
+        return Ok(());
+    }
+    let mut conjuncts = Vec::new();
+    loop {
+        match below {
+            LogicalPlan::Filter { input, predicate } => {
+                conjuncts.extend(split_conjuncts(predicate));
+                below = input;
+            }
+            LogicalPlan::Project { input, .. } | LogicalPlan::SubqueryAlias { input, .. } => {
+                below = input
+            }
+            _ => break,
+        }
+    }
+    let outer = |e: &Expr| {
+        let keys = column_keys(e);
+        !keys.is_empty() && keys.iter().all(|k| outer_keys.contains(k))
+    };
+    let inner_column = |e: &Expr| match e {
+        Expr::Column(c) if !outer_keys.contains(c) => Some(c.clone()),
+        _ => None,
+    };
+    if !conjuncts
+        .iter()
+        .any(|c| column_keys(c).iter().any(|k| outer_keys.contains(k)))
+    {
+        return Ok(());
+    }
+    let mut tied: HashSet<String> = HashSet::new();
+    // Inner expressions equal to outer ones (`y2 + 1 = x1 + x2 ... GROUP BY y2 + 1`).
+    let mut tied_exprs: Vec<Expr> = Vec::new();
+    let mut inner_pairs = Vec::new();
+    for c in &conjuncts {
+        if let Expr::Binary {
+            left,
+            op: ferrospark_expr::expr::BinaryOp::Eq,
+            right,
+        } = c
+        {
+            let inner_only = |e: &Expr| column_keys(e).iter().all(|k| !outer_keys.contains(k));
+            if outer(right) && inner_only(left) {
+                tied_exprs.push(left.as_ref().clone());
+            }
+            if outer(left) && inner_only(right) {
+                tied_exprs.push(right.as_ref().clone());
+            }
+            match (inner_column(left), inner_column(right)) {
+                (Some(l), _) if outer(right) => {
+                    tied.insert(l);
+                }
+                (_, Some(r)) if outer(left) => {
+                    tied.insert(r);
+                }
+                (Some(l), Some(r)) => inner_pairs.push((l, r)),
+                _ => {}
+            }
+        }
+    }
+    loop {
+        let before = tied.len();
+        for (l, r) in &inner_pairs {
+            if tied.contains(l) || tied.contains(r) {
+                tied.insert(l.clone());
+                tied.insert(r.clone());
+            }
+        }
+        if tied.len() == before {
+            break;
+        }
+    }
+    let mut loose: Vec<String> = group
+        .iter()
+        .filter(|(g, _)| !tied_exprs.contains(g))
+        .flat_map(|(g, _)| column_keys(g))
+        .filter(|k| !tied.contains(k) && !outer_keys.contains(k))
+        .map(|k| crate::builder::strip_ids(&k))
+        .collect();
+    loose.sort();
+    loose.dedup();
+    if loose.is_empty() {
+        return Ok(());
+    }
+    Err(FerroError::Analysis(format!(
+        "[UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.NON_CORRELATED_COLUMNS_IN_GROUP_BY] Unsupported subquery expression: A GROUP BY clause in a scalar correlated subquery cannot contain non-correlated columns: {}. SQLSTATE: 0A000",
+        loose.join(", ")
+    )))
 }
