@@ -154,18 +154,19 @@ fn mode(args: Vec<Expr>, distinct: bool, order: Option<WithinGroup>) -> Result<E
         }
         (None, [x]) => (x.clone(), false, format!("mode({})", x.spark_name())),
         (None, [x, d]) => {
-            let deterministic =
-                match d.without_written() {
-                    Expr::Literal(l) if l.data_type() == &arrow_schema::DataType::Boolean => {
-                        l.to_string() == "true"
-                    }
-                    _ => return Err(analysis(
+            let deterministic = match d.without_written() {
+                Expr::Literal(l) if l.data_type() == &arrow_schema::DataType::Boolean => {
+                    l.to_string() == "true"
+                }
+                _ => {
+                    return Err(analysis(
                         "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
                         format!(
                             "the second parameter of `mode` must be a BOOLEAN constant, got {d}"
                         ),
-                    )),
-                };
+                    ))
+                }
+            };
             let name = if deterministic {
                 format!("mode() WITHIN GROUP (ORDER BY {} DESC)", x.spark_name())
             } else {

@@ -188,7 +188,7 @@ impl QuantileSummary {
 
     fn from_bytes(b: &[u8]) -> Result<Self> {
         let bad = || FerroError::Internal("a percentile_approx state of the wrong length".into());
-        if b.len() < 16 || (b.len() - 16) % 24 != 0 {
+        if b.len() < 16 || !(b.len() - 16).is_multiple_of(24) {
             return Err(bad());
         }
         let word = |i: usize| -> [u8; 8] {

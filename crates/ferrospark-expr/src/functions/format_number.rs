@@ -145,7 +145,7 @@ impl Format {
         }
         for (i, x) in int.iter().enumerate() {
             let left = int.len() - i;
-            if i > 0 && self.grouping > 0 && left % self.grouping == 0 {
+            if i > 0 && self.grouping > 0 && left.is_multiple_of(self.grouping) {
                 out.push(',');
             }
             out.push(char::from(b'0' + x));

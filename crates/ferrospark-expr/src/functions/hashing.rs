@@ -140,9 +140,12 @@ impl HashFn {
     }
 }
 
+/// A digest function and its block size in bytes.
+type DigestFn = (fn(&[u8]) -> Vec<u8>, usize);
+
 /// RFC 2104's HMAC of `message` under `key` with the digest Spark's `algorithm` names.
 fn hmac(key: &[u8], message: &[u8], algorithm: &str) -> Result<Vec<u8>> {
-    let (digest, block): (fn(&[u8]) -> Vec<u8>, usize) =
+    let (digest, block): DigestFn =
         match algorithm.to_ascii_uppercase().as_str() {
             "MD5" => (|b| md5::Md5::digest(b).to_vec(), 64),
             "SHA-1" | "SHA1" => (|b| sha1::Sha1::digest(b).to_vec(), 64),

@@ -104,12 +104,9 @@ pub(crate) fn sort_with(
             let n = len(row);
             let table = &cmp.values()[at..at + n * n];
             at += n * n;
+            let first = list.value_offsets()[row] as u32;
             let idx = merge_sort(n, |a, b| table[a * n + b] > 0);
-            order.push(
-                idx.into_iter()
-                    .map(|k| Some(o[row] as u32 + k as u32))
-                    .collect(),
-            );
+            order.push(idx.into_iter().map(|k| Some(first + k as u32)).collect());
         }
         r = end;
     }

@@ -230,7 +230,8 @@ impl IndicesGenerator {
 #[derive(Debug)]
 enum Generator {
     XorShift(XorShiftRandom),
-    Indices(IndicesGenerator),
+    // The Mersenne Twister's 2.5 KB state lives on the heap, one per bound call.
+    Indices(Box<IndicesGenerator>),
 }
 
 /// What a seeded function draws.
@@ -270,7 +271,7 @@ impl RandomFn {
             draw,
             seed,
             generator: Arc::new(Mutex::new(match draw {
-                Draw::Shuffle => Generator::Indices(IndicesGenerator::new(seed)),
+                Draw::Shuffle => Generator::Indices(Box::new(IndicesGenerator::new(seed))),
                 _ => Generator::XorShift(XorShiftRandom::new(seed)),
             })),
         }
