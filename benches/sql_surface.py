@@ -189,7 +189,8 @@ QUERIES: dict[str, tuple[str, str | None]] = {
         "map(100, l_quantity)))) AS n, sum(size(array_sort(array(l_partkey, l_suppkey, l_linenumber), "
         "(a, b) -> CASE WHEN a < b THEN 1 WHEN a > b THEN -1 ELSE 0 END))) AS s FROM lineitem",
         "SELECT sum(cardinality(map_concat(map_from_entries(list_transform(range(1, l_linenumber + 1), "
-        "x -> {'k': x, 'v': x})), MAP {100: l_quantity}))) AS n, sum(len(list_sort([l_partkey, l_suppkey, "
+        "lambda x: {'k': x, 'v': x})), MAP {100::BIGINT: CAST(l_quantity AS BIGINT)}))) AS n, "
+        "sum(len(list_sort([l_partkey, l_suppkey, "
         "l_linenumber], 'DESC'))) AS s FROM lineitem",
     ),
 }
