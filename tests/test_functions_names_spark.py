@@ -1069,3 +1069,31 @@ def test_collected_aggregate_refusals_are_sparks(spark, sql, error_class):
         spark.sql(sql).collect()
     with pytest.raises(fs.FerroError, match=error_class):
         fs.Session().sql(sql).collect()
+
+
+def test_unary_minus_is_named_negative_as_pyspark(spark):
+    """``-col`` is PySpark's ``negative(col)``: its name, and its values over numbers, decimals
+    and day-time intervals."""
+    import pyspark.sql.functions as P
+
+    table = pa.table(
+        {
+            "i": pa.array([3, None, -2], pa.int32()),
+            "x": pa.array([1.5, -0.0, None], pa.float64()),
+            "d": pa.array(
+                [dt.timedelta(days=1, seconds=5), None, dt.timedelta(microseconds=-7)], pa.duration("us")
+            ),
+        }
+    )
+
+    def build(m, df):
+        return df.select(
+            -m.col("i"), -m.col("x"), -m.col("d"), -(m.col("i") * 2), -m.col("i").cast("decimal(5,1)")
+        )
+
+    got = build(F, fs.Session().createDataFrame(table)).toArrow()
+    want = build(
+        P, spark.createDataFrame(table.to_pandas(), schema="i int, x double, d interval day to second")
+    ).toArrow()
+    assert got.schema.names == want.schema.names
+    assert arrow_rows(got) == arrow_rows(want)

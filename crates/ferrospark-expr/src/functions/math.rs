@@ -890,6 +890,15 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         }
         "negative" => {
             call.arity(&args, 1, 1)?;
+            // PySpark's `-col` is `negative(col)`: an interval negates as `-i` does.
+            let it = crate::types::spark_equivalent(&args[0].data_type());
+            if crate::types::is_ansi_interval(&it) {
+                return Ok(Bound::Done(crate::functions::interval::node(
+                    crate::functions::IntervalFn::Negate,
+                    vec![args[0].clone()],
+                    it,
+                )));
+            }
             let t = numeric(0, &args[0])?;
             PhysicalExpr::Negative(Box::new(cast_to(args[0].clone(), &t)))
         }
