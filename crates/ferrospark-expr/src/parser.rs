@@ -825,16 +825,18 @@ fn within_group(
         }
         return Ok((args, None));
     }
+    let one_ordering = || match &f.within_group[..] {
+        [order] => Ok(order),
+        more => Err(invalid(
+            "INVALID_WITHIN_GROUP_EXPRESSION.WRONG_NUM_ORDERINGS",
+            format!(
+                "The function `{name}` requires 1 orderings in WITHIN GROUP but got {}",
+                more.len()
+            ),
+        )),
+    };
     if matches!(name, "mode" | "listagg" | "string_agg") {
-        let [order] = &f.within_group[..] else {
-            return Err(invalid(
-                "INVALID_WITHIN_GROUP_EXPRESSION.WRONG_NUM_ORDERINGS",
-                format!(
-                    "The function `{name}` requires 1 orderings in WITHIN GROUP but got {}",
-                    f.within_group.len()
-                ),
-            ));
-        };
+        let order = one_ordering()?;
         let order = crate::collected::WithinGroup {
             key: convert(&order.expr, text)?,
             descending: matches!(order.options.sort, Some(ast::OrderBySort::Desc)),
@@ -863,15 +865,7 @@ fn within_group(
             ),
         ));
     }
-    let [order] = &f.within_group[..] else {
-        return Err(invalid(
-            "INVALID_WITHIN_GROUP_EXPRESSION.WRONG_NUM_ORDERINGS",
-            format!(
-                "The function `{name}` requires 1 orderings in WITHIN GROUP but got {}",
-                f.within_group.len()
-            ),
-        ));
-    };
+    let order = one_ordering()?;
     let descending = matches!(order.options.sort, Some(ast::OrderBySort::Desc));
     let mut args = args;
     args.insert(0, convert(&order.expr, text)?);

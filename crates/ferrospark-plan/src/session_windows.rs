@@ -48,6 +48,23 @@ fn literal_micros(e: &Expr) -> Option<i64> {
     d.is_valid(0).then(|| d.value(0))
 }
 
+/// Where the one time or session window among grouping keys `group` is (`is` tells one), if
+/// any; two are refused, as Spark refuses them.
+pub(crate) fn window_key(group: &[Expr], is: fn(&Expr) -> bool) -> Result<Option<usize>> {
+    let mut at = group
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| is(g))
+        .map(|(i, _)| i);
+    match (at.next(), at.next()) {
+        (None, _) => Ok(None),
+        (Some(i), None) => Ok(Some(i)),
+        _ => Err(FerroError::Analysis(
+            "Multiple time/session window expressions would result in a cartesian product of rows, therefore they are currently not supported.".into(),
+        )),
+    }
+}
+
 fn is_session_window(e: &Expr) -> bool {
     matches!(e, Expr::Function { name, .. } if name.eq_ignore_ascii_case("session_window"))
 }
@@ -62,17 +79,8 @@ impl PlanBuilder {
         group: &[Expr],
         results: &[Expr],
     ) -> Result<Option<SessionWindowed>> {
-        let windows: Vec<usize> = (0..group.len())
-            .filter(|&i| is_session_window(&group[i]))
-            .collect();
-        let at = match windows.as_slice() {
-            [] => return Ok(None),
-            [i] => *i,
-            _ => {
-                return Err(FerroError::Analysis(
-                    "Multiple time/session window expressions would result in a cartesian product of rows, therefore they are currently not supported.".into(),
-                ))
-            }
+        let Some(at) = window_key(group, is_session_window)? else {
+            return Ok(None);
         };
         let window_call = &group[at];
         let Expr::Function { args, .. } = window_call else {

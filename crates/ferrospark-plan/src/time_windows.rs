@@ -71,17 +71,8 @@ impl PlanBuilder {
         group: &[Expr],
         results: &[Expr],
     ) -> Result<Option<SessionWindowed>> {
-        let windows: Vec<usize> = (0..group.len())
-            .filter(|&i| is_time_window(&group[i]))
-            .collect();
-        let at = match windows.as_slice() {
-            [] => return Ok(None),
-            [i] => *i,
-            _ => {
-                return Err(FerroError::Analysis(
-                    "Multiple time/session window expressions would result in a cartesian product of rows, therefore they are currently not supported.".into(),
-                ))
-            }
+        let Some(at) = crate::session_windows::window_key(group, is_time_window)? else {
+            return Ok(None);
         };
         let window_call = &group[at];
         let Expr::Function { args, .. } = window_call else {

@@ -77,7 +77,7 @@ impl CollectedFn {
 }
 
 /// Per row, the positions of its elements in `keys` order (stable), or as they are.
-fn ordered_positions(
+pub(crate) fn ordered_positions(
     list: &ListArray,
     keys: Option<(&ArrayRef, SortOptions)>,
 ) -> Result<Vec<Vec<u32>>> {
@@ -131,15 +131,6 @@ fn mode(list: &ListArray, highest: bool) -> Result<ArrayRef> {
     let rows = RowConverter::new(vec![SortField::new(values.data_type().clone())])?
         .convert_columns(std::slice::from_ref(values))?;
     let mut pick: Vec<Option<u32>> = Vec::with_capacity(list.len());
-    let list = &ListArray::try_new(
-        match list.data_type() {
-            DataType::List(f) => f.clone(),
-            _ => return Err(FerroError::Internal("mode over a non-list".into())),
-        },
-        list.offsets().clone(),
-        values.clone(),
-        list.nulls().cloned(),
-    )?;
     for idx in ordered_positions(list, Some((values, ascending)))? {
         let (mut best, mut best_count) = (None, 0usize);
         let mut i = 0;

@@ -13,6 +13,7 @@ use arrow_array::types::Int32Type;
 use arrow_array::{Array, ArrayRef, ListArray, MapArray, RecordBatch, StructArray, UInt32Array};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_row::{RowConverter, SortField};
+
 use arrow_schema::{DataType, Field, Fields, SortOptions};
 use ferrospark_common::{FerroError, Result};
 
@@ -33,18 +34,9 @@ pub(crate) fn sort_default(list: &ListArray) -> Result<ArrayRef> {
     // Spark's comparator takes -0.0 and 0.0 as equal (the sort is stable, so they keep
     // their order).
     let keys = super::collected::normalized(list.values());
-    let rows = RowConverter::new(vec![SortField::new_with_options(
-        list.values().data_type().clone(),
-        options,
-    )])?
-    .convert_columns(std::slice::from_ref(&keys))?;
-    let o = list.value_offsets();
-    let order: Vec<Vec<Option<u32>>> = (0..list.len())
-        .map(|r| {
-            let mut idx: Vec<u32> = (o[r] as u32..o[r + 1] as u32).collect();
-            idx.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-            idx.into_iter().map(Some).collect()
-        })
+    let order = super::collected::ordered_positions(list, Some((&keys, options)))?
+        .into_iter()
+        .map(|idx| idx.into_iter().map(Some).collect())
         .collect();
     rebuild(list, list.values(), order)
 }
