@@ -183,6 +183,17 @@ TABLE_SCRIPT = [
     "DESCRIBE EXTENDED v",
     "SHOW CREATE TABLE v",
     "SHOW VIEWS",
+    # A column list names the query's columns by position (the text keeps its own names).
+    "CREATE VIEW vl(a1, a2) AS VALUES (0, 'x'), (1, NULL)",
+    "SELECT * FROM vl ORDER BY a1",
+    "CREATE OR REPLACE VIEW vl(k, total) AS SELECT p, count(*) FROM t GROUP BY p",
+    "SELECT total, k FROM vl ORDER BY k",
+    "DROP VIEW vl",
+    # Names Spark generates (`upper(s)`) are refused in a permanent view, even through `*`.
+    "CREATE VIEW vg AS SELECT * FROM (SELECT upper(s) FROM t) q",
+    "CREATE VIEW vg AS SELECT s, 1, upper(s) AS u FROM t",
+    "SELECT * FROM vg ORDER BY s",
+    "DROP VIEW vg",
     "CREATE TEMPORARY VIEW tv AS SELECT 1 AS one",
     "CREATE TEMPORARY VIEW tv AS SELECT 2 AS two",
     "SHOW TABLES",

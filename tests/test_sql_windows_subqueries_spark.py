@@ -237,6 +237,11 @@ SUBQUERIES = {
     "named_struct_fields": "SELECT struct(a1 AS x, b1, a1 + 0.5 AS y) AS s FROM lp",
     "using_hidden_key_in_derived_table": "SELECT k FROM (SELECT nt2.k FROM nt1 JOIN nt2 USING (k))",
     "natural_hidden_key_outer": "SELECT * FROM (SELECT nt2.k, nt1.k AS k1 FROM nt1 NATURAL FULL OUTER JOIN nt2)",
+    # Aggregates of the outer rows inside a HAVING subquery (Catalyst's UpdateOuterReferences).
+    "having_exists_outer_aggregate": "SELECT g, count(*) FROM lp GROUP BY g HAVING EXISTS (SELECT 1 FROM rp WHERE rp.a2 < max(lp.a1))",
+    "having_not_exists_two_outer_aggregates": "SELECT b1, sum(a1) FROM lp GROUP BY b1 HAVING NOT EXISTS (SELECT 1 FROM rp WHERE a2 > min(lp.a1) AND count(lp.g) > 1)",
+    "having_scalar_outer_aggregate": "SELECT g, (SELECT 1) AS one FROM lp GROUP BY g HAVING max(lp.a1) >= (SELECT count(*) FROM rp WHERE rp.g2 <= max(lp.g))",
+    "having_in_outer_aggregate_nested": "SELECT * FROM rp WHERE EXISTS (SELECT g, count(*) FROM lp GROUP BY g HAVING EXISTS (SELECT 1 FROM nt2 WHERE v2 > min(lp.a1)))",
 }
 
 

@@ -66,6 +66,20 @@ fn view_plan(engine: &QueryEngine, t: &CatalogTable) -> Result<Arc<LogicalPlan>>
             )))
         }
     };
+    // A view created with a column list (`CREATE VIEW v(a, b) AS ...`) names its query's
+    // columns by position; its text still gives the query's own names.
+    let out = plan.output();
+    let by_name = t
+        .schema
+        .fields()
+        .iter()
+        .all(|f| out.iter().any(|a| a.name.eq_ignore_ascii_case(f.name())));
+    let plan = if !by_name && out.len() == t.schema.fields().len() {
+        let names: Vec<String> = t.schema.fields().iter().map(|f| f.name().clone()).collect();
+        super::ddl::rename_view_columns(engine, plan, &names)?
+    } else {
+        plan
+    };
     conform(&engine.builder, plan, &t.schema)
 }
 

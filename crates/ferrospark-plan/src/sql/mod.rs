@@ -11,9 +11,11 @@
 mod domain;
 mod hints;
 mod lateral;
+mod outer_aggregates;
 mod pivot;
 mod select;
 mod subquery;
+pub(crate) mod view_aliases;
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -349,6 +349,18 @@ impl<'a> SqlPlanner<'a> {
                     OrderRef::Output(_) => None,
                 })
                 .collect();
+            // Aggregates of the outer rows written inside a HAVING subquery are computed here.
+            let outer_aggs = resolved_having
+                .as_ref()
+                .map(|h| self.outer_aggregates(h, &scope))
+                .unwrap_or_default();
+            let outer_positions: Vec<usize> = outer_aggs
+                .iter()
+                .map(|o| {
+                    results.push(o.resolved.clone());
+                    results.len() - 1
+                })
+                .collect();
             // Subqueries inside an aggregate's arguments (`sum(x) FILTER (WHERE EXISTS ..)`)
             // are values of the rows aggregated: they join below the aggregate.
             let mut below = plan;
@@ -371,6 +383,11 @@ impl<'a> SqlPlanner<'a> {
                     .builder
                     .aggregate(plan, &group_written, group_resolved, &results)?,
             };
+            let outer_outputs: Vec<Expr> = outer_positions
+                .iter()
+                .map(|&i| rewritten[i].clone())
+                .collect();
+            self.read_outer_aggregates(&outer_aggs, &outer_outputs);
             let n = resolved_items.len();
             let items2 = rewritten[..n].to_vec();
             let having2 = if nh { Some(rewritten[n].clone()) } else { None };

@@ -31,7 +31,7 @@ pub(crate) fn scope_keys(scope: &Scope<'_>) -> HashSet<String> {
     out
 }
 
-fn slot_of(e: &Expr) -> Option<(usize, Option<&Expr>)> {
+pub(super) fn slot_of(e: &Expr) -> Option<(usize, Option<&Expr>)> {
     match e {
         Expr::Function { name, args } if name == SUBQUERY_FN => {
             let n = match args.first() {
