@@ -56,6 +56,14 @@ VALUES = [
     "to_timestamp_ltz('2016-12-31 00:12:00')",
     "to_timestamp_ltz('31/12/2016 10', 'dd/MM/yyyy HH')",
     "to_timestamp_ltz(timestamp_ntz'2019-03-10 12:00:00')",
+    # Java's text, quarter, week and zone letters, before and after a daylight-saving change
+    # and in local mean time (Los Angeles before 1883: -07:52:58)
+    "date_format(timestamp'1996-03-31 07:03:33.123', 'G GG GGG GGGG Q QQ QQQ QQQQ F')",
+    "date_format(timestamp'2019-07-31 09:33:33', 'z zz zzz zzzz O OOOO')",
+    "date_format(timestamp'1582-05-31 19:40:35.123', 'z zzzz O OOOO Z ZZZZ ZZZZZ')",
+    "date_format(timestamp'1582-05-31 19:40:35.123', 'x xx xxx xxxx xxxxx X XXXX XXXXX')",
+    "date_format(timestamp'2019-12-31 09:33:33', 'qqqq qqq F X XX XXXX XXXXX ZZZZ')",
+    "to_char(date'2100-01-01', 'F QQQQ GGGG')",
     # Spark 4.3: a NULL timestamp (Spark's golden files, from an older Spark, show an error)
     "timestamp'2011-11-11 11:11:11' + null",
     "null + timestamp'2011-11-11 11:11:11'",

@@ -109,13 +109,16 @@ impl Pattern {
                 while chars.get(*i + n) == Some(&c) {
                     n += 1;
                 }
-                if !"yMLdDHhkKmsSaEuQqzZXxVGe".contains(c) {
+                if !"yMLdDHhkKmsSaEuQqzZXxVGeFO".contains(c) {
                     return Err(bad(&format!("unknown pattern letter '{c}'")));
                 }
                 // Spark refuses the narrow text forms (five letters, which Spark 2 read as the
                 // full name) and longer, and years of seven letters or more.
                 if ("GMLEQq".contains(c) && n >= 5) || (c == 'y' && n >= 7) {
                     return Err(bad(&format!("too many pattern letters: {c}")));
+                }
+                if c == 'O' && n != 1 && n != 4 {
+                    return Err(bad("Pattern letter count must be 1 or 4: O"));
                 }
                 tokens.push(Token::Field(c, n));
                 *i += n;
@@ -170,7 +173,21 @@ impl Pattern {
                         },
                         'd' => num(out, t.day() as i64, n),
                         'D' => num(out, t.ordinal() as i64, n),
-                        'Q' | 'q' => num(out, (t.month0() / 3 + 1) as i64, n),
+                        'Q' | 'q' => {
+                            let q = t.month0() / 3 + 1;
+                            match n {
+                                1 | 2 => num(out, q as i64, n),
+                                3 => {
+                                    let _ = write!(out, "Q{q}");
+                                }
+                                _ => out.push_str(
+                                    ["1st quarter", "2nd quarter", "3rd quarter", "4th quarter"]
+                                        [q as usize - 1],
+                                ),
+                            }
+                        }
+                        // Java's `F`: the day's place in its aligned week of the month.
+                        'F' => num(out, ((t.day() - 1) % 7 + 1) as i64, n),
                         'H' => num(out, t.hour() as i64, n),
                         'k' => num(out, if t.hour() == 0 { 24 } else { t.hour() as i64 }, n),
                         'K' => num(out, (t.hour() % 12) as i64, n),
@@ -198,24 +215,16 @@ impl Pattern {
                                 out.push_str(&d[..3])
                             }
                         }
-                        'G' => out.push_str(if t.year() > 0 { "AD" } else { "BC" }),
-                        'z' | 'V' => out.push_str(zone),
-                        'Z' | 'X' | 'x' => {
-                            if *c == 'X' && offset_secs == 0 {
-                                out.push('Z');
-                            } else {
-                                let sign = if offset_secs < 0 { '-' } else { '+' };
-                                let o = offset_secs.abs();
-                                let (h, m) = (o / 3600, (o % 3600) / 60);
-                                if n >= 3 && *c != 'Z' {
-                                    let _ = write!(out, "{sign}{h:02}:{m:02}");
-                                } else if n == 1 && *c != 'Z' && m == 0 {
-                                    // One `X` / `x`: the hour alone unless minutes remain.
-                                    let _ = write!(out, "{sign}{h:02}");
-                                } else {
-                                    let _ = write!(out, "{sign}{h:02}{m:02}");
-                                }
-                            }
+                        'G' => out.push_str(match (t.year() > 0, n >= 4) {
+                            (true, false) => "AD",
+                            (false, false) => "BC",
+                            (true, true) => "Anno Domini",
+                            (false, true) => "Before Christ",
+                        }),
+                        'z' => super::format_zone::zone_name(out, n, zone, offset_secs),
+                        'V' => out.push_str(zone),
+                        'Z' | 'X' | 'x' | 'O' => {
+                            super::format_zone::offset(out, *c, n, offset_secs)
                         }
                         _ => {}
                     }

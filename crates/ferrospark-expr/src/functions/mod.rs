@@ -20,6 +20,7 @@ pub mod datetime;
 pub mod datetime_units;
 mod format;
 mod format_number;
+mod format_zone;
 pub mod hashing;
 pub mod higher_order;
 mod higher_order_pairs;
