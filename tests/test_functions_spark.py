@@ -31,7 +31,6 @@ from helpers import NEG_ZERO, arrow_rows, assert_same_rows, spark_rows
 KNOWN_GAPS = {
     "concat_ws(' ', split(s, ' '))": "concat_ws over ARRAY arguments (arrays as values are not built)",
     "trim(BOTH FROM s)": "sqlparser does not parse TRIM(BOTH FROM s) without characters",
-    "pmod(dec, 1)": "pmod of decimals runs in DOUBLE; Spark keeps DECIMAL",
     "try_cast(m AS DECIMAL(5,1))": "decimal text with an exponent ('1e3') to DECIMAL",
     "ansi off: CAST(m AS DECIMAL(5,1))": "decimal text with an exponent ('1e3') to DECIMAL",
     "SELECT floor(x) FROM t": "floor / ceil of NaN or infinity under ANSI (Spark raises ARITHMETIC_OVERFLOW)",
@@ -620,6 +619,10 @@ MATH = [
     "pmod(-7, 3)",
     "pmod(x, 2.0)",
     "pmod(dec, 1)",
+    "pmod(dec, -0.7)",
+    "pmod(CAST(10 AS DECIMAL(10, 2)), CAST(3 AS DECIMAL(5, 1)))",
+    "pmod(CAST(-7.25 AS DECIMAL(4, 2)), 2)",
+    "pmod(float(y), float(-2.5))",
     "i % 3",
     "mod(i, 3)",
     "-7 % 3",
@@ -1091,6 +1094,8 @@ RUNTIME_ERRORS = [
     ("SELECT CAST(ts AS INT) FROM t", "CAST_OVERFLOW", fs.SparkArithmeticError),
     ("SELECT CAST(i AS DECIMAL(3,1)) FROM t", "NUMERIC_VALUE_OUT_OF_RANGE", fs.SparkArithmeticError),
     ("SELECT CAST(12345.678 AS DECIMAL(5,2))", "NUMERIC_VALUE_OUT_OF_RANGE", fs.SparkArithmeticError),
+    ("SELECT CAST(CAST('inf' AS DOUBLE) AS TIMESTAMP)", "CAST_INVALID_INPUT", fs.FerroError),
+    ("SELECT CAST(CAST('NaN' AS FLOAT) AS TIMESTAMP)", "CAST_INVALID_INPUT", fs.FerroError),
     ("SELECT CAST('abc' AS INT)", "CAST_INVALID_INPUT", fs.FerroError),
     ("SELECT CAST(s AS INT) FROM t", "CAST_INVALID_INPUT", fs.FerroError),
     ("SELECT CAST('1.5' AS INT)", "CAST_INVALID_INPUT", fs.FerroError),
@@ -1113,6 +1118,7 @@ ANALYSIS_ERRORS = [
     ("SELECT CAST(b AS DATE) FROM t", "DATATYPE_MISMATCH", None),
     ("SELECT upper(s, s) FROM t", "WRONG_NUM_ARGS", "upper"),
     ("SELECT substring(s) FROM t", "WRONG_NUM_ARGS", "substring"),
+    ("SELECT CAST(i AS BINT) FROM t", "UNSUPPORTED_DATATYPE", "BINT"),
 ]
 
 
@@ -1164,6 +1170,42 @@ def test_analysis_errors(fss, sp, text, condition, name):
     if name:
         assert name in str(got), f"ferrospark's message does not name {name}: {got}"
     assert fss.sql("SELECT max(i) AS m FROM t").collect()[0].m == 1000
+
+
+#: Decimal arithmetic under `spark.sql.decimalOperations.allowPrecisionLoss=false`: results
+#: wider than 38 digits keep their scale (capped at 38) instead of giving it up.
+NO_PRECISION_LOSS = [
+    "dec38 * 1",
+    "dec38 / 10",
+    "dec + 0.001",
+    "dec * dec",
+    "dec / 3",
+    "dec38 - 0.5",
+    "pmod(dec38, -0.7)",
+    "10.300000000000000000 * 3.000000000000000000",
+    "1.0123456789012345678901234567890123456e33BD / 1.0",
+    "1.0123456789012345678901234567890123456e31BD / 10.0",
+]
+NO_PRECISION_LOSS_CONF = {"spark.sql.decimalOperations.allowPrecisionLoss": "false"}
+
+
+def test_decimal_arithmetic_without_precision_loss_matches_spark(table, sp):
+    for k, v in NO_PRECISION_LOSS_CONF.items():
+        sp.conf.set(k, v)
+    try:
+        expected = spark_eval(sp, NO_PRECISION_LOSS)
+        with pytest.raises(Exception) as ei:
+            sp.sql("SELECT 10.300000000000000000 * 3.0000000000000000000").collect()
+        assert "NUMERIC_VALUE_OUT_OF_RANGE" in str(ei.value)
+    finally:
+        for k in NO_PRECISION_LOSS_CONF:
+            sp.conf.unset(k)
+    s = _fs_session(table, NO_PRECISION_LOSS_CONF)
+    for expr, (spark_type, ids, vals) in zip(NO_PRECISION_LOSS, expected):
+        got = s.sql(f"SELECT id, {expr} AS r FROM t ORDER BY id").toArrow()
+        compare_result(f"[no precision loss] {expr}", got, spark_type, ids, vals)
+    with pytest.raises(fs.SparkArithmeticError, match="NUMERIC_VALUE_OUT_OF_RANGE"):
+        s.sql("SELECT 10.300000000000000000 * 3.0000000000000000000").collect()
 
 
 @pytest.mark.parametrize("text", [e[0] for e in RUNTIME_ERRORS])

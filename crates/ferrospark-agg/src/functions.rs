@@ -354,6 +354,7 @@ impl AggregateExpr {
             ansi: true,
             legacy_coding: false,
             legacy_charsets: false,
+            decimal_precision_loss: true,
         };
         let name = call.output_name();
         let wrong_args = |n: &str| {

@@ -124,6 +124,7 @@ impl AggregatePlan {
             ansi,
             legacy_coding: false,
             legacy_charsets: false,
+            decimal_precision_loss: true,
         };
         let keys = by
             .iter()

@@ -11,8 +11,8 @@ use ferrospark_common::{FerroError, Result};
 use crate::expr::{BinaryOp, Expr, Literal};
 use crate::physical::PhysicalExpr;
 use crate::types::{
-    adjust_precision_scale, comparison_type, is_decimal, is_floating, is_numeric, is_string,
-    parse_data_type, spark_equivalent, spark_type_name, wider_numeric,
+    adjust_precision_scale, bounded_decimal, comparison_type, is_decimal, is_floating, is_numeric,
+    is_string, parse_data_type, spark_equivalent, spark_type_name, wider_numeric,
 };
 
 /// What binding needs besides the expression: the input schema and the session time zone.
@@ -31,6 +31,10 @@ pub struct BindContext<'a> {
     /// `spark.sql.legacy.javaCharsets`: `encode` / `decode` accept Java's charset names
     /// beyond the seven Spark 4 lists.
     pub legacy_charsets: bool,
+    /// `spark.sql.decimalOperations.allowPrecisionLoss`: a decimal result wider than 38
+    /// digits gives up scale (true, keeping at least 6) or is capped at 38 digits and scale
+    /// as it is (false: Spark's older rule, where more results overflow).
+    pub decimal_precision_loss: bool,
 }
 
 impl<'a> BindContext<'a> {
@@ -42,6 +46,7 @@ impl<'a> BindContext<'a> {
             ansi: true,
             legacy_coding: false,
             legacy_charsets: false,
+            decimal_precision_loss: true,
         }
     }
 
@@ -58,6 +63,9 @@ impl<'a> BindContext<'a> {
             legacy_charsets: cfg
                 .get_bool("spark.sql.legacy.javaCharsets", false)
                 .unwrap_or(false),
+            decimal_precision_loss: cfg
+                .get_bool("spark.sql.decimalOperations.allowPrecisionLoss", true)
+                .unwrap_or(true),
         }
     }
 
@@ -412,19 +420,39 @@ pub(crate) fn arithmetic(
         let (p1, s1) = as_dec(&l, &lt);
         let (p2, s2) = as_dec(&r, &rt);
         let (p1, s1, p2, s2) = (p1 as i32, s1 as i32, p2 as i32, s2 as i32);
+        let fit = |p: i32, s: i32| {
+            if ctx.decimal_precision_loss {
+                adjust_precision_scale(p, s)
+            } else {
+                bounded_decimal(p as i16, s as i16)
+            }
+        };
         let result = match op {
             BinaryOp::Plus | BinaryOp::Minus => {
                 let s = s1.max(s2);
-                adjust_precision_scale((p1 - s1).max(p2 - s2) + s + 1, s)
+                fit((p1 - s1).max(p2 - s2) + s + 1, s)
             }
-            BinaryOp::Multiply => adjust_precision_scale(p1 + p2 + 1, s1 + s2),
+            BinaryOp::Multiply => fit(p1 + p2 + 1, s1 + s2),
+            BinaryOp::Divide if !ctx.decimal_precision_loss => {
+                // Spark's rule without precision loss: the integral and fractional digits
+                // each capped at 38, then both cut back evenly to fit 38 together.
+                let max = crate::types::MAX_DECIMAL_PRECISION as i32;
+                let mut int_digits = max.min(p1 - s1 + s2);
+                let mut dec_digits = max.min(6.max(s1 + p2 + 1));
+                let diff = int_digits + dec_digits - max;
+                if diff > 0 {
+                    dec_digits -= diff / 2 + 1;
+                    int_digits = max - dec_digits;
+                }
+                bounded_decimal((int_digits + dec_digits) as i16, dec_digits as i16)
+            }
             BinaryOp::Divide => {
                 let s = 6.max(s1 + p2 + 1);
-                adjust_precision_scale(p1 - s1 + s2 + s, s)
+                fit(p1 - s1 + s2 + s, s)
             }
             _ => {
                 let s = s1.max(s2);
-                adjust_precision_scale((p1 - s1).min(p2 - s2) + s, s)
+                fit((p1 - s1).min(p2 - s2) + s, s)
             }
         };
         (

@@ -390,6 +390,15 @@ pub fn spark_cast(
                 match v {
                     Some(v) => out.push(Some(v)),
                     None if safe => out.push(None),
+                    // NaN and the infinities are no time at all (Spark's CAST_INVALID_INPUT).
+                    None if !secs.value(i).is_finite() => {
+                        return Err(FerroError::Arithmetic(format!(
+                            "[CAST_INVALID_INPUT] The value {} of the type \"{}\" cannot be cast to \"{}\" because it is malformed. Correct the value as per the syntax, or change its target type. Use `try_cast` to tolerate malformed input and return NULL instead. SQLSTATE: 22018",
+                            java_double_string(secs.value(i)),
+                            crate::types::spark_type_name(t),
+                            crate::types::spark_type_name(to)
+                        )))
+                    }
                     None => return Err(overflow(secs.value(i), t, to)),
                 }
             }

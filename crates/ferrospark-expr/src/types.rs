@@ -73,7 +73,8 @@ pub fn parse_data_type(name: &str, session_tz: &str) -> Result<DataType> {
                 DataType::Utf8
             } else {
                 return Err(FerroError::Analysis(format!(
-                    "unsupported data type '{name}' (use boolean, tinyint, smallint, int, bigint, float, double, decimal(p,s), string, binary, date, timestamp or timestamp_ntz)"
+                    "[UNSUPPORTED_DATATYPE] Unsupported data type \"{}\". SQLSTATE: 0A000 (use boolean, tinyint, smallint, int, bigint, float, double, decimal(p,s), string, binary, date, timestamp or timestamp_ntz)",
+                    name.to_ascii_uppercase()
                 )));
             }
         }

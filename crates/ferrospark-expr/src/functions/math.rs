@@ -21,7 +21,7 @@ use super::{build_prims, Args, Bound, Call, ScalarFunction};
 use crate::bind::cast_to;
 use crate::expr::{BinaryOp, Literal};
 use crate::physical::PhysicalExpr;
-use crate::types::{is_decimal, is_floating, is_integral, is_numeric, spark_equivalent};
+use crate::types::{is_floating, is_integral, is_numeric, spark_equivalent};
 
 /// A mathematical function.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,6 +70,8 @@ pub enum MathFn {
     Pmod {
         /// ANSI: division by zero raises
         ansi: bool,
+        /// The result's precision for decimals (whose operands come on one scale at 38).
+        precision: Option<u8>,
     },
     /// `a div b`: integral division, BIGINT
     IntDiv {
@@ -302,7 +304,7 @@ impl MathFn {
                     })
                 })
             }
-            MathFn::Pmod { ansi } => pmod(&a.full(0)?, &a.full(1)?, ansi),
+            MathFn::Pmod { ansi, precision } => pmod(&a.full(0)?, &a.full(1)?, ansi, precision),
             MathFn::IntDiv {
                 ansi,
                 decimal: false,
@@ -665,7 +667,7 @@ where
     Ok(Arc::new(out.into_iter().collect::<PrimitiveArray<T>>()))
 }
 
-fn pmod(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
+fn pmod(a: &ArrayRef, b: &ArrayRef, ansi: bool, precision: Option<u8>) -> Result<ArrayRef> {
     macro_rules! int_pmod {
         ($t:ty) => {
             pmod_rows::<$t>(a, b, ansi, 0, |v, m| {
@@ -691,6 +693,30 @@ fn pmod(a: &ArrayRef, b: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
                 r
             }
         }),
+        DataType::Float32 => pmod_rows::<Float32Type>(a, b, ansi, 0.0, |v, m| {
+            let r = v % m;
+            if r < 0.0 {
+                (r + m) % m
+            } else {
+                r
+            }
+        }),
+        // Both on one scale: their unscaled values' remainder is the decimal remainder.
+        DataType::Decimal128(p, s) => {
+            let r = pmod_rows::<Decimal128Type>(a, b, ansi, 0, |v, m| {
+                let r = v % m;
+                if r < 0 {
+                    (r + m) % m
+                } else {
+                    r
+                }
+            })?;
+            Ok(Arc::new(
+                r.as_primitive::<Decimal128Type>()
+                    .clone()
+                    .with_precision_and_scale(precision.unwrap_or(*p), *s)?,
+            ))
+        }
         other => Err(FerroError::Internal(format!("pmod of {other}"))),
     }
 }
@@ -991,13 +1017,47 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             call.arity(&args, 2, 2)?;
             let (lt, rt) = (numeric(0, &args[0])?, numeric(1, &args[1])?);
             let t = crate::types::wider_numeric(&lt, &rt).unwrap_or(DataType::Float64);
-            let t = if is_decimal(&t) || is_floating(&t) {
+            if let DataType::Decimal128(..) = t {
+                // Decimals keep the remainder's type (Spark's rule for `%`), computed on one
+                // scale.
+                let rem = crate::bind::arithmetic(
+                    call.expr,
+                    BinaryOp::Modulo,
+                    args[0].clone(),
+                    args[1].clone(),
+                    call.ctx,
+                    ansi,
+                )?;
+                let out = rem.data_type();
+                let DataType::Decimal128(_, scale) = out else {
+                    return Err(FerroError::Internal(format!("pmod of decimals as {out}")));
+                };
+                let operand = DataType::Decimal128(crate::types::MAX_DECIMAL_PRECISION, scale);
+                let DataType::Decimal128(precision, _) = out else {
+                    return Err(FerroError::Internal(format!("pmod of decimals as {out}")));
+                };
+                return Ok(Bound::Done(call.function(
+                    ScalarFunction::Math(MathFn::Pmod {
+                        ansi,
+                        precision: Some(precision),
+                    }),
+                    vec![
+                        cast_to(args[0].clone(), &operand),
+                        cast_to(args[1].clone(), &operand),
+                    ],
+                    out,
+                )));
+            }
+            let t = if is_floating(&t) && t != DataType::Float32 {
                 DataType::Float64
             } else {
                 t
             };
             call.function(
-                ScalarFunction::Math(MathFn::Pmod { ansi }),
+                ScalarFunction::Math(MathFn::Pmod {
+                    ansi,
+                    precision: None,
+                }),
                 vec![cast_to(args[0].clone(), &t), cast_to(args[1].clone(), &t)],
                 t,
             )

@@ -14,6 +14,22 @@ use super::ddl::{normalize_spec, not_partitioned, require_table};
 use super::{col, listing_rows, string_rows, Command, FunctionScope, OutCol};
 use crate::engine::QueryEngine;
 
+/// The functions Spark's registry holds as casts to their type.
+const CAST_FUNCTIONS: [&str; 12] = [
+    "boolean",
+    "tinyint",
+    "smallint",
+    "int",
+    "bigint",
+    "float",
+    "double",
+    "decimal",
+    "date",
+    "timestamp",
+    "binary",
+    "string",
+];
+
 const DESC_TABLE: [OutCol; 3] = [
     OutCol {
         name: "col_name",
@@ -223,7 +239,7 @@ pub(super) fn run(engine: &QueryEngine, cmd: Command) -> Result<RecordBatch> {
             }
             string_rows(&DESC_DB, rows)
         }
-        Command::DescribeFunction { name, .. } => {
+        Command::DescribeFunction { name, extended } => {
             let rows = match cat.lookup_function(&name)? {
                 Some(f) => {
                     let shown = if f.database == "session" {
@@ -250,10 +266,27 @@ pub(super) fn run(engine: &QueryEngine, cmd: Command) -> Result<RecordBatch> {
                             &name.iter().map(|p| quote(p)).collect::<Vec<_>>().join("."),
                         ));
                     }
-                    vec![
-                        vec![Some(format!("Function: {n}"))],
-                        vec![Some(format!("Usage: {n}(...): a built-in function"))],
-                    ]
+                    if CAST_FUNCTIONS.contains(&n.as_str()) {
+                        // `boolean(x)`, `int(x)`, ...: Spark registers these as casts.
+                        let mut rows = vec![
+                            vec![Some(format!("Function: {n}"))],
+                            vec![s("Class: org.apache.spark.sql.catalyst.expressions.Cast")],
+                            vec![Some(format!(
+                                "Usage: {n}(expr) - Casts the value `expr` to the target data type `{n}`."
+                            ))],
+                        ];
+                        if extended {
+                            rows.push(vec![Some(format!(
+                                "Extended Usage:\n    No example/argument for {n}.\n\n    Since: 2.0.1\n"
+                            ))]);
+                        }
+                        rows
+                    } else {
+                        vec![
+                            vec![Some(format!("Function: {n}"))],
+                            vec![Some(format!("Usage: {n}(...): a built-in function"))],
+                        ]
+                    }
                 }
             };
             string_rows(

@@ -402,6 +402,7 @@ impl ParquetScan {
                     ansi: true,
                     legacy_coding: false,
                     legacy_charsets: false,
+                    decimal_precision_loss: true,
                 };
                 Some(bind_predicate(e, &ctx)?)
             }
