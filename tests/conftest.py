@@ -39,7 +39,7 @@ TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:  # make ``import helpers`` work under every import mode
     sys.path.insert(0, str(TESTS_DIR))
 
-from helpers import FILTER_LAYOUTS  # noqa: E402  (after the sys.path set-up)
+from helpers import FILTER_LAYOUTS, SPARK_TEST_JVM_OPTIONS  # noqa: E402  (after the sys.path set-up)
 
 # --------------------------------------------------------------------------------------------
 # markers
@@ -115,8 +115,8 @@ def spark(tmp_path_factory):
         .config("spark.sql.parquet.filterPushdown", "false")
         .config("spark.driver.memory", "1g")
         .config("spark.executorEnv.TZ", "UTC")
-        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
-        .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.driver.extraJavaOptions", f"-Duser.timezone=UTC {SPARK_TEST_JVM_OPTIONS}")
+        .config("spark.executor.extraJavaOptions", f"-Duser.timezone=UTC {SPARK_TEST_JVM_OPTIONS}")
         .getOrCreate()
     )
     # "OFF", not "ERROR": Spark 4 logs every AnalysisException at ERROR level with a full stack

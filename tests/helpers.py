@@ -432,6 +432,12 @@ def scan_lines(plan: str, file_name: str) -> list[str]:
     return [line for line in plan.splitlines() if "FileScan parquet" in line and f"/{file_name}[" in line]
 
 
+#: JVM options of every Spark the tests start. The test JVMs live minutes and run small
+#: queries, where the C2 compiler's work never pays back: C1 alone (and one GC thread) cut
+#: the CPU a Spark streaming test uses by about a third on a two-core machine.
+SPARK_TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 def run_spark_script(script, *args: str, timeout: int = 900) -> tuple[dict, Any]:
     """Runs ``script`` (a PySpark program holding its own SparkContext) in a process of its
     own with this Python as Spark's: the JSON object it printed last, and the process."""

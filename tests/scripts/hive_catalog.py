@@ -22,7 +22,12 @@ def main() -> None:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.warehouse.dir", f"{work}/hive_wh")
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={work} -Duser.timezone=UTC")
+        # The options of tests/helpers.py's SPARK_TEST_JVM_OPTIONS (this script imports nothing
+        # of the tests).
+        .config(
+            "spark.driver.extraJavaOptions",
+            f"-Dderby.system.home={work} -Duser.timezone=UTC -XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        )
         .enableHiveSupport()
         .getOrCreate()
     )

@@ -253,6 +253,8 @@ def main() -> int:
     os.environ["FERROSPARK_TEST_KILL_TASK_ONCE"] = ""
     from pyspark.sql import SparkSession
 
+    from helpers import SPARK_TEST_JVM_OPTIONS
+
     spark = (
         SparkSession.builder.master("local-cluster[2,1,1024]")
         .appName("ferrospark-local-cluster")
@@ -266,6 +268,8 @@ def main() -> int:
         .config("spark.executorEnv.TZ", "UTC")
         .config("spark.executorEnv.FERROSPARK_TEST_KILL_TASK_ONCE", str(marker))
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
+        .config("spark.driver.extraJavaOptions", SPARK_TEST_JVM_OPTIONS)
+        .config("spark.executor.extraJavaOptions", SPARK_TEST_JVM_OPTIONS)
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("OFF")
