@@ -65,7 +65,7 @@ MISSING: frozenset[str] = frozenset(
     + "udtf arrow_udtf".split()
     # JSON and CSV
     + "from_csv to_csv schema_of_csv from_json to_json schema_of_json get_json_object".split()
-    + "json_array_length json_object_keys json_tuple".split()
+    + "json_tuple".split()
     # dates, times and timestamps
     + "timestamp_nanos unix_nanos".split()
     # the TIME type
@@ -624,10 +624,34 @@ CODINGS: dict[str, Build] = {
     "format_number(fsecs, 0)": lambda F: F.format_number("fsecs", 0),
     "format_number(decimal, 3)": lambda F: F.format_number(F.col("q").cast("decimal(12,2)") / 7, 3),
     "format_number(x, -1)": lambda F: F.format_number("x", -1),
+    "json_array_length(docs)": lambda F: F.json_array_length(_json_doc(F)),
+    "json_object_keys(docs)": lambda F: F.json_object_keys(_json_doc(F)),
+    "json_array_length(s)": lambda F: F.json_array_length("s"),
+    "json_object_keys(concat)": lambda F: F.json_object_keys(F.concat(F.lit('{"'), "s", F.lit('": 1}'))),
     "current_database()": lambda F: F.current_database(),
     "current_schema()": lambda F: F.current_schema(),
     "current_path()": lambda F: F.current_path(),
 }
+
+#: JSON texts for the JSON functions, one per row (by id): arrays and objects nested, empty,
+#: with duplicate keys, escapes, NaN; and texts Jackson refuses part way.
+JSON_DOCS = [
+    '[1, 2, "three", [4, 5], {"six": 6}]',
+    ' {"a": 1, "b": {"c": [1, 2]}, "a": "dup", "\\u00e9t\\u00e9": null} trailing',
+    "[]",
+    "{}",
+    "[-0, 1.5e3, true, null, 'single', NaN]",
+    "[1, 2,]",
+    '{"unterminated": "x}',
+    "[01]",
+    '"just a string"',
+    '{"emoji \\ud83d\\ude00": [], "日本": {}}',
+]
+
+
+def _json_doc(F):
+    return F.element_at(F.array(*[F.lit(d) for d in JSON_DOCS]), F.col("id").cast("int") + 1)
+
 
 FAMILIES: dict[str, dict[str, Build]] = {
     "text": TEXT,
@@ -1010,6 +1034,26 @@ def test_map_builders_and_sequences_in_sql_match_pyspark(spark):
     got = fs.Session().sql(sql).toArrow()
     want = spark.sql(sql).toArrow()
     assert got.schema.names == want.schema.names
+    assert arrow_rows(got) == arrow_rows(want)
+
+
+def test_json_text_functions_in_sql_match_pyspark(spark):
+    """The SQL forms over NULL, whitespace, deep nesting and numbers Jackson refuses."""
+    sql = (
+        "SELECT json_array_length(NULL) AS n, json_object_keys(NULL) AS nk, "
+        'json_array_length(\'  [ [[[]]], {"a": [1, {"b": 2}]} ] \') AS deep, '
+        "json_array_length('[1.]') AS bad_point, json_array_length('[-]') AS bad_minus, "
+        "json_array_length('[1e]') AS bad_exp, json_array_length('[tru]') AS bad_word, "
+        "json_array_length('') AS empty, json_object_keys('{\"a\" 1}') AS no_colon, "
+        'json_object_keys(\'{"x": [1, 2], "y": "\\\\n"}\') AS keys, '
+        "json_array_length('[\"tab\there\"]') AS raw_tab, "
+        r"""json_array_length("['a', 'b\\'c']") AS apos, json_object_keys("{'single': 1}") AS sk, """
+        "json_array_length('[-Infinity]') AS inf"
+    )
+    got = fs.Session().sql(sql).toArrow()
+    want = spark.sql(sql).toArrow()
+    assert got.schema.names == want.schema.names
+    assert got.schema.types == want.schema.types
     assert arrow_rows(got) == arrow_rows(want)
 
 

@@ -119,6 +119,18 @@ def from_base32(col: ColumnOrName) -> Column:
     return _call("from_base32", col)
 
 
+def json_array_length(col: ColumnOrName) -> Column:
+    """The number of elements of the outermost JSON array; NULL for invalid JSON or another
+    value."""
+    return _call("json_array_length", col)
+
+
+def json_object_keys(col: ColumnOrName) -> Column:
+    """The keys of the outermost JSON object, in order; NULL for invalid JSON or another
+    value."""
+    return _call("json_object_keys", col)
+
+
 def hmac(key: ColumnOrName, message: ColumnOrName, algorithm: ColumnOrName | None = None) -> Column:
     """The HMAC of ``message`` under ``key`` (``SHA-256``; also ``SHA-512``, ``SHA-384``,
     ``SHA-224``, ``SHA-1``, ``MD5``), as bytes."""

@@ -25,6 +25,7 @@ pub mod hashing;
 pub mod higher_order;
 mod higher_order_pairs;
 pub mod interval;
+pub mod json_text;
 pub mod maps;
 pub mod math;
 pub mod misc;
@@ -120,6 +121,8 @@ pub enum ScalarFunction {
     Sequence(sequence::SequenceFn),
     /// `parse_url`, `try_parse_url`.
     Url(urls::ParseUrlFn),
+    /// `json_array_length`, `json_object_keys`.
+    JsonText(json_text::JsonTextFn),
     /// `format_number(x, d)`.
     FormatNumber(format_number::FormatNumberFn),
     /// `__mode`, `__listagg`: the finishing steps of `mode` and `listagg`.
@@ -153,6 +156,7 @@ impl ScalarFunction {
             ScalarFunction::Maps(f, _) => f.name(),
             ScalarFunction::Sequence(_) => "sequence",
             ScalarFunction::Url(f) => f.name(),
+            ScalarFunction::JsonText(f) => f.name(),
             ScalarFunction::FormatNumber(_) => "format_number",
             ScalarFunction::Collected(f) => f.name(),
         }
@@ -196,6 +200,7 @@ impl ScalarFunction {
             ScalarFunction::Maps(f, out) => f.evaluate(&args, out)?,
             ScalarFunction::Sequence(f) => f.evaluate(&args)?,
             ScalarFunction::Url(f) => f.evaluate(&args)?,
+            ScalarFunction::JsonText(f) => f.evaluate(&args)?,
             ScalarFunction::FormatNumber(f) => f.evaluate(&args)?,
             ScalarFunction::Collected(f) => f.evaluate(&args)?,
             ScalarFunction::HigherOrder(f) => {
@@ -531,6 +536,8 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "try_parse_url",
     "to_base32",
     "from_base32",
+    "json_array_length",
+    "json_object_keys",
     "hmac",
     "jaro_winkler_similarity",
     "current_database",
@@ -617,6 +624,10 @@ pub fn bind_call(
         Bound::NotMine(a) => a,
     };
     let bound = match urls::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match json_text::bind(&call, bound)? {
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
     };
