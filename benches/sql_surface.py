@@ -10,8 +10,9 @@ hidden key, interval arithmetic (date and timestamp differences, year-month and 
 PIVOT, the regular expression and split_part functions, skewness / kurtosis / bit aggregates,
 histogram_numeric, RANGE frames moved by an interval, (a, b) IN (SELECT ...), hashes and
 digests, array set functions and string edits (levenshtein, soundex, substring_index),
-percentile_approx, listagg WITHIN GROUP with mode, sliding time windows, and map builders with
-sequence and a comparator array_sort. Each engine runs each query once to warm up, then ``--reps`` times (the median is
+percentile_approx, listagg WITHIN GROUP with mode, sliding time windows, map builders with
+sequence and a comparator array_sort, and JSON texts read by json_array_length and
+json_object_keys. Each engine runs each query once to warm up, then ``--reps`` times (the median is
 printed), in one process per engine; results are checked against PySpark's when it runs.
 Polars' SQL has no correlated subqueries, so it is not among the engines.
 """
@@ -192,6 +193,14 @@ QUERIES: dict[str, tuple[str, str | None]] = {
         "lambda x: {'k': x, 'v': x})), MAP {100::BIGINT: CAST(l_quantity AS BIGINT)}))) AS n, "
         "sum(len(list_sort([l_partkey, l_suppkey, "
         "l_linenumber], 'DESC'))) AS s FROM lineitem",
+    ),
+    "json_text": (
+        "SELECT sum(json_array_length(concat('[', l_orderkey, ', \"', l_shipmode, '\", [', l_linenumber, "
+        "', 2.5e1]]'))) AS a, sum(size(json_object_keys(concat('{\"k\": ', l_partkey, ', \"mode\": \"', "
+        'l_shipmode, \'", "q": {"x": \', l_quantity, \'}}\')))) AS b FROM lineitem',
+        "SELECT sum(json_array_length(concat('[', l_orderkey, ', \"', l_shipmode, '\", [', l_linenumber, "
+        "', 2.5e1]]'))) AS a, sum(len(json_keys(concat('{\"k\": ', l_partkey, ', \"mode\": \"', "
+        'l_shipmode, \'", "q": {"x": \', l_quantity, \'}}\')))) AS b FROM lineitem',
     ),
 }
 
