@@ -122,63 +122,89 @@ fn number(b: &[u8], pos: &mut usize) -> Option<()> {
     }
 }
 
-fn hex4(b: &[u8], pos: &mut usize) -> Option<u16> {
-    let hex = std::str::from_utf8(b.get(*pos..*pos + 4)?).ok()?;
-    let unit = u16::from_str_radix(hex, 16).ok()?;
-    *pos += 4;
-    Some(unit)
+fn is_hex4(b: &[u8], at: usize) -> bool {
+    b.get(at..at + 4)
+        .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
 }
 
-/// A string from its opening quote (`"`, or `'` as Spark allows), its text decoded.
+/// A string from its opening quote (`"`, or `'` as Spark allows), its text decoded. The
+/// escapes are checked here (Jackson refuses `\x`), then decoded by [`decode_escapes`].
 fn string(b: &[u8], pos: &mut usize) -> Option<String> {
     let quote = *b.get(*pos).filter(|q| matches!(q, b'"' | b'\''))?;
-    *pos += 1;
-    let mut out: Vec<u8> = Vec::new();
+    let start = *pos + 1;
+    let mut i = start;
     loop {
-        let c = *b.get(*pos)?;
-        *pos += 1;
-        match c {
-            c if c == quote => return String::from_utf8(out).ok(),
+        match *b.get(i)? {
+            c if c == quote => break,
             b'\\' => {
-                let e = *b.get(*pos)?;
-                *pos += 1;
-                let ch = match e {
-                    b'"' => '"',
-                    b'\'' if quote == b'\'' => '\'',
-                    b'\\' => '\\',
-                    b'/' => '/',
-                    b'b' => '\u{8}',
-                    b'f' => '\u{c}',
-                    b'n' => '\n',
-                    b'r' => '\r',
-                    b't' => '\t',
-                    b'u' => {
-                        let unit = hex4(b, pos)?;
-                        let low = (0xD800..0xDC00).contains(&unit).then(|| {
-                            let mut p = *pos;
-                            eat(b, &mut p, b"\\u")?;
-                            let low = hex4(b, &mut p).filter(|l| (0xDC00..0xE000).contains(l))?;
-                            *pos = p;
-                            Some(low)
-                        });
-                        match low.flatten() {
-                            Some(low) => char::from_u32(
-                                0x10000
-                                    + ((u32::from(unit) - 0xD800) << 10)
-                                    + (u32::from(low) - 0xDC00),
-                            )?,
-                            // A lone surrogate decodes to U+FFFD, as Java's text would print it.
-                            None => char::from_u32(u32::from(unit)).unwrap_or('\u{fffd}'),
-                        }
-                    }
+                match *b.get(i + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                    b'\'' if quote == b'\'' => {}
+                    b'u' if is_hex4(b, i + 2) => i += 4,
                     _ => return None,
-                };
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                }
+                i += 2;
             }
-            c => out.push(c),
+            _ => i += 1,
         }
     }
+    *pos = i + 1;
+    decode_escapes(&b[start..i]).map(|t| t.into_owned())
+}
+
+/// The text between a JSON string's quotes with its escapes decoded: `\uXXXX` (a surrogate
+/// pair as one character, a lone surrogate as U+FFFD, as Java prints it), the one-letter
+/// escapes, and a backslash before any other character standing for that character (the
+/// reader's leniency; callers refuse what their dialect does not allow). `None` when the
+/// result is not UTF-8 or a `\u` lacks its four digits. Shared with the JSON reader.
+pub fn decode_escapes(inner: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    if memchr::memchr(b'\\', inner).is_none() {
+        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(inner.len());
+    let mut i = 0;
+    while i < inner.len() {
+        let c = inner[i];
+        if c != b'\\' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let e = *inner.get(i + 1)?;
+        i += 2;
+        let ch = match e {
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hex = |at: usize| -> Option<u32> {
+                    u32::from_str_radix(std::str::from_utf8(inner.get(at..at + 4)?).ok()?, 16).ok()
+                };
+                let hi = hex(i)?;
+                i += 4;
+                if (0xD800..0xDC00).contains(&hi) && inner.get(i..i + 2) == Some(b"\\u") {
+                    if let Some(lo) = hex(i + 2).filter(|lo| (0xDC00..0xE000).contains(lo)) {
+                        i += 6;
+                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?
+                    } else {
+                        '\u{FFFD}'
+                    }
+                } else {
+                    char::from_u32(hi).unwrap_or('\u{FFFD}')
+                }
+            }
+            other => {
+                out.push(other);
+                continue;
+            }
+        };
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+    }
+    String::from_utf8(out).ok().map(Cow::Owned)
 }
 
 /// Skips one value (nested ones whole); `None` at a token Jackson refuses.

@@ -1029,13 +1029,10 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
                     ansi,
                 )?;
                 let out = rem.data_type();
-                let DataType::Decimal128(_, scale) = out else {
+                let DataType::Decimal128(precision, scale) = out else {
                     return Err(FerroError::Internal(format!("pmod of decimals as {out}")));
                 };
                 let operand = DataType::Decimal128(crate::types::MAX_DECIMAL_PRECISION, scale);
-                let DataType::Decimal128(precision, _) = out else {
-                    return Err(FerroError::Internal(format!("pmod of decimals as {out}")));
-                };
                 return Ok(Bound::Done(call.function(
                     ScalarFunction::Math(MathFn::Pmod {
                         ansi,

@@ -416,58 +416,11 @@ pub(crate) fn decode_string(
     start: usize,
     end: usize,
 ) -> Option<std::borrow::Cow<'_, str>> {
-    use std::borrow::Cow;
     let quoted = matches!(b[start], b'"' | b'\'');
     let inner = if quoted {
         &b[start + 1..end - 1]
     } else {
         &b[start..end]
     };
-    if memchr::memchr(b'\\', inner).is_none() {
-        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
-    }
-    let mut out: Vec<u8> = Vec::with_capacity(inner.len());
-    let mut i = 0;
-    while i < inner.len() {
-        let c = inner[i];
-        if c != b'\\' {
-            out.push(c);
-            i += 1;
-            continue;
-        }
-        let e = *inner.get(i + 1)?;
-        i += 2;
-        let ch = match e {
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let hex = |at: usize| -> Option<u32> {
-                    u32::from_str_radix(std::str::from_utf8(inner.get(at..at + 4)?).ok()?, 16).ok()
-                };
-                let hi = hex(i)?;
-                i += 4;
-                if (0xD800..0xDC00).contains(&hi) && inner.get(i..i + 2) == Some(b"\\u") {
-                    if let Some(lo) = hex(i + 2).filter(|lo| (0xDC00..0xE000).contains(lo)) {
-                        i += 6;
-                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?
-                    } else {
-                        '\u{FFFD}'
-                    }
-                } else {
-                    char::from_u32(hi).unwrap_or('\u{FFFD}')
-                }
-            }
-            // A backslash before any other character stands for it (where allowed).
-            other => {
-                out.push(other);
-                continue;
-            }
-        };
-        let mut buf = [0u8; 4];
-        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-    }
-    String::from_utf8(out).ok().map(Cow::Owned)
+    ferrospark_expr::functions::json_text::decode_escapes(inner)
 }
