@@ -386,11 +386,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         }
         "str_to_map" => {
             call.arity(&args, 1, 3)?;
-            let mut args: Vec<PhysicalExpr> = args
-                .into_iter()
-                .enumerate()
-                .map(|(i, a)| call.string_arg(i, a))
-                .collect::<Result<_>>()?;
+            let mut args = call.string_args(args)?;
             if args.len() < 2 {
                 args.push(PhysicalExpr::Literal(Literal::string(",")));
             }

@@ -754,6 +754,14 @@ impl Call<'_, '_> {
         }
     }
 
+    /// Every argument cast to a string ([`Call::string_arg`]).
+    pub fn string_args(&self, args: Vec<PhysicalExpr>) -> Result<Vec<PhysicalExpr>> {
+        args.into_iter()
+            .enumerate()
+            .map(|(i, a)| self.string_arg(i, a))
+            .collect()
+    }
+
     /// Casts argument `i` to a string as Spark's implicit cast does (numbers, dates, ... are
     /// printed; binary is refused).
     pub fn string_arg(&self, i: usize, a: PhysicalExpr) -> Result<PhysicalExpr> {

@@ -238,11 +238,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         _ => return Ok(Bound::NotMine(args)),
     };
     call.arity(&args, 2, 3)?;
-    let args = args
-        .into_iter()
-        .enumerate()
-        .map(|(i, a)| call.string_arg(i, a))
-        .collect::<Result<Vec<_>>>()?;
+    let args = call.string_args(args)?;
     Ok(Bound::Done(call.function(
         ScalarFunction::Url(ParseUrlFn { fail }),
         args,
