@@ -181,6 +181,23 @@ fn boxed(e: &ast::Expr, text: &str) -> Result<Box<Expr>> {
 /// dotted column name.
 pub const STAR_FN: &str = "__star";
 
+/// The functions Spark's registry holds as casts to their type (`int(x)` is
+/// `CAST(x AS INT)`; `DESC FUNCTION int` describes a cast).
+pub const CAST_ALIASES: [&str; 12] = [
+    "boolean",
+    "tinyint",
+    "smallint",
+    "int",
+    "bigint",
+    "float",
+    "double",
+    "decimal",
+    "date",
+    "timestamp",
+    "binary",
+    "string",
+];
+
 /// The [`STAR_FN`] marker of `prefix.*`: the prefix's parts joined by periods.
 fn star_marker(prefix: &ast::ObjectName) -> Expr {
     Expr::Function {
@@ -1160,10 +1177,7 @@ fn function(f: &ast::Function, text: &str) -> Result<Expr> {
             format!("{name}({})", args_name),
         ),
         // Spark's cast aliases: `int(x)` is `CAST(x AS INT)`.
-        "boolean" | "tinyint" | "smallint" | "int" | "bigint" | "float" | "double" | "decimal"
-        | "string" | "binary" | "date" | "timestamp" | "timestamp_ntz"
-            if args.len() == 1 =>
-        {
+        n if (CAST_ALIASES.contains(&n) || n == "timestamp_ntz") && args.len() == 1 => {
             let type_name = if name == "decimal" {
                 "decimal(10,0)".to_string()
             } else {

@@ -815,6 +815,17 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         }
     };
     let unary = |u: UnaryFn| -> Option<MathFn> { Some(MathFn::Unary(u)) };
+    // `a % b` as the operator binds it (its decimal type is also `pmod`'s).
+    let remainder = |args: &[PhysicalExpr]| {
+        crate::bind::arithmetic(
+            call.expr,
+            BinaryOp::Modulo,
+            args[0].clone(),
+            args[1].clone(),
+            call.ctx,
+            ansi,
+        )
+    };
     let simple = match call.name {
         "sqrt" => unary(UnaryFn::Sqrt),
         "cbrt" => unary(UnaryFn::Cbrt),
@@ -1020,15 +1031,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
             if let DataType::Decimal128(..) = t {
                 // Decimals keep the remainder's type (Spark's rule for `%`), computed on one
                 // scale.
-                let rem = crate::bind::arithmetic(
-                    call.expr,
-                    BinaryOp::Modulo,
-                    args[0].clone(),
-                    args[1].clone(),
-                    call.ctx,
-                    ansi,
-                )?;
-                let out = rem.data_type();
+                let out = remainder(&args)?.data_type();
                 let DataType::Decimal128(precision, scale) = out else {
                     return Err(FerroError::Internal(format!("pmod of decimals as {out}")));
                 };
@@ -1061,14 +1064,7 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
         }
         "mod" => {
             call.arity(&args, 2, 2)?;
-            crate::bind::arithmetic(
-                call.expr,
-                BinaryOp::Modulo,
-                args[0].clone(),
-                args[1].clone(),
-                call.ctx,
-                ansi,
-            )?
+            remainder(&args)?
         }
         "try_divide" => {
             call.arity(&args, 2, 2)?;

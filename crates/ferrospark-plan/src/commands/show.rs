@@ -14,22 +14,6 @@ use super::ddl::{normalize_spec, not_partitioned, require_table};
 use super::{col, listing_rows, string_rows, Command, FunctionScope, OutCol};
 use crate::engine::QueryEngine;
 
-/// The functions Spark's registry holds as casts to their type.
-const CAST_FUNCTIONS: [&str; 12] = [
-    "boolean",
-    "tinyint",
-    "smallint",
-    "int",
-    "bigint",
-    "float",
-    "double",
-    "decimal",
-    "date",
-    "timestamp",
-    "binary",
-    "string",
-];
-
 const DESC_TABLE: [OutCol; 3] = [
     OutCol {
         name: "col_name",
@@ -266,7 +250,7 @@ pub(super) fn run(engine: &QueryEngine, cmd: Command) -> Result<RecordBatch> {
                             &name.iter().map(|p| quote(p)).collect::<Vec<_>>().join("."),
                         ));
                     }
-                    if CAST_FUNCTIONS.contains(&n.as_str()) {
+                    if ferrospark_expr::parser::CAST_ALIASES.contains(&n.as_str()) {
                         // `boolean(x)`, `int(x)`, ...: Spark registers these as casts.
                         let mut rows = vec![
                             vec![Some(format!("Function: {n}"))],
