@@ -10,10 +10,10 @@ use arrow_array::{Array, ArrayRef, StringArray};
 use arrow_schema::DataType;
 use ferrospark_common::{Config, Result};
 
-use super::convert::{convert_column, java_double, java_long};
-use super::options::CsvOptions;
 #[cfg(doc)]
 use crate::text::DateTimeFormats;
+use ferrospark_expr::csv::convert::{convert_column, java_double, java_long};
+use ferrospark_expr::csv::CsvOptions;
 
 /// What the values of one column seen so far need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -6,15 +6,13 @@
 //! text of a field with a stray quote, and converts fields one at a time so a failing filter
 //! stops a record early; those parsers expose none of that.
 
-pub(crate) mod convert;
 mod infer;
 mod masks;
-mod options;
 mod reader;
 #[cfg(test)]
 mod tests;
 mod tokenize;
 
 pub use crate::text::ParseMode;
-pub use options::CsvOptions;
+pub use ferrospark_expr::csv::CsvOptions;
 pub use reader::CsvScan;

@@ -13,7 +13,7 @@
 //!   `multiLine` every line is one record, with it a quoted field may span lines.
 
 use super::masks::FieldEnds;
-use super::options::CsvOptions;
+use ferrospark_expr::csv::CsvOptions;
 
 /// A field's value: NULL, a span of the input read as is (most fields: no copy), or text
 /// made from it (escapes applied, `emptyValue`, a stray quote's pieces).

@@ -2,13 +2,9 @@
 //! `multiLine`), with its options, parse modes, corrupt-record column, schema inference and
 //! filters checked while records convert.
 
-mod convert;
-mod infer;
-mod lexer;
-mod options;
 mod reader;
 #[cfg(test)]
 mod tests;
 
-pub use options::JsonOptions;
+pub use ferrospark_expr::json::JsonOptions;
 pub use reader::JsonScan;

@@ -14,15 +14,15 @@ use ferrospark_common::{Config, FerroError, Result};
 use ferrospark_expr::types::spark_type_name;
 use ferrospark_expr::Expr;
 
-use super::convert::convert_spans;
-use super::infer::{struct_fields, JType, Untyped};
-use super::lexer::{decode_string, Kind, Lexer, Malformed, Span};
-use super::options::JsonOptions;
 use crate::listing::{list_files, Listing};
 use crate::text::{
     pieces, read_text, text_splits, Charset, FileRanges, FileScanPlan, ParseMode, PlanSpec,
     RawRows, RecordReader, TextStream,
 };
+use ferrospark_expr::json::convert::convert_spans;
+use ferrospark_expr::json::infer::{struct_fields, JType, Untyped};
+use ferrospark_expr::json::lexer::{decode_string, Kind, Lexer, Malformed, Span};
+use ferrospark_expr::json::JsonOptions;
 
 /// A planned JSON scan.
 #[derive(Debug)]

@@ -9,8 +9,6 @@
 //! The plan and the assembler serve the Avro reader too, over batches `arrow-avro` decodes.
 
 pub(crate) mod assemble;
-mod charset;
-mod datetime;
 mod direct;
 mod plan;
 mod read_ahead;
@@ -22,62 +20,14 @@ use std::path::Path;
 
 use ferrospark_common::{FerroError, Result};
 
-pub use charset::Charset;
-pub use datetime::DateTimeFormats;
-pub(crate) use datetime::DateTimeOptions;
+pub(crate) use ferrospark_expr::text_options::flag;
+pub use ferrospark_expr::text_options::{Charset, DateTimeFormats, ParseMode};
 pub(crate) use plan::PlanSpec;
 pub use plan::{FileScanPlan, FILE_SCAN_METRICS};
 pub use split::FileRanges;
 pub(crate) use split::{byte_splits, file_reads, FileRead, LineRange};
 pub use stream::TextStream;
 pub(crate) use stream::{convert_in_parallel, fused, pieces, text_splits, RawRows, RecordReader};
-
-/// What a reader does with a record it cannot convert (Spark's `mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParseMode {
-    /// Keep the record: fields that do not convert are NULL, the record's text goes to the
-    /// corrupt-record column when the schema has one.
-    Permissive,
-    /// Drop the record.
-    DropMalformed,
-    /// Stop with an error naming the file and line.
-    FailFast,
-}
-
-impl ParseMode {
-    /// Spark's `mode` option value; `format` names the reader in the error.
-    pub fn parse(format: &str, value: &str) -> Result<Self> {
-        match value.to_ascii_uppercase().as_str() {
-            "PERMISSIVE" => Ok(ParseMode::Permissive),
-            "DROPMALFORMED" => Ok(ParseMode::DropMalformed),
-            "FAILFAST" => Ok(ParseMode::FailFast),
-            _ => Err(FerroError::Config(format!(
-                "{format} option mode={value:?}: expected PERMISSIVE, DROPMALFORMED or FAILFAST"
-            ))),
-        }
-    }
-}
-
-/// A boolean option (`true` / `false`, any case); `format` names the reader in the error.
-pub(crate) fn flag(format: &str, key: &str, value: &str) -> Result<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(FerroError::Config(format!(
-            "{format} option {key}={value:?}: expected true or false"
-        ))),
-    }
-}
-
-/// A sampling ratio in (0, 1].
-pub(crate) fn ratio(format: &str, key: &str, value: &str) -> Result<f64> {
-    match value.trim().parse::<f64>() {
-        Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
-        _ => Err(FerroError::Config(format!(
-            "{format} option {key}={value:?}: expected a ratio in (0, 1]"
-        ))),
-    }
-}
 
 /// A file's compression by its extension.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -161,7 +161,7 @@ pub(crate) fn write_rows(
         .columns()
         .iter()
         .map(|c| {
-            super::value_texts(
+            ferrospark_expr::text_options::value_texts(
                 c,
                 &o.date_format,
                 &o.timestamp_format,

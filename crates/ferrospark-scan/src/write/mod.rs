@@ -8,21 +8,19 @@
 //! time zone, both through ferrospark's own expressions.
 
 mod csv;
-mod json;
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
+use arrow_array::{Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_common::{FerroError, Result};
-use ferrospark_expr::{BindContext, Expr, Literal};
 
 pub use self::csv::CsvWriteOptions;
-pub use self::json::JsonWriteOptions;
+use ferrospark_expr::json::write as json;
+pub use ferrospark_expr::json::write::JsonWriteOptions;
 
 /// The format of a write's files.
 #[derive(Debug, Clone, PartialEq)]
@@ -203,44 +201,6 @@ impl RowFileWriter {
             FerroError::Internal(format!("closing a {} file: {e}", self.format.extension()))
         })
     }
-}
-
-/// The text of every value of `a` as Spark writes it in a text format: dates and timestamps
-/// by `date_format` with the given patterns, everything else as `CAST(v AS STRING)`.
-pub(crate) fn value_texts(
-    a: &ArrayRef,
-    date_format: &str,
-    timestamp_format: &str,
-    timestamp_ntz_format: &str,
-    session_tz: &str,
-) -> Result<ArrayRef> {
-    let field = Field::new("v", a.data_type().clone(), true);
-    let schema = Arc::new(Schema::new(vec![field]));
-    let column = Expr::Column("v".into());
-    let pattern = |p: &str| Expr::Literal(Literal::string(p));
-    let expr = match a.data_type() {
-        DataType::Date32 => Expr::Function {
-            name: "date_format".into(),
-            args: vec![column, pattern(date_format)],
-        },
-        DataType::Timestamp(_, Some(_)) => Expr::Function {
-            name: "date_format".into(),
-            args: vec![column, pattern(timestamp_format)],
-        },
-        DataType::Timestamp(_, None) => Expr::Function {
-            name: "date_format".into(),
-            args: vec![column, pattern(timestamp_ntz_format)],
-        },
-        DataType::Utf8 => return Ok(a.clone()),
-        _ => Expr::Cast {
-            expr: Box::new(column),
-            type_name: "string".into(),
-        },
-    };
-    let ctx = BindContext::new(&schema).with_tz(session_tz);
-    let bound = ferrospark_expr::bind(&expr, &ctx)?;
-    let batch = RecordBatch::try_new(schema.clone(), vec![a.clone()])?;
-    ferrospark_expr::evaluate(&bound, &batch)?.into_array(a.len())
 }
 
 #[cfg(test)]

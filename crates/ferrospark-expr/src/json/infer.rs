@@ -23,7 +23,7 @@ use super::options::JsonOptions;
 
 /// Why a value has no type.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Untyped {
+pub enum Untyped {
     /// The text is not JSON: the record is malformed.
     Malformed,
     /// An object names a field twice: Spark's `COLUMN_ALREADY_EXISTS`.
@@ -48,15 +48,22 @@ impl Untyped {
 
 /// A type as inference sees it.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum JType {
+pub enum JType {
+    /// Only NULLs seen.
     Null,
+    /// BOOLEAN.
     Boolean,
+    /// BIGINT.
     Long,
+    /// DECIMAL(precision, scale).
     Decimal(u8, i8),
+    /// DOUBLE.
     Double,
+    /// STRING.
     String,
     /// Fields sorted by name.
     Struct(BTreeMap<String, JType>),
+    /// An array of the element type.
     Array(Box<JType>),
 }
 
@@ -206,7 +213,7 @@ fn wider_decimal((p1, s1): (u8, i8), (p2, s2): (u8, i8)) -> JType {
 }
 
 /// The canonical fields of an inferred struct (names sorted, blank names dropped).
-pub(crate) fn struct_fields(fields: &BTreeMap<String, JType>, o: &JsonOptions) -> Result<Fields> {
+pub fn struct_fields(fields: &BTreeMap<String, JType>, o: &JsonOptions) -> Result<Fields> {
     let mut out = Vec::new();
     for (name, t) in fields {
         if name.trim().is_empty() {

@@ -7,14 +7,14 @@
 
 use std::sync::Arc;
 
+use crate::functions::datetime::{days_of, instant_micros, zone};
+use crate::functions::DateTimePattern;
+use crate::{evaluate, CastMode, PhysicalExpr};
 use arrow_array::{
     Array, ArrayRef, Date32Array, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
 use arrow_schema::{DataType, Field, Schema};
 use ferrospark_common::{Config, FerroError, Result};
-use ferrospark_expr::functions::datetime::{days_of, instant_micros, zone};
-use ferrospark_expr::functions::DateTimePattern;
-use ferrospark_expr::{evaluate, CastMode, PhysicalExpr};
 
 /// Date patterns Spark's lenient default timestamp parser reads too (`CSVInferSchema`'s
 /// `LENIENT_TS_FORMATTER_SUPPORTED_DATE_FORMATS`).
@@ -79,12 +79,7 @@ impl DateTimeFormats {
     /// `values` read as `to`: by the user's pattern for it, else as Spark's cast parses them,
     /// local times in the session's zone; the instants labelled with the zone `to` names
     /// (between two zones a cast keeps every instant and only changes the label).
-    pub(crate) fn read(
-        &self,
-        values: &StringArray,
-        to: &DataType,
-        cfg: &Config,
-    ) -> Result<ArrayRef> {
+    pub fn read(&self, values: &StringArray, to: &DataType, cfg: &Config) -> Result<ArrayRef> {
         let out = match self.parse(values.iter(), to, cfg)? {
             Some(parsed) => parsed,
             None => cast_strings(values, to, cfg)?,
@@ -144,7 +139,7 @@ impl DateTimeFormats {
 /// The `dateFormat` / `timestampFormat` / `timestampNTZFormat` options as a reader's option
 /// loop meets them, compiled once all are seen.
 #[derive(Debug, Default)]
-pub(crate) struct DateTimeOptions {
+pub struct DateTimeOptions {
     date: Option<String>,
     timestamp: Option<String>,
     timestamp_ntz: Option<String>,

@@ -60,7 +60,7 @@ fn double(b: &[u8], s: Span, o: &JsonOptions) -> Option<f64> {
 
 /// The values at `spans` (`None`: the field is absent) of text `b` as `to`: the column, and
 /// which rows held a value that did not convert.
-pub(crate) fn convert_spans(
+pub fn convert_spans(
     b: &[u8],
     spans: &[Option<Span>],
     to: &DataType,

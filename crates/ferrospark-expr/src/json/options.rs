@@ -4,7 +4,9 @@ use std::collections::HashMap;
 
 use ferrospark_common::{FerroError, Result};
 
-use crate::text::{flag as text_flag, ratio, Charset, DateTimeFormats, DateTimeOptions, ParseMode};
+use crate::text_options::{
+    flag as text_flag, ratio, Charset, DateTimeFormats, DateTimeOptions, ParseMode,
+};
 
 /// The options of a JSON read.
 #[derive(Debug, Clone)]
@@ -80,7 +82,7 @@ fn flag(key: &str, value: &str) -> Result<bool> {
 impl JsonOptions {
     /// Whether a file is read whole: one record (`multiLine`), or records cut at a custom
     /// `lineSep` (lines cannot say where they start).
-    pub(crate) fn whole_file(&self) -> bool {
+    pub fn whole_file(&self) -> bool {
         self.multi_line || self.line_sep.is_some()
     }
 

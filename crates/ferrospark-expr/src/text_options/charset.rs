@@ -52,7 +52,7 @@ impl Charset {
     }
 
     /// `r`'s bytes as UTF-8 text.
-    pub(crate) fn reader(self, r: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
+    pub fn reader(self, r: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
         let decoding = match self {
             Charset::Utf8 => return r,
             Charset::Ascii => Decoding::Ascii,

@@ -17,12 +17,12 @@ use ferrospark_common::{Config, Result};
 use super::options::CsvOptions;
 
 /// Java's `Long.parseLong`: an optional sign, then ASCII digits only.
-pub(crate) fn java_long(s: &str) -> Option<i64> {
+pub fn java_long(s: &str) -> Option<i64> {
     java_long_bytes(s.as_bytes())
 }
 
 /// [`java_long`] of text as bytes.
-pub(crate) fn java_long_bytes(b: &[u8]) -> Option<i64> {
+pub fn java_long_bytes(b: &[u8]) -> Option<i64> {
     let (negative, digits) = match b.first() {
         Some(b'-') => (true, &b[1..]),
         Some(b'+') => (false, &b[1..]),
@@ -48,7 +48,7 @@ pub(crate) fn java_long_bytes(b: &[u8]) -> Option<i64> {
 
 /// Java's `Double.parseDouble` (decimal forms): surrounding whitespace trimmed, a trailing
 /// `d` / `f` type letter allowed, `NaN` and `Infinity` spelled as Java spells them.
-pub(crate) fn java_double(s: &str) -> Option<f64> {
+pub fn java_double(s: &str) -> Option<f64> {
     let t = s.trim_matches(|c: char| c <= ' ');
     let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
     let negative = t.starts_with('-');
@@ -91,12 +91,12 @@ fn double_field(s: &str, o: &CsvOptions) -> Option<f64> {
 /// Java's `BigDecimal` text (commas dropped, as Spark's US-locale parser drops them) at
 /// `scale`, rounded half up; `None` when it is not a number or needs more than `precision`
 /// digits.
-pub(crate) fn decimal_field(s: &str, precision: u8, scale: i8) -> Option<i128> {
+pub fn decimal_field(s: &str, precision: u8, scale: i8) -> Option<i128> {
     decimal_bytes(s.as_bytes(), precision, scale)
 }
 
 /// [`decimal_field`] of text as bytes.
-pub(crate) fn decimal_bytes(b: &[u8], precision: u8, scale: i8) -> Option<i128> {
+pub fn decimal_bytes(b: &[u8], precision: u8, scale: i8) -> Option<i128> {
     // Byte by byte, without copying: this runs for every decimal field of every record.
     plain_decimal(b, precision, scale).or_else(|| any_decimal(b, precision, scale))
 }
@@ -193,7 +193,7 @@ fn plain_decimal(b: &[u8], precision: u8, scale: i8) -> Option<i128> {
 
 /// Column `values` converted to `to`: the array, and which rows did not convert (a non-NULL
 /// field whose value is NULL).
-pub(crate) fn convert_column(
+pub fn convert_column(
     values: &StringArray,
     to: &DataType,
     o: &CsvOptions,

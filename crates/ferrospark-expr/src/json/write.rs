@@ -50,7 +50,7 @@ impl JsonWriteOptions {
 }
 
 /// Appends the rows of `batch` to `out`.
-pub(crate) fn write_rows(
+pub fn write_rows(
     batch: &RecordBatch,
     o: &JsonWriteOptions,
     tz: &str,
@@ -141,7 +141,7 @@ fn render(a: &ArrayRef, o: &JsonWriteOptions, tz: &str) -> Result<Vec<Option<Str
         }
         DataType::Map(..) => {
             let m = a.as_map();
-            let keys = super::value_texts(
+            let keys = crate::text_options::value_texts(
                 m.keys(),
                 &o.date_format,
                 &o.timestamp_format,
@@ -176,7 +176,7 @@ fn render(a: &ArrayRef, o: &JsonWriteOptions, tz: &str) -> Result<Vec<Option<Str
                 .collect()
         }
         t => {
-            let texts = super::value_texts(
+            let texts = crate::text_options::value_texts(
                 a,
                 &o.date_format,
                 &o.timestamp_format,
@@ -213,7 +213,7 @@ fn render(a: &ArrayRef, o: &JsonWriteOptions, tz: &str) -> Result<Vec<Option<Str
 }
 
 /// `s` as a JSON string, escaped as Jackson escapes it.
-pub(crate) fn quoted(s: &str) -> String {
+pub fn quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

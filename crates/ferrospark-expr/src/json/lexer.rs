@@ -14,9 +14,12 @@ const MAX_DEPTH: usize = 1000;
 
 /// What a value is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
+    /// `null`.
     Null,
+    /// `true`.
     True,
+    /// `false`.
     False,
     /// An integer literal.
     Int,
@@ -26,27 +29,34 @@ pub(crate) enum Kind {
     NonNumeric,
     /// A string; `quote` is its quote character.
     Str,
+    /// `{...}`.
     Object,
+    /// `[...]`.
     Array,
 }
 
 /// A value's kind and where it lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Span {
+pub struct Span {
+    /// What the value is.
     pub kind: Kind,
+    /// Its first byte.
     pub start: usize,
+    /// One past its last byte.
     pub end: usize,
 }
 
 /// The syntax is wrong (where does not matter: the record is malformed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Malformed;
+pub struct Malformed;
 
 type Scan<T> = std::result::Result<T, Malformed>;
 
 /// Scans JSON text.
-pub(crate) struct Lexer<'a> {
+pub struct Lexer<'a> {
+    /// The text.
     pub b: &'a [u8],
+    /// Where scanning stands.
     pub pos: usize,
     o: &'a JsonOptions,
 }
@@ -411,16 +421,12 @@ impl<'a> Lexer<'a> {
 
 /// The text of a string or a name at `span` of `b` (quotes, if any, included in the span),
 /// escapes decoded. `None` when it is not valid UTF-8.
-pub(crate) fn decode_string(
-    b: &[u8],
-    start: usize,
-    end: usize,
-) -> Option<std::borrow::Cow<'_, str>> {
+pub fn decode_string(b: &[u8], start: usize, end: usize) -> Option<std::borrow::Cow<'_, str>> {
     let quoted = matches!(b[start], b'"' | b'\'');
     let inner = if quoted {
         &b[start + 1..end - 1]
     } else {
         &b[start..end]
     };
-    ferrospark_expr::functions::json_text::decode_escapes(inner)
+    crate::functions::json_text::decode_escapes(inner)
 }

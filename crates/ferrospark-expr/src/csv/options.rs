@@ -4,7 +4,9 @@ use std::collections::HashMap;
 
 use ferrospark_common::{FerroError, Result};
 
-use crate::text::{flag as text_flag, ratio, Charset, DateTimeFormats, DateTimeOptions, ParseMode};
+use crate::text_options::{
+    flag as text_flag, ratio, Charset, DateTimeFormats, DateTimeOptions, ParseMode,
+};
 
 /// The options of a CSV read.
 #[derive(Debug, Clone)]
