@@ -6,16 +6,20 @@ included. The data has NULL keys, duplicates, unicode, out-of-order and late row
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import functools
 import os
 import random
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
-from streaming_oracle import run_session_window_stream, run_stream_join
+from streaming_oracle import StreamRun, _session_conf, run_session_window_stream, run_stream_join
 
 import ferrospark as fs
 from ferrospark import streaming as fst
@@ -106,52 +110,129 @@ def join_batches(j: Any, theirs: Any, left: list, right: list) -> dict[int, pa.T
 
 JOINS = ["inner", "left", "right", "full", "semi"]
 TIME_RANGE = "lt BETWEEN rt - INTERVAL 5 MINUTES AND rt + INTERVAL 5 MINUTES"
+USING_NAMES = ("k", "lt", "lv", "k", "rt", "rv")
+USING_WM = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
+CONDITION_NAMES = ("lk", "lt", "lv", "rk", "rt", "rv")
+CONDITION = f"lk = rk AND {TIME_RANGE} AND lv NOT LIKE '%3·%'"
+CONDITION_WM = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "5 minutes")}
+CONDITION_JOINS = ["inner", "left", "full"]
+
+# Spark's runs the tests compare with are its answers only: what each micro-batch emitted, in
+# a query of its own over its own inputs and checkpoint. Those do not depend on the number of
+# shuffle partitions holding a stateful operator's state (a key's rows meet in one partition
+# either way), and one partition costs Spark about half the work of the session's four.
+# ``numRecentProgressUpdates`` is what ``run_stream_join`` and ``run_session_window_stream``
+# set for their query; set around all the concurrent runs, each run's own setting saves and
+# restores that same value, so no run's setting outlives the rest.
+ORACLE_CONF = {
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.streaming.numRecentProgressUpdates": "100000",
+}
+
+
+def spark_runs(
+    spark: Any, runs: dict[Any, Callable[[], StreamRun]], conf: dict[str, str] | None = None
+) -> dict:
+    """Spark's queries ``runs`` (each a ``run_stream_join`` or ``run_session_window_stream``
+    call taking no session confs of its own), side by side in one session: the result of
+    each by its name. Each is a query of its own, as if run alone. A query alone leaves
+    Spark's cores idle much of the time (a micro-batch is a chain of small steps: offsets,
+    planning, a few tiny tasks, state and commit files); side by side they fill each other's
+    gaps, about halving the time. (One query joining the same inputs several ways is not the
+    same: Spark 4.x reuses one join's exchange in another, and the full outer join's answers
+    change.) Session confs, ``ORACLE_CONF`` and ``conf``, are set once around all of them:
+    a query reads them when it starts."""
+    with _session_conf(spark, {**ORACLE_CONF, **(conf or {})}):
+        with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+            futures = {name: pool.submit(run) for name, run in runs.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
+@pytest.fixture(scope="module")
+def join_runs(spark, tmp_path_factory) -> dict[tuple[str, str], StreamRun]:
+    """Spark's stream-stream joins the join tests compare with, run once, side by side:
+    ``("using", how)`` for every join type over ``join_input(11)`` (USING keys and the time
+    range), ``("condition", how)`` over ``join_input(5)`` (keys from the condition, a
+    left-only conjunct)."""
+    work = tmp_path_factory.mktemp("spark-joins")
+    left, right = join_input(11, USING_NAMES)
+    runs: dict[Any, Callable[[], StreamRun]] = {
+        ("using", how): functools.partial(
+            run_stream_join,
+            spark,
+            work / f"using-{how}",
+            left,
+            right,
+            how=how,
+            on=["k"],
+            condition=TIME_RANGE,
+            **USING_WM,
+        )
+        for how in JOINS
+    }
+    cleft, cright = join_input(5, CONDITION_NAMES)
+    for how in CONDITION_JOINS:
+        runs["condition", how] = functools.partial(
+            run_stream_join,
+            spark,
+            work / f"condition-{how}",
+            cleft,
+            cright,
+            how=how,
+            condition=CONDITION,
+            **CONDITION_WM,
+        )
+    return spark_runs(spark, runs)
 
 
 @pytest.mark.parametrize("how", JOINS)
-def test_using_join_matches_spark_batch_by_batch(spark, tmp_path, how):
-    left, right = join_input(11, ("k", "lt", "lv", "k", "rt", "rv"))
-    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
-    theirs = run_stream_join(
-        spark, tmp_path / "spark", left, right, how=how, on=["k"], condition=TIME_RANGE, **wm
+def test_using_join_matches_spark_batch_by_batch(join_runs, tmp_path, how):
+    left, right = join_input(11, USING_NAMES)
+    theirs = join_runs["using", how]
+    j = fst.StreamStreamJoin(
+        on=["k"], how=how, condition=TIME_RANGE, checkpoint=str(tmp_path / "fs"), **USING_WM
     )
-    j = fst.StreamStreamJoin(on=["k"], how=how, condition=TIME_RANGE, checkpoint=str(tmp_path / "fs"), **wm)
     compare_batches(theirs, join_batches(j, theirs, left, right))
 
 
-@pytest.mark.parametrize("how", ["inner", "left", "full"])
-def test_condition_join_with_a_one_side_filter_matches_spark(spark, tmp_path, how):
+@pytest.mark.parametrize("how", CONDITION_JOINS)
+def test_condition_join_with_a_one_side_filter_matches_spark(join_runs, tmp_path, how):
     """Keys from the condition's equality; the left-only conjunct is Spark's pre-join filter,
     so an outer join emits a left row failing it at once."""
-    left, right = join_input(5, ("lk", "lt", "lv", "rk", "rt", "rv"))
-    cond = f"lk = rk AND {TIME_RANGE} AND lv NOT LIKE '%3·%'"
-    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "5 minutes")}
-    theirs = run_stream_join(spark, tmp_path / "spark", left, right, how=how, condition=cond, **wm)
-    j = fst.StreamStreamJoin(on=cond, how=how, checkpoint=str(tmp_path / "fs"), **wm)
+    left, right = join_input(5, CONDITION_NAMES)
+    theirs = join_runs["condition", how]
+    j = fst.StreamStreamJoin(on=CONDITION, how=how, checkpoint=str(tmp_path / "fs"), **CONDITION_WM)
     compare_batches(theirs, join_batches(j, theirs, left, right))
 
 
 def test_the_max_watermark_policy_matches_spark(spark, tmp_path):
-    left, right = join_input(23, ("k", "lt", "lv", "k", "rt", "rv"))
+    left, right = join_input(23, USING_NAMES)
     wm = {"left_watermark": ("lt", "2 minutes"), "right_watermark": ("rt", "15 minutes")}
     conf = {"spark.sql.streaming.multipleWatermarkPolicy": "max"}
-    theirs = run_stream_join(
-        spark, tmp_path / "spark", left, right, how="left", on=["k"], condition=TIME_RANGE, conf=conf, **wm
+    run = functools.partial(
+        run_stream_join,
+        spark,
+        tmp_path / "spark",
+        left,
+        right,
+        how="left",
+        on=["k"],
+        condition=TIME_RANGE,
+        **wm,
     )
+    theirs = spark_runs(spark, {"max": run}, conf)["max"]
     j = fst.StreamStreamJoin(
         on=["k"], how="left", condition=TIME_RANGE, checkpoint=str(tmp_path / "fs"), conf=conf, **wm
     )
     compare_batches(theirs, join_batches(j, theirs, left, right))
 
 
-def test_a_join_whose_state_outgrows_the_memory_limit_matches_spark(spark, tmp_path):
+def test_a_join_whose_state_outgrows_the_memory_limit_matches_spark(join_runs, tmp_path):
     """Under ``ferrospark.memory.limit`` the join's stores move to disk mid-stream (Spark's
-    own provider would need its RocksDB one chosen up front); the answers stay Spark's."""
-    left, right = join_input(11, ("k", "lt", "lv", "k", "rt", "rv"))
-    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
-    theirs = run_stream_join(
-        spark, tmp_path / "spark", left, right, how="full", on=["k"], condition=TIME_RANGE, **wm
-    )
+    own provider would need its RocksDB one chosen up front); the answers stay Spark's (its
+    full outer USING join of ``join_input(11)``)."""
+    left, right = join_input(11, USING_NAMES)
+    theirs = join_runs["using", "full"]
     ckpt = tmp_path / "fs"
     j = fst.StreamStreamJoin(
         on=["k"],
@@ -159,7 +240,7 @@ def test_a_join_whose_state_outgrows_the_memory_limit_matches_spark(spark, tmp_p
         condition=TIME_RANGE,
         checkpoint=str(ckpt),
         conf={"ferrospark.memory.limit": "1k", "ferrospark.streaming.statePartitions": "2"},
-        **wm,
+        **USING_WM,
     )
     compare_batches(theirs, join_batches(j, theirs, left, right))
     assert list(ckpt.glob("state/0/*/*/state.db")), "some state went to disk"
@@ -221,26 +302,54 @@ def session_input(seed: int, batches: int = 6) -> list[pa.Table]:
     ]
 
 
-def _session_run(
-    spark, tmp_path, batches, *, gap, our_gap, mode, watermark=("ts", "5 minutes"), conf=None
-) -> None:
-    theirs = run_session_window_stream(
-        spark,
-        tmp_path / "spark",
-        batches,
-        time="ts",
-        gap=gap,
-        by=["user"],
-        aggs=["count(*) AS n", "sum(v) AS s", "max(v) AS top"],
-        watermark=watermark,
-        output_mode=mode,
-    )
+SESSION_WATERMARK = ("ts", "5 minutes")
+PER_ROW_GAP = (
+    "CASE WHEN user = 'ana' THEN '30 seconds' WHEN user = 'bo' THEN '-1 minute' ELSE '3 minutes' END"
+)
+#: Spark's session-window runs the session tests compare with: (seed of ``session_input``,
+#: gap, output mode) by name.
+SESSION_RUNS = {
+    "append": (3, "2 minutes", "append"),
+    "complete": (3, "2 minutes", "complete"),
+    "memory limit": (8, "2 minutes", "append"),
+    "per-row gap": (8, PER_ROW_GAP, "append"),
+}
+
+
+@pytest.fixture(scope="module")
+def session_runs(spark, tmp_path_factory) -> dict[str, StreamRun]:
+    """Spark's session-window aggregations of ``SESSION_RUNS``, run once, side by side."""
+    work = tmp_path_factory.mktemp("spark-sessions")
+    runs: dict[Any, Callable[[], StreamRun]] = {
+        name: functools.partial(
+            run_session_window_stream,
+            spark,
+            work / name.replace(" ", "-"),
+            session_input(seed),
+            time="ts",
+            gap=gap,
+            by=["user"],
+            aggs=["count(*) AS n", "sum(v) AS s", "max(v) AS top"],
+            watermark=SESSION_WATERMARK,
+            output_mode=mode,
+        )
+        for name, (seed, gap, mode) in SESSION_RUNS.items()
+    }
+    return spark_runs(spark, runs)
+
+
+def _session_run(session_runs, tmp_path, name, *, our_gap, conf=None) -> None:
+    """Our session windows over the input of Spark's run ``name`` of ``SESSION_RUNS``, batch
+    by batch against Spark's."""
+    seed, _, mode = SESSION_RUNS[name]
+    batches = session_input(seed)
+    theirs = session_runs[name]
     sw = fst.SessionWindowAggregation(
         "ts",
         our_gap,
         by="user",
         aggs=[fs.count("*").alias("n"), fs.sum("v").alias("s"), fs.max("v").alias("top")],
-        watermark=watermark,
+        watermark=SESSION_WATERMARK,
         output_mode=mode,
         checkpoint=str(tmp_path / "fs"),
         conf=conf,
@@ -253,27 +362,24 @@ def _session_run(
 
 
 @pytest.mark.parametrize("mode", ["append", "complete"])
-def test_session_windows_match_spark_batch_by_batch(spark, tmp_path, mode):
-    _session_run(spark, tmp_path, session_input(3), gap="2 minutes", our_gap="2 minutes", mode=mode)
+def test_session_windows_match_spark_batch_by_batch(session_runs, tmp_path, mode):
+    _session_run(session_runs, tmp_path, mode, our_gap="2 minutes")
 
 
-def test_sessions_whose_state_outgrows_the_memory_limit_match_spark(spark, tmp_path):
+def test_sessions_whose_state_outgrows_the_memory_limit_match_spark(session_runs, tmp_path):
     ckpt = tmp_path / "fs"
     _session_run(
-        spark,
+        session_runs,
         tmp_path,
-        session_input(8),
-        gap="2 minutes",
+        "memory limit",
         our_gap="2 minutes",
-        mode="append",
         conf={"ferrospark.memory.limit": "200b", "ferrospark.streaming.statePartitions": "1"},
     )
     assert list(ckpt.glob("state/0/*/state.db")), "the sessions went to disk"
 
 
-def test_a_per_row_gap_matches_spark(spark, tmp_path):
-    gap = "CASE WHEN user = 'ana' THEN '30 seconds' WHEN user = 'bo' THEN '-1 minute' ELSE '3 minutes' END"
-    _session_run(spark, tmp_path, session_input(8), gap=gap, our_gap=fs.expr(gap), mode="append")
+def test_a_per_row_gap_matches_spark(session_runs, tmp_path):
+    _session_run(session_runs, tmp_path, "per-row gap", our_gap=fs.expr(PER_ROW_GAP))
 
 
 def test_append_without_a_watermark_is_refused(tmp_path):
@@ -293,6 +399,21 @@ def _fss_collect(writer: Any) -> Any:
     return q
 
 
+def _fss_join_input(seed: int, right_batches: int | None) -> tuple[list, list]:
+    left, right = join_input(seed, USING_NAMES)
+    if right_batches is not None:
+        right = [*right[:right_batches], right[-1]]
+    return left, right
+
+
+def _spark_join(
+    spark: Any, workdir: Path, seed: int, how: str, right_batches: int | None = None
+) -> StreamRun:
+    """Spark's own join of ``join_input(seed)``: the oracle of ``_fss_join``."""
+    left, right = _fss_join_input(seed, right_batches)
+    return run_stream_join(spark, workdir, left, right, how=how, on=["k"], condition=TIME_RANGE, **USING_WM)
+
+
 def _fss_join(
     spark: Any,
     tmp_path: Path,
@@ -301,22 +422,22 @@ def _fss_join(
     on_batch: Any,
     conf: dict[str, str] | None = None,
     right_batches: int | None = None,
+    *,
+    theirs: StreamRun | None = None,
 ) -> tuple[Any, Any]:
     """Spark's own join of ``join_input(seed)`` (its oracle) and the same join
     through ``fss.stream_join`` with ``on_batch`` under ``conf``, run to the end, and the
     finished fss query. ``right_batches``: the right side's first batches only (and its
-    last), so that later batches have new files on the left alone."""
+    last), so that later batches have new files on the left alone. ``theirs``: the oracle's
+    run already made (``_spark_join`` of the same seed, join type and ``right_batches``)."""
     from streaming_oracle import _read_stream, write_batches
 
     from ferrospark import spark as fss
 
-    left, right = join_input(seed, ("k", "lt", "lv", "k", "rt", "rv"))
-    if right_batches is not None:
-        right = [*right[:right_batches], right[-1]]
-    wm = {"left_watermark": ("lt", "5 minutes"), "right_watermark": ("rt", "10 minutes")}
-    theirs = run_stream_join(
-        spark, tmp_path / "spark", left, right, how=how, on=["k"], condition=TIME_RANGE, **wm
-    )
+    left, right = _fss_join_input(seed, right_batches)
+    wm = USING_WM
+    if theirs is None:
+        theirs = _spark_join(spark, tmp_path / "spark", seed, how, right_batches)
     write_batches(tmp_path / "in" / "left", [*left, left[0].schema.empty_table()])
     write_batches(tmp_path / "in" / "right", [*right, right[0].schema.empty_table()])
     writer = fss.stream_join(
@@ -333,8 +454,28 @@ def _fss_join(
     return theirs, _fss_collect(writer)
 
 
+#: Spark's own joins the fss join tests compare with: (seed of ``join_input``, join type).
+FSS_JOINS = [(31, "left"), (31, "full"), (37, "left"), (41, "left")]
+#: Spark's own session windows the fss session tests compare with: seeds of ``session_input``.
+FSS_SESSIONS = [17]
+
+
+@pytest.fixture(scope="module")
+def fss_oracle(spark, tmp_path_factory) -> dict[tuple, StreamRun]:
+    """Spark's own runs of ``FSS_JOINS`` (``("join", seed, how)``) and ``FSS_SESSIONS``
+    (``("sessions", seed)``), run once, side by side."""
+    work = tmp_path_factory.mktemp("spark-fss")
+    runs: dict[Any, Callable[[], StreamRun]] = {
+        ("join", seed, how): functools.partial(_spark_join, spark, work / f"join-{seed}-{how}", seed, how)
+        for seed, how in FSS_JOINS
+    }
+    for seed in FSS_SESSIONS:
+        runs["sessions", seed] = functools.partial(_spark_sessions, spark, work / f"sessions-{seed}", seed)
+    return spark_runs(spark, runs)
+
+
 @pytest.mark.parametrize(("how", "scan"), [("left", "true"), ("full", "true"), ("left", "false")])
-def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how, scan):
+def test_fss_stream_join_matches_sparks_own(spark, fss_oracle, tmp_path, how, scan):
     """ferrospark's join as the stateful step of a Structured Streaming query, its state
     split over Spark's shuffle partitions, its sources' files read by fss's tasks or its rows
     from Spark: each batch equals Spark's own join's, and the query's progress counts every
@@ -347,9 +488,17 @@ def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how, scan):
         got[b] = df.toArrow()
         leases[b] = sorted(p.name for p in (tmp_path / "ckpt" / "running").iterdir())
 
-    theirs, q = _fss_join(spark, tmp_path, 31, how, on_batch, {"ferrospark.streaming.nativeScan": scan})
+    theirs, q = _fss_join(
+        spark,
+        tmp_path,
+        31,
+        how,
+        on_batch,
+        {"ferrospark.streaming.nativeScan": scan},
+        theirs=fss_oracle["join", 31, how],
+    )
     compare_batches(theirs, got)
-    rows = sum(t.num_rows for side in join_input(31, ("k", "lt", "lv", "k", "rt", "rv")) for t in side)
+    rows = sum(t.num_rows for side in join_input(31, USING_NAMES) for t in side)
     assert sum(p["numInputRows"] for p in q.recentProgress) == rows
     # The query's lease (which keeps its operators loaded in the state hosts) lived while it
     # ran and went with it.
@@ -364,7 +513,7 @@ def test_fss_stream_join_matches_sparks_own(spark, tmp_path, how, scan):
 
 
 @pytest.mark.parametrize("reads", ["part", "odd batches not at all"])
-def test_fss_batches_on_batch_does_not_read_whole_still_move_the_state(spark, tmp_path, reads):
+def test_fss_batches_on_batch_does_not_read_whole_still_move_the_state(spark, fss_oracle, tmp_path, reads):
     """The partitions an ``on_batch`` leaves unread (a ``limit``, or no action) still run
     their batch: the batches after it equal Spark's own join's, and a partition read in part
     and then whole gives the same rows."""
@@ -377,9 +526,10 @@ def test_fss_batches_on_batch_does_not_read_whole_still_move_the_state(spark, tm
         elif b % 2 == 0:
             got[b] = df.toArrow()
 
-    theirs, _ = _fss_join(spark, tmp_path, 37, "left", on_batch)
+    theirs, _ = _fss_join(spark, tmp_path, 37, "left", on_batch, theirs=fss_oracle["join", 37, "left"])
     if reads != "part":
-        theirs.outputs = [(b, t) for b, t in theirs.outputs if b % 2 == 0]
+        # A copy: the oracle's run is shared with the other tests.
+        theirs = dataclasses.replace(theirs, outputs=[(b, t) for b, t in theirs.outputs if b % 2 == 0])
     compare_batches(theirs, got)
 
 
@@ -415,7 +565,7 @@ def _spark_hosts() -> dict[int, int]:
     return out
 
 
-def test_fss_state_host_killed_between_batches_changes_nothing(spark, tmp_path):
+def test_fss_state_host_killed_between_batches_changes_nothing(spark, fss_oracle, tmp_path):
     """The executor's state host, killed (``kill -9``) after a batch: the next batch's task
     starts another, which loads the partitions' state from their files; every batch equals
     Spark's own join's."""
@@ -433,33 +583,48 @@ def test_fss_state_host_killed_between_batches_changes_nothing(spark, tmp_path):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
 
-    theirs, _ = _fss_join(spark, tmp_path, 41, "left", on_batch)
+    theirs, _ = _fss_join(spark, tmp_path, 41, "left", on_batch, theirs=fss_oracle["join", 41, "left"])
     compare_batches(theirs, got)
     after = _spark_hosts()
     assert after and not set(after.values()) & set(killed), (after, killed)
 
 
-def fss_sessions(spark: Any, tmp_path: Path, seed: int, conf: dict[str, str] | None = None) -> tuple:
+def _spark_sessions(spark: Any, workdir: Path, seed: int) -> StreamRun:
+    """Spark's own session windows over ``session_input(seed)``: the oracle of
+    ``fss_sessions``."""
+    return run_session_window_stream(
+        spark,
+        workdir,
+        session_input(seed),
+        time="ts",
+        gap="2 minutes",
+        by=["user"],
+        aggs=["count(*) AS n", "sum(v) AS s"],
+        watermark=SESSION_WATERMARK,
+        output_mode="append",
+    )
+
+
+def fss_sessions(
+    spark: Any,
+    tmp_path: Path,
+    seed: int,
+    conf: dict[str, str] | None = None,
+    *,
+    theirs: StreamRun | None = None,
+) -> tuple:
     """Spark's own session windows over ``session_input(seed)`` (its oracle) and the same
     aggregation through ``fss.session_window_stream`` under ``conf``, run to the end: the
-    oracle's batches, fss's batches and fss's finished query."""
+    oracle's batches, fss's batches and fss's finished query. ``theirs``: the oracle's run
+    already made (``_spark_sessions`` of the same seed)."""
     from streaming_oracle import _read_stream, write_batches
 
     from ferrospark import spark as fss
 
     batches = session_input(seed)
-    watermark = ("ts", "5 minutes")
-    theirs = run_session_window_stream(
-        spark,
-        tmp_path / "spark",
-        batches,
-        time="ts",
-        gap="2 minutes",
-        by=["user"],
-        aggs=["count(*) AS n", "sum(v) AS s"],
-        watermark=watermark,
-        output_mode="append",
-    )
+    watermark = SESSION_WATERMARK
+    if theirs is None:
+        theirs = _spark_sessions(spark, tmp_path / "spark", seed)
     write_batches(tmp_path / "in", [*batches, batches[0].schema.empty_table()])
     got: dict[int, pa.Table] = {}
     writer = fss.session_window_stream(
@@ -480,12 +645,12 @@ def fss_sessions(spark: Any, tmp_path: Path, seed: int, conf: dict[str, str] | N
 
 
 @pytest.mark.parametrize(("host", "scan"), [("true", "true"), ("false", "true"), ("true", "false")])
-def test_fss_session_windows_match_sparks_own(spark, tmp_path, host, scan):
+def test_fss_session_windows_match_sparks_own(spark, fss_oracle, tmp_path, host, scan):
     """With the executor's state host and without it (each task's operator in its Python
     worker), with the source's files read by fss's tasks and with Spark's rows, the sessions
     equal Spark's own, and the query's progress counts every input row."""
     conf = {"ferrospark.streaming.stateHost": host, "ferrospark.streaming.nativeScan": scan}
-    theirs, got, q = fss_sessions(spark, tmp_path, 17, conf)
+    theirs, got, q = fss_sessions(spark, tmp_path, 17, conf, theirs=fss_oracle["sessions", 17])
     compare_batches(theirs, got)
     rows = sum(b.num_rows for b in session_input(17))
     assert sum(p["numInputRows"] for p in q.recentProgress) == rows
