@@ -202,6 +202,23 @@ QUERIES: dict[str, tuple[str, str | None]] = {
         "', 2.5e1]]'))) AS a, sum(len(json_keys(concat('{\"k\": ', l_partkey, ', \"mode\": \"', "
         'l_shipmode, \'", "q": {"x": \', l_quantity, \'}}\')))) AS b FROM lineitem',
     ),
+    # JSON values both ways and a path: to_json / from_json / get_json_object (DuckDB's
+    # to_json / json_extract / json_extract_string).
+    "json_convert": (
+        "SELECT sum(from_json(to_json(named_struct('k', l_orderkey, 'q', l_quantity, 'm', l_shipmode)), "
+        "'k BIGINT, q DECIMAL(15,2), m STRING').k) AS a, sum(length(get_json_object(concat('{\"a\": {\"b\": [', "
+        "l_linenumber, ', \"', l_shipmode, '\"]}}'), '$.a.b[1]'))) AS b FROM lineitem",
+        "SELECT sum(CAST(json_extract(to_json({'k': l_orderkey, 'q': l_quantity, 'm': l_shipmode}), '$.k') AS BIGINT)) AS a, "
+        "sum(length(json_extract_string(concat('{\"a\": {\"b\": [', l_linenumber, ', \"', l_shipmode, '\"]}}'), "
+        "'$.a.b[1]'))) AS b FROM lineitem",
+    ),
+    # A CSV record both ways: to_csv / from_csv (DuckDB: the record split by hand).
+    "csv_convert": (
+        "SELECT sum(from_csv(to_csv(named_struct('k', l_orderkey, 'm', l_shipmode, 'd', l_shipdate)), "
+        "'k BIGINT, m STRING, d DATE').k) AS a FROM lineitem",
+        "SELECT sum(CAST(split_part(concat(l_orderkey, ',', l_shipmode, ',', l_shipdate), ',', 1) AS BIGINT)) AS a "
+        "FROM lineitem",
+    ),
 }
 
 

@@ -498,3 +498,48 @@ def test_table_commands_match_pyspark_with_hive_support(tmp_path):
         if got != want:
             mismatches.append(f"{stmt}\n  ferrospark: {got}\n  pyspark+hive: {want}")
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_partition_transforms_are_taken_as_sparks_session_catalog_takes_them(spark, tmp_path):
+    """``writeTo(...).partitionedBy``: ``bucket(n, col)`` (beside an identity column) creates
+    the table with the rows, the time transforms are refused with
+    ``UNSUPPORTED_PARTITION_TRANSFORM``, and a transform outside ``partitionedBy`` raises
+    ``PARTITION_TRANSFORM_EXPRESSION_NOT_IN_PARTITIONED_BY``."""
+    import warnings
+
+    import pyspark.sql.functions.partitioning  # noqa: F401 - makes SF.partitioning an attribute
+    from pyspark.sql import functions as SF
+
+    from ferrospark import functions as F
+
+    db = "fs_cat_transforms"
+    s = fs.Session(conf={"spark.sql.warehouse.dir": str(tmp_path / "fs_wh")})
+    sql = "SELECT id, CAST(id % 2 AS INT) AS p, timestamp_seconds(1577934245 + id * 86400) AS ts FROM range(6)"
+    try:
+        outcomes = {}
+        for side, sess, m in (("fs", s, F), ("spark", spark, SF)):
+            sess.sql(f"CREATE DATABASE {db} LOCATION '{tmp_path / side / 'db'}'")
+            df = sess.sql(sql)
+            got = []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                df.writeTo(f"{db}.b").partitionedBy("p", m.bucket(4, "id")).create()
+                got.append(sorted(tuple(r) for r in sess.table(f"{db}.b").selectExpr("id", "p", "CAST(ts AS STRING)").collect()))
+                for t in (m.years, m.months, m.days, m.hours):
+                    try:
+                        df.writeTo(f"{db}.t").partitionedBy(t("ts")).create()
+                        got.append("created")
+                    except Exception as e:
+                        got.append(_error_class(e))
+                for c in (m.partitioning.years("ts"), m.partitioning.bucket(2, "id")):
+                    try:
+                        df.select(c).collect()
+                        got.append("selected")
+                    except Exception as e:
+                        got.append(_error_class(e))
+            outcomes[side] = got
+        assert outcomes["fs"] == outcomes["spark"]
+        assert outcomes["fs"][1:5] == ["UNSUPPORTED_PARTITION_TRANSFORM"] * 4
+        assert outcomes["fs"][5:] == ["PARTITION_TRANSFORM_EXPRESSION_NOT_IN_PARTITIONED_BY"] * 2
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")

@@ -215,3 +215,40 @@ def test_sample_is_repeatable_and_split_covers_every_row(frames):
     assert sorted(r for p in parts for r in arrow_rows(p.select("id").toArrow())) == [
         (i,) for i in range(1, 8)
     ]
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        # alias-qualified columns through a full outer join (a self join)
+        lambda F, df: (
+            df.alias("p")
+            .join(df.alias("q"), F.col("p.dept") == F.col("q.id"), "full_outer")
+            .select(F.col("p.id"), F.col("p.dept"), F.col("q.name"), (F.col("q.x") + 1).alias("qx"))
+        ),
+        # struct fields by a dotted name, nested, in a filter, and a backquoted part
+        lambda F, df: (
+            df.select("id", F.struct("name", F.struct("dept", "amt").alias("inner")).alias("s"))
+            .filter(F.col("s.inner.dept") > 10)
+            .select(
+                "id", F.col("s.name"), F.col("s.inner.amt"), F.col("`s`.inner"), F.col("s.inner.dept") * 2
+            )
+        ),
+        # a qualifier and a struct field at once
+        lambda F, df: (
+            df.select("id", F.struct("name", "x").alias("s"))
+            .alias("t")
+            .select(F.col("t.s.name"), F.col("t.id"))
+        ),
+    ],
+)
+def test_dotted_column_names_resolve_as_pysparks(frames, build):
+    """``F.col("p.dept")`` after ``df.alias("p")`` (in a full outer join too), struct fields by
+    a dotted name (nested, backquoted), and both at once: values and names as PySpark's."""
+    from pyspark.sql import functions as SF
+
+    ours, theirs = frames
+    got = build(F, ours)
+    want = build(SF, theirs)
+    assert got.columns == want.columns
+    _same(got, want)

@@ -123,6 +123,15 @@ VALUES = [
     "to_timestamp('2019-10-06 10:11:12.123456PST', 'yyyy-MM-dd HH:mm:ss.SSSSSS[zzz]')",
     "to_timestamp('2019-12-06 10:11:12EST', 'yyyy-MM-dd HH:mm:ss[zzz]')",
     "to_timestamp('2019-10-06 10:11:12', 'yyyy-MM-dd HH:mm:ss[zzz]')",
+    # a calendar interval (make_interval) added to a date or a timestamp: months, then days in
+    # the local time (across a DST change), then the time part
+    "timestamp'2020-01-31 10:00:00' + make_interval(0, 1, 0, 2, 3, 4, 5.5)",
+    "timestamp'2020-03-07 12:00:00' + make_interval(0, 0, 0, 1)",
+    "timestamp'2020-03-08 12:00:00' - make_interval(0, 0, 0, 0, 24)",
+    "make_interval(1, 1) + timestamp'2024-02-29 00:00:00'",
+    "timestamp_ntz'2020-03-07 12:00:00' + make_interval(0, 0, 0, 1, 1)",
+    "date'2020-01-31' + make_interval(0, 1, 0, 1)",
+    "date'2020-03-31' - make_interval(0, 1)",
 ]
 
 #: Expressions Spark refuses, with the error class it names (None: an error without a class,

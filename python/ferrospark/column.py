@@ -320,7 +320,9 @@ def _from_sql(text: str) -> Column:
 
 
 def col(name: str) -> Column:
-    """A column by name (a plain name; dots and spaces are part of it)."""
+    """A column by name, as PySpark reads it: ``"p.dept"`` is column ``dept`` of the DataFrame
+    aliased ``p`` (or field ``dept`` of struct column ``p``), backquotes quote a part
+    (``"`a.b`"``); a column whose own name has the dots is found too."""
     return Column(_native.Expr.column(name))
 
 

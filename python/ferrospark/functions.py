@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _native
+from . import functions_partitioning as partitioning
 from ._function_args import ColumnOrName, _c, _call, _call_mixed, _l
 from .aggregate import (
     AggColumn,
@@ -107,6 +108,16 @@ from .functions_datetime import (
     window,
     window_time,
 )
+from .functions_json import (
+    from_csv,
+    from_json,
+    get_json_object,
+    json_tuple,
+    schema_of_csv,
+    schema_of_json,
+    to_csv,
+    to_json,
+)
 from .functions_maps import (
     map_concat,
     map_entries,
@@ -126,14 +137,22 @@ from .functions_math import (
     toRadians,
 )
 from .functions_misc import (
+    aes_decrypt,
+    aes_encrypt,
+    bucket,
     call_function,
     current_database,
     current_path,
     current_schema,
+    days,
     equal_null,
+    hours,
+    months,
     randstr,
+    try_aes_decrypt,
     uniform,
     version,
+    years,
 )
 from .functions_more import (
     acosh,
@@ -1473,6 +1492,23 @@ __all__ = [
     "jaro_winkler_similarity",
     "json_array_length",
     "json_object_keys",
+    "from_json",
+    "to_json",
+    "schema_of_json",
+    "get_json_object",
+    "json_tuple",
+    "from_csv",
+    "to_csv",
+    "schema_of_csv",
+    "aes_encrypt",
+    "aes_decrypt",
+    "try_aes_decrypt",
+    "bucket",
+    "days",
+    "hours",
+    "months",
+    "years",
+    "partitioning",
     "parse_url",
     "to_base32",
     "try_parse_url",

@@ -240,8 +240,27 @@ class DataFrameWriterV2:
         return self
 
     def partitionedBy(self, col: Any, *cols: Any) -> DataFrameWriterV2:
-        """Partition columns (names)."""
-        self._writer.partitionBy(*[c if isinstance(c, str) else str(c) for c in (col, *cols)])
+        """Partition columns (names or columns) and transforms, as Spark's session catalog
+        takes them: ``bucket(n, col)`` is accepted (the rows are written as they are; buckets
+        lay out files for a cluster's joins), ``years`` / ``months`` / ``days`` / ``hours``
+        are refused with Spark's ``UNSUPPORTED_PARTITION_TRANSFORM``."""
+        from .functions_partitioning import PartitionTransform
+
+        names = []
+        for c in (col, *cols):
+            if isinstance(c, PartitionTransform):
+                if c.transform != "bucket":
+                    from .errors import UnsupportedError
+
+                    raise UnsupportedError(
+                        f"[UNSUPPORTED_PARTITION_TRANSFORM] Unsupported partition transform: `{c}`. The "
+                        "supported transforms are `identity`, `bucket`, and `clusterBy`. Ensure your "
+                        "transform expression uses one of these. SQLSTATE: 0A000"
+                    )
+                continue
+            names.append(c if isinstance(c, str) else str(c))
+        if names:
+            self._writer.partitionBy(*names)
         return self
 
     def create(self) -> None:

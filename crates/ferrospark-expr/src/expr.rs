@@ -163,6 +163,30 @@ impl StringMatch {
     }
 }
 
+/// The parts of a name written as PySpark's `col("t.a.b")` takes it: split at the dots
+/// outside backquotes, each backquoted part unquoted (a doubled backquote is one). `None`
+/// for a name with neither dots nor backquotes.
+pub fn column_name_parts(name: &str) -> Option<Vec<String>> {
+    if !name.contains(['.', '`']) {
+        return None;
+    }
+    let mut parts = vec![String::new()];
+    let mut chars = name.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '`' if quoted && chars.peek() == Some(&'`') => {
+                chars.next();
+                parts.last_mut()?.push('`');
+            }
+            '`' => quoted = !quoted,
+            '.' if !quoted => parts.push(String::new()),
+            c => parts.last_mut()?.push(c),
+        }
+    }
+    (!quoted && parts.iter().all(|p| !p.is_empty())).then_some(parts)
+}
+
 /// A constant: a one-element Arrow array, so its type is exact and kernels take it directly.
 #[derive(Debug, Clone)]
 pub struct Literal(ArrayRef);
@@ -1131,7 +1155,10 @@ impl Expr {
     pub fn output_name(&self) -> String {
         match self {
             Expr::Alias { name, .. } => name.clone(),
-            Expr::Column(c) => c.clone(),
+            // `col("p.dept")` is named `dept`, as Spark names a multi-part attribute.
+            Expr::Column(c) => column_name_parts(c)
+                .and_then(|mut parts| parts.pop())
+                .unwrap_or_else(|| c.clone()),
             Expr::Field(_, name) => name.clone(),
             // Spark's ResolveAliases names a cast of a column after the column.
             Expr::Cast { expr, .. } | Expr::TryCast { expr, .. }
@@ -1302,6 +1329,30 @@ impl Expr {
             // Spark keeps `shuffle`'s seed out of its children, so out of its name.
             Expr::Function { name, args } if name == "shuffle" && args.len() == 2 => {
                 format!("shuffle({})", args[0].spark_name())
+            }
+            // The JSON and CSV converters keep their schema and options out of their children.
+            Expr::Function { name, args }
+                if !args.is_empty()
+                    && matches!(
+                        name.as_str(),
+                        "from_json"
+                            | "to_json"
+                            | "schema_of_json"
+                            | "from_csv"
+                            | "to_csv"
+                            | "schema_of_csv"
+                    ) =>
+            {
+                // Spark 4 names a `from_json` to a map `entries`, after the map's own field.
+                let to_map = name == "from_json"
+                    && matches!(args.get(1), Some(Expr::Literal(l))
+                        if crate::eval::single_str(l.array().as_ref())
+                            .and_then(|s| crate::json::schema_text::parse_schema_text(s, "UTC").ok())
+                            .is_some_and(|t| matches!(t, arrow_schema::DataType::Map(..))));
+                if to_map {
+                    return "entries".into();
+                }
+                format!("{name}({})", args[0].spark_name())
             }
             Expr::Function { name, args } if name == "~" && args.len() == 1 => {
                 format!("~{}", args[0].spark_name())

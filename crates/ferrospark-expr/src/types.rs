@@ -166,6 +166,19 @@ fn strip_call<'a>(t: &'a str, names: &[&str]) -> Option<&'a str> {
 
 /// The Spark SQL name of an Arrow type, as Spark prints it in messages (`INT`, `DECIMAL(15,2)`).
 pub fn spark_type_name(dt: &DataType) -> String {
+    /// A field name as Spark's `quoteIfNeeded` writes it: bare when it is letters, digits and
+    /// underscores (not digits alone), else in backquotes.
+    fn quote_if_needed(name: &str) -> String {
+        let plain = !name.is_empty()
+            && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+            && !name.bytes().all(|c| c.is_ascii_digit());
+        if plain {
+            name.to_string()
+        } else {
+            format!("`{}`", name.replace('`', "``"))
+        }
+    }
+
     match dt {
         DataType::Null => "VOID".into(),
         DataType::Boolean => "BOOLEAN".into(),
@@ -198,7 +211,13 @@ pub fn spark_type_name(dt: &DataType) -> String {
         DataType::Struct(fields) => {
             let inner: Vec<String> = fields
                 .iter()
-                .map(|f| format!("{}: {}", f.name(), spark_type_name(f.data_type())))
+                .map(|f| {
+                    format!(
+                        "{}: {}",
+                        quote_if_needed(f.name()),
+                        spark_type_name(f.data_type())
+                    )
+                })
                 .collect();
             format!("STRUCT<{}>", inner.join(", "))
         }

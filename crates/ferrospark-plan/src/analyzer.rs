@@ -189,7 +189,10 @@ pub fn resolve_expr(e: &Expr, scope: &Scope<'_>) -> Result<Expr> {
                 }
                 match scope.resolve_name(None, name)? {
                     Some(a) => Some(a.column()),
-                    None => return Err(scope.unresolved(None, name)),
+                    None => match resolve_parts(name, scope)? {
+                        Some(e) => Some(e),
+                        None => return Err(scope.unresolved(None, name)),
+                    },
                 }
             }
             Expr::Function { name, args } if args.iter().any(|a| star_prefix(a).is_some()) => {
@@ -233,6 +236,27 @@ pub fn resolve_expr(e: &Expr, scope: &Scope<'_>) -> Result<Expr> {
             _ => None,
         })
     })
+}
+
+/// A dotted name (`p.dept`, `t.a.b`, `` `a.b`.c ``) the way Spark's analyzer resolves a
+/// multi-part attribute: a qualified column first, then a column's struct fields; `None`
+/// when neither is here.
+fn resolve_parts(name: &str, scope: &Scope<'_>) -> Result<Option<Expr>> {
+    let Some(parts) = ferrospark_expr::expr::column_name_parts(name) else {
+        return Ok(None);
+    };
+    let fields = |base: Expr, rest: &[String]| {
+        rest.iter()
+            .fold(base, |e, f| Expr::Field(Box::new(e), f.clone()))
+    };
+    if parts.len() >= 2 {
+        if let Some(a) = scope.resolve_name(Some(&parts[0]), &parts[1])? {
+            return Ok(Some(fields(a.column(), &parts[2..])));
+        }
+    }
+    Ok(scope
+        .resolve_name(None, &parts[0])?
+        .map(|a| fields(a.column(), &parts[1..])))
 }
 
 /// The prefix of `prefix.*` inside `struct(...)`.

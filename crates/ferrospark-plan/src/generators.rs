@@ -1,4 +1,4 @@
-//! Generators (`explode`, `posexplode`, `inline`, `stack` and their `_outer` forms) in a
+//! Generators (`explode`, `posexplode`, `inline`, `stack`, `json_tuple` and the `_outer` forms) in a
 //! select list, in `LATERAL VIEW` and in FROM, planned as Spark's `ExtractGenerator`: a
 //! `Generate` node below the projection, the generator's item replaced by the columns it makes.
 
@@ -77,7 +77,26 @@ impl PlanBuilder {
             ))
         };
         let mut cols: Vec<(String, DataType, bool)> = Vec::new();
-        if kind == GeneratorKind::Stack {
+        if kind == GeneratorKind::JsonTuple {
+            if args.len() < 2 {
+                return Err(FerroError::Analysis(format!(
+                    "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `json_tuple` requires > 1 parameters but the actual number is {}. SQLSTATE: 42605",
+                    args.len()
+                )));
+            }
+            for a in args {
+                let t = type_of(a)?;
+                if !matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+                    return Err(FerroError::Analysis(format!(
+                        "[DATATYPE_MISMATCH.NON_STRING_TYPE] Cannot resolve \"json_tuple({})\" due to data type mismatch: all arguments of the function `json_tuple` must be strings. SQLSTATE: 42K09",
+                        args.iter().map(|a| a.spark_name()).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+            }
+            for i in 0..args.len() - 1 {
+                cols.push((format!("c{i}"), DataType::Utf8, true));
+            }
+        } else if kind == GeneratorKind::Stack {
             let n = match args.first() {
                 Some(Expr::Literal(l)) => crate::sql::literal_i64(l).filter(|n| *n > 0),
                 _ => None,

@@ -80,6 +80,19 @@ pub enum DateFn {
         /// session zone
         tz: String,
     },
+    /// `ts ± make_interval(...)` (a calendar interval): months, then days, added to the
+    /// local time in `tz`, then the microseconds to the instant (Spark's `TimeAdd`); a date
+    /// takes the months and days when the interval has no time part (`DateAddInterval`).
+    AddInterval {
+        /// session zone
+        tz: String,
+        /// `-`: the interval subtracted.
+        minus: bool,
+        /// The start is a DATE.
+        date: bool,
+        /// The start is a TIMESTAMP_NTZ (its wall-clock time, kept without a zone).
+        ntz: bool,
+    },
     /// `months_between(t1, t2[, roundOff])`
     MonthsBetween {
         /// session zone
@@ -177,6 +190,7 @@ impl DateFn {
             DateFn::DateAdd => "date_add",
             DateFn::DateDiff => "datediff",
             DateFn::AddMonths | DateFn::TimestampAddMonths { .. } => "add_months",
+            DateFn::AddInterval { .. } => "+",
             DateFn::MonthsBetween { .. } => "months_between",
             DateFn::LastDay => "last_day",
             DateFn::NextDay { .. } => "next_day",
@@ -279,6 +293,65 @@ impl DateFn {
                         _ => None,
                     })
                     .collect();
+                Ok(Arc::new(out.with_timezone(tz.as_str())))
+            }
+            DateFn::AddInterval {
+                tz,
+                minus,
+                date,
+                ntz,
+            } => {
+                let z = zone(if *ntz { "UTC" } else { tz })?;
+                let iv = a.prim::<arrow_array::types::IntervalMonthDayNanoType>(1)?;
+                let sign = if *minus { -1 } else { 1 };
+                let parts = |i: usize| {
+                    iv.get(i).map(|v| {
+                        (
+                            v.months.saturating_mul(sign),
+                            v.days.saturating_mul(sign),
+                            (v.nanoseconds / 1000).saturating_mul(i64::from(sign)),
+                        )
+                    })
+                };
+                if *date {
+                    let d = a.prim::<arrow_array::types::Date32Type>(0)?;
+                    let mut out = Vec::with_capacity(n);
+                    for i in 0..n {
+                        out.push(match (d.get(i), parts(i)) {
+                            (Some(_), Some((_, _, us))) if us != 0 => {
+                                return Err(FerroError::Analysis(
+                                    "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] a DATE plus an INTERVAL with a time part: cast the date to a TIMESTAMP first".into(),
+                                ))
+                            }
+                            (Some(days), Some((m, dd, _))) => {
+                                let base = chrono::NaiveDate::from_num_days_from_ce_opt(days + 719_163);
+                                base.and_then(|b| add_months(b, m))
+                                    .and_then(|b| b.checked_add_signed(chrono::Duration::days(i64::from(dd))))
+                                    .map(|r| r.num_days_from_ce() - 719_163)
+                            }
+                            _ => None,
+                        });
+                    }
+                    return Ok(Arc::new(arrow_array::Date32Array::from(out)));
+                }
+                let t = a.prim::<TimestampMicrosecondType>(0)?;
+                let out: PrimitiveArray<TimestampMicrosecondType> = (0..n)
+                    .map(|i| {
+                        let (us, (m, dd, micros)) = (t.get(i)?, parts(i)?);
+                        let start = if m != 0 || dd != 0 {
+                            let l = local(us, &z)?;
+                            let day = add_months(l.date(), m)?
+                                .checked_add_signed(chrono::Duration::days(i64::from(dd)))?;
+                            from_local(&day.and_time(l.time()), &z)?
+                        } else {
+                            us
+                        };
+                        start.checked_add(micros)
+                    })
+                    .collect();
+                if *ntz {
+                    return Ok(Arc::new(out));
+                }
                 Ok(Arc::new(out.with_timezone(tz.as_str())))
             }
             DateFn::MonthsBetween { tz } => {
@@ -1414,6 +1487,29 @@ pub(crate) fn bind_datetime_arithmetic(
                 ScalarFunction::Date(DateFn::TimestampAddMonths { tz: tz.clone() }),
                 vec![t, negate(r)?],
                 timestamp_type(&tz),
+            )
+        }
+        (DataType::Date32 | DataType::Timestamp(..), DataType::Interval(IntervalUnit::MonthDayNano))
+            if !swapped || !minus =>
+        {
+            let date = lt == DataType::Date32;
+            let ntz = matches!(lt, DataType::Timestamp(_, None));
+            let (out, start) = if date {
+                (DataType::Date32, l)
+            } else if ntz {
+                (lt.clone(), l)
+            } else {
+                (timestamp_type(&tz), timestamp_arg(&call, 0, l)?)
+            };
+            call.function(
+                ScalarFunction::Date(DateFn::AddInterval {
+                    tz: tz.clone(),
+                    minus,
+                    date,
+                    ntz,
+                }),
+                vec![start, r],
+                out,
             )
         }
         // Spark's analyzer makes any other `date ± x` a date_add / date_sub, whose day count

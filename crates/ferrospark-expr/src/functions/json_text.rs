@@ -66,7 +66,7 @@ impl JsonTextFn {
     }
 }
 
-fn skip_ws(b: &[u8], pos: &mut usize) {
+pub(super) fn skip_ws(b: &[u8], pos: &mut usize) {
     while b
         .get(*pos)
         .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
@@ -75,7 +75,7 @@ fn skip_ws(b: &[u8], pos: &mut usize) {
     }
 }
 
-fn eat(b: &[u8], pos: &mut usize, word: &[u8]) -> Option<()> {
+pub(super) fn eat(b: &[u8], pos: &mut usize, word: &[u8]) -> Option<()> {
     b.get(*pos..*pos + word.len())
         .filter(|w| *w == word)
         .map(|_| *pos += word.len())
@@ -91,7 +91,7 @@ fn digits(b: &[u8], pos: &mut usize) -> usize {
 
 /// A number as Jackson reads it: an optional minus, no leading zeros, a digit after the
 /// point and in the exponent.
-fn number(b: &[u8], pos: &mut usize) -> Option<()> {
+pub(super) fn number(b: &[u8], pos: &mut usize) -> Option<()> {
     if b.get(*pos) == Some(&b'-') {
         *pos += 1;
     }
@@ -129,7 +129,7 @@ fn is_hex4(b: &[u8], at: usize) -> bool {
 
 /// A string from its opening quote (`"`, or `'` as Spark allows), its text decoded. The
 /// escapes are checked here (Jackson refuses `\x`), then decoded by [`decode_escapes`].
-fn string(b: &[u8], pos: &mut usize) -> Option<String> {
+pub(super) fn string(b: &[u8], pos: &mut usize) -> Option<String> {
     let quote = *b.get(*pos).filter(|q| matches!(q, b'"' | b'\''))?;
     let start = *pos + 1;
     let mut i = start;

@@ -9,6 +9,7 @@
 //! Arguments arrive as [`ColumnarValue`]s; [`Args`] gives each function row-wise typed views
 //! in which a literal argument reads as the same value on every row.
 
+pub mod aes;
 pub mod array_sets;
 pub mod arrays;
 pub mod binary;
@@ -16,6 +17,7 @@ pub mod bitwise;
 pub mod charset;
 pub mod collected;
 pub mod collections;
+pub mod csv_values;
 pub mod datetime;
 pub mod datetime_units;
 mod format;
@@ -25,7 +27,9 @@ pub mod hashing;
 pub mod higher_order;
 mod higher_order_pairs;
 pub mod interval;
+pub mod json_path;
 pub mod json_text;
+pub mod json_values;
 pub mod maps;
 pub mod math;
 pub mod misc;
@@ -123,6 +127,14 @@ pub enum ScalarFunction {
     Url(urls::ParseUrlFn),
     /// `json_array_length`, `json_object_keys`.
     JsonText(json_text::JsonTextFn),
+    /// `aes_encrypt`, `aes_decrypt`, `try_aes_decrypt`.
+    Aes(aes::AesFn),
+    /// `from_csv`, `to_csv`.
+    CsvValue(csv_values::CsvValueFn),
+    /// `get_json_object`.
+    GetJsonObject(json_path::GetJsonObjectFn),
+    /// `from_json`, `to_json`.
+    JsonValue(json_values::JsonValueFn),
     /// `format_number(x, d)`.
     FormatNumber(format_number::FormatNumberFn),
     /// `__mode`, `__listagg`: the finishing steps of `mode` and `listagg`.
@@ -157,6 +169,10 @@ impl ScalarFunction {
             ScalarFunction::Sequence(_) => "sequence",
             ScalarFunction::Url(f) => f.name(),
             ScalarFunction::JsonText(f) => f.name(),
+            ScalarFunction::JsonValue(f) => f.name(),
+            ScalarFunction::CsvValue(f) => f.name(),
+            ScalarFunction::Aes(f) => f.name(),
+            ScalarFunction::GetJsonObject(_) => "get_json_object",
             ScalarFunction::FormatNumber(_) => "format_number",
             ScalarFunction::Collected(f) => f.name(),
         }
@@ -201,6 +217,10 @@ impl ScalarFunction {
             ScalarFunction::Sequence(f) => f.evaluate(&args)?,
             ScalarFunction::Url(f) => f.evaluate(&args)?,
             ScalarFunction::JsonText(f) => f.evaluate(&args)?,
+            ScalarFunction::JsonValue(f) => f.evaluate(&args)?,
+            ScalarFunction::CsvValue(f) => f.evaluate(&args)?,
+            ScalarFunction::Aes(f) => f.evaluate(&args)?,
+            ScalarFunction::GetJsonObject(f) => f.evaluate(&args)?,
             ScalarFunction::FormatNumber(f) => f.evaluate(&args)?,
             ScalarFunction::Collected(f) => f.evaluate(&args)?,
             ScalarFunction::HigherOrder(f) => {
@@ -538,6 +558,16 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "from_base32",
     "json_array_length",
     "json_object_keys",
+    "from_json",
+    "to_json",
+    "schema_of_json",
+    "get_json_object",
+    "from_csv",
+    "to_csv",
+    "schema_of_csv",
+    "aes_encrypt",
+    "aes_decrypt",
+    "try_aes_decrypt",
     "hmac",
     "jaro_winkler_similarity",
     "current_database",
@@ -628,6 +658,22 @@ pub fn bind_call(
         Bound::NotMine(a) => a,
     };
     let bound = match json_text::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match json_path::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match aes::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match csv_values::bind(&call, bound)? {
+        Bound::Done(e) => return Ok(e),
+        Bound::NotMine(a) => a,
+    };
+    let bound = match json_values::bind(&call, bound)? {
         Bound::Done(e) => return Ok(e),
         Bound::NotMine(a) => a,
     };

@@ -98,13 +98,25 @@ pub fn convert_spans(
         };
     }
     let out: ArrayRef = match to {
+        // Another value's text as written, or as Jackson copies it (`[4,5]`, `1500.0` for
+        // `1.5e3`) when strings are not exact (and the text uses no leniency of the options).
         DataType::Utf8 => each!(StringBuilder::with_capacity(n, n * 8), |s: Span| {
-            if s.kind == Kind::Str {
-                decode_string(b, s.start, s.end)
-            } else {
-                std::str::from_utf8(&b[s.start..s.end])
+            match s.kind {
+                Kind::Str => decode_string(b, s.start, s.end),
+                Kind::Int | Kind::Float | Kind::NonNumeric | Kind::Array | Kind::Object
+                    if !o.exact_strings =>
+                {
+                    let raw = &b[s.start..s.end];
+                    match crate::functions::json_path::jackson_copy(raw) {
+                        Some(copy) => Some(std::borrow::Cow::Owned(copy)),
+                        None => std::str::from_utf8(raw)
+                            .ok()
+                            .map(std::borrow::Cow::Borrowed),
+                    }
+                }
+                _ => std::str::from_utf8(&b[s.start..s.end])
                     .ok()
-                    .map(std::borrow::Cow::Borrowed)
+                    .map(std::borrow::Cow::Borrowed),
             }
         }),
         // Base64 text, padded, as Jackson's `getBinaryValue` reads it for Spark.

@@ -6,6 +6,7 @@ pub mod convert;
 pub mod infer;
 pub mod lexer;
 mod options;
+pub mod schema_text;
 pub mod write;
 
 pub use options::JsonOptions;

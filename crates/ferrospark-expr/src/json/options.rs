@@ -48,6 +48,10 @@ pub struct JsonOptions {
     pub formats: DateTimeFormats,
     /// Rows per output batch.
     pub batch_size: usize,
+    /// A STRING field read from a number, array or object keeps its text exactly as written
+    /// (the file reader, Spark's `enableExactStringParsing` over raw bytes); false gives
+    /// Jackson's copy of the value (`from_json`, whose parser reads through a `Reader`).
+    pub exact_strings: bool,
 }
 
 impl Default for JsonOptions {
@@ -71,6 +75,7 @@ impl Default for JsonOptions {
             drop_field_if_all_null: false,
             formats: DateTimeFormats::default(),
             batch_size: 8192,
+            exact_strings: true,
         }
     }
 }

@@ -65,7 +65,7 @@ pub fn write_rows(
     let columns = batch
         .columns()
         .iter()
-        .map(|c| render(c, o, tz))
+        .map(|c| render_values(c, o, tz))
         .collect::<Result<Vec<_>>>()?;
     for r in 0..batch.num_rows() {
         object(&names, &columns, r, o.ignore_null_fields, out);
@@ -100,7 +100,7 @@ fn object(
 }
 
 /// The JSON text of every value of `a` (`None` for NULL).
-fn render(a: &ArrayRef, o: &JsonWriteOptions, tz: &str) -> Result<Vec<Option<String>>> {
+pub fn render_values(a: &ArrayRef, o: &JsonWriteOptions, tz: &str) -> Result<Vec<Option<String>>> {
     let n = a.len();
     let nulls = a.logical_nulls();
     let valid = |i: usize| nulls.as_ref().is_none_or(|b| b.is_valid(i));
@@ -112,7 +112,7 @@ fn render(a: &ArrayRef, o: &JsonWriteOptions, tz: &str) -> Result<Vec<Option<Str
             let cols = s
                 .columns()
                 .iter()
-                .map(|c| render(c, o, tz))
+                .map(|c| render_values(c, o, tz))
                 .collect::<Result<Vec<_>>>()?;
             (0..n)
                 .map(|i| {
@@ -126,7 +126,7 @@ fn render(a: &ArrayRef, o: &JsonWriteOptions, tz: &str) -> Result<Vec<Option<Str
         }
         DataType::List(_) => {
             let l = a.as_list::<i32>();
-            let items = render(l.values(), o, tz)?;
+            let items = render_values(l.values(), o, tz)?;
             let offsets = l.value_offsets();
             (0..n)
                 .map(|i| {
@@ -149,7 +149,7 @@ fn render(a: &ArrayRef, o: &JsonWriteOptions, tz: &str) -> Result<Vec<Option<Str
                 tz,
             )?;
             let keys = keys.as_string::<i32>();
-            let values = render(m.values(), o, tz)?;
+            let values = render_values(m.values(), o, tz)?;
             let offsets = m.value_offsets();
             (0..n)
                 .map(|i| {
@@ -215,6 +215,15 @@ fn render(a: &ArrayRef, o: &JsonWriteOptions, tz: &str) -> Result<Vec<Option<Str
 /// `s` as a JSON string, escaped as Jackson escapes it.
 pub fn quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
+    quote_into(s, false, &mut out);
+    out
+}
+
+/// `s` as a JSON string appended to `out`: `"` and `\` escaped, control characters as
+/// `\n`-style or `\u00XX` escapes, everything else as is, except that a character beyond the
+/// BMP is written as its two surrogate escapes when `escape_beyond_bmp` (Jackson's UTF-8
+/// generator does that; its writer over characters, which `to_json` uses, does not).
+pub fn quote_into(s: &str, escape_beyond_bmp: bool, out: &mut String) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -226,9 +235,14 @@ pub fn quoted(s: &str) -> String {
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c if escape_beyond_bmp && (c as u32) > 0xFFFF => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04X}"));
+                }
+            }
             c => out.push(c),
         }
     }
     out.push('"');
-    out
 }

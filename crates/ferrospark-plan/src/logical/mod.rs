@@ -235,6 +235,9 @@ pub enum GeneratorKind {
     Inline,
     /// `stack(n, v1, ..., vk)`: `n` rows of `ceil(k / n)` columns `col0`, `col1`, ...
     Stack,
+    /// `json_tuple(json, k1, ..., kn)`: one row of string columns `c0`, `c1`, ..., each
+    /// key's value.
+    JsonTuple,
 }
 
 impl GeneratorKind {
@@ -248,6 +251,7 @@ impl GeneratorKind {
             "inline" => (GeneratorKind::Inline, false),
             "inline_outer" => (GeneratorKind::Inline, true),
             "stack" => (GeneratorKind::Stack, false),
+            "json_tuple" => (GeneratorKind::JsonTuple, false),
             _ => return None,
         })
     }
@@ -259,6 +263,7 @@ impl GeneratorKind {
             GeneratorKind::PosExplode => "posexplode",
             GeneratorKind::Inline => "inline",
             GeneratorKind::Stack => "stack",
+            GeneratorKind::JsonTuple => "json_tuple",
         }
     }
 

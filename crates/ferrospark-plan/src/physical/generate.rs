@@ -1,5 +1,5 @@
 //! `Generate`: each input row joined with the rows its generator makes (`explode`,
-//! `posexplode`, `inline`, `stack`, and their `_outer` forms), as Spark's `GenerateExec`.
+//! `posexplode`, `inline`, `stack`, `json_tuple`, and their `_outer` forms), as Spark's `GenerateExec`.
 //!
 //! Streaming: a batch's generator arguments are evaluated once, the rows each input row makes
 //! are counted from the arrays' offsets, and the input columns are repeated with one `take`.
@@ -90,6 +90,12 @@ fn generated(
     let value = |i: usize| -> Result<ArrayRef> { evaluate(&args[i], batch)?.into_array(n) };
     if kind == GeneratorKind::Stack {
         return stack(batch, args);
+    }
+    if kind == GeneratorKind::JsonTuple {
+        let json = value(0)?;
+        let fields = (1..args.len()).map(value).collect::<Result<Vec<_>>>()?;
+        let cols = ferrospark_expr::functions::json_path::json_tuple_arrays(&json, &fields)?;
+        return Ok((UInt32Array::from_iter_values(0..n as u32), cols));
     }
     let input = value(0)?;
     // Each input row's range of elements, and the elements themselves.

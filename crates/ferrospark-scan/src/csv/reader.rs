@@ -13,14 +13,14 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_common::{Config, Result};
 use ferrospark_expr::Expr;
 
-use super::infer::{infer_column, Inferred};
-use super::tokenize::{can_stop_early, Extent, Text, Tokenizer};
 use crate::listing::{list_files, Listing};
 use crate::text::{
     fill, open_text, read_text, text_splits, Charset, FileRanges, FileScanPlan, PlanSpec, RawRows,
     RecordReader, TextStream,
 };
 use ferrospark_expr::csv::convert::{convert_column, decimal_bytes, java_long_bytes};
+use ferrospark_expr::csv::infer::{infer_column, Inferred};
+use ferrospark_expr::csv::tokenize::{can_stop_early, Extent, Text, Tokenizer};
 use ferrospark_expr::csv::CsvOptions;
 
 /// Spark's `makeSafeHeader`: an empty name becomes `_c{i}`, and names repeated (ignoring

@@ -7,8 +7,6 @@
 //! them, dates and timestamps by the `dateFormat` / `timestampFormat` patterns in the session
 //! time zone, both through ferrospark's own expressions.
 
-mod csv;
-
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -18,7 +16,8 @@ use arrow_array::{Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ferrospark_common::{FerroError, Result};
 
-pub use self::csv::CsvWriteOptions;
+use ferrospark_expr::csv::write as csv;
+pub use ferrospark_expr::csv::write::CsvWriteOptions;
 use ferrospark_expr::json::write as json;
 pub use ferrospark_expr::json::write::JsonWriteOptions;
 

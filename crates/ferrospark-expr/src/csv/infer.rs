@@ -10,14 +10,14 @@ use arrow_array::{Array, ArrayRef, StringArray};
 use arrow_schema::DataType;
 use ferrospark_common::{Config, Result};
 
+use super::convert::{convert_column, java_double, java_long};
+use super::CsvOptions;
 #[cfg(doc)]
-use crate::text::DateTimeFormats;
-use ferrospark_expr::csv::convert::{convert_column, java_double, java_long};
-use ferrospark_expr::csv::CsvOptions;
+use crate::text_options::DateTimeFormats;
 
 /// What the values of one column seen so far need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Inferred {
+pub enum Inferred {
     /// Only NULLs so far.
     Null,
     /// 32-bit integers.
@@ -94,7 +94,7 @@ fn parsed<'a>(
 }
 
 /// The kind a column's `values` need.
-pub(crate) fn infer_column(values: &StringArray, o: &CsvOptions, cfg: &Config) -> Result<Inferred> {
+pub fn infer_column(values: &StringArray, o: &CsvOptions, cfg: &Config) -> Result<Inferred> {
     let tz = cfg.session_time_zone().to_string();
     // Dates and timestamps parse a whole column at once, and only for a column that needs it.
     let (mut dates, mut stamps) = (None, None);

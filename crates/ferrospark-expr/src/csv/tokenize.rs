@@ -13,12 +13,12 @@
 //!   `multiLine` every line is one record, with it a quoted field may span lines.
 
 use super::masks::FieldEnds;
-use ferrospark_expr::csv::CsvOptions;
+use super::CsvOptions;
 
 /// A field's value: NULL, a span of the input read as is (most fields: no copy), or text
 /// made from it (escapes applied, `emptyValue`, a stray quote's pieces).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Text {
+pub enum Text {
     /// NULL.
     Null,
     /// `input[start..end]`.
@@ -40,7 +40,7 @@ impl Text {
 
 /// Where a record lies in the input, and how many fields it has.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Extent {
+pub struct Extent {
     /// Byte range of the record's text (for the corrupt-record column).
     pub start: usize,
     /// End of the record's text (exclusive, line separator excluded).
@@ -73,7 +73,7 @@ fn one_byte_sep(o: &CsvOptions) -> Option<u8> {
 
 /// Whether a record can be read through some field only, the rest of its line skipped
 /// until a filter has seen it ([`Tokenizer::stopping_after`]).
-pub(crate) fn can_stop_early(o: &CsvOptions) -> bool {
+pub fn can_stop_early(o: &CsvOptions) -> bool {
     one_byte_sep(o).is_some()
 }
 
@@ -87,7 +87,7 @@ fn is_ws(b: u8) -> bool {
 }
 
 /// Reads the records of one file's text.
-pub(crate) struct Tokenizer<'a> {
+pub struct Tokenizer<'a> {
     input: &'a [u8],
     pos: usize,
     line: u64,

@@ -140,7 +140,7 @@ impl CsvWriteOptions {
 }
 
 /// The header line: the column names as cells.
-pub(crate) fn write_header(schema: &Schema, o: &CsvWriteOptions, out: &mut Vec<u8>) {
+pub fn write_header(schema: &Schema, o: &CsvWriteOptions, out: &mut Vec<u8>) {
     for (i, f) in schema.fields().iter().enumerate() {
         if i > 0 {
             out.extend_from_slice(o.delimiter.as_bytes());
@@ -151,7 +151,7 @@ pub(crate) fn write_header(schema: &Schema, o: &CsvWriteOptions, out: &mut Vec<u
 }
 
 /// Appends the rows of `batch` to `out`.
-pub(crate) fn write_rows(
+pub fn write_rows(
     batch: &RecordBatch,
     o: &CsvWriteOptions,
     tz: &str,
@@ -161,7 +161,7 @@ pub(crate) fn write_rows(
         .columns()
         .iter()
         .map(|c| {
-            ferrospark_expr::text_options::value_texts(
+            crate::text_options::value_texts(
                 c,
                 &o.date_format,
                 &o.timestamp_format,

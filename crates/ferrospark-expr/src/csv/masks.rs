@@ -25,7 +25,7 @@ struct Block {
 
 /// Answers "where is the next field end" over one input, block by block.
 #[derive(Debug, Clone)]
-pub(crate) struct FieldEnds {
+pub struct FieldEnds {
     sep: u8,
     /// The quote and escape characters (`None` without quoting).
     quote: Option<(u8, u8)>,
