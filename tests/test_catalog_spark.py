@@ -514,7 +514,9 @@ def test_partition_transforms_are_taken_as_sparks_session_catalog_takes_them(spa
 
     db = "fs_cat_transforms"
     s = fs.Session(conf={"spark.sql.warehouse.dir": str(tmp_path / "fs_wh")})
-    sql = "SELECT id, CAST(id % 2 AS INT) AS p, timestamp_seconds(1577934245 + id * 86400) AS ts FROM range(6)"
+    sql = (
+        "SELECT id, CAST(id % 2 AS INT) AS p, timestamp_seconds(1577934245 + id * 86400) AS ts FROM range(6)"
+    )
     try:
         outcomes = {}
         for side, sess, m in (("fs", s, F), ("spark", spark, SF)):
@@ -524,7 +526,12 @@ def test_partition_transforms_are_taken_as_sparks_session_catalog_takes_them(spa
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", FutureWarning)
                 df.writeTo(f"{db}.b").partitionedBy("p", m.bucket(4, "id")).create()
-                got.append(sorted(tuple(r) for r in sess.table(f"{db}.b").selectExpr("id", "p", "CAST(ts AS STRING)").collect()))
+                got.append(
+                    sorted(
+                        tuple(r)
+                        for r in sess.table(f"{db}.b").selectExpr("id", "p", "CAST(ts AS STRING)").collect()
+                    )
+                )
                 for t in (m.years, m.months, m.days, m.hours):
                     try:
                         df.writeTo(f"{db}.t").partitionedBy(t("ts")).create()
