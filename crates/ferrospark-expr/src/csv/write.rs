@@ -157,6 +157,20 @@ pub fn write_rows(
     tz: &str,
     out: &mut Vec<u8>,
 ) -> Result<()> {
+    for_each_record(batch, o, tz, |record| {
+        out.extend_from_slice(record);
+        out.extend_from_slice(o.line_sep.as_bytes());
+    })
+}
+
+/// Hands each row of `batch` to `each` as one CSV record without its line separator (`to_csv`
+/// reads them one by one); the values' texts are computed once for the batch.
+pub fn for_each_record(
+    batch: &RecordBatch,
+    o: &CsvWriteOptions,
+    tz: &str,
+    mut each: impl FnMut(&[u8]),
+) -> Result<()> {
     let texts = batch
         .columns()
         .iter()
@@ -171,18 +185,20 @@ pub fn write_rows(
         })
         .collect::<Result<Vec<_>>>()?;
     let texts: Vec<_> = texts.iter().map(|t| t.as_string::<i32>()).collect();
+    let mut record = Vec::new();
     for r in 0..batch.num_rows() {
+        record.clear();
         for (i, t) in texts.iter().enumerate() {
             if i > 0 {
-                out.extend_from_slice(o.delimiter.as_bytes());
+                record.extend_from_slice(o.delimiter.as_bytes());
             }
             if t.is_valid(r) {
-                o.cell(t.value(r), out);
+                o.cell(t.value(r), &mut record);
             } else {
-                o.null_cell(out);
+                o.null_cell(&mut record);
             }
         }
-        out.extend_from_slice(o.line_sep.as_bytes());
+        each(&record);
     }
     Ok(())
 }

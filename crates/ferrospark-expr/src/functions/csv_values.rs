@@ -25,7 +25,7 @@ use super::{Args, Bound, Call, ScalarFunction};
 use crate::csv::convert::convert_column;
 use crate::csv::infer::{infer_column, Inferred};
 use crate::csv::tokenize::Tokenizer;
-use crate::csv::write::{write_rows, CsvWriteOptions};
+use crate::csv::write::{for_each_record, CsvWriteOptions};
 use crate::csv::CsvOptions;
 use crate::json::schema_text::parse_schema_text;
 use crate::physical::PhysicalExpr;
@@ -109,15 +109,23 @@ impl FromCsv {
             .filter(|(i, _)| Some(*i) != self.corrupt)
             .map(|(_, f)| f)
             .collect();
-        let mut columns: Vec<StringBuilder> = read.iter().map(|_| StringBuilder::new()).collect();
+        let mut columns: Vec<StringBuilder> = read
+            .iter()
+            .map(|_| StringBuilder::with_capacity(n, n * 8))
+            .collect();
+        let mut fields = Vec::new();
         for i in 0..n {
-            let fields = text
-                .is_valid(i)
-                .then(|| record(text.value(i), &self.options))
-                .flatten()
-                .unwrap_or_default();
+            fields.clear();
+            let input = if text.is_valid(i) {
+                text.value(i).as_bytes()
+            } else {
+                &[]
+            };
+            if !input.is_empty() {
+                Tokenizer::new(input, &self.options).next_into(&mut fields);
+            }
             for (k, b) in columns.iter_mut().enumerate() {
-                b.append_option(fields.get(k).cloned().flatten());
+                b.append_option(fields.get(k).and_then(|f| f.get(input)));
             }
         }
         let mut bad = vec![false; n];
@@ -161,20 +169,15 @@ impl ToCsv {
             &arrow_array::RecordBatchOptions::new().with_row_count(Some(s.len())),
         )?;
         let mut out = StringBuilder::with_capacity(s.len(), s.len() * 16);
-        let mut buf = Vec::new();
-        let one_line = CsvWriteOptions {
-            line_sep: String::new(),
-            ..self.options.clone()
-        };
-        for i in 0..s.len() {
-            if s.is_null(i) {
+        let mut row = 0;
+        for_each_record(&batch, &self.options, &self.session_tz, |record| {
+            if s.is_null(row) {
                 out.append_null();
-                continue;
+            } else {
+                out.append_value(String::from_utf8_lossy(record));
             }
-            buf.clear();
-            write_rows(&batch.slice(i, 1), &one_line, &self.session_tz, &mut buf)?;
-            out.append_value(String::from_utf8_lossy(&buf));
-        }
+            row += 1;
+        })?;
         Ok(Arc::new(out.finish()))
     }
 }
