@@ -20,7 +20,9 @@ use arrow_schema::{DataType, Field, Fields, Schema};
 use ferrospark_common::{Config, FerroError, Result};
 
 use super::binary::{fold_argument, foldable_text};
-use super::json_values::{malformed_record, options_of, session_config};
+use super::json_values::{
+    corrupt_field, drop_malformed_unsupported, malformed_record, options_of, session_config,
+};
 use super::{Args, Bound, Call, ScalarFunction};
 use crate::csv::convert::convert_column;
 use crate::csv::infer::{infer_column, Inferred};
@@ -38,6 +40,8 @@ pub struct FromCsv {
     options: CsvOptions,
     fields: Fields,
     corrupt: Option<usize>,
+    /// The fields without the corrupt-record field: the ones a record's fields fill.
+    read: Fields,
     cfg: Config,
 }
 
@@ -102,13 +106,7 @@ impl FromCsv {
         let input = args.full(0)?;
         let text = input.as_string::<i32>();
         let n = text.len();
-        let read: Vec<&Arc<Field>> = self
-            .fields
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| Some(*i) != self.corrupt)
-            .map(|(_, f)| f)
-            .collect();
+        let read = &self.read;
         let mut columns: Vec<StringBuilder> = read
             .iter()
             .map(|_| StringBuilder::with_capacity(n, n * 8))
@@ -232,19 +230,16 @@ fn bind_from_csv(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound> 
     }
     let csv = csv_options(options)?;
     if csv.mode == ParseMode::DropMalformed {
-        return Err(FerroError::Analysis(
-            "[PARSE_MODE_UNSUPPORTED] The function `from_csv` doesn't support the DROPMALFORMED mode. Acceptable modes are PERMISSIVE and FAILFAST. SQLSTATE: 42601".into(),
-        ));
+        return Err(drop_malformed_unsupported("from_csv"));
     }
-    let corrupt = fields
-        .iter()
-        .position(|f| f.name() == &csv.corrupt_column && f.data_type() == &DataType::Utf8);
+    let (corrupt, read) = corrupt_field(fields, &csv.corrupt_column);
     let cfg = session_config(call)?;
     let text = call.string_arg(0, args.into_iter().next().expect("arity checked"))?;
     let f = FromCsv {
         options: csv,
         fields: fields.clone(),
         corrupt,
+        read,
         cfg,
     };
     Ok(Bound::Done(call.function(

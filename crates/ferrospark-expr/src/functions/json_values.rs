@@ -39,6 +39,8 @@ pub struct FromJson {
     target: DataType,
     /// The position of the corrupt-record field in a struct target.
     corrupt: Option<usize>,
+    /// A struct target's fields without the corrupt-record field: the ones read.
+    read: Fields,
     cfg: Config,
 }
 
@@ -154,12 +156,7 @@ impl FromJson {
         fields: &Fields,
     ) -> Result<(ArrayRef, Vec<bool>)> {
         let n = roots.len();
-        let read: Fields = fields
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| Some(*i) != self.corrupt)
-            .map(|(_, f)| f.clone())
-            .collect();
+        let read = &self.read;
         let mut bad = vec![false; n];
         let spans: Vec<Option<Span>> = roots
             .iter()
@@ -283,6 +280,28 @@ impl FromJson {
     }
 }
 
+/// Where a struct's corrupt-record field is (a STRING field named `column`), and the other
+/// fields: the ones a record's text converts to.
+pub(super) fn corrupt_field(fields: &Fields, column: &str) -> (Option<usize>, Fields) {
+    let at = fields
+        .iter()
+        .position(|f| f.name() == column && f.data_type() == &DataType::Utf8);
+    let read = fields
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != at)
+        .map(|(_, f)| f.clone())
+        .collect();
+    (at, read)
+}
+
+/// `from_json` / `from_csv` refuse `DROPMALFORMED`: a function gives one row per row.
+pub(super) fn drop_malformed_unsupported(name: &str) -> FerroError {
+    FerroError::Analysis(format!(
+        "[PARSE_MODE_UNSUPPORTED] The function `{name}` doesn't support the DROPMALFORMED mode. Acceptable modes are PERMISSIVE and FAILFAST. SQLSTATE: 42601"
+    ))
+}
+
 /// `FAILFAST`'s error for the record `text`.
 pub(super) fn malformed_record(text: &str) -> FerroError {
     FerroError::Arithmetic(format!(
@@ -386,15 +405,11 @@ fn bind_from_json(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound>
     let mut json = JsonOptions::from_map(&map)?;
     json.exact_strings = false;
     if json.mode == ParseMode::DropMalformed {
-        return Err(FerroError::Analysis(
-            "[PARSE_MODE_UNSUPPORTED] The function `from_json` doesn't support the DROPMALFORMED mode. Acceptable modes are PERMISSIVE and FAILFAST. SQLSTATE: 42601".into(),
-        ));
+        return Err(drop_malformed_unsupported("from_json"));
     }
-    let corrupt = match &target {
-        DataType::Struct(fields) => fields
-            .iter()
-            .position(|f| f.name() == &json.corrupt_column && f.data_type() == &DataType::Utf8),
-        _ => None,
+    let (corrupt, read) = match &target {
+        DataType::Struct(fields) => corrupt_field(fields, &json.corrupt_column),
+        _ => (None, Fields::empty()),
     };
     let cfg = session_config(call)?;
     let text = call.string_arg(0, args.into_iter().next().expect("arity checked"))?;
@@ -402,6 +417,7 @@ fn bind_from_json(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound>
         options: json,
         target: target.clone(),
         corrupt,
+        read,
         cfg,
     };
     Ok(Bound::Done(call.function(
