@@ -53,8 +53,14 @@ STRATEGIES = {
 
 
 def _check(spark, got: pa.Table, expected, context: str) -> None:
-    assert got.column_names == expected.columns, context
-    assert_same_rows(spark_rows(expected), arrow_rows(got), context)
+    """``expected`` is a Spark DataFrame or its ``_answer`` (collected once for many strategies)."""
+    columns, rows = expected if isinstance(expected, tuple) else _answer(expected)
+    assert got.column_names == columns, context
+    assert_same_rows(rows, arrow_rows(got), context)
+
+
+def _answer(df) -> tuple[list[str], list[tuple]]:
+    return df.columns, spark_rows(df)
 
 
 @pytest.fixture(scope="module")
@@ -62,11 +68,26 @@ def frames(spark):
     return spark.createDataFrame(LEFT), spark.createDataFrame(RIGHT)
 
 
+@pytest.fixture(scope="module")
+def using_answers(frames):
+    """Spark's answer to ``LEFT.join(RIGHT, on, how)``, computed once for every strategy and
+    every test that asks for it (Spark's oracle does not depend on ferrospark's settings)."""
+    ldf, rdf = frames
+    answers: dict = {}
+
+    def answer(on, how):
+        key = (tuple(on) if isinstance(on, list) else on, how)
+        if key not in answers:
+            answers[key] = _answer(ldf.join(rdf, on, how))
+        return answers[key]
+
+    return answer
+
+
 @pytest.mark.parametrize("how", HOWS)
 @pytest.mark.parametrize("on", ["k", ["k", "s"], ["d"], ["f"]])
-def test_using_join_matches_spark(spark, frames, how, on):
-    ldf, rdf = frames
-    expected = ldf.join(rdf, on, how)
+def test_using_join_matches_spark(spark, using_answers, how, on):
+    expected = using_answers(on, how)
     for strategy in STRATEGIES[how]:
         got = fs.join(LEFT, RIGHT, on, how, strategy=strategy)
         _check(spark, got, expected, f"on={on} how={how} strategy={strategy} ({fs.last_join_plan()})")
@@ -78,7 +99,7 @@ def test_condition_join_with_residual_matches_spark(spark, frames, how):
     right = RIGHT.rename_columns(["rk", "rs", "rd", "rf", "rv"])
     rdf2 = rdf.toDF(*right.column_names)
     cond_spark = (ldf.k == rdf2.rk) & (ldf.s == rdf2.rs) & (ldf.lv < rdf2.rv)
-    expected = ldf.join(rdf2, cond_spark, how)
+    expected = _answer(ldf.join(rdf2, cond_spark, how))
     cond = (fs.col("k") == fs.col("rk")) & (fs.col("s") == fs.col("rs")) & (fs.col("lv") < fs.col("rv"))
     for strategy in STRATEGIES[how]:
         got = fs.join(LEFT, right, cond, how, strategy=strategy)
@@ -86,10 +107,9 @@ def test_condition_join_with_residual_matches_spark(spark, frames, how):
 
 
 @pytest.mark.parametrize("how", HOWS)
-def test_spilling_sort_merge_and_hash_fall_back_match_spark(spark, frames, how):
+def test_spilling_sort_merge_and_hash_fall_back_match_spark(spark, using_answers, how):
     """Under a limit of a few KB both sides are sorted in spilled runs (and a shuffled hash
     join falls back to sort-merge): same answer as Spark, over NaN, -0.0, decimals, unicode."""
-    ldf, rdf = frames
     # A semi or anti join builds only the right side's keys (the optimizer prunes the rest):
     # a smaller limit makes them spill too.
     limit = "2k" if how in ("semi", "anti") else "8k"
@@ -97,7 +117,7 @@ def test_spilling_sort_merge_and_hash_fall_back_match_spark(spark, frames, how):
     left = pa.Table.from_batches(LEFT.to_batches(max_chunksize=50))
     right = pa.Table.from_batches(RIGHT.to_batches(max_chunksize=50))
     for on in ["k", ["k", "s"], ["d"], ["f"]]:
-        expected = ldf.join(rdf, on, how)
+        expected = using_answers(on, how)
         for strategy in ["sort_merge", "shuffle_hash"]:
             got = session.join(left, right, on, how, strategy=strategy)
             metrics = fs.last_join_metrics()
@@ -188,7 +208,7 @@ def test_non_equi_join_matches_spark(spark, frames, how):
 def test_cross_join_matches_spark(spark, frames):
     ldf, rdf = frames
     left, right = LEFT.slice(0, 40), RIGHT.slice(0, 30).rename_columns(["rk", "rs", "rd", "rf", "rv"])
-    expected = ldf.limit(40).crossJoin(rdf.limit(30).toDF(*right.column_names))
+    expected = _answer(ldf.limit(40).crossJoin(rdf.limit(30).toDF(*right.column_names)))
     for strategy in ["auto", "cartesian", "nested_loop"]:
         got = fs.join(left, right, how="cross", strategy=strategy)
         assert got.num_rows == 1200
@@ -196,12 +216,11 @@ def test_cross_join_matches_spark(spark, frames):
 
 
 @pytest.mark.parametrize("how", ["inner", "left", "semi", "anti", "right", "full"])
-def test_many_probe_batches_on_several_threads_match_spark(spark, frames, how):
-    ldf, rdf = frames
+def test_many_probe_batches_on_several_threads_match_spark(spark, using_answers, how):
     chunked = pa.Table.from_batches(LEFT.to_batches(max_chunksize=37))
     s = fs.Session(conf={"ferrospark.scan.threads": "3"})
     got = s.join(chunked, RIGHT, "k", how, strategy="shuffle_hash")
-    _check(spark, got, ldf.join(rdf, "k", how), f"chunked probe how={how}")
+    _check(spark, got, using_answers("k", how), f"chunked probe how={how}")
     assert fs.last_join_metrics()["probe_batches"] == chunked.to_batches().__len__() or how in (
         "right",
         "full",
@@ -212,11 +231,11 @@ def test_many_probe_batches_on_several_threads_match_spark(spark, frames, how):
 def test_keys_of_different_types_compare_as_spark_widens_them(spark, how):
     left = LEFT.select(["k", "lv"])
     right = RIGHT.select(["k", "rv"]).set_column(0, "k", RIGHT.column("k").cast(pa.int64()))
-    expected = spark.createDataFrame(left).join(spark.createDataFrame(right), "k", how)
+    columns, rows = _answer(spark.createDataFrame(left).join(spark.createDataFrame(right), "k", how))
     for strategy in STRATEGIES[how][:3]:
         got = fs.join(left, right, "k", how, strategy=strategy)
-        assert_same_rows(spark_rows(expected), arrow_rows(got), f"int vs bigint {how} {strategy}")
-        assert got.column_names == expected.columns
+        assert_same_rows(rows, arrow_rows(got), f"int vs bigint {how} {strategy}")
+        assert got.column_names == columns
 
 
 def test_null_aware_anti_join_is_spark_not_in(spark):

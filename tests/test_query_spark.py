@@ -122,6 +122,20 @@ def sp(spark, data_dir):
     return spark
 
 
+@pytest.fixture(scope="module")
+def spark_answer(sp):
+    """Spark's rows for a query of QUERIES, computed once per module: the oracle does not change
+    with ferrospark's rules or batch sizes."""
+    answers: dict[str, list[tuple]] = {}
+
+    def answer(name: str) -> list[tuple]:
+        if name not in answers:
+            answers[name] = spark_rows(sp.sql(QUERIES[name]))
+        return answers[name]
+
+    return answer
+
+
 QUERIES = {
     "filter_project": "SELECT id, k, q * 2 AS q2, price FROM facts WHERE q > 10 AND k IS NOT NULL",
     "group_by": "SELECT k, count(*) AS n, sum(q), avg(x), min(price), max(d), count(DISTINCT g) FROM facts GROUP BY k",
@@ -199,13 +213,12 @@ def _check(name: str, got: list[tuple], expected: list[tuple]) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
-def test_sql_matches_spark(fss, sp, name):
-    text = QUERIES[name]
-    _check(name, _rows(fss.sql(text)), spark_rows(sp.sql(text)))
+def test_sql_matches_spark(fss, spark_answer, name):
+    _check(name, _rows(fss.sql(QUERIES[name])), spark_answer(name))
 
 
 @pytest.mark.parametrize("rule", RULES)
-def test_each_rule_off_gives_same_rows(data_dir, sp, rule):
+def test_each_rule_off_gives_same_rows(data_dir, spark_answer, rule):
     s = _session(data_dir, {"spark.sql.optimizer.excludedRules": rule})
     for name in [
         "comma_join",
@@ -222,14 +235,14 @@ def test_each_rule_off_gives_same_rows(data_dir, sp, rule):
         "full_join_one_side",
         "limit_into_left_join",
     ]:
-        _check(name, _rows(s.sql(QUERIES[name])), spark_rows(sp.sql(QUERIES[name])))
+        _check(name, _rows(s.sql(QUERIES[name])), spark_answer(name))
 
 
 @pytest.mark.parametrize("batch", [1, 7, 8192])
-def test_batch_sizes(data_dir, sp, batch):
+def test_batch_sizes(data_dir, spark_answer, batch):
     s = _session(data_dir, {"ferrospark.batch.size": str(batch)})
     for name in ["join_on", "order_limit", "group_by", "limit_offset"]:
-        _check(name, _rows(s.sql(QUERIES[name])), spark_rows(sp.sql(QUERIES[name])))
+        _check(name, _rows(s.sql(QUERIES[name])), spark_answer(name))
 
 
 def test_dataframe_api_matches_pyspark(fss, sp):

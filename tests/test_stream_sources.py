@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -190,10 +191,27 @@ def test_a_file_with_other_columns_takes_sparks_path(spark, tmp_path):
     assert source.readable(0, []) == 0
 
 
+@pytest.fixture(scope="module")
+def either_path_oracle(spark, tmp_path_factory) -> dict[str, Any]:
+    """Spark's own runs ``test_batches_taking_either_path_keep_each_key_in_its_partition``
+    compares with, made once for both partition counts (Spark's answer does not depend on
+    them, nor on which path fss's batches take) and side by side."""
+    from test_streaming_spark import _spark_join, _spark_sessions, spark_runs
+
+    work = tmp_path_factory.mktemp("either-path")
+    return spark_runs(
+        spark,
+        {
+            "sessions": functools.partial(_spark_sessions, spark, work / "sessions", 29),
+            "join": functools.partial(_spark_join, spark, work / "join", 118, "full", right_batches=3),
+        },
+    )
+
+
 @pytest.mark.parametrize("workload", ["sessions", "join"])
 @pytest.mark.parametrize("partitions", [3, 7])
 def test_batches_taking_either_path_keep_each_key_in_its_partition(
-    spark, tmp_path, monkeypatch, partitions, workload
+    spark, either_path_oracle, tmp_path, monkeypatch, partitions, workload
 ):
     """Every other batch read by fss, the rest through Spark's exchange: a key's sessions (or
     a join key's rows of both sides) stay in one state partition, so the output equals Spark's
@@ -215,11 +233,17 @@ def test_batches_taking_either_path_keep_each_key_in_its_partition(
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     try:
         if workload == "sessions":
-            theirs, got, _ = fss_sessions(spark, tmp_path, 29)
+            theirs, got, _ = fss_sessions(spark, tmp_path, 29, theirs=either_path_oracle["sessions"])
         else:
             got = {}
             theirs, _ = _fss_join(
-                spark, tmp_path, 118, "full", lambda df, b: got.__setitem__(b, df.toArrow()), right_batches=3
+                spark,
+                tmp_path,
+                118,
+                "full",
+                lambda df, b: got.__setitem__(b, df.toArrow()),
+                right_batches=3,
+                theirs=either_path_oracle["join"],
             )
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", was)
