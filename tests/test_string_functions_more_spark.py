@@ -202,3 +202,73 @@ def test_uuid_is_random_per_row_and_per_call(sessions):
     _same(sessions, q2)
     again = s.sql("SELECT uuid() AS u").toArrow().column("u").to_pylist()
     assert again[0] not in a + b
+
+
+#: Texts whose sentences and words Java's BreakIterator cuts in ways UAX #29 does not: periods
+#: followed by zero, one or two spaces before each kind of character, terminators, closers,
+#: mid-word and mid-number punctuation, currency, CJK runs, combining marks, characters past
+#: the BMP.
+SENTENCE_TEXTS = [
+    "Hi there! How are you? I am fine.",
+    "e.g. this is one. Yes.",
+    "Mr. Smith went. He left.",
+    "Line one\nLine two",
+    "Para one\u2029Para two",
+    "one\u2029\u2029two",
+    "Wait... what?! Really.",
+    'He said "Stop." Then left.',
+    "The 3.14 value. Next",
+    "end.Start",
+    "one.  two",
+    "one.\ntwo",
+    "one. \ntwo",
+    "one. (two)",
+    "one. )two",
+    "one. ,two",
+    "one. :two",
+    "one. 2two",
+    "one. \u00e9two",
+    "one. \u02b0x",
+    "one.\u00bb two",
+    "one.\u201d Two",
+    "x.-y",
+    "x.,y",
+    "x.(y",
+    "Q: 1? a: 2!",
+    "(Hello.) (World.)",
+    "Ends with period. 123 starts with digit.",
+    "$5 and 10% off, 1,000.50 total #1 .5",
+    "\u00a25 5\u00a2 x^2",
+    "don't can't rock'n'roll o' a''b",
+    "hello\tworld\r\nnext",
+    "a--b c\u2014d e_f g@h.com http://x.y/z #tag",
+    "e\u0301cole caf\u00e9 x\u200by",
+    "\u2167 roman \u00bd fraction \u2460circled",
+    "\u00bfQu\u00e9? \u00a1S\u00ed!",
+    "U.S.A. is big. ok",
+    "\u65e5\u672c\u8a9e\u306e\u6587\u3002\u6b21\u306e\u6587\uff01 \u00dcn\u00efc\u00f6d\u00e9 w\u00f6rds.",
+    "\u30ab\u30bf\u30ab\u30ca\u3068\u3072\u3089\u304c\u306a\u3001\u6f22\u5b57\u30fc\u9577\u97f3\u3002",
+    "\u30fd\u30ab\u3042\u309d \u30fb\u30ab \u309b\u3042 \uff76\uff80\uff76\uff85",
+    "one\u0964two one\u0965 x",
+    "abc123def 123abc abc123 1st 2nd a1-b2 A1,2B 3.5.6 1..2",
+    "\U0001d49cbc d \U00020000\u4e00 x",
+    "!!!",
+    "   ",
+    "",
+    None,
+]
+
+
+def test_sentences_match_spark(sessions):
+    """``sentences`` over texts that tell Java's break rules from UAX #29's, and its names
+    with one, two and three arguments."""
+    s, spark = sessions
+    rows = [(i, t) for i, t in enumerate(SENTENCE_TEXTS)]
+    table = s.createDataFrame(rows, "i INT, s STRING")
+    query = "SELECT i, sentences(s), sentences(s, 'en'), sentences(s, 'en', 'US') FROM t ORDER BY i"
+    table.createOrReplaceTempView("t")
+    spark.createDataFrame(rows, "i INT, s STRING").createOrReplaceTempView("t")
+    got = s.sql(query).toArrow()
+    want = spark.sql(query)
+    assert got.column_names == want.columns
+    check_rows("sentences", arrow_rows(got), spark_rows(want), ordered=True)

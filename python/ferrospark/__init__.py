@@ -58,6 +58,7 @@ from .session_windows import session_window
 from .window import (
     Window,
     WindowSpec,
+    counter_diff,
     cume_dist,
     dense_rank,
     first_value,
@@ -135,6 +136,7 @@ __all__ = [
     "last_window_metrics",
     "last_window_plan",
     "lead",
+    "counter_diff",
     "lit",
     "ntile",
     "percent_rank",

@@ -195,6 +195,7 @@ from .functions_more import (
     rand,
     randn,
     random,
+    sentences,
     session_user,
     sha,
     sha1,
@@ -247,6 +248,7 @@ from .functions_text import (
 )
 from .udf import PandasUDFType, UserDefinedFunction, call_udf, pandas_udf, udf
 from .window import (
+    counter_diff,
     cume_dist,
     dense_rank,
     first_value,
@@ -1142,6 +1144,7 @@ __all__ = [
     "sha1",
     "sha2",
     "sinh",
+    "sentences",
     "soundex",
     "substring_index",
     "tanh",
@@ -1385,6 +1388,7 @@ __all__ = [
     "last_day",
     "last_value",
     "lead",
+    "counter_diff",
     "least",
     "left",
     "length",

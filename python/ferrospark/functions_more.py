@@ -77,6 +77,19 @@ def levenshtein(left: ColumnOrName, right: ColumnOrName, threshold: int | None =
     return _call_mixed("levenshtein", _c(left), _c(right), lit(threshold))
 
 
+def sentences(
+    string: ColumnOrName, language: ColumnOrName | None = None, country: ColumnOrName | None = None
+) -> Column:
+    """The text's sentences, each an array of its words, as Java's ``BreakIterator`` cuts them
+    (missing locale parts are empty strings, as PySpark passes them)."""
+    return _call(
+        "sentences",
+        string,
+        lit("") if language is None else language,
+        lit("") if country is None else country,
+    )
+
+
 def substring_index(str: ColumnOrName, delim: str, count: int) -> Column:  # noqa: A002
     """The text before the ``count``-th ``delim`` (after the ``-count``-th from the end)."""
     return _call_mixed("substring_index", _c(str), _l(delim), lit(count))

@@ -127,6 +127,7 @@ _REQUIRED_FRAME = {
     "dense_rank": ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW),
     "percent_rank": ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW),
     "ntile": ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW),
+    "counter_diff": ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW),
     "cume_dist": ("range", UNBOUNDED_PRECEDING, CURRENT_ROW),
 }
 
@@ -306,6 +307,14 @@ def ntile(n: int) -> WindowFunction:
     return WindowFunction("ntile", n=int(n))
 
 
+def counter_diff(value: ColumnOrName, startTime: ColumnOrName | None = None) -> WindowFunction:  # noqa: N803
+    """A cumulative counter as deltas: each row's increase over the previous value in its
+    ordered partition; NULL on the first row and where the counter reset (its value fell, or
+    ``startTime`` advanced). Negative values and a decreasing ``startTime`` are errors."""
+    args = [_col(value)] + ([] if startTime is None else [_col(startTime)])
+    return WindowFunction("counter_diff", args)
+
+
 def _offset(name: str, c: ColumnOrName, offset: int, default: Any, ignore_nulls: bool) -> WindowFunction:
     from .column import _literal
 
@@ -399,6 +408,7 @@ def last_window_plan() -> list[str]:
 __all__ = [
     "Window",
     "WindowSpec",
+    "counter_diff",
     "cume_dist",
     "dense_rank",
     "first_value",

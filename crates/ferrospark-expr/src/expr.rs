@@ -592,6 +592,8 @@ fn scalar_call_name(name: &str, mut args: Vec<String>) -> String {
         }
         ("make_ym_interval", 1) => args.push("0".into()),
         ("hmac", 2) => args.push("SHA-256".into()),
+        // Spark fills the locale's missing language and country with empty strings.
+        ("sentences", 1 | 2) => args.resize(3, String::new()),
         // Spark names `array_sort(a)` with its default comparator written out.
         ("array_sort", 1) => args.push(
             "lambdafunction((IF(((namedlambdavariable() IS NULL) AND (namedlambdavariable() IS NULL)), 0, (IF((namedlambdavariable() IS NULL), 1, (IF((namedlambdavariable() IS NULL), -1, (IF((namedlambdavariable() < namedlambdavariable()), -1, (IF((namedlambdavariable() > namedlambdavariable()), 1, 0)))))))))), namedlambdavariable(), namedlambdavariable())".into(),
@@ -707,7 +709,9 @@ fn window_spark_name(
             format!("{}()", name.to_ascii_uppercase()),
             format!("ROWS BETWEEN {TO_CURRENT}"),
         ),
-        "row_number" | "ntile" => (func.spark_name(), format!("ROWS BETWEEN {TO_CURRENT}")),
+        "row_number" | "ntile" | "counter_diff" => {
+            (func.spark_name(), format!("ROWS BETWEEN {TO_CURRENT}"))
+        }
         "cume_dist" => (func.spark_name(), format!("RANGE BETWEEN {TO_CURRENT}")),
         "lag" | "lead" => {
             let offset = shown(1, "1");

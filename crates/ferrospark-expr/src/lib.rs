@@ -58,6 +58,7 @@ mod tests;
 pub use bind::{
     bind, bind_predicate, resolve_column, resolve_column_or_path, BindContext, ColumnRef,
 };
+pub use cast::to_spark_string;
 pub use depth::{
     check_expr_depth, expr_depth, parse_expr_checked, too_deep_error, with_stack_for_text,
     MAX_EXPR_DEPTH,

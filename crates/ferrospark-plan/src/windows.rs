@@ -31,6 +31,7 @@ fn needs_order(func: &Expr) -> Option<&str> {
             | "lag"
             | "lead"
             | "nth_value"
+            | "counter_diff"
     )
     .then_some(name)
 }

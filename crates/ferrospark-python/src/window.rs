@@ -196,6 +196,10 @@ fn window_call(
             stop: arg(1)?,
             end: name == "session_end",
         },
+        "counter_diff" => WindowFunction::CounterDiff {
+            input: arg(0)?,
+            start: if args.len() > 1 { Some(arg(1)?) } else { None },
+        },
         "lag" | "lead" => WindowFunction::Offset {
             lead: name == "lead",
             input: arg(0)?,
@@ -205,7 +209,7 @@ fn window_call(
         },
         other => {
             return Err(FerroError::Analysis(format!(
-                "`{other}` is not a window function ferrospark runs yet; use row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag or lead"
+                "`{other}` is not a window function ferrospark runs yet; use row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag, lead or counter_diff"
             )))
         }
     }

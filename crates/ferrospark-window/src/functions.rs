@@ -72,6 +72,14 @@ pub enum WindowFunction {
         /// The session's end rather than its start.
         end: bool,
     },
+    /// `counter_diff(input [, start])`: each row's increase over the partition's previous
+    /// value, NULL where the counter reset (see `counter_diff.rs`).
+    CounterDiff {
+        /// The cumulative counter (a number).
+        input: PhysicalExpr,
+        /// When the counter last started from zero (a timestamp), if given.
+        start: Option<PhysicalExpr>,
+    },
     /// `percentile(input, p)` / `percentile(input, array(p1, ...))` of each row's frame:
     /// exact, interpolated as Spark's `Percentile`; NULL for a frame without a value.
     Percentile {
@@ -142,6 +150,10 @@ impl WindowFunction {
             WindowFunction::Session { end, .. } => {
                 if *end { "session_end" } else { "session_start" }.to_string()
             }
+            WindowFunction::CounterDiff { input, start } => match start {
+                Some(s) => format!("counter_diff({input}, {s})"),
+                None => format!("counter_diff({input})"),
+            },
             WindowFunction::Nth {
                 input, n, from_end, ..
             } => match (*from_end, *n) {
@@ -189,6 +201,9 @@ impl WindowFunction {
             | WindowFunction::Percentile { input, .. }
             | WindowFunction::ApproxCountDistinct { input, .. } => vec![input],
             WindowFunction::Session { start, stop, .. } => vec![start, stop],
+            WindowFunction::CounterDiff { input, start } => {
+                std::iter::once(input).chain(start.as_ref()).collect()
+            }
             WindowFunction::Aggregate { input, .. } => input.iter().collect(),
         };
         let mut out: Vec<usize> = exprs.iter().flat_map(|e| e.column_indices()).collect();
@@ -207,7 +222,9 @@ impl WindowFunction {
             WindowFunction::PercentRank | WindowFunction::CumeDist => {
                 Field::new(name, DataType::Float64, false)
             }
-            WindowFunction::Offset { input, .. } | WindowFunction::Nth { input, .. } => {
+            WindowFunction::Offset { input, .. }
+            | WindowFunction::Nth { input, .. }
+            | WindowFunction::CounterDiff { input, .. } => {
                 Field::new(name, input.data_type(), true)
             }
             WindowFunction::Session { start, .. } => Field::new(name, start.data_type(), false),
@@ -284,6 +301,43 @@ impl WindowFunction {
                     }
                 }
                 Ok(())
+            }
+            WindowFunction::CounterDiff { input, start } => {
+                let mismatch = |position: &str, wanted: &str, e: &PhysicalExpr| {
+                    FerroError::Analysis(format!(
+                        "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve \"{}\" due to data type mismatch: The {position} parameter requires the {wanted} type, however \"{e}\" has the type \"{}\". SQLSTATE: 42K09",
+                        self.spark_name(),
+                        ferrospark_expr::types::spark_type_name(&e.data_type())
+                    ))
+                };
+                if !matches!(
+                    input.data_type(),
+                    DataType::Int8
+                        | DataType::Int16
+                        | DataType::Int32
+                        | DataType::Int64
+                        | DataType::Float32
+                        | DataType::Float64
+                        | DataType::Decimal128(..)
+                ) {
+                    return Err(mismatch("first", "\"NUMERIC\"", input));
+                }
+                match start {
+                    Some(s)
+                        if !matches!(
+                            s.data_type(),
+                            DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, _)
+                                | DataType::Null
+                        ) =>
+                    {
+                        Err(mismatch(
+                            "second",
+                            "(\"TIMESTAMP\" or \"TIMESTAMP_NTZ\")",
+                            s,
+                        ))
+                    }
+                    _ => Ok(()),
+                }
             }
             WindowFunction::Nth { n, frame, .. } => {
                 if *n <= 0 {
@@ -423,6 +477,18 @@ pub(crate) fn evaluate(
             default.as_ref(),
             *ignore_nulls,
         )?,
+        WindowFunction::CounterDiff { input, start } => {
+            let values = ferrospark_expr::evaluate(input, batch)?.into_array(n)?;
+            let start = match start {
+                Some(s) => match ferrospark_expr::evaluate(s, batch)?.into_array(n)? {
+                    // `counter_diff(v, NULL)`: no start time at all.
+                    a if a.data_type() == &DataType::Null => None,
+                    a => Some(a),
+                },
+                None => None,
+            };
+            crate::counter_diff::counter_diffs(&values, start.as_ref(), layout)?
+        }
         WindowFunction::Session { start, stop, end } => {
             let s = ferrospark_expr::evaluate(start, batch)?.into_array(n)?;
             let e = ferrospark_expr::evaluate(stop, batch)?.into_array(n)?;

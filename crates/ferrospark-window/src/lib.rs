@@ -13,6 +13,7 @@
 //! in one pass per partition.
 
 mod aggregates;
+mod counter_diff;
 mod exec;
 mod frame;
 mod functions;

@@ -189,8 +189,9 @@ fn reference(b: &RecordBatch, f: &WindowFunction, desc: bool, ordered: bool) -> 
                 | WindowFunction::Percentile { .. }
                 | WindowFunction::ApproxCountDistinct { .. }
                 | WindowFunction::Nth { .. }
-                | WindowFunction::Session { .. } => {
-                    unreachable!("frames are tested in tests_frames")
+                | WindowFunction::Session { .. }
+                | WindowFunction::CounterDiff { .. } => {
+                    unreachable!("frames are tested in tests_frames, counter_diff beside it")
                 }
                 WindowFunction::Offset {
                     lead,

@@ -37,6 +37,7 @@ mod number_format;
 mod printf;
 pub mod random;
 pub mod regex;
+pub mod sentences;
 pub mod sequence;
 pub mod string;
 pub mod string_edits;
@@ -500,6 +501,7 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "find_in_set",
     "levenshtein",
     "soundex",
+    "sentences",
     "substring_index",
     "overlay",
     "quote",
@@ -729,6 +731,25 @@ fn session_constant(name: &str, ctx: &BindContext<'_>) -> Option<String> {
 }
 
 fn unknown_function(name: &str, expr: &Expr) -> FerroError {
+    // Spark's window-only functions, called without OVER.
+    if matches!(
+        name,
+        "row_number"
+            | "rank"
+            | "dense_rank"
+            | "percent_rank"
+            | "cume_dist"
+            | "ntile"
+            | "lag"
+            | "lead"
+            | "nth_value"
+            | "counter_diff"
+    ) {
+        return FerroError::Analysis(format!(
+            "[WINDOW_FUNCTION_WITHOUT_OVER_CLAUSE] Window function \"{}\" requires an OVER clause. SQLSTATE: 42601",
+            crate::expr::strip_ids(&expr.spark_name())
+        ));
+    }
     let near = FUNCTION_NAMES
         .iter()
         .min_by_key(|c| crate::bind::edit_distance(c, name))

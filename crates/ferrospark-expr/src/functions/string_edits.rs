@@ -43,6 +43,8 @@ pub enum EditFn {
     UrlEncode,
     /// `jaro_winkler_similarity(a, b)`: a DOUBLE in [0, 1]
     JaroWinkler,
+    /// `sentences(s[, language[, country]])`: arrays of words (see `sentences.rs`)
+    Sentences,
     /// `url_decode(s)` (`fail`) / `try_url_decode(s)`
     UrlDecode {
         /// malformed text raises `CANNOT_DECODE_URL` (else NULL)
@@ -64,6 +66,7 @@ impl EditFn {
             EditFn::Chr => "chr",
             EditFn::UrlEncode => "url_encode",
             EditFn::JaroWinkler => "jaro_winkler_similarity",
+            EditFn::Sentences => "sentences",
             EditFn::UrlDecode { fail: true } => "url_decode",
             EditFn::UrlDecode { fail: false } => "try_url_decode",
         }
@@ -107,6 +110,7 @@ impl EditFn {
                     .collect();
                 Ok(Arc::new(out))
             }
+            EditFn::Sentences => super::sentences::sentences(&args.full(0)?),
             EditFn::Soundex => {
                 let s = args.str(0)?;
                 build_strings(n, |i, out| Ok(s.get(i).map(|v| soundex(v, out)).is_some()))
@@ -506,6 +510,16 @@ pub(crate) fn bind(call: &Call<'_, '_>, args: Vec<PhysicalExpr>) -> Result<Bound
                 _ => EditFn::UrlDecode { fail: false },
             };
             call.function(f(func), vec![text(0, &args)?], DataType::Utf8)
+        }
+        "sentences" => {
+            call.arity(&args, 1, 3)?;
+            // The locale changes nothing outside Thai (see `sentences.rs`); its arguments
+            // are still strings, as Spark casts them.
+            let mut a = vec![text(0, &args)?];
+            for k in 1..args.len() {
+                a.push(text(k, &args)?);
+            }
+            call.function(f(EditFn::Sentences), a, super::sentences::sentences_type())
         }
         "substring_index" => {
             call.arity(&args, 3, 3)?;

@@ -575,6 +575,7 @@ fn builtin_functions() -> Vec<String> {
         "var_pop",
         "var_samp",
         "variance",
+        "counter_diff",
         "cume_dist",
         "dense_rank",
         "lag",

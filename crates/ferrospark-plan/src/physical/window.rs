@@ -197,6 +197,47 @@ pub fn frame_of(spec: Option<&FrameSpec>, ordered: bool) -> Result<WindowFrame> 
     })
 }
 
+/// The one frame Spark runs a ranking function or `counter_diff` over (`ROWS` or not, and
+/// whether it ends at the current row rather than the frame's start): Spark refuses any
+/// other written frame.
+fn required_frame(name: &str) -> Option<bool> {
+    match name {
+        "row_number" | "rank" | "dense_rank" | "percent_rank" | "ntile" | "counter_diff" => {
+            Some(true)
+        }
+        "cume_dist" => Some(false),
+        _ => None,
+    }
+}
+
+/// Refuses a written frame other than `ROWS` (`RANGE` when `!rows`) `BETWEEN UNBOUNDED
+/// PRECEDING AND CURRENT ROW`, with Spark's message (it has no error class).
+fn check_required_frame(written: &FrameSpec, rows: bool) -> Result<()> {
+    let edge = |e: &FrameEdge| -> String {
+        match e {
+            FrameEdge::UnboundedPreceding => "unboundedpreceding$()".into(),
+            FrameEdge::UnboundedFollowing => "unboundedfollowing$()".into(),
+            FrameEdge::CurrentRow => "currentrow$()".into(),
+            FrameEdge::Preceding(v) => format!("-{}", v.spark_name()),
+            FrameEdge::Following(v) => v.spark_name(),
+        }
+    };
+    let unit = |rows: bool| if rows { "RowFrame" } else { "RangeFrame" };
+    let matches = written.rows == rows
+        && written.start == FrameEdge::UnboundedPreceding
+        && written.end == FrameEdge::CurrentRow;
+    if matches {
+        return Ok(());
+    }
+    Err(FerroError::Analysis(format!(
+        "Window Frame specifiedwindowframe({}, {}, {}) must match the required frame specifiedwindowframe({}, unboundedpreceding$(), currentrow$()).",
+        unit(written.rows),
+        edge(&written.start),
+        edge(&written.end),
+        unit(rows)
+    )))
+}
+
 /// The window operator's function for `func` (an [`Expr::Function`] or [`Expr::Aggregate`]
 /// with resolved arguments) bound to `ctx`.
 pub fn window_function(
@@ -205,6 +246,25 @@ pub fn window_function(
     ordered: bool,
     ctx: &BindContext<'_>,
 ) -> Result<WindowFunction> {
+    // Spark refuses these before asking whether a window function takes DISTINCT at all.
+    if let Expr::Aggregate {
+        name,
+        distinct,
+        ignore_nulls,
+        ..
+    } = func
+    {
+        if name == "counter_diff" && (*distinct || *ignore_nulls) {
+            let what = if *distinct {
+                "DISTINCT"
+            } else {
+                "IGNORE NULLS"
+            };
+            return Err(FerroError::Analysis(format!(
+                "[INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX] Invalid SQL syntax: The function `counter_diff` does not support {what}. SQLSTATE: 42000"
+            )));
+        }
+    }
     let (name, args, ignore_nulls) = match func {
         Expr::Function { name, args } => (name.as_str(), args.as_slice(), false),
         Expr::Aggregate {
@@ -235,6 +295,9 @@ pub fn window_function(
         })?;
         bind(e, ctx)
     };
+    if let (Some(required), Some(written)) = (required_frame(name), frame) {
+        check_required_frame(written, required)?;
+    }
     let explicit_frame = frame.is_some();
     let frame = || frame_of(frame, ordered);
     let ignore_arg = |i: usize| -> Result<bool> {
@@ -260,8 +323,29 @@ pub fn window_function(
             "[INVALID_WINDOW_SPEC_FOR_AGGREGATION_FUNC] Cannot specify ORDER BY or a window frame for {name}"
         )));
     }
+    if name == "counter_diff" {
+        match args.len() {
+            0 => return Err(FerroError::Analysis(
+                "[REQUIRED_PARAMETER_NOT_FOUND] Cannot invoke routine `counter_diff` because the parameter named `value` is required, but the routine call did not supply a value. Please update the routine call to supply an argument value (either positionally at index 0 or by name) and retry the query again. SQLSTATE: 4274K".into(),
+            )),
+            1 | 2 => {}
+            n => return Err(FerroError::Analysis(format!(
+                "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `counter_diff` requires [1, 2] parameters but the actual number is {n}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix. SQLSTATE: 42605"
+            ))),
+        }
+    }
     Ok(match name {
         "row_number" => WindowFunction::RowNumber,
+        "counter_diff" => WindowFunction::CounterDiff {
+            // `counter_diff(NULL)` is over a DOUBLE, as Spark casts an untyped NULL.
+            input: match arg(0)? {
+                e if e.data_type() == DataType::Null => {
+                    ferrospark_expr::bind::cast_to(e, &DataType::Float64)
+                }
+                e => e,
+            },
+            start: if args.len() > 1 { Some(arg(1)?) } else { None },
+        },
         // Planned by `SessionWindowing` only: spans (start, end) merged into sessions.
         "session_start" | "session_end" => WindowFunction::Session {
             start: arg(0)?,
