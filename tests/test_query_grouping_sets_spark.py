@@ -7,6 +7,8 @@ Plans run with each optimizer rule off, at odd batch sizes and under a spilling 
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from test_query_spark import _facts
 
@@ -42,14 +44,7 @@ def sp(spark, facts_path):
 def spark_answer(sp):
     """Spark's rows for a query of QUERIES, computed once per module: the oracle does not change
     with ferrospark's rules or batch sizes."""
-    answers: dict[str, list[tuple]] = {}
-
-    def answer(name: str) -> list[tuple]:
-        if name not in answers:
-            answers[name] = spark_rows(sp.sql(QUERIES[name]))
-        return answers[name]
-
-    return answer
+    return functools.cache(lambda name: spark_rows(sp.sql(QUERIES[name])))
 
 
 QUERIES = {

@@ -9,6 +9,7 @@ off, at odd batch sizes, and under a memory limit small enough to spill.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from decimal import Decimal
 
@@ -126,14 +127,7 @@ def sp(spark, data_dir):
 def spark_answer(sp):
     """Spark's rows for a query of QUERIES, computed once per module: the oracle does not change
     with ferrospark's rules or batch sizes."""
-    answers: dict[str, list[tuple]] = {}
-
-    def answer(name: str) -> list[tuple]:
-        if name not in answers:
-            answers[name] = spark_rows(sp.sql(QUERIES[name]))
-        return answers[name]
-
-    return answer
+    return functools.cache(lambda name: spark_rows(sp.sql(QUERIES[name])))
 
 
 QUERIES = {

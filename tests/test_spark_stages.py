@@ -4,6 +4,7 @@ against Spark's own answers on the same data."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from decimal import Decimal
 
@@ -37,14 +38,7 @@ def on_spark(spark, tpch_dirs) -> fs.Session:
 def spark_answer(spark, on_spark):
     """Spark's own rows for a TPC-H query, computed once per module: the oracle does not
     change with the join strategies ferrospark's run is made to take."""
-    answers: dict[int, list[tuple]] = {}
-
-    def answer(q: int) -> list[tuple]:
-        if q not in answers:
-            answers[q] = spark_rows(spark.sql(QUERIES[q]))
-        return answers[q]
-
-    return answer
+    return functools.cache(lambda q: spark_rows(spark.sql(QUERIES[q])))
 
 
 def _check(expected: list[tuple], got: list[tuple], text: str, context: str) -> None:

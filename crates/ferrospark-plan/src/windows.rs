@@ -20,20 +20,7 @@ fn needs_order(func: &Expr) -> Option<&str> {
         Expr::Function { name, .. } | Expr::Aggregate { name, .. } => name.as_str(),
         _ => return None,
     };
-    matches!(
-        name,
-        "row_number"
-            | "rank"
-            | "dense_rank"
-            | "percent_rank"
-            | "cume_dist"
-            | "ntile"
-            | "lag"
-            | "lead"
-            | "nth_value"
-            | "counter_diff"
-    )
-    .then_some(name)
+    ferrospark_expr::functions::is_window_only(name).then_some(name)
 }
 
 impl PlanBuilder {

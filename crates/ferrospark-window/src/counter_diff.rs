@@ -33,30 +33,25 @@ trait CounterValue: arrow_buffer::ArrowNativeType {
     fn minus(self, other: Self) -> Self;
 }
 
-impl CounterValue for i64 {
-    fn is_negative(self) -> bool {
-        self < 0
-    }
-    fn less_than(self, other: Self) -> bool {
-        self < other
-    }
-    fn minus(self, other: Self) -> Self {
-        // Both are non-negative, so the difference cannot overflow.
-        self - other
-    }
+macro_rules! integer_counter {
+    ($($t:ty),*) => {$(
+        impl CounterValue for $t {
+            fn is_negative(self) -> bool {
+                self < 0
+            }
+            fn less_than(self, other: Self) -> bool {
+                self < other
+            }
+            fn minus(self, other: Self) -> Self {
+                // Both are non-negative, so the difference cannot overflow.
+                self - other
+            }
+        }
+    )*};
 }
 
-impl CounterValue for i128 {
-    fn is_negative(self) -> bool {
-        self < 0
-    }
-    fn less_than(self, other: Self) -> bool {
-        self < other
-    }
-    fn minus(self, other: Self) -> Self {
-        self - other
-    }
-}
+// Integers widened to BIGINT, decimals as their unscaled 128-bit values.
+integer_counter!(i64, i128);
 
 impl CounterValue for f64 {
     fn is_negative(self) -> bool {

@@ -730,9 +730,10 @@ fn session_constant(name: &str, ctx: &BindContext<'_>) -> Option<String> {
     })
 }
 
-fn unknown_function(name: &str, expr: &Expr) -> FerroError {
-    // Spark's window-only functions, called without OVER.
-    if matches!(
+/// Spark's `WindowFunction`s (ranking, offsets, `nth_value`, `counter_diff`): meaningful only
+/// over an ordered window, never without OVER. Aggregates such as `first_value` run anywhere.
+pub fn is_window_only(name: &str) -> bool {
+    matches!(
         name,
         "row_number"
             | "rank"
@@ -744,7 +745,11 @@ fn unknown_function(name: &str, expr: &Expr) -> FerroError {
             | "lead"
             | "nth_value"
             | "counter_diff"
-    ) {
+    )
+}
+
+fn unknown_function(name: &str, expr: &Expr) -> FerroError {
+    if is_window_only(name) {
         return FerroError::Analysis(format!(
             "[WINDOW_FUNCTION_WITHOUT_OVER_CLAUSE] Window function \"{}\" requires an OVER clause. SQLSTATE: 42601",
             crate::expr::strip_ids(&expr.spark_name())
