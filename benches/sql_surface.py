@@ -219,6 +219,21 @@ QUERIES: dict[str, tuple[str, str | None]] = {
         "SELECT sum(CAST(split_part(concat(l_orderkey, ',', l_shipmode, ',', l_shipdate), ',', 1) AS BIGINT)) AS a "
         "FROM lineitem",
     ),
+    # A cumulative counter per part turned into deltas (DuckDB: the same with lag, which agrees
+    # here: lineitem has no NULLs and no negative values).
+    "counter_diff": (
+        "SELECT sum(d), count(d) FROM (SELECT counter_diff(l_quantity) OVER "
+        "(PARTITION BY l_partkey ORDER BY l_orderkey, l_linenumber) AS d FROM lineitem)",
+        "SELECT sum(d), count(d) FROM (SELECT CASE WHEN l_quantity >= p THEN l_quantity - p END AS d FROM "
+        "(SELECT l_quantity, lag(l_quantity) OVER (PARTITION BY l_partkey ORDER BY l_orderkey, l_linenumber) AS p "
+        "FROM lineitem))",
+    ),
+    # Every comment cut into sentences of words (DuckDB has no sentence breaking: its words
+    # split at spaces).
+    "sentences": (
+        "SELECT sum(size(flatten(sentences(l_comment)))) AS words FROM lineitem",
+        "SELECT sum(len(string_split(trim(l_comment), ' '))) AS words FROM lineitem",
+    ),
 }
 
 
