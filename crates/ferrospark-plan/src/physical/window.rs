@@ -197,9 +197,9 @@ pub fn frame_of(spec: Option<&FrameSpec>, ordered: bool) -> Result<WindowFrame> 
     })
 }
 
-/// The one frame Spark runs a ranking function or `counter_diff` over (`ROWS` or not, and
-/// whether it ends at the current row rather than the frame's start): Spark refuses any
-/// other written frame.
+/// Whether Spark runs a ranking function or `counter_diff` over `ROWS` (`Some(true)`) or
+/// `RANGE` (`Some(false)`) `BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW` only; `None` for
+/// functions that take any frame.
 fn required_frame(name: &str) -> Option<bool> {
     match name {
         "row_number" | "rank" | "dense_rank" | "percent_rank" | "ntile" | "counter_diff" => {
