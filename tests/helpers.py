@@ -246,6 +246,19 @@ def assert_same_rows(expected: Sequence[tuple], actual: Sequence[tuple], context
     assert d is None, f"{context}: {d}" if context else d
 
 
+def assert_both_refuse(spark, sql: str, error_class: str) -> None:
+    """PySpark and a fresh ferrospark session both refuse ``sql``, each error matching
+    ``error_class`` (a regular expression, as ``pytest.raises(match=...)`` reads it)."""
+    import pytest
+
+    import ferrospark as fs
+
+    with pytest.raises(Exception, match=error_class):
+        spark.sql(sql).collect()
+    with pytest.raises(fs.FerroError, match=error_class):
+        fs.Session().sql(sql).collect()
+
+
 def check_rows(context: str, got: Sequence[tuple], expected: Sequence[tuple], ordered: bool) -> None:
     """Rows equal in order (a query with ORDER BY) or as multisets."""
     if ordered:

@@ -12,7 +12,7 @@ import pytest
 
 import ferrospark as fs
 from ferrospark import functions as F
-from helpers import arrow_rows
+from helpers import arrow_rows, assert_both_refuse
 
 pytestmark = pytest.mark.spark
 
@@ -96,10 +96,7 @@ def test_counter_diff_in_sql_matches_pyspark(spark, sql):
     ],
 )
 def test_counter_diff_refusals_are_sparks(spark, sql, error_class):
-    with pytest.raises(Exception, match=error_class):
-        spark.sql(sql).collect()
-    with pytest.raises(fs.FerroError, match=error_class):
-        fs.Session().sql(sql).collect()
+    assert_both_refuse(spark, sql, error_class)
 
 
 def test_counter_diff_in_the_dataframe_api_matches_pyspark(spark):

@@ -26,7 +26,7 @@ import pytest
 import ferrospark as fs
 from ferrospark import functions as F
 from ferrospark.errors import AnalysisError
-from helpers import arrow_rows, type_diff
+from helpers import arrow_rows, assert_both_refuse, type_diff
 
 # --------------------------------------------------------------------------------------------
 # which names: excluded families, names still missing
@@ -1232,10 +1232,7 @@ def test_ordered_and_collected_aggregates_in_sql_match_pyspark(spark):
     ],
 )
 def test_collected_aggregate_refusals_are_sparks(spark, sql, error_class):
-    with pytest.raises(Exception, match=error_class):
-        spark.sql(sql).collect()
-    with pytest.raises(fs.FerroError, match=error_class):
-        fs.Session().sql(sql).collect()
+    assert_both_refuse(spark, sql, error_class)
 
 
 def test_unary_minus_is_named_negative_as_pyspark(spark):

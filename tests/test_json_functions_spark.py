@@ -11,7 +11,7 @@ import pytest
 
 import ferrospark as fs
 from ferrospark import functions as F
-from helpers import arrow_rows
+from helpers import arrow_rows, assert_both_refuse
 
 SQL_FORMS = [
     # from_json: records, modes and shapes
@@ -139,10 +139,7 @@ def test_json_functions_in_sql_match_pyspark(spark, sql):
     ],
 )
 def test_json_function_refusals_are_sparks(spark, sql, error_class):
-    with pytest.raises(Exception, match=error_class):
-        spark.sql(sql).collect()
-    with pytest.raises(fs.FerroError, match=error_class):
-        fs.Session().sql(sql).collect()
+    assert_both_refuse(spark, sql, error_class)
 
 
 def test_json_tuple_as_a_column_matches_pyspark(spark):

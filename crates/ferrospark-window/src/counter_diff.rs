@@ -77,7 +77,6 @@ pub(crate) fn counter_diffs(
     start: Option<&ArrayRef>,
     layout: &Layout,
 ) -> Result<ArrayRef> {
-    let start = start.map(|s| s.as_primitive::<TimestampMicrosecondType>());
     let t = values.data_type().clone();
     Ok(match &t {
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
@@ -106,7 +105,7 @@ pub(crate) fn counter_diffs(
 
 fn run<V, T>(
     values: &PrimitiveArray<T>,
-    start: Option<&PrimitiveArray<TimestampMicrosecondType>>,
+    start: Option<&ArrayRef>,
     layout: &Layout,
     original: &ArrayRef,
 ) -> Result<PrimitiveArray<T>>
@@ -114,10 +113,12 @@ where
     V: CounterValue,
     T: arrow_array::ArrowPrimitiveType<Native = V>,
 {
+    let times = start.map(|s| s.as_primitive::<TimestampMicrosecondType>());
+    let start_at = |row: usize| times.and_then(|t| t.is_valid(row).then(|| t.value(row)));
     let mut out: Vec<Option<V>> = vec![None; values.len()];
     for &(first, end) in &layout.partitions {
-        // The last row with a value: its value and start time.
-        let mut previous: Option<(V, Option<i64>)> = None;
+        // The last row with a value, and that value.
+        let mut previous: Option<(usize, V)> = None;
         for (i, slot) in out.iter_mut().enumerate().take(end).skip(first) {
             if values.is_null(i) {
                 continue;
@@ -129,26 +130,16 @@ where
                     text_at(original, i)?
                 )));
             }
-            let started = start.and_then(|s| s.is_valid(i).then(|| s.value(i)));
             *slot = match previous {
                 None => None,
-                Some((p, p_start)) => {
-                    let advanced = match (started, p_start) {
+                Some((row, p)) => {
+                    let advanced = match (start_at(i), start_at(row)) {
                         (Some(now), Some(before)) if now < before => {
                             let s = start.expect("a start time was read");
-                            let at = |row_value: i64| {
-                                let one: ArrayRef = Arc::new(
-                                    PrimitiveArray::<TimestampMicrosecondType>::from(vec![
-                                        row_value,
-                                    ])
-                                    .with_data_type(s.data_type().clone()),
-                                );
-                                text_at(&one, 0)
-                            };
                             return Err(FerroError::Arithmetic(format!(
                                 "[COUNTER_DIFF_START_TIME_DECREASED] Start time provided to function `counter_diff` decreased from {} to {}. Start time is required to be non-decreasing. SQLSTATE: 22023",
-                                at(before)?,
-                                at(now)?
+                                text_at(s, row)?,
+                                text_at(s, i)?
                             )));
                         }
                         (Some(now), Some(before)) => now > before,
@@ -157,7 +148,7 @@ where
                     (!advanced && !v.less_than(p)).then(|| v.minus(p))
                 }
             };
-            previous = Some((v, started));
+            previous = Some((i, v));
         }
     }
     Ok(out.into_iter().collect())

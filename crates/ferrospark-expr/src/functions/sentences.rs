@@ -219,41 +219,41 @@ fn sentence_ends(v: &Visible) -> Vec<usize> {
     ends
 }
 
-/// `letters (mid-word letters)* danda?` from `i`, or `i` when no letter is there.
-fn word_end(v: &Visible, mut i: usize) -> usize {
-    if !v.at(i).is_some_and(is_word_letter) {
+/// `part+ (joiner part+)*` from `i`, or `i` when no `part` is there.
+fn joined_run(
+    v: &Visible,
+    mut i: usize,
+    part: fn(char) -> bool,
+    joiner: fn(char) -> bool,
+) -> usize {
+    if !v.at(i).is_some_and(part) {
         return i;
     }
-    while v.at(i).is_some_and(is_word_letter) {
+    while v.at(i).is_some_and(part) {
         i += 1;
     }
-    while v.at(i).is_some_and(is_mid_word) && v.at(i + 1).is_some_and(is_word_letter) {
+    while v.at(i).is_some_and(joiner) && v.at(i + 1).is_some_and(part) {
         i += 1;
-        while v.at(i).is_some_and(is_word_letter) {
+        while v.at(i).is_some_and(part) {
             i += 1;
         }
-    }
-    if v.at(i).is_some_and(is_danda) {
-        i += 1;
     }
     i
 }
 
+/// `letters (mid-word letters)* danda?` from `i`, or `i` when no letter is there.
+fn word_end(v: &Visible, i: usize) -> usize {
+    let end = joined_run(v, i, is_word_letter, is_mid_word);
+    if end > i && v.at(end).is_some_and(is_danda) {
+        end + 1
+    } else {
+        end
+    }
+}
+
 /// `digits (mid-number digits)*` from `i`, or `i` when no digit is there.
-fn number_end(v: &Visible, mut i: usize) -> usize {
-    if !v.at(i).is_some_and(is_number) {
-        return i;
-    }
-    while v.at(i).is_some_and(is_number) {
-        i += 1;
-    }
-    while v.at(i).is_some_and(is_mid_number) && v.at(i + 1).is_some_and(is_number) {
-        i += 1;
-        while v.at(i).is_some_and(is_number) {
-            i += 1;
-        }
-    }
-    i
+fn number_end(v: &Visible, i: usize) -> usize {
+    joined_run(v, i, is_number, is_mid_number)
 }
 
 /// After an optional word: `(number word)* (number after-number?)?`.
